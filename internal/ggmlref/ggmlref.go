@@ -1,0 +1,525 @@
+// Package ggmlref loads the real ggml shared libraries (ggml 0.25.1, as
+// shipped in the npm package @node-llama-cpp/linux-x64@3.22.1) through purego,
+// without cgo, so tests can use ggml as an oracle and benchmarks as a peer.
+//
+// The library folder comes from GGML_REF_LIB_DIR, or from the cache folder
+// that scripts/fetch-ref fills. Every function checks its arguments before
+// calling into C: the release build of ggml has no bounds checks of its own.
+package ggmlref
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// Environment variables read by this package.
+const (
+	// EnvLibDir names the folder holding libggml-base.so and the CPU variants.
+	EnvLibDir = "GGML_REF_LIB_DIR"
+	// EnvVariant forces one CPU variant ("haswell", "x64", ...).
+	EnvVariant = "GGML_REF_CPU_VARIANT"
+	// EnvRequired, when "1", turns a missing reference into a test failure.
+	EnvRequired = "GGML_REF_REQUIRED"
+)
+
+// PackageSpec is the npm package the reference libraries come from.
+const PackageSpec = "@node-llama-cpp/linux-x64@3.22.1"
+
+// ErrNotAvailable reports that the reference library could not be loaded.
+var ErrNotAvailable = errors.New("ggmlref: reference ggml not available")
+
+// numTypes is GGML_TYPE_COUNT in 0.25.1.
+const numTypes = 43
+
+// Lib is a loaded copy of the real ggml: libggml-base plus one CPU variant.
+type Lib struct {
+	dir     string
+	variant string
+
+	quantizeChunk     uintptr
+	requiresImatrix   uintptr
+	getTypeTraits     uintptr
+	getTypeTraitsCPU  uintptr
+	cpuFP32ToFP16     uintptr
+	version, commit   string
+	fp16ToFP32        func(uint16) float32
+	fp32ToFP16        func(float32) uint16
+	bf16ToFP32        func(uint16) float32
+	fp32ToBF16        func(float32) uint16
+	handles           []uintptr
+	mu                sync.Mutex
+	quantizeChunkLock sync.Mutex
+}
+
+var (
+	defaultOnce sync.Once
+	defaultLib  *Lib
+	defaultErr  error
+)
+
+// Default loads the reference library once per process from LibDir().
+func Default() (*Lib, error) {
+	defaultOnce.Do(func() {
+		dir, err := LibDir()
+		if err != nil {
+			defaultErr = err
+			return
+		}
+		defaultLib, defaultErr = Open(dir)
+	})
+	return defaultLib, defaultErr
+}
+
+// CacheDir is where scripts/fetch-ref unpacks the npm package when
+// GGML_REF_CACHE is not set.
+func CacheDir() string {
+	if d := os.Getenv("GGML_REF_CACHE"); d != "" {
+		return d
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "ggml-go", "ref")
+}
+
+// LibDir returns the folder to load the libraries from: GGML_REF_LIB_DIR if
+// set, else the unpacked package in CacheDir.
+func LibDir() (string, error) {
+	if d := os.Getenv(EnvLibDir); d != "" {
+		return d, nil
+	}
+	d := filepath.Join(CacheDir(), "node-llama-cpp-linux-x64-3.22.1", "package", "bins", "linux-x64")
+	if _, err := os.Stat(filepath.Join(d, "libggml-base.so")); err != nil {
+		return "", fmt.Errorf("%w: %s is not set and %s has no libggml-base.so (run scripts/fetch-ref to install %s)",
+			ErrNotAvailable, EnvLibDir, d, PackageSpec)
+	}
+	return d, nil
+}
+
+// Open loads libggml-base.so and the best CPU variant from dir.
+func Open(dir string) (*Lib, error) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		return nil, fmt.Errorf("%w: the reference libraries are built for linux/amd64, this is %s/%s",
+			ErrNotAvailable, runtime.GOOS, runtime.GOARCH)
+	}
+	l := &Lib{dir: dir}
+	base, err := l.dlopen("libggml-base.so")
+	if err != nil {
+		return nil, err
+	}
+	variant, cpu, err := l.pickVariant()
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	l.variant = variant
+
+	syms := []struct {
+		lib  uintptr
+		name string
+		dst  *uintptr
+	}{
+		{base, "ggml_quantize_chunk", &l.quantizeChunk},
+		{base, "ggml_quantize_requires_imatrix", &l.requiresImatrix},
+		{base, "ggml_get_type_traits", &l.getTypeTraits},
+		{cpu, "ggml_get_type_traits_cpu", &l.getTypeTraitsCPU},
+		{cpu, "ggml_cpu_fp32_to_fp16", &l.cpuFP32ToFP16},
+	}
+	for _, s := range syms {
+		if *s.dst, err = l.dlsym(s.lib, s.name); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	var version, commit, cpuInit uintptr
+	for _, s := range []struct {
+		lib  uintptr
+		name string
+		dst  *uintptr
+	}{{base, "ggml_version", &version}, {base, "ggml_commit", &commit}, {cpu, "ggml_cpu_init", &cpuInit}} {
+		if *s.dst, err = l.dlsym(s.lib, s.name); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	// Float arguments and results need RegisterFunc; SyscallN only handles integers.
+	for _, f := range []struct {
+		name string
+		fn   any
+	}{
+		{"ggml_fp16_to_fp32", &l.fp16ToFP32},
+		{"ggml_fp32_to_fp16", &l.fp32ToFP16},
+		{"ggml_bf16_to_fp32", &l.bf16ToFP32},
+		{"ggml_fp32_to_bf16", &l.fp32ToBF16},
+	} {
+		sym, err := l.dlsym(base, f.name)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		purego.RegisterFunc(f.fn, sym)
+	}
+	purego.SyscallN(cpuInit)
+	r, _, _ := purego.SyscallN(version)
+	l.version = cString(r)
+	r, _, _ = purego.SyscallN(commit)
+	l.commit = cString(r)
+	return l, nil
+}
+
+func (l *Lib) dlopen(name string) (uintptr, error) {
+	path := filepath.Join(l.dir, name)
+	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s: %v", ErrNotAvailable, path, err)
+	}
+	l.handles = append(l.handles, h)
+	return h, nil
+}
+
+func (l *Lib) dlsym(h uintptr, name string) (uintptr, error) {
+	p, err := purego.Dlsym(h, name)
+	if err != nil || p == 0 {
+		return 0, fmt.Errorf("%w: symbol %s missing in %s: %v", ErrNotAvailable, name, l.dir, err)
+	}
+	return p, nil
+}
+
+// pickVariant opens the CPU variant named by GGML_REF_CPU_VARIANT, or else the
+// one whose ggml_backend_score is highest on this machine, as ggml's own
+// loader does; "x64" (the generic build) always scores above zero.
+func (l *Lib) pickVariant() (string, uintptr, error) {
+	if v := os.Getenv(EnvVariant); v != "" {
+		h, err := l.dlopen("libggml-cpu-" + v + ".so")
+		return v, h, err
+	}
+	paths, _ := filepath.Glob(filepath.Join(l.dir, "libggml-cpu-*.so"))
+	sort.Strings(paths)
+	bestScore, bestName, best := 0, "", uintptr(0)
+	for _, p := range paths {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "libggml-cpu-"), ".so")
+		h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		if err != nil {
+			continue
+		}
+		score := 0
+		if fn, err := purego.Dlsym(h, "ggml_backend_score"); err == nil && fn != 0 {
+			r, _, _ := purego.SyscallN(fn)
+			score = int(int32(r))
+		}
+		if score > bestScore {
+			if best != 0 {
+				_ = purego.Dlclose(best)
+			}
+			bestScore, bestName, best = score, name, h
+		} else {
+			_ = purego.Dlclose(h)
+		}
+	}
+	if best == 0 {
+		return "", 0, fmt.Errorf("%w: no libggml-cpu-*.so in %s scores above 0 on this machine", ErrNotAvailable, l.dir)
+	}
+	l.handles = append(l.handles, best)
+	return bestName, best, nil
+}
+
+// Close unloads the libraries. The Lib must not be used afterwards.
+func (l *Lib) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(l.handles) - 1; i >= 0; i-- {
+		_ = purego.Dlclose(l.handles[i])
+	}
+	l.handles = nil
+}
+
+// Dir is the folder the libraries were loaded from.
+func (l *Lib) Dir() string { return l.dir }
+
+// Variant is the CPU variant in use ("haswell", "x64", ...).
+func (l *Lib) Variant() string { return l.variant }
+
+// Version is ggml_version() ("0.25.1").
+func (l *Lib) Version() string { return l.version }
+
+// Commit is ggml_commit().
+func (l *Lib) Commit() string { return l.commit }
+
+// cPtr turns an address returned by C into a pointer. The memory belongs to
+// the library (static tables and strings), never to the Go heap, so the
+// uintptr round trip that vet warns about is safe here.
+func cPtr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
+
+func cString(p uintptr) string {
+	if p == 0 {
+		return ""
+	}
+	var b []byte
+	for i := uintptr(0); i < 256; i++ {
+		c := *(*byte)(cPtr(p + i))
+		if c == 0 {
+			break
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+// TypeTraits mirrors the fields of struct ggml_type_traits (56 bytes; offsets
+// type_name 0, blck_size 8, blck_size_interleave 16, type_size 24,
+// is_quantized 32, to_float 40, from_float_ref 48) and of struct
+// ggml_type_traits_cpu (32 bytes; from_float 0, vec_dot 8, vec_dot_type 16,
+// nrows 24).
+type TypeTraits struct {
+	Name         string
+	BlockSize    int64
+	TypeSize     int64
+	IsQuantized  bool
+	toFloat      uintptr
+	fromFloatRef uintptr
+	fromFloatCPU uintptr
+	vecDot       uintptr
+	VecDotType   uint32
+	VecDotRows   int64
+}
+
+type cTypeTraits struct {
+	typeName           uintptr
+	blckSize           int64
+	blckSizeInterleave int64
+	typeSize           uint64
+	isQuantized        bool
+	_                  [7]byte
+	toFloat            uintptr
+	fromFloatRef       uintptr
+}
+
+type cTypeTraitsCPU struct {
+	fromFloat  uintptr
+	vecDot     uintptr
+	vecDotType int32
+	_          int32
+	nrows      int64
+}
+
+// HasToFloat reports whether the type has a to_float (F32 and Q8_1 do not).
+func (t TypeTraits) HasToFloat() bool { return t.toFloat != 0 }
+
+// HasFromFloatRef reports whether the type has a reference from_float.
+func (t TypeTraits) HasFromFloatRef() bool { return t.fromFloatRef != 0 }
+
+// HasFromFloatCPU reports whether the CPU backend has a from_float for the type.
+func (t TypeTraits) HasFromFloatCPU() bool { return t.fromFloatCPU != 0 }
+
+// HasVecDot reports whether the CPU backend has a vec_dot for the type.
+func (t TypeTraits) HasVecDot() bool { return t.vecDot != 0 }
+
+// Traits returns the base and CPU traits of type t.
+func (l *Lib) Traits(t uint32) (TypeTraits, error) {
+	if t >= numTypes {
+		return TypeTraits{}, fmt.Errorf("ggmlref: type %d out of range", t)
+	}
+	r, _, _ := purego.SyscallN(l.getTypeTraits, uintptr(t))
+	c := (*cTypeTraits)(cPtr(r))
+	rc, _, _ := purego.SyscallN(l.getTypeTraitsCPU, uintptr(t))
+	cc := (*cTypeTraitsCPU)(cPtr(rc))
+	return TypeTraits{
+		Name:         cString(c.typeName),
+		BlockSize:    c.blckSize,
+		TypeSize:     int64(c.typeSize),
+		IsQuantized:  c.isQuantized,
+		toFloat:      c.toFloat,
+		fromFloatRef: c.fromFloatRef,
+		fromFloatCPU: cc.fromFloat,
+		vecDot:       cc.vecDot,
+		VecDotType:   uint32(cc.vecDotType),
+		VecDotRows:   cc.nrows,
+	}, nil
+}
+
+func (l *Lib) rowBytes(tr TypeTraits, n int64) (int64, error) {
+	if tr.BlockSize <= 0 || tr.TypeSize <= 0 {
+		return 0, fmt.Errorf("ggmlref: type %s has no layout", tr.Name)
+	}
+	if n < 0 || n%tr.BlockSize != 0 {
+		return 0, fmt.Errorf("ggmlref: %d elements is not a multiple of %s's block size %d", n, tr.Name, tr.BlockSize)
+	}
+	return n / tr.BlockSize * tr.TypeSize, nil
+}
+
+// RequiresImatrix is ggml_quantize_requires_imatrix.
+func (l *Lib) RequiresImatrix(t uint32) bool {
+	if t >= numTypes {
+		return false
+	}
+	r, _, _ := purego.SyscallN(l.requiresImatrix, uintptr(t))
+	return r&0xff != 0
+}
+
+// QuantizeChunk calls ggml_quantize_chunk(t, src, dst, 0, nrows, nPerRow,
+// imatrix) and returns the bytes written. imatrix may be nil; otherwise it
+// must hold nPerRow weights.
+func (l *Lib) QuantizeChunk(t uint32, src []float32, nrows, nPerRow int64, imatrix []float32) ([]byte, error) {
+	tr, err := l.Traits(t)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := l.rowBytes(tr, nPerRow)
+	if err != nil {
+		return nil, err
+	}
+	if nrows < 0 || int64(len(src)) < nrows*nPerRow {
+		return nil, fmt.Errorf("ggmlref: src has %d floats, need %d", len(src), nrows*nPerRow)
+	}
+	if imatrix != nil && int64(len(imatrix)) != nPerRow {
+		return nil, fmt.Errorf("ggmlref: imatrix has %d weights, need %d", len(imatrix), nPerRow)
+	}
+	if imatrix == nil && l.RequiresImatrix(t) {
+		return nil, fmt.Errorf("ggmlref: %s requires an imatrix", tr.Name)
+	}
+	dst := make([]byte, rb*nrows)
+	if len(dst) == 0 {
+		return dst, nil
+	}
+	var im uintptr
+	if imatrix != nil {
+		im = uintptr(unsafe.Pointer(&imatrix[0]))
+	}
+	// The lattice quantizers share lazily built global tables in ggml.
+	l.quantizeChunkLock.Lock()
+	r, _, _ := purego.SyscallN(l.quantizeChunk, uintptr(t), uintptr(unsafe.Pointer(&src[0])),
+		uintptr(unsafe.Pointer(&dst[0])), 0, uintptr(nrows), uintptr(nPerRow), im)
+	l.quantizeChunkLock.Unlock()
+	runtime.KeepAlive(src)
+	runtime.KeepAlive(imatrix)
+	if int64(r) != int64(len(dst)) {
+		return nil, fmt.Errorf("ggmlref: ggml_quantize_chunk returned %d, want %d", r, len(dst))
+	}
+	return dst, nil
+}
+
+// ToFloat applies the type's to_float to the first n elements in src.
+func (l *Lib) ToFloat(t uint32, src []byte, n int64) ([]float32, error) {
+	tr, err := l.Traits(t)
+	if err != nil {
+		return nil, err
+	}
+	if tr.toFloat == 0 {
+		return nil, fmt.Errorf("ggmlref: %s has no to_float", tr.Name)
+	}
+	rb, err := l.rowBytes(tr, n)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(src)) < rb {
+		return nil, fmt.Errorf("ggmlref: %d bytes hold fewer than %d %s elements", len(src), n, tr.Name)
+	}
+	dst := make([]float32, n)
+	if n == 0 {
+		return dst, nil
+	}
+	purego.SyscallN(tr.toFloat, uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&dst[0])), uintptr(n))
+	runtime.KeepAlive(src)
+	return dst, nil
+}
+
+// FromFloatRef applies the type's reference from_float to src.
+func (l *Lib) FromFloatRef(t uint32, src []float32) ([]byte, error) {
+	tr, err := l.Traits(t)
+	if err != nil {
+		return nil, err
+	}
+	return l.fromFloat(tr, tr.fromFloatRef, "from_float_ref", src)
+}
+
+// FromFloatCPU applies the CPU backend's from_float (the SIMD quantizer that
+// makes activations: Q8_0, Q8_1, Q8_K, ...) to src.
+func (l *Lib) FromFloatCPU(t uint32, src []float32) ([]byte, error) {
+	tr, err := l.Traits(t)
+	if err != nil {
+		return nil, err
+	}
+	return l.fromFloat(tr, tr.fromFloatCPU, "CPU from_float", src)
+}
+
+func (l *Lib) fromFloat(tr TypeTraits, fn uintptr, what string, src []float32) ([]byte, error) {
+	if fn == 0 {
+		return nil, fmt.Errorf("ggmlref: %s has no %s", tr.Name, what)
+	}
+	rb, err := l.rowBytes(tr, int64(len(src)))
+	if err != nil {
+		return nil, err
+	}
+	dst := make([]byte, rb)
+	if len(src) == 0 {
+		return dst, nil
+	}
+	purego.SyscallN(fn, uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&dst[0])), uintptr(len(src)))
+	runtime.KeepAlive(src)
+	return dst, nil
+}
+
+// VecDot calls the CPU backend's vec_dot for type t on one row pair: x holds n
+// elements of type t and y n elements of t's vec_dot_type.
+func (l *Lib) VecDot(t uint32, n int64, x, y []byte) (float32, error) {
+	tr, err := l.Traits(t)
+	if err != nil {
+		return 0, err
+	}
+	if tr.vecDot == 0 {
+		return 0, fmt.Errorf("ggmlref: %s has no vec_dot", tr.Name)
+	}
+	xb, err := l.rowBytes(tr, n)
+	if err != nil {
+		return 0, err
+	}
+	ytr, err := l.Traits(tr.VecDotType)
+	if err != nil {
+		return 0, err
+	}
+	yb, err := l.rowBytes(ytr, n)
+	if err != nil {
+		return 0, err
+	}
+	if int64(len(x)) < xb || int64(len(y)) < yb || n == 0 {
+		return 0, fmt.Errorf("ggmlref: vec_dot buffers too short (%d, %d bytes for %d elements)", len(x), len(y), n)
+	}
+	var s float32
+	purego.SyscallN(tr.vecDot, uintptr(n), uintptr(unsafe.Pointer(&s)), 0,
+		uintptr(unsafe.Pointer(&x[0])), 0, uintptr(unsafe.Pointer(&y[0])), 0, 1)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(y)
+	return s, nil
+}
+
+// FP16ToFP32 is ggml_fp16_to_fp32.
+func (l *Lib) FP16ToFP32(h uint16) float32 { return l.fp16ToFP32(h) }
+
+// FP32ToFP16 is ggml_fp32_to_fp16 (scalar path).
+func (l *Lib) FP32ToFP16(f float32) uint16 { return l.fp32ToFP16(f) }
+
+// BF16ToFP32 is ggml_bf16_to_fp32.
+func (l *Lib) BF16ToFP32(h uint16) float32 { return l.bf16ToFP32(h) }
+
+// FP32ToBF16 is ggml_fp32_to_bf16.
+func (l *Lib) FP32ToBF16(f float32) uint16 { return l.fp32ToBF16(f) }
+
+// CPUFP32ToFP16 is ggml_cpu_fp32_to_fp16, the CPU backend's (F16C) row conversion.
+func (l *Lib) CPUFP32ToFP16(src []float32) []uint16 {
+	dst := make([]uint16, len(src))
+	if len(src) > 0 {
+		purego.SyscallN(l.cpuFP32ToFP16, uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&dst[0])), uintptr(len(src)))
+	}
+	runtime.KeepAlive(src)
+	return dst
+}
