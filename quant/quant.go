@@ -65,14 +65,12 @@ func QuantizedSize(t Type, nrows, nPerRow int) (int, error) {
 // BF16 and F32 convert them. The seven lattice types IQ2_XXS, IQ2_XS, IQ2_S,
 // IQ3_XXS, IQ3_S, IQ1_S and IQ1_M return an ErrUnsupported error.
 func Quantize(t Type, src []float32, nrows, nPerRow int, imatrix []float32) ([]byte, error) {
-	size, err := QuantizedSize(t, nrows, nPerRow)
+	size, err := checkQuantize(t, src, nrows, nPerRow, imatrix)
 	if err != nil {
 		return nil, err
 	}
 	dst := make([]byte, size)
-	if _, err := QuantizeInto(dst, t, src, nrows, nPerRow, imatrix); err != nil {
-		return nil, err
-	}
+	quantizeChecked(dst, t, src, nrows, nPerRow, imatrix)
 	return dst, nil
 }
 
@@ -80,23 +78,37 @@ func Quantize(t Type, src []float32, nrows, nPerRow int, imatrix []float32) ([]b
 // QuantizedSize(t, nrows, nPerRow) bytes. It returns the number of bytes
 // written and allocates nothing.
 func QuantizeInto(dst []byte, t Type, src []float32, nrows, nPerRow int, imatrix []float32) (int, error) {
-	size, err := QuantizedSize(t, nrows, nPerRow)
+	size, err := checkQuantize(t, src, nrows, nPerRow, imatrix)
 	if err != nil {
 		return 0, err
-	}
-	k := kernels[t]
-	if k.quantize == nil {
-		return 0, fmt.Errorf("%w: quantizing to %s", ErrUnsupported, t)
-	}
-	n := nrows * nPerRow // cannot overflow: size did not, and every type has >= 1 byte per block
-	if len(src) != n {
-		return 0, fmt.Errorf("%w: src has %d values, %d rows of %d need %d", ErrBadLength, len(src), nrows, nPerRow, n)
 	}
 	if len(dst) < size {
 		return 0, fmt.Errorf("%w: dst has %d bytes, need %d", ErrBadLength, len(dst), size)
 	}
+	quantizeChecked(dst[:size], t, src, nrows, nPerRow, imatrix)
+	return size, nil
+}
+
+// checkQuantize validates a Quantize call before anything is allocated and
+// returns the output size.
+func checkQuantize(t Type, src []float32, nrows, nPerRow int, imatrix []float32) (int, error) {
+	size, err := QuantizedSize(t, nrows, nPerRow)
+	if err != nil {
+		return 0, err
+	}
+	if nPerRow != 0 && nrows > math.MaxInt/nPerRow {
+		return 0, fmt.Errorf("%w: %d rows of %d values overflow", ErrBadLength, nrows, nPerRow)
+	}
+	n := nrows * nPerRow
+	if len(src) != n {
+		return 0, fmt.Errorf("%w: src has %d values, %d rows of %d need %d", ErrBadLength, len(src), nrows, nPerRow, n)
+	}
 	if imatrix != nil && len(imatrix) != nPerRow {
 		return 0, fmt.Errorf("%w: imatrix has %d weights, need one per column (%d)", ErrBadLength, len(imatrix), nPerRow)
+	}
+	k := kernels[t]
+	if k.quantize == nil {
+		return 0, fmt.Errorf("%w: quantizing to %s", ErrUnsupported, t)
 	}
 	if imatrix == nil && k.requiresImatrix && n > 0 {
 		return 0, fmt.Errorf("%w: %s requires an importance matrix", ErrBadLength, t)
@@ -108,11 +120,13 @@ func QuantizeInto(dst []byte, t Type, src []float32, nrows, nPerRow int, imatrix
 			}
 		}
 	}
-	if n == 0 {
-		return 0, nil
-	}
-	k.quantize(dst[:size], src, nrows, nPerRow, imatrix)
 	return size, nil
+}
+
+func quantizeChecked(dst []byte, t Type, src []float32, nrows, nPerRow int, imatrix []float32) {
+	if len(src) > 0 {
+		kernels[t].quantize(dst, src, nrows, nPerRow, imatrix)
+	}
 }
 
 // Dequantize converts the first n elements of type t in src to float32,
