@@ -10,8 +10,11 @@ import "math"
 // of the mantissa, so the low mantissa bits hold the integer rounded to
 // nearest, ties to even. ggml only calls it for |f| < 2^22; outside that
 // range, and for NaN, it returns the same bits-derived value ggml does.
+//
+// The conversion float32(f) keeps a caller's product (nearestInt(a*b), once
+// inlined) from being fused with the addition.
 func nearestInt(f float32) int32 {
-	bits := math.Float32bits(f + 12582912)
+	bits := math.Float32bits(float32(f) + 12582912)
 	return int32(bits&0x007fffff) - 0x00400000
 }
 
