@@ -331,6 +331,7 @@ func scalarCPULib(t *testing.T) *ggmlref.Lib {
 		scalarLib, scalarLibErr = ggmlref.Open(lib.Dir())
 	})
 	require.NoError(t, scalarLibErr)
+	require.Equal(t, "x64", scalarLib.Variant())
 	return scalarLib
 }
 
