@@ -14,6 +14,16 @@ var kernels = [TypeCount]kernel{
 	BF16: {quantize: quantizeBF16, dequantize: dequantizeBF16},
 
 	// Legacy 32-blocks and the small newer formats.
+	Q4_0:  {quantize: weightedQuantizer(Q4_0, quantizeBlockQ4_0, quantizeBlockQ4_0Weighted), dequantize: blockDequantizer(Q4_0, dequantizeBlockQ4_0)},
+	Q4_1:  {quantize: weightedQuantizer(Q4_1, quantizeBlockQ4_1, quantizeBlockQ4_1Weighted), dequantize: blockDequantizer(Q4_1, dequantizeBlockQ4_1)},
+	Q5_0:  {quantize: weightedQuantizer(Q5_0, quantizeBlockQ5_0, quantizeBlockQ5_0Weighted), dequantize: blockDequantizer(Q5_0, dequantizeBlockQ5_0)},
+	Q5_1:  {quantize: weightedQuantizer(Q5_1, quantizeBlockQ5_1, quantizeBlockQ5_1Weighted), dequantize: blockDequantizer(Q5_1, dequantizeBlockQ5_1)},
+	Q8_0:  {quantize: blockQuantizer(Q8_0, quantizeBlockQ8_0), dequantize: blockDequantizer(Q8_0, dequantizeBlockQ8_0)},
+	Q8_1:  {quantize: blockQuantizer(Q8_1, quantizeBlockQ8_1), dequantize: blockDequantizer(Q8_1, dequantizeBlockQ8_1)},
+	Q1_0:  {quantize: blockQuantizer(Q1_0, quantizeBlockQ1_0), dequantize: blockDequantizer(Q1_0, dequantizeBlockQ1_0)},
+	Q2_0:  {quantize: blockQuantizer(Q2_0, quantizeBlockQ2_0), dequantize: blockDequantizer(Q2_0, dequantizeBlockQ2_0)},
+	MXFP4: {quantize: blockQuantizer(MXFP4, quantizeBlockMXFP4), dequantize: blockDequantizer(MXFP4, dequantizeBlockMXFP4)},
+	NVFP4: {quantize: blockQuantizer(NVFP4, quantizeBlockNVFP4), dequantize: blockDequantizer(NVFP4, dequantizeBlockNVFP4)},
 
 	// Activation formats and the IQ4/ternary formats.
 
