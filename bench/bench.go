@@ -12,6 +12,7 @@ package bench
 import (
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -20,8 +21,9 @@ var (
 )
 
 // SideBySide runs ours under b and reports the reference's time for the same
-// work, measured with testing.Benchmark once per benchmark name (the testing
-// package calls a benchmark several times while it sizes b.N).
+// work, measured once per benchmark name (the testing package calls a
+// benchmark several times while it sizes b.N). testing.Benchmark cannot be
+// used for the reference: it deadlocks inside a running benchmark.
 func SideBySide(b *testing.B, ours, ref func()) {
 	b.Helper()
 	var refNs float64
@@ -29,12 +31,7 @@ func SideBySide(b *testing.B, ours, ref func()) {
 		refMu.Lock()
 		ns, ok := refTimes[b.Name()]
 		if !ok {
-			r := testing.Benchmark(func(rb *testing.B) {
-				for rb.Loop() {
-					ref()
-				}
-			})
-			ns = float64(r.T.Nanoseconds()) / float64(max(r.N, 1))
+			ns = timeRef(ref)
 			refTimes[b.Name()] = ns
 		}
 		refMu.Unlock()
@@ -49,4 +46,17 @@ func SideBySide(b *testing.B, ours, ref func()) {
 		b.ReportMetric(refNs, "ggml-ns/op")
 		b.ReportMetric(refNs/oursNs, "speedup")
 	}
+}
+
+// timeRef returns the mean time of ref over at least 3 runs and 300 ms, after
+// one warm-up run.
+func timeRef(ref func()) float64 {
+	ref()
+	start := time.Now()
+	n := 0
+	for n < 3 || time.Since(start) < 300*time.Millisecond {
+		ref()
+		n++
+	}
+	return float64(time.Since(start).Nanoseconds()) / float64(n)
 }
