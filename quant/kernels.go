@@ -26,6 +26,11 @@ var kernels = [TypeCount]kernel{
 	NVFP4: {quantize: blockQuantizer(NVFP4, quantizeBlockNVFP4), dequantize: blockDequantizer(NVFP4, dequantizeBlockNVFP4)},
 
 	// Activation formats and the IQ4/ternary formats.
+	Q8_K:   {quantize: quantizeQ8K, dequantize: dequantizeQ8K},
+	IQ4_NL: {quantize: quantizeIQ4NL, dequantize: dequantizeIQ4NL},
+	IQ4_XS: {quantize: quantizeIQ4XS, dequantize: dequantizeIQ4XS},
+	TQ1_0:  {quantize: quantizeTQ1_0, dequantize: dequantizeTQ1_0},
+	TQ2_0:  {quantize: quantizeTQ2_0, dequantize: dequantizeTQ2_0},
 
 	// K-quants.
 
