@@ -17,19 +17,7 @@ const (
 	// scale guess (ntry in ggml). IQ4_NL's from_float_ref uses no search,
 	// but Quantize reproduces ggml_quantize_chunk.
 	iq4Tries = 7
-	// groupMaxEps is ggml's GROUP_MAX_EPS: sub-blocks whose largest
-	// magnitude is below it count as all zero.
-	groupMaxEps = float32(1e-15)
 )
-
-// nearestIntIQ4 is ggml's nearest_int: it rounds through the float32
-// mantissa by adding 1.5*2^23, which for out-of-range input (and NaN) gives
-// the same wrapped results as the C code. Converting f first keeps a
-// caller's product from fusing into the addition.
-func nearestIntIQ4(f float32) int32 {
-	v := float32(f) + 12582912
-	return int32(math.Float32bits(v)&0x7fffff) - 0x400000
-}
 
 // bestIndexIQ4 returns the index of the level nearest to x by binary search,
 // breaking ties towards the upper level as ggml's best_index_int8 does. A
@@ -203,7 +191,7 @@ func quantizeIQ4XS(dst []byte, src []float32, _, nPerRow int, imatrix []float32)
 		var scalesH uint16
 		scalesL := out[4:8]
 		for ib := range scales {
-			l := max(-32, min(31, nearestIntIQ4(id*scales[ib])))
+			l := max(-32, min(31, nearestInt(id*scales[ib])))
 			xb := x[ib*iq4SubBlock : (ib+1)*iq4SubBlock]
 			iq4Requantize(xb, d*float32(l), L[ib*iq4SubBlock:])
 			l += 32

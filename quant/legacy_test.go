@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ggml-go/ggml/internal/ggmlref"
 	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
 )
 
@@ -73,31 +71,11 @@ func TestNVFP4ScaleSweep(t *testing.T) {
 	checkAgainstGGML(t, lib, NVFP4, src, 1, len(src), nil, "sub-block maxima sweep")
 }
 
-var (
-	scalarLibOnce sync.Once
-	scalarLib     *ggmlref.Lib
-	scalarLibErr  error
-)
-
-// scalarCPULib loads a second copy of the CPU backend, the generic x64
-// build, whose from_float for Q8_1 is quantize_row_q8_1_ref. (The AVX builds
-// use their own rounding; see quantizeBlockQ8_1.)
-func scalarCPULib(t *testing.T) *ggmlref.Lib {
-	lib := reftest.Lib(t)
-	scalarLibOnce.Do(func() {
-		t.Setenv(ggmlref.EnvVariant, "x64")
-		scalarLib, scalarLibErr = ggmlref.Open(lib.Dir())
-	})
-	require.NoError(t, scalarLibErr)
-	require.Equal(t, "x64", scalarLib.Variant())
-	return scalarLib
-}
-
 // TestQ8_1MatchesScalarCPUBuild checks Quantize(Q8_1), which ignores the
 // importance matrix, against the CPU backend's from_float of the scalar (x64)
 // build; TestLiveQuantize compares it with the reference quantizer.
 func TestQ8_1MatchesScalarCPUBuild(t *testing.T) {
-	cpu := scalarCPULib(t)
+	cpu := variantLib(t, "x64")
 	seed := testSeed(t)
 	for c := range liveCases(100) {
 		caseSeed := seed + int64(c)

@@ -121,14 +121,10 @@ func TestOracleFiles(t *testing.T) {
 				require.ErrorIs(t, err, ErrUnsupported)
 			} else {
 				require.NoError(t, err)
-				require.Equal(t, len(want), len(got))
-				for i := range want {
-					if want[i] != got[i] {
-						blk := i / row.typ.TypeSize()
-						t.Fatalf("byte %d (block %d, offset %d) differs: want %#02x, got %#02x",
-							i, blk, i%row.typ.TypeSize(), want[i], got[i])
-					}
+				if row.typ == Q8_K {
+					maskZeroQ8KSums(want, got)
 				}
+				requireSameBytes(t, row.typ, want, got, row.set)
 			}
 			if row.hasDeq {
 				wantDeq := readF32(t, base+".deq.f32")
@@ -184,4 +180,26 @@ func TestOracleConversions(t *testing.T) {
 	require.Equal(t, []uint16{0x3c00, 0xc000}, h)
 	BF16ToFP32Slice(dst[:2], []uint16{0x3f80, 0xc000})
 	require.Equal(t, []float32{1, -2}, dst[:2])
+}
+
+// maskZeroQ8KSums copies our bsums into want for all-zero Q8_K blocks. ggml's
+// quantizer returns early on such a block without writing its 16 sums, so the
+// oracle file holds whatever memory was there (outlier_cpu block 3); we write
+// zeros, which is what ggml gives into a cleared buffer (TestLiveQuantize).
+func maskZeroQ8KSums(want, got []byte) {
+	const ts, sums = 292, 4 + 256
+	for b := 0; b+ts <= len(want) && b+ts <= len(got); b += ts {
+		if allZero(want[b:b+sums]) && allZero(got[b:b+sums]) {
+			copy(want[b+sums:b+ts], got[b+sums:b+ts])
+		}
+	}
+}
+
+func allZero(b []byte) bool {
+	for _, v := range b {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }

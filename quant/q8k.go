@@ -34,7 +34,7 @@ func quantizeQ8K(dst []byte, src []float32, _, _ int, _ []float32) {
 		iscale := -127 / maxv
 		qs := out[4 : 4+bs]
 		for j, v := range x {
-			qs[j] = uint8(min(127, nearestIntIQ4(iscale*v)))
+			qs[j] = uint8(min(127, nearestInt(iscale*v)))
 		}
 		for g := 0; g < bs/16; g++ {
 			var sum int16

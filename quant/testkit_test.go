@@ -5,12 +5,14 @@ import (
 	"math/rand"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/internal/ggmlref"
+	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
 )
 
 // The shared kit of the differential tests: seeds, input distributions,
@@ -44,12 +46,16 @@ const (
 	distExtreme  // up to ±MaxFloat32
 	distSubnormal
 	distTies // multiples of half a power of two, with an amax that makes scales exact
+	distOutlier
+	distSmallInts
+	distSparse
+	distHalfSteps // halves after an anchor ±2 or ±127: ternary and Q8_K rounding ties
 	distMixed
 	numDists
 )
 
 var distNames = [numDists]string{"uniform", "gauss", "heavy", "constant", "zero", "tiny", "huge",
-	"extreme", "subnormal", "ties", "mixed"}
+	"extreme", "subnormal", "ties", "outlier", "small-ints", "sparse", "half-steps", "mixed"}
 
 func (d inputDist) String() string { return distNames[d] }
 
@@ -114,12 +120,33 @@ func fillValues(r *rand.Rand, x []float32, d inputDist) {
 		// Maxima that make ggml's scales exact: 127s (Q8), 8s/16s (Q4_0/Q5_0), 6s (FP4).
 		peaks := []float64{127, 8, 16, 6, 12, 63.5}
 		x[r.Intn(len(x))] = float32(peaks[r.Intn(len(peaks))] * s * float64(1-2*r.Intn(2)))
+	case distOutlier:
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * scale)
+		}
+		x[r.Intn(len(x))] *= 1e4
+	case distSmallInts:
+		for i := range x {
+			x[i] = float32(r.Intn(7)-3) * []float32{1, 0.25}[r.Intn(2)]
+		}
+	case distSparse:
+		clear(x)
+		for range 1 + r.Intn(4) {
+			x[r.Intn(len(x))] = float32(r.NormFloat64() * scale)
+		}
+	case distHalfSteps:
+		a := []int{2, -2, 127, -127}[r.Intn(4)]
+		span := 2 * max(a, -a)
+		for i := range x {
+			x[i] = float32(r.Intn(2*span+1)-span) / 2
+		}
+		x[0] = float32(a)
 	}
 }
 
 // randomImatrix returns nil or importance weights of one of several kinds.
 func randomImatrix(r *rand.Rand, n int) ([]float32, string) {
-	k := r.Intn(10)
+	k := r.Intn(12)
 	if k < 4 {
 		return nil, "none"
 	}
@@ -137,6 +164,14 @@ func randomImatrix(r *rand.Rand, n int) ([]float32, string) {
 			}
 		}
 		return w, "some zeros"
+	case 9:
+		clear(w)
+		return w, "all zeros"
+	case 10:
+		for i := range w {
+			w[i] = float32(math.Pow(10, 12*r.Float64()-6))
+		}
+		return w, "log-uniform"
 	default:
 		for i := range w {
 			if i/32%2 == 0 {
@@ -218,4 +253,30 @@ func refQuantize(lib *ggmlref.Lib, typ Type, src []float32, nrows, perRow int, i
 		return lib.FromFloatCPU(uint32(typ), src)
 	}
 	return lib.QuantizeChunk(uint32(typ), src, int64(nrows), int64(perRow), im)
+}
+
+var (
+	variantMu   sync.Mutex
+	variantLibs = map[string]*ggmlref.Lib{}
+)
+
+// variantLib loads (once per process) a second copy of the reference with
+// the named CPU variant, skipping t when this machine cannot run it.
+func variantLib(t *testing.T, variant string) *ggmlref.Lib {
+	t.Helper()
+	def := reftest.Lib(t)
+	if def.Variant() == variant {
+		return def
+	}
+	variantMu.Lock()
+	defer variantMu.Unlock()
+	if l := variantLibs[variant]; l != nil {
+		return l
+	}
+	l, err := ggmlref.OpenVariant(def.Dir(), variant)
+	if err != nil {
+		t.Skipf("CPU variant %s: %v", variant, err)
+	}
+	variantLibs[variant] = l
+	return l
 }

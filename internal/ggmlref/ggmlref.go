@@ -40,6 +40,8 @@ var ErrNotAvailable = errors.New("ggmlref: reference ggml not available")
 // numTypes is GGML_TYPE_COUNT in 0.25.1.
 const numTypes = 43
 
+const typeQ8K = 15
+
 // Lib is a loaded copy of the real ggml: libggml-base plus one CPU variant.
 type Lib struct {
 	dir     string
@@ -50,6 +52,7 @@ type Lib struct {
 	getTypeTraits     uintptr
 	getTypeTraitsCPU  uintptr
 	cpuFP32ToFP16     uintptr
+	dequantizeQ8K     uintptr
 	version, commit   string
 	fp16ToFP32        func(uint16) float32
 	fp32ToFP16        func(float32) uint16
@@ -106,8 +109,15 @@ func LibDir() (string, error) {
 	return d, nil
 }
 
-// Open loads libggml-base.so and the best CPU variant from dir.
-func Open(dir string) (*Lib, error) {
+// Open loads libggml-base.so and a CPU variant from dir: the one named by
+// GGML_REF_CPU_VARIANT, else the best one for this machine.
+func Open(dir string) (*Lib, error) { return OpenVariant(dir, os.Getenv(EnvVariant)) }
+
+// OpenVariant loads libggml-base.so and the named CPU variant ("x64",
+// "haswell", ...; "" picks the best) from dir. A variant this machine cannot
+// run (ggml_backend_score 0) is an error. Each call loads the libraries
+// again, so two variants can be compared in one process.
+func OpenVariant(dir, variant string) (*Lib, error) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		return nil, fmt.Errorf("%w: the reference libraries are built for linux/amd64, this is %s/%s",
 			ErrNotAvailable, runtime.GOOS, runtime.GOARCH)
@@ -117,7 +127,7 @@ func Open(dir string) (*Lib, error) {
 	if err != nil {
 		return nil, err
 	}
-	variant, cpu, err := l.pickVariant()
+	variant, cpu, err := l.pickVariant(variant)
 	if err != nil {
 		l.Close()
 		return nil, err
@@ -134,6 +144,7 @@ func Open(dir string) (*Lib, error) {
 		{base, "ggml_get_type_traits", &l.getTypeTraits},
 		{cpu, "ggml_get_type_traits_cpu", &l.getTypeTraitsCPU},
 		{cpu, "ggml_cpu_fp32_to_fp16", &l.cpuFP32ToFP16},
+		{base, "dequantize_row_q8_K", &l.dequantizeQ8K},
 	}
 	for _, s := range syms {
 		if *s.dst, err = l.dlsym(s.lib, s.name); err != nil {
@@ -195,21 +206,23 @@ func (l *Lib) dlsym(h uintptr, name string) (uintptr, error) {
 	return p, nil
 }
 
-// pickVariant opens the CPU variant named by GGML_REF_CPU_VARIANT, or else the
-// one whose ggml_backend_score is highest on this machine, as ggml's own
-// loader does; "x64" (the generic build) always scores above zero.
-func (l *Lib) pickVariant() (string, uintptr, error) {
-	if v := os.Getenv(EnvVariant); v != "" {
-		h, err := l.dlopen("libggml-cpu-" + v + ".so")
-		return v, h, err
-	}
+// pickVariant opens the named CPU variant, or else the one whose
+// ggml_backend_score is highest on this machine, as ggml's own loader does;
+// "x64" (the generic build) always scores above zero.
+func (l *Lib) pickVariant(want string) (string, uintptr, error) {
 	paths, _ := filepath.Glob(filepath.Join(l.dir, "libggml-cpu-*.so"))
+	if want != "" {
+		paths = []string{filepath.Join(l.dir, "libggml-cpu-"+want+".so")}
+	}
 	sort.Strings(paths)
 	bestScore, bestName, best := 0, "", uintptr(0)
 	for _, p := range paths {
 		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "libggml-cpu-"), ".so")
 		h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_LOCAL)
 		if err != nil {
+			if want != "" {
+				return "", 0, fmt.Errorf("%w: %s: %v", ErrNotAvailable, p, err)
+			}
 			continue
 		}
 		score := 0
@@ -227,6 +240,9 @@ func (l *Lib) pickVariant() (string, uintptr, error) {
 		}
 	}
 	if best == 0 {
+		if want != "" {
+			return "", 0, fmt.Errorf("%w: CPU variant %s cannot run on this machine (ggml_backend_score 0)", ErrNotAvailable, want)
+		}
 		return "", 0, fmt.Errorf("%w: no libggml-cpu-*.so in %s scores above 0 on this machine", ErrNotAvailable, l.dir)
 	}
 	l.handles = append(l.handles, best)
@@ -312,7 +328,8 @@ type cTypeTraitsCPU struct {
 	nrows      int64
 }
 
-// HasToFloat reports whether the type has a to_float (F32 and Q8_1 do not).
+// HasToFloat reports whether the type has a to_float (F32 and Q8_1 do not;
+// for Q8_K it is ggml's exported dequantize_row_q8_K).
 func (t TypeTraits) HasToFloat() bool { return t.toFloat != 0 }
 
 // HasFromFloatRef reports whether the type has a reference from_float.
@@ -333,12 +350,17 @@ func (l *Lib) Traits(t uint32) (TypeTraits, error) {
 	c := (*cTypeTraits)(cPtr(r))
 	rc, _, _ := purego.SyscallN(l.getTypeTraitsCPU, uintptr(t))
 	cc := (*cTypeTraitsCPU)(cPtr(rc))
+	toFloat := c.toFloat
+	if t == typeQ8K && toFloat == 0 {
+		// ggml leaves Q8_K's to_float empty but exports its dequantizer.
+		toFloat = l.dequantizeQ8K
+	}
 	return TypeTraits{
 		Name:         cString(c.typeName),
 		BlockSize:    c.blckSize,
 		TypeSize:     int64(c.typeSize),
 		IsQuantized:  c.isQuantized,
-		toFloat:      c.toFloat,
+		toFloat:      toFloat,
 		fromFloatRef: c.fromFloatRef,
 		fromFloatCPU: cc.fromFloat,
 		vecDot:       cc.vecDot,
