@@ -133,7 +133,7 @@ func sumSquares(x []float32) float32 {
 func imatrixWeights(w, x, qw []float32, sigma2 float32) float32 {
 	var sum float32
 	for i, v := range x {
-		w[i] = qw[i] * kSqrt(sigma2+float32(v*v))
+		w[i] = float32(qw[i] * kSqrt(sigma2+float32(v*v)))
 		sum += w[i]
 	}
 	return sum
@@ -186,7 +186,7 @@ func quantizeQ2KBlock(y []byte, x, qw []float32) {
 	} else {
 		var sw [16]float32
 		var ls, lm [16]uint8
-		sigma2 := sumSquares(x) / kSuperBlock
+		sigma2 := float32(sumSquares(x) / kSuperBlock)
 		for j := range 16 {
 			xb := x[16*j : 16*j+16]
 			sw[j] = imatrixWeights(w[:], xb, qw[16*j:], sigma2)
@@ -203,7 +203,7 @@ func quantizeQ2KBlock(y []byte, x, qw []float32) {
 		if dl == 0 {
 			continue
 		}
-		ml := dmin * float32(sc[j]>>4)
+		ml := float32(dmin * float32(sc[j]>>4))
 		for i := 16 * j; i < 16*j+16; i++ {
 			L[i] = uint8(kClamp(kNearestInt((x[i]+ml)/dl), 0, 3))
 		}
@@ -215,7 +215,7 @@ func dequantizeQ2KBlock(y []float32, b []byte) {
 	d, dmin := getFP16(b[80:]), getFP16(b[82:])
 	for j := range 16 {
 		sc := b[j]
-		dl, ml := d*float32(sc&0xF), dmin*float32(sc>>4)
+		dl, ml := d*float32(sc&0xF), float32(dmin*float32(sc>>4))
 		// Sub-block j holds 16 values of 2-bit group j/2 of bytes 16*(j%2)..+16 of its 32-byte run.
 		q := b[16+32*(j/8)+16*(j%2):]
 		shift := 2 * (j % 8 / 2)
@@ -251,7 +251,7 @@ func quantizeQ3KBlock(y []byte, x, qw []float32) {
 		}
 	} else {
 		var w, sw [16]float32
-		sigma2 := 2 * sumSquares(x) / kSuperBlock
+		sigma2 := float32(2 * sumSquares(x) / kSuperBlock)
 		for j := range 16 {
 			xb := x[16*j : 16*j+16]
 			sw[j] = imatrixWeights(w[:], xb, qw[16*j:], sigma2)
@@ -356,7 +356,7 @@ func quantizeQ45K(hdr []byte, x, qw []float32, p q45K, L *[kSuperBlock]uint8) {
 		d, dmin = maxScale/63, maxMin/63
 	} else {
 		var sw [8]float32
-		sigma2 := 2 * sumSquares(x) / kSuperBlock
+		sigma2 := float32(2 * sumSquares(x) / kSuperBlock)
 		for j := range 8 {
 			xb := x[32*j : 32*j+32]
 			sw[j] = imatrixWeights(w[:], xb, qw[32*j:], sigma2)
@@ -379,7 +379,7 @@ func quantizeQ45K(hdr []byte, x, qw []float32, p q45K, L *[kSuperBlock]uint8) {
 		if dl == 0 {
 			continue
 		}
-		ml := dmin * float32(m)
+		ml := float32(dmin * float32(m))
 		for i := 32 * j; i < 32*j+32; i++ {
 			L[i] = uint8(kClamp(kNearestInt((x[i]+ml)/dl), 0, p.nmax))
 		}
@@ -405,7 +405,7 @@ func dequantizeQ45K(y []float32, b, qs, qh []byte) {
 	d, dmin := getFP16(b[0:]), getFP16(b[2:])
 	for j := range 8 {
 		sc, m := scaleMinK4(j, b[4:16])
-		dl, ml := d*float32(sc), dmin*float32(m)
+		dl, ml := d*float32(sc), float32(dmin*float32(m))
 		q := qs[32*(j/2):]
 		shift := 4 * (j % 2)
 		for l := range 32 {

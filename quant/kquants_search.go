@@ -15,7 +15,9 @@ const groupMaxEps = 1e-15
 // mantissa bits. Beyond |f| > 2^22 (or for NaN and Inf) the result is
 // meaningless but identical to ggml's, which huge inputs do reach.
 func kNearestInt(f float32) int32 {
-	v := f + 12582912
+	// The explicit conversion keeps an inlined caller's product from being
+	// fused into this addition.
+	v := float32(f) + 12582912
 	return int32(math.Float32bits(v)&0x007fffff) - 0x00400000
 }
 
@@ -153,7 +155,7 @@ func makeQKXQuants(nmax int32, x, weights []float32, L, Laux []uint8,
 	rmin, rdelta float32, nstep int, useMAD bool) (scale, negMin float32) {
 	minv, maxv := x[0], x[0]
 	sumW := weights[0]
-	sumX := sumW * x[0]
+	sumX := float32(sumW * x[0])
 	for i := 1; i < len(x); i++ {
 		v := x[i]
 		if v < minv {
