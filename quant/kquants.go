@@ -165,24 +165,22 @@ func quantizeQ2KBlock(y []byte, x, qw []float32) {
 			}
 		}
 		clear(sc)
+		var dv, mv float32
 		if maxScale > 0 {
 			iscale := 15 / maxScale
 			for j := range sc {
 				sc[j] = byte(kNearestInt(iscale * scales[j]))
 			}
-			d = putFP16(y[80:], maxScale/15)
-		} else {
-			d = putFP16(y[80:], 0)
+			dv = maxScale / 15
 		}
 		if maxMin > 0 {
 			iscale := 15 / maxMin
 			for j := range sc {
 				sc[j] |= byte(kNearestInt(iscale*mins[j]) << 4)
 			}
-			dmin = putFP16(y[82:], maxMin/15)
-		} else {
-			dmin = putFP16(y[82:], 0)
+			mv = maxMin / 15
 		}
+		d, dmin = putFP16(y[80:], dv), putFP16(y[82:], mv)
 	} else {
 		var sw [16]float32
 		var ls, lm [16]uint8
@@ -216,7 +214,8 @@ func dequantizeQ2KBlock(y []float32, b []byte) {
 	for j := range 16 {
 		sc := b[j]
 		dl, ml := d*float32(sc&0xF), float32(dmin*float32(sc>>4))
-		// Sub-block j holds 16 values of 2-bit group j/2 of bytes 16*(j%2)..+16 of its 32-byte run.
+		// Sub-block j sits in bits 2*(j%8/2) of the 16 bytes at 16*(j%2)
+		// of 32-byte run j/8; Q3_K's low bits use the same layout.
 		q := b[16+32*(j/8)+16*(j%2):]
 		shift := 2 * (j % 8 / 2)
 		for l := range 16 {

@@ -101,6 +101,9 @@ func kImatrix(rng *rand.Rand, n int) []float32 {
 	w := make([]float32, n)
 	zeros := []float64{0, 0, 0.1, 0.5, 1}[rng.IntN(5)]
 	spread := rng.Float64() * 6
+	if rng.IntN(10) == 0 {
+		spread = 80 // weights up to about 1e35, so sums overflow
+	}
 	for i := range w {
 		if rng.Float64() < zeros {
 			continue
