@@ -1,0 +1,307 @@
+package quant
+
+import "math"
+
+// The scale searches shared by the K-quants. Each one reproduces ggml's
+// single-precision arithmetic operation for operation: every product that
+// feeds a sum is converted to float32 explicitly so that Go cannot fuse it
+// into an FMA, and every sum runs in ggml's loop order.
+
+// groupMaxEps is the magnitude below which ggml treats a group as all zero.
+const groupMaxEps = 1e-15
+
+// kNearestInt rounds f to the nearest integer, ties to even, with ggml's
+// magic-number trick: adding 1.5*2^23 leaves the rounded value in the low
+// mantissa bits. Beyond |f| > 2^22 (or for NaN and Inf) the result is
+// meaningless but identical to ggml's, which huge inputs do reach.
+func kNearestInt(f float32) int32 {
+	// The explicit conversion keeps an inlined caller's product from being
+	// fused into this addition.
+	v := float32(f) + 12582912
+	return int32(math.Float32bits(v)&0x007fffff) - 0x00400000
+}
+
+// kAbs is fabsf.
+func kAbs(f float32) float32 { return math.Float32frombits(math.Float32bits(f) &^ (1 << 31)) }
+
+// kSqrt is sqrtf: the float64 square root of a float32, rounded back, is
+// the correctly rounded float32 root.
+func kSqrt(f float32) float32 { return float32(math.Sqrt(float64(f))) }
+
+// kClamp limits l to [lo, hi].
+func kClamp(l, lo, hi int32) int32 { return max(lo, min(hi, l)) }
+
+// makeQXQuants finds a symmetric scale for x with quants in [-nmax, nmax-1],
+// minimising the weighted squared error (ggml's make_qx_quants with
+// rmse_type 1; a caller without an importance matrix passes w[i] = x[i]^2,
+// which is what ggml computes in that case). L receives the quants offset by
+// nmax. It returns the scale.
+func makeQXQuants(nmax int32, x, w []float32, L []int8) float32 {
+	var maxv, amax float32
+	for _, v := range x {
+		if ax := kAbs(v); ax > amax {
+			amax, maxv = ax, v
+		}
+	}
+	if amax < groupMaxEps {
+		clear(L[:len(x)])
+		return 0
+	}
+	fnmax := float32(nmax)
+	iscale := -fnmax / maxv
+	var sumlx, suml2 float32
+	for i, v := range x {
+		l := kClamp(kNearestInt(iscale*v), -nmax, nmax-1)
+		L[i] = int8(l + nmax)
+		fl := float32(l)
+		sumlx += float32(w[i] * v * fl)
+		suml2 += float32(w[i] * fl * fl)
+	}
+	var scale float32
+	if suml2 != 0 {
+		scale = sumlx / suml2
+	}
+	best := scale * sumlx
+	for is := int32(-9); is <= 9; is++ {
+		if is == 0 {
+			continue
+		}
+		iscale = -(fnmax + float32(0.1*float32(is))) / maxv
+		sumlx, suml2 = 0, 0
+		for i, v := range x {
+			fl := float32(kClamp(kNearestInt(iscale*v), -nmax, nmax-1))
+			sumlx += float32(w[i] * v * fl)
+			suml2 += float32(w[i] * fl * fl)
+		}
+		if suml2 > 0 && sumlx*sumlx > best*suml2 {
+			for i, v := range x {
+				L[i] = int8(nmax + kClamp(kNearestInt(iscale*v), -nmax, nmax-1))
+			}
+			scale = sumlx / suml2
+			best = scale * sumlx
+		}
+	}
+	return scale
+}
+
+// makeQ3Quants is ggml's make_q3_quants with do_rmse: a symmetric scale for x
+// weighted by x^2, refined by moving single quants while that improves the
+// fit. L receives the quants offset by nmax (or zeros for an all-zero group).
+func makeQ3Quants(nmax int32, x []float32, L []int8) float32 {
+	var maxv, amax float32
+	for _, v := range x {
+		if ax := kAbs(v); ax > amax {
+			amax, maxv = ax, v
+		}
+	}
+	if amax < groupMaxEps {
+		clear(L[:len(x)])
+		return 0
+	}
+	iscale := -float32(nmax) / maxv
+	var sumlx, suml2 float32
+	for i, v := range x {
+		l := kClamp(kNearestInt(iscale*v), -nmax, nmax-1)
+		L[i] = int8(l)
+		w := v * v
+		fl := float32(l)
+		sumlx += float32(w * v * fl)
+		suml2 += float32(w * fl * fl)
+	}
+	for range 5 {
+		changed := false
+		for i, v := range x {
+			w := v * v
+			fl := float32(L[i])
+			slx := sumlx - float32(w*v*fl)
+			if !(slx > 0) {
+				continue
+			}
+			sl2 := suml2 - float32(w*fl*fl)
+			newL := kClamp(kNearestInt(v*sl2/slx), -nmax, nmax-1)
+			if newL == int32(L[i]) {
+				continue
+			}
+			fn := float32(newL)
+			slx += float32(w * v * fn)
+			sl2 += float32(w * fn * fn)
+			if sl2 > 0 && slx*slx*suml2 > sumlx*sumlx*sl2 {
+				L[i] = int8(newL)
+				sumlx, suml2 = slx, sl2
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	for i := range x {
+		L[i] += int8(nmax)
+	}
+	if suml2 > 0 {
+		return sumlx / suml2
+	}
+	return 0
+}
+
+// makeQKXQuants finds a scale and a minimum for x with quants in [0, nmax]
+// by trying nstep+1 trial scales around nmax/(max-min) and fitting scale
+// and minimum by weighted least squares for each. With useMAD the error is
+// the weighted absolute deviation, otherwise the weighted squared error.
+// It serves as both ggml's make_qkx2_quants and make_qkx3_quants with
+// weights, which agree on every finite input. It returns the scale and the
+// negated minimum.
+func makeQKXQuants(nmax int32, x, weights []float32, L, Laux []uint8,
+	rmin, rdelta float32, nstep int, useMAD bool) (scale, negMin float32) {
+	minv, maxv := x[0], x[0]
+	sumW := weights[0]
+	sumX := float32(sumW * x[0])
+	for i := 1; i < len(x); i++ {
+		v := x[i]
+		if v < minv {
+			minv = v
+		}
+		if v > maxv {
+			maxv = v
+		}
+		w := weights[i]
+		sumW += w
+		sumX += float32(w * v)
+	}
+	if minv > 0 {
+		minv = 0
+	}
+	if maxv == minv {
+		clear(L[:len(x)])
+		return 0, -minv
+	}
+	fnmax := float32(nmax)
+	iscale := fnmax / (maxv - minv)
+	scale = 1 / iscale
+	errOf := func(scale, minv float32, L []uint8) float32 {
+		var e float32
+		for i, v := range x {
+			diff := float32(scale*float32(L[i])) + minv - v
+			if useMAD {
+				diff = kAbs(diff)
+			} else {
+				diff *= diff
+			}
+			e += float32(weights[i] * diff)
+		}
+		return e
+	}
+	for i, v := range x {
+		L[i] = uint8(kClamp(kNearestInt(iscale*(v-minv)), 0, nmax))
+	}
+	bestErr := errOf(scale, minv, L)
+	for is := 0; is <= nstep; is++ {
+		iscale = (float32(rmin+float32(rdelta*float32(is))) + fnmax) / (maxv - minv)
+		var sumL, sumL2, sumXL float32
+		for i, v := range x {
+			l := kClamp(kNearestInt(iscale*(v-minv)), 0, nmax)
+			Laux[i] = uint8(l)
+			w, fl := weights[i], float32(l)
+			sumL += float32(w * fl)
+			sumL2 += float32(w * fl * fl)
+			sumXL += float32(w * fl * v)
+		}
+		d := float32(sumW*sumL2) - float32(sumL*sumL)
+		if !(d > 0) {
+			continue
+		}
+		thisScale := (float32(sumW*sumXL) - float32(sumX*sumL)) / d
+		thisMin := (float32(sumL2*sumX) - float32(sumL*sumXL)) / d
+		if thisMin > 0 {
+			thisMin = 0
+			thisScale = sumXL / sumL2
+		}
+		if e := errOf(thisScale, thisMin, Laux); e < bestErr {
+			copy(L[:len(x)], Laux[:len(x)])
+			bestErr, scale, minv = e, thisScale, thisMin
+		}
+	}
+	return scale, -minv
+}
+
+// makeQPQuants quantizes the non-negative values x (sub-block scales or
+// minimums) to [0, nmax] with one scale, minimising the error weighted by w,
+// as ggml's make_qp_quants. Like ggml it stores the quants in bytes, so a
+// negative quant wraps around, and later steps read the wrapped value.
+func makeQPQuants(nmax int32, x []float32, L []uint8, w []float32) float32 {
+	var maxv float32
+	for _, v := range x {
+		if !(maxv > v) {
+			maxv = v
+		}
+	}
+	if maxv < groupMaxEps {
+		clear(L[:len(x)])
+		return 0
+	}
+	fnmax := float32(nmax)
+	iscale := fnmax / maxv
+	for i, v := range x {
+		L[i] = uint8(kNearestInt(iscale * v))
+	}
+	scale := 1 / iscale
+	var bestMSE float32
+	for i, v := range x {
+		diff := v - float32(scale*float32(L[i]))
+		bestMSE += float32(w[i] * diff * diff)
+	}
+	for is := int32(-4); is <= 4; is++ {
+		if is == 0 {
+			continue
+		}
+		iscaleIs := (float32(0.1*float32(is)) + fnmax) / maxv
+		scaleIs := 1 / iscaleIs
+		var mse float32
+		for i, v := range x {
+			l := min(nmax, kNearestInt(iscaleIs*v))
+			diff := v - float32(scaleIs*float32(l))
+			mse += float32(w[i] * diff * diff)
+		}
+		if mse < bestMSE {
+			bestMSE, iscale = mse, iscaleIs
+		}
+	}
+	var sumlx, suml2 float32
+	for i, v := range x {
+		l := min(nmax, kNearestInt(iscale*v))
+		L[i] = uint8(l)
+		fl := float32(l)
+		sumlx += float32(w[i] * v * fl)
+		suml2 += float32(w[i] * fl * fl)
+	}
+	for range 5 {
+		changed := false
+		for i, v := range x {
+			wi, fl := w[i], float32(L[i])
+			slx := sumlx - float32(wi*v*fl)
+			sl2 := suml2 - float32(wi*fl*fl)
+			if !(slx > 0 && sl2 > 0) {
+				continue
+			}
+			newL := min(nmax, kNearestInt(v*sl2/slx))
+			if newL == int32(L[i]) {
+				continue
+			}
+			fn := float32(newL)
+			slx += float32(wi * v * fn)
+			sl2 += float32(wi * fn * fn)
+			if slx*slx*suml2 > sumlx*sumlx*sl2 {
+				L[i] = uint8(newL)
+				sumlx, suml2 = slx, sl2
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	if suml2 > 0 {
+		return sumlx / suml2
+	}
+	return 0
+}
