@@ -28,8 +28,14 @@ func blockDequantizer(t Type, block func(y []float32, b []byte)) func(dst []floa
 	}
 }
 
-// putFP16 stores f as a little-endian half, as GGML_FP32_TO_FP16 does.
-func putFP16(b []byte, f float32) { binary.LittleEndian.PutUint16(b, FP32ToFP16(f)) }
+// putFP16 stores f as a little-endian half, as GGML_FP32_TO_FP16 does, and
+// returns the value the stored half stands for, which is what quantizers
+// requantize against.
+func putFP16(b []byte, f float32) float32 {
+	h := FP32ToFP16(f)
+	binary.LittleEndian.PutUint16(b, h)
+	return FP16ToFP32(h)
+}
 
 // fp16At reads the little-endian half at the start of b as a float32.
 func fp16At(b []byte) float32 { return FP16ToFP32(binary.LittleEndian.Uint16(b)) }

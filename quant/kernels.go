@@ -33,11 +33,11 @@ var kernels = [TypeCount]kernel{
 	TQ2_0:  {quantize: quantizeTQ2_0, dequantize: dequantizeTQ2_0},
 
 	// K-quants.
-	Q2_K: {quantize: quantizeK(Q2_K, quantizeQ2KBlock), dequantize: dequantizeK(Q2_K, dequantizeQ2KBlock)},
-	Q3_K: {quantize: quantizeK(Q3_K, quantizeQ3KBlock), dequantize: dequantizeK(Q3_K, dequantizeQ3KBlock)},
-	Q4_K: {quantize: quantizeK(Q4_K, quantizeQ4KBlock), dequantize: dequantizeK(Q4_K, dequantizeQ4KBlock)},
-	Q5_K: {quantize: quantizeK(Q5_K, quantizeQ5KBlock), dequantize: dequantizeK(Q5_K, dequantizeQ5KBlock)},
-	Q6_K: {quantize: quantizeK(Q6_K, quantizeQ6KBlock), dequantize: dequantizeK(Q6_K, dequantizeQ6KBlock)},
+	Q2_K: {quantize: quantizeK(Q2_K, quantizeQ2KBlock), dequantize: blockDequantizer(Q2_K, dequantizeQ2KBlock)},
+	Q3_K: {quantize: quantizeK(Q3_K, quantizeQ3KBlock), dequantize: blockDequantizer(Q3_K, dequantizeQ3KBlock)},
+	Q4_K: {quantize: quantizeK(Q4_K, quantizeQ4KBlock), dequantize: blockDequantizer(Q4_K, dequantizeQ4KBlock)},
+	Q5_K: {quantize: quantizeK(Q5_K, quantizeQ5KBlock), dequantize: blockDequantizer(Q5_K, dequantizeQ5KBlock)},
+	Q6_K: {quantize: quantizeK(Q6_K, quantizeQ6KBlock), dequantize: blockDequantizer(Q6_K, dequantizeQ6KBlock)},
 
 	// Lattice (grid) formats.
 }

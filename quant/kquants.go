@@ -1,7 +1,5 @@
 package quant
 
-import "encoding/binary"
-
 // The K-quants Q2_K..Q6_K: super-blocks of 256 values split into sub-blocks
 // of 16 or 32, each with its own quantized scale (and minimum for Q2_K,
 // Q4_K and Q5_K) under one or two fp16 super-block scales.
@@ -33,26 +31,6 @@ func quantizeK(t Type, block kBlockQuantizer) func([]byte, []float32, int, int, 
 			block(dst[b*ts:(b+1)*ts], src[b*kSuperBlock:(b+1)*kSuperBlock], qw)
 		}
 	}
-}
-
-// dequantizeK runs a block dequantizer over every super-block.
-func dequantizeK(t Type, block func(y []float32, b []byte)) func([]float32, []byte) {
-	return func(dst []float32, src []byte) {
-		ts := t.TypeSize()
-		for b := 0; b*kSuperBlock < len(dst); b++ {
-			block(dst[b*kSuperBlock:(b+1)*kSuperBlock], src[b*ts:(b+1)*ts])
-		}
-	}
-}
-
-func getFP16(b []byte) float32 { return FP16ToFP32(binary.LittleEndian.Uint16(b)) }
-
-// putFP16 stores f as fp16 and returns the value the stored half stands for,
-// which is what the quantizers requantize against.
-func putFP16(b []byte, f float32) float32 {
-	h := FP32ToFP16(f)
-	binary.LittleEndian.PutUint16(b, h)
-	return FP16ToFP32(h)
 }
 
 // scaleMinK4 unpacks sub-block j's 6-bit scale and minimum from the 12
@@ -133,7 +111,7 @@ func sumSquares(x []float32) float32 {
 func imatrixWeights(w, x, qw []float32, sigma2 float32) float32 {
 	var sum float32
 	for i, v := range x {
-		w[i] = float32(qw[i] * kSqrt(sigma2+float32(v*v)))
+		w[i] = float32(qw[i] * sqrtf(sigma2+float32(v*v)))
 		sum += w[i]
 	}
 	return sum
@@ -154,7 +132,7 @@ func quantizeQ2KBlock(y []byte, x, qw []float32) {
 		for j := range 16 {
 			xb := x[16*j : 16*j+16]
 			for l, v := range xb {
-				w[l] = kAbs(v)
+				w[l] = absf(v)
 			}
 			scales[j], mins[j] = makeQKXQuants(3, xb, w[:], L[16*j:], laux[:], -0.5, 0.1, 15, true)
 			if scales[j] > maxScale {
@@ -169,14 +147,14 @@ func quantizeQ2KBlock(y []byte, x, qw []float32) {
 		if maxScale > 0 {
 			iscale := 15 / maxScale
 			for j := range sc {
-				sc[j] = byte(kNearestInt(iscale * scales[j]))
+				sc[j] = byte(nearestInt(iscale * scales[j]))
 			}
 			dv = maxScale / 15
 		}
 		if maxMin > 0 {
 			iscale := 15 / maxMin
 			for j := range sc {
-				sc[j] |= byte(kNearestInt(iscale*mins[j]) << 4)
+				sc[j] |= byte(nearestInt(iscale*mins[j]) << 4)
 			}
 			mv = maxMin / 15
 		}
@@ -203,14 +181,14 @@ func quantizeQ2KBlock(y []byte, x, qw []float32) {
 		}
 		ml := float32(dmin * float32(sc[j]>>4))
 		for i := 16 * j; i < 16*j+16; i++ {
-			L[i] = uint8(kClamp(kNearestInt((x[i]+ml)/dl), 0, 3))
+			L[i] = uint8(kClamp(nearestInt((x[i]+ml)/dl), 0, 3))
 		}
 	}
 	pack2Bits(y[16:80], &L)
 }
 
 func dequantizeQ2KBlock(y []float32, b []byte) {
-	d, dmin := getFP16(b[80:]), getFP16(b[82:])
+	d, dmin := fp16At(b[80:]), fp16At(b[82:])
 	for j := range 16 {
 		sc := b[j]
 		dl, ml := d*float32(sc&0xF), float32(dmin*float32(sc>>4))
@@ -236,14 +214,14 @@ func quantizeQ3KBlock(y []byte, x, qw []float32) {
 		var maxScale, amax float32
 		for j := range 16 {
 			scales[j] = makeQ3Quants(4, x[16*j:16*j+16], L[16*j:])
-			if a := kAbs(scales[j]); a > amax {
+			if a := absf(scales[j]); a > amax {
 				amax, maxScale = a, scales[j]
 			}
 		}
 		if maxScale != 0 {
 			iscale := -32 / maxScale
 			for j := range ls {
-				l := int32(int8(kNearestInt(iscale * scales[j])))
+				l := int32(int8(nearestInt(iscale * scales[j])))
 				ls[j] = int8(kClamp(l, -32, 31) + 32)
 			}
 			d = 1 / iscale
@@ -266,7 +244,7 @@ func quantizeQ3KBlock(y []byte, x, qw []float32) {
 			continue
 		}
 		for i := 16 * j; i < 16*j+16; i++ {
-			L[i] = int8(kClamp(kNearestInt(x[i]/dl), -4, 3) + 4)
+			L[i] = int8(kClamp(nearestInt(x[i]/dl), -4, 3) + 4)
 		}
 	}
 	// The high bit of quant j goes to bit j/32 of hmask byte j%32.
@@ -282,7 +260,7 @@ func quantizeQ3KBlock(y []byte, x, qw []float32) {
 }
 
 func dequantizeQ3KBlock(y []float32, b []byte) {
-	d := getFP16(b[108:])
+	d := fp16At(b[108:])
 	scales := scalesQ3K(b[96:108])
 	for j := range 16 {
 		dl := d * float32(scales[j])
@@ -329,9 +307,9 @@ func quantizeQ45K(hdr []byte, x, qw []float32, p q45K, L *[kSuperBlock]uint8) {
 		var maxScale, maxMin float32
 		for j := range 8 {
 			xb := x[32*j : 32*j+32]
-			avX := kSqrt(sumSquares(xb) / 32)
+			avX := sqrtf(sumSquares(xb) / 32)
 			for l, v := range xb {
-				w[l] = avX + kAbs(v)
+				w[l] = avX + absf(v)
 			}
 			scales[j], mins[j] = makeQKXQuants(p.nmax, xb, w[:], L[32*j:], laux[:], p.refRmin, 0.1, p.refSteps, false)
 			if scales[j] > maxScale {
@@ -349,8 +327,8 @@ func quantizeQ45K(hdr []byte, x, qw []float32, p q45K, L *[kSuperBlock]uint8) {
 			invMin = 63 / maxMin
 		}
 		for j := range 8 {
-			ls[j] = min(63, uint8(kNearestInt(invScale*scales[j])))
-			lm[j] = min(63, uint8(kNearestInt(invMin*mins[j])))
+			ls[j] = min(63, uint8(nearestInt(invScale*scales[j])))
+			lm[j] = min(63, uint8(nearestInt(invMin*mins[j])))
 		}
 		d, dmin = maxScale/63, maxMin/63
 	} else {
@@ -380,7 +358,7 @@ func quantizeQ45K(hdr []byte, x, qw []float32, p q45K, L *[kSuperBlock]uint8) {
 		}
 		ml := float32(dmin * float32(m))
 		for i := 32 * j; i < 32*j+32; i++ {
-			L[i] = uint8(kClamp(kNearestInt((x[i]+ml)/dl), 0, p.nmax))
+			L[i] = uint8(kClamp(nearestInt((x[i]+ml)/dl), 0, p.nmax))
 		}
 	}
 }
@@ -401,7 +379,7 @@ func quantizeQ4KBlock(y []byte, x, qw []float32) {
 // dequantizeQ45K expands a Q4_K or Q5_K block from its header, its 4-bit
 // quants qs and, for Q5_K, its fifth bits qh (nil for Q4_K).
 func dequantizeQ45K(y []float32, b, qs, qh []byte) {
-	d, dmin := getFP16(b[0:]), getFP16(b[2:])
+	d, dmin := fp16At(b[0:]), fp16At(b[2:])
 	for j := range 8 {
 		sc, m := scaleMinK4(j, b[4:16])
 		dl, ml := d*float32(sc), float32(dmin*float32(m))
@@ -464,7 +442,7 @@ func quantizeQ6KBlock(y []byte, x, qw []float32) {
 			}
 		}
 		scales[j] = makeQXQuants(32, xb, wb, L[16*j:])
-		if a := kAbs(scales[j]); a > maxAbs {
+		if a := absf(scales[j]); a > maxAbs {
 			maxAbs, maxScale = a, scales[j]
 		}
 	}
@@ -476,7 +454,7 @@ func quantizeQ6KBlock(y []byte, x, qw []float32) {
 	d := putFP16(y[208:], 1/iscale)
 	sc := y[192:208]
 	for j := range sc {
-		sc[j] = byte(min(127, kNearestInt(iscale*scales[j])))
+		sc[j] = byte(min(127, nearestInt(iscale*scales[j])))
 	}
 	for j := range 16 {
 		dl := d * float32(int8(sc[j]))
@@ -484,7 +462,7 @@ func quantizeQ6KBlock(y []byte, x, qw []float32) {
 			continue
 		}
 		for i := 16 * j; i < 16*j+16; i++ {
-			L[i] = int8(kClamp(kNearestInt(x[i]/dl), -32, 31) + 32)
+			L[i] = int8(kClamp(nearestInt(x[i]/dl), -32, 31) + 32)
 		}
 	}
 	// Each 128 values use 64 ql bytes and 32 qh bytes: value l+32k has its
@@ -502,7 +480,7 @@ func quantizeQ6KBlock(y []byte, x, qw []float32) {
 }
 
 func dequantizeQ6KBlock(y []float32, b []byte) {
-	d := getFP16(b[208:])
+	d := fp16At(b[208:])
 	for n := 0; n < kSuperBlock; n += 128 {
 		ql, qh, sc := b[n/2:], b[128+n/4:], b[192+n/16:]
 		for l := range 32 {

@@ -179,7 +179,7 @@ type searchedLevels struct {
 func symmetricSearch(x, w []float32, nmax int) searchedLevels {
 	var l [legacyBlock]int8
 	var s searchedLevels
-	s.scale = makeQxQuants(nmax, x, l[:], w)
+	s.scale = makeQXQuants(int32(nmax), x, w, l[:])
 	for j, v := range l {
 		s.nibbleLevels[j] = uint8(v)
 	}
@@ -189,7 +189,7 @@ func symmetricSearch(x, w []float32, nmax int) searchedLevels {
 func offsetSearch(x, w []float32, nmax int) searchedLevels {
 	var s searchedLevels
 	var aux nibbleLevels
-	s.scale, s.minOffset = makeQkx3Quants(nmax, x, w, s.nibbleLevels[:], aux[:], -0.9, 0.05, 36, false)
+	s.scale, s.minOffset = makeQKXQuants(int32(nmax), x, w, s.nibbleLevels[:], aux[:], -0.9, 0.05, 36, false)
 	return s
 }
 

@@ -21,8 +21,8 @@ func liveCases(full int) int {
 // TestLiveQuantize compares Quantize with ggml (ggml_quantize_chunk, or the
 // activation quantizers for Q8_1/Q8_K) on fresh random inputs for every type
 // we quantize: the bytes must be identical, and so must the dequantized
-// floats. Every distribution of the kit is used, with and without an
-// importance matrix.
+// floats. The fixed special rows come first, then every distribution of the
+// kit, with and without an importance matrix.
 func TestLiveQuantize(t *testing.T) {
 	lib := reftest.Lib(t)
 	seed := testSeed(t)
@@ -36,9 +36,16 @@ func TestLiveQuantize(t *testing.T) {
 				caseSeed := seed + int64(ti)<<32 + int64(c)
 				r := rand.New(rand.NewSource(caseSeed))
 				nrows, nPerRow := randomShape(r, typ.BlockSize())
-				dist := inputDist(c % int(numDists))
 				src := make([]float32, nrows*nPerRow)
-				fillValues(r, src, dist)
+				var dist fmt.Stringer = inputDist(c % int(numDists))
+				if c < len(specialRows) {
+					dist = specialRows[c]
+					for i := range src {
+						src[i] = specialRows[c].f(i)
+					}
+				} else {
+					fillValues(r, src, dist.(inputDist))
+				}
 				im, imKind := randomImatrix(r, nPerRow)
 				if im == nil && typ.RequiresImatrix() {
 					im, imKind = make([]float32, nPerRow), "ones"

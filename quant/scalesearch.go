@@ -1,71 +1,63 @@
 package quant
 
-// Weighted searches for a block's scale (and minimum), shared by the legacy
-// formats' importance-matrix paths and the K-quants. Every float operation is
-// rounded to float32 in C's order; products that feed a sum are wrapped in
-// float32() so the compiler cannot fuse them.
+// The weighted scale searches shared by the K-quants and the legacy
+// formats' importance-matrix paths. Each one reproduces ggml's
+// single-precision arithmetic operation for operation: every product that
+// feeds a sum is converted to float32 explicitly so that Go cannot fuse it
+// into an FMA, and every sum runs in ggml's loop order.
 
-// groupMaxEps is ggml's GROUP_MAX_EPS: below this absolute maximum a group is
-// treated as all zeros.
+// groupMaxEps is the magnitude below which ggml treats a group as all zero.
 const groupMaxEps = 1e-15
 
-// makeQxQuants is ggml's make_qx_quants with rmse_type 1: it picks levels
-// L[i] in [0, 2*nmax) for a symmetric scale, trying 19 candidate scales
-// around nmax/max and keeping the one with the least weighted squared error.
-// The weights are qw, or x[i]^2 when qw is nil. It returns the scale.
-func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
-	L = L[:len(x)]
+// kClamp limits l to [lo, hi].
+func kClamp(l, lo, hi int32) int32 { return max(lo, min(hi, l)) }
+
+// makeQXQuants finds a symmetric scale for x with quants in [-nmax, nmax-1],
+// minimising the weighted squared error (ggml's make_qx_quants with
+// rmse_type 1; a caller without an importance matrix passes w[i] = x[i]^2,
+// which is what ggml computes in that case). L receives the quants offset by
+// nmax. It returns the scale.
+func makeQXQuants(nmax int32, x, w []float32, L []int8) float32 {
 	var maxv, amax float32
 	for _, v := range x {
-		if a := absf(v); a > amax {
-			amax, maxv = a, v
+		if ax := absf(v); ax > amax {
+			amax, maxv = ax, v
 		}
 	}
 	if amax < groupMaxEps {
-		clear(L)
+		clear(L[:len(x)])
 		return 0
 	}
-	weight := func(i int) float32 {
-		if qw != nil {
-			return qw[i]
-		}
-		return x[i] * x[i]
+	fnmax := float32(nmax)
+	iscale := -fnmax / maxv
+	var sumlx, suml2 float32
+	for i, v := range x {
+		l := kClamp(nearestInt(iscale*v), -nmax, nmax-1)
+		L[i] = int8(l + nmax)
+		fl := float32(l)
+		sumlx += float32(w[i] * v * fl)
+		suml2 += float32(w[i] * fl * fl)
 	}
-	level := func(iscale, v float32) int32 {
-		return max(-int32(nmax), min(int32(nmax)-1, nearestInt(iscale*v)))
-	}
-	// sums returns sum(w*x*l) and sum(w*l*l) for the levels iscale gives.
-	sums := func(iscale float32) (sumlx, suml2 float32) {
-		for i, v := range x {
-			l := float32(level(iscale, v))
-			w := weight(i)
-			sumlx += float32(w * v * l)
-			suml2 += float32(w * l * l)
-		}
-		return sumlx, suml2
-	}
-	setLevels := func(iscale float32) {
-		for i, v := range x {
-			L[i] = int8(int32(nmax) + level(iscale, v))
-		}
-	}
-
-	iscale := float32(-nmax) / maxv
-	setLevels(iscale)
-	sumlx, suml2 := sums(iscale)
 	var scale float32
 	if suml2 != 0 {
 		scale = sumlx / suml2
 	}
 	best := scale * sumlx
-	for is := -9; is <= 9; is++ {
+	for is := int32(-9); is <= 9; is++ {
 		if is == 0 {
 			continue
 		}
-		iscale = -(float32(nmax) + float32(0.1*float32(is))) / maxv
-		sumlx, suml2 = sums(iscale)
+		iscale = -(fnmax + float32(0.1*float32(is))) / maxv
+		sumlx, suml2 = 0, 0
+		for i, v := range x {
+			fl := float32(kClamp(nearestInt(iscale*v), -nmax, nmax-1))
+			sumlx += float32(w[i] * v * fl)
+			suml2 += float32(w[i] * fl * fl)
+		}
 		if suml2 > 0 && sumlx*sumlx > best*suml2 {
-			setLevels(iscale)
+			for i, v := range x {
+				L[i] = int8(nmax + kClamp(nearestInt(iscale*v), -nmax, nmax-1))
+			}
 			scale = sumlx / suml2
 			best = scale * sumlx
 		}
@@ -73,44 +65,105 @@ func makeQxQuants(nmax int, x []float32, L []int8, qw []float32) float32 {
 	return scale
 }
 
-// makeQkx3Quants is ggml's make_qkx3_quants with explicit weights: it fits
-// x[i] ~ scale*L[i] - min with L[i] in [0, nmax] and min >= 0, trying
-// nstep+1 candidate scales from (nmax+rmin)/(max-min) in steps of rdelta and
-// refining scale and min by weighted least squares. Errors are absolute when
-// useMad is set, squared otherwise. laux is scratch space of len(x). It
-// returns the scale and the min.
-func makeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8,
-	rmin, rdelta float32, nstep int, useMad bool) (scale, negMin float32) {
-	n := len(x)
-	L, laux, weights = L[:n], laux[:n], weights[:n]
+// makeQ3Quants is ggml's make_q3_quants with do_rmse: a symmetric scale for x
+// weighted by x^2, refined by moving single quants while that improves the
+// fit. L receives the quants offset by nmax (or zeros for an all-zero group).
+func makeQ3Quants(nmax int32, x []float32, L []int8) float32 {
+	var maxv, amax float32
+	for _, v := range x {
+		if ax := absf(v); ax > amax {
+			amax, maxv = ax, v
+		}
+	}
+	if amax < groupMaxEps {
+		clear(L[:len(x)])
+		return 0
+	}
+	iscale := -float32(nmax) / maxv
+	var sumlx, suml2 float32
+	for i, v := range x {
+		l := kClamp(nearestInt(iscale*v), -nmax, nmax-1)
+		L[i] = int8(l)
+		w := v * v
+		fl := float32(l)
+		sumlx += float32(w * v * fl)
+		suml2 += float32(w * fl * fl)
+	}
+	for range 5 {
+		changed := false
+		for i, v := range x {
+			w := v * v
+			fl := float32(L[i])
+			slx := sumlx - float32(w*v*fl)
+			if !(slx > 0) {
+				continue
+			}
+			sl2 := suml2 - float32(w*fl*fl)
+			newL := kClamp(nearestInt(v*sl2/slx), -nmax, nmax-1)
+			if newL == int32(L[i]) {
+				continue
+			}
+			fn := float32(newL)
+			slx += float32(w * v * fn)
+			sl2 += float32(w * fn * fn)
+			if sl2 > 0 && slx*slx*suml2 > sumlx*sumlx*sl2 {
+				L[i] = int8(newL)
+				sumlx, suml2 = slx, sl2
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	for i := range x {
+		L[i] += int8(nmax)
+	}
+	if suml2 > 0 {
+		return sumlx / suml2
+	}
+	return 0
+}
+
+// makeQKXQuants finds a scale and a minimum for x with quants in [0, nmax]
+// by trying nstep+1 trial scales around nmax/(max-min) and fitting scale
+// and minimum by weighted least squares for each. With useMAD the error is
+// the weighted absolute deviation, otherwise the weighted squared error.
+// It serves as both ggml's make_qkx2_quants and make_qkx3_quants with
+// weights, which agree on every finite input. It returns the scale and the
+// negated minimum.
+func makeQKXQuants(nmax int32, x, weights []float32, L, Laux []uint8,
+	rmin, rdelta float32, nstep int, useMAD bool) (scale, negMin float32) {
 	minv, maxv := x[0], x[0]
 	sumW := weights[0]
-	sumX := sumW * x[0]
-	for i := 1; i < n; i++ {
-		// Plain comparisons, not min/max, so the first of two signed zeros wins as in C.
-		if x[i] < minv {
-			minv = x[i]
+	sumX := float32(sumW * x[0])
+	for i := 1; i < len(x); i++ {
+		v := x[i]
+		if v < minv {
+			minv = v
 		}
-		if x[i] > maxv {
-			maxv = x[i]
+		if v > maxv {
+			maxv = v
 		}
 		w := weights[i]
 		sumW += w
-		sumX += float32(w * x[i])
+		sumX += float32(w * v)
 	}
 	if minv > 0 {
 		minv = 0
 	}
-	if maxv <= minv {
-		clear(L)
+	if maxv == minv {
+		clear(L[:len(x)])
 		return 0, -minv
 	}
-	// weightedError is sum(w * err) for levels lv under scale s and offset m.
-	weightedError := func(lv []uint8, s, m float32) float32 {
+	fnmax := float32(nmax)
+	iscale := fnmax / (maxv - minv)
+	scale = 1 / iscale
+	errOf := func(scale, minv float32, L []uint8) float32 {
 		var e float32
 		for i, v := range x {
-			diff := float32(float32(s*float32(lv[i]))+m) - v
-			if useMad {
+			diff := float32(scale*float32(L[i])) + minv - v
+			if useMAD {
 				diff = absf(diff)
 			} else {
 				diff *= diff
@@ -119,42 +172,117 @@ func makeQkx3Quants(nmax int, x, weights []float32, L, laux []uint8,
 		}
 		return e
 	}
-	quantizeTo := func(lv []uint8, iscale float32) {
-		for i, v := range x {
-			lv[i] = uint8(max(0, min(int32(nmax), nearestInt(iscale*(v-minv)))))
-		}
+	for i, v := range x {
+		L[i] = uint8(kClamp(nearestInt(iscale*(v-minv)), 0, nmax))
 	}
-
-	iscale := float32(nmax) / (maxv - minv)
-	scale = 1 / iscale
-	quantizeTo(L, iscale)
-	bestErr := weightedError(L, scale, minv)
+	bestErr := errOf(scale, minv, L)
 	for is := 0; is <= nstep; is++ {
-		iscale = (rmin + float32(rdelta*float32(is)) + float32(nmax)) / (maxv - minv)
-		quantizeTo(laux, iscale)
+		iscale = (float32(rmin+float32(rdelta*float32(is))) + fnmax) / (maxv - minv)
 		var sumL, sumL2, sumXL float32
 		for i, v := range x {
-			l := float32(laux[i])
-			w := weights[i]
-			sumL += float32(w * l)
-			sumL2 += float32(w * l * l)
-			sumXL += float32(w * l * v)
+			l := kClamp(nearestInt(iscale*(v-minv)), 0, nmax)
+			Laux[i] = uint8(l)
+			w, fl := weights[i], float32(l)
+			sumL += float32(w * fl)
+			sumL2 += float32(w * fl * fl)
+			sumXL += float32(w * fl * v)
 		}
-		D := float32(sumW*sumL2) - float32(sumL*sumL)
-		if !(D > 0) {
+		d := float32(sumW*sumL2) - float32(sumL*sumL)
+		if !(d > 0) {
 			continue
 		}
-		thisScale := (float32(sumW*sumXL) - float32(sumX*sumL)) / D
-		thisMin := (float32(sumL2*sumX) - float32(sumL*sumXL)) / D
+		thisScale := (float32(sumW*sumXL) - float32(sumX*sumL)) / d
+		thisMin := (float32(sumL2*sumX) - float32(sumL*sumXL)) / d
 		if thisMin > 0 {
 			thisMin = 0
 			thisScale = sumXL / sumL2
 		}
-		if e := weightedError(laux, thisScale, thisMin); e < bestErr {
-			copy(L, laux)
-			bestErr = e
-			scale, minv = thisScale, thisMin
+		if e := errOf(thisScale, thisMin, Laux); e < bestErr {
+			copy(L[:len(x)], Laux[:len(x)])
+			bestErr, scale, minv = e, thisScale, thisMin
 		}
 	}
 	return scale, -minv
+}
+
+// makeQPQuants quantizes the non-negative values x (sub-block scales or
+// minimums) to [0, nmax] with one scale, minimising the error weighted by w,
+// as ggml's make_qp_quants. Like ggml it stores the quants in bytes, so a
+// negative quant wraps around, and later steps read the wrapped value.
+func makeQPQuants(nmax int32, x []float32, L []uint8, w []float32) float32 {
+	var maxv float32
+	for _, v := range x {
+		if !(maxv > v) {
+			maxv = v
+		}
+	}
+	if maxv < groupMaxEps {
+		clear(L[:len(x)])
+		return 0
+	}
+	fnmax := float32(nmax)
+	iscale := fnmax / maxv
+	for i, v := range x {
+		L[i] = uint8(nearestInt(iscale * v))
+	}
+	scale := 1 / iscale
+	var bestMSE float32
+	for i, v := range x {
+		diff := v - float32(scale*float32(L[i]))
+		bestMSE += float32(w[i] * diff * diff)
+	}
+	for is := int32(-4); is <= 4; is++ {
+		if is == 0 {
+			continue
+		}
+		iscaleIs := (float32(0.1*float32(is)) + fnmax) / maxv
+		scaleIs := 1 / iscaleIs
+		var mse float32
+		for i, v := range x {
+			l := min(nmax, nearestInt(iscaleIs*v))
+			diff := v - float32(scaleIs*float32(l))
+			mse += float32(w[i] * diff * diff)
+		}
+		if mse < bestMSE {
+			bestMSE, iscale = mse, iscaleIs
+		}
+	}
+	var sumlx, suml2 float32
+	for i, v := range x {
+		l := min(nmax, nearestInt(iscale*v))
+		L[i] = uint8(l)
+		fl := float32(l)
+		sumlx += float32(w[i] * v * fl)
+		suml2 += float32(w[i] * fl * fl)
+	}
+	for range 5 {
+		changed := false
+		for i, v := range x {
+			wi, fl := w[i], float32(L[i])
+			slx := sumlx - float32(wi*v*fl)
+			sl2 := suml2 - float32(wi*fl*fl)
+			if !(slx > 0 && sl2 > 0) {
+				continue
+			}
+			newL := min(nmax, nearestInt(v*sl2/slx))
+			if newL == int32(L[i]) {
+				continue
+			}
+			fn := float32(newL)
+			slx += float32(wi * v * fn)
+			sl2 += float32(wi * fn * fn)
+			if slx*slx*suml2 > sumlx*sumlx*sl2 {
+				L[i] = uint8(newL)
+				sumlx, suml2 = slx, sl2
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	if suml2 > 0 {
+		return sumlx / suml2
+	}
+	return 0
 }

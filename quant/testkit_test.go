@@ -146,7 +146,7 @@ func fillValues(r *rand.Rand, x []float32, d inputDist) {
 
 // randomImatrix returns nil or importance weights of one of several kinds.
 func randomImatrix(r *rand.Rand, n int) ([]float32, string) {
-	k := r.Intn(12)
+	k := r.Intn(13)
 	if k < 4 {
 		return nil, "none"
 	}
@@ -172,6 +172,12 @@ func randomImatrix(r *rand.Rand, n int) ([]float32, string) {
 			w[i] = float32(math.Pow(10, 12*r.Float64()-6))
 		}
 		return w, "log-uniform"
+	case 11:
+		// Weights up to about 1e35, so the weighted sums overflow.
+		for i := range w {
+			w[i] = float32(math.Exp((r.Float64()*2 - 1) * 80))
+		}
+		return w, "overflowing"
 	default:
 		for i := range w {
 			if i/32%2 == 0 {
@@ -279,4 +285,31 @@ func variantLib(t *testing.T, variant string) *ggmlref.Lib {
 	}
 	variantLibs[variant] = l
 	return l
+}
+
+// specialRow is a fixed input pattern: element i of a row is f(i).
+type specialRow struct {
+	name string
+	f    func(i int) float32
+}
+
+func (s specialRow) String() string { return s.name }
+
+// specialRows are fixed inputs that random draws rarely produce.
+var specialRows = []specialRow{
+	{"zeros", func(int) float32 { return 0 }},
+	{"negative zeros", func(int) float32 { return float32(math.Copysign(0, -1)) }},
+	{"ones", func(int) float32 { return 1 }},
+	{"minus ones", func(int) float32 { return -1 }},
+	{"max float", func(int) float32 { return math.MaxFloat32 }},
+	{"alternating max float", func(i int) float32 { return float32(1-2*(i%2)) * math.MaxFloat32 }},
+	{"smallest subnormal", func(int) float32 { return math.SmallestNonzeroFloat32 }},
+	{"one outlier", func(i int) float32 {
+		if i%256 == 17 {
+			return 1000
+		}
+		return float32(math.Sin(float64(i)))
+	}},
+	{"ramp", func(i int) float32 { return float32(i%256) - 100 }},
+	{"1e-16 step", func(i int) float32 { return float32(i%3) * 1e-16 }},
 }
