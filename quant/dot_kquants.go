@@ -20,13 +20,19 @@ func q8KBsum(yb []byte, j int) int32 {
 // the eight accumulators at the very end; the helpers below keep that order.
 
 // addScaledLanes adds scale * q[e]*a[e] to lanes[e%8] for the elements of one
-// sub-block (a multiple of 8 long).
+// sub-block (a multiple of 8 long). The sums are small enough that scaling
+// each lane once gives the same integers as scaling every product.
 func addScaledLanes(lanes *[8]int32, scale int32, q []byte, a []int8) {
 	q = q[:len(a)]
+	var part [8]int32
 	for j := 0; j+8 <= len(a); j += 8 {
-		for l := 0; l < 8; l++ {
-			lanes[l] += scale * (int32(int8(q[j+l])) * int32(a[j+l]))
+		qj, aj := q[j:j+8:j+8], a[j:j+8:j+8]
+		for l := range part {
+			part[l] += int32(int8(qj[l])) * int32(aj[l])
 		}
+	}
+	for l, v := range part {
+		lanes[l] += scale * v
 	}
 }
 
@@ -84,14 +90,16 @@ func dotQ3K(n int, x, y []byte) float32 {
 	var a [256]int8
 	for i := 0; i < n/256; i++ {
 		xb, yb := x[110*i:110*i+110], y[q8KBytes*i:q8KBytes*(i+1)]
-		hm, q3 := xb[:32], xb[32:96]
-		for e := range a {
-			c, s, l := e/128, e/32%4, e%32
-			v := int8(q3[32*c+l] >> (2 * s) & 3)
-			if hm[l]>>(4*c+s)&1 == 0 {
-				v -= 4
+		// Element 128c+32s+l: bits 2s of qs[32c+l], high bit 4c+s of hmask[l].
+		hm := xb[:32]
+		for c := 0; c < 2; c++ {
+			q3 := xb[32+32*c : 64+32*c]
+			for s := 0; s < 4; s++ {
+				out, bit := a[128*c+32*s:128*c+32*s+32], uint(4*c+s)
+				for l, h := range hm {
+					out[l] = int8(q3[l]>>(2*s)&3) - 4 + int8(h>>bit&1)<<2
+				}
 			}
-			a[e] = v
 		}
 		scales := unpackQ3KScales(xb[96:108])
 		var lanes [8]int32
@@ -164,10 +172,10 @@ func dotK4(n, blockBytes int, x, y []byte, decode func(a *[256]int8, xb []byte))
 func decodeNibbles64(a *[256]int8, qs []byte) {
 	qs = qs[:128]
 	for c := 0; c < 4; c++ {
-		for l := 0; l < 32; l++ {
-			b := qs[32*c+l]
-			a[64*c+l] = int8(b & 0xf)
-			a[64*c+32+l] = int8(b >> 4)
+		lo, hi := a[64*c:64*c+32], a[64*c+32:64*c+64]
+		for l, b := range qs[32*c : 32*c+32] {
+			lo[l] = int8(b & 0xf)
+			hi[l] = int8(b >> 4)
 		}
 	}
 }
@@ -183,8 +191,11 @@ func dotQ5K(n int, x, y []byte) float32 {
 	return dotK4(n, 176, x, y, func(a *[256]int8, xb []byte) {
 		decodeNibbles64(a, xb[48:176])
 		qh := xb[16:48]
-		for e := range a {
-			a[e] += int8(qh[e%32]>>(e/32)&1) << 4
+		for c := 0; c < 8; c++ {
+			part := a[32*c : 32*c+32]
+			for l, h := range qh {
+				part[l] += int8(h>>c&1) << 4
+			}
 		}
 	})
 }
