@@ -24,15 +24,12 @@ func q8KBsum(yb []byte, j int) int32 {
 // each lane once gives the same integers as scaling every product.
 func addScaledLanes(lanes *[8]int32, scale int32, q []byte, a []int8) {
 	q = q[:len(a)]
-	var part [8]int32
-	for j := 0; j+8 <= len(a); j += 8 {
-		qj, aj := q[j:j+8:j+8], a[j:j+8:j+8]
-		for l := range part {
-			part[l] += int32(int8(qj[l])) * int32(aj[l])
+	for l := range lanes {
+		var part int32
+		for e := l; e < len(a); e += 8 {
+			part += int32(int8(q[e])) * int32(a[e])
 		}
-	}
-	for l, v := range part {
-		lanes[l] += scale * v
+		lanes[l] += scale * part
 	}
 }
 
