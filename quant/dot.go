@@ -142,9 +142,6 @@ const (
 	q8KBsums  = 4 + 256
 )
 
-// halfAt reads the little-endian fp16 at b[0:2] as a float32.
-func halfAt(b []byte) float32 { return FP16ToFP32(binary.LittleEndian.Uint16(b)) }
-
 // Plain floats: ggml's scalar path rounds each product to float32 and sums
 // in double precision.
 
@@ -161,7 +158,7 @@ func dotF32(n int, x, y []byte) float32 {
 func dotF16(n int, x, y []byte) float32 {
 	var sum float64
 	for i := 0; i < 2*n; i += 2 {
-		sum += float64(halfAt(x[i:]) * halfAt(y[i:]))
+		sum += float64(fp16At(x[i:]) * fp16At(y[i:]))
 	}
 	return float32(sum)
 }
@@ -202,10 +199,10 @@ var (
 	q5_0Values  = offsetValues(-16) // Q5_0: code - 16
 	plainValues = offsetValues(0)   // Q4_1, Q5_1: the code itself
 
-	iq4NLValues = tableValues([16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113})
+	iq4NLValues = tableValues(kvaluesIQ4NL)
 	// fp4Values is twice the E2M1 value of each code, ggml's kvalues_mxfp4;
 	// the scales of MXFP4 and NVFP4 are halved to make up for it.
-	fp4Values = tableValues([16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12})
+	fp4Values = tableValues(kvaluesFP4)
 )
 
 func offsetValues(off int32) *[32]int32 {
@@ -230,7 +227,7 @@ func dotQ4_0(n int, x, y []byte) float32 {
 	for i := 0; i < n/32; i++ {
 		xb, yb := x[18*i:18*i+18], y[q8_0Bytes*i:q8_0Bytes*(i+1)]
 		s := nibbleDot(xb[2:], 0, yb[2:], q4_0Values)
-		sum += float32(float32(float32(s)*halfAt(xb)) * halfAt(yb))
+		sum += float32(float32(float32(s)*fp16At(xb)) * fp16At(yb))
 	}
 	return sum
 }
@@ -242,7 +239,7 @@ func dotQ4_1(n int, x, y []byte) float32 {
 	for i := 0; i < n/32; i++ {
 		xb, yb := x[20*i:20*i+20], y[q8_1Bytes*i:q8_1Bytes*(i+1)]
 		s := nibbleDot(xb[4:], 0, yb[4:], plainValues)
-		sum += float32(float32(halfAt(xb)*halfAt(yb))*float32(s)) + float32(halfAt(xb[2:])*halfAt(yb[2:]))
+		sum += float32(float32(fp16At(xb)*fp16At(yb))*float32(s)) + float32(fp16At(xb[2:])*fp16At(yb[2:]))
 	}
 	return sum
 }
@@ -253,7 +250,7 @@ func dotQ5_0(n int, x, y []byte) float32 {
 	for i := 0; i < n/32; i++ {
 		xb, yb := x[22*i:22*i+22], y[q8_0Bytes*i:q8_0Bytes*(i+1)]
 		s := nibbleDot(xb[6:], binary.LittleEndian.Uint32(xb[2:]), yb[2:], q5_0Values)
-		sum += float32(float32(halfAt(xb)*halfAt(yb)) * float32(s))
+		sum += float32(float32(fp16At(xb)*fp16At(yb)) * float32(s))
 	}
 	return sum
 }
@@ -264,7 +261,7 @@ func dotQ5_1(n int, x, y []byte) float32 {
 	for i := 0; i < n/32; i++ {
 		xb, yb := x[24*i:24*i+24], y[q8_1Bytes*i:q8_1Bytes*(i+1)]
 		s := nibbleDot(xb[8:], binary.LittleEndian.Uint32(xb[4:]), yb[4:], plainValues)
-		sum += float32(float32(halfAt(xb)*halfAt(yb))*float32(s)) + float32(halfAt(xb[2:])*halfAt(yb[2:]))
+		sum += float32(float32(fp16At(xb)*fp16At(yb))*float32(s)) + float32(fp16At(xb[2:])*fp16At(yb[2:]))
 	}
 	return sum
 }
@@ -285,7 +282,7 @@ func dotQ8_0(n int, x, y []byte) float32 {
 	for i := 0; i < n/32; i++ {
 		xb, yb := x[q8_0Bytes*i:q8_0Bytes*(i+1)], y[q8_0Bytes*i:q8_0Bytes*(i+1)]
 		s := int8Dot(xb[2:], yb[2:])
-		sum += float32(float32(s) * float32(halfAt(xb)*halfAt(yb)))
+		sum += float32(float32(s) * float32(fp16At(xb)*fp16At(yb)))
 	}
 	return sum
 }
@@ -308,9 +305,9 @@ func dotQ1_0(n int, x, y []byte) float32 {
 				}
 				s += qy
 			}
-			sub += float32(halfAt(q) * float32(s))
+			sub += float32(fp16At(q) * float32(s))
 		}
-		sum += float32(halfAt(xb) * sub)
+		sum += float32(fp16At(xb) * sub)
 	}
 	return sum
 }
@@ -332,20 +329,11 @@ func dotQ2_0(n int, x, y []byte) float32 {
 					s += (int32(c>>(2*l)&3) - 1) * int32(int8(q[2+4*b+l]))
 				}
 			}
-			sub += float32(halfAt(q) * float32(s))
+			sub += float32(fp16At(q) * float32(s))
 		}
-		sum += float32(halfAt(xb) * sub)
+		sum += float32(fp16At(xb) * sub)
 	}
 	return sum
-}
-
-// e8m0Half decodes an E8M0 exponent byte to 2^(e-128), half the scale it
-// encodes, to go with the doubled fp4Values. e < 2 gives float32 subnormals.
-func e8m0Half(e uint8) float32 {
-	if e < 2 {
-		return math.Float32frombits(0x00200000 << e)
-	}
-	return math.Float32frombits(uint32(e-1) << 23)
 }
 
 // MXFP4 (E8M0 e, qs[16]) · Q8_0.
@@ -353,25 +341,16 @@ func dotMXFP4(n int, x, y []byte) float32 {
 	var sum float32
 	for i := 0; i < n/32; i++ {
 		xb, yb := x[17*i:17*i+17], y[q8_0Bytes*i:q8_0Bytes*(i+1)]
-		d := halfAt(yb) * e8m0Half(xb[0])
+		d := fp16At(yb) * e8m0Half(xb[0])
 		sum += float32(d * float32(nibbleDot(xb[1:], 0, yb[2:], fp4Values)))
 	}
 	return sum
 }
 
-// ue4m3Half holds half the value of each UE4M3 scale byte (4 exponent bits
-// with bias 7, 3 mantissa bits; the top bit is ignored, and 0x7f reads as
-// zero), to go with the doubled fp4Values. All values are exact in float32.
+// ue4m3Half caches ue4m3ToFP32 for every scale byte.
 var ue4m3Half = func() (t [256]float32) {
 	for x := range t {
-		e, m := x>>3&0xf, x&7
-		switch {
-		case x == 0x7f:
-		case e == 0:
-			t[x] = float32(math.Ldexp(float64(m), -10))
-		default:
-			t[x] = float32(math.Ldexp(float64(8+m), e-11))
-		}
+		t[x] = ue4m3ToFP32(uint8(x))
 	}
 	return t
 }()
@@ -392,7 +371,7 @@ func dotNVFP4(n int, x, y []byte) float32 {
 				lo += fp4Values[c&0xf] * int32(int8(qy[j]))
 				hi += fp4Values[c>>4] * int32(int8(qy[j+8]))
 			}
-			sum += float32(float32(halfAt(q)*ue4m3Half[xb[s]]) * float32(lo+hi))
+			sum += float32(float32(fp16At(q)*ue4m3Half[xb[s]]) * float32(lo+hi))
 		}
 	}
 	return sum
@@ -403,7 +382,7 @@ func dotIQ4NL(n int, x, y []byte) float32 {
 	var sum float32
 	for i := 0; i < n/32; i++ {
 		xb, yb := x[18*i:18*i+18], y[q8_0Bytes*i:q8_0Bytes*(i+1)]
-		d := halfAt(yb) * halfAt(xb)
+		d := fp16At(yb) * fp16At(xb)
 		sum += float32(d * float32(nibbleDot(xb[2:], 0, yb[2:], iq4NLValues)))
 	}
 	return sum

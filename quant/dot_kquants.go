@@ -60,8 +60,8 @@ func dotQ2K(n int, x, y []byte) float32 {
 		for j, s := range sc {
 			summs += q8KBsum(yb, j) * int32(s>>4)
 		}
-		dall := q8KScale(yb) * halfAt(xb[80:])
-		dmin := q8KScale(yb) * halfAt(xb[82:])
+		dall := q8KScale(yb) * fp16At(xb[80:])
+		dmin := q8KScale(yb) * fp16At(xb[82:])
 		// Sub-block g covers elements 16g..16g+15: byte (g/8)*32 + (g%2)*16 + l
 		// of qs, bits 2*((g/2)%4).
 		var isum int32
@@ -98,45 +98,13 @@ func dotQ3K(n int, x, y []byte) float32 {
 				}
 			}
 		}
-		scales := unpackQ3KScales(xb[96:108])
 		var lanes [8]int32
-		for j, sc := range scales {
-			addScaledLanes(&lanes, int32(sc)-32, yb[4+16*j:], a[16*j:16*j+16])
+		for j, sc := range scalesQ3K(xb[96:108]) {
+			addScaledLanes(&lanes, int32(sc), yb[4+16*j:], a[16*j:16*j+16])
 		}
-		addLaneSums(&sums, halfAt(xb[108:])*q8KScale(yb), &lanes)
+		addLaneSums(&sums, fp16At(xb[108:])*q8KScale(yb), &lanes)
 	}
 	return laneTotal(0, &sums)
-}
-
-// unpackQ3KScales spreads Q3_K's 12 scale bytes into sixteen 6-bit scales:
-// the low 4 bits come from the nibbles of the first 8 bytes, the top 2 bits
-// from the last 4 bytes.
-func unpackQ3KScales(b []byte) (s [16]int8) {
-	const low4, low2 = 0x0f0f0f0f, 0x03030303
-	a0, a1, tmp := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:])
-	words := [4]uint32{
-		a0&low4 | (tmp>>0&low2)<<4,
-		a1&low4 | (tmp>>2&low2)<<4,
-		a0>>4&low4 | (tmp>>4&low2)<<4,
-		a1>>4&low4 | (tmp>>6&low2)<<4,
-	}
-	for j := range s {
-		s[j] = int8(words[j/4] >> (8 * (j % 4)))
-	}
-	return s
-}
-
-// unpackK4Scales spreads the 12 scale bytes of Q4_K and Q5_K into eight
-// 6-bit scales and eight 6-bit mins, one each per 32-element sub-block.
-func unpackK4Scales(b []byte) (scales, mins [8]uint8) {
-	b = b[:12]
-	for j := 0; j < 4; j++ {
-		scales[j] = b[j] & 63
-		mins[j] = b[j+4] & 63
-		scales[j+4] = b[j+8]&0xf | (b[j]>>6)<<4
-		mins[j+4] = b[j+8]>>4 | (b[j+4]>>6)<<4
-	}
-	return scales, mins
 }
 
 // dotK4 is the shared body of Q4_K and Q5_K, whose blocks are fp16 d, fp16
@@ -148,7 +116,10 @@ func dotK4(n, blockBytes int, x, y []byte, decode func(a *[256]int8, xb []byte))
 	for i := 0; i < n/256; i++ {
 		xb, yb := x[blockBytes*i:blockBytes*(i+1)], y[q8KBytes*i:q8KBytes*(i+1)]
 		decode(&a, xb)
-		scales, mins := unpackK4Scales(xb[4:16])
+		var scales, mins [8]uint8
+		for j := range scales {
+			scales[j], mins[j] = scaleMinK4(j, xb[4:16])
+		}
 		var summ int32
 		for j := 0; j < 16; j++ {
 			summ += q8KBsum(yb, j) * int32(mins[j/2])
@@ -158,8 +129,8 @@ func dotK4(n, blockBytes int, x, y []byte, decode func(a *[256]int8, xb []byte))
 			addScaledLanes(&lanes, int32(sc), yb[4+32*j:], a[32*j:32*j+32])
 		}
 		d := q8KScale(yb)
-		addLaneSums(&sums, halfAt(xb)*d, &lanes)
-		sum -= float32(halfAt(xb[2:]) * d * float32(summ))
+		addLaneSums(&sums, fp16At(xb)*d, &lanes)
+		sum -= float32(fp16At(xb[2:]) * d * float32(summ))
 	}
 	return laneTotal(sum, &sums)
 }
@@ -217,7 +188,7 @@ func dotQ6K(n int, x, y []byte) float32 {
 		for j, sc := range xb[192:208] {
 			addScaledLanes(&lanes, int32(int8(sc)), yb[4+16*j:], a[16*j:16*j+16])
 		}
-		addLaneSums(&sums, halfAt(xb[208:])*q8KScale(yb), &lanes)
+		addLaneSums(&sums, fp16At(xb[208:])*q8KScale(yb), &lanes)
 	}
 	return laneTotal(0, &sums)
 }
@@ -229,7 +200,7 @@ func dotIQ4XS(n int, x, y []byte) float32 {
 	var sum float32
 	for i := 0; i < n/256; i++ {
 		xb, yb := x[136*i:136*i+136], y[q8KBytes*i:q8KBytes*(i+1)]
-		d := halfAt(xb) * q8KScale(yb)
+		d := fp16At(xb) * q8KScale(yb)
 		h := binary.LittleEndian.Uint16(xb[2:])
 		for ib := 0; ib < 8; ib++ {
 			ls := int32(xb[4+ib/2]>>(4*(ib%2))&0xf) | int32(h>>(2*ib)&3)<<4
@@ -238,12 +209,6 @@ func dotIQ4XS(n int, x, y []byte) float32 {
 		}
 	}
 	return sum
-}
-
-// trit returns the base-3 digit that multiplying the packed byte q by 3^k
-// (mod 256) brings to the top, as TQ1_0 stores five (or four) digits per byte.
-func trit(q byte, pow uint8) int32 {
-	return int32(uint16(q*pow)*3>>8) - 1
 }
 
 // TQ1_0 (qs[48], qh[4], fp16 d) · Q8_K: ternary digits packed five to a qs
@@ -271,7 +236,7 @@ func dotTQ1_0(n int, x, y []byte) float32 {
 				s += trit(q, p) * int32(int8(q8[240+4*k+j]))
 			}
 		}
-		sum += float32(float32(s) * (halfAt(xb[52:]) * q8KScale(yb)))
+		sum += float32(float32(s) * (fp16At(xb[52:]) * q8KScale(yb)))
 	}
 	return sum
 }
@@ -291,7 +256,7 @@ func dotTQ2_0(n int, x, y []byte) float32 {
 				}
 			}
 		}
-		d := q8KScale(yb) * halfAt(xb[64:])
+		d := q8KScale(yb) * fp16At(xb[64:])
 		sum += float32(float32(s) * d)
 	}
 	return sum

@@ -33,9 +33,9 @@ func ternaryScale(x []float32) (d, id float32) {
 	return d, id
 }
 
-// trit maps v/d to 0, 1 or 2 for -1, 0, +1. The conversion to int32
+// tritOf maps v/d to 0, 1 or 2 for -1, 0, +1. The conversion to int32
 // truncates as C's long-to-int conversion does.
-func trit(v, id float32) int32 { return int32(lroundf(v*id) + 1) }
+func tritOf(v, id float32) int32 { return int32(lroundf(v*id) + 1) }
 
 // tq1Pack reads n trits, x[0], x[stride], ..., as the base-3 digits of a
 // number (first trit most significant, modulo 256 as in ggml's uint8
@@ -44,7 +44,7 @@ func trit(v, id float32) int32 { return int32(lroundf(v*id) + 1) }
 func tq1Pack(x []float32, id float32, n, stride int) byte {
 	var q uint8
 	for k := 0; k < n; k++ {
-		q = q*3 + uint8(trit(x[k*stride], id))
+		q = q*3 + uint8(tritOf(x[k*stride], id))
 	}
 	for k := n; k < 5; k++ {
 		q *= 3
@@ -76,15 +76,19 @@ func quantizeTQ1_0(dst []byte, src []float32, _, _ int, _ []float32) {
 	}
 }
 
+// trit returns, as -1, 0 or +1, the base-3 digit that multiplying the packed byte q by 3^k
+// (mod 256) brings to the top, as TQ1_0 stores five (or four) digits per byte.
+func trit(q byte, pow uint8) int32 {
+	return int32(uint16(q*pow)*3>>8) - 1
+}
+
 // tq1Unpack writes the first n trits of each byte of qs as values, digit by
 // digit: all bytes' first trits, then all bytes' second trits, and so on.
 func tq1Unpack(dst []float32, qs []byte, n int, d float32) []float32 {
-	pow3 := 1
+	pow3 := uint8(1)
 	for k := 0; k < n; k++ {
 		for _, b := range qs {
-			q := uint8(int(b) * pow3)
-			xi := int16(uint16(q) * 3 >> 8)
-			dst[0] = float32(xi-1) * d
+			dst[0] = float32(trit(b, pow3)) * d
 			dst = dst[1:]
 		}
 		pow3 *= 3
@@ -118,7 +122,7 @@ func quantizeTQ2_0(dst []byte, src []float32, _, _ int, _ []float32) {
 			for m := 0; m < 32; m++ {
 				var q uint8
 				for n := 0; n < 4; n++ {
-					q += uint8(trit(xg[m+32*n], id)&3) << (2 * n)
+					q += uint8(tritOf(xg[m+32*n], id)&3) << (2 * n)
 				}
 				out[32*g+m] = q
 			}
