@@ -19,6 +19,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/ggml-go/ggml/internal/dynlib"
 )
 
 // Environment variables read by this package.
@@ -58,7 +60,7 @@ type Lib struct {
 	fp32ToFP16        func(float32) uint16
 	bf16ToFP32        func(uint16) float32
 	fp32ToBF16        func(float32) uint16
-	handles           []uintptr
+	libs              []*dynlib.Library
 	mu                sync.Mutex
 	quantizeChunkLock sync.Mutex
 }
@@ -135,7 +137,7 @@ func OpenVariant(dir, variant string) (*Lib, error) {
 	l.variant = variant
 
 	syms := []struct {
-		lib  uintptr
+		lib  *dynlib.Library
 		name string
 		dst  *uintptr
 	}{
@@ -154,7 +156,7 @@ func OpenVariant(dir, variant string) (*Lib, error) {
 	}
 	var version, commit, cpuInit uintptr
 	for _, s := range []struct {
-		lib  uintptr
+		lib  *dynlib.Library
 		name string
 		dst  *uintptr
 	}{{base, "ggml_version", &version}, {base, "ggml_commit", &commit}, {cpu, "ggml_cpu_init", &cpuInit}} {
@@ -188,20 +190,19 @@ func OpenVariant(dir, variant string) (*Lib, error) {
 	return l, nil
 }
 
-func (l *Lib) dlopen(name string) (uintptr, error) {
-	path := filepath.Join(l.dir, name)
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+func (l *Lib) dlopen(name string) (*dynlib.Library, error) {
+	lib, err := dynlib.Open(filepath.Join(l.dir, name))
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s: %v", ErrNotAvailable, path, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotAvailable, err)
 	}
-	l.handles = append(l.handles, h)
-	return h, nil
+	l.libs = append(l.libs, lib)
+	return lib, nil
 }
 
-func (l *Lib) dlsym(h uintptr, name string) (uintptr, error) {
-	p, err := purego.Dlsym(h, name)
-	if err != nil || p == 0 {
-		return 0, fmt.Errorf("%w: symbol %s missing in %s: %v", ErrNotAvailable, name, l.dir, err)
+func (l *Lib) dlsym(lib *dynlib.Library, name string) (uintptr, error) {
+	p, err := lib.Sym(name)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrNotAvailable, err)
 	}
 	return p, nil
 }
@@ -209,43 +210,42 @@ func (l *Lib) dlsym(h uintptr, name string) (uintptr, error) {
 // pickVariant opens the named CPU variant, or else the one whose
 // ggml_backend_score is highest on this machine, as ggml's own loader does;
 // "x64" (the generic build) always scores above zero.
-func (l *Lib) pickVariant(want string) (string, uintptr, error) {
+func (l *Lib) pickVariant(want string) (string, *dynlib.Library, error) {
 	paths, _ := filepath.Glob(filepath.Join(l.dir, "libggml-cpu-*.so"))
 	if want != "" {
 		paths = []string{filepath.Join(l.dir, "libggml-cpu-"+want+".so")}
 	}
 	sort.Strings(paths)
-	bestScore, bestName, best := 0, "", uintptr(0)
+	bestScore, bestName := 0, ""
+	var best *dynlib.Library
 	for _, p := range paths {
 		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "libggml-cpu-"), ".so")
-		h, err := purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_LOCAL)
+		lib, err := dynlib.Open(p)
 		if err != nil {
 			if want != "" {
-				return "", 0, fmt.Errorf("%w: %s: %v", ErrNotAvailable, p, err)
+				return "", nil, fmt.Errorf("%w: %v", ErrNotAvailable, err)
 			}
 			continue
 		}
 		score := 0
-		if fn, err := purego.Dlsym(h, "ggml_backend_score"); err == nil && fn != 0 {
+		if fn, err := lib.Sym("ggml_backend_score"); err == nil {
 			r, _, _ := purego.SyscallN(fn)
 			score = int(int32(r))
 		}
 		if score > bestScore {
-			if best != 0 {
-				_ = purego.Dlclose(best)
-			}
-			bestScore, bestName, best = score, name, h
+			_ = best.Close()
+			bestScore, bestName, best = score, name, lib
 		} else {
-			_ = purego.Dlclose(h)
+			_ = lib.Close()
 		}
 	}
-	if best == 0 {
+	if best == nil {
 		if want != "" {
-			return "", 0, fmt.Errorf("%w: CPU variant %s cannot run on this machine (ggml_backend_score 0)", ErrNotAvailable, want)
+			return "", nil, fmt.Errorf("%w: CPU variant %s cannot run on this machine (ggml_backend_score 0)", ErrNotAvailable, want)
 		}
-		return "", 0, fmt.Errorf("%w: no libggml-cpu-*.so in %s scores above 0 on this machine", ErrNotAvailable, l.dir)
+		return "", nil, fmt.Errorf("%w: no libggml-cpu-*.so in %s scores above 0 on this machine", ErrNotAvailable, l.dir)
 	}
-	l.handles = append(l.handles, best)
+	l.libs = append(l.libs, best)
 	return bestName, best, nil
 }
 
@@ -253,10 +253,10 @@ func (l *Lib) pickVariant(want string) (string, uintptr, error) {
 func (l *Lib) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for i := len(l.handles) - 1; i >= 0; i-- {
-		_ = purego.Dlclose(l.handles[i])
+	for i := len(l.libs) - 1; i >= 0; i-- {
+		_ = l.libs[i].Close()
 	}
-	l.handles = nil
+	l.libs = nil
 }
 
 // Dir is the folder the libraries were loaded from.
