@@ -39,7 +39,15 @@ var kernels = [TypeCount]kernel{
 	Q5_K: {quantize: quantizeK(Q5_K, quantizeQ5KBlock), dequantize: blockDequantizer(Q5_K, dequantizeQ5KBlock)},
 	Q6_K: {quantize: quantizeK(Q6_K, quantizeQ6KBlock), dequantize: blockDequantizer(Q6_K, dequantizeQ6KBlock)},
 
-	// Lattice (grid) formats.
+	// Lattice (grid) formats. Only dequantization is implemented; the
+	// imatrix flags still follow ggml_quantize_requires_imatrix.
+	IQ2_XXS: {dequantize: dequantizeIQ2XXS, requiresImatrix: true},
+	IQ2_XS:  {dequantize: dequantizeIQ2XS, requiresImatrix: true},
+	IQ2_S:   {dequantize: dequantizeIQ2S},
+	IQ3_XXS: {dequantize: dequantizeIQ3XXS},
+	IQ3_S:   {dequantize: dequantizeIQ3S},
+	IQ1_S:   {dequantize: dequantizeIQ1S, requiresImatrix: true},
+	IQ1_M:   {dequantize: dequantizeIQ1M},
 }
 
 func quantizeF32(dst []byte, src []float32, _, _ int, _ []float32) {
