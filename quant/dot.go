@@ -43,7 +43,14 @@ var dotKernels = [TypeCount]func(n int, x, y []byte) float32{
 	TQ1_0:  dotTQ1_0,
 	TQ2_0:  dotTQ2_0,
 
-	// Lattice (grid) formats.
+	// Lattice (grid) formats, against Q8_K.
+	IQ2_XXS: dotIQ2XXSQ8K,
+	IQ2_XS:  dotIQ2XSQ8K,
+	IQ2_S:   dotIQ2SQ8K,
+	IQ3_XXS: dotIQ3XXSQ8K,
+	IQ3_S:   dotIQ3SQ8K,
+	IQ1_S:   dotIQ1SQ8K,
+	IQ1_M:   dotIQ1MQ8K,
 }
 
 // vecDotTypes mirrors vec_dot_type in ggml's CPU type traits. Types ggml

@@ -11,13 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ggml-go/ggml/internal/ggmlref"
 	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
 )
 
@@ -26,20 +23,19 @@ import (
 var latticeFormats = []struct {
 	typ    Type
 	unpack func([]byte, *gridBlock)
-	dot    func(n int, x, y []byte) float32
 	points []uint64 // the codebook points a group can hold
 	// signPatterns is the number of sign bytes a group can hold: 128
 	// parity-fixed patterns for formats that store 7 bits, all 256
 	// otherwise, none for IQ1.
 	signPatterns int
 }{
-	{IQ2_XXS, unpackIQ2XXS, dotIQ2XXSQ8K, iq2xxsGrid[:], 128},
-	{IQ2_XS, unpackIQ2XS, dotIQ2XSQ8K, iq2xsGrid[:], 128},
-	{IQ2_S, unpackIQ2S, dotIQ2SQ8K, iq2sGrid[:], 256},
-	{IQ3_XXS, unpackIQ3XXS, dotIQ3XXSQ8K, widenGrid(iq3xxsGrid[:]), 128},
-	{IQ3_S, unpackIQ3S, dotIQ3SQ8K, widenGrid(iq3sGrid[:]), 256},
-	{IQ1_S, unpackIQ1S, dotIQ1SQ8K, iq1sGrid[:], 0},
-	{IQ1_M, unpackIQ1M, dotIQ1MQ8K, iq1sGrid[:], 0},
+	{IQ2_XXS, unpackIQ2XXS, iq2xxsGrid[:], 128},
+	{IQ2_XS, unpackIQ2XS, iq2xsGrid[:], 128},
+	{IQ2_S, unpackIQ2S, iq2sGrid[:], 256},
+	{IQ3_XXS, unpackIQ3XXS, widenGrid(iq3xxsGrid[:]), 128},
+	{IQ3_S, unpackIQ3S, widenGrid(iq3sGrid[:]), 256},
+	{IQ1_S, unpackIQ1S, iq1sGrid[:], 0},
+	{IQ1_M, unpackIQ1M, iq1sGrid[:], 0},
 }
 
 func widenGrid(g []uint32) []uint64 {
@@ -50,17 +46,10 @@ func widenGrid(g []uint32) []uint64 {
 	return out
 }
 
-// latticeRand returns a generator seeded from GGML_TEST_SEED or the clock,
-// logging the seed so a failure can be replayed.
+// latticeRand returns a generator seeded by testSeed.
 func latticeRand(t *testing.T) (*rand.Rand, uint64) {
 	t.Helper()
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("GGML_TEST_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		require.NoError(t, err, "GGML_TEST_SEED")
-		seed = v
-	}
-	t.Logf("seed %d (set GGML_TEST_SEED=%d to replay)", seed, seed)
+	seed := uint64(testSeed(t))
 	return rand.New(rand.NewPCG(seed, 0x1a77)), seed
 }
 
@@ -295,15 +284,8 @@ func TestLatticeDequantizeQuantized(t *testing.T) {
 func TestLatticeVecDot(t *testing.T) {
 	lib := reftest.Lib(t)
 	rng, seed := latticeRand(t)
-	t.Setenv(ggmlref.EnvVariant, "x64")
-	generic, err := ggmlref.Open(lib.Dir())
-	if err != nil {
-		t.Logf("no generic CPU backend, checking against %s only: %v", lib.Variant(), err)
-		generic = nil
-	} else {
-		t.Cleanup(generic.Close)
-		t.Logf("checking against %s within tolerance and %s exactly", lib.Variant(), generic.Variant())
-	}
+	generic := variantLib(t, "x64")
+	t.Logf("checking against %s within tolerance and %s exactly", lib.Variant(), generic.Variant())
 	if testing.Short() {
 		t.Log("short mode: random blocks only, " + latticeSlowInit)
 	}
@@ -320,6 +302,7 @@ func TestLatticeVecDot(t *testing.T) {
 					kind = "gaussian"
 				}
 				var x []byte
+				var err error
 				if c%2 == 0 && !testing.Short() {
 					x, err = lib.QuantizeChunk(uint32(f.typ), latticeData(rng, kind, n), 1, int64(n), latticeImatrix(rng, n, c%4 == 0))
 					require.NoError(t, err)
@@ -336,7 +319,8 @@ func TestLatticeVecDot(t *testing.T) {
 				y, err := lib.FromFloatCPU(uint32(Q8_K), latticeData(rng, "gaussian", n))
 				require.NoError(t, err)
 
-				got := f.dot(n, x, y)
+				got, err := VecDot(f.typ, n, x, y)
+				require.NoError(t, err)
 				want, err := lib.VecDot(uint32(f.typ), int64(n), x, y)
 				require.NoError(t, err)
 				xs, err := Dequantize(f.typ, x, n)
@@ -351,11 +335,9 @@ func TestLatticeVecDot(t *testing.T) {
 					t.Fatalf("%s: products overflow", msg)
 				}
 				require.InDelta(t, float64(want), float64(got), 4e-6*scale+1e-30, msg)
-				if generic != nil {
-					exact, err := generic.VecDot(uint32(f.typ), int64(n), x, y)
-					require.NoError(t, err)
-					require.Equal(t, math.Float32bits(exact), math.Float32bits(got), "%s: generic %v, got %v", msg, exact, got)
-				}
+				exact, err := generic.VecDot(uint32(f.typ), int64(n), x, y)
+				require.NoError(t, err)
+				require.Equal(t, math.Float32bits(exact), math.Float32bits(got), "%s: generic %v, got %v", msg, exact, got)
 				cases++
 			}
 			t.Logf("%d cases", cases)
