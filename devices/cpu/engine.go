@@ -1,0 +1,134 @@
+// Package cpu is the pure-Go CPU device: reference kernels for every
+// operation the other devices can run, a persistent worker pool that splits
+// each operation's rows across threads, and the supports-op rule that says
+// exactly what it can compute. Its results are what the accelerators are
+// checked against, so the kernels favour clarity; they agree with ggml's CPU
+// backend within test-backend-ops tolerances.
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
+)
+
+// ErrUnsupported reports an operation (with its types and layout) the CPU
+// device cannot compute.
+var ErrUnsupported = errors.New("cpu: unsupported operation")
+
+// ErrNoData reports a tensor without host memory.
+var ErrNoData = errors.New("cpu: tensor has no host memory")
+
+// Options configure an Engine.
+type Options struct {
+	// Threads is the number of threads an operation is split across; 0
+	// means runtime.GOMAXPROCS(0).
+	Threads int
+}
+
+// Engine computes graphs on the CPU. It owns a pool of worker goroutines
+// that live until Close; an Engine computes one graph at a time.
+type Engine struct {
+	pool *pool
+}
+
+// New returns an Engine with its worker pool started.
+func New(opts Options) *Engine {
+	n := opts.Threads
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	return &Engine{pool: newPool(n)}
+}
+
+// Threads is the number of threads each operation is split across.
+func (e *Engine) Threads() int { return e.pool.n }
+
+// Close stops the worker pool. The Engine must not be used afterwards.
+func (e *Engine) Close() { e.pool.close() }
+
+// Compute runs every node of g in order. Each node's memory (Tensor.Data)
+// and its sources' must be host memory; leafs keep their values.
+func (e *Engine) Compute(g *graph.Graph) error {
+	for _, t := range g.Nodes {
+		if err := e.ComputeNode(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ComputeNode computes one tensor from its sources.
+func (e *Engine) ComputeNode(t *graph.Tensor) error {
+	if t.IsEmpty() {
+		return nil
+	}
+	k := kernelFor(t)
+	if k == nil || !SupportsOp(t) {
+		return fmt.Errorf("%w: %s", ErrUnsupported, describe(t))
+	}
+	if k.compute == nil {
+		return nil // a view or no-op: the memory is already right
+	}
+	if err := hasData(t); err != nil {
+		return err
+	}
+	var work []byte
+	if k.workSize != nil {
+		work = make([]byte, k.workSize(t, e.pool.n))
+	}
+	return e.pool.run(func(p *Params) { k.compute(p, t) }, work)
+}
+
+func hasData(t *graph.Tensor) error {
+	if t.Data == nil && t.NBytes() > 0 {
+		return fmt.Errorf("%w: %s", ErrNoData, t)
+	}
+	for _, s := range t.Src {
+		if s != nil && s.Data == nil && s.NBytes() > 0 {
+			return fmt.Errorf("%w: source %s of %s", ErrNoData, s, t)
+		}
+	}
+	return nil
+}
+
+// SupportsOp reports whether the CPU device computes t exactly: its
+// operation, types and layout. It is the device's supports_op.
+func SupportsOp(t *graph.Tensor) bool {
+	k := kernelFor(t)
+	if k == nil {
+		return false
+	}
+	return k.supports == nil || k.supports(t)
+}
+
+func kernelFor(t *graph.Tensor) *kernel {
+	if !t.Op.Valid() {
+		return nil
+	}
+	k := &kernels[t.Op]
+	if k.supports == nil && k.compute == nil && t.Op != ops.None {
+		return nil
+	}
+	return k
+}
+
+// describe names an operation with its types and shapes for errors.
+func describe(t *graph.Tensor) string {
+	s := fmt.Sprintf("%s %s [%d %d %d %d]", t.Op, t.Type, t.Ne[0], t.Ne[1], t.Ne[2], t.Ne[3])
+	switch t.Op {
+	case ops.Unary:
+		s += " " + t.Params.Unary().String()
+	case ops.GLU:
+		s += " " + ops.GluOp(t.Params.I32(0)).String()
+	}
+	for i, src := range t.Src {
+		if src != nil {
+			s += fmt.Sprintf(" src%d=%s[%d %d %d %d]", i, src.Type, src.Ne[0], src.Ne[1], src.Ne[2], src.Ne[3])
+		}
+	}
+	return s
+}
