@@ -489,7 +489,7 @@ func kqMask(rng *rand.Rand, ne [4]int64) []float32 {
 }
 
 // flashAttnAll is test-backend-ops' full list of FLASH_ATTN_EXT cases
-// (5,158 of them).
+// (5,158 of them): its main loop, then flashAttnExtras.
 func flashAttnAll() []flashAttnCase {
 	f32 := ops.FlashAttnPrecF32
 	fa := func(hsk, hsv, nh int64, nr23 [2]int64, kv, nb int64, mask, sinks bool, maxBias, softcap float32, prec int32, tk, tv quant.Type) flashAttnCase {
@@ -574,35 +574,84 @@ func flashAttnAll() []flashAttnCase {
 			}
 		}
 	}
-	// Mixed K/V types and Q1_0.
-	out = append(out,
-		fa(64, 64, 4, [2]int64{1, 1}, 128, 2, true, false, 0, 0, f32, quant.Q8_0, quant.Q4_0),
-		fa(64, 64, 4, [2]int64{1, 1}, 128, 2, true, false, 0, 0, f32, quant.Q4_0, quant.F16),
-		fa(72, 72, 4, [2]int64{1, 1}, 96, 2, true, false, 0, 0, f32, quant.Q4_0, quant.Q8_0),
-		fa(64, 64, 4, [2]int64{1, 1}, 96, 2, true, false, 0, 0, f32, quant.F16, quant.F32),
-		fa(128, 128, 4, [2]int64{1, 1}, 256, 1, false, false, 0, 0, f32, quant.F16, quant.Q4_0),
-		fa(128, 128, 4, [2]int64{1, 1}, 96, 2, true, false, 0, 0, f32, quant.Q1_0, quant.Q1_0),
-		fa(128, 64, 4, [2]int64{1, 1}, 128, 2, true, false, 0, 0, f32, quant.Q1_0, quant.Q4_0),
+	return append(out, flashAttnExtras()...)
+}
+
+// flashAttnExtras are the cases test-backend-ops lists after its main loop:
+// mixed K/V types and the Q1_0/Q2_0 formats, Q8_0 decode and prompt
+// shapes, V as a view of K, long KV and dense quantized K/V.
+func flashAttnExtras() []flashAttnCase {
+	f32 := ops.FlashAttnPrecF32
+	id, swap := [4]int{0, 1, 2, 3}, [4]int{0, 2, 1, 3}
+	fa := func(hsk, hsv, nh int64, nr23 [2]int64, kv, nb int64, sinks bool, maxBias, softcap float32, tk, tv quant.Type, perm [4]int, kvView, vViewK bool) flashAttnCase {
+		return flashAttnCase{hsk: hsk, hsv: hsv, nh: nh, nr23: nr23, kv: kv, nb: nb, mask: true, sinks: sinks,
+			maxBias: maxBias, softcap: softcap, prec: f32, typeK: tk, typeV: tv, permute: perm, kvView: kvView, vViewK: vViewK}
+	}
+	mixed := func(hsk, hsv, kv, nb int64, tk, tv quant.Type) flashAttnCase {
+		return fa(hsk, hsv, 4, [2]int64{1, 1}, kv, nb, false, 0, 0, tk, tv, id, true, false)
+	}
+	noMask := mixed(128, 128, 256, 1, quant.F16, quant.Q4_0)
+	noMask.mask = false
+	out := []flashAttnCase{
+		mixed(64, 64, 128, 2, quant.Q8_0, quant.Q4_0),
+		mixed(64, 64, 128, 2, quant.Q4_0, quant.F16),
+		mixed(72, 72, 96, 2, quant.Q4_0, quant.Q8_0),
+		mixed(64, 64, 96, 2, quant.F16, quant.F32),
+		noMask,
+		mixed(128, 128, 96, 2, quant.Q1_0, quant.Q1_0),
+		mixed(128, 64, 128, 2, quant.Q1_0, quant.Q4_0),
+		mixed(64, 128, 128, 2, quant.Q4_0, quant.Q1_0),
+		mixed(128, 64, 64, 2, quant.Q1_0, quant.F16),
+		mixed(128, 128, 96, 2, quant.Q2_0, quant.Q2_0),
+		mixed(128, 64, 128, 2, quant.Q2_0, quant.Q4_0),
+		mixed(64, 128, 128, 2, quant.Q4_0, quant.Q2_0),
+		mixed(128, 64, 64, 2, quant.Q2_0, quant.F16),
+
+		fa(256, 256, 2, [2]int64{16, 1}, 113, 1, false, 0, 0, quant.Q8_0, quant.Q8_0, id, true, false),
+		fa(256, 256, 2, [2]int64{16, 1}, 1024, 1, false, 0, 0, quant.Q8_0, quant.Q8_0, id, true, false),
+		fa(256, 256, 2, [2]int64{16, 1}, 1024, 1, false, 0, 0, quant.Q8_0, quant.Q8_0, swap, true, false),
+		fa(256, 256, 2, [2]int64{16, 2}, 1025, 1, true, 8, 30, quant.Q8_0, quant.Q8_0, id, true, false),
+		fa(256, 256, 2, [2]int64{16, 1}, 1025, 64, false, 0, 0, quant.Q8_0, quant.Q8_0, swap, true, false),
+		fa(256, 256, 2, [2]int64{16, 1}, 16384, 1, false, 0, 0, quant.Q8_0, quant.Q8_0, id, true, false),
+
+		fa(576, 512, 1, [2]int64{20, 1}, 113, 1, false, 0, 0, quant.Q8_0, quant.Q8_0, id, true, true),
+		fa(576, 512, 1, [2]int64{20, 1}, 1024, 1, false, 0, 0, quant.Q8_0, quant.Q8_0, id, true, true),
+		fa(576, 512, 1, [2]int64{20, 1}, 1024, 64, false, 0, 0, quant.Q8_0, quant.Q8_0, id, true, true),
+		fa(320, 256, 1, [2]int64{32, 1}, 512, 1, false, 0, 0, quant.F16, quant.F16, id, true, true),
+		fa(192, 128, 4, [2]int64{8, 1}, 512, 1, false, 0, 0, quant.F16, quant.F16, id, true, true),
+		fa(128, 128, 8, [2]int64{4, 1}, 512, 8, false, 0, 0, quant.F16, quant.F16, id, true, true),
+		fa(64, 64, 4, [2]int64{1, 1}, 512, 1, false, 0, 0, quant.Q8_0, quant.Q8_0, id, true, true),
+	}
+	for _, kv := range []int64{4096, 16384} {
+		out = append(out,
+			fa(256, 256, 4, [2]int64{6, 1}, kv, 512, false, 0, 0, quant.F16, quant.F16, id, true, false),
+			fa(128, 128, 8, [2]int64{4, 1}, kv, 512, false, 0, 0, quant.F16, quant.F16, id, true, false))
+	}
+	return append(out,
+		fa(64, 64, 4, [2]int64{1, 1}, 512, 75, false, 0, 0, quant.Q8_0, quant.Q8_0, swap, false, false),
+		fa(64, 64, 4, [2]int64{4, 1}, 512, 75, false, 0, 0, quant.Q8_0, quant.Q8_0, swap, false, false),
+		fa(64, 64, 4, [2]int64{1, 1}, 1024, 75, false, 0, 0, quant.Q8_0, quant.Q8_0, swap, false, false),
+		fa(64, 64, 4, [2]int64{1, 1}, 512, 75, false, 0, 0, quant.Q8_0, quant.Q8_0, id, false, false),
 	)
-	return out
 }
 
 // flashAttnBudget bounds the multiply-adds of one full-run case, so the
 // pure-Go reference finishes the full set in minutes.
 const flashAttnBudget = 40 << 20
 
-// flashAttnList is, when full, every 5th case of test-backend-ops' list
-// within flashAttnBudget (the loop's innermost parameters, the K/V types
-// and precisions, rotate through the sample) plus the mixed-type cases;
+// flashAttnList is, when full, every 5th case of test-backend-ops' main
+// loop (its innermost parameters, the K/V types and precisions, rotate
+// through the sample) and every extra case, all within flashAttnBudget;
 // otherwise a few small cases covering GQA, masks with ALiBi, softcap,
 // sinks, permuted and quantized K/V, and V as a view of K.
 func flashAttnList(full bool) []flashAttnCase {
 	if full {
 		all := flashAttnAll()
+		nExtra := len(flashAttnExtras())
 		var out []flashAttnCase
 		for i, f := range all {
 			cost := f.nh * f.nr23[0] * f.nr23[1] * f.nb * f.kv * (f.hsk + f.hsv)
-			if (i%5 == 0 && cost <= flashAttnBudget) || i >= len(all)-7 {
+			if (i%5 == 0 || i >= len(all)-nExtra) && cost <= flashAttnBudget {
 				out = append(out, f)
 			}
 		}
