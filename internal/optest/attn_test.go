@@ -534,3 +534,188 @@ func TestAttnCSVSupport(t *testing.T) {
 	require.Equal(t, 466, agree["ROPE"])
 	require.Equal(t, 5158, agree["FLASH_ATTN_EXT"])
 }
+
+// TestAttnBuilders checks the builders' results (type, shape, sources,
+// op_params layout) and that every shape or type ggml asserts on is an
+// error recorded on the Context, not a panic.
+func TestAttnBuilders(t *testing.T) {
+	type build func(c *graph.Context) *graph.Tensor
+	f32, f16, i32 := quant.F32, quant.F16, quant.I32
+	newT := func(c *graph.Context, typ quant.Type, ne ...int64) *graph.Tensor { return c.NewTensor(typ, ne...) }
+	rp := ops.RopeParams{NDims: 8, Mode: ops.RopeNeox, NCtxOrig: 4096, FreqBase: 1e6, FreqScale: 0.5,
+		ExtFactor: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1, Sections: [4]int32{1, 2, 1, 0}, NOffs: 4}
+
+	t.Run("valid", func(t *testing.T) {
+		c := graph.NewContext(graph.ContextOptions{})
+		a := newT(c, f16, 16, 3, 5)
+		pos := newT(c, i32, 5)
+		freq := newT(c, f32, 4)
+		r := c.RopeExt(a, pos, freq, rp)
+		require.NoError(t, c.Err())
+		require.Equal(t, ops.Rope, r.Op)
+		require.Equal(t, f16, r.Type)
+		require.Equal(t, a.Ne, r.Ne)
+		require.Equal(t, []*graph.Tensor{a, pos, freq}, r.Src[:3])
+		got := ops.RopeParamsOf(r.Params)
+		want := rp
+		want.Sections, want.NOffs = [4]int32{}, 0 // only RopeMulti keeps sections; offsets come from RopeSetOffset
+		require.Equal(t, want, got)
+		require.Equal(t, int32(math.Float32bits(1e6)), r.Params.I32(5))
+		require.Equal(t, int32(4), c.RopeSetOffset(r, 4).Params.I32(15))
+
+		m := c.RopeMultiInplace(a, newT(c, i32, 20), nil, ops.RopeParams{NDims: 8, Mode: ops.RopeMRope, FreqBase: 1e4, FreqScale: 1, AttnFactor: 1, Sections: [4]int32{2, 1, 1, 0}})
+		require.NoError(t, c.Err())
+		require.Equal(t, a, m.ViewSrc)
+		require.Equal(t, [4]int32{2, 1, 1, 0}, ops.RopeParamsOf(m.Params).Sections)
+		require.Equal(t, ops.RopeBack, c.RopeExtBack(a, pos, nil, rp).Op)
+
+		q := newT(c, f32, 64, 7, 8, 2)
+		k := newT(c, f16, 64, 33, 2, 2)
+		v := newT(c, f16, 48, 33, 2, 2)
+		mask := newT(c, f16, 33, 7, 1, 2)
+		fa := c.FlashAttnExt(q, k, v, mask, 0.125, 8, 30)
+		fa = c.FlashAttnExtAddSinks(fa, newT(c, f32, 8))
+		fa = c.FlashAttnExtSetPrec(fa, ops.FlashAttnPrecF32)
+		require.NoError(t, c.Err())
+		require.Equal(t, [4]int64{48, 8, 7, 2}, fa.Ne)
+		require.Equal(t, f32, fa.Type)
+		require.Equal(t, ops.FlashAttnParams{Scale: 0.125, MaxBias: 8, LogitSoftcap: 30, Prec: 10}, ops.FlashAttnParamsOf(fa.Params))
+		require.NotNil(t, fa.Src[4])
+		require.Nil(t, c.FlashAttnExtAddSinks(fa, nil).Src[4])
+
+		conv := c.SSMConv(newT(c, f32, 7, 16, 3), newT(c, f32, 4, 16))
+		require.Equal(t, [4]int64{16, 4, 3, 1}, conv.Ne)
+		st := c.SolveTri(newT(c, f32, 5, 5, 2), newT(c, f32, 3, 5, 2), true, true, false)
+		require.Equal(t, [4]int64{3, 5, 2, 1}, st.Ne)
+		gd := c.GatedDeltaNet(newT(c, f32, 8, 2, 3, 2), newT(c, f32, 8, 2, 3, 2), newT(c, f32, 8, 4, 3, 2),
+			newT(c, f32, 8, 4, 3, 2), newT(c, f32, 1, 4, 3, 2), newT(c, f32, 8, 8, 4, 2), 3)
+		require.NoError(t, c.Err())
+		require.Equal(t, [4]int64{32, 3*2 + 3*8*2, 1, 1}, gd.Ne)
+		require.Equal(t, int32(3), ops.GatedDeltaNetParamsOf(gd.Params).K)
+	})
+
+	bad := map[string]build{
+		"rope odd mode":       func(c *graph.Context) *graph.Tensor { return c.Rope(newT(c, f32, 8, 2, 3), newT(c, i32, 3), 8, 1) },
+		"rope F32 positions":  func(c *graph.Context) *graph.Tensor { return c.Rope(newT(c, f32, 8, 2, 3), newT(c, f32, 3), 8, 0) },
+		"rope 2-D positions":  func(c *graph.Context) *graph.Tensor { return c.Rope(newT(c, f32, 8, 2, 3), newT(c, i32, 3, 2), 8, 0) },
+		"rope position count": func(c *graph.Context) *graph.Tensor { return c.Rope(newT(c, f32, 8, 2, 3), newT(c, i32, 4), 8, 0) },
+		"mrope position count": func(c *graph.Context) *graph.Tensor {
+			return c.Rope(newT(c, f32, 8, 2, 3), newT(c, i32, 3), 8, ops.RopeMRope)
+		},
+		"rope F16 freq": func(c *graph.Context) *graph.Tensor {
+			return c.RopeExt(newT(c, f32, 8, 2, 3), newT(c, i32, 3), newT(c, f16, 4), rp)
+		},
+		"rope short freq": func(c *graph.Context) *graph.Tensor {
+			return c.RopeExt(newT(c, f32, 8, 2, 3), newT(c, i32, 3), newT(c, f32, 3), rp)
+		},
+		"rope nil positions": func(c *graph.Context) *graph.Tensor { return c.Rope(newT(c, f32, 8, 2, 3), nil, 8, 0) },
+		"offset of non-rope": func(c *graph.Context) *graph.Tensor { return c.RopeSetOffset(newT(c, f32, 8), 2) },
+		"negative offset": func(c *graph.Context) *graph.Tensor {
+			return c.RopeSetOffset(c.Rope(newT(c, f32, 8, 2, 3), newT(c, i32, 3), 4, 0), -2)
+		},
+		"vision offset": func(c *graph.Context) *graph.Tensor {
+			p := ops.RopeParams{NDims: 4, Mode: ops.RopeVision, FreqBase: 1e4, FreqScale: 1, AttnFactor: 1, Sections: [4]int32{1, 1, 0, 0}}
+			return c.RopeSetOffset(c.RopeMulti(newT(c, f32, 8, 2, 3), newT(c, i32, 12), nil, p), 2)
+		},
+		"fa head size": func(c *graph.Context) *graph.Tensor {
+			return c.FlashAttnExt(newT(c, f32, 64, 4, 4), newT(c, f16, 32, 9, 4), newT(c, f16, 32, 9, 4), nil, 1, 0, 0)
+		},
+		"fa heads": func(c *graph.Context) *graph.Tensor {
+			return c.FlashAttnExt(newT(c, f32, 64, 4, 4), newT(c, f16, 64, 9, 3), newT(c, f16, 64, 9, 3), nil, 1, 0, 0)
+		},
+		"fa batch": func(c *graph.Context) *graph.Tensor {
+			return c.FlashAttnExt(newT(c, f32, 64, 4, 4, 2), newT(c, f16, 64, 9, 4, 2), newT(c, f16, 64, 9, 4, 1), nil, 1, 0, 0)
+		},
+		"fa F32 mask": func(c *graph.Context) *graph.Tensor {
+			return c.FlashAttnExt(newT(c, f32, 64, 4, 4), newT(c, f16, 64, 9, 4), newT(c, f16, 64, 9, 4), newT(c, f32, 9, 4), 1, 0, 0)
+		},
+		"fa mask heads": func(c *graph.Context) *graph.Tensor {
+			return c.FlashAttnExt(newT(c, f32, 64, 4, 4), newT(c, f16, 64, 9, 4), newT(c, f16, 64, 9, 4), newT(c, f16, 9, 4, 3), 1, 0, 0)
+		},
+		"fa permuted mask": func(c *graph.Context) *graph.Tensor {
+			m := c.Permute(newT(c, f16, 4, 9), 1, 0, 2, 3)
+			return c.FlashAttnExt(newT(c, f32, 64, 4, 4), newT(c, f16, 64, 9, 4), newT(c, f16, 64, 9, 4), m, 1, 0, 0)
+		},
+		"fa alibi without mask": func(c *graph.Context) *graph.Tensor {
+			return c.FlashAttnExt(newT(c, f32, 64, 4, 4), newT(c, f16, 64, 9, 4), newT(c, f16, 64, 9, 4), nil, 1, 8, 0)
+		},
+		"sinks count": func(c *graph.Context) *graph.Tensor {
+			fa := c.FlashAttnExt(newT(c, f32, 64, 4, 4), newT(c, f16, 64, 9, 4), newT(c, f16, 64, 9, 4), nil, 1, 0, 0)
+			return c.FlashAttnExtAddSinks(fa, newT(c, f32, 3))
+		},
+		"sinks F16": func(c *graph.Context) *graph.Tensor {
+			fa := c.FlashAttnExt(newT(c, f32, 64, 4, 4), newT(c, f16, 64, 9, 4), newT(c, f16, 64, 9, 4), nil, 1, 0, 0)
+			return c.FlashAttnExtAddSinks(fa, newT(c, f16, 4))
+		},
+		"sinks twice": func(c *graph.Context) *graph.Tensor {
+			fa := c.FlashAttnExt(newT(c, f32, 64, 4, 4), newT(c, f16, 64, 9, 4), newT(c, f16, 64, 9, 4), nil, 1, 0, 0)
+			return c.FlashAttnExtAddSinks(c.FlashAttnExtAddSinks(fa, newT(c, f32, 4)), newT(c, f32, 4))
+		},
+		"sinks of non-fa": func(c *graph.Context) *graph.Tensor { return c.FlashAttnExtAddSinks(newT(c, f32, 4), newT(c, f32, 4)) },
+		"prec of non-fa":  func(c *graph.Context) *graph.Tensor { return c.FlashAttnExtSetPrec(newT(c, f32, 4), 10) },
+		"ssm 4-D sx":      func(c *graph.Context) *graph.Tensor { return c.SSMConv(newT(c, f32, 7, 16, 3, 2), newT(c, f32, 4, 16)) },
+		"ssm 3-D c":       func(c *graph.Context) *graph.Tensor { return c.SSMConv(newT(c, f32, 7, 16, 3), newT(c, f32, 4, 16, 2)) },
+		"ssm channels":    func(c *graph.Context) *graph.Tensor { return c.SSMConv(newT(c, f32, 7, 16, 3), newT(c, f32, 4, 8)) },
+		"ssm short":       func(c *graph.Context) *graph.Tensor { return c.SSMConv(newT(c, f32, 2, 16, 3), newT(c, f32, 4, 16)) },
+		"tri F16": func(c *graph.Context) *graph.Tensor {
+			return c.SolveTri(newT(c, f16, 5, 5), newT(c, f32, 3, 5), true, true, false)
+		},
+		"tri not square": func(c *graph.Context) *graph.Tensor {
+			return c.SolveTri(newT(c, f32, 5, 4), newT(c, f32, 3, 4), true, true, false)
+		},
+		"tri rows": func(c *graph.Context) *graph.Tensor {
+			return c.SolveTri(newT(c, f32, 5, 5), newT(c, f32, 3, 4), true, true, false)
+		},
+		"tri batch": func(c *graph.Context) *graph.Tensor {
+			return c.SolveTri(newT(c, f32, 5, 5, 2), newT(c, f32, 3, 5, 3), true, true, false)
+		},
+		"tri upper": func(c *graph.Context) *graph.Tensor {
+			return c.SolveTri(newT(c, f32, 5, 5), newT(c, f32, 3, 5), true, false, false)
+		},
+		"tri right": func(c *graph.Context) *graph.Tensor {
+			return c.SolveTri(newT(c, f32, 5, 5), newT(c, f32, 3, 5), false, true, false)
+		},
+		"tri unit": func(c *graph.Context) *graph.Tensor {
+			return c.SolveTri(newT(c, f32, 5, 5), newT(c, f32, 3, 5), true, true, true)
+		},
+		"tri transposed b": func(c *graph.Context) *graph.Tensor {
+			return c.SolveTri(newT(c, f32, 5, 5), c.Transpose(newT(c, f32, 5, 3)), true, true, false)
+		},
+	}
+	gdn := func(tweak func(ts []*graph.Tensor, c *graph.Context) []*graph.Tensor, k int64) build {
+		return func(c *graph.Context) *graph.Tensor {
+			ts := []*graph.Tensor{newT(c, f32, 8, 2, 3, 2), newT(c, f32, 8, 2, 3, 2), newT(c, f32, 8, 4, 3, 2),
+				newT(c, f32, 1, 4, 3, 2), newT(c, f32, 1, 4, 3, 2), newT(c, f32, 8, 8, 4, 2)}
+			ts = tweak(ts, c)
+			return c.GatedDeltaNet(ts[0], ts[1], ts[2], ts[3], ts[4], ts[5], k)
+		}
+	}
+	keep := func(ts []*graph.Tensor, _ *graph.Context) []*graph.Tensor { return ts }
+	set := func(i int, typ quant.Type, ne ...int64) func([]*graph.Tensor, *graph.Context) []*graph.Tensor {
+		return func(ts []*graph.Tensor, c *graph.Context) []*graph.Tensor { ts[i] = newT(c, typ, ne...); return ts }
+	}
+	bad["gdn K=0"] = gdn(keep, 0)
+	bad["gdn F16 q"] = gdn(set(0, f16, 8, 2, 3, 2), 1)
+	bad["gdn gate width"] = gdn(set(3, f32, 3, 4, 3, 2), 1)
+	bad["gdn beta width"] = gdn(set(4, f32, 2, 4, 3, 2), 1)
+	bad["gdn state shape"] = gdn(set(5, f32, 8, 8, 2, 2), 1)
+	bad["gdn nil state"] = gdn(func(ts []*graph.Tensor, _ *graph.Context) []*graph.Tensor { ts[5] = nil; return ts }, 1)
+	bad["gdn transposed q"] = gdn(func(ts []*graph.Tensor, c *graph.Context) []*graph.Tensor {
+		ts[0] = c.Transpose(newT(c, f32, 2, 8, 3, 2))
+		return ts
+	}, 1)
+	bad["gdn permuted gate"] = gdn(func(ts []*graph.Tensor, c *graph.Context) []*graph.Tensor {
+		ts[3] = c.Permute(newT(c, f32, 1, 3, 4, 2), 0, 2, 1, 3)
+		return ts
+	}, 1)
+
+	for name, fn := range bad {
+		t.Run(name, func(t *testing.T) {
+			c := graph.NewContext(graph.ContextOptions{})
+			var out *graph.Tensor
+			require.NotPanics(t, func() { out = fn(c) })
+			require.Nil(t, out)
+			require.Error(t, c.Err())
+		})
+	}
+}
