@@ -126,7 +126,8 @@ func (c *Context) FlashAttnExt(q, k, v, mask *Tensor, scale, maxBias, logitSoftc
 	if !c.ok(name, q, k, v) {
 		return nil
 	}
-	if k.Ne[0] != q.Ne[0] || q.Ne[2]%k.Ne[2] != 0 || q.Ne[3]%k.Ne[3] != 0 {
+	// ggml_can_mul_mat(k, q); empty broadcast dimensions would divide by zero.
+	if k.Ne[2] == 0 || k.Ne[3] == 0 || k.Ne[0] != q.Ne[0] || q.Ne[2]%k.Ne[2] != 0 || q.Ne[3]%k.Ne[3] != 0 {
 		c.failf(ErrShape, name, "k %s does not multiply q %s", k, q)
 		return nil
 	}
@@ -143,7 +144,7 @@ func (c *Context) FlashAttnExt(q, k, v, mask *Tensor, scale, maxBias, logitSoftc
 			c.failf(ErrShape, name, "mask %s must be contiguous", mask)
 			return nil
 		}
-		if q.Ne[2]%mask.Ne[2] != 0 || q.Ne[3]%mask.Ne[3] != 0 {
+		if mask.Ne[2] == 0 || mask.Ne[3] == 0 || q.Ne[2]%mask.Ne[2] != 0 || q.Ne[3]%mask.Ne[3] != 0 {
 			c.failf(ErrShape, name, "mask %s does not broadcast over q %s", mask, q)
 			return nil
 		}

@@ -38,7 +38,8 @@ func supportsFlashAttnExt(t *graph.Tensor) bool {
 			return false
 		}
 	}
-	if mask != nil && (mask.Type != quant.F16 || mask.Nb[0] != 2 || mask.Ne[0] < k.Ne[1] || mask.Ne[1] < q.Ne[1]) {
+	if mask != nil && (mask.Type != quant.F16 || mask.Nb[0] != 2 || mask.Ne[0] < k.Ne[1] || mask.Ne[1] < q.Ne[1] ||
+		mask.Ne[2] == 0 || mask.Ne[3] == 0) {
 		return false
 	}
 	if sinks != nil && (sinks.Type != quant.F32 || sinks.Nb[0] != 4 || sinks.Ne[0] < q.Ne[2]) {

@@ -42,7 +42,8 @@ func supportsRope(t *graph.Tensor) bool {
 	default:
 		return false
 	}
-	if pos.Type != quant.I32 || pos.Nb[0] != 4 || pos.NElements() < nPos || pos.Ne[0] < nPos {
+	// The positions are read as a packed vector.
+	if pos.Type != quant.I32 || pos.Nb[0] != 4 || pos.Ne[0] < nPos || pos.Ne[1] != 1 || pos.Ne[2] != 1 || pos.Ne[3] != 1 {
 		return false
 	}
 	nFreq := nd / 2

@@ -626,6 +626,12 @@ func TestAttnBuilders(t *testing.T) {
 		"fa batch": func(c *graph.Context) *graph.Tensor {
 			return c.FlashAttnExt(newT(c, f32, 64, 4, 4, 2), newT(c, f16, 64, 9, 4, 2), newT(c, f16, 64, 9, 4, 1), nil, 1, 0, 0)
 		},
+		"fa no kv heads": func(c *graph.Context) *graph.Tensor {
+			return c.FlashAttnExt(newT(c, f32, 64, 4, 4), newT(c, f16, 64, 9, 0), newT(c, f16, 64, 9, 0), nil, 1, 0, 0)
+		},
+		"fa empty mask": func(c *graph.Context) *graph.Tensor {
+			return c.FlashAttnExt(newT(c, f32, 64, 4, 4), newT(c, f16, 64, 9, 4), newT(c, f16, 64, 9, 4), newT(c, f16, 9, 4, 0), 1, 0, 0)
+		},
 		"fa F32 mask": func(c *graph.Context) *graph.Tensor {
 			return c.FlashAttnExt(newT(c, f32, 64, 4, 4), newT(c, f16, 64, 9, 4), newT(c, f16, 64, 9, 4), newT(c, f32, 9, 4), 1, 0, 0)
 		},
