@@ -107,6 +107,10 @@ type graphAPI struct {
 	backendFree      func(b uintptr)
 	backendCompute   func(b uintptr, g uintptr) int32
 	devSupportsOp    func(dev uintptr, t *Tensor) uint8
+	tpParamsInit     func(p *ThreadpoolParams, n int32)
+	tpNew            func(p *ThreadpoolParams) uintptr
+	tpFree           func(tp uintptr)
+	backendSetTP     func(b uintptr, tp uintptr)
 	tensorOverheadSz uintptr
 }
 
@@ -138,6 +142,10 @@ func (l *Lib) loadGraphAPI(base, cpu *dynlib.Library) error {
 		// Declared as returning a byte: only the low byte of a C bool
 		// return is defined.
 		{base, "ggml_backend_dev_supports_op", &g.devSupportsOp},
+		{base, "ggml_threadpool_params_init", &g.tpParamsInit},
+		{cpu, "ggml_threadpool_new", &g.tpNew},
+		{cpu, "ggml_threadpool_free", &g.tpFree},
+		{cpu, "ggml_backend_cpu_set_threadpool", &g.backendSetTP},
 	}
 	for _, f := range fns {
 		sym, err := l.dlsym(f.lib, f.name)
@@ -150,8 +158,26 @@ func (l *Lib) loadGraphAPI(base, cpu *dynlib.Library) error {
 	if want := uintptr(objectSize) + TensorSize; g.tensorOverheadSz != want {
 		return fmt.Errorf("%w: ggml_tensor_overhead() = %d, want %d (is this ggml 0.25.1?)", ErrNotAvailable, g.tensorOverheadSz, want)
 	}
+	var tp ThreadpoolParams
+	g.tpParamsInit(&tp, 3)
+	if tp.NThreads != 3 || tp.Poll != 50 {
+		return fmt.Errorf("%w: struct ggml_threadpool_params does not have 0.25.1's layout (n_threads %d, poll %d)",
+			ErrNotAvailable, tp.NThreads, tp.Poll)
+	}
 	l.graph = g
 	return nil
+}
+
+// ThreadpoolParams is struct ggml_threadpool_params (528 bytes; cpumask 0,
+// n_threads 512, prio 516, poll 520, strict_cpu 524, paused 525).
+type ThreadpoolParams struct {
+	CPUMask   [512]bool
+	NThreads  int32
+	Prio      int32
+	Poll      uint32
+	StrictCPU bool
+	Paused    bool
+	_         [2]byte
 }
 
 // TensorOverhead is ggml_tensor_overhead(): the context memory a tensor
@@ -320,36 +346,50 @@ func (g *Graph) Node(i int) *Tensor {
 }
 
 // Backend is ggml's CPU backend (ggml_backend_cpu_init), reusable across
-// graphs; it keeps its work buffer between computations.
+// graphs; it keeps its work buffer and its threads between computations.
 type Backend struct {
 	l   *Lib
 	ptr uintptr
 	dev uintptr
+	tp  uintptr
 }
 
 // NewCPUBackend initializes a CPU backend computing with threads threads.
+// Its threads persist, waiting without polling between computations (so
+// they do not take CPU from whatever runs beside them), instead of being
+// created for every graph as ggml does without a thread pool.
 func (l *Lib) NewCPUBackend(threads int) (*Backend, error) {
 	if threads < 1 || threads > 512 {
 		return nil, fmt.Errorf("ggmlref: %d threads out of range", threads)
 	}
+	var tpp ThreadpoolParams
+	l.graph.tpParamsInit(&tpp, int32(threads))
+	tpp.Poll = 0
+	tp := l.graph.tpNew(&tpp)
+	if tp == 0 {
+		return nil, errors.New("ggmlref: ggml_threadpool_new failed")
+	}
 	p := l.graph.backendCPUInit()
 	if p == 0 {
+		l.graph.tpFree(tp)
 		return nil, errors.New("ggmlref: ggml_backend_cpu_init failed")
 	}
+	b := &Backend{l: l, ptr: p, tp: tp}
 	l.graph.backendThreads(p, int32(threads))
-	dev := l.graph.backendDevice(p)
-	if dev == 0 {
-		l.graph.backendFree(p)
+	l.graph.backendSetTP(p, tp)
+	if b.dev = l.graph.backendDevice(p); b.dev == 0 {
+		b.Free()
 		return nil, errors.New("ggmlref: the CPU backend has no device")
 	}
-	return &Backend{l: l, ptr: p, dev: dev}, nil
+	return b, nil
 }
 
-// Free is ggml_backend_free.
+// Free is ggml_backend_free, then ggml_threadpool_free.
 func (b *Backend) Free() {
 	if b.ptr != 0 {
 		b.l.graph.backendFree(b.ptr)
-		b.ptr, b.dev = 0, 0
+		b.l.graph.tpFree(b.tp)
+		b.ptr, b.dev, b.tp = 0, 0, 0
 	}
 }
 

@@ -59,3 +59,13 @@ func TestGraphLayout(t *testing.T) {
 		require.Equal(t, f.want, f.got, "offset of %s", f.name)
 	}
 }
+
+func TestThreadpoolParamsLayout(t *testing.T) {
+	var p ThreadpoolParams
+	require.EqualValues(t, 528, unsafe.Sizeof(p))
+	require.EqualValues(t, 512, unsafe.Offsetof(p.NThreads))
+	require.EqualValues(t, 516, unsafe.Offsetof(p.Prio))
+	require.EqualValues(t, 520, unsafe.Offsetof(p.Poll))
+	require.EqualValues(t, 524, unsafe.Offsetof(p.StrictCPU))
+	require.EqualValues(t, 525, unsafe.Offsetof(p.Paused))
+}

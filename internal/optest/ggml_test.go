@@ -21,11 +21,12 @@ var ggmlShared struct {
 
 // ggmlExecutor returns the real ggml's CPU backend as an Executor, skipping
 // t when the reference library is absent (failing it under
-// GGML_REF_REQUIRED=1).
+// GGML_REF_REQUIRED=1). It computes on one thread: on a small machine,
+// waking ggml's worker threads costs far more than the small cases take.
 func ggmlExecutor(t testing.TB) *mirror.Executor {
 	t.Helper()
 	lib := reftest.Lib(t)
-	ggmlShared.once.Do(func() { ggmlShared.e, ggmlShared.err = mirror.New(lib, 2) })
+	ggmlShared.once.Do(func() { ggmlShared.e, ggmlShared.err = mirror.New(lib, 1) })
 	require.NoError(t, ggmlShared.err)
 	return ggmlShared.e
 }
