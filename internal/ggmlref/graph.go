@@ -332,7 +332,13 @@ func (g *Graph) Size() int { return g.size }
 // BuildForwardExpand is ggml_build_forward_expand. ggml aborts the process
 // when the graph overflows, so the caller must have sized it for every
 // tensor t depends on.
-func (g *Graph) BuildForwardExpand(t *Tensor) { g.l.graph.buildForward(g.ptr, t) }
+func (g *Graph) BuildForwardExpand(t *Tensor) error {
+	if t == nil {
+		return errors.New("ggmlref: ggml_build_forward_expand of a nil tensor")
+	}
+	g.l.graph.buildForward(g.ptr, t)
+	return nil
+}
 
 // NNodes is ggml_graph_n_nodes.
 func (g *Graph) NNodes() int { return int(g.l.graph.graphNNodes(g.ptr)) }
@@ -397,7 +403,7 @@ func (b *Backend) Free() {
 // reads t's sources, so they must be valid tensors; ops out of range are
 // refused without asking.
 func (b *Backend) SupportsOp(t *Tensor) bool {
-	if t.Op < 0 || t.Op >= OpCount {
+	if b.ptr == 0 || t == nil || t.Op < 0 || t.Op >= OpCount {
 		return false
 	}
 	return b.l.graph.devSupportsOp(b.dev, t) != 0

@@ -55,7 +55,8 @@ func TestRawAdd(t *testing.T) {
 
 	g, err := ctx.NewGraph(8)
 	require.NoError(t, err)
-	g.BuildForwardExpand(c)
+	require.NoError(t, g.BuildForwardExpand(c))
+	require.Error(t, g.BuildForwardExpand(nil))
 	require.Equal(t, 1, g.NNodes())
 	require.Same(t, c, g.Node(0))
 	require.Nil(t, g.Node(1))

@@ -103,7 +103,9 @@ func (e *Executor) Compute(g *graph.Graph) error {
 	// Expanding every node in turn reproduces g's order exactly: each
 	// node's computed sources are already in the graph when it comes.
 	for _, n := range g.Nodes {
-		cg.BuildForwardExpand(m.c[n])
+		if err := cg.BuildForwardExpand(m.c[n]); err != nil {
+			return err
+		}
 	}
 	if cg.NNodes() != len(g.Nodes) {
 		return fmt.Errorf("%w: ggml built %d nodes from %d", ErrNotMirrorable, cg.NNodes(), len(g.Nodes))
@@ -279,11 +281,16 @@ func (e *Executor) mirror(g *graph.Graph, withData bool) (*mirrored, error) {
 		ct.Op = int32(t.Op)
 		ct.OpParams = t.Params
 		ct.Flags = int32(t.Flags)
-		if !g.Contains(t) && t.Op != ops.None {
+		switch {
+		case !g.Contains(t) && t.Op != ops.None:
 			// Computed outside this graph (g is a view of a larger one):
 			// here it is an input with its current contents.
 			ct.Op = int32(ops.None)
 			ct.Flags &^= int32(graph.FlagCompute)
+		case t.Op != ops.None:
+			// ggml skips nodes without the flag; our devices compute
+			// every node of the graph they are given.
+			ct.Flags |= int32(graph.FlagCompute)
 		}
 		for i, s := range t.Src {
 			if s != nil {

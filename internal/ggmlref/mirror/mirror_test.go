@@ -206,3 +206,17 @@ func TestOpCountMatches(t *testing.T) {
 	require.EqualValues(t, graph.MaxSrc, ggmlref.MaxSrc)
 	require.EqualValues(t, graph.MaxName+1, ggmlref.MaxName)
 }
+
+// TestComputeFlag checks that every node is computed, even one whose
+// FlagCompute was cleared (ggml would skip it).
+func TestComputeFlag(t *testing.T) {
+	e := executor(t)
+	c := graph.NewContext(graph.ContextOptions{Alloc: true})
+	a := set(c.NewTensor(quant.F32, 2), 1, 2)
+	out := c.Add(a, a)
+	g, err := c.Build(out)
+	require.NoError(t, err)
+	out.Flags &^= graph.FlagCompute
+	require.NoError(t, e.Compute(g))
+	require.Equal(t, []float32{2, 4}, get(out))
+}
