@@ -220,3 +220,27 @@ func TestComputeFlag(t *testing.T) {
 	require.NoError(t, e.Compute(g))
 	require.Equal(t, []float32{2, 4}, get(out))
 }
+
+// TestOpParamsAndIndices checks that op parameters and integer sources
+// reach ggml: SCALE (scale and bias as float bits), UNARY NEG (the unary
+// op in op_params[0]) and GET_ROWS (I32 row indices).
+func TestOpParamsAndIndices(t *testing.T) {
+	e := executor(t)
+	c := graph.NewContext(graph.ContextOptions{Alloc: true})
+	a := set(c.NewTensor(quant.F32, 2, 3), 1, 2, 3, 4, 5, 6)
+	var sp ops.Params
+	sp.SetF32(0, 2)
+	sp.SetF32(1, 0.5)
+	scale := c.NewOp(ops.Scale, quant.F32, a.Ne, sp, a)
+	var up ops.Params
+	up.SetUnary(ops.UnaryNeg)
+	neg := c.NewOp(ops.Unary, quant.F32, a.Ne, up, a)
+	idx := c.NewTensor(quant.I32, 2)
+	binary.LittleEndian.PutUint32(idx.Data, 2)
+	binary.LittleEndian.PutUint32(idx.Data[4:], 0)
+	rows := c.NewOp(ops.GetRows, quant.F32, [4]int64{2, 2, 1, 1}, ops.Params{}, a, idx)
+	compute(t, e, c, scale, neg, rows)
+	require.Equal(t, []float32{2.5, 4.5, 6.5, 8.5, 10.5, 12.5}, get(scale))
+	require.Equal(t, []float32{-1, -2, -3, -4, -5, -6}, get(neg))
+	require.Equal(t, []float32{5, 6, 1, 2}, get(rows))
+}
