@@ -82,3 +82,41 @@ func TestNameTruncated(t *testing.T) {
 	x.SetName(strings.Repeat("0123456789", 7))
 	require.Len(t, x.GetName(), ggmlref.MaxName-1)
 }
+
+// TestAbortCaught makes ggml's ADD kernel assert (b does not broadcast to
+// a, which only the builder would have checked) and expects an error, not a
+// dead process; a new backend computes again.
+func TestAbortCaught(t *testing.T) {
+	l := reftest.Lib(t)
+	ctx, err := l.NewContext(4*(l.TensorOverhead()+64)+l.GraphOverhead(8), false)
+	require.NoError(t, err)
+	defer ctx.Free()
+	a, err := ctx.NewTensor(typeF32, [4]int64{3, 2, 1, 1})
+	require.NoError(t, err)
+	b, err := ctx.NewTensor(typeF32, [4]int64{2, 1, 1, 1})
+	require.NoError(t, err)
+	c, err := ctx.NewTensor(typeF32, a.Ne)
+	require.NoError(t, err)
+	c.Op = opAdd
+	c.Src[0], c.Src[1] = a, b
+	g, err := ctx.NewGraph(8)
+	require.NoError(t, err)
+	require.NoError(t, g.BuildForwardExpand(c))
+
+	be, err := l.NewCPUBackend(1)
+	require.NoError(t, err)
+	defer be.Free()
+	err = be.Compute(g)
+	var ae *ggmlref.AbortError
+	require.ErrorAs(t, err, &ae)
+	require.Regexp(t, `^\S+:\d+: GGML_ASSERT\(.*\) failed$`, ae.Message)
+	require.Error(t, be.Compute(g), "an aborted backend refuses to compute")
+	require.Equal(t, err, be.Aborted())
+	be.Free()
+
+	b.Ne[0], b.Nb[1], b.Nb[2], b.Nb[3] = 1, 4, 4, 4 // now it broadcasts
+	be2, err := l.NewCPUBackend(1)
+	require.NoError(t, err)
+	defer be2.Free()
+	require.NoError(t, be2.Compute(g))
+}
