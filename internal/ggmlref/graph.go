@@ -329,15 +329,14 @@ func (c *Context) NewGraph(size int) (*Graph, error) {
 // Size is the number of nodes (and of leafs) the graph has room for.
 func (g *Graph) Size() int { return g.size }
 
-// BuildForwardExpand is ggml_build_forward_expand. ggml aborts the process
-// when the graph overflows, so the caller must have sized it for every
-// tensor t depends on.
+// BuildForwardExpand is ggml_build_forward_expand. ggml asserts that the
+// graph has room for every tensor t depends on; that abort comes back as an
+// *AbortError, the graph then unusable.
 func (g *Graph) BuildForwardExpand(t *Tensor) error {
 	if t == nil {
 		return errors.New("ggmlref: ggml_build_forward_expand of a nil tensor")
 	}
-	g.l.graph.buildForward(g.ptr, t)
-	return nil
+	return Catch(func() { g.l.graph.buildForward(g.ptr, t) })
 }
 
 // NNodes is ggml_graph_n_nodes.

@@ -24,7 +24,7 @@ func f32s(l *ggmlref.Lib, t *ggmlref.Tensor) []float32 {
 // computes it on the CPU backend.
 func TestRawAdd(t *testing.T) {
 	l := reftest.Lib(t)
-	ctx, err := l.NewContext(3*(l.TensorOverhead()+64)+l.GraphOverhead(8), false)
+	ctx, err := l.NewContext(3*(l.TensorOverhead()+64)+l.GraphOverhead(8)+l.GraphOverhead(1), false)
 	require.NoError(t, err)
 	defer ctx.Free()
 
@@ -57,6 +57,10 @@ func TestRawAdd(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, g.BuildForwardExpand(c))
 	require.Error(t, g.BuildForwardExpand(nil))
+	small, err := ctx.NewGraph(1)
+	require.NoError(t, err)
+	var ae *ggmlref.AbortError
+	require.ErrorAs(t, small.BuildForwardExpand(c), &ae, "two leafs do not fit a graph of size 1")
 	require.Equal(t, 1, g.NNodes())
 	require.Same(t, c, g.Node(0))
 	require.Nil(t, g.Node(1))
