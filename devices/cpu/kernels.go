@@ -45,8 +45,8 @@ var kernels = [ops.OpCount]kernel{
 	ops.L2Norm:    {supports: supportsNorm, compute: computeNorm},
 	ops.GroupNorm: {supports: supportsGroupNorm, compute: computeGroupNorm},
 	ops.SoftMax:   {supports: supportsSoftMax, compute: computeSoftMax},
-	ops.Argsort:   {supports: supportsSort, compute: computeSort},
-	ops.TopK:      {supports: supportsSort, compute: computeSort},
+	ops.Argsort:   {supports: supportsSort, compute: computeArgsort},
+	ops.TopK:      {supports: supportsSort, compute: computeTopK},
 
 	// Copies, layout and indexing.
 

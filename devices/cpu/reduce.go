@@ -383,13 +383,12 @@ func supportsSort(t *graph.Tensor) bool {
 	return t.Ne[0] <= a.Ne[0]
 }
 
-// computeSort writes each row's indices in sorted order: ascending or
-// descending for ARGSORT, the first Ne[0] of a descending order for TOP_K.
-// The sort is stable, so equal values keep their index order (ggml's is
-// not, and its TOP_K result order is unspecified).
-func computeSort(p *Params, t *graph.Tensor) {
+// computeArgsort writes each row's indices in ascending or descending
+// order of value. The sort is stable, so equal values keep their index
+// order (ggml's is not; its test uses distinct values).
+func computeArgsort(p *Params, t *graph.Tensor) {
 	a := t.Src[0]
-	desc := t.Op == ops.TopK || ops.ArgsortParamsOf(t.Params).Order == ops.SortDesc
+	desc := ops.ArgsortParamsOf(t.Params).Order == ops.SortDesc
 	row := make([]float32, a.Ne[0])
 	idx := make([]int32, a.Ne[0])
 	forRows(p, t, func(i1, i2, i3 int64) {
@@ -403,9 +402,75 @@ func computeSort(p *Params, t *graph.Tensor) {
 			}
 			return cmp.Compare(row[x], row[y])
 		})
-		off := offset(t, 0, i1, i2, i3)
-		for i, v := range idx[:t.Ne[0]] {
-			setI32(t.Data, off+uint64(i)*t.Nb[0], v)
+		storeIndices(t, i1, i2, i3, idx)
+	})
+}
+
+// storeIndices writes idx into row (i1, i2, i3) of the I32 tensor t.
+func storeIndices(t *graph.Tensor, i1, i2, i3 int64, idx []int32) {
+	off := offset(t, 0, i1, i2, i3)
+	for i, v := range idx {
+		setI32(t.Data, off+uint64(i)*t.Nb[0], v)
+	}
+}
+
+// computeTopK writes the indices of each row's Ne[0] largest values,
+// largest first, equal values by index: the first k of a stable
+// descending argsort (ggml's order is unspecified). A heap of the k best
+// so far keeps it O(n log k) for long rows.
+func computeTopK(p *Params, t *graph.Tensor) {
+	a := t.Src[0]
+	k := int(t.Ne[0])
+	row := make([]float32, a.Ne[0])
+	heap := make([]int32, 0, k)
+	// better orders by value, descending, then by index; NaN is smallest.
+	better := func(x, y int32) bool {
+		c := cmp.Compare(row[x], row[y])
+		return c > 0 || c == 0 && x < y
+	}
+	// siftDown restores the heap (worst element at the root) from i.
+	siftDown := func(i int) {
+		for {
+			w, l, r := i, 2*i+1, 2*i+2
+			if l < len(heap) && better(heap[w], heap[l]) {
+				w = l
+			}
+			if r < len(heap) && better(heap[w], heap[r]) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			heap[i], heap[w] = heap[w], heap[i]
+			i = w
 		}
+	}
+	forRows(p, t, func(i1, i2, i3 int64) {
+		loadRow(a, i1, i2, i3, row)
+		heap = heap[:0]
+		for j := range int32(len(row)) {
+			if len(heap) < k {
+				heap = append(heap, j)
+				// Sift up.
+				for i := len(heap) - 1; i > 0 && better(heap[(i-1)/2], heap[i]); i = (i - 1) / 2 {
+					heap[i], heap[(i-1)/2] = heap[(i-1)/2], heap[i]
+				}
+				continue
+			}
+			if better(j, heap[0]) {
+				heap[0] = j
+				siftDown(0)
+			}
+		}
+		slices.SortFunc(heap, func(x, y int32) int {
+			switch {
+			case better(x, y):
+				return -1
+			case better(y, x):
+				return 1
+			}
+			return 0
+		})
+		storeIndices(t, i1, i2, i3, heap)
 	})
 }
