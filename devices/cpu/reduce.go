@@ -74,7 +74,9 @@ func scaleRow(x []float32, s float32) {
 }
 
 // supportsSum: SUM of an F32, F16 or BF16 tensor of any layout into one
-// element of the same type.
+// element of the same type. ggml accepts any layout too, but its kernel
+// reads rows as packed arrays, so where elements are not adjacent (a
+// transposed source) it adds the wrong memory; this one sums the tensor.
 func supportsSum(t *graph.Tensor) bool {
 	a := t.Src[0]
 	return a != nil && isFloatType(a.Type) && t.Type == a.Type && t.NElements() == 1
