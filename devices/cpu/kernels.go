@@ -35,6 +35,18 @@ var kernels = [ops.OpCount]kernel{
 	ops.Div: {supports: supportsBinary, compute: computeBinary},
 
 	// Reductions, norms, softmax, sorting.
+	ops.Sum:       {supports: supportsSum, compute: computeSum},
+	ops.SumRows:   {supports: supportsRowReduce, compute: computeRowReduce},
+	ops.Mean:      {supports: supportsRowReduce, compute: computeRowReduce},
+	ops.Argmax:    {supports: supportsArgmax, compute: computeArgmax},
+	ops.Cumsum:    {supports: supportsCumsum, compute: computeCumsum},
+	ops.Norm:      {supports: supportsNorm, compute: computeNorm},
+	ops.RMSNorm:   {supports: supportsNorm, compute: computeNorm},
+	ops.L2Norm:    {supports: supportsNorm, compute: computeNorm},
+	ops.GroupNorm: {supports: supportsGroupNorm, compute: computeGroupNorm},
+	ops.SoftMax:   {supports: supportsSoftMax, compute: computeSoftMax},
+	ops.Argsort:   {supports: supportsSort, compute: computeArgsort},
+	ops.TopK:      {supports: supportsSort, compute: computeTopK},
 
 	// Copies, layout and indexing.
 
