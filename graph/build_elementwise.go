@@ -157,12 +157,12 @@ func (c *Context) unary(a *Tensor, p ops.Params, inplace bool) *Tensor {
 // Unary applies the unary operation op element-wise (ggml_unary). XIELU
 // needs its parameters: use XIELU.
 func (c *Context) Unary(a *Tensor, op ops.UnaryOp) *Tensor {
-	return c.unary(a, ops.UnaryParams(op), false)
+	return c.unary(a, ops.UnaryParams{Op: op}.Params(), false)
 }
 
 // UnaryInplace is Unary writing into a.
 func (c *Context) UnaryInplace(a *Tensor, op ops.UnaryOp) *Tensor {
-	return c.unary(a, ops.UnaryParams(op), true)
+	return c.unary(a, ops.UnaryParams{Op: op}.Params(), true)
 }
 
 // Abs is |x|.

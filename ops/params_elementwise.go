@@ -134,13 +134,21 @@ func XIELUParamsOf(p Params) XIELUParams {
 	return XIELUParams{AlphaN: p.F32(1), AlphaP: p.F32(2), Beta: p.F32(3), Eps: p.F32(4)}
 }
 
-// UnaryParams lays out the parameters of a UNARY tensor computing u (all
-// but XIELU, which has XIELUParams).
-func UnaryParams(u UnaryOp) Params {
+// UnaryParams are the parameters of a UNARY tensor (all unary ops but
+// XIELU, which has XIELUParams).
+type UnaryParams struct {
+	Op UnaryOp
+}
+
+// Params lays out p as ggml_unary_impl does: the unary op in slot 0.
+func (p UnaryParams) Params() Params {
 	var q Params
-	q.SetUnary(u)
+	q.SetUnary(p.Op)
 	return q
 }
+
+// UnaryParamsOf reads a UNARY tensor's unary op.
+func UnaryParamsOf(p Params) UnaryParams { return UnaryParams{Op: p.Unary()} }
 
 // GLUParams are GLU's parameters. Swapped exchanges the halves of a fused
 // input (the gate is the second half instead of the first). Alpha is read

@@ -116,7 +116,7 @@ func supportsAdd1(t *graph.Tensor) bool {
 func computeAdd1(p *Params, t *graph.Tensor) {
 	b := t.Src[1]
 	v := getF(b.Type, b.Data, 0)
-	ewMap1(p, t, func(x float32) float32 { return x + v })
+	ewMap(p, t, func(x float32) float32 { return x + v })
 }
 
 // supportsAddID: F32 rows with adjacent elements and I32 ids indexing the

@@ -65,32 +65,24 @@ func ewNotPermuted(t *graph.Tensor) bool {
 	return t.Nb[0] <= t.Nb[1] && t.Nb[1] <= t.Nb[2] && t.Nb[2] <= t.Nb[3]
 }
 
-// ewMap computes dst = f(src) row by row for the one-source kernels whose
-// supports rule has checked types and layout; src and dst have the same
-// shape.
-func ewMap(p *Params, t *graph.Tensor, f func(dst, src []float32)) {
+// ewMap computes dst = f(src) element by element, row by row, for the
+// one-source kernels whose supports rule has checked types and layout; src
+// and dst have the same shape.
+func ewMap(p *Params, t *graph.Tensor, f func(float32) float32) {
 	a := t.Src[0]
-	src := make([]float32, t.Ne[0])
-	dst := make([]float32, t.Ne[0])
+	row := make([]float32, t.Ne[0])
 	forRows(p, t, func(i1, i2, i3 int64) {
-		ewReadRow(a, ewRowOffset(a, i1, i2, i3), src)
-		f(dst, src)
-		ewWriteRow(t, ewRowOffset(t, i1, i2, i3), dst)
-	})
-}
-
-// ewMap1 is ewMap of an element function.
-func ewMap1(p *Params, t *graph.Tensor, f func(float32) float32) {
-	ewMap(p, t, func(dst, src []float32) {
-		for i, x := range src {
-			dst[i] = f(x)
+		ewReadRow(a, ewRowOffset(a, i1, i2, i3), row)
+		for i, x := range row {
+			row[i] = f(x)
 		}
+		ewWriteRow(t, ewRowOffset(t, i1, i2, i3), row)
 	})
 }
 
-// ewSameTypeFloat reports whether t and its first source have the same type,
+// ewSameType reports whether t and its first source have the same type,
 // one of types.
-func ewSameTypeFloat(t *graph.Tensor, types ...quant.Type) bool {
+func ewSameType(t *graph.Tensor, types ...quant.Type) bool {
 	a := t.Src[0]
 	if a == nil || a.Type != t.Type {
 		return false
@@ -272,7 +264,7 @@ func supportsUnary(t *graph.Tensor) bool {
 		switch t.Params.Unary() {
 		case ops.UnaryGELU, ops.UnaryGELUERF, ops.UnaryGELUQuick, ops.UnarySiLU:
 			// ggml's dedicated F32 and F16 kernels write the source type.
-			return ewSameTypeFloat(t, quant.F32, quant.F16) && a.IsContiguousRows() && t.IsContiguousRows()
+			return ewSameType(t, quant.F32, quant.F16) && a.IsContiguousRows() && t.IsContiguousRows()
 		case ops.UnaryXIELU:
 			return ewConvertingTypes(a.Type, t.Type) && ewFlatRows(a) && ewFlatRows(t)
 		}
@@ -282,7 +274,7 @@ func supportsUnary(t *graph.Tensor) bool {
 
 func computeUnary(p *Params, t *graph.Tensor) {
 	if f := unaryFunc(t); f != nil {
-		ewMap1(p, t, f)
+		ewMap(p, t, f)
 		return
 	}
 	switch t.Params.Unary() {
@@ -291,12 +283,12 @@ func computeUnary(p *Params, t *graph.Tensor) {
 	case ops.UnaryGELUQuick:
 		computeGELU(p, t, &geluTable().quick)
 	case ops.UnaryGELUERF:
-		ewMap1(p, t, geluERF)
+		ewMap(p, t, geluERF)
 	case ops.UnarySiLU:
-		ewMap1(p, t, siluf)
+		ewMap(p, t, siluf)
 	case ops.UnaryXIELU:
 		x := ops.XIELUParamsOf(t.Params)
-		ewMap1(p, t, func(v float32) float32 {
+		ewMap(p, t, func(v float32) float32 {
 			if v > 0 {
 				return x.AlphaP*v*v + x.Beta*v
 			}
@@ -313,12 +305,12 @@ func geluERF(x float32) float32 { return 0.5 * x * (1 + erff(x*sqrt2Inv)) }
 // supportsLeakyReLU: F32 or F16 with rows walkable as one sequence.
 func supportsLeakyReLU(t *graph.Tensor) bool {
 	a := t.Src[0]
-	return ewSameTypeFloat(t, quant.F32, quant.F16) && graph.SameShape(a, t) && ewFlatRows(a) && ewFlatRows(t)
+	return ewSameType(t, quant.F32, quant.F16) && graph.SameShape(a, t) && ewFlatRows(a) && ewFlatRows(t)
 }
 
 func computeLeakyReLU(p *Params, t *graph.Tensor) {
 	ns := ops.LeakyReLUParamsOf(t.Params).NegativeSlope
-	ewMap1(p, t, func(x float32) float32 {
+	ewMap(p, t, func(x float32) float32 {
 		// Both terms, as ggml computes them, so -0 and NaN come out alike.
 		pos, neg := float32(0), float32(0)
 		if x > 0 {
@@ -334,12 +326,12 @@ func computeLeakyReLU(p *Params, t *graph.Tensor) {
 // supportsClamp: F32 or F16 with rows walkable as one sequence.
 func supportsClamp(t *graph.Tensor) bool {
 	a := t.Src[0]
-	return ewSameTypeFloat(t, quant.F32, quant.F16) && graph.SameShape(a, t) && ewFlatRows(a) && ewFlatRows(t)
+	return ewSameType(t, quant.F32, quant.F16) && graph.SameShape(a, t) && ewFlatRows(a) && ewFlatRows(t)
 }
 
 func computeClamp(p *Params, t *graph.Tensor) {
 	c := ops.ClampParamsOf(t.Params)
-	ewMap1(p, t, func(x float32) float32 {
+	ewMap(p, t, func(x float32) float32 {
 		// ggml's MAX(MIN(x, max), min) macros: a NaN becomes max.
 		if !(x < c.Max) {
 			x = c.Max
@@ -354,21 +346,21 @@ func computeClamp(p *Params, t *graph.Tensor) {
 // supportsScale: contiguous F32.
 func supportsScale(t *graph.Tensor) bool {
 	a := t.Src[0]
-	return ewSameTypeFloat(t, quant.F32) && graph.SameShape(a, t) && a.IsContiguous() && t.IsContiguous()
+	return ewSameType(t, quant.F32) && graph.SameShape(a, t) && a.IsContiguous() && t.IsContiguous()
 }
 
 func computeScale(p *Params, t *graph.Tensor) {
 	s := ops.ScaleParamsOf(t.Params)
 	if s.Bias == 0 {
-		ewMap1(p, t, func(x float32) float32 { return x * s.Scale })
+		ewMap(p, t, func(x float32) float32 { return x * s.Scale })
 		return
 	}
-	ewMap1(p, t, func(x float32) float32 { return x*s.Scale + s.Bias })
+	ewMap(p, t, func(x float32) float32 { return x*s.Scale + s.Bias })
 }
 
 // supportsFill: F32 or F16 (the source's type) with adjacent elements.
 func supportsFill(t *graph.Tensor) bool {
-	return ewSameTypeFloat(t, quant.F32, quant.F16) && t.IsContiguousRows()
+	return ewSameType(t, quant.F32, quant.F16) && t.IsContiguousRows()
 }
 
 func computeFill(p *Params, t *graph.Tensor) {
@@ -385,7 +377,7 @@ func computeFill(p *Params, t *graph.Tensor) {
 // supportsTri: contiguous F32 source, a valid triangle type.
 func supportsTri(t *graph.Tensor) bool {
 	a := t.Src[0]
-	return ewSameTypeFloat(t, quant.F32) && graph.SameShape(a, t) && a.IsContiguous() &&
+	return ewSameType(t, quant.F32) && graph.SameShape(a, t) && a.IsContiguous() &&
 		t.IsContiguousRows() && ops.TriParamsOf(t.Params).Type.Valid()
 }
 

@@ -69,7 +69,7 @@ func geluLookup(tab *[1 << 16]uint16, clamped bool, x float32) float32 {
 // the table directly, which is the same as the F32 path without clamping.
 func computeGELU(p *Params, t *graph.Tensor, tab *[1 << 16]uint16) {
 	clamped := t.Params.Unary() == ops.UnaryGELU && t.Type == quant.F32
-	ewMap1(p, t, func(x float32) float32 { return geluLookup(tab, clamped, x) })
+	ewMap(p, t, func(x float32) float32 { return geluLookup(tab, clamped, x) })
 }
 
 // gluFunc returns GLU's element function out(x, g) for t's parameters and
@@ -129,10 +129,10 @@ func supportsGLU(t *graph.Tensor) bool {
 		return false
 	}
 	if gp.Op == ops.GLUSwiGLUOAI {
-		if !ewSameTypeFloat(t, quant.F32) {
+		if !ewSameType(t, quant.F32) {
 			return false
 		}
-	} else if !ewSameTypeFloat(t, quant.F32, quant.F16) {
+	} else if !ewSameType(t, quant.F32, quant.F16) {
 		return false
 	}
 	nc := a.Ne[0] / 2

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -90,18 +91,23 @@ func binBcastCase(op binOp, typ quant.Type, ne [4]int64, nr [4]int64, nf int, pe
 }
 
 // binMixedCase is a binary op over the mixed types ggml's CPU kernels
-// take: src0 F16/BF16 with an F32 src1, into src0's type or (ADD only,
-// through ggml_add_cast) F32.
+// take: src0 F16/BF16 with an F32 src1, into src0's type or F32. Only ADD
+// has a builder for the latter (ggml_add_cast); SUB, MUL and DIV get the
+// node made directly, as ggml's kernels compute it all the same.
 func binMixedCase(op binOp, typeA, typeB, typeDst quant.Type, ne, nr [4]int64) Case {
 	return Case{
 		Name: Fmt(op.name, "type_a", typeA, "type_b", typeB, "type_dst", typeDst, "ne", ne, "nr", nr),
 		Build: func(c *graph.Context) []*graph.Tensor {
 			a := c.NewTensor(typeA, ne[0]*nr[0], ne[1]*nr[1], ne[2]*nr[2], ne[3]*nr[3])
 			b := c.NewTensor(typeB, ne[:]...)
-			if typeDst == typeA {
+			switch {
+			case typeDst == typeA:
 				return []*graph.Tensor{op.build(c, a, b)}
+			case op.name == "ADD":
+				return []*graph.Tensor{c.AddCast(a, b, typeDst)}
 			}
-			return []*graph.Tensor{c.AddCast(a, b, typeDst)}
+			o, _ := ops.ParseOp(op.name)
+			return []*graph.Tensor{c.NewOp(o, typeDst, a.Ne, ops.Params{}, a, b)}
 		},
 		Init: binInit(op.name),
 	}
@@ -274,8 +280,11 @@ func binaryCases(full bool) []Case {
 			for _, op := range binOps {
 				add(i == 0 && op.name == "MUL", binMixedCase(op, typ, quant.F32, typ, s[0], s[1]))
 			}
-			if s[1][0] == 1 { // ggml_add_cast repeats whole rows only
-				add(i == 1, binMixedCase(binOps[0], typ, quant.F32, quant.F32, s[0], s[1]))
+			for _, op := range binOps {
+				if op.name == "ADD" && s[1][0] != 1 {
+					continue // ggml_add_cast repeats whole rows only
+				}
+				add(i == 1 && op.name == "ADD", binMixedCase(op, typ, quant.F32, quant.F32, s[0], s[1]))
 			}
 		}
 	}
@@ -292,7 +301,9 @@ func binaryCases(full bool) []Case {
 		add(typ == quant.IQ4_NL, addQuantCase(typ, quant.F32, ne))
 		add(false, addQuantCase(typ, quant.F16, ne))
 	}
-	add(false, addQuantCase(quant.F16, quant.Q8_0, [4]int64{64, 3, 2, 1}))
+	add(false, addQuantCase(quant.Q4_K, quant.Q8_0, [4]int64{256, 3, 2, 1}))
+	add(false, addQuantCase(quant.Q4_0, quant.Q8_K, [4]int64{256, 3, 2, 1}))
+	add(false, addQuantCase(quant.Q5_1, quant.BF16, [4]int64{64, 3, 2, 1}))
 
 	// ADD1.
 	for _, ne := range [][4]int64{{10, 5, 4, 3}, {128, 3, 1, 1}, {1, 1, 1, 1}} {

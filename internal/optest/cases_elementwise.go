@@ -80,6 +80,24 @@ func unaryCase(op ops.UnaryOp, typ quant.Type, ne [4]int64, v int) Case {
 	}
 }
 
+// unaryToF32Case is a generic unary op from F16 or BF16 into F32, a type
+// pair ggml's kernels compute though no builder makes it (the node is
+// made directly). XIELU gets parameters as its kernel reads them.
+func unaryToF32Case(op ops.UnaryOp, typ quant.Type, ne [4]int64) Case {
+	p := ops.UnaryParams{Op: op}.Params()
+	if op == ops.UnaryXIELU {
+		p = ops.XIELUParams{AlphaN: 4.5, AlphaP: 20, Beta: 0.5, Eps: 1e-7}.Params()
+	}
+	return Case{
+		Name: Fmt(op.String(), "type", typ, "type_dst", quant.F32, "ne_a", ne),
+		Build: func(c *graph.Context) []*graph.Tensor {
+			a := c.NewTensor(typ, ne[:]...)
+			return []*graph.Tensor{c.NewOp(ops.Unary, quant.F32, a.Ne, p, a)}
+		},
+		Init: uniform(-10, 10),
+	}
+}
+
 // xieluCase is test_xielu.
 func xieluCase(typ quant.Type, ne [4]int64) Case {
 	return Case{
@@ -270,6 +288,11 @@ func elementwiseCases(full bool) []Case {
 		}
 		for _, v := range []int{0, 1} {
 			add(false, unaryCase(u, quant.BF16, shapes[1], v))
+		}
+	}
+	for _, typ := range []quant.Type{quant.F16, quant.BF16} {
+		for _, u := range []ops.UnaryOp{ops.UnaryAbs, ops.UnaryTanh, ops.UnaryExp, ops.UnarySoftplus, ops.UnaryRound, ops.UnaryXIELU} {
+			add(typ == quant.F16 && u == ops.UnaryTanh, unaryToF32Case(u, typ, [4]int64{33, 3, 2, 1}))
 		}
 	}
 	add(true, xieluCase(quant.F32, [4]int64{10, 5, 4, 3}))
