@@ -95,9 +95,9 @@ func computeBinary(p *Params, t *graph.Tensor) {
 
 // supportsAdd1: ADD1 of a scalar src1. F32 needs an F32 scalar; F16 and
 // BF16 take their own type or F32; a quantized src0 (ggml_compute_forward_
-// add1_q_f32) takes F32 and stays in its type. ggml's quantized kernel
-// places row (i1, i2, i3) at i3*nb0 instead of i3*nb3, so it is right only
-// for ne3 == 1, the only case accepted here.
+// add1_q_f32) takes F32 and stays in its type. (ggml's quantized kernel
+// places row (i1, i2, i3) at i3*nb0 instead of i3*nb3, so it is wrong when
+// ne3 > 1; this kernel is not.)
 func supportsAdd1(t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
 	if a == nil || b == nil || b.NElements() != 1 || !graph.SameShape(a, t) || a.Type != t.Type || !ewDenseElems(a) {
@@ -109,8 +109,7 @@ func supportsAdd1(t *graph.Tensor) bool {
 	case quant.F16, quant.BF16:
 		return (b.Type == a.Type || b.Type == quant.F32) && ewDenseElems(t)
 	}
-	return quantSrcOK(a.Type) && quantDstOK(a.Type) && b.Type == quant.F32 && a.Ne[3] == 1 &&
-		ewDenseElems(t) && ewNotPermuted(t)
+	return quantSrcOK(a.Type) && quantDstOK(a.Type) && b.Type == quant.F32 && ewDenseElems(t) && ewNotPermuted(t)
 }
 
 func computeAdd1(p *Params, t *graph.Tensor) {

@@ -55,8 +55,10 @@ func ewWriteRow(t *graph.Tensor, off uint64, src []float32) {
 func ewDenseElems(t *graph.Tensor) bool { return t.Nb[0] == uint64(t.Type.TypeSize()) }
 
 // ewFlatRows reports whether t's rows can be walked as one sequence at
-// stride Nb[1] with adjacent elements, as the kernels that index rows by a
-// single counter (CLAMP, LEAKY_RELU, GLU) require.
+// stride Nb[1] with adjacent elements, as the ggml kernels that index rows
+// by a single counter assert (GLU, XIELU). CLAMP and LEAKY_RELU walk rows
+// that way too without asserting it, so ggml computes them wrongly on
+// other layouts; the kernels here follow every stride and take any rows.
 func ewFlatRows(t *graph.Tensor) bool { return ewDenseElems(t) && t.IsContiguous1() }
 
 // ewNotPermuted is the quantized kernels' check that dst is neither
@@ -302,10 +304,10 @@ const sqrt2Inv float32 = 0.70710678118654752440084436210484
 
 func geluERF(x float32) float32 { return 0.5 * x * (1 + erff(x*sqrt2Inv)) }
 
-// supportsLeakyReLU: F32 or F16 with rows walkable as one sequence.
+// supportsLeakyReLU: F32 or F16 with adjacent elements.
 func supportsLeakyReLU(t *graph.Tensor) bool {
 	a := t.Src[0]
-	return ewSameType(t, quant.F32, quant.F16) && graph.SameShape(a, t) && ewFlatRows(a) && ewFlatRows(t)
+	return ewSameType(t, quant.F32, quant.F16) && graph.SameShape(a, t) && ewDenseElems(a) && ewDenseElems(t)
 }
 
 func computeLeakyReLU(p *Params, t *graph.Tensor) {
@@ -323,10 +325,10 @@ func computeLeakyReLU(p *Params, t *graph.Tensor) {
 	})
 }
 
-// supportsClamp: F32 or F16 with rows walkable as one sequence.
+// supportsClamp: F32 or F16 with adjacent elements.
 func supportsClamp(t *graph.Tensor) bool {
 	a := t.Src[0]
-	return ewSameType(t, quant.F32, quant.F16) && graph.SameShape(a, t) && ewFlatRows(a) && ewFlatRows(t)
+	return ewSameType(t, quant.F32, quant.F16) && graph.SameShape(a, t) && ewDenseElems(a) && ewDenseElems(t)
 }
 
 func computeClamp(p *Params, t *graph.Tensor) {

@@ -320,6 +320,11 @@ func binaryCases(full bool) []Case {
 	for _, typ := range []quant.Type{quant.Q4_0, quant.Q5_1, quant.Q8_0, quant.Q4_K, quant.Q6_K, quant.MXFP4, quant.TQ2_0} {
 		add(typ == quant.Q8_0, add1Case(typ, quant.F32, [4]int64{int64(typ.BlockSize()) * 2, 3, 2, 1}, false))
 	}
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K} {
+		c := add1Case(typ, quant.F32, [4]int64{int64(typ.BlockSize()), 3, 2, 2}, false)
+		c.GGMLBug = "ggml_compute_forward_add1_q_f32 stores row (i1, i2, i3) at i3*nb0 instead of i3*nb3"
+		add(typ == quant.Q4_0, c)
+	}
 
 	// ADD_ID.
 	for _, nMats := range []int64{4, 8} {

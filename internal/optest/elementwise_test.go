@@ -127,8 +127,8 @@ func TestElementwiseKnownValues(t *testing.T) {
 
 	c = newCtx()
 	v = known(t, func(c *graph.Context, in []*graph.Tensor) *graph.Tensor { return c.Add1(in[0], in[1]) },
-		[]*graph.Tensor{c.NewTensor(quant.Q8_0, 32), c.NewTensor(quant.F32, 1)},
-		[][]float32{make([]float32, 32), {0.5}}, c)
+		[]*graph.Tensor{c.NewTensor(quant.Q8_0, 32, 1, 1, 2), c.NewTensor(quant.F32, 1)},
+		[][]float32{make([]float32, 64), {0.5}}, c)
 	for _, x := range v {
 		require.InDelta(t, 0.5, x, 1e-4, "requantized to Q8_0")
 	}
