@@ -61,6 +61,7 @@ type Lib struct {
 	bf16ToFP32        func(uint16) float32
 	fp32ToBF16        func(float32) uint16
 	libs              []*dynlib.Library
+	graph             *graphAPI
 	mu                sync.Mutex
 	quantizeChunkLock sync.Mutex
 }
@@ -181,6 +182,10 @@ func OpenVariant(dir, variant string) (*Lib, error) {
 			return nil, err
 		}
 		purego.RegisterFunc(f.fn, sym)
+	}
+	if err := l.loadGraphAPI(base, cpu); err != nil {
+		l.Close()
+		return nil, err
 	}
 	purego.SyscallN(cpuInit)
 	r, _, _ := purego.SyscallN(version)
