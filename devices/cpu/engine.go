@@ -110,7 +110,7 @@ func kernelFor(t *graph.Tensor) *kernel {
 		return nil
 	}
 	k := &kernels[t.Op]
-	if k.supports == nil && k.compute == nil && t.Op != ops.None {
+	if k.supports == nil && k.compute == nil && t.Op != ops.None && t.Op != ops.View && t.Op != ops.Permute && t.Op != ops.Transpose && t.Op != ops.Reshape {
 		return nil
 	}
 	return k

@@ -39,6 +39,13 @@ func cpuFromFloat(typ quant.Type) bool {
 	return typ.IsQuantized() && !latticeType(typ)
 }
 
+// fromFloatExact reports whether fromFloat converts to typ exactly as
+// ggml's CPU from_float does. For IQ4_NL that is IQ4_NL's reference
+// quantizer, which starts from the opposite scale and searches none;
+// package quant has only ggml_quantize_chunk's, so copies into IQ4_NL are
+// refused until it has the other.
+func fromFloatExact(typ quant.Type) bool { return cpuFromFloat(typ) && typ != quant.IQ4_NL }
+
 // quantToFloat reports whether typ is a quantized type ggml can convert
 // back to floats (its type_traits to_float): all but the activation
 // formats Q8_1 and Q8_K.
@@ -99,14 +106,9 @@ func f32ToI32(v float32) int32 {
 	return int32(v)
 }
 
-// fromFloat converts floats into dst, of type typ, as ggml's CPU from_float
-// for typ: a plain conversion for the float types and I32, the type's row
-// quantizer otherwise.
-//
-// For IQ4_NL, ggml's CPU from_float is the reference quantizer, which
-// searches fewer scales than ggml_quantize_chunk; package quant only has
-// the latter, so IQ4_NL results can differ slightly from ggml's (within
-// test-backend-ops' IQ4_NL tolerance).
+// fromFloat converts floats into dst, of type typ (one fromFloatExact
+// accepts), as ggml's CPU from_float for typ: a plain conversion for the
+// float types and I32, the type's row quantizer otherwise.
 func fromFloat(typ quant.Type, dst []byte, src []float32) {
 	if typ == quant.I32 {
 		for i, v := range src {
@@ -169,7 +171,8 @@ func setElem(typ quant.Type, b []byte, off uint64, v float32) {
 //     ggml refuses any CPY into a lattice type;
 //   - between F32, F16 and BF16, and F32 <-> I32: element by element;
 //   - F32, F16 or BF16 into a type with a CPU from_float (the quantized
-//     types but the lattice ones, and I32 from F16 or BF16): row by row,
+//     types but the lattice ones and, for now, IQ4_NL; and I32 from F16 or
+//     BF16): row by row,
 //     into a contiguous destination, from rows of whole blocks with
 //     adjacent elements;
 //   - a quantized type with a to_float into F32: block by block, into a
@@ -194,7 +197,7 @@ func supportsCopy(t *graph.Tensor) bool {
 			!t.IsContiguous()
 	case isFloatType(s) && isFloatType(d), s == quant.F32 && d == quant.I32, s == quant.I32 && d == quant.F32:
 		return true
-	case isFloatType(s) && cpuFromFloat(d):
+	case isFloatType(s) && fromFloatExact(d):
 		return t.IsContiguous() && src.Nb[0] == typeSize(s) && src.Ne[0]%int64(d.BlockSize()) == 0
 	case quantToFloat(s) && d == quant.F32:
 		return t.Nb[0] == typeSize(d) && (t.Ne[0]%int64(s.BlockSize()) == 0 || t.IsContiguous())
@@ -447,11 +450,11 @@ func computeGetRows(p *Params, t *graph.Tensor) {
 // --- SET_ROWS -----------------------------------------------------------------
 
 // supportsSetRows: SET_ROWS of F32 or F16 rows into any type with a CPU
-// from_float (t, a view of Src[2]), with I32 or I64 row numbers; rows of
-// both sides must have adjacent units.
+// from_float but IQ4_NL (see fromFloatExact) (t, a view of Src[2]), with
+// I32 or I64 row numbers; rows of both sides must have adjacent units.
 func supportsSetRows(t *graph.Tensor) bool {
 	b, idx, a := t.Src[0], t.Src[1], t.Src[2]
-	if b == nil || idx == nil || a == nil || t.Type != a.Type || !cpuFromFloat(t.Type) ||
+	if b == nil || idx == nil || a == nil || t.Type != a.Type || !fromFloatExact(t.Type) ||
 		(b.Type != quant.F32 && b.Type != quant.F16) || (idx.Type != quant.I32 && idx.Type != quant.I64) {
 		return false
 	}
@@ -623,9 +626,13 @@ func computeIm2Col(p *Params, t *graph.Tensor) {
 	d := im2colDimsOf(t, ip.Is2D)
 	s0, s1, p0, p1, d0, d1 := int64(ip.S0), int64(ip.S1), int64(ip.P0), int64(ip.P1), int64(ip.D0), int64(ip.D1)
 	bs, ts := typeSize(b.Type), typeSize(t.Type)
-	// Each result row is one output position (iow, ioh) of one batch item.
+	// Each result row is one output position (iow, ioh) of one batch item
+	// (in 1-D the batch is dimension 2).
 	forRows(p, t, func(iow, ioh, in int64) {
 		row := offset(t, 0, iow, ioh, in)
+		if !ip.Is2D {
+			ioh, in = 0, ioh
+		}
 		for ic := range d.ic {
 			img := uint64(in)*d.ofsN + uint64(ic)*d.ofsC
 			for kh := range d.kh {

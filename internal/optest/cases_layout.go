@@ -431,7 +431,7 @@ func cpyCases(full bool) []cpyCase {
 			newCpyCase(quant.F32, quant.Q4_0, [4]int64{256, 2, 3, 4}, p0213, none),
 			newCpyCase(quant.Q4_0, quant.F32, [4]int64{256, 2, 3, 4}, p0213, none),
 			newCpyCase(quant.F32, quant.Q4_K, [4]int64{256, 4, 4, 4}, none, none),
-			newCpyCase(quant.F16, quant.IQ4_NL, [4]int64{256, 4, 4, 4}, none, none),
+			newCpyCase(quant.F16, quant.IQ4_XS, [4]int64{256, 4, 4, 4}, none, none),
 			newCpyCase(quant.Q4_0, quant.Q4_0, [4]int64{64, 2, 3, 4}, p0312, p0213),
 			newCpyCase(quant.IQ2_XXS, quant.F32, [4]int64{256, 2, 3, 4}, p0213, none),
 			newCpyCase(quant.F32, quant.I32, [4]int64{256, 2, 3, 4}, none, p1023),
@@ -822,7 +822,7 @@ func setRowsCases(full bool) []setRowsCase {
 			{quant.F16, quant.F16, quant.I32, [4]int64{1, 8, 1, 3}, [2]int64{1, 1}, 2, true},
 			{quant.F32, quant.Q4_K, quant.I64, [4]int64{256, 11, 1, 7}, [2]int64{2, 3}, 7, true},
 			{quant.F16, quant.BF16, quant.I64, [4]int64{31, 3, 7, 1}, [2]int64{2, 3}, 2, false},
-			{quant.F32, quant.IQ4_NL, quant.I64, [4]int64{96, 3, 1, 1}, [2]int64{2, 3}, 2, true},
+			{quant.F32, quant.Q5_1, quant.I64, [4]int64{96, 3, 1, 1}, [2]int64{2, 3}, 2, true},
 		}
 	}
 	var out []setRowsCase
