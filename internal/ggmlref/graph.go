@@ -329,15 +329,14 @@ func (c *Context) NewGraph(size int) (*Graph, error) {
 // Size is the number of nodes (and of leafs) the graph has room for.
 func (g *Graph) Size() int { return g.size }
 
-// BuildForwardExpand is ggml_build_forward_expand. ggml aborts the process
-// when the graph overflows, so the caller must have sized it for every
-// tensor t depends on.
+// BuildForwardExpand is ggml_build_forward_expand. ggml asserts that the
+// graph has room for every tensor t depends on; that abort comes back as an
+// *AbortError, the graph then unusable.
 func (g *Graph) BuildForwardExpand(t *Tensor) error {
 	if t == nil {
 		return errors.New("ggmlref: ggml_build_forward_expand of a nil tensor")
 	}
-	g.l.graph.buildForward(g.ptr, t)
-	return nil
+	return Catch(func() { g.l.graph.buildForward(g.ptr, t) })
 }
 
 // NNodes is ggml_graph_n_nodes.
@@ -354,10 +353,14 @@ func (g *Graph) Node(i int) *Tensor {
 // Backend is ggml's CPU backend (ggml_backend_cpu_init), reusable across
 // graphs; it keeps its work buffer and its threads between computations.
 type Backend struct {
-	l   *Lib
-	ptr uintptr
-	dev uintptr
-	tp  uintptr
+	l       *Lib
+	ptr     uintptr
+	dev     uintptr
+	tp      uintptr
+	threads int
+	// aborted is the ggml abort a computation ended with; the backend
+	// cannot compute after one.
+	aborted error
 }
 
 // NewCPUBackend initializes a CPU backend computing with threads threads.
@@ -380,7 +383,7 @@ func (l *Lib) NewCPUBackend(threads int) (*Backend, error) {
 		l.graph.tpFree(tp)
 		return nil, errors.New("ggmlref: ggml_backend_cpu_init failed")
 	}
-	b := &Backend{l: l, ptr: p, tp: tp}
+	b := &Backend{l: l, ptr: p, tp: tp, threads: threads}
 	l.graph.backendThreads(p, int32(threads))
 	l.graph.backendSetTP(p, tp)
 	if b.dev = l.graph.backendDevice(p); b.dev == 0 {
@@ -390,14 +393,23 @@ func (l *Lib) NewCPUBackend(threads int) (*Backend, error) {
 	return b, nil
 }
 
-// Free is ggml_backend_free, then ggml_threadpool_free.
+// Free is ggml_backend_free, then ggml_threadpool_free. After an abort in
+// a multi-threaded computation the other threads may be waiting for the
+// aborted one forever, and joining them would hang: such a backend is
+// abandoned instead, its threads leaked.
 func (b *Backend) Free() {
-	if b.ptr != 0 {
+	if b.ptr != 0 && (b.aborted == nil || b.threads == 1) {
 		b.l.graph.backendFree(b.ptr)
 		b.l.graph.tpFree(b.tp)
-		b.ptr, b.dev, b.tp = 0, 0, 0
 	}
+	b.ptr, b.dev, b.tp = 0, 0, 0
 }
+
+// Threads is the number of threads the backend computes with.
+func (b *Backend) Threads() int { return b.threads }
+
+// Aborted returns the ggml abort that made the backend unusable, or nil.
+func (b *Backend) Aborted() error { return b.aborted }
 
 // SupportsOp is ggml_backend_dev_supports_op on the backend's device. ggml
 // reads t's sources, so they must be valid tensors; ops out of range are
@@ -418,12 +430,21 @@ const (
 )
 
 // Compute is ggml_backend_graph_compute; a status other than success is
-// an error.
+// an error, and so is an abort (an *AbortError), after which the backend
+// cannot compute again.
 func (b *Backend) Compute(g *Graph) error {
 	if b.ptr == 0 {
 		return errors.New("ggmlref: backend already freed")
 	}
-	switch st := b.l.graph.backendCompute(b.ptr, g.ptr); st {
+	if b.aborted != nil {
+		return fmt.Errorf("ggmlref: backend unusable after an earlier abort (%w)", b.aborted)
+	}
+	var st int32
+	if err := Catch(func() { st = b.l.graph.backendCompute(b.ptr, g.ptr) }); err != nil {
+		b.aborted = err
+		return err
+	}
+	switch st {
 	case StatusSuccess:
 		return nil
 	case StatusAllocFailed:

@@ -24,7 +24,7 @@ func f32s(l *ggmlref.Lib, t *ggmlref.Tensor) []float32 {
 // computes it on the CPU backend.
 func TestRawAdd(t *testing.T) {
 	l := reftest.Lib(t)
-	ctx, err := l.NewContext(3*(l.TensorOverhead()+64)+l.GraphOverhead(8), false)
+	ctx, err := l.NewContext(3*(l.TensorOverhead()+64)+l.GraphOverhead(8)+l.GraphOverhead(1), false)
 	require.NoError(t, err)
 	defer ctx.Free()
 
@@ -57,6 +57,10 @@ func TestRawAdd(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, g.BuildForwardExpand(c))
 	require.Error(t, g.BuildForwardExpand(nil))
+	small, err := ctx.NewGraph(1)
+	require.NoError(t, err)
+	var ae *ggmlref.AbortError
+	require.ErrorAs(t, small.BuildForwardExpand(c), &ae, "two leafs do not fit a graph of size 1")
 	require.Equal(t, 1, g.NNodes())
 	require.Same(t, c, g.Node(0))
 	require.Nil(t, g.Node(1))
@@ -81,4 +85,42 @@ func TestNameTruncated(t *testing.T) {
 	require.Equal(t, "ab", x.GetName())
 	x.SetName(strings.Repeat("0123456789", 7))
 	require.Len(t, x.GetName(), ggmlref.MaxName-1)
+}
+
+// TestAbortCaught makes ggml's ADD kernel assert (b does not broadcast to
+// a, which only the builder would have checked) and expects an error, not a
+// dead process; a new backend computes again.
+func TestAbortCaught(t *testing.T) {
+	l := reftest.Lib(t)
+	ctx, err := l.NewContext(4*(l.TensorOverhead()+64)+l.GraphOverhead(8), false)
+	require.NoError(t, err)
+	defer ctx.Free()
+	a, err := ctx.NewTensor(typeF32, [4]int64{3, 2, 1, 1})
+	require.NoError(t, err)
+	b, err := ctx.NewTensor(typeF32, [4]int64{2, 1, 1, 1})
+	require.NoError(t, err)
+	c, err := ctx.NewTensor(typeF32, a.Ne)
+	require.NoError(t, err)
+	c.Op = opAdd
+	c.Src[0], c.Src[1] = a, b
+	g, err := ctx.NewGraph(8)
+	require.NoError(t, err)
+	require.NoError(t, g.BuildForwardExpand(c))
+
+	be, err := l.NewCPUBackend(1)
+	require.NoError(t, err)
+	defer be.Free()
+	err = be.Compute(g)
+	var ae *ggmlref.AbortError
+	require.ErrorAs(t, err, &ae)
+	require.Regexp(t, `^\S+:\d+: GGML_ASSERT\(.*\) failed$`, ae.Message)
+	require.Error(t, be.Compute(g), "an aborted backend refuses to compute")
+	require.Equal(t, err, be.Aborted())
+	be.Free()
+
+	b.Ne[0], b.Nb[1], b.Nb[2], b.Nb[3] = 1, 4, 4, 4 // now it broadcasts
+	be2, err := l.NewCPUBackend(1)
+	require.NoError(t, err)
+	defer be2.Free()
+	require.NoError(t, be2.Compute(g))
 }

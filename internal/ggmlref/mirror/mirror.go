@@ -116,6 +116,9 @@ func (e *Executor) Compute(g *graph.Graph) error {
 		}
 	}
 	if err := e.backend.Compute(cg); err != nil {
+		if e.backend.Aborted() != nil {
+			return e.replaceBackend(fmt.Errorf("%w (computing %s)", err, describeGraph(g)))
+		}
 		return err
 	}
 	written := map[*graph.Tensor]bool{}
@@ -130,6 +133,32 @@ func (e *Executor) Compute(g *graph.Graph) error {
 		}
 	}
 	return nil
+}
+
+// replaceBackend swaps a backend that aborted for a new one, so that one
+// bad case does not end a run; it returns err, the abort.
+func (e *Executor) replaceBackend(err error) error {
+	threads := e.backend.Threads()
+	e.backend.Free()
+	b, nerr := e.lib.NewCPUBackend(threads)
+	if nerr != nil {
+		return fmt.Errorf("%w; and no new backend: %v", err, nerr)
+	}
+	e.backend = b
+	return err
+}
+
+// describeGraph names a graph's nodes for messages, the first few of them.
+func describeGraph(g *graph.Graph) string {
+	const most = 3
+	var parts []string
+	for _, n := range g.Nodes[:min(len(g.Nodes), most)] {
+		parts = append(parts, Describe(n))
+	}
+	if len(g.Nodes) > most {
+		parts = append(parts, fmt.Sprintf("and %d more nodes", len(g.Nodes)-most))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // mirrored is one graph copied into the executor's context.

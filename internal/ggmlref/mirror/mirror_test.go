@@ -15,9 +15,13 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-func executor(t *testing.T) *mirror.Executor {
+func executor(t *testing.T) *mirror.Executor { t.Helper(); return newExecutor(t, 2) }
+
+func executor1(t *testing.T) *mirror.Executor { t.Helper(); return newExecutor(t, 1) }
+
+func newExecutor(t *testing.T, threads int) *mirror.Executor {
 	t.Helper()
-	e, err := mirror.New(reftest.Lib(t), 2)
+	e, err := mirror.New(reftest.Lib(t), threads)
 	require.NoError(t, err)
 	t.Cleanup(e.Close)
 	return e
@@ -243,4 +247,29 @@ func TestOpParamsAndIndices(t *testing.T) {
 	require.Equal(t, []float32{2.5, 4.5, 6.5, 8.5, 10.5, 12.5}, get(scale))
 	require.Equal(t, []float32{-1, -2, -3, -4, -5, -6}, get(neg))
 	require.Equal(t, []float32{5, 6, 1, 2}, get(rows))
+}
+
+// TestAbortIsAnError gives ggml a node its kernel asserts on (ADD of
+// shapes that do not broadcast, made without the builder's check): the
+// computation fails with ggml's message, and the executor goes on working.
+// Only a one-thread executor can do this: an abort on one of ggml's own
+// worker threads still ends the process.
+func TestAbortIsAnError(t *testing.T) {
+	e := executor1(t)
+	c := graph.NewContext(graph.ContextOptions{Alloc: true})
+	a := c.NewTensor(quant.F32, 3, 2)
+	bad := c.NewOp(ops.Add, quant.F32, a.Ne, ops.Params{}, a, c.NewTensor(quant.F32, 2))
+	g, err := c.Build(bad)
+	require.NoError(t, err)
+	err = e.Compute(g)
+	var ae *ggmlref.AbortError
+	require.ErrorAs(t, err, &ae)
+	require.Contains(t, err.Error(), "GGML_ASSERT")
+	require.Contains(t, err.Error(), `(computing "node_0" ADD f32 [3 2 1 1] from src0 f32 [3 2 1 1], src1 f32 [2 1 1 1])`)
+
+	c = graph.NewContext(graph.ContextOptions{Alloc: true})
+	x := set(c.NewTensor(quant.F32, 2), 1, 2)
+	out := c.Add(x, x)
+	compute(t, e, c, out)
+	require.Equal(t, []float32{2, 4}, get(out))
 }
