@@ -39,11 +39,14 @@ func cpuFromFloat(typ quant.Type) bool {
 	return typ.IsQuantized() && !latticeType(typ)
 }
 
-// fromFloatExact reports whether fromFloat converts to typ exactly as
-// ggml's CPU from_float does. For IQ4_NL that is IQ4_NL's reference
-// quantizer, which starts from the opposite scale and searches none;
-// package quant has only ggml_quantize_chunk's, so copies into IQ4_NL are
-// refused until it has the other.
+// fromFloatExact reports whether fromFloat converts to typ as ggml's CPU
+// from_float does (bit for bit on its scalar builds; its AVX builds
+// quantize Q8_0 and Q8_1 by 127/max with ties to even, so a few values
+// can land one level from package quant's reference rounding). For IQ4_NL
+// ggml's from_float is IQ4_NL's reference quantizer, which starts from the
+// opposite scale and searches none; package quant has only
+// ggml_quantize_chunk's, so copies into IQ4_NL are refused until it has
+// the other.
 func fromFloatExact(typ quant.Type) bool { return cpuFromFloat(typ) && typ != quant.IQ4_NL }
 
 // quantToFloat reports whether typ is a quantized type ggml can convert
