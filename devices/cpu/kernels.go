@@ -66,6 +66,18 @@ var kernels = [ops.OpCount]kernel{
 	ops.TopK:      {supports: supportsSort, compute: computeTopK},
 
 	// Copies, layout and indexing.
+	ops.Dup:     {supports: supportsCopy, compute: computeCopy},
+	ops.Cont:    {supports: supportsCopy, compute: computeCopy},
+	ops.Cpy:     {supports: supportsCopy, compute: computeCopy},
+	ops.Repeat:  {supports: supportsRepeat, compute: computeRepeat},
+	ops.Concat:  {supports: supportsConcat, compute: computeConcat},
+	ops.Set:     {supports: supportsSet, compute: computeSet},
+	ops.GetRows: {supports: supportsGetRows, compute: computeGetRows},
+	ops.SetRows: {supports: supportsSetRows, compute: computeSetRows},
+	ops.Diag:    {supports: supportsDiag, compute: computeDiag},
+	ops.Pad:     {supports: supportsPad, compute: computePad},
+	ops.Im2Col:  {supports: supportsIm2Col, compute: computeIm2Col},
+	ops.Pool2D:  {supports: supportsPool2D, compute: computePool2D},
 
 	// Matrix products.
 
