@@ -2,7 +2,6 @@ package optest
 
 import (
 	"fmt"
-	"math/rand"
 	"strings"
 
 	"github.com/ggml-go/ggml/graph"
@@ -32,25 +31,12 @@ func init() {
 	RegisterDescribed([]string{"TRI"}, triFromDesc)
 }
 
-// b2i formats a flag as test-backend-ops does (0 or 1).
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // fmtF formats a float parameter as test-backend-ops does (%f).
 func fmtF(v float32) string { return fmt.Sprintf("%f", v) }
 
 // withSuffix appends a bare word to a case name's parameters
 // ("GEGLU(...,v=0)" -> "GEGLU(...,v=0,split)").
 func withSuffix(name, word string) string { return strings.TrimSuffix(name, ")") + "," + word + ")" }
-
-// uniform is an Init drawing every input from [lo, hi].
-func uniform(lo, hi float32) func(rng *rand.Rand, t *graph.Tensor) bool {
-	return func(rng *rand.Rand, t *graph.Tensor) bool { return FillUniform(rng, t, lo, hi) == nil }
-}
 
 // viewedInput is test-backend-ops' "v" input: with v&1 a view of shape ne
 // into a larger tensor (each dimension multiplied by grow), so rows are
@@ -76,7 +62,7 @@ func unaryCase(op ops.UnaryOp, typ quant.Type, ne [4]int64, v int) Case {
 			a := viewedInput(c, typ, ne, v, [4]int64{3, 2, 5, 4})
 			return []*graph.Tensor{c.Unary(a, op)}
 		},
-		Init: uniform(lo, hi),
+		Init: uniformInit(lo, hi),
 	}
 }
 
@@ -94,7 +80,7 @@ func unaryToF32Case(op ops.UnaryOp, typ quant.Type, ne [4]int64) Case {
 			a := c.NewTensor(typ, ne[:]...)
 			return []*graph.Tensor{c.NewOp(ops.Unary, quant.F32, a.Ne, p, a)}
 		},
-		Init: uniform(-10, 10),
+		Init: uniformInit(-10, 10),
 	}
 }
 
@@ -105,7 +91,7 @@ func xieluCase(typ quant.Type, ne [4]int64) Case {
 		Build: func(c *graph.Context) []*graph.Tensor {
 			return []*graph.Tensor{c.XIELU(c.NewTensor(typ, ne[:]...), 4, 20, 0.5, 0.0000001)}
 		},
-		Init: uniform(-1, 1),
+		Init: uniformInit(-1, 1),
 	}
 }
 
@@ -127,7 +113,7 @@ func gluCase(op ops.GluOp, typ quant.Type, ne [4]int64, v int, swapped, split bo
 			}
 			return []*graph.Tensor{c.GLU(a, op, swapped)}
 		},
-		Init: uniform(-150, 150),
+		Init: uniformInit(-150, 150),
 	}
 }
 
@@ -141,7 +127,7 @@ func swigluOAICase(typ quant.Type, ne [4]int64, v int, alpha, limit float32) Cas
 			b := viewedInput(c, typ, ne, v, grow)
 			return []*graph.Tensor{c.SwiGLUOAI(a, b, alpha, limit)}
 		},
-		Init: uniform(-150, 150),
+		Init: uniformInit(-150, 150),
 	}
 }
 
@@ -164,7 +150,7 @@ func swigluClampCase(typ quant.Type, ne [4]int64, v int, limit float32, split bo
 			}
 			return []*graph.Tensor{c.SwiGLUClamp(a, b, limit)}
 		},
-		Init: uniform(-150, 150),
+		Init: uniformInit(-150, 150),
 	}
 }
 
@@ -198,7 +184,7 @@ func mathCase(op mathOp, typ quant.Type, ne [4]int64) Case {
 		Build: func(c *graph.Context) []*graph.Tensor {
 			return []*graph.Tensor{op.build(c, c.NewTensor(typ, ne[:]...))}
 		},
-		Init: uniform(op.lo, op.hi),
+		Init: uniformInit(op.lo, op.hi),
 	}
 }
 

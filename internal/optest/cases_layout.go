@@ -58,13 +58,6 @@ func layoutUnreadable(typ quant.Type) bool {
 // cannot quantize to, and neither can ggml's CPU backend.
 func layoutLattice(typ quant.Type) bool { return typ.IsQuantized() && !typ.CanQuantize() }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func one(t *graph.Tensor) []*graph.Tensor { return []*graph.Tensor{t} }
 
 // view4 views t with its own strides and a smaller shape, as the test cases
@@ -78,6 +71,11 @@ func view4(c *graph.Context, t *graph.Tensor, ne [4]int64, offs uint64) *graph.T
 
 func permute(c *graph.Context, t *graph.Tensor, p [4]int) *graph.Tensor {
 	return c.Permute(t, p[0], p[1], p[2], p[3])
+}
+
+// layoutInit is an Init drawing every input from [lo, hi) with fillInput.
+func layoutInit(lo, hi float32) func(*rand.Rand, *graph.Tensor) bool {
+	return func(rng *rand.Rand, t *graph.Tensor) bool { return fillInput(rng, t, lo, hi) == nil }
 }
 
 // fillInput fills input t with values uniform in [lo, hi) as
@@ -118,11 +116,6 @@ func fillRandomBlocks(rng *rand.Rand, t *graph.Tensor) error {
 	return nil
 }
 
-// uniformInputs is an Init filling every input with fillInput.
-func uniformInputs(lo, hi float32) func(*rand.Rand, *graph.Tensor) bool {
-	return func(rng *rand.Rand, t *graph.Tensor) bool { return fillInput(rng, t, lo, hi) == nil }
-}
-
 // quantNMSE is test-backend-ops' tolerance for copies into a few quantized
 // types: the NMSE of one value off by one quantization step, for inputs of
 // n values spread over a range whose squared mean is 0.25*rng^2.
@@ -153,7 +146,7 @@ func (k repeatCase) Case() Case {
 			target := c.NewTensor(k.typ, k.ne[0]*k.nr[0], k.ne[1]*k.nr[1], k.ne[2]*k.nr[2], k.ne[3]*k.nr[3])
 			return one(c.Repeat(c.NewTensor(k.typ, k.ne[:]...), target))
 		},
-		Init: uniformInputs(-1, 1),
+		Init: layoutInit(-1, 1),
 	}
 }
 
@@ -220,7 +213,7 @@ func (k concatCase) Case() Case {
 			b := source(neB, [4]int64{3, 2, 4, 1}, [4]int64{1, 1, 3, 2}, k.v&2 != 0, k.v&8 != 0)
 			return one(c.Concat(a, b, k.dim))
 		},
-		Init: uniformInputs(-1, 1),
+		Init: layoutInit(-1, 1),
 	}
 }
 
@@ -319,7 +312,7 @@ func (k setCase) Case() Case {
 			}
 			return one(c.Set(dst, src, src.Nb[1], src.Nb[2], src.Nb[3], off))
 		},
-		Init: uniformInputs(-1, 1),
+		Init: layoutInit(-1, 1),
 	}
 }
 
@@ -415,7 +408,7 @@ func (k cpyCase) Case() Case {
 			}
 			return one(c.Cpy(src, dst))
 		},
-		Init: uniformInputs(-150, 150),
+		Init: layoutInit(-150, 150),
 		Tol:  tol,
 	}
 }
@@ -575,7 +568,7 @@ func (k dupCase) Case() Case {
 			}
 			return one(c.Dup(src))
 		},
-		Init: uniformInputs(-1, 1),
+		Init: layoutInit(-1, 1),
 	}
 }
 
@@ -637,7 +630,7 @@ func (k contCase) Case() Case {
 			}
 			return one(c.Cont(v))
 		},
-		Init: uniformInputs(-1, 1),
+		Init: layoutInit(-1, 1),
 	}
 }
 
@@ -1177,66 +1170,6 @@ func layoutCases(full bool) []Case {
 		add(k, []quant.Type{k.typ})
 	}
 	return out
-}
-
-// --- descriptions ---------------------------------------------------------------
-
-// descReader reads a description's fields, keeping the first error.
-type descReader struct {
-	d   Desc
-	err error
-}
-
-func (r *descReader) keep(err error) {
-	if r.err == nil {
-		r.err = err
-	}
-}
-
-func (r *descReader) dtype(k string) quant.Type {
-	t, err := r.d.Type(k)
-	r.keep(err)
-	return t
-}
-
-func (r *descReader) num(k string) int {
-	v, err := r.d.Int(k)
-	r.keep(err)
-	return int(v)
-}
-
-func (r *descReader) num64(k string) int64 {
-	v, err := r.d.Int(k)
-	r.keep(err)
-	return v
-}
-
-func (r *descReader) flag(k string) bool {
-	v, err := r.d.Bool(k)
-	r.keep(err)
-	return v
-}
-
-func (r *descReader) has(k string) bool { _, ok := r.d[k]; return ok }
-
-// ints reads a list of exactly n integers.
-func (r *descReader) ints(k string, n int) []int64 {
-	v, err := r.d.Ints(k)
-	if err == nil && len(v) != n {
-		err = fmt.Errorf("optest: %s has %d values, want %d", k, len(v), n)
-	}
-	r.keep(err)
-	if err != nil {
-		return make([]int64, n)
-	}
-	return v
-}
-
-func (r *descReader) ne(k string) [4]int64 { return [4]int64(r.ints(k, 4)) }
-
-func (r *descReader) perm(k string) [4]int {
-	v := r.ints(k, 4)
-	return [4]int{int(v[0]), int(v[1]), int(v[2]), int(v[3])}
 }
 
 // layoutFromDesc builds the case a cpu_support.csv row describes.
