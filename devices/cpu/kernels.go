@@ -16,27 +16,68 @@ type kernel struct {
 	// workSize is the scratch memory compute needs for t on nth threads
 	// (nil: none).
 	workSize func(t *graph.Tensor, nth int) int
+	// view marks operations whose result is a view of a source's memory:
+	// there is nothing to compute.
+	view bool
 }
 
 // kernels is indexed by ops.Op. Each family of operations adds its entries
 // in its own section.
 var kernels = [ops.OpCount]kernel{
 	// Views and reshapes: the result is the source's memory.
-	ops.None:      {},
-	ops.View:      {},
-	ops.Reshape:   {},
-	ops.Permute:   {},
-	ops.Transpose: {},
+	ops.None:      {view: true},
+	ops.View:      {view: true},
+	ops.Reshape:   {view: true},
+	ops.Permute:   {view: true},
+	ops.Transpose: {view: true},
 
 	// Element-wise: binary, unary, GLU and the math ops.
-	ops.Add: {supports: supportsBinary, compute: computeBinary},
-	ops.Sub: {supports: supportsBinary, compute: computeBinary},
-	ops.Mul: {supports: supportsBinary, compute: computeBinary},
-	ops.Div: {supports: supportsBinary, compute: computeBinary},
+	ops.Add:       {supports: supportsBinary, compute: computeBinary},
+	ops.Sub:       {supports: supportsBinary, compute: computeBinary},
+	ops.Mul:       {supports: supportsBinary, compute: computeBinary},
+	ops.Div:       {supports: supportsBinary, compute: computeBinary},
+	ops.Add1:      {supports: supportsAdd1, compute: computeAdd1},
+	ops.AddID:     {supports: supportsAddID, compute: computeAddID},
+	ops.Sqr:       {supports: supportsUnary, compute: computeUnary},
+	ops.Sqrt:      {supports: supportsUnary, compute: computeUnary},
+	ops.Log:       {supports: supportsUnary, compute: computeUnary},
+	ops.Sin:       {supports: supportsUnary, compute: computeUnary},
+	ops.Cos:       {supports: supportsUnary, compute: computeUnary},
+	ops.Unary:     {supports: supportsUnary, compute: computeUnary},
+	ops.Scale:     {supports: supportsScale, compute: computeScale},
+	ops.Clamp:     {supports: supportsClamp, compute: computeClamp},
+	ops.LeakyReLU: {supports: supportsLeakyReLU, compute: computeLeakyReLU},
+	ops.Fill:      {supports: supportsFill, compute: computeFill},
+	ops.Tri:       {supports: supportsTri, compute: computeTri},
+	ops.GLU:       {supports: supportsGLU, compute: computeGLU},
 
 	// Reductions, norms, softmax, sorting.
+	ops.Sum:       {supports: supportsSum, compute: computeSum},
+	ops.SumRows:   {supports: supportsRowReduce, compute: computeRowReduce},
+	ops.Mean:      {supports: supportsRowReduce, compute: computeRowReduce},
+	ops.Argmax:    {supports: supportsArgmax, compute: computeArgmax},
+	ops.Cumsum:    {supports: supportsCumsum, compute: computeCumsum},
+	ops.Norm:      {supports: supportsNorm, compute: computeNorm},
+	ops.RMSNorm:   {supports: supportsNorm, compute: computeNorm},
+	ops.L2Norm:    {supports: supportsNorm, compute: computeNorm},
+	ops.GroupNorm: {supports: supportsGroupNorm, compute: computeGroupNorm},
+	ops.SoftMax:   {supports: supportsSoftMax, compute: computeSoftMax},
+	ops.Argsort:   {supports: supportsSort, compute: computeArgsort},
+	ops.TopK:      {supports: supportsSort, compute: computeTopK},
 
 	// Copies, layout and indexing.
+	ops.Dup:     {supports: supportsCopy, compute: computeCopy},
+	ops.Cont:    {supports: supportsCopy, compute: computeCopy},
+	ops.Cpy:     {supports: supportsCopy, compute: computeCopy},
+	ops.Repeat:  {supports: supportsRepeat, compute: computeRepeat},
+	ops.Concat:  {supports: supportsConcat, compute: computeConcat},
+	ops.Set:     {supports: supportsSet, compute: computeSet},
+	ops.GetRows: {supports: supportsGetRows, compute: computeGetRows},
+	ops.SetRows: {supports: supportsSetRows, compute: computeSetRows},
+	ops.Diag:    {supports: supportsDiag, compute: computeDiag},
+	ops.Pad:     {supports: supportsPad, compute: computePad},
+	ops.Im2Col:  {supports: supportsIm2Col, compute: computeIm2Col},
+	ops.Pool2D:  {supports: supportsPool2D, compute: computePool2D},
 
 	// Matrix products.
 
