@@ -88,7 +88,7 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 		if err := quant.DequantizeInto(qf, quant.F32, q.Data[qOff:qOff+uint64(dk)*4]); err != nil {
 			panic(err)
 		}
-		if _, err := quant.QuantizeInto(qq, qdt, qf, 1, int(dk), nil); err != nil {
+		if _, err := quant.FromFloat(qq, qdt, qf); err != nil {
 			panic(err)
 		}
 		var maskRow uint64

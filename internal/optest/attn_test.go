@@ -19,43 +19,6 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// attnCPU is the CPU executor with VIEW, RESHAPE, PERMUTE and TRANSPOSE
-// treated as the no-ops they are: the skeleton's kernel table lists them
-// with no functions, which kernelFor reads as "unsupported".
-// TODO: drop it for CPU once devices/cpu accepts view nodes.
-type attnCPU struct{ e *cpu.Engine }
-
-func (attnCPU) Name() string { return "CPU" }
-
-func attnIsView(t *graph.Tensor) bool {
-	switch t.Op {
-	case ops.View, ops.Reshape, ops.Permute, ops.Transpose:
-		return true
-	}
-	return false
-}
-
-func (attnCPU) Supports(g *graph.Graph) error {
-	for _, n := range g.Nodes {
-		if !attnIsView(n) && !cpu.SupportsOp(n) {
-			return fmt.Errorf("%w: %s", cpu.ErrUnsupported, n)
-		}
-	}
-	return nil
-}
-
-func (x attnCPU) Compute(g *graph.Graph) error {
-	for _, n := range g.Nodes {
-		if attnIsView(n) {
-			continue
-		}
-		if err := x.e.ComputeNode(n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 var attnOps = []string{"ROPE", "ROPE_BACK", "FLASH_ATTN_EXT", "SSM_CONV", "GATED_DELTA_NET", "SOLVE_TRI"}
 
 // TestAttnThreads runs every quick case of the attention family on 1 and 3
@@ -70,7 +33,7 @@ func TestAttnThreads(t *testing.T) {
 	for _, c := range cases {
 		seen[OpNameOf(c.Name)]++
 		c.Tol = Tolerance{Exact: true}
-		r := Run(c, attnCPU{three}, attnCPU{one}, 7)
+		r := Run(c, CPU{three}, CPU{one}, 7)
 		require.Equal(t, Passed, r.Status, "%s: %s", c.Name, r.Detail)
 	}
 	for _, op := range attnOps {
@@ -113,7 +76,7 @@ func TestAttnNaive(t *testing.T) {
 	e := cpu.New(cpu.Options{Threads: 2})
 	defer e.Close()
 	for _, c := range Cases(false, attnOps) {
-		r := Run(c, attnCPU{e}, attnNaive{}, 3)
+		r := Run(c, CPU{e}, attnNaive{}, 3)
 		require.Equal(t, Passed, r.Status, "%s: %s", c.Name, r.Detail)
 	}
 }

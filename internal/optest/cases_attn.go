@@ -50,17 +50,6 @@ func attnCases(full bool) []Case {
 	return cases
 }
 
-// f6 formats a float as C++'s std::to_string does ("1.424500").
-func f6(x float32) string { return fmt.Sprintf("%f", float64(x)) }
-
-// b01 formats a bool as std::to_string does.
-func b01(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
-}
-
 // attnFillInts writes int32 values from gen into contiguous I32 tensor t.
 func attnFillInts(t *graph.Tensor, gen func() int32) {
 	for i := range t.NElements() {
@@ -93,8 +82,8 @@ func (r ropeCase) name() string {
 		op = "ROPE_BACK"
 	}
 	return Fmt(op, "type", r.typ, "ne_a", r.ne, "n_dims", r.nDims, "mode", int32(r.mode), "n_ctx", r.nCtx,
-		"fs", f6(r.fs), "ef", f6(r.ef), "af", f6(r.af), "ff", b01(r.ff), "v", r.v,
-		"inplace", b01(r.inplace), "n_offs", r.nOffs)
+		"fs", fmtF(r.fs), "ef", fmtF(r.ef), "af", fmtF(r.af), "ff", b2i(r.ff), "v", r.v,
+		"inplace", b2i(r.inplace), "n_offs", r.nOffs)
 }
 
 func (r ropeCase) toCase() Case {
@@ -386,9 +375,9 @@ func (f flashAttnCase) name() string {
 		prec = "f32"
 	}
 	return Fmt("FLASH_ATTN_EXT", "hsk", f.hsk, "hsv", f.hsv, "nh", f.nh, "nr23", f.nr23, "kv", f.kv, "nb", f.nb,
-		"mask", b01(f.mask), "sinks", b01(f.sinks), "max_bias", f6(f.maxBias), "logit_softcap", f6(f.softcap),
+		"mask", b2i(f.mask), "sinks", b2i(f.sinks), "max_bias", fmtF(f.maxBias), "logit_softcap", fmtF(f.softcap),
 		"prec", prec, "type_K", f.typeK, "type_V", f.typeV, "permute", f.permute,
-		"kv_view", b01(f.kvView), "v_is_view_of_k", b01(f.vViewK))
+		"kv_view", b2i(f.kvView), "v_is_view_of_k", b2i(f.vViewK))
 }
 
 func (f flashAttnCase) toCase() Case {
@@ -766,7 +755,7 @@ func (g gatedDeltaNetCase) toCase() Case {
 	return Case{
 		Name: Fmt("GATED_DELTA_NET", "type", g.typ, "head_count", g.heads, "head_size", g.size,
 			"n_seq_tokens", g.tokens, "n_seqs", g.seqs, "v_repeat", g.vRepeat,
-			"permuted", b01(g.permuted), "kda", b01(g.kda), "K", g.k),
+			"permuted", b2i(g.permuted), "kda", b2i(g.kda), "K", g.k),
 		Build: g.build,
 		Init:  g.init,
 	}
