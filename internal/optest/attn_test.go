@@ -480,7 +480,7 @@ func TestAttnCSVSupport(t *testing.T) {
 	// exactly, the FLASH_ATTN_EXT sample from its complete list.
 	ours := map[string]bool{}
 	for _, c := range Cases(true, attnOps) {
-		if OpNameOf(c.Name) != "FLASH_ATTN_EXT" {
+		if OpNameOf(c.Name) != "FLASH_ATTN_EXT" && !strings.Contains(c.Name, "n_ctx_orig") {
 			ours[c.Name] = true
 		}
 	}
@@ -687,4 +687,52 @@ func TestAttnBuilders(t *testing.T) {
 			require.Error(t, c.Err())
 		})
 	}
+}
+
+// TestAttnAgainstGGML runs the family's cases (all of them with
+// OPTEST_FULL=1) on our CPU and on the real ggml.
+func TestAttnAgainstGGML(t *testing.T) {
+	ref := ggmlExecutor(t)
+	eng := cpu.New(cpu.Options{Threads: 2})
+	defer eng.Close()
+	var tally Tally
+	for _, c := range Cases(os.Getenv("OPTEST_FULL") == "1", attnOps) {
+		r := Run(c, CPU{eng}, ref, 1)
+		tally.Add(r)
+		if r.Status != Passed {
+			t.Errorf("%s: %v: %s", c.Name, r.Status, r.Detail)
+		}
+	}
+	var table strings.Builder
+	require.NoError(t, tally.WriteTable(&table))
+	t.Logf("against ggml %s:\n%s%s", reftest.Lib(t).Variant(), table.String(), tally.String())
+}
+
+// TestAttnParamsRoundTrip checks the typed op_params against ggml's slot
+// layout and back.
+func TestAttnParamsRoundTrip(t *testing.T) {
+	rp := ops.RopeParams{NDims: 64, Mode: ops.RopeIMRope, NCtxOrig: 4096, FreqBase: 1e6, FreqScale: 0.25,
+		ExtFactor: 1, AttnFactor: 1.5, BetaFast: 32, BetaSlow: 1, Sections: [4]int32{11, 11, 10, 0}, NOffs: 8}
+	q := rp.Params()
+	require.Equal(t, int32(0), q.I32(0)) // n_past
+	require.Equal(t, int32(64), q.I32(1))
+	require.Equal(t, int32(40), q.I32(2))
+	require.Equal(t, int32(0), q.I32(3)) // n_ctx
+	require.Equal(t, int32(4096), q.I32(4))
+	require.Equal(t, float32(1e6), q.F32(5))
+	require.Equal(t, float32(1), q.F32(10))
+	require.Equal(t, int32(10), q.I32(13))
+	require.Equal(t, int32(8), q.I32(15))
+	require.Equal(t, rp, ops.RopeParamsOf(q))
+
+	fp := ops.FlashAttnParams{Scale: 0.125, MaxBias: 8, LogitSoftcap: 30, Prec: ops.FlashAttnPrecF32, NKVMax: 77}
+	require.Equal(t, fp, ops.FlashAttnParamsOf(fp.Params()))
+	fq := fp.Params()
+	require.Equal(t, int32(10), fq.I32(3))
+	require.Equal(t, ops.GatedDeltaNetParams{K: 4}, ops.GatedDeltaNetParamsOf(ops.GatedDeltaNetParams{K: 4}.Params()))
+
+	// ggml_rope_yarn_corr_dims: with n_ctx_orig = 0 (as test-backend-ops
+	// passes it) the range collapses to [0, -inf].
+	require.Equal(t, [2]float32{0, float32(math.Inf(-1))}, ops.RopeYarnCorrDims(128, 0, 10000, 32, 1))
+	require.Equal(t, [2]float32{20, 46}, ops.RopeYarnCorrDims(128, 4096, 10000, 32, 1))
 }

@@ -61,7 +61,9 @@ func attnFillInts(t *graph.Tensor, gen func() int32) {
 
 // ropeCase is test_rope: v&1 views a with every dimension but the last
 // padded, v == 2 views the second half of each row; forward false builds
-// ROPE_BACK.
+// ROPE_BACK. test_rope always passes n_ctx_orig = 0, which collapses
+// YaRN's correction range; yarn, when set, gives a real one (and the name
+// gains its parameters, so those cases are ours, not test-backend-ops').
 type ropeCase struct {
 	typ        quant.Type
 	ne         [4]int64
@@ -74,6 +76,15 @@ type ropeCase struct {
 	forward    bool
 	inplace    bool
 	nOffs      int32
+	yarn       *ropeYarn
+}
+
+// ropeYarn are the YaRN parameters test_rope leaves at n_ctx_orig = 0,
+// freq_base = 10000, beta_fast = beta_slow = 1.
+type ropeYarn struct {
+	nCtxOrig           int32
+	base               float32
+	betaFast, betaSlow float32
 }
 
 func (r ropeCase) name() string {
@@ -81,9 +92,14 @@ func (r ropeCase) name() string {
 	if !r.forward {
 		op = "ROPE_BACK"
 	}
-	return Fmt(op, "type", r.typ, "ne_a", r.ne, "n_dims", r.nDims, "mode", int32(r.mode), "n_ctx", r.nCtx,
+	kv := []any{"type", r.typ, "ne_a", r.ne, "n_dims", r.nDims, "mode", int32(r.mode), "n_ctx", r.nCtx,
 		"fs", fmtF(r.fs), "ef", fmtF(r.ef), "af", fmtF(r.af), "ff", b2i(r.ff), "v", r.v,
-		"inplace", b2i(r.inplace), "n_offs", r.nOffs)
+		"inplace", b2i(r.inplace), "n_offs", r.nOffs}
+	if y := r.yarn; y != nil {
+		kv = append(kv, "n_ctx_orig", y.nCtxOrig, "freq_base", fmtF(y.base),
+			"beta_fast", fmtF(y.betaFast), "beta_slow", fmtF(y.betaSlow))
+	}
+	return Fmt(op, kv...)
 }
 
 func (r ropeCase) toCase() Case {
@@ -121,6 +137,9 @@ func (r ropeCase) build(c *graph.Context) []*graph.Tensor {
 	}
 	p := ops.RopeParams{NDims: r.nDims, Mode: r.mode, FreqBase: 10000, FreqScale: r.fs,
 		ExtFactor: r.ef, AttnFactor: r.af, BetaFast: 1, BetaSlow: 1}
+	if y := r.yarn; y != nil {
+		p.NCtxOrig, p.FreqBase, p.BetaFast, p.BetaSlow = y.nCtxOrig, y.base, y.betaFast, y.betaSlow
+	}
 	var out *graph.Tensor
 	if multi {
 		if r.mode == ops.RopeVision {
@@ -193,9 +212,14 @@ func ropeList(full bool) []ropeCase {
 				rc(typ, [4]int64{64, 4, 3, 1}, 24, mrope, 1.4245, 0.7465, 1.4245, false, 0, false, false, 32),
 			)
 		}
+		for i, y := range ropeYarnList() {
+			if i%3 == 0 {
+				out = append(out, y)
+			}
+		}
 		return out
 	}
-	var out []ropeCase
+	out := ropeYarnList()
 	for _, fw := range []bool{true, false} {
 		all := true
 		for _, fs := range []float32{1, 1.4245} {
@@ -269,6 +293,23 @@ func ropeList(full bool) []ropeCase {
 			}
 		}
 		out = append(out, rc(typ, [4]int64{128, 32, 2, 1}, 32, neox, 1.4245, 0.7465, 1.4245, false, 0, true, true, 32))
+	}
+	return out
+}
+
+// ropeYarnList are our cases with a real YaRN correction range (context
+// 4096, base 1e6, betas 32 and 1, a quarter frequency scale) in every mode.
+func ropeYarnList() []ropeCase {
+	var out []ropeCase
+	for _, mode := range []ops.RopeMode{ops.RopeNormal, ops.RopeNeox, ops.RopeMRope, ops.RopeIMRope, ops.RopeVision} {
+		for _, typ := range []quant.Type{quant.F32, quant.F16} {
+			for _, ff := range []bool{false, true} {
+				for _, fw := range []bool{true, false} {
+					out = append(out, ropeCase{typ: typ, ne: [4]int64{128, 8, 6, 1}, nDims: 128, mode: mode, nCtx: 8192,
+						fs: 0.25, ef: 1, af: 1, ff: ff, forward: fw, yarn: &ropeYarn{4096, 1e6, 32, 1}})
+				}
+			}
+		}
 	}
 	return out
 }
