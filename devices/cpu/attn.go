@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"encoding/binary"
 	"math"
 
 	"github.com/ggml-go/ggml/graph"
@@ -64,7 +63,7 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 	if fp.LogitSoftcap != 0 {
 		scale /= fp.LogitSoftcap
 	}
-	slope := attnSlopes(nHead, fp.MaxBias)
+	slope := alibiSlopes(nHead, fp.MaxBias)
 
 	qdt := k.Type.VecDotType()
 	kRow := uint64(k.Type.RowSize(dk))
@@ -85,9 +84,7 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 		iv2, iv3 := iq2/(nHead/v.Ne[2]), iq3/(q.Ne[3]/v.Ne[3])
 
 		qOff := offset(q, 0, iq1, iq2, iq3)
-		if err := quant.DequantizeInto(qf, quant.F32, q.Data[qOff:qOff+uint64(dk)*4]); err != nil {
-			panic(err)
-		}
+		mustDequantize(qf, quant.F32, q.Data[qOff:])
 		if _, err := quant.FromFloat(qq, qdt, qf); err != nil {
 			panic(err)
 		}
@@ -103,7 +100,7 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 		for ic := range k.Ne[1] {
 			var mv float32
 			if mask != nil {
-				mv = slope[iq2] * getF(quant.F16, mask.Data, maskRow+uint64(ic)*2)
+				mv = slope(iq2) * getF(quant.F16, mask.Data, maskRow+uint64(ic)*2)
 				if math.IsInf(float64(mv), -1) {
 					continue
 				}
@@ -115,7 +112,7 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 			}
 			s *= scale
 			if fp.LogitSoftcap != 0 {
-				s = fp.LogitSoftcap * float32(math.Tanh(float64(s)))
+				s = fp.LogitSoftcap * tanhf(s)
 			}
 			s += mv
 
@@ -124,10 +121,10 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 			// weighs vs = e^(s-M).
 			ms, vs := float32(1), float32(1)
 			if s > m {
-				ms = attnExpf(m - s)
+				ms = expf(m - s)
 				m = s
 			} else {
-				vs = attnExpf(s - m)
+				vs = expf(s - m)
 			}
 			vOff := offset(v, 0, ic, iv2, iv3)
 			vData := v.Data[vOff : vOff+vRow]
@@ -140,9 +137,7 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 					vkq16[i] = quant.FP32ToFP16(acc + getF(quant.F16, vData, uint64(i)*2)*vs)
 				}
 			} else {
-				if err := quant.DequantizeInto(v32, v.Type, vData); err != nil {
-					panic(err)
-				}
+				mustDequantize(v32, v.Type, vData)
 				for i, x := range v32 {
 					if ms != 1 {
 						vkq[i] *= ms
@@ -160,12 +155,10 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 			s := getF(quant.F32, sinks.Data, uint64(iq2)*sinks.Nb[0])
 			ms, vs := float32(1), float32(1)
 			if s > m {
-				ms = attnExpf(m - s)
-				for i := range vkq {
-					vkq[i] *= ms
-				}
+				ms = expf(m - s)
+				scaleRow(vkq, ms)
 			} else {
-				vs = attnExpf(s - m)
+				vs = expf(s - m)
 			}
 			sum = sum*ms + vs
 		}
@@ -175,36 +168,7 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 			inv = 1 / sum
 		}
 		// The result swaps Q's dimensions 1 and 2: [DV, heads, n_q, batch].
-		out := offset(t, 0, iq2, iq1, iq3)
-		for i, x := range vkq {
-			binary.LittleEndian.PutUint32(t.Data[out+uint64(i)*4:], math.Float32bits(x*inv))
-		}
+		scaleRow(vkq, inv)
+		attnStoreF32(t.Data, offset(t, 0, iq2, iq1, iq3), vkq)
 	}
 }
-
-// attnSlopes returns each head's ALiBi slope for max_bias (all 1 when
-// max_bias is 0), as ggml computes them in float32.
-func attnSlopes(nHead int64, maxBias float32) []float32 {
-	slopes := make([]float32, nHead)
-	if maxBias <= 0 {
-		for i := range slopes {
-			slopes[i] = 1
-		}
-		return slopes
-	}
-	nHeadLog2 := uint32(1) << uint32(math.Floor(math.Log2(float64(nHead))))
-	m0 := attnPowf(2, -maxBias/float32(nHeadLog2))
-	m1 := attnPowf(2, -(maxBias/2)/float32(nHeadLog2))
-	for h := range slopes {
-		if uint32(h) < nHeadLog2 {
-			slopes[h] = attnPowf(m0, float32(h+1))
-		} else {
-			slopes[h] = attnPowf(m1, float32(2*(uint32(h)-nHeadLog2)+1))
-		}
-	}
-	return slopes
-}
-
-// attnExpf and attnPowf are C's float functions: the float64 result rounded.
-func attnExpf(x float32) float32    { return float32(math.Exp(float64(x))) }
-func attnPowf(x, y float32) float32 { return float32(math.Pow(float64(x), float64(y))) }

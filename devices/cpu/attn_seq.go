@@ -12,13 +12,6 @@ import (
 // Sequence ops of state-space and linear-attention models: SSM_CONV,
 // GATED_DELTA_NET, and SOLVE_TRI, which their chunked forms use.
 
-// attnLoadF32 reads len(dst) contiguous F32 values at byte offset off of b.
-func attnLoadF32(dst []float32, b []byte, off uint64) {
-	if err := quant.DequantizeInto(dst, quant.F32, b[off:off+uint64(len(dst))*4]); err != nil {
-		panic(err)
-	}
-}
-
 // attnStoreF32 writes src as contiguous F32 values at byte offset off of b.
 func attnStoreF32(b []byte, off uint64, src []float32) {
 	b = b[off : off+uint64(len(src))*4]
@@ -60,12 +53,12 @@ func computeSSMConv(p *Params, t *graph.Tensor) {
 		return
 	}
 	w := make([]float32, (hi-lo)*nc)
-	attnLoadF32(w, c.Data, offset(c, 0, lo, 0, 0))
+	mustDequantize(w, quant.F32, c.Data[offset(c, 0, lo, 0, 0):])
 	win := make([]float32, nc)
 	for i3 := range t.Ne[2] {
 		for i2 := range t.Ne[1] {
 			for i1 := lo; i1 < hi; i1++ {
-				attnLoadF32(win, sx.Data, offset(sx, i2, i1, i3, 0))
+				mustDequantize(win, quant.F32, sx.Data[offset(sx, i2, i1, i3, 0):])
 				var sum float32
 				for i0, x := range win {
 					sum += x * w[(i1-lo)*nc+int64(i0)]
@@ -161,18 +154,18 @@ func computeGatedDeltaNet(p *Params, t *graph.Tensor) {
 		iq1, iq3 := iv1%q.Ne[1], iv3/(ns/q.Ne[3])
 		ik1, ik3 := iv1%k.Ne[1], iv3/(ns/k.Ne[3])
 		stateOff := uint64(iv3)*state.Nb[3] + uint64(iv1*sv*sv)*4
-		attnLoadF32(s, state.Data, stateOff)
+		mustDequantize(s, quant.F32, state.Data[stateOff:])
 		snapOff := uint64(iv3*h+iv1) * uint64(sv*sv) * 4
 		for tok := range nt {
-			attnLoadF32(qv, q.Data, offset(q, 0, iq1, tok, iq3))
-			attnLoadF32(kv, k.Data, offset(k, 0, ik1, tok, ik3))
-			attnLoadF32(vv, v.Data, offset(v, 0, iv1, tok, iv3))
-			attnLoadF32(gv, g.Data, offset(g, 0, iv1, tok, iv3))
+			mustDequantize(qv, quant.F32, q.Data[offset(q, 0, iq1, tok, iq3):])
+			mustDequantize(kv, quant.F32, k.Data[offset(k, 0, ik1, tok, ik3):])
+			mustDequantize(vv, quant.F32, v.Data[offset(v, 0, iv1, tok, iv3):])
+			mustDequantize(gv, quant.F32, g.Data[offset(g, 0, iv1, tok, iv3):])
 			b := getF(quant.F32, beta.Data, offset(beta, 0, iv1, tok, iv3))
 
 			if kda {
 				for i, x := range gv {
-					delta[i] = attnExpf(x)
+					delta[i] = expf(x)
 				}
 				for j := range sv {
 					row := s[j*sv : (j+1)*sv]
@@ -181,10 +174,7 @@ func computeGatedDeltaNet(p *Params, t *graph.Tensor) {
 					}
 				}
 			} else {
-				e := attnExpf(gv[0])
-				for i := range s {
-					s[i] *= e
-				}
+				scaleRow(s, expf(gv[0]))
 			}
 			for j := range sv {
 				delta[j] = (vv[j] - attnDot(s[j*sv:(j+1)*sv], kv)) * b

@@ -98,7 +98,7 @@ func (c *ropeCache) yarn(thetaExtrap float32, i0 int) (float32, float32) {
 	if rp.ExtFactor != 0 {
 		rampMix := ropeYarnRamp(c.corr[0], c.corr[1], i0) * rp.ExtFactor
 		theta = thetaInterp*(1-rampMix) + thetaExtrap*rampMix
-		mscale *= 1 + 0.1*float32(math.Log(float64(1/rp.FreqScale)))
+		mscale *= 1 + 0.1*logf(1/rp.FreqScale)
 	}
 	return float32(math.Cos(float64(theta))) * mscale, float32(math.Sin(float64(theta))) * mscale
 }
