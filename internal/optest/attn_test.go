@@ -21,16 +21,19 @@ import (
 
 var attnOps = []string{"ROPE", "ROPE_BACK", "FLASH_ATTN_EXT", "SSM_CONV", "GATED_DELTA_NET", "SOLVE_TRI"}
 
-// TestAttnThreads runs every quick case of the attention family on 1 and 3
-// threads: each must be computed (not skipped) and give identical results.
+// attnTestCases are the family's quick cases, or all of them with
+// OPTEST_FULL=1.
+func attnTestCases() []Case { return Cases(os.Getenv("OPTEST_FULL") == "1", attnOps) }
+
+// TestAttnThreads runs the attention family's cases on 1 and 3 threads:
+// each must be computed (not skipped) and give identical results.
 func TestAttnThreads(t *testing.T) {
 	one := cpu.New(cpu.Options{Threads: 1})
 	defer one.Close()
 	three := cpu.New(cpu.Options{Threads: 3})
 	defer three.Close()
-	cases := Cases(false, attnOps)
 	seen := map[string]int{}
-	for _, c := range cases {
+	for _, c := range attnTestCases() {
 		seen[OpNameOf(c.Name)]++
 		c.Tol = Tolerance{Exact: true}
 		r := Run(c, CPU{three}, CPU{one}, 7)
@@ -70,12 +73,12 @@ func TestAttnCaseNames(t *testing.T) {
 	}
 }
 
-// TestAttnNaive compares every quick case of the family with attnNaive, an
-// independent float64 implementation of the operations' definitions.
+// TestAttnNaive compares the family's cases with attnNaive, an independent
+// float64 implementation of the operations' definitions.
 func TestAttnNaive(t *testing.T) {
 	e := cpu.New(cpu.Options{Threads: 2})
 	defer e.Close()
-	for _, c := range Cases(false, attnOps) {
+	for _, c := range attnTestCases() {
 		r := Run(c, CPU{e}, attnNaive{}, 3)
 		require.Equal(t, Passed, r.Status, "%s: %s", c.Name, r.Detail)
 	}
@@ -689,14 +692,14 @@ func TestAttnBuilders(t *testing.T) {
 	}
 }
 
-// TestAttnAgainstGGML runs the family's cases (all of them with
-// OPTEST_FULL=1) on our CPU and on the real ggml.
+// TestAttnAgainstGGML runs the family's cases on our CPU and on the real
+// ggml.
 func TestAttnAgainstGGML(t *testing.T) {
 	ref := ggmlExecutor(t)
 	eng := cpu.New(cpu.Options{Threads: 2})
 	defer eng.Close()
 	var tally Tally
-	for _, c := range Cases(os.Getenv("OPTEST_FULL") == "1", attnOps) {
+	for _, c := range attnTestCases() {
 		r := Run(c, CPU{eng}, ref, 1)
 		tally.Add(r)
 		if r.Status != Passed {
