@@ -113,10 +113,17 @@ func (c *Context) newTensor(builder string, typ quant.Type, ne [MaxDims]int64, v
 }
 
 // viewData is the slice of src's memory a view at offs of size bytes covers,
-// or nil when src has none.
+// or nil when src has none. An empty view has empty memory wherever it is
+// (ggml lets it lie past its source's end).
 func viewData(src *Tensor, offs, size uint64) []byte {
 	n := uint64(len(src.Data))
-	if src.Data == nil || offs > n || size > n-offs {
+	if src.Data == nil {
+		return nil
+	}
+	if size == 0 {
+		return src.Data[:0:0]
+	}
+	if offs > n || size > n-offs {
 		return nil
 	}
 	return src.Data[offs : offs+size : offs+size]
