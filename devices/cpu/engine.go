@@ -110,10 +110,21 @@ func kernelFor(t *graph.Tensor) *kernel {
 		return nil
 	}
 	k := &kernels[t.Op]
-	if k.supports == nil && k.compute == nil && t.Op != ops.None {
+	if k.supports == nil && k.compute == nil && !isLayout(t.Op) {
 		return nil
 	}
 	return k
+}
+
+// isLayout reports whether op only reinterprets its source's memory: there
+// is nothing to compute, and ggml's CPU backend supports it whatever the
+// types and strides. Its kernel entry is empty, like a missing one.
+func isLayout(op ops.Op) bool {
+	switch op {
+	case ops.None, ops.View, ops.Reshape, ops.Permute, ops.Transpose:
+		return true
+	}
+	return false
 }
 
 // describe names an operation with its types and shapes for errors.
