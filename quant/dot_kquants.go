@@ -108,14 +108,17 @@ func dotQ3K(n int, x, y []byte) float32 {
 }
 
 // dotK4 is the shared body of Q4_K and Q5_K, whose blocks are fp16 d, fp16
-// dmin, scales[12], then format-specific quants that decode fills into a.
-func dotK4(n, blockBytes int, x, y []byte, decode func(a *[256]int8, xb []byte)) float32 {
+// dmin, scales[12], then (Q5_K only, when fifthBit) qh[32], then qs[128].
+func dotK4(n, blockBytes int, x, y []byte, fifthBit bool) float32 {
 	var sums [8]float32
 	var sum float32
 	var a [256]int8
 	for i := 0; i < n/256; i++ {
 		xb, yb := x[blockBytes*i:blockBytes*(i+1)], y[q8KBytes*i:q8KBytes*(i+1)]
-		decode(&a, xb)
+		decodeNibbles64(&a, xb[blockBytes-128:blockBytes])
+		if fifthBit {
+			addFifthBit(&a, xb[16:48])
+		}
 		var scales, mins [8]uint8
 		for j := range scales {
 			scales[j], mins[j] = scaleMinK4(j, xb[4:16])
@@ -149,23 +152,19 @@ func decodeNibbles64(a *[256]int8, qs []byte) {
 }
 
 // Q4_K (fp16 d, fp16 dmin, scales[12], qs[128]) · Q8_K.
-func dotQ4K(n int, x, y []byte) float32 {
-	return dotK4(n, 144, x, y, func(a *[256]int8, xb []byte) { decodeNibbles64(a, xb[16:144]) })
-}
+func dotQ4K(n int, x, y []byte) float32 { return dotK4(n, 144, x, y, false) }
 
-// Q5_K (fp16 d, fp16 dmin, scales[12], qh[32], qs[128]) · Q8_K: bit e/32 of
-// qh[e%32] adds 16 to element e.
-func dotQ5K(n int, x, y []byte) float32 {
-	return dotK4(n, 176, x, y, func(a *[256]int8, xb []byte) {
-		decodeNibbles64(a, xb[48:176])
-		qh := xb[16:48]
-		for c := 0; c < 8; c++ {
-			part := a[32*c : 32*c+32]
-			for l, h := range qh {
-				part[l] += int8(h>>c&1) << 4
-			}
+// Q5_K (fp16 d, fp16 dmin, scales[12], qh[32], qs[128]) · Q8_K.
+func dotQ5K(n int, x, y []byte) float32 { return dotK4(n, 176, x, y, true) }
+
+// addFifthBit adds Q5_K's high bits: bit e/32 of qh[e%32] adds 16 to element e.
+func addFifthBit(a *[256]int8, qh []byte) {
+	for c := 0; c < 8; c++ {
+		part := a[32*c : 32*c+32]
+		for l, h := range qh[:32] {
+			part[l] += int8(h>>c&1) << 4
 		}
-	})
+	}
 }
 
 // Q6_K (ql[128], qh[64], int8 scales[16], fp16 d) · Q8_K: 4 low bits from ql

@@ -34,12 +34,12 @@ func gridDot8(point uint64, signs uint8, q8 []byte) int32 {
 
 // dotSignedGrid is the IQ2/IQ3 dot product: per block d_x*d_y times the sum
 // over groups of (2*scale+1) * gridDot8, all times factor.
-func dotSignedGrid(n int, x, y []byte, t Type, unpack func([]byte, *gridBlock), factor float32) float32 {
+func dotSignedGrid(n int, x, y []byte, t Type, unpack func([]byte) gridBlock, factor float32) float32 {
 	size, ysize := t.TypeSize(), Q8_K.TypeSize()
 	var u gridBlock
 	var sumf float32
 	for i := range n / qkGrid {
-		unpack(x[i*size:(i+1)*size], &u)
+		u = unpack(x[i*size : (i+1)*size])
 		yd, q8, _ := gridQ8K(y[i*ysize : (i+1)*ysize])
 		var bsum int32
 		for g := range gridGroups {
@@ -54,12 +54,12 @@ func dotSignedGrid(n int, x, y []byte, t Type, unpack func([]byte, *gridBlock), 
 // dotIQ1 is the IQ1 dot product. The delta term needs the sum of the quants
 // under each group: IQ1_M adds them up, IQ1_S (useBsums) takes them from
 // Q8_K's 16-element sums as ggml does, which differ only for malformed Q8_K.
-func dotIQ1(n int, x, y []byte, t Type, unpack func([]byte, *gridBlock), useBsums bool) float32 {
+func dotIQ1(n int, x, y []byte, t Type, unpack func([]byte) gridBlock, useBsums bool) float32 {
 	size, ysize := t.TypeSize(), Q8_K.TypeSize()
 	var u gridBlock
 	var sumf float32
 	for i := range n / qkGrid {
-		unpack(x[i*size:(i+1)*size], &u)
+		u = unpack(x[i*size : (i+1)*size])
 		yd, q8, bsums := gridQ8K(y[i*ysize : (i+1)*ysize])
 		var sumi, sumDelta int32
 		for g := range gridGroups {

@@ -47,7 +47,7 @@ func dotLength(r *rand.Rand, t Type) int {
 		blocks = 1 + r.Intn(limit)
 	}
 	if unit == 1 && r.Intn(2) == 0 {
-		return blocks * (1 + r.Intn(16)) // any length, not just round ones
+		return min(blocks*(1+r.Intn(16)), 16384) // any length up to 16384, not just round ones
 	}
 	return blocks * unit
 }

@@ -64,24 +64,36 @@ func fp32ToUE4M3(x float32) uint8 {
 	return uint8(exp<<3 | man)
 }
 
-// nearestFP4 is ggml's best_index_mxfp4: the index of the value in
-// kvaluesFP4 scaled by d closest to x, the first one on ties.
-func nearestFP4(x, d float32) uint8 {
+// fp4Levels are the 16 FP4 values times a block's scale d, each product
+// rounded to float32 as ggml computes it inside its search.
+type fp4Levels [16]float32
+
+func levelsFP4(d float32) (l fp4Levels) {
+	for i, k := range kvaluesFP4 {
+		l[i] = float32(float32(k) * d)
+	}
+	return l
+}
+
+// nearest is ggml's best_index_mxfp4: the index of the level closest to x,
+// the first one on ties. The levels are computed once per block instead of
+// once per value; the products are the same.
+func (l *fp4Levels) nearest(x float32) uint8 {
 	best := uint8(0)
-	bestErr := absf(float32(float32(kvaluesFP4[0])*d) - x)
-	for i := 1; i < len(kvaluesFP4); i++ {
-		if e := absf(float32(float32(kvaluesFP4[i])*d) - x); e < bestErr {
+	bestErr := absf(l[0] - x)
+	for i := 1; i < len(l); i++ {
+		if e := absf(l[i] - x); e < bestErr {
 			best, bestErr = uint8(i), e
 		}
 	}
 	return best
 }
 
-// packFP4 quantizes x (16 or 32 values) with scale d into nibble pairs.
 func packFP4(qs []byte, x []float32, d float32) {
 	h := len(x) / 2
+	l := levelsFP4(d)
 	for j := range h {
-		qs[j] = nearestFP4(x[j], d) | nearestFP4(x[j+h], d)<<4
+		qs[j] = l.nearest(x[j]) | l.nearest(x[j+h])<<4
 	}
 }
 

@@ -42,7 +42,7 @@ func iqSigns(v uint32) uint8 {
 // iqNibble returns the low (half 0) or high (half 1) 4 bits of b.
 func iqNibble(b byte, half int) uint8 { return b >> (4 * half) & 0xf }
 
-func unpackIQ2XXS(b []byte, u *gridBlock) {
+func unpackIQ2XXS(b []byte) (u gridBlock) {
 	u.d = FP16ToFP32(binary.LittleEndian.Uint16(b))
 	for sb := range 8 {
 		q := b[2+8*sb : 10+8*sb]
@@ -54,9 +54,10 @@ func unpackIQ2XXS(b []byte, u *gridBlock) {
 			u.scale[g] = uint8(aux >> 28)
 		}
 	}
+	return u
 }
 
-func unpackIQ2XS(b []byte, u *gridBlock) {
+func unpackIQ2XS(b []byte) (u gridBlock) {
 	u.d = FP16ToFP32(binary.LittleEndian.Uint16(b))
 	for g := range gridGroups {
 		q := binary.LittleEndian.Uint16(b[2+2*g:])
@@ -64,9 +65,10 @@ func unpackIQ2XS(b []byte, u *gridBlock) {
 		u.signs[g] = iqSigns(uint32(q >> 9))
 		u.scale[g] = iqNibble(b[66+g/4], g%4/2)
 	}
+	return u
 }
 
-func unpackIQ2S(b []byte, u *gridBlock) {
+func unpackIQ2S(b []byte) (u gridBlock) {
 	u.d = FP16ToFP32(binary.LittleEndian.Uint16(b))
 	for g := range gridGroups {
 		sb, l := g/4, g%4
@@ -75,9 +77,10 @@ func unpackIQ2S(b []byte, u *gridBlock) {
 		u.signs[g] = b[34+g]
 		u.scale[g] = iqNibble(b[74+sb], l/2)
 	}
+	return u
 }
 
-func unpackIQ3XXS(b []byte, u *gridBlock) {
+func unpackIQ3XXS(b []byte) (u gridBlock) {
 	u.d = FP16ToFP32(binary.LittleEndian.Uint16(b))
 	for g := range gridGroups {
 		aux := binary.LittleEndian.Uint32(b[66+4*(g/4):])
@@ -85,9 +88,10 @@ func unpackIQ3XXS(b []byte, u *gridBlock) {
 		u.signs[g] = iqSigns(aux >> (7 * (g % 4)))
 		u.scale[g] = uint8(aux >> 28)
 	}
+	return u
 }
 
-func unpackIQ3S(b []byte, u *gridBlock) {
+func unpackIQ3S(b []byte) (u gridBlock) {
 	u.d = FP16ToFP32(binary.LittleEndian.Uint16(b))
 	for g := range gridGroups {
 		sb := g / 4
@@ -99,11 +103,11 @@ func unpackIQ3S(b []byte, u *gridBlock) {
 		u.signs[g] = b[74+g]
 		u.scale[g] = iqNibble(b[106+sb/2], sb%2)
 	}
+	return u
 }
 
-func unpackIQ1S(b []byte, u *gridBlock) {
+func unpackIQ1S(b []byte) (u gridBlock) {
 	u.d = FP16ToFP32(binary.LittleEndian.Uint16(b))
-	u.neg = 0
 	for sb := range 8 {
 		qh := binary.LittleEndian.Uint16(b[34+2*sb:])
 		for l := range 4 {
@@ -113,16 +117,16 @@ func unpackIQ1S(b []byte, u *gridBlock) {
 			u.neg |= uint32(qh>>15) << g
 		}
 	}
+	return u
 }
 
-func unpackIQ1M(b []byte, u *gridBlock) {
+func unpackIQ1M(b []byte) (u gridBlock) {
 	var sc [4]uint16
 	for k := range sc {
 		sc[k] = binary.LittleEndian.Uint16(b[48+2*k:])
 	}
 	// The fp16 block scale is spread over the top nibbles of the four words.
 	u.d = FP16ToFP32(sc[0]>>12 | sc[1]>>8&0x00f0 | sc[2]>>4&0x0f00 | sc[3]&0xf000)
-	u.neg = 0
 	for g := range gridGroups {
 		sb, l := g/4, g%4
 		// Each qh byte serves two groups: 3 index bits and a delta sign per nibble.
@@ -131,15 +135,16 @@ func unpackIQ1M(b []byte, u *gridBlock) {
 		u.scale[g] = uint8(sc[sb/2] >> (6*(sb%2) + 3*(l/2)) & 7)
 		u.neg |= uint32(qh>>3&1) << g
 	}
+	return u
 }
 
 // dequantizeSignedGrid decodes IQ2 and IQ3 rows: element j of group g is
 // subScale(d, scale[g]) * point byte j, negated by sign bit j.
-func dequantizeSignedGrid(dst []float32, src []byte, t Type, unpack func([]byte, *gridBlock), subScale func(d float32, s uint8) float32) {
+func dequantizeSignedGrid(dst []float32, src []byte, t Type, unpack func([]byte) gridBlock, subScale func(d float32, s uint8) float32) {
 	size := t.TypeSize()
 	var u gridBlock
 	for i := range len(dst) / qkGrid {
-		unpack(src[i*size:(i+1)*size], &u)
+		u = unpack(src[i*size : (i+1)*size])
 		y := dst[i*qkGrid : (i+1)*qkGrid]
 		for g := range gridGroups {
 			db := subScale(u.d, u.scale[g])
@@ -163,11 +168,11 @@ const iq1Delta = 0.125
 
 // dequantizeIQ1 decodes IQ1_S and IQ1_M rows: element j of group g is
 // d*(2*scale[g]+1) * (point value j ± iq1Delta).
-func dequantizeIQ1(dst []float32, src []byte, t Type, unpack func([]byte, *gridBlock)) {
+func dequantizeIQ1(dst []float32, src []byte, t Type, unpack func([]byte) gridBlock) {
 	size := t.TypeSize()
 	var u gridBlock
 	for i := range len(dst) / qkGrid {
-		unpack(src[i*size:(i+1)*size], &u)
+		u = unpack(src[i*size : (i+1)*size])
 		y := dst[i*qkGrid : (i+1)*qkGrid]
 		for g := range gridGroups {
 			dl := u.d * float32(2*int(u.scale[g])+1)

@@ -22,7 +22,7 @@ import (
 // check coverage of every codebook point.
 var latticeFormats = []struct {
 	typ    Type
-	unpack func([]byte, *gridBlock)
+	unpack func([]byte) gridBlock
 	points []uint64 // the codebook points a group can hold
 	// signPatterns is the number of sign bytes a group can hold: 128
 	// parity-fixed patterns for formats that store 7 bits, all 256
@@ -142,7 +142,7 @@ func TestLatticeDequantizeRandom(t *testing.T) {
 				require.NoError(t, err)
 				requireLatticeFloats(t, f.typ, src, want, got, fmt.Sprintf("seed %d case %d", seed, c))
 				for b := range nblocks {
-					f.unpack(src[b*f.typ.TypeSize():(b+1)*f.typ.TypeSize()], &u)
+					u = f.unpack(src[b*f.typ.TypeSize() : (b+1)*f.typ.TypeSize()])
 					for g := range gridGroups {
 						if f.typ == IQ3_XXS || f.typ == IQ3_S {
 							points[u.point[g]&0xffffffff] = true

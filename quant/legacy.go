@@ -144,27 +144,32 @@ func quantizeBlockQ5_1(b []byte, x []float32) {
 // The importance-matrix quantizers get per-value weights and search for the
 // scale (and min) with the least weighted error.
 
-func quantizeBlockQ4_0Weighted(b []byte, x, w []float32) {
-	L := symmetricSearch(x, w, 8)
+// blockWeights are one block's weights, passed by value: a slice of a local
+// array handed to a function value would escape to the heap on every call,
+// and QuantizeInto must not allocate.
+type blockWeights [legacyBlock]float32
+
+func quantizeBlockQ4_0Weighted(b []byte, x []float32, w blockWeights) {
+	L := symmetricSearch(x, w[:], 8)
 	pack4(b[2:18], &L.nibbleLevels)
 	putFP16(b, L.scale)
 }
 
-func quantizeBlockQ5_0Weighted(b []byte, x, w []float32) {
-	L := symmetricSearch(x, w, 16)
+func quantizeBlockQ5_0Weighted(b []byte, x []float32, w blockWeights) {
+	L := symmetricSearch(x, w[:], 16)
 	pack5(b[2:6], b[6:22], &L.nibbleLevels)
 	putFP16(b, L.scale)
 }
 
-func quantizeBlockQ4_1Weighted(b []byte, x, w []float32) {
-	L := offsetSearch(x, w, 15)
+func quantizeBlockQ4_1Weighted(b []byte, x []float32, w blockWeights) {
+	L := offsetSearch(x, w[:], 15)
 	putFP16(b, L.scale)
 	putFP16(b[2:], -L.minOffset)
 	pack4(b[4:20], &L.nibbleLevels)
 }
 
-func quantizeBlockQ5_1Weighted(b []byte, x, w []float32) {
-	L := offsetSearch(x, w, 31)
+func quantizeBlockQ5_1Weighted(b []byte, x []float32, w blockWeights) {
+	L := offsetSearch(x, w[:], 31)
 	putFP16(b, L.scale)
 	putFP16(b[2:], -L.minOffset)
 	pack5(b[4:8], b[8:24], &L.nibbleLevels)
@@ -197,7 +202,7 @@ func offsetSearch(x, w []float32, nmax int) searchedLevels {
 // an importance matrix: without one it is the reference quantizer plain;
 // with one, each value's weight is imatrix[j]*sqrt(sigma2 + x^2), sigma2
 // being the row's mean square, and weighted quantizes each block.
-func weightedQuantizer(t Type, plain func(b []byte, x []float32), weighted func(b []byte, x, w []float32)) func(dst []byte, src []float32, nrows, nPerRow int, imatrix []float32) {
+func weightedQuantizer(t Type, plain func(b []byte, x []float32), weighted func(b []byte, x []float32, w blockWeights)) func(dst []byte, src []float32, nrows, nPerRow int, imatrix []float32) {
 	flat := blockQuantizer(t, plain)
 	ts := t.TypeSize()
 	return func(dst []byte, src []float32, nrows, nPerRow int, imatrix []float32) {
@@ -205,7 +210,7 @@ func weightedQuantizer(t Type, plain func(b []byte, x []float32), weighted func(
 			flat(dst, src, nrows, nPerRow, nil)
 			return
 		}
-		var w [legacyBlock]float32
+		var w blockWeights
 		for r := range nrows {
 			x := src[r*nPerRow : (r+1)*nPerRow]
 			var sumX2 float32
@@ -220,7 +225,7 @@ func weightedQuantizer(t Type, plain func(b []byte, x []float32), weighted func(
 					w[j] = qw[j] * sqrtf(sigma2+float32(v*v))
 				}
 				at := (r*(nPerRow/legacyBlock) + ib) * ts
-				weighted(dst[at:at+ts], xb, w[:])
+				weighted(dst[at:at+ts], xb, w)
 			}
 		}
 	}

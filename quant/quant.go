@@ -114,10 +114,8 @@ func checkQuantize(t Type, src []float32, nrows, nPerRow int, imatrix []float32)
 		return 0, fmt.Errorf("%w: %s requires an importance matrix", ErrBadLength, t)
 	}
 	if t.IsQuantized() {
-		for i, v := range src {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return 0, fmt.Errorf("%w: src[%d] = %v", ErrNonFinite, i, v)
-			}
+		if i := firstNonFinite(src); i >= 0 {
+			return 0, fmt.Errorf("%w: src[%d] = %v", ErrNonFinite, i, src[i])
 		}
 	}
 	return size, nil
@@ -164,4 +162,27 @@ func DequantizeInto(dst []float32, t Type, src []byte) error {
 	}
 	k.dequantize(dst, src[:need])
 	return nil
+}
+
+// firstNonFinite returns the index of the first NaN or Inf in v, or -1. It
+// tests the exponent bits eight values at a time: this check runs on every
+// quantization and must cost little next to it.
+func firstNonFinite(v []float32) int {
+	const exp = 0x7f800000
+	i := 0
+	for ; i+8 <= len(v); i += 8 {
+		w := v[i : i+8 : i+8]
+		if math.Float32bits(w[0])&exp == exp || math.Float32bits(w[1])&exp == exp ||
+			math.Float32bits(w[2])&exp == exp || math.Float32bits(w[3])&exp == exp ||
+			math.Float32bits(w[4])&exp == exp || math.Float32bits(w[5])&exp == exp ||
+			math.Float32bits(w[6])&exp == exp || math.Float32bits(w[7])&exp == exp {
+			break
+		}
+	}
+	for ; i < len(v); i++ {
+		if math.Float32bits(v[i])&exp == exp {
+			return i
+		}
+	}
+	return -1
 }

@@ -137,3 +137,18 @@ func TestNonFiniteInput(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []byte{0x00, 0xfc, 0x00, 0x7e}, b)
 }
+
+func TestFirstNonFinite(t *testing.T) {
+	for n := range 20 {
+		v := make([]float32, n)
+		require.Equal(t, -1, firstNonFinite(v))
+		for i := range n {
+			for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(-1))} {
+				v[i] = bad
+				require.Equal(t, i, firstNonFinite(v), "n %d at %d", n, i)
+				v[i] = math.MaxFloat32
+				require.Equal(t, -1, firstNonFinite(v))
+			}
+		}
+	}
+}

@@ -70,8 +70,8 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 	if k == nil || !SupportsOp(t) {
 		return fmt.Errorf("%w: %s", ErrUnsupported, describe(t))
 	}
-	if k.compute == nil {
-		return nil // a view or no-op: the memory is already right
+	if k.view {
+		return nil // the memory already holds the result
 	}
 	if err := hasData(t); err != nil {
 		return err
@@ -110,21 +110,10 @@ func kernelFor(t *graph.Tensor) *kernel {
 		return nil
 	}
 	k := &kernels[t.Op]
-	if k.supports == nil && k.compute == nil && !isLayout(t.Op) {
+	if !k.view && k.compute == nil {
 		return nil
 	}
 	return k
-}
-
-// isLayout reports whether op only reinterprets its source's memory: there
-// is nothing to compute, and ggml's CPU backend supports it whatever the
-// types and strides. Its kernel entry is empty, like a missing one.
-func isLayout(op ops.Op) bool {
-	switch op {
-	case ops.None, ops.View, ops.Reshape, ops.Permute, ops.Transpose:
-		return true
-	}
-	return false
 }
 
 // describe names an operation with its types and shapes for errors.
