@@ -8,43 +8,66 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/internal/ggmlref"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )
 
-// mirror runs the same random builder calls on a Context and on a ggml
-// context, keeping the pairs of tensors, so every field of every tensor and
-// the graphs built from them can be compared. It only makes calls ggml
-// accepts: an assertion in ggml would end the test process.
+// mirror makes the same random builder calls here and in a ggml context,
+// keeping the pairs of results, so every field of every tensor and the
+// graphs built from them can be compared. Some calls are invalid on
+// purpose: ggml must abort (caught by ggmlref.Catch) exactly when the
+// builder here records an error, except where the builders here are
+// knowingly stricter than ggml.
 type mirror struct {
 	t   *testing.T
 	rng *rand.Rand
 	rc  *refCtx
-	ctx *Context
 	gs  []*Tensor
-	cs  []uintptr
+	cs  []*cTensor
 	log []string
+	// refused counts calls both sides refused; stricter, by reason, calls
+	// only this side refused.
+	refused  int
+	stricter map[string]int
 }
 
 func newMirror(t *testing.T, seed int64) *mirror {
-	return &mirror{t: t, rng: rand.New(rand.NewSource(seed)), rc: newRefCtx(t), ctx: NewContext(ContextOptions{})}
-}
-
-// add records the result of one call on both sides and compares them.
-func (m *mirror) add(what string, g *Tensor, c uintptr) {
-	m.t.Helper()
-	m.log = append(m.log, what)
-	require.NoError(m.t, m.ctx.Err(), m.trace())
-	require.NotNil(m.t, g, m.trace())
-	m.gs, m.cs = append(m.gs, g), append(m.cs, c)
-	m.compare(g, c)
+	return &mirror{t: t, rng: rand.New(rand.NewSource(seed)), rc: newRefCtx(t), stricter: map[string]int{}}
 }
 
 func (m *mirror) trace() string { return strings.Join(m.log, "\n") }
 
+// call makes one builder call on both sides. goCall gets a Context of its
+// own, so that a refused call ends nothing: builders take sources from any
+// Context. stricter names the check by which this side may refuse a call
+// ggml accepts ("" when both must accept it).
+func (m *mirror) call(what, stricter string, goCall func(c *Context) *Tensor, cCall func() *cTensor) {
+	m.t.Helper()
+	m.log = append(m.log, what)
+	c := NewContext(ContextOptions{})
+	g := goCall(c)
+	var ct *cTensor
+	abort := ggmlref.Catch(func() { ct = cCall() })
+	switch {
+	case abort != nil:
+		require.Nil(m.t, g, "ggml refused %s (%v) but we made it\n%s", what, abort, m.trace())
+		require.Error(m.t, c.Err())
+		m.refused++
+	case g == nil:
+		require.NotEmpty(m.t, stricter, "we refused %s (%v), ggml made it\n%s", what, c.Err(), m.trace())
+		require.Error(m.t, c.Err())
+		m.stricter[stricter]++
+	default:
+		require.NoError(m.t, c.Err(), m.trace())
+		m.gs, m.cs = append(m.gs, g), append(m.cs, ct)
+		m.compare(g, ct)
+	}
+}
+
 // goOf is the Go tensor paired with ggml tensor c (nil for nil).
-func (m *mirror) goOf(c uintptr) *Tensor {
-	if c == 0 {
+func (m *mirror) goOf(c *cTensor) *Tensor {
+	if c == nil {
 		return nil
 	}
 	for i, x := range m.cs {
@@ -52,27 +75,26 @@ func (m *mirror) goOf(c uintptr) *Tensor {
 			return m.gs[i]
 		}
 	}
-	m.t.Fatalf("ggml tensor %#x is not mirrored\n%s", c, m.trace())
+	m.t.Fatalf("ggml tensor %p is not mirrored\n%s", c, m.trace())
 	return nil
 }
 
 // compare requires every field ggml has to agree.
-func (m *mirror) compare(g *Tensor, c uintptr) {
+func (m *mirror) compare(g *Tensor, c *cTensor) {
 	m.t.Helper()
-	w := readTensor(c)
-	msg := fmt.Sprintf("%s vs ggml %q\n%s", g, w.Name, m.trace())
-	require.Equal(m.t, w.Type, g.Type, msg)
-	require.Equal(m.t, w.Ne, g.Ne, msg)
-	require.Equal(m.t, w.Nb, g.Nb, msg)
-	require.Equal(m.t, w.Op, g.Op, msg)
-	require.Equal(m.t, w.Params, g.Params, msg)
-	require.Equal(m.t, w.Flags, g.Flags, msg)
+	msg := fmt.Sprintf("%s vs ggml %q\n%s", g, c.GetName(), m.trace())
+	require.EqualValues(m.t, c.Type, g.Type, msg)
+	require.Equal(m.t, c.Ne, g.Ne, msg)
+	require.Equal(m.t, c.Nb, g.Nb, msg)
+	require.EqualValues(m.t, c.Op, g.Op, msg)
+	require.Equal(m.t, ops.Params(c.OpParams), g.Params, msg)
+	require.EqualValues(m.t, c.Flags, g.Flags, msg)
 	for i := range MaxSrc {
-		require.Same(m.t, m.goOf(w.Src[i]), g.Src[i], "src %d of %s", i, msg)
+		require.Same(m.t, m.goOf(c.Src[i]), g.Src[i], "src %d of %s", i, msg)
 	}
-	require.Same(m.t, m.goOf(w.ViewSrc), g.ViewSrc, "view_src of %s", msg)
-	require.Equal(m.t, w.ViewOffs, g.ViewOffs, msg)
-	require.Equal(m.t, w.Name, g.Name, msg)
+	require.Same(m.t, m.goOf(c.ViewSrc), g.ViewSrc, "view_src of %s", msg)
+	require.Equal(m.t, c.ViewOffs, g.ViewOffs, msg)
+	require.Equal(m.t, c.GetName(), g.Name, msg)
 }
 
 // compareAll compares every pair again (flags and names change later).
@@ -83,7 +105,14 @@ func (m *mirror) compareAll() {
 	}
 }
 
-func (m *mirror) pick() int { return m.rng.Intn(len(m.gs)) }
+// pick draws an earlier result, a recent one half of the time so that
+// chains grow deep.
+func (m *mirror) pick() int {
+	if m.rng.Intn(2) == 0 {
+		return len(m.gs) - 1 - m.rng.Intn(min(len(m.gs), 4))
+	}
+	return m.rng.Intn(len(m.gs))
+}
 
 // shape draws a small shape for typ.
 func (m *mirror) shape(typ quant.Type) [MaxDims]int64 {
@@ -102,8 +131,7 @@ func (m *mirror) shape(typ quant.Type) [MaxDims]int64 {
 // of bs (n itself is one).
 func (m *mirror) factor(n, bs int64) [MaxDims]int64 {
 	ne := [MaxDims]int64{1, 1, 1, 1}
-	blocks := n / bs
-	d := divisors(blocks)
+	d := divisors(n / bs)
 	ne[0] = bs * d[m.rng.Intn(len(d))]
 	rest := n / ne[0]
 	for i := 1; i < MaxDims-1; i++ {
@@ -112,6 +140,13 @@ func (m *mirror) factor(n, bs int64) [MaxDims]int64 {
 		rest /= ne[i]
 	}
 	ne[MaxDims-1] = rest
+	return ne
+}
+
+// misfactor is factor with one dimension off by one: a wrong count.
+func (m *mirror) misfactor(n, bs int64) [MaxDims]int64 {
+	ne := m.factor(n, bs)
+	ne[1+m.rng.Intn(MaxDims-1)]++
 	return ne
 }
 
@@ -134,10 +169,21 @@ func (m *mirror) newTensor() {
 	for i := nd; i < MaxDims; i++ {
 		ne[i] = 1
 	}
-	m.add(fmt.Sprintf("NewTensor(%s, %v)", typ, ne[:nd]), m.ctx.NewTensor(typ, ne[:nd]...), m.rc.newTensor(typ, ne[:nd]...))
+	why := ""
+	switch bad := m.rng.Intn(20); {
+	case bad == 0 && typ.BlockSize() > 1:
+		ne[0]--
+		why = "partial block"
+	case bad == 1:
+		ne[m.rng.Intn(nd)] = -1
+		why = "negative"
+	}
+	m.call(fmt.Sprintf("NewTensor(%s, %v)", typ, ne[:nd]), why,
+		func(c *Context) *Tensor { return c.NewTensor(typ, ne[:nd]...) },
+		func() *cTensor { return m.rc.newTensor(typ, ne[:nd]...) })
 }
 
-// step makes one random builder call on both sides.
+// step makes one random builder call, valid or now and then not.
 func (m *mirror) step() {
 	if len(m.gs) == 0 || m.rng.Intn(6) == 0 {
 		m.newTensor()
@@ -145,62 +191,100 @@ func (m *mirror) step() {
 	}
 	i := m.pick()
 	a, ca := m.gs[i], m.cs[i]
-	r, ctx, cc := m.rc.r, m.ctx, m.rc.ctx
+	r, cc := m.rc.r, m.rc.ctx
 	name := func(op string) string { return fmt.Sprintf("%s(#%d)", op, i) }
+	bad := m.rng.Intn(8) == 0
+	bs := int64(a.Type.BlockSize())
 	// A transposed quantized tensor has rows of partial blocks: ggml makes
 	// nonsense of a new tensor of that shape, where we report an error.
-	partial := a.Ne[0]%int64(a.Type.BlockSize()) != 0
-	op := m.rng.Intn(14)
-	if partial && (op <= 1 || op == 8 || op == 10) {
-		return
+	dense := ""
+	if a.Ne[0]%bs != 0 {
+		dense = "partial block"
 	}
-	switch op {
+	switch m.rng.Intn(14) {
 	case 0, 1:
-		m.binary(i)
+		m.binary(i, bad, dense)
 	case 2, 3:
-		m.view(i)
+		m.view(i, bad)
 	case 4:
-		m.add(name("ViewTensor"), ctx.ViewTensor(a), r.ViewTensor(cc, ca))
+		m.call(name("ViewTensor"), "",
+			func(c *Context) *Tensor { return c.ViewTensor(a) },
+			func() *cTensor { return r.ViewTensor(cc, ca) })
 	case 5:
-		if !a.IsContiguous() || a.IsEmpty() {
+		if a.IsEmpty() {
 			return
 		}
-		ne := m.factor(a.NElements(), int64(a.Type.BlockSize()))
-		m.add(name(fmt.Sprintf("Reshape%v", ne)), ctx.Reshape(a, ne[:]...), r.Reshape4D(cc, ca, ne[0], ne[1], ne[2], ne[3]))
+		ne := m.factor(a.NElements(), bs)
+		if bad {
+			ne = m.misfactor(a.NElements(), bs)
+		}
+		m.call(name(fmt.Sprintf("Reshape%v", ne)), "",
+			func(c *Context) *Tensor { return c.Reshape(a, ne[:]...) },
+			func() *cTensor { return r.Reshape4D(cc, ca, ne[0], ne[1], ne[2], ne[3]) })
 	case 6:
 		p := m.rng.Perm(MaxDims)
-		m.add(name(fmt.Sprintf("Permute%v", p)), ctx.Permute(a, p[0], p[1], p[2], p[3]),
-			r.Permute(cc, ca, int32(p[0]), int32(p[1]), int32(p[2]), int32(p[3])))
+		if bad {
+			p[m.rng.Intn(MaxDims)] = []int{4, p[(m.rng.Intn(3)+1)%MaxDims]}[m.rng.Intn(2)]
+		}
+		m.call(name(fmt.Sprintf("Permute%v", p)), "",
+			func(c *Context) *Tensor { return c.Permute(a, p[0], p[1], p[2], p[3]) },
+			func() *cTensor { return r.Permute(cc, ca, int32(p[0]), int32(p[1]), int32(p[2]), int32(p[3])) })
 	case 7:
-		m.add(name("Transpose"), ctx.Transpose(a), r.Transpose(cc, ca))
+		m.call(name("Transpose"), "",
+			func(c *Context) *Tensor { return c.Transpose(a) },
+			func() *cTensor { return r.Transpose(cc, ca) })
 	case 8:
-		if m.rng.Intn(2) == 0 || a.IsEmpty() {
-			m.add(name("Cont"), ctx.Cont(a), r.Cont(cc, ca))
+		if !bad && (m.rng.Intn(2) == 0 || a.IsEmpty()) {
+			m.call(name("Cont"), dense,
+				func(c *Context) *Tensor { return c.Cont(a) },
+				func() *cTensor { return r.Cont(cc, ca) })
 			return
 		}
-		ne := m.factor(a.NElements(), int64(a.Type.BlockSize()))
-		m.add(name(fmt.Sprintf("Cont%v", ne)), ctx.Cont(a, ne[:]...), r.Cont4D(cc, ca, ne[0], ne[1], ne[2], ne[3]))
+		if a.IsEmpty() {
+			return
+		}
+		ne := m.factor(a.NElements(), bs)
+		if bad {
+			ne = m.misfactor(a.NElements(), bs)
+		}
+		m.call(name(fmt.Sprintf("Cont%v", ne)), "",
+			func(c *Context) *Tensor { return c.Cont(a, ne[:]...) },
+			func() *cTensor { return r.Cont4D(cc, ca, ne[0], ne[1], ne[2], ne[3]) })
 	case 9:
 		// Copy into a new tensor of another shape and plain type, or into
-		// an existing tensor of as many elements.
+		// an existing tensor of as many elements (or not, when bad).
 		j := m.pick()
-		if m.gs[j].NElements() != a.NElements() || m.rng.Intn(2) == 0 {
+		if (m.gs[j].NElements() != a.NElements()) != bad || m.rng.Intn(2) == 0 {
 			typ := mirrorTypes[m.rng.Intn(4)]
-			ne := m.factor(a.NElements(), 1)
-			if a.IsEmpty() {
-				ne = a.Ne
+			ne := a.Ne
+			if !a.IsEmpty() {
+				ne = m.factor(a.NElements(), 1)
+				if bad {
+					ne = m.misfactor(a.NElements(), 1)
+				}
 			}
-			m.add(fmt.Sprintf("NewTensor(%s, %v)", typ, ne), ctx.NewTensor(typ, ne[:]...), m.rc.newTensor(typ, ne[:]...))
-			j = len(m.gs) - 1
+			n := len(m.gs)
+			m.call(fmt.Sprintf("NewTensor(%s, %v)", typ, ne), "",
+				func(c *Context) *Tensor { return c.NewTensor(typ, ne[:]...) },
+				func() *cTensor { return m.rc.newTensor(typ, ne[:]...) })
+			if len(m.gs) == n {
+				return
+			}
+			j = n
 		}
-		m.add(fmt.Sprintf("Cpy(#%d, #%d)", i, j), ctx.Cpy(a, m.gs[j]), r.Cpy(cc, ca, m.cs[j]))
+		b, cb := m.gs[j], m.cs[j]
+		m.call(fmt.Sprintf("Cpy(#%d, #%d)", i, j), "",
+			func(c *Context) *Tensor { return c.Cpy(a, b) },
+			func() *cTensor { return r.Cpy(cc, ca, cb) })
 	case 10:
-		m.add(name("Dup"), ctx.Dup(a), r.Dup(cc, ca))
+		m.call(name("Dup"), dense,
+			func(c *Context) *Tensor { return c.Dup(a) },
+			func() *cTensor { return r.Dup(cc, ca) })
 	case 11:
 		n := m.rng.Intn(70)
 		s := strings.Repeat(string(rune('a'+m.rng.Intn(26))), n)
 		m.log = append(m.log, fmt.Sprintf("SetName(#%d, %d bytes)", i, n))
-		ctx.SetName(a, s)
+		(&Context{}).SetName(a, s)
 		r.SetName(ca, s)
 		m.compare(a, ca)
 	case 12:
@@ -212,7 +296,7 @@ func (m *mirror) step() {
 			SetOutput(a)
 			r.SetOutput(ca)
 		}
-		m.compare(a, ca)
+		m.compareAll() // SetOutput marks what a views, too
 	case 13:
 		if a.Op != ops.None {
 			return
@@ -224,20 +308,24 @@ func (m *mirror) step() {
 	}
 }
 
-// binary adds a random binary op of tensor i and a tensor that broadcasts to it.
-func (m *mirror) binary(i int) {
+// binary adds a random binary op of tensor i and one that broadcasts to it
+// (or, when bad, one that does not).
+func (m *mirror) binary(i int, bad bool, dense string) {
 	a := m.gs[i]
 	var bs []int
 	for j, b := range m.gs {
-		if CanRepeat(b, a) {
+		if CanRepeat(b, a) != bad {
 			bs = append(bs, j)
 		}
+	}
+	if len(bs) == 0 {
+		return
 	}
 	j := bs[m.rng.Intn(len(bs))]
 	type bin struct {
 		name string
 		g    func(c *Context, a, b *Tensor) *Tensor
-		c    func(ctx, a, b uintptr) uintptr
+		c    func(ctx uintptr, a, b *cTensor) *cTensor
 	}
 	r := m.rc.r
 	all := []bin{
@@ -247,21 +335,28 @@ func (m *mirror) binary(i int) {
 		{"MulInplace", (*Context).MulInplace, r.MulInplace}, {"DivInplace", (*Context).DivInplace, r.DivInplace},
 	}
 	o := all[m.rng.Intn(len(all))]
-	m.add(fmt.Sprintf("%s(#%d, #%d)", o.name, i, j), o.g(m.ctx, a, m.gs[j]), o.c(m.rc.ctx, m.cs[i], m.cs[j]))
+	if strings.HasSuffix(o.name, "Inplace") {
+		dense = "" // a view of a, no new tensor
+	}
+	b, ca, cb := m.gs[j], m.cs[i], m.cs[j]
+	m.call(fmt.Sprintf("%s(#%d, #%d)", o.name, i, j), dense,
+		func(c *Context) *Tensor { return o.g(c, a, b) },
+		func() *cTensor { return o.c(m.rc.ctx, ca, cb) })
 }
 
-// view adds a random 1-4D view that fits in tensor i's own extent, so both
-// ggml's check (dense size) and ours (strided extent) pass.
-func (m *mirror) view(i int) {
+// view adds a random 1-4D view of tensor i. Both sides check a view
+// against the memory of the tensor it finally views (the root), from i's
+// offset in it: a good view fits there, so both ggml's check (the dense
+// size) and ours (the strided extent) pass; a bad one fails ggml's too, or
+// only ours.
+func (m *mirror) view(i int, bad bool) {
 	a, ca := m.gs[i], m.cs[i]
 	n := a.NBytes()
-	// NBytes means little for a transposed quantized tensor: stay inside
-	// the memory a views, too.
 	if root := a.ViewSrc; root != nil {
 		if a.ViewOffs >= root.NBytes() {
 			return
 		}
-		n = min(n, root.NBytes()-a.ViewOffs)
+		n = root.NBytes() - a.ViewOffs
 	}
 	ts, bs := uint64(a.Type.TypeSize()), a.Type.BlockSize()
 	if n < ts {
@@ -289,41 +384,69 @@ func (m *mirror) view(i int) {
 			v.Nb[3] = v.Nb[2] * uint64(v.Ne[2])
 		}
 		dense := v.RowSize() * uint64(v.Ne[1]*v.Ne[2]*v.Ne[3])
-		size := max(v.NBytes(), dense)
-		if size > n {
-			continue
+		extent := v.NBytes()
+		why := ""
+		var offs uint64
+		switch {
+		case !bad:
+			if max(extent, dense) > n {
+				continue
+			}
+			offs = ts * uint64(m.rng.Int63n(int64((n-max(extent, dense))/ts)+1))
+		case dense <= n && extent > n:
+			why = "strided extent" // ggml checks only the dense size
+			offs = ts * uint64(m.rng.Int63n(int64((n-dense)/ts)+1))
+		default: // the dense size does not fit either
+			offs = n - min(dense, n) + ts*uint64(1+m.rng.Intn(3))
 		}
-		offs := ts * uint64(m.rng.Int63n(int64((n-size)/ts)+1))
 		ne, nb := v.Ne, v.Nb
 		what := fmt.Sprintf("View%dD(#%d, %v, %v, %d)", nd, i, ne, nb, offs)
-		ctx, r, cc := m.ctx, m.rc.r, m.rc.ctx
+		r, cc := m.rc.r, m.rc.ctx
+		var g func(c *Context) *Tensor
+		var c func() *cTensor
 		switch nd {
 		case 1:
-			m.add(what, ctx.View1D(a, ne[0], offs), r.View1D(cc, ca, ne[0], uintptr(offs)))
+			g = func(c *Context) *Tensor { return c.View1D(a, ne[0], offs) }
+			c = func() *cTensor { return r.View1D(cc, ca, ne[0], uintptr(offs)) }
 		case 2:
-			m.add(what, ctx.View2D(a, ne[0], ne[1], nb[1], offs), r.View2D(cc, ca, ne[0], ne[1], uintptr(nb[1]), uintptr(offs)))
+			g = func(c *Context) *Tensor { return c.View2D(a, ne[0], ne[1], nb[1], offs) }
+			c = func() *cTensor { return r.View2D(cc, ca, ne[0], ne[1], uintptr(nb[1]), uintptr(offs)) }
 		case 3:
-			m.add(what, ctx.View3D(a, ne[0], ne[1], ne[2], nb[1], nb[2], offs),
-				r.View3D(cc, ca, ne[0], ne[1], ne[2], uintptr(nb[1]), uintptr(nb[2]), uintptr(offs)))
+			g = func(c *Context) *Tensor { return c.View3D(a, ne[0], ne[1], ne[2], nb[1], nb[2], offs) }
+			c = func() *cTensor {
+				return r.View3D(cc, ca, ne[0], ne[1], ne[2], uintptr(nb[1]), uintptr(nb[2]), uintptr(offs))
+			}
 		case 4:
-			m.add(what, ctx.View4D(a, ne[0], ne[1], ne[2], ne[3], nb[1], nb[2], nb[3], offs),
-				r.View4D(cc, ca, ne[0], ne[1], ne[2], ne[3], uintptr(nb[1]), uintptr(nb[2]), uintptr(nb[3]), uintptr(offs)))
+			g = func(c *Context) *Tensor { return c.View4D(a, ne[0], ne[1], ne[2], ne[3], nb[1], nb[2], nb[3], offs) }
+			c = func() *cTensor {
+				return r.View4D(cc, ca, ne[0], ne[1], ne[2], ne[3], uintptr(nb[1]), uintptr(nb[2]), uintptr(nb[3]), uintptr(offs))
+			}
 		}
+		m.call(what, why, g, c)
 		return
 	}
 }
 
 // TestBuildersMatchGGML makes random chains of builder calls on both sides
 // and compares every field of every result with ggml's: shapes, strides,
-// op, op_params, sources, view source and offset, flags and names.
+// op, op_params, sources, view source and offset, flags and names; and
+// requires an error here wherever ggml fails an assertion.
 func TestBuildersMatchGGML(t *testing.T) {
-	for seed := range int64(200) {
+	refused, stricter := 0, map[string]int{}
+	for seed := range int64(300) {
 		m := newMirror(t, seed)
 		for range 40 {
 			m.step()
 		}
 		m.compareAll()
+		refused += m.refused
+		for k, v := range m.stricter {
+			stricter[k] += v
+		}
 	}
+	t.Logf("calls both refused: %d; refused only here: %v", refused, stricter)
+	require.Positive(t, refused)
+	require.Len(t, stricter, 3)
 }
 
 // TestBuildMatchesGGML builds graphs from random outputs of random builder
@@ -331,19 +454,23 @@ func TestBuildersMatchGGML(t *testing.T) {
 // node and leaf order, the tensors' names and flags after the build, and
 // every use count.
 func TestBuildMatchesGGML(t *testing.T) {
+	var nodes, leafs int
 	for seed := range int64(300) {
 		m := newMirror(t, 1000+seed)
-		for range 10 + m.rng.Intn(50) {
+		for range 10 + m.rng.Intn(90) {
 			m.step()
 		}
+		if len(m.gs) == 0 {
+			continue
+		}
 		var outs []*Tensor
-		var couts []uintptr
+		var couts []*cTensor
 		for range 1 + m.rng.Intn(3) {
 			i := m.pick()
 			outs, couts = append(outs, m.gs[i]), append(couts, m.cs[i])
 			m.log = append(m.log, fmt.Sprintf("output #%d", i))
 		}
-		g, err := m.ctx.Build(outs...)
+		g, err := NewContext(ContextOptions{}).Build(outs...)
 		require.NoError(t, err)
 		want := m.rc.build(couts...)
 		msg := m.trace()
@@ -365,5 +492,8 @@ func TestBuildMatchesGGML(t *testing.T) {
 				require.Zero(t, g.UseCount(x))
 			}
 		}
+		nodes += len(g.Nodes)
+		leafs += len(g.Leafs)
 	}
+	t.Logf("%d nodes and %d leafs in 300 graphs", nodes, leafs)
 }
