@@ -294,3 +294,21 @@ func TestCpyAndDup(t *testing.T) {
 	require.Equal(t, "a (transposed) (cont)", ct.Name)
 	require.NoError(t, c.Err())
 }
+
+// TestBuildersOnRawNodes: builders that look at their argument's sources
+// must not assume them; NewOp makes any node without sources.
+func TestBuildersOnRawNodes(t *testing.T) {
+	c := NewContext(ContextOptions{})
+	x := c.NewOp(ops.SoftMax, quant.F32, [MaxDims]int64{4, 1, 1, 1}, ops.Params{})
+	require.Nil(t, c.SoftMaxAddSinks(x, c.NewTensor(quant.F32, 1)))
+	require.ErrorIs(t, c.Err(), ErrArgument)
+}
+
+// TestArgsortTopKNegative: a negative k is refused before anything is made.
+func TestArgsortTopKNegative(t *testing.T) {
+	c := NewContext(ContextOptions{})
+	a := c.NewTensor(quant.F32, 4, 2)
+	require.Nil(t, c.ArgsortTopK(a, -1))
+	require.ErrorIs(t, c.Err(), ErrShape)
+	require.Len(t, c.Tensors(), 1)
+}

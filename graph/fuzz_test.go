@@ -194,7 +194,7 @@ func (f *fuzzBuilder) build(a *Tensor) *Tensor {
 	if a != nil && a.Type.Valid() {
 		bs, ts, n = int64(a.Type.BlockSize()), uint64(a.Type.TypeSize()), a.NElements()
 	}
-	op := in.n(16)
+	op := in.n(18)
 	if len(f.pool) == 0 {
 		op = 0 // something to build on
 	}
@@ -240,6 +240,8 @@ func (f *fuzzBuilder) build(a *Tensor) *Tensor {
 		return c.Dup(a)
 	case 13, 14:
 		return fuzzBinary[in.n(len(fuzzBinary))](c, a, f.partner(a, func(a, b *Tensor) bool { return CanRepeat(b, a) }))
+	case 15, 16:
+		return f.reduce(a)
 	default:
 		// A raw operation node: any op number, type, shape and sources.
 		var ne [MaxDims]int64
@@ -251,6 +253,67 @@ func (f *fuzzBuilder) build(a *Tensor) *Tensor {
 			srcs[i] = f.tensor()
 		}
 		return c.NewOp(ops.Op(in.n(int(ops.OpCount)+2)-1), f.typ(), ne, ops.Params{}, srcs...)
+	}
+}
+
+// fuzzEps draws a norm's epsilon or a softmax scale: ordinary, zero,
+// negative or not finite.
+func (f *fuzzBuilder) fuzzEps() float32 {
+	return []float32{1e-5, 0, -1, 0.125, float32(math.Inf(1)), float32(math.NaN())}[f.in.n(6)]
+}
+
+// reduce makes one call of the reductions, norms, softmax and sorting.
+func (f *fuzzBuilder) reduce(a *Tensor) *Tensor {
+	c, in := f.c, f.in
+	k := int(f.dim(1))
+	switch in.n(20) {
+	case 0:
+		return c.Sum(a)
+	case 1:
+		return c.SumRows(a)
+	case 2:
+		return c.Cumsum(a)
+	case 3:
+		return c.Mean(a)
+	case 4:
+		return c.Argmax(a)
+	case 5:
+		return c.Norm(a, f.fuzzEps())
+	case 6:
+		return c.NormInplace(a, f.fuzzEps())
+	case 7:
+		return c.RMSNorm(a, f.fuzzEps())
+	case 8:
+		return c.RMSNormInplace(a, f.fuzzEps())
+	case 9:
+		return c.L2Norm(a, f.fuzzEps())
+	case 10:
+		return c.L2NormInplace(a, f.fuzzEps())
+	case 11:
+		return c.GroupNorm(a, k, f.fuzzEps())
+	case 12:
+		return c.GroupNormInplace(a, k, f.fuzzEps())
+	case 13:
+		return c.SoftMax(a)
+	case 14:
+		return c.SoftMaxInplace(a)
+	case 15:
+		var mask *Tensor
+		if in.n(4) > 0 {
+			mask = f.tensor()
+		}
+		if in.n(2) == 0 {
+			return c.SoftMaxExtInplace(a, mask, f.fuzzEps(), f.fuzzEps())
+		}
+		return c.SoftMaxExt(a, mask, f.fuzzEps(), f.fuzzEps())
+	case 16:
+		return c.SoftMaxAddSinks(a, f.tensor())
+	case 17:
+		return c.Argsort(a, ops.SortOrder(in.n(3)))
+	case 18:
+		return c.ArgsortTopK(a, k)
+	default:
+		return c.TopK(a, k)
 	}
 }
 
