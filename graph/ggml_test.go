@@ -90,6 +90,26 @@ type cRef struct {
 	MulInplace func(ctx uintptr, a, b *cTensor) *cTensor                                                     `sym:"ggml_mul_inplace"`
 	DivInplace func(ctx uintptr, a, b *cTensor) *cTensor                                                     `sym:"ggml_div_inplace"`
 
+	Sum              func(ctx uintptr, a *cTensor) *cTensor                               `sym:"ggml_sum"`
+	SumRows          func(ctx uintptr, a *cTensor) *cTensor                               `sym:"ggml_sum_rows"`
+	Cumsum           func(ctx uintptr, a *cTensor) *cTensor                               `sym:"ggml_cumsum"`
+	Mean             func(ctx uintptr, a *cTensor) *cTensor                               `sym:"ggml_mean"`
+	Argmax           func(ctx uintptr, a *cTensor) *cTensor                               `sym:"ggml_argmax"`
+	Norm             func(ctx uintptr, a *cTensor, eps float32) *cTensor                  `sym:"ggml_norm"`
+	NormInplace      func(ctx uintptr, a *cTensor, eps float32) *cTensor                  `sym:"ggml_norm_inplace"`
+	RMSNorm          func(ctx uintptr, a *cTensor, eps float32) *cTensor                  `sym:"ggml_rms_norm"`
+	RMSNormInplace   func(ctx uintptr, a *cTensor, eps float32) *cTensor                  `sym:"ggml_rms_norm_inplace"`
+	L2Norm           func(ctx uintptr, a *cTensor, eps float32) *cTensor                  `sym:"ggml_l2_norm"`
+	L2NormInplace    func(ctx uintptr, a *cTensor, eps float32) *cTensor                  `sym:"ggml_l2_norm_inplace"`
+	GroupNorm        func(ctx uintptr, a *cTensor, groups int32, eps float32) *cTensor    `sym:"ggml_group_norm"`
+	GroupNormInplace func(ctx uintptr, a *cTensor, groups int32, eps float32) *cTensor    `sym:"ggml_group_norm_inplace"`
+	SoftMaxExt       func(ctx uintptr, a, mask *cTensor, scale, maxBias float32) *cTensor `sym:"ggml_soft_max_ext"`
+	SoftMaxExtInpl   func(ctx uintptr, a, mask *cTensor, scale, maxBias float32) *cTensor `sym:"ggml_soft_max_ext_inplace"`
+	SoftMaxAddSinks  func(a, sinks *cTensor)                                              `sym:"ggml_soft_max_add_sinks"`
+	Argsort          func(ctx uintptr, a *cTensor, order int32) *cTensor                  `sym:"ggml_argsort"`
+	ArgsortTopK      func(ctx uintptr, a *cTensor, k int32) *cTensor                      `sym:"ggml_argsort_top_k"`
+	TopK             func(ctx uintptr, a *cTensor, k int32) *cTensor                      `sym:"ggml_top_k"`
+
 	NewGraphCustom func(ctx uintptr, size uintptr, grads bool) uintptr `sym:"ggml_new_graph_custom"`
 	BuildForward   func(g uintptr, t *cTensor)                         `sym:"ggml_build_forward_expand"`
 	GraphNNodes    func(g uintptr) int32                               `sym:"ggml_graph_n_nodes"`

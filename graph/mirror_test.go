@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,9 +61,21 @@ func (m *mirror) call(what, stricter string, goCall func(c *Context) *Tensor, cC
 		m.stricter[stricter]++
 	default:
 		require.NoError(m.t, c.Err(), m.trace())
-		m.gs, m.cs = append(m.gs, g), append(m.cs, ct)
-		m.compare(g, ct)
+		m.adopt(g, ct)
 	}
+}
+
+// adopt pairs g with c and, first, any sources a composite builder made
+// on the way (ArgsortTopK's ARGSORT).
+func (m *mirror) adopt(g *Tensor, c *cTensor) {
+	m.t.Helper()
+	for i, s := range c.Src {
+		if s != nil && g.Src[i] != nil && !slices.Contains(m.cs, s) {
+			m.adopt(g.Src[i], s)
+		}
+	}
+	m.gs, m.cs = append(m.gs, g), append(m.cs, c)
+	m.compare(g, c)
 }
 
 // goOf is the Go tensor paired with ggml tensor c (nil for nil).
@@ -201,7 +214,9 @@ func (m *mirror) step() {
 	if a.Ne[0]%bs != 0 {
 		dense = "partial block"
 	}
-	switch m.rng.Intn(14) {
+	switch m.rng.Intn(16) {
+	case 14, 15:
+		m.reduce(i, bad)
 	case 0, 1:
 		m.binary(i, bad, dense)
 	case 2, 3:
@@ -342,6 +357,108 @@ func (m *mirror) binary(i int, bad bool, dense string) {
 	m.call(fmt.Sprintf("%s(#%d, #%d)", o.name, i, j), dense,
 		func(c *Context) *Tensor { return o.g(c, a, b) },
 		func() *cTensor { return o.c(m.rc.ctx, ca, cb) })
+}
+
+// reduce adds a random reduction, norm, softmax or sort of tensor i (the
+// reduce family's builders). Invalid arguments come from a itself (not F32,
+// not contiguous, not a matrix), or from bad: a mask that does not fit, or
+// k past the row.
+func (m *mirror) reduce(i int, bad bool) {
+	a, ca := m.gs[i], m.cs[i]
+	r, cc := m.rc.r, m.rc.ctx
+	eps := []float32{1e-5, 1e-6, 0.25}[m.rng.Intn(3)]
+	k := int(m.rng.Int63n(a.Ne[0] + 1))
+	if bad {
+		k = int(a.Ne[0]) + 1 + m.rng.Intn(3)
+	}
+	type op struct {
+		name string
+		g    func(c *Context) *Tensor
+		c    func() *cTensor
+		// row is the length of the result's rows when it has a's type,
+		// else 0: a partial block there is refused here.
+		row int64
+	}
+	all := []op{
+		{"Sum", func(c *Context) *Tensor { return c.Sum(a) }, func() *cTensor { return r.Sum(cc, ca) }, 1},
+		{"SumRows", func(c *Context) *Tensor { return c.SumRows(a) }, func() *cTensor { return r.SumRows(cc, ca) }, 1},
+		{"Cumsum", func(c *Context) *Tensor { return c.Cumsum(a) }, func() *cTensor { return r.Cumsum(cc, ca) }, a.Ne[0]},
+		{"Mean", func(c *Context) *Tensor { return c.Mean(a) }, func() *cTensor { return r.Mean(cc, ca) }, 0},
+		{"Argmax", func(c *Context) *Tensor { return c.Argmax(a) }, func() *cTensor { return r.Argmax(cc, ca) }, 0},
+		{"Norm", func(c *Context) *Tensor { return c.Norm(a, eps) }, func() *cTensor { return r.Norm(cc, ca, eps) }, a.Ne[0]},
+		{"NormInplace", func(c *Context) *Tensor { return c.NormInplace(a, eps) }, func() *cTensor { return r.NormInplace(cc, ca, eps) }, 0},
+		{"RMSNorm", func(c *Context) *Tensor { return c.RMSNorm(a, eps) }, func() *cTensor { return r.RMSNorm(cc, ca, eps) }, a.Ne[0]},
+		{"RMSNormInplace", func(c *Context) *Tensor { return c.RMSNormInplace(a, eps) }, func() *cTensor { return r.RMSNormInplace(cc, ca, eps) }, 0},
+		{"L2Norm", func(c *Context) *Tensor { return c.L2Norm(a, eps) }, func() *cTensor { return r.L2Norm(cc, ca, eps) }, a.Ne[0]},
+		{"L2NormInplace", func(c *Context) *Tensor { return c.L2NormInplace(a, eps) }, func() *cTensor { return r.L2NormInplace(cc, ca, eps) }, 0},
+		{"GroupNorm", func(c *Context) *Tensor { return c.GroupNorm(a, k, eps) }, func() *cTensor { return r.GroupNorm(cc, ca, int32(k), eps) }, a.Ne[0]},
+		{"GroupNormInplace", func(c *Context) *Tensor { return c.GroupNormInplace(a, k, eps) },
+			func() *cTensor { return r.GroupNormInplace(cc, ca, int32(k), eps) }, 0},
+		{"Argsort", func(c *Context) *Tensor { return c.Argsort(a, ops.SortOrder(k%2)) },
+			func() *cTensor { return r.Argsort(cc, ca, int32(k%2)) }, 0},
+		{"ArgsortTopK", func(c *Context) *Tensor { return c.ArgsortTopK(a, k) }, func() *cTensor { return r.ArgsortTopK(cc, ca, int32(k)) }, 0},
+		{"TopK", func(c *Context) *Tensor { return c.TopK(a, k) }, func() *cTensor { return r.TopK(cc, ca, int32(k)) }, 0},
+	}
+	// Softmax, with a mask drawn from the results (fitting unless bad) and
+	// ALiBi now and then, and sinks added afterwards.
+	scale, maxBias := []float32{1, 0.125}[m.rng.Intn(2)], []float32{0, 0, 8}[m.rng.Intn(3)]
+	var mask *Tensor
+	var cmask *cTensor
+	if m.rng.Intn(3) > 0 {
+		var fit []int
+		for j, x := range m.gs {
+			ok := (x.Type == quant.F32 || x.Type == quant.F16) && x.IsContiguous() && x.Ne[0] == a.Ne[0] && x.Ne[1] >= a.Ne[1] &&
+				x.Ne[2] > 0 && x.Ne[3] > 0 && a.Ne[2]%x.Ne[2] == 0 && a.Ne[3]%x.Ne[3] == 0
+			if ok != bad {
+				fit = append(fit, j)
+			}
+		}
+		if len(fit) > 0 {
+			j := fit[m.rng.Intn(len(fit))]
+			mask, cmask = m.gs[j], m.cs[j]
+		}
+	}
+	inplace := m.rng.Intn(2) == 0
+	all = append(all, op{fmt.Sprintf("SoftMaxExt(mask %v, %g, %g, inplace %v)", mask, scale, maxBias, inplace),
+		func(c *Context) *Tensor {
+			if inplace {
+				return c.SoftMaxExtInplace(a, mask, scale, maxBias)
+			}
+			return c.SoftMaxExt(a, mask, scale, maxBias)
+		},
+		func() *cTensor {
+			if inplace {
+				return r.SoftMaxExtInpl(cc, ca, cmask, scale, maxBias)
+			}
+			return r.SoftMaxExt(cc, ca, cmask, scale, maxBias)
+		}, a.Ne[0] * int64(b2i(!inplace))})
+	o := all[m.rng.Intn(len(all))]
+	why := ""
+	if o.row%int64(a.Type.BlockSize()) != 0 {
+		why = "partial block"
+	}
+	m.call(fmt.Sprintf("%s(#%d) k=%d", o.name, i, k), why, o.g, o.c)
+	if !strings.HasPrefix(o.name, "SoftMax") || m.gs[len(m.gs)-1].Op != ops.SoftMax || m.rng.Intn(2) == 0 {
+		return
+	}
+	// Sinks: one F32 logit per head, or (when bad) a count that does not match.
+	t, ct := m.gs[len(m.gs)-1], m.cs[len(m.cs)-1]
+	if t.Src[2] != nil {
+		return
+	}
+	heads := a.Ne[2]
+	if bad {
+		heads++
+	}
+	m.call(fmt.Sprintf("NewTensor(f32, [%d])", heads), "",
+		func(c *Context) *Tensor { return c.NewTensor(quant.F32, heads) },
+		func() *cTensor { return m.rc.newTensor(quant.F32, heads) })
+	s, cs := m.gs[len(m.gs)-1], m.cs[len(m.cs)-1]
+	m.log = append(m.log, "SoftMaxAddSinks")
+	abort := ggmlref.Catch(func() { r.SoftMaxAddSinks(ct, cs) })
+	got := NewContext(ContextOptions{}).SoftMaxAddSinks(t, s)
+	require.Equal(m.t, abort == nil, got != nil, "ggml: %v\n%s", abort, m.trace())
+	m.compare(t, ct)
 }
 
 // view adds a random 1-4D view of tensor i. Both sides check a view
