@@ -63,7 +63,7 @@ func FuzzParseDesc(f *testing.F) {
 		"type=f16,ne_a=[128,2,2,2],v=0",
 		"type_a=q4_0,type_b=f32,m=16,n=1,k=256,bs=[1,1],nr=[1,1],per=[0,1,2,3],v=0,o=1",
 		"hsv=128,hsk=128,nh=4,nr23=[1,1],kv=512,nb=1,mask=1,sinks=0,max_bias=0.000000,logit_softcap=0.000000,prec=f32,type_KV=f16,permute=[0,1,2,3]",
-		"a=[", "a=]", "=", ",,", "a=(b,c)", "k=[1,,2]", "ne=[1,2,3,4,5]", "x=[-9223372036854775808]",
+		"a=[", "a=]", "=", ",,", "a=(b,c)", "x,split", "k=[1,,2]", "ne=[1,2,3,4,5]", "x=[-9223372036854775808]",
 	} {
 		f.Add(s)
 	}
@@ -73,7 +73,7 @@ func FuzzParseDesc(f *testing.F) {
 			return
 		}
 		for k, v := range d {
-			if !strings.Contains(s, k+"="+v) {
+			if k == "" || !strings.Contains(s, k+"="+v) && !(v == "1" && strings.Contains(s, k)) {
 				t.Fatalf("ParseDesc(%q): %q=%q is not in the input", s, k, v)
 			}
 			_, _ = d.Type(k)
@@ -105,10 +105,13 @@ func TestParseDesc(t *testing.T) {
 	require.Equal(t, [4]int64{128, 2, 2, 2}, ne)
 	_, err = d.Ne("missing")
 	require.Error(t, err)
-	for _, bad := range []string{"a=[1,2", "a=1,b", "a=(1,2"} {
+	for _, bad := range []string{"a=[1,2", "a=(1,2", "=1", "a=1,=2"} {
 		_, err := ParseDesc(bad)
 		require.Error(t, err, bad)
 	}
+	d, err = ParseDesc("a=1,split") // a bare word is a flag
+	require.NoError(t, err)
+	require.Equal(t, Desc{"a": "1", "split": "1"}, d)
 	d, err = ParseDesc("ne=[3],l=[1,2,3,4,5]")
 	require.NoError(t, err)
 	ne, err = d.Ne("ne")
