@@ -194,7 +194,7 @@ func (f *fuzzBuilder) build(a *Tensor) *Tensor {
 	if a != nil && a.Type.Valid() {
 		bs, ts, n = int64(a.Type.BlockSize()), uint64(a.Type.TypeSize()), a.NElements()
 	}
-	op := in.n(18)
+	op := in.n(22)
 	if len(f.pool) == 0 {
 		op = 0 // something to build on
 	}
@@ -242,6 +242,10 @@ func (f *fuzzBuilder) build(a *Tensor) *Tensor {
 		return fuzzBinary[in.n(len(fuzzBinary))](c, a, f.partner(a, func(a, b *Tensor) bool { return CanRepeat(b, a) }))
 	case 15, 16:
 		return f.reduce(a)
+	case 17, 18:
+		return f.elementwise(a)
+	case 19, 20:
+		return f.layout(a)
 	default:
 		// A raw operation node: any op number, type, shape and sources.
 		var ne [MaxDims]int64
@@ -314,6 +318,128 @@ func (f *fuzzBuilder) reduce(a *Tensor) *Tensor {
 		return c.ArgsortTopK(a, k)
 	default:
 		return c.TopK(a, k)
+	}
+}
+
+// small draws a small signed integer parameter (a stride, a padding, a
+// dimension index), or now and then one that does not fit in int32.
+func (f *fuzzBuilder) small() int {
+	if f.in.n(32) == 0 {
+		return []int{math.MaxInt32 + 1, math.MinInt32 - 1, math.MaxInt}[f.in.n(3)]
+	}
+	return f.in.n(9) - 2
+}
+
+// elementwise makes one call of the element-wise family: math, unary and
+// GLU operations with any parameters.
+func (f *fuzzBuilder) elementwise(a *Tensor) *Tensor {
+	c, in := f.c, f.in
+	b := f.partner(a, func(a, b *Tensor) bool { return SameShape(a, b) })
+	inplace := in.n(2) == 0
+	switch in.n(12) {
+	case 0:
+		ms := []func(*Context, *Tensor) *Tensor{
+			(*Context).Sqr, (*Context).SqrInplace, (*Context).Sqrt, (*Context).SqrtInplace,
+			(*Context).Log, (*Context).LogInplace, (*Context).Sin, (*Context).SinInplace,
+			(*Context).Cos, (*Context).CosInplace,
+		}
+		return ms[in.n(len(ms))](c, a)
+	case 1:
+		if inplace {
+			return c.ScaleBiasInplace(a, f.fuzzEps(), f.fuzzEps())
+		}
+		return c.ScaleBias(a, f.fuzzEps(), f.fuzzEps())
+	case 2:
+		if inplace {
+			return c.ClampInplace(a, f.fuzzEps(), f.fuzzEps())
+		}
+		return c.Clamp(a, f.fuzzEps(), f.fuzzEps())
+	case 3:
+		return c.LeakyReLU(a, f.fuzzEps(), inplace)
+	case 4:
+		if inplace {
+			return c.FillInplace(a, f.fuzzEps())
+		}
+		return c.Fill(a, f.fuzzEps())
+	case 5:
+		return c.Tri(a, ops.TriType(in.n(6)-1))
+	case 6:
+		u := ops.UnaryOp(in.n(int(ops.UnaryOpCount)+2) - 1)
+		if inplace {
+			return c.UnaryInplace(a, u)
+		}
+		return c.Unary(a, u)
+	case 7:
+		return c.XIELU(a, f.fuzzEps(), f.fuzzEps(), f.fuzzEps(), f.fuzzEps())
+	case 8:
+		return c.GLU(a, ops.GluOp(in.n(int(ops.GluOpCount)+2)-1), inplace)
+	case 9:
+		return c.GLUSplit(a, b, ops.GluOp(in.n(int(ops.GluOpCount)+2)-1))
+	case 10:
+		return c.SwiGLUOAI(a, b, f.fuzzEps(), f.fuzzEps())
+	default:
+		return c.SwiGLUClamp(a, b, f.fuzzEps())
+	}
+}
+
+// layout makes one call of the layout family: repeat, concat, set, cast,
+// get/set rows, diag, pad, im2col and pooling, with any parameters.
+func (f *fuzzBuilder) layout(a *Tensor) *Tensor {
+	c, in := f.c, f.in
+	b := f.tensor()
+	var ts uint64 = 4
+	if a != nil && a.Type.Valid() {
+		ts = uint64(a.Type.TypeSize())
+	}
+	switch in.n(13) {
+	case 0:
+		return c.Repeat(a, f.partner(a, func(a, b *Tensor) bool { return CanRepeat(a, b) }))
+	case 1:
+		return c.Repeat4D(a, f.dim(1), f.dim(1), f.dim(1), f.dim(1))
+	case 2:
+		return c.Concat(a, b, f.small())
+	case 3:
+		st := func() uint64 { return f.stride(a, ts) }
+		switch in.n(6) {
+		case 0:
+			return c.Set(a, b, st(), st(), st(), st())
+		case 1:
+			return c.SetInplace(a, b, st(), st(), st(), st())
+		case 2:
+			return c.Set1D(a, b, st())
+		case 3:
+			return c.Set1DInplace(a, b, st())
+		case 4:
+			return c.Set2D(a, b, st(), st())
+		default:
+			return c.Set2DInplace(a, b, st(), st())
+		}
+	case 4:
+		return c.DupInplace(a)
+	case 5:
+		return c.Cast(a, f.typ())
+	case 6:
+		return c.GetRows(a, b)
+	case 7:
+		return c.SetRows(a, b, f.tensor())
+	case 8:
+		return c.Diag(a)
+	case 9:
+		switch in.n(4) {
+		case 0:
+			return c.Pad(a, f.small(), f.small(), f.small(), f.small())
+		case 1:
+			return c.PadCircular(a, f.small(), f.small(), f.small(), f.small())
+		case 2:
+			return c.PadExt(a, f.small(), f.small(), f.small(), f.small(), f.small(), f.small(), f.small(), f.small())
+		default:
+			return c.PadExtCircular(a, f.small(), f.small(), f.small(), f.small(), f.small(), f.small(), f.small(), f.small())
+		}
+	case 10:
+		return c.Im2Col(a, b, f.small(), f.small(), f.small(), f.small(), f.small(), f.small(), in.n(2) == 0, f.typ())
+	default:
+		p := func() float32 { return []float32{0, 1, 0.5, -1, float32(math.Inf(1)), 3e9}[in.n(6)] }
+		return c.Pool2D(a, ops.PoolOp(in.n(4)-1), f.small(), f.small(), f.small(), f.small(), p(), p())
 	}
 }
 
@@ -430,7 +556,8 @@ func checkGraph(t *testing.T, g *Graph) {
 			if s != nil && !g.Contains(s) {
 				t.Fatalf("source %s of %s is not in the graph", s, n)
 			}
-			if s != nil && s.Op != ops.None && !seen[s] {
+			// Cast's result is its own second source, as in ggml.
+			if s != nil && s != n && s.Op != ops.None && !seen[s] {
 				t.Fatalf("source %s of %s comes after it", s, n)
 			}
 		}
