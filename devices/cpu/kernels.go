@@ -39,6 +39,9 @@ var kernels = [ops.OpCount]kernel{
 	// Copies, layout and indexing.
 
 	// Matrix products.
+	ops.MulMat:   {supports: supportsMulMat, compute: computeMulMat, workSize: mulMatWorkSize},
+	ops.MulMatID: {supports: supportsMulMatID, compute: computeMulMatID, workSize: mulMatIDWorkSize},
+	ops.OutProd:  {supports: supportsOutProd, compute: computeOutProd},
 
 	// Attention, RoPE and sequence ops.
 }
