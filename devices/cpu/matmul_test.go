@@ -14,13 +14,13 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-func setF32s(t *graph.Tensor, v []float32) {
+func mmSetF32s(t *graph.Tensor, v []float32) {
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(t.Data[4*i:], math.Float32bits(x))
 	}
 }
 
-func f32s(t *graph.Tensor) []float32 {
+func mmF32s(t *graph.Tensor) []float32 {
 	v := make([]float32, len(t.Data)/4)
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
@@ -28,7 +28,7 @@ func f32s(t *graph.Tensor) []float32 {
 	return v
 }
 
-func randF32s(rng *rand.Rand, n int64) []float32 {
+func mmRandF32s(rng *rand.Rand, n int64) []float32 {
 	v := make([]float32, n)
 	for i := range v {
 		v[i] = 2*rng.Float32() - 1
@@ -36,7 +36,7 @@ func randF32s(rng *rand.Rand, n int64) []float32 {
 	return v
 }
 
-func compute(t *testing.T, threads int, outs ...*graph.Tensor) {
+func mmCompute(t *testing.T, threads int, outs ...*graph.Tensor) {
 	t.Helper()
 	e := New(Options{Threads: threads})
 	defer e.Close()
@@ -64,10 +64,10 @@ func TestFWHTIsHadamardProduct(t *testing.T) {
 			hv[j] = -hv[j]
 		}
 	}
-	setF32s(h, hv)
-	setF32s(x, randF32s(rng, x.NElements()))
-	compute(t, 3, fast, plain)
-	require.InDeltaSlice(t, f32s(plain), f32s(fast), 1e-5)
+	mmSetF32s(h, hv)
+	mmSetF32s(x, mmRandF32s(rng, x.NElements()))
+	mmCompute(t, 3, fast, plain)
+	require.InDeltaSlice(t, mmF32s(plain), mmF32s(fast), 1e-5)
 
 	// The transform needs a power-of-two length and a square src0.
 	c = graph.NewContext(graph.ContextOptions{})
@@ -89,13 +89,13 @@ func TestMulMatNonFinite(t *testing.T) {
 	b := c.NewTensor(quant.F32, 64, 3)
 	out := c.MulMat(a, b)
 	require.NoError(t, c.Err())
-	_, err := quant.QuantizeInto(a.Data, quant.Q8_0, randF32s(rng, a.NElements()), 5, 64, nil)
+	_, err := quant.QuantizeInto(a.Data, quant.Q8_0, mmRandF32s(rng, a.NElements()), 5, 64, nil)
 	require.NoError(t, err)
-	bv := randF32s(rng, b.NElements())
+	bv := mmRandF32s(rng, b.NElements())
 	bv[64+7] = float32(math.Inf(1))
-	setF32s(b, bv)
-	compute(t, 2, out)
-	for i, v := range f32s(out) {
+	mmSetF32s(b, bv)
+	mmCompute(t, 2, out)
+	for i, v := range mmF32s(out) {
 		require.Equal(t, i/5 == 1, math.IsNaN(float64(v)), "element %d = %v", i, v)
 	}
 }
@@ -110,13 +110,13 @@ func TestMulMatIDBadExpert(t *testing.T) {
 	ids := c.NewTensor(quant.I32, 2, 2)
 	out := c.MulMatID(as, b, ids)
 	require.NoError(t, c.Err())
-	setF32s(as, randF32s(rng, as.NElements()))
-	setF32s(b, randF32s(rng, b.NElements()))
+	mmSetF32s(as, mmRandF32s(rng, as.NElements()))
+	mmSetF32s(b, mmRandF32s(rng, b.NElements()))
 	for i, id := range []int32{0, 3, -1, 2} {
 		binary.LittleEndian.PutUint32(ids.Data[4*i:], uint32(id))
 	}
-	compute(t, 3, out)
-	for i, v := range f32s(out) {
+	mmCompute(t, 3, out)
+	for i, v := range mmF32s(out) {
 		col := i / 4
 		require.Equal(t, col == 1 || col == 2, math.IsNaN(float64(v)), "element %d = %v", i, v)
 	}

@@ -34,20 +34,20 @@ func TestMatmulThreads(t *testing.T) {
 	require.NotEmpty(t, cases)
 	for _, c := range cases {
 		c.Tol = Tolerance{Exact: true}
-		requireRan(t, Run(c, CPU{three}, CPU{one}, 7))
+		requireMatmulRan(t, Run(c, CPU{three}, CPU{one}, 7))
 	}
 }
 
-// viewsUnsupported is true while the CPU engine's kernelFor takes the
+// matmulViewsUnsupported is true while the CPU engine's kernelFor takes the
 // empty kernel entries of VIEW, PERMUTE, TRANSPOSE and RESHAPE for missing
 // ones, so cases with views cannot run; it is a bug outside this family.
-var viewsUnsupported = !cpu.SupportsOp(&graph.Tensor{Op: ops.View})
+var matmulViewsUnsupported = !cpu.SupportsOp(&graph.Tensor{Op: ops.View})
 
-// requireRan requires case result r to have passed, or, while views are
+// requireMatmulRan requires case result r to have passed, or, while views are
 // unsupported, to have been skipped for that reason.
-func requireRan(t *testing.T, r Result) {
+func requireMatmulRan(t *testing.T, r Result) {
 	t.Helper()
-	if r.Status == Skipped && viewsUnsupported {
+	if r.Status == Skipped && matmulViewsUnsupported {
 		t.Logf("skipped until the engine computes views: %s", r.Case.Name)
 		return
 	}
@@ -62,28 +62,28 @@ func TestMatmulNaive(t *testing.T) {
 	e := cpu.New(cpu.Options{Threads: 4})
 	defer e.Close()
 	for _, c := range Cases(false, matmulOps) {
-		requireRan(t, Run(c, CPU{e}, naive{}, 3))
+		requireMatmulRan(t, Run(c, CPU{e}, naiveMatmul{}, 3))
 	}
 }
 
-// naive computes MUL_MAT, MUL_MAT_ID, OUT_PROD and ADD of same-shaped
+// naiveMatmul computes MUL_MAT, MUL_MAT_ID, OUT_PROD and ADD of same-shaped
 // tensors element by element in float64 from Floats of the sources.
-type naive struct{}
+type naiveMatmul struct{}
 
-func (naive) Name() string { return "naive" }
+func (naiveMatmul) Name() string { return "naive" }
 
-func (naive) Supports(g *graph.Graph) error {
+func (naiveMatmul) Supports(g *graph.Graph) error {
 	for _, n := range g.Nodes {
 		switch n.Op {
 		case ops.MulMat, ops.MulMatID, ops.OutProd, ops.Add, ops.View, ops.Permute, ops.Transpose:
 		default:
-			return fmt.Errorf("naive: %s", n.Op)
+			return fmt.Errorf("naiveMatmul: %s", n.Op)
 		}
 	}
 	return nil
 }
 
-func (naive) Compute(g *graph.Graph) error {
+func (naiveMatmul) Compute(g *graph.Graph) error {
 	for _, n := range g.Nodes {
 		var src [3][]float32
 		for i := range src {
@@ -142,7 +142,7 @@ func (naive) Compute(g *graph.Graph) error {
 // with what ggml 0.25.1's CPU backend computed from the same bytes.
 func TestMatmulOracle(t *testing.T) {
 	dir := filepath.Join(reftest.OracleDir(t), "matmul")
-	x := readF32File(t, filepath.Join(dir, "x.f32"))
+	x := readMatmulOracle(t, filepath.Join(dir, "x.f32"))
 	e := cpu.New(cpu.Options{Threads: 2})
 	defer e.Close()
 	for _, typ := range quant.Types() {
@@ -152,7 +152,7 @@ func TestMatmulOracle(t *testing.T) {
 		}
 		require.NoError(t, err)
 		for _, n := range []int64{1, 8} {
-			want := readF32File(t, filepath.Join(dir, fmt.Sprintf("%s.y_n%d.f32", typ, n)))
+			want := readMatmulOracle(t, filepath.Join(dir, fmt.Sprintf("%s.y_n%d.f32", typ, n)))
 			ctx := graph.NewContext(graph.ContextOptions{Alloc: true})
 			a := ctx.NewTensor(typ, 256, 16)
 			b := ctx.NewTensor(quant.F32, 256, n)
@@ -172,7 +172,7 @@ func TestMatmulOracle(t *testing.T) {
 	}
 }
 
-func readF32File(t *testing.T, path string) []float32 {
+func readMatmulOracle(t *testing.T, path string) []float32 {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
