@@ -1,6 +1,8 @@
 // Command ggml is ggml-go's command-line tool.
 //
 //	ggml quant-stats [-type T] [-ref]   quantization accuracy and speed, beside the real ggml
+//	ggml test-ops [-b CPU] [-o OP,...] [-ref ggml|cpu] [-seed N] [-cases quick|full] [-threads N] [-v]
+//	                                    op conformance of a device against a reference
 package main
 
 import (
@@ -19,6 +21,7 @@ type command struct {
 
 var commands = map[string]command{
 	"quant-stats": {"bits per weight, error and speed of every quantization format, beside the real ggml", runQuantStats},
+	"test-ops":    {"op conformance cases on a device, compared with the real ggml or our CPU device", runTestOps},
 }
 
 // errUsage marks errors caused by the command line; they exit with status 2.

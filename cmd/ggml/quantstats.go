@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -30,7 +31,7 @@ type quantStatsFlags struct {
 func runQuantStats(args []string, stdout io.Writer) error {
 	var f quantStatsFlags
 	fs := flag.NewFlagSet("quant-stats", flag.ContinueOnError)
-	fs.StringVar(&f.typ, "type", "", "only this type (ggml name, e.g. q4_K); default: every type")
+	fs.StringVar(&f.typ, "type", "", "only these types (ggml names, comma-separated, e.g. q4_K,q8_0); default: every type")
 	fs.BoolVar(&f.ref, "ref", os.Getenv(ggmlref.EnvLibDir) != "", "also measure the real ggml and compare bytes (default on when "+ggmlref.EnvLibDir+" is set)")
 	fs.IntVar(&f.rows, "rows", 64, "rows of random data")
 	fs.IntVar(&f.cols, "cols", 4096, "values per row (a multiple of 256)")
@@ -49,11 +50,14 @@ func runQuantStats(args []string, stdout io.Writer) error {
 	}
 	types := quant.Types()
 	if f.typ != "" {
-		t, err := quant.ParseType(f.typ)
-		if err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+		types = nil
+		for _, name := range strings.Split(f.typ, ",") {
+			t, err := quant.ParseType(strings.TrimSpace(name))
+			if err != nil {
+				return fmt.Errorf("%w: %v", errUsage, err)
+			}
+			types = append(types, t)
 		}
-		types = []quant.Type{t}
 	}
 	var lib *ggmlref.Lib
 	if f.ref {

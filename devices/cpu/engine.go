@@ -70,8 +70,8 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 	if k == nil || !SupportsOp(t) {
 		return fmt.Errorf("%w: %s", ErrUnsupported, describe(t))
 	}
-	if k.compute == nil {
-		return nil // a view or no-op: the memory is already right
+	if k.view {
+		return nil // the memory already holds the result
 	}
 	if err := hasData(t); err != nil {
 		return err
@@ -110,7 +110,7 @@ func kernelFor(t *graph.Tensor) *kernel {
 		return nil
 	}
 	k := &kernels[t.Op]
-	if k.supports == nil && k.compute == nil && t.Op != ops.None {
+	if !k.view && k.compute == nil {
 		return nil
 	}
 	return k

@@ -16,17 +16,20 @@ type kernel struct {
 	// workSize is the scratch memory compute needs for t on nth threads
 	// (nil: none).
 	workSize func(t *graph.Tensor, nth int) int
+	// view marks operations whose result is a view of a source's memory:
+	// there is nothing to compute.
+	view bool
 }
 
 // kernels is indexed by ops.Op. Each family of operations adds its entries
 // in its own section.
 var kernels = [ops.OpCount]kernel{
 	// Views and reshapes: the result is the source's memory.
-	ops.None:      {},
-	ops.View:      {},
-	ops.Reshape:   {},
-	ops.Permute:   {},
-	ops.Transpose: {},
+	ops.None:      {view: true},
+	ops.View:      {view: true},
+	ops.Reshape:   {view: true},
+	ops.Permute:   {view: true},
+	ops.Transpose: {view: true},
 
 	// Element-wise: binary, unary, GLU and the math ops.
 	ops.Add: {supports: supportsBinary, compute: computeBinary},
@@ -35,6 +38,18 @@ var kernels = [ops.OpCount]kernel{
 	ops.Div: {supports: supportsBinary, compute: computeBinary},
 
 	// Reductions, norms, softmax, sorting.
+	ops.Sum:       {supports: supportsSum, compute: computeSum},
+	ops.SumRows:   {supports: supportsRowReduce, compute: computeRowReduce},
+	ops.Mean:      {supports: supportsRowReduce, compute: computeRowReduce},
+	ops.Argmax:    {supports: supportsArgmax, compute: computeArgmax},
+	ops.Cumsum:    {supports: supportsCumsum, compute: computeCumsum},
+	ops.Norm:      {supports: supportsNorm, compute: computeNorm},
+	ops.RMSNorm:   {supports: supportsNorm, compute: computeNorm},
+	ops.L2Norm:    {supports: supportsNorm, compute: computeNorm},
+	ops.GroupNorm: {supports: supportsGroupNorm, compute: computeGroupNorm},
+	ops.SoftMax:   {supports: supportsSoftMax, compute: computeSoftMax},
+	ops.Argsort:   {supports: supportsSort, compute: computeArgsort},
+	ops.TopK:      {supports: supportsSort, compute: computeTopK},
 
 	// Copies, layout and indexing.
 

@@ -61,6 +61,7 @@ type Lib struct {
 	bf16ToFP32        func(uint16) float32
 	fp32ToBF16        func(float32) uint16
 	libs              []*dynlib.Library
+	graph             *graphAPI
 	mu                sync.Mutex
 	quantizeChunkLock sync.Mutex
 }
@@ -182,11 +183,19 @@ func OpenVariant(dir, variant string) (*Lib, error) {
 		}
 		purego.RegisterFunc(f.fn, sym)
 	}
+	if err := l.installAbortCallback(base); err != nil {
+		l.Close()
+		return nil, err
+	}
+	if err := l.loadGraphAPI(base, cpu); err != nil {
+		l.Close()
+		return nil, err
+	}
 	purego.SyscallN(cpuInit)
 	r, _, _ := purego.SyscallN(version)
-	l.version = cString(r)
+	l.version = cString(r, 256)
 	r, _, _ = purego.SyscallN(commit)
-	l.commit = cString(r)
+	l.commit = cString(r, 256)
 	return l, nil
 }
 
@@ -276,12 +285,13 @@ func (l *Lib) Commit() string { return l.commit }
 // uintptr round trip that vet warns about is safe here.
 func cPtr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
 
-func cString(p uintptr) string {
+// cString reads the NUL-terminated C string at p, at most max bytes of it.
+func cString(p uintptr, max uintptr) string {
 	if p == 0 {
 		return ""
 	}
 	var b []byte
-	for i := uintptr(0); i < 256; i++ {
+	for i := uintptr(0); i < max; i++ {
 		c := *(*byte)(cPtr(p + i))
 		if c == 0 {
 			break
@@ -356,7 +366,7 @@ func (l *Lib) Traits(t uint32) (TypeTraits, error) {
 		toFloat = l.dequantizeQ8K
 	}
 	return TypeTraits{
-		Name:         cString(c.typeName),
+		Name:         cString(c.typeName, 256),
 		BlockSize:    c.blckSize,
 		TypeSize:     int64(c.typeSize),
 		IsQuantized:  c.isQuantized,
