@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,47 +24,96 @@ import (
 // matmulOps are the case names of the matmul family.
 var matmulOps = []string{"MUL_MAT", "MUL_MAT_HADAMARD", "MUL_MAT_ID", "OUT_PROD"}
 
-// TestMatmulThreads runs every quick matmul case on 1 and 3 threads: both
-// must compute it, and identically.
+// matmulFull reports whether OPTEST_FULL=1 asks for the full case set.
+func matmulFull() bool { return os.Getenv("OPTEST_FULL") == "1" }
+
+// TestMatmulThreads runs the family's cases (all of them with
+// OPTEST_FULL=1) on 1 and 3 threads: both must compute every case ggml's
+// CPU supports, and identically.
 func TestMatmulThreads(t *testing.T) {
 	one := cpu.New(cpu.Options{Threads: 1})
 	defer one.Close()
 	three := cpu.New(cpu.Options{Threads: 3})
 	defer three.Close()
-	cases := Cases(false, matmulOps)
+	cases := Cases(matmulFull(), matmulOps)
 	require.NotEmpty(t, cases)
+	var tally Tally
 	for _, c := range cases {
 		c.Tol = Tolerance{Exact: true}
-		requireMatmulRan(t, Run(c, CPU{three}, CPU{one}, 7))
+		r := Run(c, CPU{three}, CPU{one}, 7)
+		tally.Add(r)
+		if r.Status == Skipped {
+			require.False(t, matmulSupportedByGGML(c), "%s: %s", c.Name, r.Detail)
+			continue
+		}
+		require.Equal(t, Passed, r.Status, "%s: %s", c.Name, r.Detail)
 	}
+	t.Logf("1 vs 3 threads: %s", tally.String())
 }
 
-// matmulViewsUnsupported is true while the CPU engine's kernelFor takes the
-// empty kernel entries of VIEW, PERMUTE, TRANSPOSE and RESHAPE for missing
-// ones, so cases with views cannot run; it is a bug outside this family.
-var matmulViewsUnsupported = !cpu.SupportsOp(&graph.Tensor{Op: ops.View})
-
-// requireMatmulRan requires case result r to have passed, or, while views are
-// unsupported, to have been skipped for that reason.
-func requireMatmulRan(t *testing.T, r Result) {
-	t.Helper()
-	if r.Status == Skipped && matmulViewsUnsupported {
-		t.Logf("skipped until the engine computes views: %s", r.Case.Name)
-		return
+// matmulSupportedByGGML reports whether ggml's CPU supports every product
+// node of c, by cpu_support.csv's rule: MUL_MAT and MUL_MAT_ID with src1
+// F32 or src0's vec_dot type, OUT_PROD with F32 src1 (and, but for F32
+// src0, the same batch dimensions).
+func matmulSupportedByGGML(c Case) bool {
+	ctx := graph.NewContext(graph.ContextOptions{})
+	g, err := ctx.Build(c.Build(ctx)...)
+	if err != nil {
+		return false
 	}
-	require.Equal(t, Passed, r.Status, "%s: %s", r.Case.Name, r.Detail)
+	for _, n := range g.Nodes {
+		a, b := n.Src[0], n.Src[1]
+		switch n.Op {
+		case ops.MulMat, ops.MulMatID:
+			if b.Type != quant.F32 && b.Type != a.Type.VecDotType() {
+				return false
+			}
+		case ops.OutProd:
+			if b.Type != quant.F32 || a.Type != quant.F32 && (a.Ne[2] != b.Ne[2] || a.Ne[3] != b.Ne[3]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
-// TestMatmulNaive compares every quick matmul case with a float64 product
-// of the dequantized inputs, written independently of the CPU kernels'
-// indexing: it checks shapes, broadcasts, permutations, views and expert
-// selection, with the tolerance absorbing the activations' quantization.
+// TestMatmulNaive compares the family's cases (all of them with
+// OPTEST_FULL=1) with a float64 product of the dequantized inputs, written
+// independently of the CPU kernels' indexing: it checks shapes, broadcasts,
+// permutations, views and expert selection, the tolerance absorbing the
+// quantization of the activations.
 func TestMatmulNaive(t *testing.T) {
 	e := cpu.New(cpu.Options{Threads: 4})
 	defer e.Close()
-	for _, c := range Cases(false, matmulOps) {
-		requireMatmulRan(t, Run(c, CPU{e}, naiveMatmul{}, 3))
+	for _, c := range Cases(matmulFull(), matmulOps) {
+		r := Run(c, CPU{e}, naiveMatmul{}, 3)
+		if r.Status == Skipped && !matmulSupportedByGGML(c) {
+			continue
+		}
+		require.Equal(t, Passed, r.Status, "%s: %s", c.Name, r.Detail)
 	}
+}
+
+// TestMatmulAgainstGGML runs the family's cases (all of them with
+// OPTEST_FULL=1) on our CPU device and on the real ggml.
+func TestMatmulAgainstGGML(t *testing.T) {
+	ref := ggmlExecutor(t)
+	eng := cpu.New(cpu.Options{Threads: 2})
+	defer eng.Close()
+	var tally Tally
+	for _, c := range Cases(matmulFull(), matmulOps) {
+		r := Run(c, CPU{eng}, ref, 5)
+		tally.Add(r)
+		switch r.Status {
+		case Failed:
+			t.Errorf("%s: %s", c.Name, r.Detail)
+		case Skipped:
+			require.False(t, matmulSupportedByGGML(c), "%s: %s", c.Name, r.Detail)
+		}
+	}
+	var table strings.Builder
+	require.NoError(t, tally.WriteTable(&table))
+	t.Logf("against ggml:\n%s%s", table.String(), tally.String())
 }
 
 // naiveMatmul computes MUL_MAT, MUL_MAT_ID, OUT_PROD and ADD of same-shaped
