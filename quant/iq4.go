@@ -14,9 +14,12 @@ const (
 	// iq4SubBlock is the number of values sharing one scale.
 	iq4SubBlock = 32
 	// iq4Tries is how far ggml_quantize_chunk searches around the first
-	// scale guess (ntry in ggml). IQ4_NL's from_float_ref uses no search,
-	// but Quantize reproduces ggml_quantize_chunk.
+	// scale guess (ntry in ggml).
 	iq4Tries = 7
+	// iq4NoSearch is ntry -1 of IQ4_NL's reference quantizer (the CPU
+	// backend's from_float): the first guess has the other sign and there
+	// is no search.
+	iq4NoSearch = -1
 )
 
 // bestIndexIQ4 returns the index of the level nearest to x by binary search,
@@ -63,7 +66,7 @@ func iq4Sums(xb, weight []float32, id float32) (sumqx, sumq2 float32) {
 // quantize_row_iq4_nl_impl does: a first guess from the value of largest
 // magnitude, then a search over neighbouring guesses for the scale that
 // minimises the weighted error.
-func iq4SubScale(xb, weight []float32) float32 {
+func iq4SubScale(xb, weight []float32, tries int) float32 {
 	var amax, maxv float32
 	for _, x := range xb {
 		if ax := float32(math.Abs(float64(x))); ax > amax {
@@ -74,13 +77,17 @@ func iq4SubScale(xb, weight []float32) float32 {
 		return 0
 	}
 	v0 := float32(kvaluesIQ4NL[0])
-	sumqx, sumq2 := iq4Sums(xb, weight, 1/(-maxv/v0))
+	d0 := maxv / v0
+	if tries > 0 {
+		d0 = -maxv / v0
+	}
+	sumqx, sumq2 := iq4Sums(xb, weight, 1/d0)
 	var d float32
 	if sumq2 > 0 {
 		d = sumqx / sumq2
 	}
 	best := d * sumqx
-	for itry := -iq4Tries; itry <= iq4Tries; itry++ {
+	for itry := -tries; itry <= tries; itry++ {
 		id := float32(itry+int(kvaluesIQ4NL[0])) / maxv
 		sumqx, sumq2 = iq4Sums(xb, weight, id)
 		if sumq2 > 0 && sumqx*sumqx > best*sumq2 {
@@ -94,7 +101,7 @@ func iq4SubScale(xb, weight []float32) float32 {
 // iq4Scales computes the scale of every 32-value sub-block of the
 // super-block x (32 values for IQ4_NL, 256 for IQ4_XS) into scales, weighting
 // the error by the importance weights qw when given and by x*x otherwise.
-func iq4Scales(x, qw, scales []float32) {
+func iq4Scales(x, qw, scales []float32, tries int) {
 	var sigma2 float32
 	for _, v := range x {
 		sigma2 += float32(v * v)
@@ -114,7 +121,29 @@ func iq4Scales(x, qw, scales []float32) {
 				weight[j] = v * v
 			}
 		}
-		scales[ib] = iq4SubScale(xb, weight[:])
+		scales[ib] = iq4SubScale(xb, weight[:], tries)
+	}
+}
+
+// iq4FirstGuessLevels maps x to levels at the first scale guess,
+// max/kvalues[0], and keeps them: the reference quantizer fits the scale to
+// these levels but does not requantize. For an all-zero block ggml leaves the
+// levels unwritten (stale memory); they are zero here, which dequantizes the
+// same under the block's zero scale.
+func iq4FirstGuessLevels(x []float32, L []uint8) {
+	var amax, maxv float32
+	for _, v := range x {
+		if ax := absf(v); ax > amax {
+			amax, maxv = ax, v
+		}
+	}
+	if amax < groupMaxEps {
+		clear(L[:len(x)])
+		return
+	}
+	id := 1 / (maxv / float32(kvaluesIQ4NL[0]))
+	for j, v := range x {
+		L[j] = bestIndexIQ4(id * v)
 	}
 }
 
@@ -140,8 +169,18 @@ func iq4Pack(dst []byte, L []uint8) {
 }
 
 // quantizeIQ4NL writes blocks of an fp16 scale and 16 bytes of packed level
-// indices for every 32 values.
+// indices for every 32 values, as ggml_quantize_chunk.
 func quantizeIQ4NL(dst []byte, src []float32, _, nPerRow int, imatrix []float32) {
+	iq4NLBlocks(dst, src, nPerRow, imatrix, iq4Tries)
+}
+
+// fromFloatIQ4NL is IQ4_NL's reference quantizer, the CPU backend's
+// from_float: no importance matrix and no scale search.
+func fromFloatIQ4NL(dst []byte, src []float32) {
+	iq4NLBlocks(dst, src, len(src), nil, iq4NoSearch)
+}
+
+func iq4NLBlocks(dst []byte, src []float32, nPerRow int, imatrix []float32, tries int) {
 	const bs, ts = 32, 18
 	var L [bs]uint8
 	var scale [1]float32
@@ -152,8 +191,12 @@ func quantizeIQ4NL(dst []byte, src []float32, _, nPerRow int, imatrix []float32)
 			col := b * bs % nPerRow
 			qw = imatrix[col : col+bs]
 		}
-		iq4Scales(x, qw, scale[:])
-		iq4Requantize(x, scale[0], L[:])
+		iq4Scales(x, qw, scale[:], tries)
+		if tries > 0 {
+			iq4Requantize(x, scale[0], L[:])
+		} else {
+			iq4FirstGuessLevels(x, L[:])
+		}
 		out := dst[b*ts : (b+1)*ts]
 		binary.LittleEndian.PutUint16(out, FP32ToFP16(scale[0]))
 		iq4Pack(out[2:], L[:])
@@ -174,7 +217,7 @@ func quantizeIQ4XS(dst []byte, src []float32, _, nPerRow int, imatrix []float32)
 			col := b * bs % nPerRow
 			qw = imatrix[col : col+bs]
 		}
-		iq4Scales(x, qw, scales[:])
+		iq4Scales(x, qw, scales[:], iq4Tries)
 
 		var amaxScale, maxScale float32
 		for _, s := range scales {

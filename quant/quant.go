@@ -186,3 +186,23 @@ func firstNonFinite(v []float32) int {
 	}
 	return -1
 }
+
+// FromFloat converts src into dst as ggml's CPU backend converts
+// activations and copies (the from_float of its generic build), returning
+// the bytes written. It is Quantize of one row without an importance
+// matrix, except for IQ4_NL, whose from_float skips ggml_quantize_chunk's
+// scale search. The lattice types have no from_float (ErrUnsupported).
+func FromFloat(dst []byte, t Type, src []float32) (int, error) {
+	if t != IQ4_NL {
+		return QuantizeInto(dst, t, src, 1, len(src), nil)
+	}
+	size, err := checkQuantize(t, src, 1, len(src), nil)
+	if err != nil {
+		return 0, err
+	}
+	if len(dst) < size {
+		return 0, fmt.Errorf("%w: dst has %d bytes, need %d", ErrBadLength, len(dst), size)
+	}
+	fromFloatIQ4NL(dst[:size], src)
+	return size, nil
+}

@@ -3,35 +3,146 @@ package cpu
 import (
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
+	"github.com/ggml-go/ggml/quant"
 )
 
-// supportsBinary: ADD, SUB, MUL and DIV on float tensors, src1 broadcast
-// over src0, any strides.
+// binaryTypes reports whether (src0, src1, dst) is one of the type
+// combinations ggml's CPU binary kernels compute: all F32, all F16, all
+// BF16, or an F16/BF16 src0 with an F32 src1 into src0's type or F32.
+func binaryTypes(a, b, dst quant.Type) bool {
+	if a == b && b == dst {
+		return isFloatType(a)
+	}
+	return (a == quant.F16 || a == quant.BF16) && b == quant.F32 && (dst == a || dst == quant.F32)
+}
+
+// supportsBinary: ADD, SUB, MUL and DIV with src1 broadcast over src0. src0
+// and dst need adjacent elements; src1 may have any strides. ADD also takes
+// a quantized src0 (see supportsAddQuant).
 func supportsBinary(t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
-	return a != nil && b != nil && isFloatType(t.Type) && isFloatType(a.Type) && isFloatType(b.Type) &&
-		graph.CanRepeat(b, a) && graph.SameShape(t, a)
+	if a == nil || b == nil || !graph.SameShape(t, a) {
+		return false
+	}
+	if t.Op == ops.Add && a.Type.IsQuantized() {
+		return supportsAddQuant(t)
+	}
+	return binaryTypes(a.Type, b.Type, t.Type) && graph.CanRepeat(b, a) && ewDenseElems(a) && ewDenseElems(t)
+}
+
+// quantSrcOK reports whether ggml's ADD and ADD1 kernels take src0 of type
+// typ through their dequantize-add-requantize path (every quantized type
+// with a to_float; Q8_1 has none and Q8_K is not listed).
+func quantSrcOK(typ quant.Type) bool {
+	return typ.IsQuantized() && typ != quant.Q8_1 && typ != quant.Q8_K && typ.CanDequantize()
+}
+
+// quantDstOK reports whether a row computed in float32 can be stored in typ
+// exactly as ggml's CPU from_float does. The IQ2/IQ3/IQ1 types have no
+// from_float (ggml would write garbage), and IQ4_NL's from_float skips the
+// scale search that quant.Quantize (ggml_quantize_chunk) performs, so its
+// bytes would differ.
+func quantDstOK(typ quant.Type) bool {
+	switch typ {
+	case quant.F32, quant.F16, quant.BF16:
+		return true
+	case quant.Q1_0, quant.Q2_0, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0, quant.Q8_1,
+		quant.MXFP4, quant.NVFP4, quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_K,
+		quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0:
+		return typ.CanQuantize() && !typ.RequiresImatrix()
+	}
+	return false
+}
+
+// supportsAddQuant: ADD with a quantized src0 (ggml_compute_forward_add_q_f32):
+// src1 F32 of the same shape with adjacent elements, dst any type with a
+// from_float, not permuted.
+func supportsAddQuant(t *graph.Tensor) bool {
+	a, b := t.Src[0], t.Src[1]
+	return quantSrcOK(a.Type) && b.Type == quant.F32 && quantDstOK(t.Type) &&
+		graph.SameShape(a, b) && graph.SameShape(a, t) &&
+		ewDenseElems(a) && ewDenseElems(b) && ewDenseElems(t) && ewNotPermuted(t)
+}
+
+func binaryFunc(op ops.Op) func(x, y float32) float32 {
+	switch op {
+	case ops.Add:
+		return func(x, y float32) float32 { return x + y }
+	case ops.Sub:
+		return func(x, y float32) float32 { return x - y }
+	case ops.Mul:
+		return func(x, y float32) float32 { return x * y }
+	case ops.Div:
+		return func(x, y float32) float32 { return x / y }
+	}
+	return nil
 }
 
 func computeBinary(p *Params, t *graph.Tensor) {
 	a, b := t.Src[0], t.Src[1]
-	var f func(x, y float32) float32
-	switch t.Op {
-	case ops.Add:
-		f = func(x, y float32) float32 { return x + y }
-	case ops.Sub:
-		f = func(x, y float32) float32 { return x - y }
-	case ops.Mul:
-		f = func(x, y float32) float32 { return x * y }
-	case ops.Div:
-		f = func(x, y float32) float32 { return x / y }
-	}
+	f := binaryFunc(t.Op)
+	x := make([]float32, t.Ne[0])
+	y := make([]float32, b.Ne[0])
 	forRows(p, t, func(i1, i2, i3 int64) {
-		j1, j2, j3 := i1%b.Ne[1], i2%b.Ne[2], i3%b.Ne[3]
-		for i0 := range t.Ne[0] {
-			x := getF(a.Type, a.Data, offset(a, i0, i1, i2, i3))
-			y := getF(b.Type, b.Data, offset(b, i0%b.Ne[0], j1, j2, j3))
-			setF(t.Type, t.Data, offset(t, i0, i1, i2, i3), f(x, y))
+		ewReadRow(a, ewRowOffset(a, i1, i2, i3), x)
+		ewReadRow(b, ewRowOffset(b, i1%b.Ne[1], i2%b.Ne[2], i3%b.Ne[3]), y)
+		for i := range x {
+			x[i] = f(x[i], y[i%len(y)])
 		}
+		ewWriteRow(t, ewRowOffset(t, i1, i2, i3), x)
+	})
+}
+
+// supportsAdd1: ADD1 of a scalar src1. F32 needs an F32 scalar; F16 and
+// BF16 take their own type or F32; a quantized src0 (ggml_compute_forward_
+// add1_q_f32) takes F32 and stays in its type. (ggml's quantized kernel
+// places row (i1, i2, i3) at i3*nb0 instead of i3*nb3, so it is wrong when
+// ne3 > 1; this kernel is not.)
+func supportsAdd1(t *graph.Tensor) bool {
+	a, b := t.Src[0], t.Src[1]
+	if a == nil || b == nil || b.NElements() != 1 || !graph.SameShape(a, t) || a.Type != t.Type || !ewDenseElems(a) {
+		return false
+	}
+	switch a.Type {
+	case quant.F32:
+		return b.Type == quant.F32 && ewDenseElems(t)
+	case quant.F16, quant.BF16:
+		return (b.Type == a.Type || b.Type == quant.F32) && ewDenseElems(t)
+	}
+	return quantSrcOK(a.Type) && quantDstOK(a.Type) && b.Type == quant.F32 && ewDenseElems(t) && ewNotPermuted(t)
+}
+
+func computeAdd1(p *Params, t *graph.Tensor) {
+	b := t.Src[1]
+	v := getF(b.Type, b.Data, 0)
+	ewMap(p, t, func(x float32) float32 { return x + v })
+}
+
+// supportsAddID: F32 rows with adjacent elements and I32 ids indexing the
+// rows of src1 by (i1, i2) of src0, shaped as ggml_add_id checks.
+func supportsAddID(t *graph.Tensor) bool {
+	a, b, ids := t.Src[0], t.Src[1], t.Src[2]
+	return a != nil && b != nil && ids != nil &&
+		t.Type == quant.F32 && a.Type == quant.F32 && b.Type == quant.F32 && ids.Type == quant.I32 &&
+		graph.SameShape(a, t) && a.Ne[0] == b.Ne[0] && ids.Ne[0] == a.Ne[1] && ids.Ne[1] == a.Ne[2] &&
+		ewDenseElems(a) && ewDenseElems(b) && ewDenseElems(t)
+}
+
+func computeAddID(p *Params, t *graph.Tensor) {
+	a, b, ids := t.Src[0], t.Src[1], t.Src[2]
+	x := make([]float32, t.Ne[0])
+	y := make([]float32, t.Ne[0])
+	forRows(p, t, func(i1, i2, i3 int64) {
+		id := int64(getI32(ids.Data, uint64(i1)*ids.Nb[0]+uint64(i2)*ids.Nb[1]))
+		if id < 0 || id >= b.Ne[1] {
+			// A data error, not a layout one: ggml aborts here too.
+			panic("ADD_ID: id out of range")
+		}
+		ewReadRow(a, ewRowOffset(a, i1, i2, i3), x)
+		ewReadRow(b, uint64(id)*b.Nb[1], y)
+		for i := range x {
+			x[i] += y[i]
+		}
+		ewWriteRow(t, ewRowOffset(t, i1, i2, i3), x)
 	})
 }

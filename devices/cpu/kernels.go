@@ -32,10 +32,24 @@ var kernels = [ops.OpCount]kernel{
 	ops.Transpose: {view: true},
 
 	// Element-wise: binary, unary, GLU and the math ops.
-	ops.Add: {supports: supportsBinary, compute: computeBinary},
-	ops.Sub: {supports: supportsBinary, compute: computeBinary},
-	ops.Mul: {supports: supportsBinary, compute: computeBinary},
-	ops.Div: {supports: supportsBinary, compute: computeBinary},
+	ops.Add:       {supports: supportsBinary, compute: computeBinary},
+	ops.Sub:       {supports: supportsBinary, compute: computeBinary},
+	ops.Mul:       {supports: supportsBinary, compute: computeBinary},
+	ops.Div:       {supports: supportsBinary, compute: computeBinary},
+	ops.Add1:      {supports: supportsAdd1, compute: computeAdd1},
+	ops.AddID:     {supports: supportsAddID, compute: computeAddID},
+	ops.Sqr:       {supports: supportsUnary, compute: computeUnary},
+	ops.Sqrt:      {supports: supportsUnary, compute: computeUnary},
+	ops.Log:       {supports: supportsUnary, compute: computeUnary},
+	ops.Sin:       {supports: supportsUnary, compute: computeUnary},
+	ops.Cos:       {supports: supportsUnary, compute: computeUnary},
+	ops.Unary:     {supports: supportsUnary, compute: computeUnary},
+	ops.Scale:     {supports: supportsScale, compute: computeScale},
+	ops.Clamp:     {supports: supportsClamp, compute: computeClamp},
+	ops.LeakyReLU: {supports: supportsLeakyReLU, compute: computeLeakyReLU},
+	ops.Fill:      {supports: supportsFill, compute: computeFill},
+	ops.Tri:       {supports: supportsTri, compute: computeTri},
+	ops.GLU:       {supports: supportsGLU, compute: computeGLU},
 
 	// Reductions, norms, softmax, sorting.
 	ops.Sum:       {supports: supportsSum, compute: computeSum},
@@ -52,6 +66,18 @@ var kernels = [ops.OpCount]kernel{
 	ops.TopK:      {supports: supportsSort, compute: computeTopK},
 
 	// Copies, layout and indexing.
+	ops.Dup:     {supports: supportsCopy, compute: computeCopy},
+	ops.Cont:    {supports: supportsCopy, compute: computeCopy},
+	ops.Cpy:     {supports: supportsCopy, compute: computeCopy},
+	ops.Repeat:  {supports: supportsRepeat, compute: computeRepeat},
+	ops.Concat:  {supports: supportsConcat, compute: computeConcat},
+	ops.Set:     {supports: supportsSet, compute: computeSet},
+	ops.GetRows: {supports: supportsGetRows, compute: computeGetRows},
+	ops.SetRows: {supports: supportsSetRows, compute: computeSetRows},
+	ops.Diag:    {supports: supportsDiag, compute: computeDiag},
+	ops.Pad:     {supports: supportsPad, compute: computePad},
+	ops.Im2Col:  {supports: supportsIm2Col, compute: computeIm2Col},
+	ops.Pool2D:  {supports: supportsPool2D, compute: computePool2D},
 
 	// Matrix products.
 	ops.MulMat:   {supports: supportsMulMat, compute: computeMulMat, workSize: mulMatWorkSize},

@@ -25,14 +25,6 @@ const softMaxNMSE = 1e-6
 // redFloat formats a float parameter as test-backend-ops does (std::to_string).
 func redFloat(x float32) string { return strconv.FormatFloat(float64(x), 'f', 6, 32) }
 
-// redBool formats a flag as test-backend-ops does (0 or 1).
-func redBool(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // redShuffledRows fills every row of the F32 leaf t with a shuffle of
 // 0, 1, ..., ne0-1, each value divided by denom (integer division), as
 // test-backend-ops does for ARGMAX, ARGSORT and TOP_K: denom 1 gives
@@ -52,11 +44,6 @@ func redShuffledRows(rng *rand.Rand, t *graph.Tensor, denom int) bool {
 		v = append(v, row...)
 	}
 	return SetFloats(t, v) == nil
-}
-
-// redUniform returns an Init filling every input uniformly in [lo, hi).
-func redUniform(lo, hi float32) func(*rand.Rand, *graph.Tensor) bool {
-	return func(rng *rand.Rand, t *graph.Tensor) bool { return FillUniform(rng, t, lo, hi) == nil }
 }
 
 // sumCase is test_sum: SUM of a tensor, optionally permuted first (perm
@@ -83,7 +70,7 @@ func sumCase(typ quant.Type, ne [4]int64, perm [4]int) Case {
 			return []*graph.Tensor{c.Sum(a)}
 		},
 		// Away from zero, so the sum does not cancel out.
-		Init: redUniform(-0.9, 1.1),
+		Init: uniformInit(-0.9, 1.1),
 	}
 }
 
@@ -91,7 +78,7 @@ func sumCase(typ quant.Type, ne [4]int64, perm [4]int) Case {
 // slice of it, optionally permuted so that its rows are not adjacent.
 func sumRowsCase(typ quant.Type, ne [4]int64, permute, slice bool) Case {
 	return Case{
-		Name: Fmt("SUM_ROWS", "type", typ, "ne", ne, "permute", redBool(permute), "slice", redBool(slice)),
+		Name: Fmt("SUM_ROWS", "type", typ, "ne", ne, "permute", b2i(permute), "slice", b2i(slice)),
 		Build: func(c *graph.Context) []*graph.Tensor {
 			a := c.NewTensor(typ, ne[:]...)
 			if slice {
@@ -112,7 +99,7 @@ func meanCase(typ quant.Type, ne [4]int64) Case {
 		Build: func(c *graph.Context) []*graph.Tensor {
 			return []*graph.Tensor{c.Mean(c.NewTensor(typ, ne[:]...))}
 		},
-		Init: redUniform(-0.9, 1.1),
+		Init: uniformInit(-0.9, 1.1),
 	}
 }
 
@@ -163,17 +150,17 @@ func normCase(op string, typ quant.Type, ne [4]int64, eps float32, nv normVarian
 	var init func(*rand.Rand, *graph.Tensor) bool
 	switch op {
 	case "NORM":
-		kv = []any{"type", typ, "ne", ne, "v", redBool(nv.v), "eps", redFloat(eps), "noncontig_rows", redBool(nv.noncontigRows)}
+		kv = []any{"type", typ, "ne", ne, "v", b2i(nv.v), "eps", redFloat(eps), "noncontig_rows", b2i(nv.noncontigRows)}
 	case "RMS_NORM":
-		kv = []any{"type", typ, "ne", ne, "v", redBool(nv.v), "eps", redFloat(eps), "inplace", redBool(nv.inplace)}
-		init = redUniform(-10, 10)
+		kv = []any{"type", typ, "ne", ne, "v", b2i(nv.v), "eps", redFloat(eps), "inplace", b2i(nv.inplace)}
+		init = uniformInit(-10, 10)
 	case "L2_NORM":
-		kv = []any{"type", typ, "ne", ne, "eps", redFloat(eps), "v", redBool(nv.v), "noncontig_rows", redBool(nv.noncontigRows)}
+		kv = []any{"type", typ, "ne", ne, "eps", redFloat(eps), "v", b2i(nv.v), "noncontig_rows", b2i(nv.noncontigRows)}
 	}
 	if nv.inplace && op != "RMS_NORM" {
 		kv = append(kv, "inplace", 1)
 	}
-	build := normBuilders[op][redBool(nv.inplace)]
+	build := normBuilders[op][b2i(nv.inplace)]
 	return Case{
 		Name: Fmt(op, kv...),
 		Build: func(c *graph.Context) []*graph.Tensor {
@@ -228,9 +215,9 @@ type softMaxSpec struct {
 
 func softMaxCase(s softMaxSpec) Case {
 	return Case{
-		Name: Fmt("SOFT_MAX", "type", s.typ, "ne", s.ne, "mask", redBool(s.mask), "sinks", redBool(s.sinks),
+		Name: Fmt("SOFT_MAX", "type", s.typ, "ne", s.ne, "mask", b2i(s.mask), "sinks", b2i(s.sinks),
 			"m_prec", s.mPrec, "nr23", s.nr23, "scale", redFloat(s.scale), "max_bias", redFloat(s.maxBias),
-			"inplace", redBool(s.inplace)),
+			"inplace", b2i(s.inplace)),
 		Build: func(c *graph.Context) []*graph.Tensor {
 			a := c.NewTensor(s.typ, s.ne[0], s.ne[1], s.ne[2]*s.nr23[0], s.ne[3]*s.nr23[1])
 			var mask, sinks *graph.Tensor
@@ -273,7 +260,7 @@ func topKCase(typ quant.Type, ne [4]int64, k int, ties bool) Case {
 		denom = max(1, min(10, k/2))
 	}
 	return Case{
-		Name: Fmt("TOP_K", "type", typ, "ne", ne, "k", k, "ties", redBool(ties)),
+		Name: Fmt("TOP_K", "type", typ, "ne", ne, "k", k, "ties", b2i(ties)),
 		Build: func(c *graph.Context) []*graph.Tensor {
 			return []*graph.Tensor{c.TopK(c.NewTensor(typ, ne[:]...), k)}
 		},
@@ -527,9 +514,8 @@ func softMaxSpecs() []softMaxSpec {
 // reduceFromDesc builds a case of this family from its cpu_support.csv
 // description.
 func reduceFromDesc(op string, d Desc) (Case, error) {
-	var p redDesc
-	p.d = d
-	typ := p.typ("type")
+	p := &descReader{d: d}
+	typ := p.dtype("type")
 	ne := p.ne("ne")
 	var c Case
 	switch op {
@@ -542,7 +528,7 @@ func reduceFromDesc(op string, d Desc) (Case, error) {
 		}
 		c = sumCase(typ, ne, perm)
 	case "SUM_ROWS":
-		c = sumRowsCase(typ, ne, p.bool("permute"), p.bool("slice"))
+		c = sumRowsCase(typ, ne, p.flag("permute"), p.flag("slice"))
 	case "MEAN":
 		c = meanCase(typ, ne)
 	case "ARGMAX":
@@ -550,23 +536,23 @@ func reduceFromDesc(op string, d Desc) (Case, error) {
 	case "CUMSUM":
 		c = cumsumCase(typ, ne)
 	case "NORM", "L2_NORM":
-		c = normCase(op, typ, ne, p.float("eps"), normVariant{v: p.bool("v"), noncontigRows: p.bool("noncontig_rows")})
+		c = normCase(op, typ, ne, p.float("eps"), normVariant{v: p.flag("v"), noncontigRows: p.flag("noncontig_rows")})
 	case "RMS_NORM":
-		c = normCase(op, typ, ne, p.float("eps"), normVariant{v: p.bool("v"), inplace: p.bool("inplace")})
+		c = normCase(op, typ, ne, p.float("eps"), normVariant{v: p.flag("v"), inplace: p.flag("inplace")})
 	case "GROUP_NORM":
-		c = groupNormCase(typ, ne, int(p.int("num_groups")), p.float("eps"), false)
+		c = groupNormCase(typ, ne, int(p.num64("num_groups")), p.float("eps"), false)
 	case "SOFT_MAX":
 		nr := p.ints("nr23", 2)
-		s := softMaxSpec{typ: typ, ne: ne, mask: p.bool("mask"), sinks: p.bool("sinks"), mPrec: p.typ("m_prec"),
-			scale: p.float("scale"), maxBias: p.float("max_bias"), inplace: p.bool("inplace")}
+		s := softMaxSpec{typ: typ, ne: ne, mask: p.flag("mask"), sinks: p.flag("sinks"), mPrec: p.dtype("m_prec"),
+			scale: p.float("scale"), maxBias: p.float("max_bias"), inplace: p.flag("inplace")}
 		if len(nr) == 2 {
 			s.nr23 = [2]int64{nr[0], nr[1]}
 		}
 		c = softMaxCase(s)
 	case "ARGSORT":
-		c = argsortCase(typ, ne, ops.SortOrder(p.int("order")))
+		c = argsortCase(typ, ne, ops.SortOrder(p.num64("order")))
 	case "TOP_K":
-		c = topKCase(typ, ne, int(p.int("k")), p.bool("ties"))
+		c = topKCase(typ, ne, int(p.num64("k")), p.flag("ties"))
 	default:
 		return Case{}, fmt.Errorf("optest: %s is not a reduce operation", op)
 	}
@@ -574,56 +560,4 @@ func reduceFromDesc(op string, d Desc) (Case, error) {
 		return Case{}, fmt.Errorf("optest: %s: %w", op, p.err)
 	}
 	return c, nil
-}
-
-// redDesc reads a description's fields, keeping the first error.
-type redDesc struct {
-	d   Desc
-	err error
-}
-
-func (p *redDesc) keep(err error) {
-	if p.err == nil {
-		p.err = err
-	}
-}
-
-func (p *redDesc) typ(k string) quant.Type {
-	t, err := p.d.Type(k)
-	p.keep(err)
-	return t
-}
-
-func (p *redDesc) ne(k string) [4]int64 {
-	ne, err := p.d.Ne(k)
-	p.keep(err)
-	return ne
-}
-
-func (p *redDesc) ints(k string, n int) []int64 {
-	l, err := p.d.Ints(k)
-	p.keep(err)
-	if err == nil && len(l) != n {
-		p.keep(fmt.Errorf("%s has %d values, want %d", k, len(l), n))
-		return nil
-	}
-	return l
-}
-
-func (p *redDesc) int(k string) int64 {
-	v, err := p.d.Int(k)
-	p.keep(err)
-	return v
-}
-
-func (p *redDesc) float(k string) float32 {
-	v, err := p.d.Float(k)
-	p.keep(err)
-	return float32(v)
-}
-
-func (p *redDesc) bool(k string) bool {
-	v, err := p.d.Bool(k)
-	p.keep(err)
-	return v
 }

@@ -13,7 +13,7 @@ import (
 type Desc map[string]string
 
 // ParseDesc splits "type=f16,ne_a=[128,2,2,2],v=0" into keys and values;
-// brackets may hold commas.
+// brackets may hold commas, and a bare word k reads as k=1.
 func ParseDesc(s string) (Desc, error) {
 	d := Desc{}
 	depth, start := 0, 0
@@ -41,7 +41,12 @@ func ParseDesc(s string) (Desc, error) {
 		}
 		k, v, ok := strings.Cut(part, "=")
 		if !ok {
-			return nil, fmt.Errorf("optest: %q: %q has no '='", s, part)
+			// A bare word is a flag that is set (test_glu_split ends
+			// its description with ",split").
+			v = "1"
+		}
+		if k == "" {
+			return nil, fmt.Errorf("optest: %q: %q has no key", s, part)
 		}
 		d[k] = v
 	}
@@ -165,4 +170,68 @@ func FromDesc(op, desc string) (Case, error) {
 		return Case{}, err
 	}
 	return f(op, d)
+}
+
+// descReader reads a description's fields, keeping the first error.
+type descReader struct {
+	d   Desc
+	err error
+}
+
+func (r *descReader) keep(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+func (r *descReader) dtype(k string) quant.Type {
+	t, err := r.d.Type(k)
+	r.keep(err)
+	return t
+}
+
+func (r *descReader) num(k string) int {
+	v, err := r.d.Int(k)
+	r.keep(err)
+	return int(v)
+}
+
+func (r *descReader) num64(k string) int64 {
+	v, err := r.d.Int(k)
+	r.keep(err)
+	return v
+}
+
+func (r *descReader) float(k string) float32 {
+	v, err := r.d.Float(k)
+	r.keep(err)
+	return float32(v)
+}
+
+func (r *descReader) flag(k string) bool {
+	v, err := r.d.Bool(k)
+	r.keep(err)
+	return v
+}
+
+func (r *descReader) has(k string) bool { _, ok := r.d[k]; return ok }
+
+// ints reads a list of exactly n integers.
+func (r *descReader) ints(k string, n int) []int64 {
+	v, err := r.d.Ints(k)
+	if err == nil && len(v) != n {
+		err = fmt.Errorf("optest: %s has %d values, want %d", k, len(v), n)
+	}
+	r.keep(err)
+	if err != nil {
+		return make([]int64, n)
+	}
+	return v
+}
+
+func (r *descReader) ne(k string) [4]int64 { return [4]int64(r.ints(k, 4)) }
+
+func (r *descReader) perm(k string) [4]int {
+	v := r.ints(k, 4)
+	return [4]int{int(v[0]), int(v[1]), int(v[2]), int(v[3])}
 }

@@ -1,0 +1,180 @@
+package cpu
+
+import (
+	"sync"
+
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// ggml's CPU backend computes GELU and GELU_QUICK (and the gates built on
+// them) through tables indexed by the F16 bits of the input, even for F32
+// tensors (GGML_GELU_FP16, GGML_GELU_QUICK_FP16): the result is the F16
+// rounding of the function at the F16 rounding of x. The 0.25.1 library
+// does this too; matching it keeps us within test-backend-ops' 1e-7.
+
+type geluTables struct {
+	gelu, quick [1 << 16]uint16
+}
+
+var (
+	geluOnce sync.Once
+	geluTab  *geluTables
+)
+
+// geluTable returns the tables, built on first use (ggml builds them in
+// ggml_cpu_init).
+func geluTable() *geluTables {
+	geluOnce.Do(func() {
+		t := new(geluTables)
+		for i := range t.gelu {
+			x := quant.FP16ToFP32(uint16(i))
+			t.gelu[i] = quant.FP32ToFP16(geluTanhF32(x))
+			t.quick[i] = quant.FP32ToFP16(geluQuickF32(x))
+		}
+		geluTab = t
+	})
+	return geluTab
+}
+
+// GELU constants as ggml's vec.h spells them (float).
+const (
+	geluCoefA      float32 = 0.044715
+	geluQuickCoef  float32 = -1.702
+	sqrt2OverPiF32 float32 = 0.79788456080286535587989211986876
+)
+
+func geluTanhF32(x float32) float32 {
+	return 0.5 * x * (1 + tanhf(sqrt2OverPiF32*x*(1+geluCoefA*x*x)))
+}
+
+func geluQuickF32(x float32) float32 { return x * (1 / (1 + expf(geluQuickCoef*x))) }
+
+// geluLookup is ggml_vec_gelu_f32 / ggml_vec_gelu_quick_f32 on one element:
+// the table at x rounded to F16. GELU (clamped) saturates outside ±10 first.
+func geluLookup(tab *[1 << 16]uint16, clamped bool, x float32) float32 {
+	if clamped {
+		if x <= -10 {
+			return 0
+		}
+		if x >= 10 {
+			return x
+		}
+	}
+	return quant.FP16ToFP32(tab[quant.FP32ToFP16(x)])
+}
+
+// computeGELU is UNARY GELU or GELU_QUICK through tab. An F16 input indexes
+// the table directly, which is the same as the F32 path without clamping.
+func computeGELU(p *Params, t *graph.Tensor, tab *[1 << 16]uint16) {
+	clamped := t.Params.Unary() == ops.UnaryGELU && t.Type == quant.F32
+	ewMap(p, t, func(x float32) float32 { return geluLookup(tab, clamped, x) })
+}
+
+// gluFunc returns GLU's element function out(x, g) for t's parameters and
+// type (the F32 GELU gates saturate before the table; the F16 ones index it
+// directly).
+func gluFunc(t *graph.Tensor) func(x, g float32) float32 {
+	gp := ops.GLUParamsOf(t.Params)
+	f32 := t.Type == quant.F32
+	switch gp.Op {
+	case ops.GLUReGLU:
+		return func(x, g float32) float32 {
+			if x > 0 {
+				return x * g
+			}
+			return 0
+		}
+	case ops.GLUGeGLU:
+		tab := &geluTable().gelu
+		return func(x, g float32) float32 {
+			if f32 && x <= -10 {
+				return 0
+			}
+			if f32 && x >= 10 {
+				return x * g
+			}
+			return geluLookup(tab, false, x) * g
+		}
+	case ops.GLUSwiGLU:
+		return func(x, g float32) float32 { return siluf(x) * g }
+	case ops.GLUSwiGLUOAI:
+		return func(x, g float32) float32 {
+			x = stdMin(x, gp.Limit)
+			g = stdClamp(g, -gp.Limit, gp.Limit)
+			return x / (1 + expf(gp.Alpha*(-x))) * (g + 1)
+		}
+	case ops.GLUGeGLUERF:
+		return func(x, g float32) float32 { return geluERF(x) * g }
+	case ops.GLUGeGLUQuick:
+		tab := &geluTable().quick
+		return func(x, g float32) float32 { return geluLookup(tab, false, x) * g }
+	case ops.GLUSwiGLUClamp:
+		return func(x, g float32) float32 {
+			x = stdMin(x, gp.Limit)
+			g = stdClamp(g, -gp.Limit, gp.Limit)
+			return siluf(x) * g
+		}
+	}
+	return nil
+}
+
+// supportsGLU: F32 or F16 (SWIGLU_OAI: F32 only), every tensor walkable as
+// one sequence of rows, the result of the shape the builder gives.
+func supportsGLU(t *graph.Tensor) bool {
+	a, b := t.Src[0], t.Src[1]
+	gp := ops.GLUParamsOf(t.Params)
+	if a == nil || !gp.Op.Valid() {
+		return false
+	}
+	if gp.Op == ops.GLUSwiGLUOAI {
+		if !ewSameType(t, quant.F32) {
+			return false
+		}
+	} else if !ewSameType(t, quant.F32, quant.F16) {
+		return false
+	}
+	nc := a.Ne[0] / 2
+	if b != nil {
+		if b.Type != a.Type || !graph.SameShape(a, b) || !ewFlatRows(b) {
+			return false
+		}
+		nc = a.Ne[0]
+	}
+	return t.Ne[0] == nc && t.Ne[1] == a.Ne[1] && t.Ne[2] == a.Ne[2] && t.Ne[3] == a.Ne[3] &&
+		ewFlatRows(a) && ewFlatRows(t)
+}
+
+func computeGLU(p *Params, t *graph.Tensor) {
+	a, b := t.Src[0], t.Src[1]
+	f := gluFunc(t)
+	nc := t.Ne[0]
+	// x is the activation's input, g the gate it multiplies.
+	x := make([]float32, nc)
+	g := make([]float32, nc)
+	var whole []float32
+	if b == nil {
+		whole = make([]float32, a.Ne[0])
+	}
+	swapped := ops.GLUParamsOf(t.Params).Swapped
+	out := make([]float32, nc)
+	forRows(p, t, func(i1, i2, i3 int64) {
+		if b != nil {
+			ewReadRow(a, ewRowOffset(a, i1, i2, i3), x)
+			ewReadRow(b, ewRowOffset(b, i1, i2, i3), g)
+		} else {
+			ewReadRow(a, ewRowOffset(a, i1, i2, i3), whole)
+			lo, hi := whole[:nc], whole[nc:2*nc]
+			if swapped {
+				lo, hi = hi, lo
+			}
+			copy(x, lo)
+			copy(g, hi)
+		}
+		for i := range out {
+			out[i] = f(x[i], g[i])
+		}
+		ewWriteRow(t, ewRowOffset(t, i1, i2, i3), out)
+	})
+}
