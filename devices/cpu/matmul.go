@@ -17,10 +17,6 @@ import (
 // of src0 with a converted row of src1. Every element is computed by exactly
 // one call whatever the thread count, so results do not depend on it.
 
-// rowsContiguous reports whether t's rows are dense (nb[0] is the element
-// or block size), which ggml's product kernels assert of their sources.
-func rowsContiguous(t *graph.Tensor) bool { return t.Nb[0] == uint64(t.Type.TypeSize()) }
-
 // dstOrdered reports whether a product's F32 result is neither transposed
 // nor permuted, as ggml's MUL_MAT and MUL_MAT_ID kernels assert.
 func dstOrdered(t *graph.Tensor) bool {
@@ -83,9 +79,9 @@ func prepareActivations(p *Params, src1 *graph.Tensor, vdt quant.Type) *activati
 	act.nb = [graph.MaxDims]uint64{uint64(vdt.TypeSize()), rs, rs * uint64(src1.Ne[1]), rs * uint64(src1.Ne[1]*src1.Ne[2])}
 	x := make([]float32, src1.Ne[0])
 	forRows(p, src1, func(i1, i2, i3 int64) {
-		readF32Row(x, src1, offset(src1, 0, i1, i2, i3))
+		loadRow(src1, i1, i2, i3, x)
 		r := act.index(i1, i2, i3)
-		_, err := quant.QuantizeInto(act.data[uint64(r)*rs:uint64(r+1)*rs], vdt, x, 1, len(x), nil)
+		_, err := quant.FromFloat(act.data[uint64(r)*rs:uint64(r+1)*rs], vdt, x)
 		act.bad[r] = 0
 		if err != nil {
 			if !errors.Is(err, quant.ErrNonFinite) {
@@ -106,20 +102,6 @@ func (a *activations) row(i1, i2, i3 int64) ([]byte, bool) {
 	off := uint64(i1)*a.nb[1] + uint64(i2)*a.nb[2] + uint64(i3)*a.nb[3]
 	y := a.data[off : off+a.rowSize : off+a.rowSize]
 	return y, a.bad == nil || a.bad[a.index(i1, i2, i3)] == 0
-}
-
-// readF32Row reads the len(x) floats of a dense F32 row at byte offset off of t.
-func readF32Row(x []float32, t *graph.Tensor, off uint64) {
-	for i := range x {
-		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[off+4*uint64(i):]))
-	}
-}
-
-// writeF32Row stores x as a dense F32 row at byte offset off of t.
-func writeF32Row(t *graph.Tensor, off uint64, x []float32) {
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(t.Data[off+4*uint64(i):], math.Float32bits(v))
-	}
 }
 
 // column is what output column ir1 of a product needs: the activation row,
@@ -191,9 +173,9 @@ func supportsMulMat(t *graph.Tensor) bool {
 	}
 	if isHadamard(t) {
 		n := b.Ne[0]
-		return b.Type == quant.F32 && rowsContiguous(b) && n&(n-1) == 0 && a.Ne[1] == n
+		return b.Type == quant.F32 && rowsPacked(b) && n&(n-1) == 0 && a.Ne[1] == n
 	}
-	return canDot(a, b.Type) && rowsContiguous(a) && rowsContiguous(b)
+	return canDot(a, b.Type) && rowsPacked(a) && rowsPacked(b)
 }
 
 func mulMatWorkSize(t *graph.Tensor, _ int) int {
@@ -235,7 +217,7 @@ func computeFWHT(p *Params, t *graph.Tensor) {
 	scale := 1 / float32(math.Sqrt(float64(n)))
 	x := make([]float32, n)
 	forRows(p, b, func(i1, i2, i3 int64) {
-		readF32Row(x, b, offset(b, 0, i1, i2, i3))
+		loadRow(b, i1, i2, i3, x)
 		for j := range x {
 			x[j] *= scale
 		}
@@ -247,7 +229,7 @@ func computeFWHT(p *Params, t *graph.Tensor) {
 				}
 			}
 		}
-		writeF32Row(t, offset(t, 0, i1, i2, i3), x)
+		storeRow(t, i1, i2, i3, x)
 	})
 }
 
@@ -262,7 +244,7 @@ func supportsMulMatID(t *graph.Tensor) bool {
 		b.Ne[1] == 0 || ids.Ne[0]%b.Ne[1] != 0 {
 		return false
 	}
-	return canDot(as, b.Type) && rowsContiguous(as) && rowsContiguous(b) && dstOrdered(t)
+	return canDot(as, b.Type) && rowsPacked(as) && rowsPacked(b) && dstOrdered(t)
 }
 
 func mulMatIDWorkSize(t *graph.Tensor, _ int) int {
@@ -292,16 +274,9 @@ func computeMulMatID(p *Params, t *graph.Tensor) {
 }
 
 // outProdSrc0 reports whether ggml's CPU OUT_PROD has a kernel for src0 of
-// type typ: F32, F16, and the quantized types with a to_float, but for the
-// activation-only Q8_1 and Q8_K.
+// type typ: F32, F16, and the quantized types with a to_float.
 func outProdSrc0(typ quant.Type) bool {
-	switch typ {
-	case quant.F32, quant.F16:
-		return true
-	case quant.Q8_1, quant.Q8_K:
-		return false
-	}
-	return typ.IsQuantized() && typ.CanDequantize()
+	return typ == quant.F32 || typ == quant.F16 || hasToFloat(typ)
 }
 
 // supportsOutProd: F32 src1 of any strides; src0 F32 broadcast over the
@@ -311,7 +286,7 @@ func supportsOutProd(t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
 	if a == nil || b == nil || t.Type != quant.F32 || b.Type != quant.F32 ||
 		t.Ne != [graph.MaxDims]int64{a.Ne[0], b.Ne[0], b.Ne[2], b.Ne[3]} ||
-		a.Ne[1] != b.Ne[1] || !batchBroadcast(a, b) || t.Nb[0] != 4 || !rowsContiguous(a) ||
+		a.Ne[1] != b.Ne[1] || !batchBroadcast(a, b) || t.Nb[0] != 4 || !rowsPacked(a) ||
 		!outProdSrc0(a.Type) {
 		return false
 	}
@@ -339,6 +314,6 @@ func computeOutProd(p *Params, t *graph.Tensor) {
 				acc[i] += v * s
 			}
 		}
-		writeF32Row(t, offset(t, 0, i1, i2, i3), acc)
+		storeRow(t, i1, i2, i3, acc)
 	})
 }

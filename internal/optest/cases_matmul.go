@@ -2,7 +2,6 @@ package optest
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"math/bits"
 	"math/rand"
@@ -22,17 +21,8 @@ func init() {
 // matmulTol is test-backend-ops' tolerance for every matrix product.
 var matmulTol = Tolerance{MaxNMSE: 5e-4}
 
-// The type lists of test-backend-ops.
+// test-backend-ops' base_types and other_types (all_types is layoutAllTypes).
 var (
-	mmAllTypes = []quant.Type{
-		quant.F32, quant.F16, quant.BF16,
-		quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0,
-		quant.Q1_0, quant.Q2_0, quant.MXFP4, quant.NVFP4,
-		quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K,
-		quant.TQ2_0,
-		quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M,
-		quant.IQ4_NL, quant.IQ3_S, quant.IQ4_XS,
-	}
 	mmBaseTypes = []quant.Type{
 		quant.F32, quant.F16, quant.Q8_0, quant.Q1_0, quant.Q2_0, quant.Q4_0, quant.Q4_1,
 		quant.Q4_K, quant.MXFP4, quant.NVFP4, quant.IQ2_XXS,
@@ -50,7 +40,7 @@ var mmNoPerm = [4]int{0, 1, 2, 3}
 
 // mulMat describes a test_mul_mat case: a [k, m, bs...] times b [k, n,
 // bs*nr...], optionally built permuted (per), as views of rows k_v long,
-// as overlapping views of one tensor, summed o times, or with src0 hinted
+// as overlapping views of ones tensor, summed o times, or with src0 hinted
 // to be a Hadamard matrix (MUL_MAT_HADAMARD).
 type mulMat struct {
 	typeA, typeB quant.Type
@@ -75,7 +65,7 @@ func (s mulMat) permuted(per [4]int) mulMat { s.per = per; return s }
 // sums o products of them.
 func (s mulMat) viewed(kv int64, o int) mulMat { s.kv, s.o = kv, o; return s }
 
-// overlapping makes a and b interleaved views of one tensor.
+// overlapping makes a and b interleaved views of ones tensor.
 func (s mulMat) overlapping() mulMat { s.overlap = true; return s }
 
 func (s mulMat) name() string {
@@ -84,14 +74,7 @@ func (s mulMat) name() string {
 		op = "MUL_MAT_HADAMARD"
 	}
 	return Fmt(op, "type_a", s.typeA, "type_b", s.typeB, "m", s.m, "n", s.n, "k", s.k,
-		"bs", s.bs, "nr", s.nr, "per", s.per, "k_v", s.kv, "o", s.o, "src_overlap", mmFlag(s.overlap))
-}
-
-func mmFlag(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+		"bs", s.bs, "nr", s.nr, "per", s.per, "k_v", s.kv, "o", s.o, "src_overlap", b2i(s.overlap))
 }
 
 func (s mulMat) build(c *graph.Context) []*graph.Tensor {
@@ -107,7 +90,7 @@ func (s mulMat) build(c *graph.Context) []*graph.Tensor {
 		a = c.Permute(a, p[0], p[1], p[2], p[3])
 		b = c.Permute(b, p[0], p[1], p[2], p[3])
 	case s.overlap:
-		// a and b interleave in the rows of one tensor, as a fused QKV.
+		// a and b interleave in the rows of ones tensor, as a fused QKV.
 		base := c.NewTensor(s.typeA, 2*s.k, max(s.m, s.n), nb2, nb3)
 		if base == nil {
 			return nil
@@ -145,7 +128,7 @@ func (s mulMat) init(rng *rand.Rand, t *graph.Tensor) bool {
 	if s.hadamard && t.Name == "a" {
 		return fillHadamard(t) == nil
 	}
-	return fillLattice(rng, t)
+	return fillInput(rng, t, -1, 1) == nil
 }
 
 func (s mulMat) testCase() Case {
@@ -169,37 +152,8 @@ func fillHadamard(t *graph.Tensor) error {
 	return SetFloats(t, v)
 }
 
-// fillLattice fills a tensor of a quantized type this module cannot
-// quantize to (the IQ1/IQ2/IQ3 lattice types) with random blocks: random
-// grid indices, signs and sub-scales under a block scale of about 1e-3,
-// which keeps values near the size of uniform [-1, 1] inputs. It reports
-// false, leaving t to the default, for every other type.
-func fillLattice(rng *rand.Rand, t *graph.Tensor) bool {
-	if !t.Type.IsQuantized() || t.Type.CanQuantize() {
-		return false
-	}
-	rng.Read(t.Data)
-	size := t.Type.TypeSize()
-	for off := 0; off+size <= len(t.Data); off += size {
-		blk := t.Data[off : off+size]
-		d := quant.FP32ToFP16(1e-3 * (1 + rng.Float32()))
-		if t.Type != quant.IQ1_M {
-			binary.LittleEndian.PutUint16(blk, d)
-			continue
-		}
-		// IQ1_M keeps its fp16 scale in the top nibbles of the four
-		// 16-bit words that end the block.
-		for i := range 4 {
-			w := blk[size-8+2*i:]
-			s := binary.LittleEndian.Uint16(w)&0x0fff | (d>>(4*i)&0xf)<<12
-			binary.LittleEndian.PutUint16(w, s)
-		}
-	}
-	return true
-}
-
 // mulMatID describes a test_mul_mat_id case: n_mats experts [k, m], of
-// which each of n tokens uses n_used (b: one activation row shared by them).
+// which each of n tokens uses n_used (b: ones activation row shared by them).
 type mulMatID struct {
 	typeA, typeB quant.Type
 	nMats, nUsed int64
@@ -209,7 +163,7 @@ type mulMatID struct {
 
 func (s mulMatID) name() string {
 	return Fmt("MUL_MAT_ID", "type_a", s.typeA, "type_b", s.typeB, "n_mats", s.nMats, "n_used", s.nUsed,
-		"b", mmFlag(s.b), "m", s.m, "n", s.n, "k", s.k)
+		"b", b2i(s.b), "m", s.m, "n", s.n, "k", s.k)
 }
 
 func (s mulMatID) build(c *graph.Context) []*graph.Tensor {
@@ -230,7 +184,7 @@ func (s mulMatID) build(c *graph.Context) []*graph.Tensor {
 // experts (as init_mul_mat_id_tensors), so a token never uses an expert twice.
 func (s mulMatID) init(rng *rand.Rand, t *graph.Tensor) bool {
 	if t.Type != quant.I32 {
-		return fillLattice(rng, t)
+		return fillInput(rng, t, -1, 1) == nil
 	}
 	ids := make([]int32, t.Ne[0])
 	for r := range t.NRows() {
@@ -260,7 +214,7 @@ type outProd struct {
 
 func (s outProd) name() string {
 	return Fmt("OUT_PROD", "type_a", s.typeA, "type_b", s.typeB, "m", s.m, "n", s.n, "k", s.k,
-		"bs", s.bs, "nr", s.nr, "trans_b", mmFlag(s.transB))
+		"bs", s.bs, "nr", s.nr, "trans_b", b2i(s.transB))
 }
 
 func (s outProd) build(c *graph.Context) []*graph.Tensor {
@@ -277,7 +231,7 @@ func (s outProd) build(c *graph.Context) []*graph.Tensor {
 }
 
 func (s outProd) testCase() Case {
-	return Case{Name: s.name(), Build: s.build, Init: fillLattice, Tol: matmulTol}
+	return Case{Name: s.name(), Build: s.build, Init: layoutInit(-1, 1), Tol: matmulTol}
 }
 
 // matmulCases are MUL_MAT, MUL_MAT_HADAMARD, MUL_MAT_ID and OUT_PROD as
@@ -309,32 +263,32 @@ func vecDotInputs() []mulMat {
 }
 
 func mulMatList(full bool) []mulMat {
-	one := [2]int64{1, 1}
+	ones := [2]int64{1, 1}
 	bs := func(a, b int64) [2]int64 { return [2]int64{a, b} }
 	f32, f16 := quant.F32, quant.F16
 	hadamard := func(m, n, k int64, b [2]int64) mulMat {
-		s := mm(f32, f32, m, n, k, b, one)
+		s := mm(f32, f32, m, n, k, b, ones)
 		s.hadamard = true
 		return s
 	}
 	if !full {
 		return append([]mulMat{
-			hadamard(64, 1, 64, one),
+			hadamard(64, 1, 64, ones),
 			hadamard(128, 4, 128, bs(2, 3)),
-			mm(f32, f32, 16, 1, 256, one, one),
+			mm(f32, f32, 16, 1, 256, ones, ones),
 			mm(f32, f32, 16, 16, 256, bs(3, 2), bs(2, 2)),
-			mm(f16, f32, 16, 8, 256, bs(2, 3), one).permuted([4]int{0, 2, 1, 3}),
-			mm(f16, f16, 64, 32, 80, one, one),
-			mm(quant.BF16, f32, 16, 8, 256, bs(2, 3), one).permuted([4]int{0, 1, 3, 2}),
+			mm(f16, f32, 16, 8, 256, bs(2, 3), ones).permuted([4]int{0, 2, 1, 3}),
+			mm(f16, f16, 64, 32, 80, ones, ones),
+			mm(quant.BF16, f32, 16, 8, 256, bs(2, 3), ones).permuted([4]int{0, 1, 3, 2}),
 			mm(quant.Q4_0, f32, 16, 16, 256, bs(3, 2), bs(2, 2)),
-			mm(quant.Q8_0, f32, 16, 8, 256, bs(2, 3), one).permuted([4]int{0, 3, 2, 1}),
-			mm(quant.Q4_1, f32, 16, 1, 32, one, one),
-			mm(quant.Q4_K, f32, 16, 9, 256, one, one),
-			mm(quant.NVFP4, f32, 16, 3, 256, one, one),
-			mm(quant.IQ2_XXS, f32, 16, 4, 256, one, one),
-			mm(quant.IQ1_M, f32, 16, 1, 256, one, one),
-			mm(f32, f32, 16, 32, 32, one, one).viewed(64, 3),
-			mm(f32, f32, 32, 4, 96, bs(3, 2), one).overlapping(),
+			mm(quant.Q8_0, f32, 16, 8, 256, bs(2, 3), ones).permuted([4]int{0, 3, 2, 1}),
+			mm(quant.Q4_1, f32, 16, 1, 32, ones, ones),
+			mm(quant.Q4_K, f32, 16, 9, 256, ones, ones),
+			mm(quant.NVFP4, f32, 16, 3, 256, ones, ones),
+			mm(quant.IQ2_XXS, f32, 16, 4, 256, ones, ones),
+			mm(quant.IQ1_M, f32, 16, 1, 256, ones, ones),
+			mm(f32, f32, 16, 32, 32, ones, ones).viewed(64, 3),
+			mm(f32, f32, 32, 4, 96, bs(3, 2), ones).overlapping(),
 			mm(f16, f32, 129, 1, 1057, bs(2, 1), bs(4, 1)).viewed(2*1056+1, 1),
 		}, vecDotInputs()...)
 	}
@@ -344,22 +298,22 @@ func mulMatList(full bool) []mulMat {
 		m, n, k int64
 		b       [2]int64
 	}{
-		{128, 1, 128, one}, {64, 1, 64, one}, {256, 1, 256, one}, {512, 1, 512, one},
-		{128, 32, 128, one}, {128, 4, 128, bs(2, 3)}, {256, 512, 256, one},
-		{32, 1, 32, one}, {1024, 1, 1024, one},
+		{128, 1, 128, ones}, {64, 1, 64, ones}, {256, 1, 256, ones}, {512, 1, 512, ones},
+		{128, 32, 128, ones}, {128, 4, 128, bs(2, 3)}, {256, 512, 256, ones},
+		{32, 1, 32, ones}, {1024, 1, 1024, ones},
 	} {
 		l = append(l, hadamard(s.m, s.n, s.k, s.b))
 	}
-	for _, ta := range mmAllTypes {
+	for _, ta := range layoutAllTypes {
 		for i := int64(1); i < 10; i++ {
-			l = append(l, mm(ta, f32, 16, i, 256, one, one))
+			l = append(l, mm(ta, f32, 16, i, 256, ones, ones))
 		}
 	}
 	for _, ta := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.MXFP4} {
-		l = append(l, mm(ta, f32, 2880, 32, 2880, one, one))
+		l = append(l, mm(ta, f32, 2880, 32, 2880, ones, ones))
 	}
 	for _, n := range []int64{1, 7, 8, 9, 16, 128, 512} {
-		l = append(l, mm(f32, f32, 1, n, 2048, one, one))
+		l = append(l, mm(f32, f32, 1, n, 2048, ones, ones))
 	}
 	for _, ta := range mmBaseTypes {
 		for _, tb := range []quant.Type{f32, f16} {
@@ -372,11 +326,11 @@ func mulMatList(full bool) []mulMat {
 					n      int64
 					bs, nr [2]int64
 				}{
-					{1, one, one}, {1, one, bs(2, 1)}, {1, one, bs(1, 2)}, {1, bs(3, 1), one},
-					{1, bs(3, 1), bs(2, 1)}, {1, bs(3, 2), one}, {1, bs(3, 2), bs(2, 1)},
+					{1, ones, ones}, {1, ones, bs(2, 1)}, {1, ones, bs(1, 2)}, {1, bs(3, 1), ones},
+					{1, bs(3, 1), bs(2, 1)}, {1, bs(3, 2), ones}, {1, bs(3, 2), bs(2, 1)},
 					{1, bs(3, 2), bs(1, 2)}, {1, bs(3, 2), bs(2, 2)}, {4, bs(3, 2), bs(2, 2)},
-					{16, one, one}, {16, one, bs(2, 1)}, {16, one, bs(1, 2)}, {16, bs(3, 1), one},
-					{16, bs(3, 1), bs(2, 1)}, {16, bs(3, 2), one}, {16, bs(3, 2), bs(2, 1)},
+					{16, ones, ones}, {16, ones, bs(2, 1)}, {16, ones, bs(1, 2)}, {16, bs(3, 1), ones},
+					{16, bs(3, 1), bs(2, 1)}, {16, bs(3, 2), ones}, {16, bs(3, 2), bs(2, 1)},
 					{16, bs(3, 2), bs(1, 2)}, {16, bs(3, 2), bs(2, 2)},
 				} {
 					l = append(l, mm(ta, tb, 16, c.n, k, c.bs, c.nr))
@@ -390,53 +344,53 @@ func mulMatList(full bool) []mulMat {
 					{8, [4]int{0, 2, 1, 3}}, {8, [4]int{0, 1, 3, 2}}, {8, [4]int{0, 3, 2, 1}},
 					{16, [4]int{0, 2, 1, 3}}, {16, [4]int{0, 1, 3, 2}}, {16, [4]int{0, 3, 2, 1}},
 				} {
-					l = append(l, mm(ta, tb, 16, c.n, k, bs(2, 3), one).permuted(c.per))
+					l = append(l, mm(ta, tb, 16, c.n, k, bs(2, 3), ones).permuted(c.per))
 				}
 			}
 			for _, n := range []int64{1, 8, 16} {
-				l = append(l, mm(ta, tb, 16, n, 1024, bs(3, 2), one))
+				l = append(l, mm(ta, tb, 16, n, 1024, bs(3, 2), ones))
 			}
-			l = append(l, mm(ta, tb, 16, 8, 256, bs(1536, 1), one))
+			l = append(l, mm(ta, tb, 16, 8, 256, bs(1536, 1), ones))
 		}
 	}
 	for _, n := range []int64{1, 8, 16} {
 		for _, per := range [][4]int{{0, 2, 1, 3}, {0, 1, 3, 2}, {0, 3, 2, 1}} {
-			l = append(l, mm(quant.BF16, f32, 16, n, 256, bs(2, 3), one).permuted(per))
+			l = append(l, mm(quant.BF16, f32, 16, n, 256, bs(2, 3), ones).permuted(per))
 		}
 	}
 	for _, ta := range mmOtherTypes {
 		if ta.BlockSize() != 256 {
-			l = append(l, mm(ta, f32, 16, 1, int64(ta.BlockSize()), one, one))
+			l = append(l, mm(ta, f32, 16, 1, int64(ta.BlockSize()), ones, ones))
 		}
-		l = append(l, mm(ta, f32, 16, 1, 256, one, one))
+		l = append(l, mm(ta, f32, 16, 1, 256, ones, ones))
 	}
 	l = append(l,
-		mm(f16, f32, 64, 2, 128, bs(8, 1), one),
+		mm(f16, f32, 64, 2, 128, bs(8, 1), ones),
 		mm(f16, f32, 83, 2, 128, bs(8, 1), bs(4, 1)),
 		mm(f16, f32, 64, 2, 64, bs(8, 1), bs(4, 1)),
 		mm(f16, f32, 83, 2, 64, bs(8, 1), bs(4, 1)),
 		mm(f16, f32, 64, 45, 128, bs(8, 1), bs(4, 1)),
 		mm(f16, f32, 128, 45, 64, bs(8, 1), bs(4, 1)),
-		mm(f16, f32, 1056, 1, 193, one, bs(4, 1)).permuted([4]int{0, 2, 1, 3}),
-		mm(f16, f32, 1056, 1, 67, one, bs(4, 1)).permuted([4]int{0, 2, 1, 3}),
-		mm(f32, f32, 16, 32, 32, one, one).viewed(64, 3),
-		mm(f32, f32, 64, 77, 77, bs(12, 1), one),
-		mm(f32, f32, 32, 4, 96, bs(3, 2), one).overlapping(),
-		mm(quant.Q4_0, f32, 576, 512, 576, one, one),
-		mm(quant.Q4_0, f32, 1, 2048, 8192, one, one),
+		mm(f16, f32, 1056, 1, 193, ones, bs(4, 1)).permuted([4]int{0, 2, 1, 3}),
+		mm(f16, f32, 1056, 1, 67, ones, bs(4, 1)).permuted([4]int{0, 2, 1, 3}),
+		mm(f32, f32, 16, 32, 32, ones, ones).viewed(64, 3),
+		mm(f32, f32, 64, 77, 77, bs(12, 1), ones),
+		mm(f32, f32, 32, 4, 96, bs(3, 2), ones).overlapping(),
+		mm(quant.Q4_0, f32, 576, 512, 576, ones, ones),
+		mm(quant.Q4_0, f32, 1, 2048, 8192, ones, ones),
 	)
-	for _, ta := range mmAllTypes {
-		l = append(l, mm(ta, f32, 1, 64, 256, one, one))
+	for _, ta := range layoutAllTypes {
+		l = append(l, mm(ta, f32, 1, 64, 256, ones, ones))
 	}
 	l = append(l,
-		mm(quant.Q8_0, f32, 6, 4096, 5120, one, one),
+		mm(quant.Q8_0, f32, 6, 4096, 5120, ones, ones),
 		// K not a multiple of 32.
-		mm(f16, f16, 64, 32, 65, one, one),
-		mm(f16, f16, 64, 32, 80, one, one),
-		mm(f16, f32, 64, 32, 80, one, one),
-		mm(f32, f32, 64, 32, 80, one, one),
-		mm(f16, f16, 64, 32, 588, one, one),
-		mm(f16, f16, 64, 32, 80, bs(4, 1), one),
+		mm(f16, f16, 64, 32, 65, ones, ones),
+		mm(f16, f16, 64, 32, 80, ones, ones),
+		mm(f16, f32, 64, 32, 80, ones, ones),
+		mm(f32, f32, 64, 32, 80, ones, ones),
+		mm(f16, f16, 64, 32, 588, ones, ones),
+		mm(f16, f16, 64, 32, 80, bs(4, 1), ones),
 	)
 	for _, bs2 := range []int64{1, 3} {
 		for _, b := range []int64{1, 2, 4, 8} {
@@ -483,7 +437,7 @@ func mulMatIDList(full bool) []mulMatID {
 		id(f16, 1, 1, false, 8, 16, 1),
 		id(quant.MXFP4, 32, 2, false, 2880, 32, 2880),
 		id(quant.Q4_0, 32, 2, false, 2880, 32, 2880))
-	for _, ta := range mmAllTypes {
+	for _, ta := range layoutAllTypes {
 		l = append(l, id(ta, 4, 2, false, 64, 16, 3*int64(ta.BlockSize())))
 	}
 	for _, ta := range mmBaseTypes {
@@ -510,15 +464,15 @@ func outProdList(full bool) []outProd {
 	op := func(ta, tb quant.Type, n, k int64, bs, nr [2]int64) outProd {
 		return outProd{typeA: ta, typeB: tb, m: 256, n: n, k: k, bs: bs, nr: nr}
 	}
-	one := [2]int64{1, 1}
+	ones := [2]int64{1, 1}
 	if !full {
-		trans := op(f32, f32, 16, 16, one, one)
+		trans := op(f32, f32, 16, 16, ones, ones)
 		trans.transB = true
 		return []outProd{
 			op(f32, f32, 16, 16, [2]int64{3, 3}, [2]int64{2, 2}),
-			op(quant.Q4_0, f32, 16, 16, [2]int64{3, 1}, one),
-			op(quant.F16, f32, 1, 16, [2]int64{1, 3}, one),
-			op(quant.IQ2_XXS, f32, 16, 1, one, one),
+			op(quant.Q4_0, f32, 16, 16, [2]int64{3, 1}, ones),
+			op(quant.F16, f32, 1, 16, [2]int64{1, 3}, ones),
+			op(quant.IQ2_XXS, f32, 16, 1, ones, ones),
 			trans,
 		}
 	}
@@ -541,98 +495,47 @@ func outProdList(full bool) []outProd {
 		}
 	}
 	for _, ne2 := range []int64{1, 8, 16, 32} {
-		l = append(l, op(f32, f32, 16, 16, [2]int64{ne2, 1}, one))
+		l = append(l, op(f32, f32, 16, 16, [2]int64{ne2, 1}, ones))
 	}
 	for _, nr2 := range []int64{8, 16, 32} {
-		l = append(l, op(f32, f32, 16, 16, one, [2]int64{nr2, 1}))
+		l = append(l, op(f32, f32, 16, 16, ones, [2]int64{nr2, 1}))
 	}
 	trans := op(f32, f32, 16, 16, [2]int64{3, 2}, [2]int64{2, 1})
 	trans.transB = true
 	return append(l, trans)
 }
 
-// mmDesc collects the first error of a sequence of Desc lookups.
-type mmDesc struct {
-	d   Desc
-	err error
-}
-
-func (r *mmDesc) typ(k string) quant.Type {
-	t, err := r.d.Type(k)
-	r.keep(err)
-	return t
-}
-
-func (r *mmDesc) int(k string) int64 {
-	v, err := r.d.Int(k)
-	r.keep(err)
-	return v
-}
-
-func (r *mmDesc) bool(k string) bool {
-	v, err := r.d.Bool(k)
-	r.keep(err)
-	return v
-}
-
-// pair parses a two-element list such as bs=[3,2].
-func (r *mmDesc) pair(k string) [2]int64 {
-	l, err := r.d.Ints(k)
-	if err == nil && len(l) != 2 {
-		err = fmt.Errorf("optest: %s has %d elements, want 2", k, len(l))
-	}
-	r.keep(err)
-	if err != nil {
-		return [2]int64{}
-	}
-	return [2]int64{l[0], l[1]}
-}
-
-func (r *mmDesc) keep(err error) {
-	if r.err == nil {
-		r.err = err
-	}
-}
+// pair reads a two-element list such as bs=[3,2].
+func mmPair(r *descReader, k string) [2]int64 { return [2]int64(r.ints(k, 2)) }
 
 func mulMatFromDesc(op string, d Desc) (Case, error) {
-	r := &mmDesc{d: d}
+	r := &descReader{d: d}
 	s := mulMat{
-		typeA: r.typ("type_a"), typeB: r.typ("type_b"),
-		m: r.int("m"), n: r.int("n"), k: r.int("k"),
-		bs: r.pair("bs"), nr: r.pair("nr"),
-		kv: r.int("k_v"), o: int(r.int("o")), overlap: r.bool("src_overlap"),
+		typeA: r.dtype("type_a"), typeB: r.dtype("type_b"),
+		m: r.num64("m"), n: r.num64("n"), k: r.num64("k"),
+		bs: mmPair(r, "bs"), nr: mmPair(r, "nr"), per: r.perm("per"),
+		kv: r.num64("k_v"), o: r.num("o"), overlap: r.flag("src_overlap"),
 		hadamard: op == "MUL_MAT_HADAMARD",
 	}
-	per, err := d.Ints("per")
-	r.keep(err)
-	if r.err == nil && len(per) != 4 {
-		r.err = fmt.Errorf("optest: per has %d elements, want 4", len(per))
-	}
-	if r.err != nil {
-		return Case{}, r.err
-	}
-	for i, p := range per {
-		s.per[i] = int(p)
-	}
-	return s.testCase(), nil
+	return s.testCase(), r.err
 }
 
 func mulMatIDFromDesc(_ string, d Desc) (Case, error) {
-	r := &mmDesc{d: d}
+	r := &descReader{d: d}
 	s := mulMatID{
-		typeA: r.typ("type_a"), typeB: r.typ("type_b"),
-		nMats: r.int("n_mats"), nUsed: r.int("n_used"), b: r.bool("b"),
-		m: r.int("m"), n: r.int("n"), k: r.int("k"),
+		typeA: r.dtype("type_a"), typeB: r.dtype("type_b"),
+		nMats: r.num64("n_mats"), nUsed: r.num64("n_used"), b: r.flag("b"),
+		m: r.num64("m"), n: r.num64("n"), k: r.num64("k"),
 	}
 	return s.testCase(), r.err
 }
 
 func outProdFromDesc(_ string, d Desc) (Case, error) {
-	r := &mmDesc{d: d}
+	r := &descReader{d: d}
 	s := outProd{
-		typeA: r.typ("type_a"), typeB: r.typ("type_b"),
-		m: r.int("m"), n: r.int("n"), k: r.int("k"),
-		bs: r.pair("bs"), nr: r.pair("nr"), transB: r.bool("trans_b"),
+		typeA: r.dtype("type_a"), typeB: r.dtype("type_b"),
+		m: r.num64("m"), n: r.num64("n"), k: r.num64("k"),
+		bs: mmPair(r, "bs"), nr: mmPair(r, "nr"), transB: r.flag("trans_b"),
 	}
 	return s.testCase(), r.err
 }
