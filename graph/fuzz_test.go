@@ -182,6 +182,13 @@ func (f *fuzzBuilder) call() (*Tensor, bool) {
 		return SetInput(a), false
 	case 2:
 		return SetOutput(a), false
+	case 3: // these set a MUL_MAT's parameters and may fail, but return nothing
+		if f.in.n(2) == 0 {
+			f.c.MulMatSetPrec(a, ops.Prec(f.in.n(4)-1))
+		} else {
+			f.c.MulMatSetHint(a, ops.OpHint(f.in.n(4)-1))
+		}
+		return a, false
 	}
 	return f.build(a), true
 }
@@ -194,7 +201,7 @@ func (f *fuzzBuilder) build(a *Tensor) *Tensor {
 	if a != nil && a.Type.Valid() {
 		bs, ts, n = int64(a.Type.BlockSize()), uint64(a.Type.TypeSize()), a.NElements()
 	}
-	op := in.n(22)
+	op := in.n(24)
 	if len(f.pool) == 0 {
 		op = 0 // something to build on
 	}
@@ -246,6 +253,15 @@ func (f *fuzzBuilder) build(a *Tensor) *Tensor {
 		return f.elementwise(a)
 	case 19, 20:
 		return f.layout(a)
+	case 21:
+		switch f.in.n(3) {
+		case 0:
+			return c.MulMat(a, f.partner(a, func(a, b *Tensor) bool { return a.Ne[0] == b.Ne[0] }))
+		case 1:
+			return c.MulMatID(a, f.tensor(), f.tensor())
+		default:
+			return c.OutProd(a, f.partner(a, func(a, b *Tensor) bool { return a.Ne[1] == b.Ne[1] }))
+		}
 	default:
 		// A raw operation node: any op number, type, shape and sources.
 		var ne [MaxDims]int64
