@@ -297,7 +297,7 @@ func (c *Context) View4D(a *Tensor, ne0, ne1, ne2, ne3 int64, nb1, nb2, nb3, off
 // read past the buffer), and its Data follows the new extent.
 func (c *Context) restride(builder string, t *Tensor) *Tensor {
 	if !c.viewFits(builder, t) {
-		c.tensors = c.tensors[:len(c.tensors)-1] // t, just placed: it is not made
+		c.tensors = c.tensors[:len(c.tensors)-1] // drop t, which view registered
 		return nil
 	}
 	t.Data = viewData(t.ViewSrc, t.ViewOffs, t.NBytes())
