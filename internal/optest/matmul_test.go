@@ -5,11 +5,9 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,30 +24,6 @@ var matmulOps = []string{"MUL_MAT", "MUL_MAT_HADAMARD", "MUL_MAT_ID", "OUT_PROD"
 
 // matmulFull reports whether OPTEST_FULL=1 asks for the full case set.
 func matmulFull() bool { return os.Getenv("OPTEST_FULL") == "1" }
-
-// TestMatmulThreads runs the family's cases (all of them with
-// OPTEST_FULL=1) on 1 and 3 threads: both must compute every case ggml's
-// CPU supports, and identically.
-func TestMatmulThreads(t *testing.T) {
-	one := cpu.New(cpu.Options{Threads: 1})
-	defer one.Close()
-	three := cpu.New(cpu.Options{Threads: 3})
-	defer three.Close()
-	cases := Cases(matmulFull(), matmulOps)
-	require.NotEmpty(t, cases)
-	var tally Tally
-	for _, c := range cases {
-		c.Tol = Tolerance{Exact: true}
-		r := Run(c, CPU{three}, CPU{one}, 7)
-		tally.Add(r)
-		if r.Status == Skipped {
-			require.False(t, matmulSupportedByGGML(c), "%s: %s", c.Name, r.Detail)
-			continue
-		}
-		require.Equal(t, Passed, r.Status, "%s: %s", c.Name, r.Detail)
-	}
-	t.Logf("1 vs 3 threads: %s", tally.String())
-}
 
 // matmulSupportedByGGML reports whether ggml's CPU supports every product
 // node of c, by cpu_support.csv's rule: MUL_MAT and MUL_MAT_ID with src1
@@ -92,28 +66,6 @@ func TestMatmulNaive(t *testing.T) {
 		}
 		require.Equal(t, Passed, r.Status, "%s: %s", c.Name, r.Detail)
 	}
-}
-
-// TestMatmulAgainstGGML runs the family's cases (all of them with
-// OPTEST_FULL=1) on our CPU device and on the real ggml.
-func TestMatmulAgainstGGML(t *testing.T) {
-	ref := ggmlExecutor(t)
-	eng := cpu.New(cpu.Options{Threads: 2})
-	defer eng.Close()
-	var tally Tally
-	for _, c := range Cases(matmulFull(), matmulOps) {
-		r := Run(c, CPU{eng}, ref, 5)
-		tally.Add(r)
-		switch r.Status {
-		case Failed:
-			t.Errorf("%s: %s", c.Name, r.Detail)
-		case Skipped:
-			require.False(t, matmulSupportedByGGML(c), "%s: %s", c.Name, r.Detail)
-		}
-	}
-	var table strings.Builder
-	require.NoError(t, tally.WriteTable(&table))
-	t.Logf("against ggml:\n%s%s", table.String(), tally.String())
 }
 
 // naiveMatmul computes MUL_MAT, MUL_MAT_ID, OUT_PROD and ADD of same-shaped
@@ -231,61 +183,6 @@ func readMatmulOracle(t *testing.T, path string) []float32 {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v
-}
-
-// TestMatmulCSVSupport checks that our CPU device's supports-op agrees
-// with ggml 0.25.1's for every matmul case in cpu_support.csv.
-func TestMatmulCSVSupport(t *testing.T) {
-	f, err := os.Open(filepath.Join(reftest.OracleDir(t), "cpu_support.csv"))
-	require.NoError(t, err)
-	defer f.Close()
-	r := csv.NewReader(f)
-	header, err := r.Read()
-	require.NoError(t, err)
-	col := map[string]int{}
-	for i, h := range header {
-		col[h] = i
-	}
-	want := map[string]bool{}
-	for _, o := range matmulOps {
-		want[o] = true
-	}
-	counts := map[string][2]int{} // per op: agreeing, total
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		op := rec[col["op_name"]]
-		if !want[op] || rec[col["test_mode"]] != "support" {
-			continue
-		}
-		desc := rec[col["op_params"]]
-		c, err := FromDesc(op, desc)
-		require.NoError(t, err, "%s(%s)", op, desc)
-		require.Equal(t, op+"("+desc+")", c.Name, "a case built from its description has its name")
-		ctx := graph.NewContext(graph.ContextOptions{})
-		outs := c.Build(ctx)
-		require.NoError(t, ctx.Err(), c.Name)
-		g, err := ctx.Build(outs...)
-		require.NoError(t, err)
-		supported := rec[col["supported"]] == "1"
-		nodes := 0
-		for _, n := range g.Nodes {
-			if n.Op == ops.MulMat || n.Op == ops.MulMatID || n.Op == ops.OutProd {
-				nodes++
-				require.Equal(t, supported, cpu.SupportsOp(n), "%s", c.Name)
-			}
-		}
-		require.NotZero(t, nodes, c.Name)
-		n := counts[op]
-		counts[op] = [2]int{n[0] + 1, n[1] + 1}
-	}
-	for _, o := range matmulOps {
-		require.NotZero(t, counts[o][1], o)
-		t.Logf("%s: %d of %d CSV cases agree", o, counts[o][0], counts[o][1])
-	}
 }
 
 // TestMatmulFullNames checks that the full case list holds every matmul

@@ -12,19 +12,24 @@ import (
 	"github.com/ggml-go/ggml/graph"
 )
 
-// TestCPUSelfConsistent runs the quick cases with our CPU device against
-// itself on 1 and 3 threads: results must not depend on the thread count.
+// TestCPUSelfConsistent runs every case (quick, or full with OPTEST_FULL=1)
+// with our CPU device against itself on 3 threads and 1: results must be
+// identical, whatever the thread count.
 func TestCPUSelfConsistent(t *testing.T) {
 	one := cpu.New(cpu.Options{Threads: 1})
 	defer one.Close()
 	three := cpu.New(cpu.Options{Threads: 3})
 	defer three.Close()
-	cases := Cases(false, nil)
+	cases := Cases(testFull(), nil)
 	require.NotEmpty(t, cases)
+	var tally Tally
 	for _, c := range cases {
+		c.Tol = Tolerance{Exact: true}
 		r := Run(c, CPU{three}, CPU{one}, 1)
+		tally.Add(r)
 		require.NotEqual(t, Failed, r.Status, "%s: %s", c.Name, r.Detail)
 	}
+	t.Logf("3 threads against 1: %s", tally.String())
 }
 
 // skewed computes on the CPU and then changes one output element, so a
