@@ -30,36 +30,12 @@ func supportsBinary(t *graph.Tensor) bool {
 	return binaryTypes(a.Type, b.Type, t.Type) && graph.CanRepeat(b, a) && ewDenseElems(a) && ewDenseElems(t)
 }
 
-// quantSrcOK reports whether ggml's ADD and ADD1 kernels take src0 of type
-// typ through their dequantize-add-requantize path (every quantized type
-// with a to_float; Q8_1 has none and Q8_K is not listed).
-func quantSrcOK(typ quant.Type) bool {
-	return typ.IsQuantized() && typ != quant.Q8_1 && typ != quant.Q8_K && typ.CanDequantize()
-}
-
-// quantDstOK reports whether a row computed in float32 can be stored in typ
-// exactly as ggml's CPU from_float does. The IQ2/IQ3/IQ1 types have no
-// from_float (ggml would write garbage), and IQ4_NL's from_float skips the
-// scale search that quant.Quantize (ggml_quantize_chunk) performs, so its
-// bytes would differ.
-func quantDstOK(typ quant.Type) bool {
-	switch typ {
-	case quant.F32, quant.F16, quant.BF16:
-		return true
-	case quant.Q1_0, quant.Q2_0, quant.Q4_0, quant.Q4_1, quant.Q5_0, quant.Q5_1, quant.Q8_0, quant.Q8_1,
-		quant.MXFP4, quant.NVFP4, quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_K,
-		quant.IQ4_XS, quant.TQ1_0, quant.TQ2_0:
-		return typ.CanQuantize() && !typ.RequiresImatrix()
-	}
-	return false
-}
-
 // supportsAddQuant: ADD with a quantized src0 (ggml_compute_forward_add_q_f32):
 // src1 F32 of the same shape with adjacent elements, dst any type with a
 // from_float, not permuted.
 func supportsAddQuant(t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
-	return quantSrcOK(a.Type) && b.Type == quant.F32 && quantDstOK(t.Type) &&
+	return hasToFloat(a.Type) && b.Type == quant.F32 && (hasFromFloat(t.Type) && t.Type != quant.I32) &&
 		graph.SameShape(a, b) && graph.SameShape(a, t) &&
 		ewDenseElems(a) && ewDenseElems(b) && ewDenseElems(t) && ewNotPermuted(t)
 }
@@ -109,7 +85,7 @@ func supportsAdd1(t *graph.Tensor) bool {
 	case quant.F16, quant.BF16:
 		return (b.Type == a.Type || b.Type == quant.F32) && ewDenseElems(t)
 	}
-	return quantSrcOK(a.Type) && quantDstOK(a.Type) && b.Type == quant.F32 && ewDenseElems(t) && ewNotPermuted(t)
+	return hasToFloat(a.Type) && (hasFromFloat(a.Type) && a.Type != quant.I32) && b.Type == quant.F32 && ewDenseElems(t) && ewNotPermuted(t)
 }
 
 func computeAdd1(p *Params, t *graph.Tensor) {

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/ggml-go/ggml/graph"
@@ -44,10 +43,7 @@ func ewWriteRow(t *graph.Tensor, off uint64, src []float32) {
 		return
 	}
 	n := uint64(t.Type.RowSize(int64(len(src))))
-	if _, err := quant.QuantizeInto(t.Data[off:off+n], t.Type, src, 1, len(src), nil); err != nil {
-		// Non-finite values have no quantized form; ggml writes garbage.
-		panic(fmt.Sprintf("%s: quantizing a row of %s: %v", t.Op, t.Type, err))
-	}
+	fromFloat(t.Type, t.Data[off:off+n], src)
 }
 
 // ewDenseElems reports whether t's elements are adjacent within a row (the

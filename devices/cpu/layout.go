@@ -17,45 +17,6 @@ import (
 // everything and then aborts (or, where it only asserts in debug builds,
 // reads or writes out of place) on the rest; those cases are refused here.
 
-// latticeType reports whether typ is one of the lattice formats, whose
-// quantizers need tables ggml's CPU backend does not set up: it has no
-// from_float for them and refuses CPY and SET_ROWS into them.
-func latticeType(typ quant.Type) bool {
-	switch typ {
-	case quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ3_S, quant.IQ1_S, quant.IQ1_M:
-		return true
-	}
-	return false
-}
-
-// cpuFromFloat reports whether ggml's CPU backend converts float rows to
-// typ (its type_traits_cpu from_float): the plain types and every quantized
-// type but the lattice ones.
-func cpuFromFloat(typ quant.Type) bool {
-	switch typ {
-	case quant.F32, quant.F16, quant.BF16, quant.I32:
-		return true
-	}
-	return typ.IsQuantized() && !latticeType(typ)
-}
-
-// fromFloatExact reports whether fromFloat converts to typ as ggml's CPU
-// from_float does (bit for bit on its scalar builds; its AVX builds
-// quantize Q8_0 and Q8_1 by 127/max with ties to even, so a few values
-// can land one level from package quant's reference rounding). For IQ4_NL
-// ggml's from_float is IQ4_NL's reference quantizer, which starts from the
-// opposite scale and searches none; package quant has only
-// ggml_quantize_chunk's, so copies into IQ4_NL are refused until it has
-// the other.
-func fromFloatExact(typ quant.Type) bool { return cpuFromFloat(typ) && typ != quant.IQ4_NL }
-
-// quantToFloat reports whether typ is a quantized type ggml can convert
-// back to floats (its type_traits to_float): all but the activation
-// formats Q8_1 and Q8_K.
-func quantToFloat(typ quant.Type) bool {
-	return typ.IsQuantized() && typ != quant.Q8_1 && typ != quant.Q8_K
-}
-
 // typeSize is the size of typ's unit (an element, or a block), as a stride.
 func typeSize(typ quant.Type) uint64 { return uint64(typ.TypeSize()) }
 
@@ -109,21 +70,6 @@ func f32ToI32(v float32) int32 {
 	return int32(v)
 }
 
-// fromFloat converts floats into dst, of type typ (one fromFloatExact
-// accepts), as ggml's CPU from_float for typ: a plain conversion for the
-// float types and I32, the type's row quantizer otherwise.
-func fromFloat(typ quant.Type, dst []byte, src []float32) {
-	if typ == quant.I32 {
-		for i, v := range src {
-			setI32(dst, uint64(4*i), f32ToI32(v))
-		}
-		return
-	}
-	if _, err := quant.QuantizeInto(dst, typ, src, 1, len(src), nil); err != nil {
-		panic(fmt.Sprintf("cpu: converting a row to %s: %v", typ, err))
-	}
-}
-
 // decodeRow reads the n = len(dst) elements of t starting at byte offset
 // off, whose units are nb0 apart, as floats.
 func decodeRow(t *graph.Tensor, off, nb0 uint64, dst []float32) {
@@ -174,7 +120,7 @@ func setElem(typ quant.Type, b []byte, off uint64, v float32) {
 //     ggml refuses any CPY into a lattice type;
 //   - between F32, F16 and BF16, and F32 <-> I32: element by element;
 //   - F32, F16 or BF16 into a type with a CPU from_float (the quantized
-//     types but the lattice ones and, for now, IQ4_NL; and I32 from F16 or
+//     types but the lattice ones; and I32 from F16 or
 //     BF16): row by row,
 //     into a contiguous destination, from rows of whole blocks with
 //     adjacent elements;
@@ -200,9 +146,9 @@ func supportsCopy(t *graph.Tensor) bool {
 			!t.IsContiguous()
 	case isFloatType(s) && isFloatType(d), s == quant.F32 && d == quant.I32, s == quant.I32 && d == quant.F32:
 		return true
-	case isFloatType(s) && fromFloatExact(d):
+	case isFloatType(s) && hasFromFloat(d):
 		return t.IsContiguous() && src.Nb[0] == typeSize(s) && src.Ne[0]%int64(d.BlockSize()) == 0
-	case quantToFloat(s) && d == quant.F32:
+	case hasToFloat(s) && d == quant.F32:
 		return t.Nb[0] == typeSize(d) && (t.Ne[0]%int64(s.BlockSize()) == 0 || t.IsContiguous())
 	}
 	return false
@@ -415,7 +361,7 @@ func supportsGetRows(t *graph.Tensor) bool {
 	switch {
 	case a.Type == quant.I32:
 		want = quant.I32
-	case isFloatType(a.Type), quantToFloat(a.Type):
+	case isFloatType(a.Type), hasToFloat(a.Type):
 	default:
 		return false
 	}
@@ -453,11 +399,11 @@ func computeGetRows(p *Params, t *graph.Tensor) {
 // --- SET_ROWS -----------------------------------------------------------------
 
 // supportsSetRows: SET_ROWS of F32 or F16 rows into any type with a CPU
-// from_float but IQ4_NL (see fromFloatExact) (t, a view of Src[2]), with
+// from_float (see hasFromFloat) (t, a view of Src[2]), with
 // I32 or I64 row numbers; rows of both sides must have adjacent units.
 func supportsSetRows(t *graph.Tensor) bool {
 	b, idx, a := t.Src[0], t.Src[1], t.Src[2]
-	if b == nil || idx == nil || a == nil || t.Type != a.Type || !fromFloatExact(t.Type) ||
+	if b == nil || idx == nil || a == nil || t.Type != a.Type || !hasFromFloat(t.Type) ||
 		(b.Type != quant.F32 && b.Type != quant.F16) || (idx.Type != quant.I32 && idx.Type != quant.I64) {
 		return false
 	}

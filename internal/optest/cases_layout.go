@@ -354,6 +354,39 @@ type cpyCase struct {
 	dstAlloc         [4]int64 // non-zero: the destination views a tensor of this shape
 }
 
+// tiesAmbiguous reports copies whose result depends on the build of ggml:
+// F16 and BF16 values often fall exactly halfway between two Q8_0/Q8_1
+// levels, which ggml's reference quantizer (and its scalar builds, and our
+// CPU device) rounds away from zero and its AVX builds to even.
+func tiesAmbiguous(src, dst quant.Type) bool {
+	return (src == quant.F16 || src == quant.BF16) && (dst == quant.Q8_0 || dst == quant.Q8_1)
+}
+
+// oneQ8Level accepts outputs that differ from the reference by at most one
+// quantization level (of the block with the largest values) in at most 1%
+// of the elements: rounding a tie the other way, and nothing more.
+func oneQ8Level(want, got []float32, _ *graph.Tensor) error {
+	var amax float64
+	for _, v := range want {
+		amax = max(amax, math.Abs(float64(v)))
+	}
+	level := amax / 127 * 1.001
+	differ := 0
+	for i := range want {
+		d := math.Abs(float64(want[i]) - float64(got[i]))
+		if d > level {
+			return fmt.Errorf("%w: element %d: got %v, reference %v, more than one level (%g) apart", ErrMismatch, i, got[i], want[i], level)
+		}
+		if d > 0 {
+			differ++
+		}
+	}
+	if differ*100 > len(want) {
+		return fmt.Errorf("%w: %d of %d elements differ by a level; only rounded ties may", ErrMismatch, differ, len(want))
+	}
+	return nil
+}
+
 // newCpyCase is a copy into a destination shaped like the source.
 func newCpyCase(src, dst quant.Type, ne [4]int64, permSrc, permDst [4]int) cpyCase {
 	return cpyCase{typSrc: src, typDst: dst, neSrc: ne, neDst: [4]int64{-1, -1, -1, -1}, permSrc: permSrc, permDst: permDst}
@@ -374,6 +407,8 @@ func (k cpyCase) Case() Case {
 	n := k.neSrc[0] * k.neSrc[1] * k.neSrc[2] * k.neSrc[3]
 	if k.typSrc == k.typDst {
 		tol = Tolerance{Exact: true}
+	} else if tiesAmbiguous(k.typSrc, k.typDst) {
+		tol = Tolerance{Compare: oneQ8Level}
 	} else if e, ok := quantNMSE(k.typDst, 1.0/8*150, n); ok && k.typDst != quant.Q2_0 {
 		if k.typDst == quant.IQ4_NL {
 			e *= 4 // iq4_nl's levels are spread twice as far
@@ -761,7 +796,9 @@ func (k setRowsCase) Case() Case {
 	if k.typSrc == quant.F16 && k.typDst == quant.Q2_0 {
 		step *= 4
 	}
-	if e, ok := quantNMSE(k.typDst, step, n); ok {
+	if tiesAmbiguous(k.typSrc, k.typDst) {
+		tol.Compare = oneQ8Level
+	} else if e, ok := quantNMSE(k.typDst, step, n); ok {
 		if k.typSrc == quant.F16 {
 			e *= 16
 		}
