@@ -25,25 +25,6 @@ var attnOps = []string{"ROPE", "ROPE_BACK", "FLASH_ATTN_EXT", "SSM_CONV", "GATED
 // OPTEST_FULL=1.
 func attnTestCases() []Case { return Cases(os.Getenv("OPTEST_FULL") == "1", attnOps) }
 
-// TestAttnThreads runs the attention family's cases on 1 and 3 threads:
-// each must be computed (not skipped) and give identical results.
-func TestAttnThreads(t *testing.T) {
-	one := cpu.New(cpu.Options{Threads: 1})
-	defer one.Close()
-	three := cpu.New(cpu.Options{Threads: 3})
-	defer three.Close()
-	seen := map[string]int{}
-	for _, c := range attnTestCases() {
-		seen[OpNameOf(c.Name)]++
-		c.Tol = Tolerance{Exact: true}
-		r := Run(c, CPU{three}, CPU{one}, 7)
-		require.Equal(t, Passed, r.Status, "%s: %s", c.Name, r.Detail)
-	}
-	for _, op := range attnOps {
-		require.NotZero(t, seen[op], "no quick case of %s", op)
-	}
-}
-
 // TestAttnCaseNames checks the generated names against test-backend-ops'
 // format for a few cases copied from cpu_support.csv.
 func TestAttnCaseNames(t *testing.T) {
@@ -438,9 +419,11 @@ func naiveGatedDeltaNet(t *graph.Tensor) []float64 {
 	return out
 }
 
-// TestAttnCSVSupport asks our CPU device about every case of the family
-// that cpu_support.csv lists and requires the same answer as ggml's.
-func TestAttnCSVSupport(t *testing.T) {
+// TestAttnCasesMatchCSV checks that our generators reproduce
+// test-backend-ops' case lists, as cpu_support.csv records them: the full
+// lists exactly (but for our YaRN cases), FLASH_ATTN_EXT's complete list,
+// of which the full run takes a sample.
+func TestAttnCasesMatchCSV(t *testing.T) {
 	f, err := os.Open(filepath.Join(reftest.OracleDir(t), "cpu_support.csv"))
 	require.NoError(t, err)
 	defer f.Close()
@@ -454,33 +437,12 @@ func TestAttnCSVSupport(t *testing.T) {
 	for _, op := range attnOps {
 		want[op] = true
 	}
-	agree := map[string]int{}
 	listed := map[string]bool{}
 	for _, row := range rows[1:] {
-		op := row[col["op_name"]]
-		if !want[op] || row[col["test_mode"]] != "support" {
-			continue
+		if op := row[col["op_name"]]; want[op] && row[col["test_mode"]] == "support" {
+			listed[op+"("+row[col["op_params"]]+")"] = true
 		}
-		c, err := FromDesc(op, row[col["op_params"]])
-		require.NoError(t, err, "%s(%s)", op, row[col["op_params"]])
-		ctx := graph.NewContext(graph.ContextOptions{})
-		outs := c.Build(ctx)
-		require.NoError(t, ctx.Err(), c.Name)
-		g, err := ctx.Build(outs...)
-		require.NoError(t, err, c.Name)
-		var node *graph.Tensor
-		for _, n := range g.Nodes {
-			if OpName(n) == op {
-				node = n
-			}
-		}
-		require.NotNil(t, node, c.Name)
-		require.Equal(t, row[col["supported"]] == "1", cpu.SupportsOp(node), c.Name)
-		agree[op]++
-		listed[c.Name] = true
 	}
-	// Our generators reproduce test-backend-ops' lists: the full ones
-	// exactly, the FLASH_ATTN_EXT sample from its complete list.
 	ours := map[string]bool{}
 	for _, c := range Cases(true, attnOps) {
 		if OpNameOf(c.Name) != "FLASH_ATTN_EXT" && !strings.Contains(c.Name, "n_ctx_orig") {
@@ -490,15 +452,13 @@ func TestAttnCSVSupport(t *testing.T) {
 	for _, f := range flashAttnAll() {
 		ours[f.name()] = true
 	}
+	require.Len(t, listed, 466+404+5158+45+36+24)
 	for name := range listed {
 		require.True(t, ours[name], "not generated: %s", name)
 	}
 	for name := range ours {
 		require.True(t, listed[name], "not in cpu_support.csv: %s", name)
 	}
-	t.Logf("cases agreeing with cpu_support.csv: %v", agree)
-	require.Equal(t, 466, agree["ROPE"])
-	require.Equal(t, 5158, agree["FLASH_ATTN_EXT"])
 }
 
 // TestAttnBuilders checks the builders' results (type, shape, sources,
@@ -690,25 +650,6 @@ func TestAttnBuilders(t *testing.T) {
 			require.Error(t, c.Err())
 		})
 	}
-}
-
-// TestAttnAgainstGGML runs the family's cases on our CPU and on the real
-// ggml.
-func TestAttnAgainstGGML(t *testing.T) {
-	ref := ggmlExecutor(t)
-	eng := cpu.New(cpu.Options{Threads: 2})
-	defer eng.Close()
-	var tally Tally
-	for _, c := range attnTestCases() {
-		r := Run(c, CPU{eng}, ref, 1)
-		tally.Add(r)
-		if r.Status != Passed {
-			t.Errorf("%s: %v: %s", c.Name, r.Status, r.Detail)
-		}
-	}
-	var table strings.Builder
-	require.NoError(t, tally.WriteTable(&table))
-	t.Logf("against ggml %s:\n%s%s", reftest.Lib(t).Variant(), table.String(), tally.String())
 }
 
 // TestAttnParamsRoundTrip checks the typed op_params against ggml's slot
