@@ -163,8 +163,8 @@ func (c *Context) FlashAttnExt(q, k, v, mask *Tensor, scale, maxBias, logitSoftc
 }
 
 // FlashAttnExtSetPrec sets the accumulator precision of the FLASH_ATTN_EXT
-// result t (ops.FlashAttnPrecDefault or ops.FlashAttnPrecF32) and returns t.
-func (c *Context) FlashAttnExtSetPrec(t *Tensor, prec int32) *Tensor {
+// result t (ops.PrecDefault or ops.PrecF32) and returns t.
+func (c *Context) FlashAttnExtSetPrec(t *Tensor, prec ops.Prec) *Tensor {
 	if !c.ok("FlashAttnExtSetPrec", t) {
 		return nil
 	}
@@ -172,7 +172,7 @@ func (c *Context) FlashAttnExtSetPrec(t *Tensor, prec int32) *Tensor {
 		c.failf(ErrArgument, "FlashAttnExtSetPrec", "%s is not a FLASH_ATTN_EXT result", t)
 		return nil
 	}
-	t.Params.SetI32(3, prec)
+	t.Params.SetI32(3, int32(prec))
 	return t
 }
 

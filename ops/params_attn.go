@@ -140,18 +140,11 @@ type FlashAttnParams struct {
 	MaxBias float32
 	// LogitSoftcap, when non-zero, applies softcap·tanh(s/softcap).
 	LogitSoftcap float32
-	// Prec is the requested accumulator precision: 0 (GGML_PREC_DEFAULT)
-	// or 10 (GGML_PREC_F32).
-	Prec int32
+	// Prec is the requested accumulator precision.
+	Prec Prec
 	// NKVMax is ggml 0.25.1's n_kv_max hint (0 unless set).
 	NKVMax int32
 }
-
-// Precisions of FlashAttnParams.Prec, as ggml's enum ggml_prec.
-const (
-	FlashAttnPrecDefault int32 = 0
-	FlashAttnPrecF32     int32 = 10
-)
 
 // Params returns p as op_params.
 func (p FlashAttnParams) Params() Params {
@@ -159,7 +152,7 @@ func (p FlashAttnParams) Params() Params {
 	q.SetF32(0, p.Scale)
 	q.SetF32(1, p.MaxBias)
 	q.SetF32(2, p.LogitSoftcap)
-	q.SetI32(3, p.Prec)
+	q.SetI32(3, int32(p.Prec))
 	q.SetI32(4, p.NKVMax)
 	return q
 }
@@ -170,7 +163,7 @@ func FlashAttnParamsOf(q Params) FlashAttnParams {
 		Scale:        q.F32(0),
 		MaxBias:      q.F32(1),
 		LogitSoftcap: q.F32(2),
-		Prec:         q.I32(3),
+		Prec:         Prec(q.I32(3)),
 		NKVMax:       q.I32(4),
 	}
 }

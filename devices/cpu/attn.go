@@ -45,7 +45,7 @@ func supportsFlashAttnExt(t *graph.Tensor) bool {
 		return false
 	}
 	fp := ops.FlashAttnParamsOf(t.Params)
-	return (fp.Prec == ops.FlashAttnPrecDefault || fp.Prec == ops.FlashAttnPrecF32) && fp.NKVMax == 0
+	return (fp.Prec == ops.PrecDefault || fp.Prec == ops.PrecF32) && fp.NKVMax == 0
 }
 
 // computeFlashAttnExt follows ggml's reference path (one query row at a

@@ -501,7 +501,7 @@ func TestAttnBuilders(t *testing.T) {
 		mask := newT(c, f16, 33, 7, 1, 2)
 		fa := c.FlashAttnExt(q, k, v, mask, 0.125, 8, 30)
 		fa = c.FlashAttnExtAddSinks(fa, newT(c, f32, 8))
-		fa = c.FlashAttnExtSetPrec(fa, ops.FlashAttnPrecF32)
+		fa = c.FlashAttnExtSetPrec(fa, ops.PrecF32)
 		require.NoError(t, c.Err())
 		require.Equal(t, [4]int64{48, 8, 7, 2}, fa.Ne)
 		require.Equal(t, f32, fa.Type)
@@ -669,7 +669,7 @@ func TestAttnParamsRoundTrip(t *testing.T) {
 	require.Equal(t, int32(8), q.I32(15))
 	require.Equal(t, rp, ops.RopeParamsOf(q))
 
-	fp := ops.FlashAttnParams{Scale: 0.125, MaxBias: 8, LogitSoftcap: 30, Prec: ops.FlashAttnPrecF32, NKVMax: 77}
+	fp := ops.FlashAttnParams{Scale: 0.125, MaxBias: 8, LogitSoftcap: 30, Prec: ops.PrecF32, NKVMax: 77}
 	require.Equal(t, fp, ops.FlashAttnParamsOf(fp.Params()))
 	fq := fp.Params()
 	require.Equal(t, int32(10), fq.I32(3))

@@ -404,7 +404,7 @@ type flashAttnCase struct {
 	mask, sinks    bool
 	maxBias        float32
 	softcap        float32
-	prec           int32
+	prec           ops.Prec
 	typeK, typeV   quant.Type
 	permute        [4]int
 	kvView, vViewK bool
@@ -412,7 +412,7 @@ type flashAttnCase struct {
 
 func (f flashAttnCase) name() string {
 	prec := "def"
-	if f.prec == ops.FlashAttnPrecF32 {
+	if f.prec == ops.PrecF32 {
 		prec = "f32"
 	}
 	return Fmt("FLASH_ATTN_EXT", "hsk", f.hsk, "hsv", f.hsv, "nh", f.nh, "nr23", f.nr23, "kv", f.kv, "nb", f.nb,
@@ -521,8 +521,8 @@ func kqMask(rng *rand.Rand, ne [4]int64) []float32 {
 // flashAttnAll is test-backend-ops' full list of FLASH_ATTN_EXT cases
 // (5,158 of them): its main loop, then flashAttnExtras.
 func flashAttnAll() []flashAttnCase {
-	f32 := ops.FlashAttnPrecF32
-	fa := func(hsk, hsv, nh int64, nr23 [2]int64, kv, nb int64, mask, sinks bool, maxBias, softcap float32, prec int32, tk, tv quant.Type) flashAttnCase {
+	f32 := ops.PrecF32
+	fa := func(hsk, hsv, nh int64, nr23 [2]int64, kv, nb int64, mask, sinks bool, maxBias, softcap float32, prec ops.Prec, tk, tv quant.Type) flashAttnCase {
 		return flashAttnCase{hsk: hsk, hsv: hsv, nh: nh, nr23: nr23, kv: kv, nb: nb, mask: mask, sinks: sinks,
 			maxBias: maxBias, softcap: softcap, prec: prec, typeK: tk, typeV: tv, permute: [4]int{0, 1, 2, 3}, kvView: true}
 	}
@@ -576,8 +576,8 @@ func flashAttnAll() []flashAttnCase {
 												continue
 											}
 											for _, nb := range []int64{1, 3, 32, 75} {
-												for _, prec := range []int32{f32, ops.FlashAttnPrecDefault} {
-													if hsk != 128 && prec == ops.FlashAttnPrecDefault {
+												for _, prec := range []ops.Prec{f32, ops.PrecDefault} {
+													if hsk != 128 && prec == ops.PrecDefault {
 														continue
 													}
 													for _, t := range kvTypes {
@@ -611,7 +611,7 @@ func flashAttnAll() []flashAttnCase {
 // mixed K/V types and the Q1_0/Q2_0 formats, Q8_0 decode and prompt
 // shapes, V as a view of K, long KV and dense quantized K/V.
 func flashAttnExtras() []flashAttnCase {
-	f32 := ops.FlashAttnPrecF32
+	f32 := ops.PrecF32
 	id, swap := [4]int{0, 1, 2, 3}, [4]int{0, 2, 1, 3}
 	fa := func(hsk, hsv, nh int64, nr23 [2]int64, kv, nb int64, sinks bool, maxBias, softcap float32, tk, tv quant.Type, perm [4]int, kvView, vViewK bool) flashAttnCase {
 		return flashAttnCase{hsk: hsk, hsv: hsv, nh: nh, nr23: nr23, kv: kv, nb: nb, mask: true, sinks: sinks,
@@ -688,7 +688,7 @@ func flashAttnList(full bool) []flashAttnCase {
 		return out
 	}
 	base := flashAttnCase{hsk: 64, hsv: 64, nh: 2, nr23: [2]int64{2, 1}, kv: 113, nb: 3, mask: true,
-		prec: ops.FlashAttnPrecF32, typeK: quant.F16, typeV: quant.F16, permute: [4]int{0, 1, 2, 3}, kvView: true}
+		prec: ops.PrecF32, typeK: quant.F16, typeV: quant.F16, permute: [4]int{0, 1, 2, 3}, kvView: true}
 	with := func(fn func(*flashAttnCase)) flashAttnCase {
 		c := base
 		fn(&c)
@@ -721,9 +721,9 @@ func flashAttnFromDesc(_ string, d Desc) (Case, error) {
 	}
 	switch d["prec"] {
 	case "f32":
-		f.prec = ops.FlashAttnPrecF32
+		f.prec = ops.PrecF32
 	case "def":
-		f.prec = ops.FlashAttnPrecDefault
+		f.prec = ops.PrecDefault
 	default:
 		return Case{}, fmt.Errorf("optest: prec=%q", d["prec"])
 	}
