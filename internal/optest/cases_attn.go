@@ -315,82 +315,16 @@ func ropeYarnList() []ropeCase {
 }
 
 func ropeFromDesc(op string, d Desc) (Case, error) {
-	r := attnDesc{d: d}
+	r := &descReader{d: d}
 	c := ropeCase{
-		typ: r.typ("type"), ne: r.ne("ne_a"), nDims: int32(r.int("n_dims")), mode: ops.RopeMode(r.int("mode")),
-		nCtx: int32(r.int("n_ctx")), fs: r.float("fs"), ef: r.float("ef"), af: r.float("af"), ff: r.bool("ff"),
-		v: int(r.int("v")), forward: op == "ROPE", inplace: r.bool("inplace"), nOffs: int32(r.int("n_offs")),
+		typ: r.dtype("type"), ne: r.ne("ne_a"), nDims: int32(r.num64("n_dims")), mode: ops.RopeMode(r.num64("mode")),
+		nCtx: int32(r.num64("n_ctx")), fs: r.float("fs"), ef: r.float("ef"), af: r.float("af"), ff: r.flag("ff"),
+		v: int(r.num64("v")), forward: op == "ROPE", inplace: r.flag("inplace"), nOffs: int32(r.num64("n_offs")),
 	}
 	if r.err != nil {
 		return Case{}, r.err
 	}
 	return c.toCase(), nil
-}
-
-// attnDesc reads a description's values, keeping the first error.
-type attnDesc struct {
-	d   Desc
-	err error
-}
-
-func (r *attnDesc) int(k string) int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, err := r.d.Int(k)
-	r.err = err
-	return v
-}
-
-func (r *attnDesc) float(k string) float32 {
-	if r.err != nil {
-		return 0
-	}
-	v, err := r.d.Float(k)
-	r.err = err
-	return float32(v)
-}
-
-func (r *attnDesc) bool(k string) bool {
-	if r.err != nil {
-		return false
-	}
-	v, err := r.d.Bool(k)
-	r.err = err
-	return v
-}
-
-func (r *attnDesc) typ(k string) quant.Type {
-	if r.err != nil {
-		return 0
-	}
-	v, err := r.d.Type(k)
-	r.err = err
-	return v
-}
-
-func (r *attnDesc) ne(k string) [4]int64 {
-	if r.err != nil {
-		return [4]int64{}
-	}
-	v, err := r.d.Ne(k)
-	r.err = err
-	return v
-}
-
-// ints reads a list of exactly n integers.
-func (r *attnDesc) ints(k string, n int) []int64 {
-	if r.err != nil {
-		return make([]int64, n)
-	}
-	v, err := r.d.Ints(k)
-	if err == nil && len(v) != n {
-		err = fmt.Errorf("optest: %s has %d values, want %d", k, len(v), n)
-	}
-	if r.err = err; err != nil {
-		return make([]int64, n)
-	}
-	return v
 }
 
 // ---- FLASH_ATTN_EXT ----
@@ -709,15 +643,15 @@ func flashAttnList(full bool) []flashAttnCase {
 }
 
 func flashAttnFromDesc(_ string, d Desc) (Case, error) {
-	r := attnDesc{d: d}
+	r := &descReader{d: d}
 	nr23, perm := r.ints("nr23", 2), r.ints("permute", 4)
 	f := flashAttnCase{
-		hsk: r.int("hsk"), hsv: r.int("hsv"), nh: r.int("nh"), nr23: [2]int64{nr23[0], nr23[1]},
-		kv: r.int("kv"), nb: r.int("nb"), mask: r.bool("mask"), sinks: r.bool("sinks"),
+		hsk: r.num64("hsk"), hsv: r.num64("hsv"), nh: r.num64("nh"), nr23: [2]int64{nr23[0], nr23[1]},
+		kv: r.num64("kv"), nb: r.num64("nb"), mask: r.flag("mask"), sinks: r.flag("sinks"),
 		maxBias: r.float("max_bias"), softcap: r.float("logit_softcap"),
-		typeK: r.typ("type_K"), typeV: r.typ("type_V"),
+		typeK: r.dtype("type_K"), typeV: r.dtype("type_V"),
 		permute: [4]int{int(perm[0]), int(perm[1]), int(perm[2]), int(perm[3])},
-		kvView:  r.bool("kv_view"), vViewK: r.bool("v_is_view_of_k"),
+		kvView:  r.flag("kv_view"), vViewK: r.flag("v_is_view_of_k"),
 	}
 	switch d["prec"] {
 	case "f32":
@@ -771,8 +705,8 @@ func ssmConvList(full bool) []ssmConvCase {
 }
 
 func ssmConvFromDesc(_ string, d Desc) (Case, error) {
-	r := attnDesc{d: d}
-	c := ssmConvCase{typ: r.typ("type"), neA: r.ne("ne_a"), neB: r.ne("ne_b")}
+	r := &descReader{d: d}
+	c := ssmConvCase{typ: r.dtype("type"), neA: r.ne("ne_a"), neB: r.ne("ne_b")}
 	if r.err != nil {
 		return Case{}, r.err
 	}
@@ -908,11 +842,11 @@ func gatedDeltaNetList(full bool) []gatedDeltaNetCase {
 }
 
 func gatedDeltaNetFromDesc(_ string, d Desc) (Case, error) {
-	r := attnDesc{d: d}
+	r := &descReader{d: d}
 	g := gatedDeltaNetCase{
-		typ: r.typ("type"), heads: r.int("head_count"), size: r.int("head_size"),
-		tokens: r.int("n_seq_tokens"), seqs: r.int("n_seqs"), vRepeat: r.int("v_repeat"),
-		permuted: r.bool("permuted"), kda: r.bool("kda"), k: r.int("K"),
+		typ: r.dtype("type"), heads: r.num64("head_count"), size: r.num64("head_size"),
+		tokens: r.num64("n_seq_tokens"), seqs: r.num64("n_seqs"), vRepeat: r.num64("v_repeat"),
+		permuted: r.flag("permuted"), kda: r.flag("kda"), k: r.num64("K"),
 	}
 	if r.err != nil {
 		return Case{}, r.err
@@ -991,8 +925,8 @@ func solveTriList(full bool) []solveTriCase {
 }
 
 func solveTriFromDesc(_ string, d Desc) (Case, error) {
-	r := attnDesc{d: d}
-	c := solveTriCase{typ: r.typ("type"), neA: r.ne("ne_lhs"), neB: r.ne("ne_rhs")}
+	r := &descReader{d: d}
+	c := solveTriCase{typ: r.dtype("type"), neA: r.ne("ne_lhs"), neB: r.ne("ne_rhs")}
 	if r.err != nil {
 		return Case{}, r.err
 	}
