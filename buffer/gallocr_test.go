@@ -1,0 +1,116 @@
+package buffer_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/devices/cpu"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
+	"github.com/ggml-go/ggml/internal/optest"
+)
+
+// reserveAndAlloc returns a place function for computeMatches: a new CPU
+// graph allocator (freed with the test) reserving and placing the graph.
+func reserveAndAlloc(t *testing.T, size *uint64) func(*graph.Graph) error {
+	return func(g *graph.Graph) error {
+		a, err := buffer.NewGraphAllocator(buffer.CPU())
+		if err != nil {
+			return err
+		}
+		t.Cleanup(func() { require.NoError(t, a.Free()) })
+		if err := a.Reserve(g); err != nil {
+			return err
+		}
+		if err := a.AllocGraph(g); err != nil {
+			return err
+		}
+		if size != nil {
+			*size = a.BufferSize(0)
+		}
+		return nil
+	}
+}
+
+// TestGraphAllocatorGraphs places each test graph and requires that no two
+// live tensors share memory and that the CPU device computes the same bytes
+// in the placed memory as in memory of their own.
+func TestGraphAllocatorGraphs(t *testing.T) {
+	eng := cpu.New(cpu.Options{Threads: 2})
+	defer eng.Close()
+	for _, tg := range testGraphs {
+		t.Run(tg.name, func(t *testing.T) {
+			g, err := build(tg.build)
+			require.NoError(t, err)
+			var size uint64
+			require.NoError(t, reserveAndAlloc(t, &size)(g))
+			require.NoError(t, checkPlacement(g))
+			t.Logf("%s: %d nodes, buffer %d bytes", tg.name, len(g.Nodes), size)
+			if !supported(g) {
+				t.Logf("%s: not computed, the CPU device lacks an operation", tg.name)
+				return
+			}
+			require.NoError(t, computeMatches(tg.build, nil, reserveAndAlloc(t, nil), eng))
+		})
+	}
+}
+
+// TestGraphAllocatorOptestCases does the same for every quick case of the
+// op-conformance suite.
+func TestGraphAllocatorOptestCases(t *testing.T) {
+	eng := cpu.New(cpu.Options{Threads: 3})
+	defer eng.Close()
+	computed := 0
+	cases := optest.Cases(false, nil)
+	require.NotEmpty(t, cases)
+	for _, c := range cases {
+		g, err := build(c.Build)
+		if err != nil {
+			continue
+		}
+		require.NoError(t, reserveAndAlloc(t, nil)(g), c.Name)
+		require.NoError(t, checkPlacement(g), c.Name)
+		if supported(g) {
+			require.NoError(t, computeMatches(c.Build, c.Init, reserveAndAlloc(t, nil), eng), c.Name)
+			computed++
+		}
+	}
+	t.Logf("%d cases placed, %d computed", len(cases), computed)
+}
+
+// TestGraphAllocatorVsGGML requires, for each test graph and quick
+// conformance case, a compute buffer no larger than the one ggml's
+// gallocr plans for the same graph.
+func TestGraphAllocatorVsGGML(t *testing.T) {
+	l := reftest.Lib(t)
+	compare := func(name string, b builder) (ours, theirs uint64) {
+		g, err := build(b)
+		require.NoError(t, err, name)
+		theirs, err = ggmlBufferSize(l, g)
+		require.NoError(t, err, name)
+		require.NoError(t, reserveAndAlloc(t, &ours)(g), name)
+		require.LessOrEqual(t, ours, theirs, "%s: our buffer is larger than ggml's", name)
+		return ours, theirs
+	}
+	for _, tg := range testGraphs {
+		ours, theirs := compare(tg.name, tg.build)
+		t.Logf("%-18s ours %7d  ggml %7d", tg.name, ours, theirs)
+	}
+	var n, smaller int
+	var sumOurs, sumTheirs uint64
+	for _, c := range optest.Cases(false, nil) {
+		if _, err := build(c.Build); err != nil {
+			continue
+		}
+		ours, theirs := compare(c.Name, c.Build)
+		n++
+		if ours < theirs {
+			smaller++
+		}
+		sumOurs += ours
+		sumTheirs += theirs
+	}
+	t.Logf("%d conformance cases: %d with a smaller buffer than ggml's; total ours %d, ggml %d", n, smaller, sumOurs, sumTheirs)
+}

@@ -1,0 +1,244 @@
+package buffer_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/devices/cpu"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/optest"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// builder builds a graph's tensors in a context and returns its outputs.
+type builder func(c *graph.Context) []*graph.Tensor
+
+type testGraph struct {
+	name  string
+	build builder
+}
+
+func input(c *graph.Context, ne ...int64) *graph.Tensor {
+	return graph.SetInput(c.NewTensor(quant.F32, ne...))
+}
+
+func weight(c *graph.Context, ne ...int64) *graph.Tensor { return c.NewTensor(quant.F32, ne...) }
+
+// llama is a transformer-like stack of layers made of the operations the
+// project has so far: norms, element-wise products standing in for the
+// projections, heads split with reshape and permute, a masked softmax, a
+// residual stream. With copies it also writes K and V into cache tensors
+// (CPY into views) and gathers the heads with CONT, as llama.cpp does.
+func llama(layers int, tokens int64, copies bool) builder {
+	return func(c *graph.Context) []*graph.Tensor {
+		const embd, heads, eps = 64, 4, 1e-5
+		hd := int64(embd / heads)
+		x := input(c, embd, tokens)
+		mask := input(c, hd, tokens)
+		var kcache, vcache *graph.Tensor
+		if copies {
+			kcache = weight(c, embd, tokens, int64(layers))
+			vcache = weight(c, embd, tokens, int64(layers))
+		}
+		for l := range layers {
+			h := c.Mul(c.RMSNorm(x, eps), weight(c, embd))
+			q := c.Mul(h, weight(c, embd))
+			k := c.Add(h, weight(c, embd))
+			v := c.Sub(h, weight(c, embd))
+			if copies {
+				at := uint64(l) * kcache.Nb[2]
+				k = c.Cpy(k, c.View2D(kcache, embd, tokens, kcache.Nb[1], at))
+				v = c.Cpy(v, c.View2D(vcache, embd, tokens, vcache.Nb[1], at))
+			}
+			split := func(t *graph.Tensor) *graph.Tensor {
+				return c.Permute(c.Reshape(t, hd, heads, tokens), 0, 2, 1, 3)
+			}
+			kq := c.SoftMaxExt(c.Mul(split(q), split(k)), mask, 0.25, 0)
+			kqv := c.Mul(kq, split(v))
+			var o *graph.Tensor
+			if copies {
+				o = c.Cont(c.Permute(kqv, 0, 2, 1, 3))
+			} else {
+				o = c.Mul(c.Permute(kqv, 0, 2, 1, 3), weight(c, hd, heads, tokens))
+			}
+			x = c.Add(x, c.Reshape(o, embd, tokens))
+			f := c.Mul(c.RMSNorm(x, eps), weight(c, embd))
+			g := c.Mul(f, weight(c, embd))
+			u := c.Add(f, weight(c, embd))
+			x = c.Add(x, c.Div(c.Mul(g, u), weight(c, embd)))
+		}
+		return []*graph.Tensor{c.Mul(c.RMSNorm(x, eps), weight(c, embd))}
+	}
+}
+
+// testGraphs are the graphs the allocator is checked on.
+var testGraphs = []testGraph{
+	{"chain", func(c *graph.Context) []*graph.Tensor {
+		x := input(c, 256, 4)
+		for range 8 {
+			x = c.Add(x, weight(c, 256, 4))
+		}
+		return []*graph.Tensor{x}
+	}},
+	{"chain-reused", func(c *graph.Context) []*graph.Tensor {
+		// Every value is read twice, so nothing runs in place.
+		x := input(c, 256, 4)
+		for range 8 {
+			x = c.Mul(x, x)
+		}
+		return []*graph.Tensor{x}
+	}},
+	{"diamond", func(c *graph.Context) []*graph.Tensor {
+		x := input(c, 128, 8)
+		a := c.Mul(x, weight(c, 128))
+		b := c.Add(x, weight(c, 128, 8))
+		d := c.Sub(a, b)
+		e := c.Div(d, x)
+		return []*graph.Tensor{c.Add(e, c.Mul(a, b))}
+	}},
+	{"views", func(c *graph.Context) []*graph.Tensor {
+		x := input(c, 64, 16)
+		s := c.Add(c.View2D(x, 32, 16, x.Nb[1], 0), c.View2D(x, 32, 16, x.Nb[1], 32*4))
+		y := c.Mul(c.Reshape(s, 512), weight(c, 512))
+		p := c.Permute(c.Reshape(y, 8, 4, 16), 1, 0, 2, 3)
+		m := c.Mul(weight(c, 4, 8, 16), p)
+		z := c.Add(c.View1D(y, 256, 0), c.View1D(y, 256, 256*4))
+		t := c.Transpose(c.Reshape(z, 16, 16))
+		return []*graph.Tensor{m, c.Sub(weight(c, 16, 16), t)}
+	}},
+	{"inplace", func(c *graph.Context) []*graph.Tensor {
+		x := c.Mul(input(c, 100, 10), weight(c, 100, 10))
+		x = c.AddInplace(x, weight(c, 100))
+		x = c.SoftMaxInplace(x)
+		x = c.MulInplace(x, weight(c, 100, 10))
+		x = c.RMSNormInplace(x, 1e-6)
+		return []*graph.Tensor{c.DivInplace(x, weight(c, 1, 10))}
+	}},
+	{"fanout", func(c *graph.Context) []*graph.Tensor {
+		x := input(c, 512)
+		var branches []*graph.Tensor
+		for range 8 {
+			branches = append(branches, c.Mul(x, weight(c, 512)))
+		}
+		s := branches[0]
+		for _, b := range branches[1:] {
+			s = c.Add(s, b)
+		}
+		return []*graph.Tensor{s}
+	}},
+	{"mixed-sizes", func(c *graph.Context) []*graph.Tensor {
+		x := input(c, 1000, 6)
+		r := c.SumRows(x)
+		m := c.Mean(c.Mul(x, x))
+		a := c.Add(r, m)
+		n := c.Norm(c.Add(x, weight(c, 1000)), 1e-5)
+		big := c.Mul(n, c.Reshape(c.Sub(x, n), 1000, 6))
+		small := c.Div(a, c.SumRows(big))
+		return []*graph.Tensor{small, c.Argmax(c.Reshape(big, 200, 30))}
+	}},
+	{"reductions", func(c *graph.Context) []*graph.Tensor {
+		x := input(c, 128, 8, 2)
+		s := c.SoftMaxExt(x, input(c, 128, 8), 0.5, 0)
+		n := c.RMSNorm(s, 1e-5)
+		g := c.GroupNorm(c.Reshape(n, 16, 8, 16), 4, 1e-5)
+		return []*graph.Tensor{c.SumRows(g), c.Mean(c.L2Norm(x, 1e-6)), c.Cumsum(n)}
+	}},
+	{"llama-2x8", llama(2, 8, false)},
+	{"llama-4x16", llama(4, 16, false)},
+	{"llama-copies-2x8", llama(2, 8, true)},
+}
+
+// build builds a graph from b in a context without memory, its outputs
+// marked.
+func build(b builder) (*graph.Graph, error) {
+	c := graph.NewContext(graph.ContextOptions{})
+	outs := b(c)
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	for _, o := range outs {
+		graph.SetOutput(o)
+	}
+	return c.Build(outs...)
+}
+
+// supported reports whether the CPU device computes every node of g.
+func supported(g *graph.Graph) bool {
+	for _, n := range g.Nodes {
+		if !cpu.SupportsOp(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// giveGoMemory gives every tensor g reaches memory of its own from the Go
+// heap, and views their source's. (A context made with Alloc would too, but
+// it sizes a ViewTensor of a strided view by dense strides.)
+func giveGoMemory(g *graph.Graph) {
+	ts := reachable(g)
+	for _, t := range ts {
+		if t.ViewSrc == nil {
+			t.Data = make([]byte, t.NBytes())
+		}
+	}
+	for _, t := range ts {
+		if v := t.ViewSrc; v != nil {
+			t.Data = v.Data[t.ViewOffs : t.ViewOffs+t.NBytes()]
+		}
+	}
+}
+
+// computeMatches builds b twice, with Go memory for every tensor and with
+// the memory of placed (by place, which allocates the graph), fills the
+// leafs alike (init, then uniform values), computes both node by node with
+// eng and returns an error at the first node whose bytes differ.
+func computeMatches(b builder, init func(*rand.Rand, *graph.Tensor) bool, place func(*graph.Graph) error, eng *cpu.Engine) error {
+	ga, err := build(b)
+	if err != nil {
+		return err
+	}
+	giveGoMemory(ga)
+	gb, err := build(b)
+	if err != nil {
+		return err
+	}
+	if ga.Hash() != gb.Hash() {
+		return fmt.Errorf("the two builds differ")
+	}
+	if err := place(gb); err != nil {
+		return err
+	}
+	if err := checkPlacement(gb); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewSource(1))
+	for i, t := range ga.Leafs {
+		if t.ViewSrc != nil {
+			continue
+		}
+		if init == nil || !init(rng, t) {
+			if err := optest.FillUniform(rng, t, -1, 1); err != nil {
+				return err
+			}
+		}
+		if err := buffer.SetTensor(gb.Leafs[i], t.Data, 0); err != nil {
+			return err
+		}
+	}
+	for i, na := range ga.Nodes {
+		nb := gb.Nodes[i]
+		if err := eng.ComputeNode(na); err != nil {
+			return err
+		}
+		if err := eng.ComputeNode(nb); err != nil {
+			return err
+		}
+		if !bytes.Equal(na.Data, nb.Data) {
+			return fmt.Errorf("node %d (%s) differs when placed by the allocator", i, nb)
+		}
+	}
+	return nil
+}
