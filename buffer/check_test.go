@@ -90,7 +90,7 @@ func inplacePair(n, src *graph.Tensor) bool {
 }
 
 // checkPlacement returns an error when a tensor of g that needs memory has
-// none, a placed tensor's memory lies outside its buffer, or two tensors
+// none (tensors with Go memory have theirs), a placed tensor's memory lies outside its buffer, or two tensors
 // whose lives overlap share memory (but for an operation running in place
 // over a source it reads for the last time).
 func checkPlacement(g *graph.Graph) error {
@@ -102,8 +102,8 @@ func checkPlacement(g *graph.Graph) error {
 	}
 	var ps []placed
 	for t, l := range ls {
-		if t.NBytes() == 0 {
-			continue
+		if t.NBytes() == 0 || (t.Buffer == nil && t.Data != nil) {
+			continue // nothing to place, or Go memory of its own
 		}
 		if t.Buffer == nil {
 			return fmt.Errorf("%s has no buffer", t)

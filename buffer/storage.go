@@ -409,18 +409,21 @@ func (b *checked) CopyTensor(src, dst *graph.Tensor) error {
 	if !sameLayout(src, dst) {
 		return fmt.Errorf("%w: copy between different layouts, %s and %s", ErrArgument, src, dst)
 	}
-	if src == dst {
-		return nil
-	}
-	if c, ok := b.st.(TensorCopier); ok {
-		var done bool
-		err := b.access(dst, func(at, _ uint64) (err error) {
-			done, err = c.CopyTensor(src, dst, at)
-			return err
-		})
-		if err != nil || done {
-			return err
+	// dst must be placed here (and the buffer alive) even for a copy
+	// to itself, which has nothing to do.
+	var done bool
+	err := b.access(dst, func(at, _ uint64) (err error) {
+		if src == dst {
+			done = true
+			return nil
 		}
+		if c, ok := b.st.(TensorCopier); ok {
+			done, err = c.CopyTensor(src, dst, at)
+		}
+		return err
+	})
+	if err != nil || done {
+		return err
 	}
 	n, err := tensorBytes(src)
 	if err != nil {

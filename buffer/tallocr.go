@@ -43,6 +43,9 @@ func (a *TensorAllocator) Alloc(t *graph.Tensor) error {
 		}
 		return b.InitView(t)
 	}
+	if t.Buffer != nil || t.Data != nil {
+		return fmt.Errorf("%w: %s", ErrPlaced, t)
+	}
 	size, err := paddedSize(a.buf.Type(), t)
 	if err != nil {
 		return err

@@ -1,0 +1,294 @@
+package buffer_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/devices/cpu"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
+	"github.com/ggml-go/ggml/ops"
+)
+
+func TestCanInplaceMatchesGGML(t *testing.T) {
+	want, err := reftest.Lib(t).OpCanInplace()
+	require.NoError(t, err)
+	for op := range ops.OpCount {
+		assert.Equal(t, want[op], buffer.CanInplace(op), op.String())
+	}
+}
+
+// viewInplace computes y over a reshape (a view at offset 0) of s, which
+// nothing else reads: y can take s's memory, which ggml does not do. The
+// weights stay alive to the end, so there is no other memory for y.
+func viewInplace(c *graph.Context) []*graph.Tensor {
+	w1, w2 := weight(c, 1024), weight(c, 32, 32)
+	s := c.Mul(input(c, 1024), w1)
+	y := c.Mul(c.Reshape(s, 32, 32), w2)
+	z := c.Mul(y, c.Reshape(w1, 32, 32))
+	return []*graph.Tensor{c.Add(z, w2)}
+}
+
+func TestViewSourceInPlace(t *testing.T) {
+	g, err := build(viewInplace)
+	require.NoError(t, err)
+	var size uint64
+	require.NoError(t, reserveAndAlloc(t, &size)(g))
+	require.NoError(t, checkPlacement(g))
+	s, y := g.Nodes[0], g.Nodes[2]
+	require.Equal(t, ops.Reshape, g.Nodes[1].Op)
+	assert.Equal(t, addr(s.Data), addr(y.Data), "y runs in place over s")
+
+	eng := cpu.New(cpu.Options{Threads: 2})
+	defer eng.Close()
+	require.NoError(t, computeMatches(viewInplace, nil, reserveAndAlloc(t, nil), eng))
+	t.Logf("buffer %d bytes", size)
+}
+
+func TestReserveWorstCase(t *testing.T) {
+	a, err := buffer.NewGraphAllocator(buffer.CPU())
+	require.NoError(t, err)
+	defer a.Free()
+	worst, err := build(llama(2, 16, false))
+	require.NoError(t, err)
+	require.NoError(t, a.Reserve(worst))
+	size := a.BufferSize(0)
+	bufs := a.Buffers(0)
+	require.Len(t, bufs, 1)
+
+	// A smaller graph of the same structure fits: same buffer, no plan.
+	eng := cpu.New(cpu.Options{Threads: 2})
+	defer eng.Close()
+	require.NoError(t, computeMatches(llama(2, 8, false), nil, a.AllocGraph, eng))
+	assert.Equal(t, size, a.BufferSize(0))
+	assert.Equal(t, bufs, a.Buffers(0))
+
+	// A larger one is planned again, in a larger buffer.
+	larger, err := build(llama(2, 32, false))
+	require.NoError(t, err)
+	require.NoError(t, a.AllocGraph(larger))
+	require.NoError(t, checkPlacement(larger))
+	assert.Greater(t, a.BufferSize(0), size)
+
+	// ReserveSizes plans without touching the buffers.
+	sizes, err := a.ReserveSizes(worst, nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{size}, sizes)
+	assert.Greater(t, a.BufferSize(0), size)
+}
+
+func TestStructureChange(t *testing.T) {
+	// Same number of nodes and leafs, sizes no larger, other sources:
+	// the old plan would overlap live tensors, so the graph is planned
+	// again.
+	first := func(c *graph.Context) []*graph.Tensor {
+		x := input(c, 256)
+		a := c.Mul(x, x)
+		b := c.Add(a, a)
+		return []*graph.Tensor{c.Sub(b, b)}
+	}
+	second := func(c *graph.Context) []*graph.Tensor {
+		x := input(c, 256)
+		a := c.Mul(x, x)
+		b := c.Add(x, x)
+		return []*graph.Tensor{c.Sub(a, b)}
+	}
+	a, err := buffer.NewGraphAllocator(buffer.CPU())
+	require.NoError(t, err)
+	defer a.Free()
+	g1, err := build(first)
+	require.NoError(t, err)
+	require.NoError(t, a.Reserve(g1))
+	eng := cpu.New(cpu.Options{Threads: 1})
+	defer eng.Close()
+	require.NoError(t, computeMatches(second, nil, a.AllocGraph, eng))
+
+	two, err := buffer.NewGraphAllocator(buffer.CPU(), hostType(t, "HOST2", 1<<20))
+	require.NoError(t, err)
+	defer two.Free()
+	require.NoError(t, two.Reserve(g1))
+	g2, err := build(second)
+	require.NoError(t, err)
+	assert.ErrorIs(t, two.AllocGraph(g2), buffer.ErrNeedReserve)
+	require.NoError(t, two.Reserve(g2))
+	require.NoError(t, two.AllocGraph(g2))
+	require.NoError(t, checkPlacement(g2))
+}
+
+func hostType(t *testing.T, name string, maxSize uint64) *buffer.HostType {
+	typ, err := buffer.NewHostType(name, "CPU", 32, maxSize)
+	require.NoError(t, err)
+	return typ
+}
+
+func TestSeveralBufferTypes(t *testing.T) {
+	host2 := hostType(t, "HOST2", 1<<20)
+	a, err := buffer.NewGraphAllocator(buffer.CPU(), host2)
+	require.NoError(t, err)
+	defer a.Free()
+	// Nodes of the odd layers in the second type.
+	place := func(g *graph.Graph) error {
+		layer := map[*graph.Tensor]int{}
+		for i, n := range g.Nodes {
+			layer[n] = i * 2 / len(g.Nodes)
+		}
+		nodes, leafs := buffer.BufferIDs(g, func(t *graph.Tensor) int { return layer[t] })
+		if err := a.ReserveN(g, nodes, leafs); err != nil {
+			return err
+		}
+		return a.AllocGraph(g)
+	}
+	eng := cpu.New(cpu.Options{Threads: 2})
+	defer eng.Close()
+	require.NoError(t, computeMatches(llama(2, 8, false), nil, place, eng))
+	assert.NotZero(t, a.BufferSize(0))
+	assert.NotZero(t, a.BufferSize(1))
+	assert.Equal(t, "HOST2", a.Buffers(1)[0].Name())
+	assert.Equal(t, buffer.UsageCompute, a.Buffers(1)[0].Usage())
+
+	larger, err := build(llama(2, 16, false))
+	require.NoError(t, err)
+	assert.ErrorIs(t, a.AllocGraph(larger), buffer.ErrNeedReserve, "several types: no automatic plan")
+
+	g, err := build(llama(1, 8, false))
+	require.NoError(t, err)
+	assert.ErrorIs(t, a.ReserveN(g, []int{0}, nil), buffer.ErrArgument)
+	nodes, _ := buffer.BufferIDs(g, func(*graph.Tensor) int { return 2 })
+	assert.ErrorIs(t, a.ReserveN(g, nodes, nil), buffer.ErrArgument)
+	assert.ErrorIs(t, a.Reserve(nil), buffer.ErrArgument)
+	assert.ErrorIs(t, a.AllocGraph(nil), buffer.ErrArgument)
+}
+
+func TestSameTypeTwice(t *testing.T) {
+	a, err := buffer.NewGraphAllocator(buffer.CPU(), buffer.CPU())
+	require.NoError(t, err)
+	defer a.Free()
+	g, err := build(llama(1, 8, false))
+	require.NoError(t, err)
+	nodes, leafs := buffer.BufferIDs(g, func(t *graph.Tensor) int { return len(t.Name) % 2 })
+	require.NoError(t, a.ReserveN(g, nodes, leafs))
+	require.NoError(t, a.AllocGraph(g))
+	require.NoError(t, checkPlacement(g))
+	assert.NotZero(t, a.BufferSize(0))
+	assert.Zero(t, a.BufferSize(1), "the second index shares the first's buffer")
+	assert.Equal(t, a.Buffers(0), a.Buffers(1))
+
+	_, err = buffer.NewGraphAllocator()
+	assert.ErrorIs(t, err, buffer.ErrArgument)
+	_, err = buffer.NewGraphAllocator(nil)
+	assert.ErrorIs(t, err, buffer.ErrArgument)
+}
+
+func TestChunks(t *testing.T) {
+	// 4 KiB buffers for a graph whose live tensors need more.
+	small := hostType(t, "SMALL", 4096)
+	var a *buffer.GraphAllocator
+	place := func(g *graph.Graph) error {
+		var err error
+		if a, err = buffer.NewGraphAllocator(small); err != nil {
+			return err
+		}
+		return a.AllocGraph(g)
+	}
+	eng := cpu.New(cpu.Options{Threads: 2})
+	defer eng.Close()
+	require.NoError(t, computeMatches(llama(2, 8, false), nil, place, eng))
+	defer a.Free()
+	chunks := a.Buffers(0)
+	require.Greater(t, len(chunks), 1)
+	var total uint64
+	for _, b := range chunks {
+		assert.LessOrEqual(t, b.Size(), uint64(4096))
+		total += b.Size()
+	}
+	assert.Equal(t, total, a.BufferSize(0))
+
+	big := func(c *graph.Context) []*graph.Tensor { return []*graph.Tensor{c.Add(input(c, 2048), input(c, 2048))} }
+	g, err := build(big)
+	require.NoError(t, err)
+	b, err := buffer.NewGraphAllocator(small)
+	require.NoError(t, err)
+	defer b.Free()
+	assert.ErrorIs(t, b.AllocGraph(g), buffer.ErrTooLarge, "a tensor larger than any buffer")
+	for _, n := range g.Nodes {
+		assert.Nil(t, n.Buffer)
+	}
+}
+
+func TestExternalTensors(t *testing.T) {
+	c := graph.NewContext(graph.ContextOptions{})
+	weights := []*graph.Tensor{f32(c, 256), f32(c, 256)}
+	goMem := f32(c, 256)
+	goMem.Data = make([]byte, 1024)
+	wb, err := buffer.AllocContextTensors(c, buffer.CPU())
+	require.NoError(t, err)
+	defer wb.Free()
+	x := input(c, 256)
+	y := c.Add(c.Mul(x, weights[0]), c.Mul(goMem, weights[1]))
+	graph.SetOutput(y)
+	g, err := c.Build(y)
+	require.NoError(t, err)
+
+	a, err := buffer.NewGraphAllocator(buffer.CPU())
+	require.NoError(t, err)
+	defer a.Free()
+	w0 := addr(weights[0].Data)
+	require.NoError(t, a.AllocGraph(g))
+	require.NoError(t, checkPlacement(g))
+	assert.Same(t, wb, weights[0].Buffer.(buffer.Buffer), "weights stay in their buffer")
+	assert.Equal(t, w0, addr(weights[0].Data))
+	assert.Nil(t, goMem.Buffer)
+	assert.Len(t, goMem.Data, 1024)
+	assert.EqualValues(t, 2*1024, a.BufferSize(0), "x, which the first product takes over, and the second product")
+
+	// Placing the same graph again keeps the places; a new graph takes
+	// the memory, and the old one's tensors lose it.
+	xData := addr(x.Data)
+	require.NoError(t, a.AllocGraph(g))
+	assert.Equal(t, xData, addr(x.Data))
+	other, err := build(viewInplace)
+	require.NoError(t, err)
+	require.NoError(t, a.AllocGraph(other))
+	assert.Nil(t, x.Data)
+	assert.Nil(t, x.Buffer)
+	assert.Equal(t, w0, addr(weights[0].Data))
+}
+
+func TestGraphAllocatorFree(t *testing.T) {
+	a, err := buffer.NewGraphAllocator(buffer.CPU())
+	require.NoError(t, err)
+	g, err := build(llama(1, 8, false))
+	require.NoError(t, err)
+	require.NoError(t, a.AllocGraph(g))
+	b := a.Buffers(0)[0]
+	require.NoError(t, a.Free())
+	for _, n := range g.Nodes {
+		assert.Nil(t, n.Data, n.String())
+	}
+	assert.ErrorIs(t, b.Clear(0), buffer.ErrFreed)
+	assert.ErrorIs(t, a.Free(), buffer.ErrFreed)
+	assert.ErrorIs(t, a.AllocGraph(g), buffer.ErrFreed)
+	assert.ErrorIs(t, a.Reserve(g), buffer.ErrFreed)
+	_, err = a.ReserveSizes(g, nil, nil)
+	assert.ErrorIs(t, err, buffer.ErrFreed)
+}
+
+// TestOutputViewKeepsSource: an output that is a view, read by a later
+// node, keeps its source's memory to the end (ggml frees it after the
+// view's last reader, and later tensors overwrite the output).
+func TestOutputViewKeepsSource(t *testing.T) {
+	outputView := func(c *graph.Context) []*graph.Tensor {
+		x := input(c, 256)
+		s := c.Mul(x, weight(c, 256))
+		v := graph.SetOutput(c.View1D(s, 128, 0))
+		y := c.Add(v, weight(c, 128))
+		z := c.Mul(y, weight(c, 128))
+		return []*graph.Tensor{c.Mul(c.Add(z, z), weight(c, 128))}
+	}
+	eng := cpu.New(cpu.Options{Threads: 1})
+	defer eng.Close()
+	require.NoError(t, computeMatches(outputView, nil, reserveAndAlloc(t, nil), eng))
+}
