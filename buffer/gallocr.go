@@ -57,6 +57,9 @@ type place struct {
 type nodePlace struct {
 	dst place
 	src [graph.MaxSrc]place
+	// inplace is 1 + the index of the source whose memory the node
+	// took, or 0.
+	inplace int
 }
 
 // NewGraphAllocator returns an allocator for buffers of types (at least
@@ -363,6 +366,9 @@ func (a *GraphAllocator) fits(g *graph.Graph) bool {
 		if !a.fitsPlace(n, p.nodes[i].dst) {
 			return false
 		}
+		if j := p.nodes[i].inplace - 1; j >= 0 && !inplaceLayout(n, n.Src[j]) {
+			return false
+		}
 		for j, s := range n.Src {
 			if s != nil && !a.fitsPlace(s, p.nodes[i].src[j]) {
 				return false
@@ -388,10 +394,12 @@ func (a *GraphAllocator) fitsPlace(t *graph.Tensor, p place) bool {
 	return err == nil && n <= p.max
 }
 
-// signature sums up what a plan depends on besides sizes: each tensor's
-// operation, input/output flags and view offset, where its sources and
-// view source are, and which sources share its layout. A graph with the
-// same signature and no larger tensors fits the plan.
+// signature sums up what a plan depends on besides sizes and in-place
+// layouts: each tensor's operation and input/output flags, and where its
+// sources and view source are. A graph with the same signature fits the
+// plan if no tensor is larger and every node placed over a source still
+// has that source's layout (view offsets that move, as into a KV cache, do
+// not matter).
 func signature(g *graph.Graph) uint64 {
 	pos := make(map[*graph.Tensor]uint64, len(g.Nodes)+len(g.Leafs))
 	for i, t := range g.Leafs {
@@ -423,13 +431,8 @@ func signature(g *graph.Graph) uint64 {
 			put(uint64(t.Op))
 			put(uint64(t.Flags & (graph.FlagInput | graph.FlagOutput)))
 			put(where(t.ViewSrc))
-			put(t.ViewOffs)
 			for _, s := range t.Src {
-				same := uint64(0)
-				if s != nil && sameLayout(s, t) {
-					same = 1
-				}
-				put(where(s)<<1 | same)
+				put(where(s))
 			}
 		}
 	}

@@ -292,3 +292,63 @@ func TestOutputViewKeepsSource(t *testing.T) {
 	defer eng.Close()
 	require.NoError(t, computeMatches(outputView, nil, reserveAndAlloc(t, nil), eng))
 }
+
+// TestMovingViewOffsets: a graph reading a cache through a view whose
+// offset moves from step to step (as llama.cpp's KV cache views do) keeps
+// fitting the plan, even where the allocator cannot plan again itself.
+func TestMovingViewOffsets(t *testing.T) {
+	a, err := buffer.NewGraphAllocator(buffer.CPU(), hostType(t, "HOST2", 1<<20))
+	require.NoError(t, err)
+	defer a.Free()
+	cache := make([]byte, 64*16*4)
+	step := func(pos uint64) *graph.Graph {
+		c := graph.NewContext(graph.ContextOptions{})
+		kv := f32(c, 64, 16)
+		kv.Data = cache
+		y := graph.SetOutput(c.Mul(c.Add(c.View1D(kv, 64, pos*256), input(c, 64)), weight(c, 64)))
+		g, err := c.Build(y)
+		require.NoError(t, err)
+		return g
+	}
+	g := step(1)
+	nodes, leafs := buffer.BufferIDs(g, func(*graph.Tensor) int { return 1 })
+	require.NoError(t, a.ReserveN(g, nodes, leafs))
+	for pos := range uint64(16) {
+		g := step(pos)
+		require.NoError(t, a.AllocGraph(g), "step %d", pos)
+		require.NoError(t, checkPlacement(g))
+		assert.Equal(t, addr(cache)+uintptr(pos*256), addr(g.Nodes[0].Data))
+	}
+}
+
+// TestInplaceLayoutChange: a plan that computes a node over its source's
+// memory does not fit a graph where the two no longer share a layout.
+func TestInplaceLayoutChange(t *testing.T) {
+	rows := func(stride uint64) builder {
+		return func(c *graph.Context) []*graph.Tensor {
+			x := c.Mul(input(c, 64, 8), weight(c, 64, 8))
+			a := c.View2D(x, 64, 4, stride*x.Nb[1], 0)
+			return []*graph.Tensor{c.Add(a, weight(c, 64, 4))}
+		}
+	}
+	a, err := buffer.NewGraphAllocator(buffer.CPU(), hostType(t, "HOST2", 1<<20))
+	require.NoError(t, err)
+	defer a.Free()
+	dense, err := build(rows(1))
+	require.NoError(t, err)
+	require.NoError(t, a.Reserve(dense))
+	require.NoError(t, a.AllocGraph(dense))
+	x, y := dense.Nodes[0], dense.Nodes[2]
+	require.Equal(t, addr(x.Data), addr(y.Data), "y runs in place over the first rows of x")
+
+	again, err := build(rows(1))
+	require.NoError(t, err)
+	require.NoError(t, a.AllocGraph(again))
+	gapped, err := build(rows(2))
+	require.NoError(t, err)
+	assert.ErrorIs(t, a.AllocGraph(gapped), buffer.ErrNeedReserve)
+	require.NoError(t, a.Reserve(gapped))
+	require.NoError(t, a.AllocGraph(gapped))
+	require.NoError(t, checkPlacement(gapped))
+	assert.NotEqual(t, addr(gapped.Nodes[0].Data), addr(gapped.Nodes[2].Data))
+}

@@ -14,6 +14,9 @@ type tensorState struct {
 	children, views int
 	buf             int
 	addr            address
+	// inplace is 1 + the index of the source whose memory the tensor
+	// took, or 0.
+	inplace int
 	// allocated is set while the tensor holds planned memory of its own.
 	allocated bool
 }
@@ -67,6 +70,7 @@ func (a *GraphAllocator) planGraph(g *graph.Graph, nodeBuf, leafBuf []int, plann
 	plan := &graphPlan{nodes: make([]nodePlace, len(g.Nodes)), leafs: make([]place, len(g.Leafs)), sig: signature(g)}
 	for i, n := range g.Nodes {
 		plan.nodes[i].dst = p.placeOf(n)
+		plan.nodes[i].inplace = p.st(n).inplace
 		for j, s := range n.Src {
 			plan.nodes[i].src[j] = p.placeOf(s)
 		}
@@ -212,12 +216,17 @@ func (p *planner) allocate(t *graph.Tensor, id int) error {
 	}
 	s.allocated = true
 	if CanInplace(t.Op) {
-		for _, src := range t.Src {
+		for j, src := range t.Src {
 			if src == nil {
 				continue
 			}
-			if done, err := p.reuse(t, s, src); err != nil || done {
+			done, err := p.reuse(t, s, src)
+			if err != nil {
 				return err
+			}
+			if done {
+				s.inplace = j + 1
+				return nil
 			}
 		}
 	}
@@ -230,6 +239,13 @@ func (p *planner) allocate(t *graph.Tensor, id int) error {
 	return err
 }
 
+// inplaceLayout reports whether t can be computed over src's memory as far
+// as layouts go: the same layout, and src, if a view, starts where its
+// source does.
+func inplaceLayout(t, src *graph.Tensor) bool {
+	return src != nil && sameLayout(t, src) && (src.ViewSrc == nil || src.ViewOffs == 0)
+}
+
 // reuse gives t the memory of its source src when src (or, for a view at
 // offset 0, its source) holds planned memory, has t's layout, and nothing
 // but t still needs it; the memory t does not need is freed. ggml only
@@ -237,13 +253,10 @@ func (p *planner) allocate(t *graph.Tensor, id int) error {
 func (p *planner) reuse(t *graph.Tensor, s *tensorState, src *graph.Tensor) (bool, error) {
 	owner := src
 	if src.ViewSrc != nil {
-		if src.ViewOffs != 0 {
-			return false, nil
-		}
 		owner = src.ViewSrc
 	}
 	os, ss := p.st(owner), p.st(src)
-	if !os.allocated || isOutput(src) || isOutput(owner) || !sameLayout(t, src) {
+	if !os.allocated || isOutput(src) || isOutput(owner) || !inplaceLayout(t, src) {
 		return false, nil
 	}
 	if ss.children != 1 || ss.views != 0 {
