@@ -37,39 +37,51 @@ func reachable(g *graph.Graph) []*graph.Tensor {
 // size of the compute buffer ggml_gallocr_reserve plans for it on ggml's
 // CPU buffer type.
 func ggmlBufferSize(l *ggmlref.Lib, g *graph.Graph) (uint64, error) {
-	ctx, cg, err := toGGML(l, g)
+	size, _, err := ggmlPlacement(l, g)
+	return size, err
+}
+
+// ggmlPlacement is ggmlBufferSize, and where ggml placed each tensor of g
+// (the address of its first byte; the memory is gone on return).
+func ggmlPlacement(l *ggmlref.Lib, g *graph.Graph) (uint64, map[*graph.Tensor]uintptr, error) {
+	ctx, cg, c, err := toGGML(l, g)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer ctx.Free()
 	ga, err := l.NewGraphAllocator()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer ga.Free()
 	if err := ga.Reserve(cg); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if err := ga.AllocGraph(cg); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return ga.BufferSize(), nil
+	at := map[*graph.Tensor]uintptr{}
+	for t, ct := range c {
+		at[t] = uintptr(ct.Data)
+	}
+	return ga.BufferSize(), at, nil
 }
 
 // toGGML copies g's structure (types, shapes, strides, operations,
 // parameters, input/output flags, sources, views) into a new no_alloc ggml
-// context and expands its nodes in g's order into a ggml graph.
-func toGGML(l *ggmlref.Lib, g *graph.Graph) (*ggmlref.Context, *ggmlref.Graph, error) {
+// context and expands its nodes in g's order into a ggml graph; c maps
+// g's tensors to their copies.
+func toGGML(l *ggmlref.Lib, g *graph.Graph) (ctx *ggmlref.Context, cg *ggmlref.Graph, c map[*graph.Tensor]*ggmlref.Tensor, err error) {
 	order := reachable(g)
-	ctx, err := l.NewContext(uint64(len(order)+1)*l.TensorOverhead()+l.GraphOverhead(len(order)+1)+4096, true)
+	ctx, err = l.NewContext(uint64(len(order)+1)*l.TensorOverhead()+l.GraphOverhead(len(order)+1)+4096, true)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	fail := func(err error) (*ggmlref.Context, *ggmlref.Graph, error) {
+	fail := func(err error) (*ggmlref.Context, *ggmlref.Graph, map[*graph.Tensor]*ggmlref.Tensor, error) {
 		ctx.Free()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	c := map[*graph.Tensor]*ggmlref.Tensor{}
+	c = map[*graph.Tensor]*ggmlref.Tensor{}
 	for _, t := range order {
 		ct, err := ctx.NewTensor(uint32(t.Type), t.Ne)
 		if err != nil {
@@ -93,7 +105,7 @@ func toGGML(l *ggmlref.Lib, g *graph.Graph) (*ggmlref.Context, *ggmlref.Graph, e
 		}
 		ct.SetName(t.Name)
 	}
-	cg, err := ctx.NewGraph(len(order) + 1)
+	cg, err = ctx.NewGraph(len(order) + 1)
 	if err != nil {
 		return fail(err)
 	}
@@ -110,5 +122,5 @@ func toGGML(l *ggmlref.Lib, g *graph.Graph) (*ggmlref.Context, *ggmlref.Graph, e
 			return fail(fmt.Errorf("ggml ordered node %d (%s) differently", i, n))
 		}
 	}
-	return ctx, cg, nil
+	return ctx, cg, c, nil
 }
