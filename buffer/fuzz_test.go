@@ -28,7 +28,7 @@ func (r *bytesReader) next(n int) int {
 // some with Go memory of their own), then operations on earlier tensors:
 // binary ops (some in place, some broadcast), views, reshapes,
 // permutations, copies, norms, softmax, row sums; some results are
-// outputs. It is deterministic in data, so it can be built twice.
+// outputs, a few inputs. It is deterministic in data, so it can be built twice.
 func fuzzGraph(data []byte) builder {
 	return func(c *graph.Context) []*graph.Tensor {
 		r := &bytesReader{b: data}
@@ -105,8 +105,11 @@ func fuzzGraph(data []byte) builder {
 				break
 			}
 			pool = append(pool, t)
-			if r.next(5) == 0 {
+			switch r.next(10) {
+			case 0, 1:
 				outs = append(outs, t)
+			case 2:
+				graph.SetInput(t) // computed, yet placed before everything
 			}
 		}
 		return append(outs, pool[len(pool)-1])

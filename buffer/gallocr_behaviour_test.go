@@ -372,3 +372,27 @@ func TestInplaceLayoutChange(t *testing.T) {
 	require.NoError(t, checkPlacement(gapped))
 	assert.NotEqual(t, addr(gapped.Nodes[0].Data), addr(gapped.Nodes[2].Data))
 }
+
+// inputNode flags a computed node as an input. Inputs are planned before
+// the graph's readers are counted, so running one in place would take the
+// memory of a source still to be read: ggml does, then plans that source
+// anew elsewhere.
+func inputNode(c *graph.Context) []*graph.Tensor {
+	a := weight(c, 256)
+	k := c.Mul(a, weight(c, 256))
+	n := graph.SetInput(c.Add(a, weight(c, 256)))
+	m := c.Mul(a, n)
+	return []*graph.Tensor{c.Add(k, m)}
+}
+
+func TestInputNodeNotInPlace(t *testing.T) {
+	g, err := build(inputNode)
+	require.NoError(t, err)
+	var size uint64
+	require.NoError(t, reserveAndAlloc(t, &size)(g))
+	require.NoError(t, checkPlacement(g))
+	assert.EqualValues(t, 4*1024, size, "the three leafs and the input")
+	eng := cpu.New(cpu.Options{Threads: 1})
+	defer eng.Close()
+	require.NoError(t, computeMatches(inputNode, nil, reserveAndAlloc(t, nil), eng))
+}

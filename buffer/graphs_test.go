@@ -146,6 +146,7 @@ var testGraphs = []testGraph{
 		return []*graph.Tensor{c.SumRows(g), c.Mean(c.L2Norm(x, 1e-6)), c.Cumsum(n)}
 	}},
 	{"view-inplace", viewInplace},
+	{"input-node", inputNode},
 	{"llama-2x8", llama(2, 8, false)},
 	{"llama-4x16", llama(4, 16, false)},
 	{"llama-copies-2x8", llama(2, 8, true)},

@@ -215,7 +215,10 @@ func (p *planner) allocate(t *graph.Tensor, id int) error {
 		return nil
 	}
 	s.allocated = true
-	if CanInplace(t.Op) {
+	// Inputs are planned before their sources' readers are counted, when
+	// running in place could take memory a later node still reads (ggml
+	// does it, then plans that source anew).
+	if CanInplace(t.Op) && t.Flags&graph.FlagInput == 0 {
 		for j, src := range t.Src {
 			if src == nil {
 				continue
