@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"reflect"
+	"slices"
 
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
@@ -249,7 +250,7 @@ func (a *GraphAllocator) Buffers(id int) []Buffer {
 	if id < 0 || id >= len(a.types) {
 		return nil
 	}
-	return a.bufs[a.first(id)].chunks
+	return slices.Clone(a.bufs[a.first(id)].chunks)
 }
 
 // AllocGraph places every tensor of g that has no memory by the plan,

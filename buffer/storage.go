@@ -85,7 +85,7 @@ type checked struct {
 	typ   Type
 	st    Storage
 	mem   []byte        // the memory of a HostStorage, nil after Free
-	dev   DeviceStorage // the storage when it is not host memory
+	dev   DeviceStorage // the storage when it is not host memory, else nil
 	io    TensorIO      // the storage's TensorIO, or nil
 	size  uint64
 	base  uintptr
@@ -102,7 +102,8 @@ type checked struct {
 // New returns a Buffer of typ and size bytes backed by st, which must be a
 // HostStorage (required when typ.IsHost()) of at least size bytes or a
 // DeviceStorage. Devices call it from their Type's Alloc. If the buffer is
-// dropped without Free, the garbage collector releases st.
+// dropped without Free, the garbage collector releases st, which therefore
+// must not refer to the buffer.
 func New(typ Type, st Storage, size uint64) (Buffer, error) {
 	if typ == nil || st == nil {
 		return nil, fmt.Errorf("%w: nil type or storage", ErrArgument)
@@ -354,7 +355,7 @@ func (b *checked) write(t *graph.Tensor, at, offset uint64, data []byte) error {
 		return nil
 	case b.io != nil:
 		return b.io.SetTensor(t, b.Usage(), at, offset, data)
-	case b.mem != nil:
+	case b.dev == nil:
 		copy(b.mem[at+offset:], data)
 		return nil
 	}
@@ -367,7 +368,7 @@ func (b *checked) read(t *graph.Tensor, at, offset uint64, data []byte) error {
 		return nil
 	case b.io != nil:
 		return b.io.GetTensor(t, b.Usage(), at, offset, data)
-	case b.mem != nil:
+	case b.dev == nil:
 		copy(data, b.mem[at+offset:])
 		return nil
 	}
@@ -382,7 +383,7 @@ func (b *checked) MemsetTensor(t *graph.Tensor, value byte, offset, size uint64)
 		switch {
 		case b.io != nil:
 			return b.io.SetTensor(t, b.Usage(), at, offset, filled(make([]byte, size), value))
-		case b.mem != nil:
+		case b.dev == nil:
 			filled(b.mem[at+offset:at+offset+size], value)
 			return nil
 		}
@@ -452,7 +453,7 @@ func (b *checked) Clear(value byte) error {
 	if b.size == 0 {
 		return nil
 	}
-	if b.mem != nil {
+	if b.dev == nil {
 		filled(b.mem, value)
 		return nil
 	}
