@@ -196,8 +196,8 @@ func (c *Context) SoftMaxAddSinks(t, sinks *Tensor) *Tensor {
 		return t
 	}
 	switch {
-	case t.Op != ops.SoftMax:
-		c.failf(ErrArgument, name, "%s is not a SOFT_MAX", t)
+	case t.Op != ops.SoftMax || t.Src[0] == nil: // NewOp makes SOFT_MAX nodes without input
+		c.failf(ErrArgument, name, "%s is not a SOFT_MAX of an input", t)
 		return nil
 	case t.Src[2] != nil:
 		c.failf(ErrArgument, name, "%s already has sinks", t)
@@ -231,8 +231,8 @@ func (c *Context) ArgsortTopK(a *Tensor, k int) *Tensor {
 	if !c.ok("ArgsortTopK", a) {
 		return nil
 	}
-	if a.Ne[0] < int64(k) {
-		c.failf(ErrShape, "ArgsortTopK", "k = %d exceeds the rows of %s", k, a)
+	if k < 0 || a.Ne[0] < int64(k) {
+		c.failf(ErrShape, "ArgsortTopK", "k = %d is negative or exceeds the rows of %s", k, a)
 		return nil
 	}
 	t := c.Argsort(a, ops.SortDesc)

@@ -3,6 +3,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
@@ -88,30 +89,41 @@ func (c *Context) newTensor(builder string, typ quant.Type, ne [MaxDims]int64, v
 		c.failf(ErrShape, builder, "%v", err)
 		return nil
 	}
-	if viewSrc != nil && viewSrc.ViewSrc != nil {
-		offs += viewSrc.ViewOffs
-		viewSrc = viewSrc.ViewSrc
-	}
-	t := &Tensor{Type: typ, Ne: ne, Nb: nb, ViewSrc: viewSrc, ViewOffs: offs}
-	size := t.NBytes()
+	t := &Tensor{Type: typ, Ne: ne, Nb: nb}
 	if viewSrc != nil {
-		if size != 0 && offs+size > viewSrc.NBytes() {
-			c.failf(ErrShape, builder, "view of %d bytes at offset %d exceeds its source's %d bytes", size, offs, viewSrc.NBytes())
+		if viewSrc.ViewSrc != nil {
+			var carry uint64
+			if offs, carry = bits.Add64(offs, viewSrc.ViewOffs, 0); carry != 0 {
+				c.failf(ErrShape, builder, "view offset overflows")
+				return nil
+			}
+			viewSrc = viewSrc.ViewSrc
+		}
+		t.ViewSrc, t.ViewOffs = viewSrc, offs
+		if !c.viewFits(builder, t) {
 			return nil
 		}
 		t.Buffer = viewSrc.Buffer
-		t.Data = viewData(viewSrc, offs, size)
+		t.Data = viewData(viewSrc, offs, t.NBytes())
 	} else if c.alloc {
-		t.Data = make([]byte, size)
+		t.Data = make([]byte, t.NBytes())
 	}
 	c.tensors = append(c.tensors, t)
 	return t
 }
 
 // viewData is the slice of src's memory a view at offs of size bytes covers,
-// or nil when src has none.
+// or nil when src has none. An empty view has empty memory wherever it is
+// (ggml lets it lie past its source's end).
 func viewData(src *Tensor, offs, size uint64) []byte {
-	if src.Data == nil || offs+size > uint64(len(src.Data)) {
+	n := uint64(len(src.Data))
+	if src.Data == nil {
+		return nil
+	}
+	if size == 0 {
+		return src.Data[:0:0]
+	}
+	if offs > n || size > n-offs {
 		return nil
 	}
 	return src.Data[offs : offs+size : offs+size]
@@ -140,12 +152,19 @@ func dims(ne []int64) [MaxDims]int64 {
 // SetName names t (at most MaxName bytes, as ggml's fixed field) and returns it.
 func (c *Context) SetName(t *Tensor, name string) *Tensor {
 	if t != nil {
-		if len(name) > MaxName {
-			name = name[:MaxName]
-		}
-		t.Name = name
+		t.setName(name)
 	}
 	return t
+}
+
+// setName stores name cut to MaxName bytes, as ggml_set_name and
+// ggml_format_name fill the fixed-size field: derived names such as
+// "x (view) (view)" must not grow past what ggml keeps.
+func (t *Tensor) setName(name string) {
+	if len(name) > MaxName {
+		name = name[:MaxName]
+	}
+	t.Name = name
 }
 
 // SetInput marks t as a graph input and returns it.
@@ -156,10 +175,11 @@ func SetInput(t *Tensor) *Tensor {
 	return t
 }
 
-// SetOutput marks t as a graph output and returns it.
+// SetOutput marks t as a graph output and returns it. As ggml_set_output,
+// it marks the tensor t views too: an allocator must keep that memory.
 func SetOutput(t *Tensor) *Tensor {
-	if t != nil {
-		t.Flags |= FlagOutput
+	for cur := t; cur != nil; cur = cur.ViewSrc {
+		cur.Flags |= FlagOutput
 	}
 	return t
 }
@@ -203,12 +223,15 @@ func (c *Context) ViewTensor(a *Tensor) *Tensor {
 	if !c.ok("ViewTensor", a) {
 		return nil
 	}
-	t := c.newTensor("ViewTensor", a.Type, a.Ne, a, 0)
-	if t == nil {
-		return nil
+	// The same memory as a, so nothing to check; a dense tensor of a's
+	// shape may not even exist (a transposed quantized tensor has rows of
+	// partial blocks).
+	t := &Tensor{Type: a.Type, Ne: a.Ne, Nb: a.Nb, ViewSrc: a, Buffer: a.Buffer, Data: a.Data}
+	if a.ViewSrc != nil {
+		t.ViewSrc, t.ViewOffs = a.ViewSrc, a.ViewOffs
 	}
-	t.Nb = a.Nb
-	t.Name = a.Name + " (view)"
+	t.setName(a.Name + " (view)")
+	c.tensors = append(c.tensors, t)
 	return t
 }
 
@@ -224,7 +247,7 @@ func (c *Context) view(builder string, a *Tensor, ne [MaxDims]int64, offs uint64
 	}
 	t.Op = ops.View
 	t.Src[0] = a
-	t.Name = a.Name + " (view)"
+	t.setName(a.Name + " (view)")
 	// ggml stores the offset as a size_t in the first two slots.
 	t.Params.SetI32(0, int32(uint32(offs)))
 	t.Params.SetI32(1, int32(uint32(offs>>32)))
@@ -274,6 +297,7 @@ func (c *Context) View4D(a *Tensor, ne0, ne1, ne2, ne3 int64, nb1, nb2, nb3, off
 // read past the buffer), and its Data follows the new extent.
 func (c *Context) restride(builder string, t *Tensor) *Tensor {
 	if !c.viewFits(builder, t) {
+		c.tensors = c.tensors[:len(c.tensors)-1] // drop t, which view registered
 		return nil
 	}
 	t.Data = viewData(t.ViewSrc, t.ViewOffs, t.NBytes())
@@ -281,9 +305,12 @@ func (c *Context) restride(builder string, t *Tensor) *Tensor {
 }
 
 // viewFits checks that a strided view stays inside its source's memory.
+// Strides so large that the extent overflows do not fit either.
 func (c *Context) viewFits(builder string, t *Tensor) bool {
-	if n := t.NBytes(); n != 0 && t.ViewOffs+n > t.ViewSrc.NBytes() {
-		c.failf(ErrShape, builder, "view of %d bytes at offset %d exceeds its source's %d bytes", n, t.ViewOffs, t.ViewSrc.NBytes())
+	n, ok := t.nbytes()
+	src := t.ViewSrc.NBytes()
+	if !ok || n != 0 && (t.ViewOffs > src || n > src-t.ViewOffs) {
+		c.failf(ErrShape, builder, "view of %d bytes at offset %d exceeds its source's %d bytes", n, t.ViewOffs, src)
 		return false
 	}
 	return true
@@ -314,7 +341,7 @@ func (c *Context) Reshape(a *Tensor, ne ...int64) *Tensor {
 	}
 	t.Op = ops.Reshape
 	t.Src[0] = a
-	t.Name = a.Name + " (reshaped)"
+	t.setName(a.Name + " (reshaped)")
 	return t
 }
 
@@ -350,7 +377,7 @@ func (c *Context) Permute(a *Tensor, ax0, ax1, ax2, ax3 int) *Tensor {
 	}
 	t.Op = ops.Permute
 	t.Src[0] = a
-	t.Name = a.Name + " (permuted)"
+	t.setName(a.Name + " (permuted)")
 	return t
 }
 
@@ -364,7 +391,7 @@ func (c *Context) Transpose(a *Tensor) *Tensor {
 	t.Nb[0], t.Nb[1] = a.Nb[1], a.Nb[0]
 	t.Op = ops.Transpose
 	t.Src[0] = a
-	t.Name = a.Name + " (transposed)"
+	t.setName(a.Name + " (transposed)")
 	return t
 }
 
@@ -388,7 +415,7 @@ func (c *Context) Cont(a *Tensor, ne ...int64) *Tensor {
 	}
 	t := c.NewOp(ops.Cont, a.Type, shape, ops.Params{}, a)
 	if t != nil {
-		t.Name = a.Name + " (cont)"
+		t.setName(a.Name + " (cont)")
 	}
 	return t
 }
@@ -408,9 +435,9 @@ func (c *Context) Cpy(a, b *Tensor) *Tensor {
 		return nil
 	}
 	if b.Name != "" {
-		t.Name = b.Name + " (copy of " + a.Name + ")"
+		t.setName(b.Name + " (copy of " + a.Name + ")")
 	} else {
-		t.Name = a.Name + " (copy)"
+		t.setName(a.Name + " (copy)")
 	}
 	t.Op = ops.Cpy
 	t.Src[0], t.Src[1] = a, b

@@ -119,20 +119,17 @@ func (g *Graph) UseCount(t *Tensor) int { return g.useCounts[t] }
 func (g *Graph) Contains(t *Tensor) bool { _, ok := g.index[t]; return ok }
 
 // View returns the graph of nodes [i0, i1), as ggml_graph_view: it shares
-// the tensors, has no leafs, and is meant for computing a slice of g.
+// the tensors and g's use counts, has no leafs, and is meant for computing
+// a slice of g. The use counts stay g's because a node used by a later
+// slice must not be treated as used only where this slice uses it (for
+// instance, fused away).
 func (g *Graph) View(i0, i1 int) (*Graph, error) {
 	if i0 < 0 || i1 > len(g.Nodes) || i0 > i1 {
 		return nil, fmt.Errorf("%w: graph view [%d, %d) of %d nodes", ErrArgument, i0, i1, len(g.Nodes))
 	}
-	v := NewGraph()
-	v.Nodes = g.Nodes[i0:i1:i1]
+	v := &Graph{Nodes: g.Nodes[i0:i1:i1], useCounts: g.useCounts, index: map[*Tensor]int{}}
 	for i, n := range v.Nodes {
 		v.index[n] = i
-		for _, src := range n.Src {
-			if src != nil {
-				v.useCounts[src]++
-			}
-		}
 	}
 	return v, nil
 }
@@ -140,7 +137,9 @@ func (g *Graph) View(i0, i1 int) (*Graph, error) {
 // Hash is a structural hash of the graph, usable as a cache key for
 // compiled or planned graphs: it covers every node's and leaf's type,
 // shape, strides, op, parameters, flags and view offset, and the positions
-// of their sources, but neither data nor names nor buffers.
+// of their sources, but neither data nor names nor buffers. Sources outside
+// the graph (in a View) count by their type, shape and strides and by
+// which of them are the same tensor.
 func (g *Graph) Hash() uint64 {
 	h := fnv.New64a()
 	var buf [8]byte
@@ -148,13 +147,27 @@ func (g *Graph) Hash() uint64 {
 		binary.LittleEndian.PutUint64(buf[:], v)
 		h.Write(buf[:])
 	}
+	layout := func(t *Tensor) {
+		put(uint64(t.Type))
+		for i := range MaxDims {
+			put(uint64(t.Ne[i]))
+			put(t.Nb[i])
+		}
+	}
+	outside := map[*Tensor]uint64{}
 	pos := func(t *Tensor) uint64 {
 		if t == nil {
 			return 0
 		}
 		i, ok := g.index[t]
 		if !ok {
-			return 1 << 62 // a source outside the graph
+			n, seen := outside[t]
+			if !seen {
+				n = uint64(len(outside))
+				outside[t] = n
+				layout(t)
+			}
+			return 1<<62 | n
 		}
 		if t.Op == ops.None && t.Flags&FlagParam == 0 {
 			return 1<<61 | uint64(i)
@@ -162,11 +175,7 @@ func (g *Graph) Hash() uint64 {
 		return 1<<60 | uint64(i)
 	}
 	tensor := func(t *Tensor) {
-		put(uint64(t.Type))
-		for i := range MaxDims {
-			put(uint64(t.Ne[i]))
-			put(t.Nb[i])
-		}
+		layout(t)
 		put(uint64(t.Op))
 		for _, p := range t.Params {
 			put(uint64(uint32(p)))

@@ -7,6 +7,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
@@ -64,7 +65,9 @@ type Tensor struct {
 
 	// Data is the tensor's memory when it is host-addressable: exactly
 	// NBytes() bytes, starting at the first element. It is nil for tensors
-	// not yet allocated and for tensors in device memory.
+	// not yet allocated and for tensors in device memory. (A transposed
+	// quantized tensor, whose rows are partial blocks, has its source's
+	// memory: NBytes means nothing for it, as in ggml.)
 	Data   []byte
 	Buffer Buffer
 	Name   string
@@ -91,25 +94,43 @@ func (t *Tensor) NDims() int {
 // NBytes is the extent of the tensor's memory in bytes, as ggml_nbytes: from
 // the first element to the end of the last, following the strides.
 func (t *Tensor) NBytes() uint64 {
+	n, _ := t.nbytes()
+	return n
+}
+
+// nbytes is NBytes, wrapping around as ggml's size_t arithmetic does, and
+// whether it did not wrap.
+func (t *Tensor) nbytes() (uint64, bool) {
 	for _, n := range t.Ne {
 		if n <= 0 {
-			return 0
+			return 0, true
 		}
+	}
+	ok := true
+	mul := func(a, b uint64) uint64 {
+		hi, lo := bits.Mul64(a, b)
+		ok = ok && hi == 0
+		return lo
+	}
+	add := func(a, b uint64) uint64 {
+		s, carry := bits.Add64(a, b, 0)
+		ok = ok && carry == 0
+		return s
 	}
 	bs := uint64(t.Type.BlockSize())
 	var n uint64
 	if bs == 1 {
 		n = uint64(t.Type.TypeSize())
 		for i := range MaxDims {
-			n += uint64(t.Ne[i]-1) * t.Nb[i]
+			n = add(n, mul(uint64(t.Ne[i]-1), t.Nb[i]))
 		}
-		return n
+		return n, ok
 	}
-	n = uint64(t.Ne[0]) * t.Nb[0] / bs
+	n = mul(uint64(t.Ne[0]), t.Nb[0]) / bs
 	for i := 1; i < MaxDims; i++ {
-		n += uint64(t.Ne[i]-1) * t.Nb[i]
+		n = add(n, mul(uint64(t.Ne[i]-1), t.Nb[i]))
 	}
-	return n
+	return n, ok
 }
 
 // RowSize is the size in bytes of one contiguous row of Ne[0] elements.

@@ -165,7 +165,7 @@ var opNames = [OpCount]string{
 	"ROPE_BACK",
 	"CLAMP",
 	"CONV_TRANSPOSE_1D",
-	"Im2Col",
+	"IM2COL",
 	"IM2COL_BACK",
 	"IM2COL_3D",
 	"COL2IM_1D",

@@ -141,6 +141,14 @@ func dotKernel(t Type) func(n int, x, y []byte) float32 {
 	return dotKernels[t]
 }
 
+// DotKernel returns t's vec_dot without VecDot's checks, or nil when t has
+// none. Calling it as k(n, x, y) gives VecDot(t, n, x, y) provided x and y
+// are exactly the row sizes of n elements of t and of t.VecDotType() and n
+// is a multiple of both block sizes; anything else may panic or read the
+// wrong bytes. It exists for matrix products, which check their shapes once
+// per operation instead of once per pair of rows, and allocates nothing.
+func DotKernel(t Type) func(n int, x, y []byte) float32 { return dotKernel(t) }
+
 // Block sizes (elements) and byte sizes of the activation formats.
 const (
 	q8_0Bytes = 34  // fp16 d, int8 qs[32]

@@ -8,14 +8,12 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
+	"github.com/ggml-go/ggml/quant/internal/grids"
 )
 
 // latticeFormats lists the lattice types with their grids, as the tests
@@ -72,22 +70,7 @@ func requireLatticeFloats(t *testing.T, typ Type, src []byte, want, got []float3
 // TestLatticeGridsGenerated regenerates grids_gen.go from the library and
 // requires the committed file to be identical.
 func TestLatticeGridsGenerated(t *testing.T) {
-	reftest.Lib(t)
-	if testing.Short() {
-		t.Skip("compiles and runs the generator")
-	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		var lerr error
-		if goTool, lerr = exec.LookPath("go"); lerr != nil {
-			t.Skip("no go command to run the generator")
-		}
-	}
-	out := filepath.Join(t.TempDir(), "grids_gen.go")
-	cmd := exec.Command(goTool, "run", "./internal/gengrids", "-o", out)
-	msg, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", msg)
-	got, err := os.ReadFile(out)
+	got, err := grids.Generate(reftest.Lib(t))
 	require.NoError(t, err)
 	want, err := os.ReadFile("grids_gen.go")
 	require.NoError(t, err)

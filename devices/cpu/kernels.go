@@ -80,6 +80,9 @@ var kernels = [ops.OpCount]kernel{
 	ops.Pool2D:  {supports: supportsPool2D, compute: computePool2D},
 
 	// Matrix products.
+	ops.MulMat:   {supports: supportsMulMat, compute: computeMulMat, workSize: mulMatWorkSize},
+	ops.MulMatID: {supports: supportsMulMatID, compute: computeMulMatID, workSize: mulMatIDWorkSize},
+	ops.OutProd:  {supports: supportsOutProd, compute: computeOutProd},
 
 	// Attention, RoPE and sequence ops.
 }

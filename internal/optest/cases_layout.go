@@ -796,7 +796,9 @@ func (k setRowsCase) Case() Case {
 	if k.typSrc == quant.F16 && k.typDst == quant.Q2_0 {
 		step *= 4
 	}
-	if e, ok := quantNMSE(k.typDst, step, n); ok {
+	if tiesAmbiguous(k.typSrc, k.typDst) {
+		tol.Compare = oneQ8Level
+	} else if e, ok := quantNMSE(k.typDst, step, n); ok {
 		if k.typSrc == quant.F16 {
 			e *= 16
 		}

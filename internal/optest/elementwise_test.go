@@ -1,64 +1,17 @@
 package optest
 
 import (
-	"encoding/csv"
 	"math"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )
-
-// elementwiseOps are the test-backend-ops names of the binary and
-// element-wise families' operations.
-func elementwiseOps() []string {
-	names := []string{"ADD", "SUB", "MUL", "DIV", "ADD1", "ADD_ID", "SQR", "SQRT", "LOG", "SIN", "COS",
-		"SCALE", "CLAMP", "LEAKY_RELU", "FILL", "TRI"}
-	for u := ops.UnaryOp(0); u < ops.UnaryOpCount; u++ {
-		names = append(names, u.String())
-	}
-	for g := ops.GluOp(0); g < ops.GluOpCount; g++ {
-		names = append(names, g.String())
-	}
-	return names
-}
-
-// TestElementwiseQuick runs every quick case of the two families on our CPU
-// device with 3 threads against 1 (the results must be identical), and
-// against the real ggml when it is available.
-func TestElementwiseQuick(t *testing.T) {
-	one := cpu.New(cpu.Options{Threads: 1})
-	defer one.Close()
-	three := cpu.New(cpu.Options{Threads: 3})
-	defer three.Close()
-	cases := Cases(false, elementwiseOps())
-	require.NotEmpty(t, cases)
-	check := func(what string, r Result) {
-		switch r.Status {
-		case Failed:
-			t.Errorf("%s: %s: %s", what, r.Case.Name, r.Detail)
-		case Skipped:
-			t.Logf("%s: skipped %s: %s", what, r.Case.Name, r.Detail)
-		}
-	}
-	for _, c := range cases {
-		exact := c
-		exact.Tol = Tolerance{Exact: true}
-		check("3 vs 1 threads", Run(exact, CPU{three}, CPU{one}, 1))
-	}
-	ref := ggmlExecutor(t)
-	for _, c := range cases {
-		check("vs ggml", Run(c, CPU{three}, ref, 1))
-	}
-}
 
 // known runs a one-output graph on the CPU with inputs in and returns the
 // output as floats.
@@ -131,46 +84,6 @@ func TestElementwiseKnownValues(t *testing.T) {
 	for _, x := range v {
 		require.InDelta(t, 0.5, x, 1e-4, "requantized to Q8_0")
 	}
-}
-
-// TestElementwiseSupportMatchesGGML asks our CPU device about every case of
-// these families in ggml's cpu_support.csv, built from its description,
-// and requires the same answer as ggml's. It also requires our case name to
-// be test-backend-ops' for that description.
-func TestElementwiseSupportMatchesGGML(t *testing.T) {
-	f, err := os.Open(filepath.Join(reftest.OracleDir(t), "cpu_support.csv"))
-	require.NoError(t, err)
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
-	mine := map[string]bool{}
-	for _, op := range elementwiseOps() {
-		mine[op] = true
-	}
-	agree := 0
-	for _, row := range rows[1:] {
-		op, desc := row[col["op_name"]], row[col["op_params"]]
-		if !mine[op] {
-			continue
-		}
-		c, err := FromDesc(op, desc)
-		require.NoError(t, err, "%s(%s)", op, desc)
-		require.Equal(t, op+"("+desc+")", c.Name)
-		ctx := graph.NewContext(graph.ContextOptions{})
-		outs := c.Build(ctx)
-		require.NoError(t, ctx.Err(), c.Name)
-		node := outs[len(outs)-1]
-		require.Equal(t, op, OpName(node), c.Name)
-		want := row[col["supported"]] == "1"
-		require.Equal(t, want, cpu.SupportsOp(node), "%s: ggml says supported=%v", c.Name, want)
-		agree++
-	}
-	t.Logf("%d cpu_support.csv cases agree", agree)
-	require.Positive(t, agree)
 }
 
 // TestAddIDInitIsAPermutation checks the ids ADD_ID's cases are filled

@@ -3,14 +3,8 @@ package optest
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/csv"
-	"errors"
-	"io"
 	"math"
 	"math/rand"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,76 +17,6 @@ import (
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )
-
-// layoutOps are the cpu_support.csv names of the family's operations.
-var layoutOps = map[string]bool{
-	"REPEAT": true, "CONCAT": true, "SET": true, "CPY": true, "DUP": true, "CONT": true, "GET_ROWS": true,
-	"SET_ROWS": true, "DIAG": true, "PAD": true, "IM2COL": true, "POOL_2D": true,
-}
-
-// layoutTestCases are the quick cases, or all of them with OPTEST_FULL=1.
-func layoutTestCases() []Case { return layoutCases(os.Getenv("OPTEST_FULL") == "1") }
-
-// intoIQ4NL reports whether a case copies into IQ4_NL, which our CPU
-// refuses until package quant has IQ4_NL's reference quantizer (ggml's CPU
-// from_float for it).
-func intoIQ4NL(name string) bool {
-	op := OpNameOf(name)
-	return (op == "CPY" || op == "SET_ROWS") && strings.Contains(name, "type_dst=iq4_nl")
-}
-
-// TestLayoutThreads runs the family's cases on our CPU with 3 threads and
-// with 1: the results must be identical.
-func TestLayoutThreads(t *testing.T) {
-	one := cpu.New(cpu.Options{Threads: 1})
-	defer one.Close()
-	three := cpu.New(cpu.Options{Threads: 3})
-	defer three.Close()
-	var tally Tally
-	for _, c := range layoutTestCases() {
-		c.Tol = Tolerance{Exact: true}
-		r := Run(c, CPU{three}, CPU{one}, 1)
-		tally.Add(r)
-		switch {
-		case r.Status == Skipped && intoIQ4NL(c.Name):
-		case r.Status != Passed:
-			t.Errorf("%s: %v: %s", c.Name, r.Status, r.Detail)
-		}
-	}
-	t.Log(tally.String())
-}
-
-// TestLayoutAgainstGGML runs the family's cases on our CPU and on the real
-// ggml. The quick cases also run in TestCasesAgainstGGML; this test adds
-// the full set (OPTEST_FULL=1) and the known differences:
-//   - copies into IQ4_NL are skipped (see intoIQ4NL);
-//   - ggml's AVX builds quantize to Q8_0 by 127/max and round ties to even,
-//     package quant as its reference quantizer does (by 1/(max/127), ties
-//     away from zero): on inputs with few mantissa bits (F16, BF16) a few
-//     values land one level apart, beyond test-backend-ops' Q8_0 tolerance.
-func TestLayoutAgainstGGML(t *testing.T) {
-	ref := ggmlExecutor(t)
-	eng := cpu.New(cpu.Options{Threads: 2})
-	defer eng.Close()
-	variant := reftest.Lib(t).Variant()
-	var tally Tally
-	for _, c := range layoutTestCases() {
-		r := Run(c, CPU{eng}, ref, 1)
-		tally.Add(r)
-		switch {
-		case r.Status == Passed:
-		case r.Status == Skipped && intoIQ4NL(c.Name):
-		case r.Status == Failed && variant != "x64" && strings.Contains(c.Name, "type_dst=q8_0") &&
-			!strings.Contains(c.Name, "type_src=f32"):
-			t.Logf("known difference (AVX Q8_0 rounding) %s: %s", c.Name, r.Detail)
-		default:
-			t.Errorf("%s: %v: %s", c.Name, r.Status, r.Detail)
-		}
-	}
-	var table strings.Builder
-	require.NoError(t, tally.WriteTable(&table))
-	t.Logf("against ggml %s:\n%s%s", variant, table.String(), tally.String())
-}
 
 // TestLayoutFromFloatMatchesGGML compares what CPY makes of random F32 rows
 // in each quantized type with the CPU from_float of ggml's generic (x64)
@@ -131,63 +55,6 @@ func TestLayoutFromFloatMatchesGGML(t *testing.T) {
 		require.NoError(t, err, typ)
 		assert.True(t, bytes.Equal(want, out.Data), "%s: our copy differs from ggml's from_float", typ)
 	}
-}
-
-// TestLayoutSupportMatchesCSV builds every case of the family that
-// cpu_support.csv lists and checks that our CPU's supports-op agrees with
-// ggml's "supported" column for the family's nodes. The one known
-// disagreement: copies into IQ4_NL, which ggml supports and we refuse.
-func TestLayoutSupportMatchesCSV(t *testing.T) {
-	f, err := os.Open(filepath.Join(reftest.OracleDir(t), "cpu_support.csv"))
-	require.NoError(t, err)
-	defer f.Close()
-	r := csv.NewReader(f)
-	header, err := r.Read()
-	require.NoError(t, err)
-	col := map[string]int{}
-	for i, h := range header {
-		col[h] = i
-	}
-	agree, known := map[string]int{}, 0
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err)
-		op := rec[col["op_name"]]
-		if rec[col["backend_name"]] != "CPU" || !layoutOps[op] {
-			continue
-		}
-		desc := rec[col["op_params"]]
-		c, err := FromDesc(op, desc)
-		require.NoError(t, err, "%s(%s)", op, desc)
-		require.Equal(t, op+"("+desc+")", c.Name, "the case name reproduces the description")
-		ctx := graph.NewContext(graph.ContextOptions{})
-		g, err := ctx.Build(c.Build(ctx)...)
-		require.NoError(t, err, c.Name)
-		ours := true
-		for _, n := range g.Nodes {
-			if OpName(n) == op {
-				ours = ours && cpu.SupportsOp(n)
-			}
-		}
-		want := rec[col["supported"]] == "1"
-		switch {
-		case ours == want:
-			agree[op]++
-		case want && intoIQ4NL(c.Name):
-			known++
-		default:
-			t.Errorf("%s: we support it: %v, ggml: %v", c.Name, ours, want)
-		}
-	}
-	total := 0
-	for op := range layoutOps {
-		assert.NotZero(t, agree[op], "no CSV case of %s", op)
-		total += agree[op]
-	}
-	t.Logf("CSV agreement: %d cases agree, %d known disagreements (into IQ4_NL): %v", total, known, agree)
 }
 
 // --- hand-computed results --------------------------------------------------------

@@ -1,13 +1,7 @@
 package optest
 
 import (
-	"encoding/csv"
-	"errors"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,80 +9,9 @@ import (
 
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )
-
-// reduceOps are the cpu_support.csv names of the family's operations.
-var reduceOps = map[string]bool{
-	"SUM": true, "SUM_ROWS": true, "MEAN": true, "ARGMAX": true, "CUMSUM": true, "NORM": true,
-	"RMS_NORM": true, "L2_NORM": true, "GROUP_NORM": true, "SOFT_MAX": true, "ARGSORT": true, "TOP_K": true,
-}
-
-// TestReduceThreads runs the family's cases on 3 threads against 1: the
-// results must be identical, and our CPU must support every case. The
-// full set runs with OPTEST_FULL=1.
-func TestReduceThreads(t *testing.T) {
-	one := cpu.New(cpu.Options{Threads: 1})
-	defer one.Close()
-	three := cpu.New(cpu.Options{Threads: 3})
-	defer three.Close()
-	cases := reduceCases(os.Getenv("OPTEST_FULL") == "1")
-	require.NotEmpty(t, cases)
-	perOp, blocked := map[string]int{}, 0
-	for _, c := range cases {
-		perOp[OpNameOf(c.Name)]++
-		c.Tol = Tolerance{Exact: true}
-		r := Run(c, CPU{three}, CPU{one}, 7)
-		if r.Status == Skipped && reduceLayoutBlocked(t, c) {
-			blocked++
-			continue
-		}
-		require.Equal(t, Passed, r.Status, "%s: %s", c.Name, r.Detail)
-	}
-	for op := range reduceOps {
-		assert.NotZero(t, perOp[op], "no case of %s", op)
-	}
-	t.Logf("cases per op: %v; %d not run: the CPU device rejects their view nodes", perOp, blocked)
-}
-
-// reduceLayoutBlocked reports whether our CPU device rejects a node of c
-// that only views memory (VIEW, PERMUTE, ...), not one of the family's.
-func reduceLayoutBlocked(t *testing.T, c Case) bool {
-	ctx := graph.NewContext(graph.ContextOptions{})
-	g, err := ctx.Build(c.Build(ctx)...)
-	require.NoError(t, err, c.Name)
-	for _, n := range g.Nodes {
-		if !reduceOps[OpName(n)] && !cpu.SupportsOp(n) {
-			return true
-		}
-	}
-	return false
-}
-
-// TestReduceAgainstGGML runs the family's cases (all of them with
-// OPTEST_FULL=1) on our CPU device and on the real ggml. Cases either side
-// rejects, and known ggml bugs, are logged as skipped, not failed.
-func TestReduceAgainstGGML(t *testing.T) {
-	ref := ggmlExecutor(t)
-	eng := cpu.New(cpu.Options{Threads: 2})
-	defer eng.Close()
-	var tally Tally
-	for _, c := range reduceCases(os.Getenv("OPTEST_FULL") == "1") {
-		r := Run(c, CPU{eng}, ref, 3)
-		tally.Add(r)
-		switch r.Status {
-		case Failed:
-			t.Errorf("%s: %s", c.Name, r.Detail)
-		case Skipped:
-			t.Logf("skipped %s: %s", c.Name, r.Detail)
-		}
-	}
-	var table strings.Builder
-	require.NoError(t, tally.WriteTable(&table))
-	t.Logf("against ggml:\n%s%s", table.String(), tally.String())
-}
 
 // reduceEval builds out from a context with host memory, sets the named
 // inputs and computes it on the CPU with 2 threads.
@@ -342,59 +265,4 @@ func TestReduceBuilders(t *testing.T) {
 		assert.Nil(t, r, b.name)
 		assert.ErrorIs(t, c.Err(), b.kind, b.name)
 	}
-}
-
-// TestReduceSupportMatchesCSV builds every case of the family that
-// cpu_support.csv lists and checks that our CPU's supports-op agrees with
-// ggml's "supported" column for every node of its graph.
-func TestReduceSupportMatchesCSV(t *testing.T) {
-	f, err := os.Open(filepath.Join(reftest.OracleDir(t), "cpu_support.csv"))
-	require.NoError(t, err)
-	defer f.Close()
-	r := csv.NewReader(f)
-	header, err := r.Read()
-	require.NoError(t, err)
-	col := map[string]int{}
-	for i, h := range header {
-		col[h] = i
-	}
-	agree, disagree := map[string]int{}, 0
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err)
-		op := rec[col["op_name"]]
-		if rec[col["backend_name"]] != "CPU" || !reduceOps[op] {
-			continue
-		}
-		desc := rec[col["op_params"]]
-		c, err := FromDesc(op, desc)
-		require.NoError(t, err, "%s(%s)", op, desc)
-		assert.Equal(t, op+"("+desc+")", c.Name, "the case name reproduces the description")
-		ctx := graph.NewContext(graph.ContextOptions{})
-		outs := c.Build(ctx)
-		g, err := ctx.Build(outs...)
-		require.NoError(t, err, c.Name)
-		// Only the family's nodes: the views around them are not ours to judge.
-		ours := true
-		for _, n := range g.Nodes {
-			if reduceOps[OpName(n)] {
-				ours = ours && cpu.SupportsOp(n)
-			}
-		}
-		if want := rec[col["supported"]] == "1"; ours != want {
-			disagree++
-			t.Errorf("%s: we support it: %v, ggml: %v", c.Name, ours, want)
-			continue
-		}
-		agree[op]++
-	}
-	total := 0
-	for op := range reduceOps {
-		assert.NotZero(t, agree[op], "no CSV case of %s", op)
-		total += agree[op]
-	}
-	t.Logf("CSV agreement: %d cases agree, %d disagree: %v", total, disagree, agree)
 }

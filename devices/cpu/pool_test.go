@@ -1,0 +1,134 @@
+package cpu
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// runWithin runs p.run and fails t if it does not return in time (a
+// barrier that never opens).
+func runWithin(t *testing.T, p *pool, fn func(*Params), work []byte) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.run(fn, work) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("pool.run did not return")
+		return nil
+	}
+}
+
+func TestPoolThreads(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 8} {
+		p := newPool(n)
+		var calls [8]atomic.Int32
+		var nth atomic.Int32
+		for range 20 { // the workers persist from one run to the next
+			err := runWithin(t, p, func(q *Params) {
+				calls[q.Ith].Add(1)
+				nth.Store(int32(q.Nth))
+			}, nil)
+			require.NoError(t, err)
+		}
+		for i := range 8 {
+			want := int32(0)
+			if i < n {
+				want = 20
+			}
+			require.Equal(t, want, calls[i].Load(), "thread %d of %d", i, n)
+		}
+		require.EqualValues(t, n, nth.Load())
+		p.close()
+	}
+}
+
+// TestPoolRows: the threads' row ranges cover every row once, in order.
+func TestPoolRows(t *testing.T) {
+	for _, nth := range []int{1, 2, 3, 7, 16} {
+		for _, n := range []int64{0, 1, 2, 5, 16, 17, 100} {
+			next := int64(0)
+			for ith := range nth {
+				lo, hi := (&Params{Ith: ith, Nth: nth}).Rows(n)
+				require.LessOrEqual(t, lo, hi)
+				if lo < hi {
+					require.Equal(t, next, lo, "nth %d n %d", nth, n)
+					next = hi
+				}
+			}
+			require.Equal(t, n, next, "nth %d n %d", nth, n)
+		}
+	}
+}
+
+// TestPoolBarrierPhases: what every thread wrote before a barrier is seen
+// by every thread after it, phase after phase, through shared Work.
+func TestPoolBarrierPhases(t *testing.T) {
+	const nth, phases = 5, 50
+	p := newPool(nth)
+	defer p.close()
+	work := make([]byte, nth*phases)
+	var bad atomic.Int32
+	err := runWithin(t, p, func(q *Params) {
+		for ph := range phases {
+			q.Work[ph*q.Nth+q.Ith] = byte(ph + 1)
+			q.Barrier()
+			for i := range q.Nth {
+				if q.Work[ph*q.Nth+i] != byte(ph+1) {
+					bad.Add(1)
+				}
+			}
+			q.Barrier() // nobody writes the next phase before all have read
+		}
+	}, work)
+	require.NoError(t, err)
+	require.Zero(t, bad.Load())
+}
+
+// TestPoolPanic: a panicking kernel thread becomes an error naming it,
+// the other threads are released from their barriers, and the pool works
+// afterwards.
+func TestPoolPanic(t *testing.T) {
+	p := newPool(4)
+	defer p.close()
+	for _, culprit := range []int{0, 2, 3} {
+		var finished atomic.Int32
+		err := runWithin(t, p, func(q *Params) {
+			if q.Ith == culprit {
+				var s []int
+				_ = s[q.Nth] // an index out of range, as a bad stride would cause
+			}
+			q.Barrier()
+			q.Barrier()
+			finished.Add(1)
+		}, nil)
+		require.Error(t, err)
+		require.Contains(t, err.Error(), "thread "+string(rune('0'+culprit)))
+		require.Contains(t, err.Error(), "index out of range")
+		require.EqualValues(t, 3, finished.Load())
+
+		require.NoError(t, runWithin(t, p, func(q *Params) { q.Barrier() }, nil))
+	}
+	// Every thread failing reports the first.
+	err := runWithin(t, p, func(q *Params) { panic(q.Ith) }, nil)
+	require.EqualError(t, err, "cpu: kernel failed on thread 0: 0")
+}
+
+// TestPoolClose: Close stops the workers and may be called again.
+func TestPoolClose(t *testing.T) {
+	p := newPool(6)
+	require.NoError(t, runWithin(t, p, func(*Params) {}, nil))
+	running := runtime.NumGoroutine() // the 5 workers and whatever else
+	p.close()
+	p.close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > running-5 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), running-5, "the workers did not stop")
+}
