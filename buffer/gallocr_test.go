@@ -116,26 +116,12 @@ func TestGraphAllocatorVsGGML(t *testing.T) {
 	t.Logf("%d conformance cases: %d with a smaller buffer than ggml's; total ours %d, ggml %d", n, smaller, sumOurs, sumTheirs)
 }
 
-// readOutputView reports whether g has an output that is a view read by a
-// node, whose source ours keeps to the end and ggml does not.
-func readOutputView(g *graph.Graph) bool {
-	for _, n := range g.Nodes {
-		for _, s := range n.Src {
-			if s != nil && s.IsView() && s.Flags&graph.FlagOutput != 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // TestRandomGraphsVsGGML compares buffer sizes with ggml's on random graphs
-// (FuzzGraphAllocator's, without Go memory of their own): never larger,
-// but where an output view is read, which ggml lets later tensors overwrite.
+// (FuzzGraphAllocator's, without Go memory of their own): never larger.
 func TestRandomGraphsVsGGML(t *testing.T) {
 	l := reftest.Lib(t)
 	rng := rand.New(rand.NewSource(2))
-	var n, smaller, larger int
+	var n, smaller int
 	for range 2000 {
 		data := make([]byte, rng.Intn(80))
 		rng.Read(data)
@@ -151,13 +137,10 @@ func TestRandomGraphsVsGGML(t *testing.T) {
 		var ours uint64
 		require.NoError(t, reserveAndAlloc(t, &ours)(g))
 		n++
-		switch {
-		case ours < theirs:
+		require.LessOrEqual(t, ours, theirs, "graph %v", data)
+		if ours < theirs {
 			smaller++
-		case ours > theirs:
-			require.True(t, readOutputView(g), "ours %d, ggml %d for graph %v", ours, theirs, data)
-			larger++
 		}
 	}
-	t.Logf("%d graphs: %d smaller than ggml's, %d larger (an output view is read), the rest equal", n, smaller, larger)
+	t.Logf("%d graphs: %d with a smaller buffer than ggml's, the rest equal", n, smaller)
 }
