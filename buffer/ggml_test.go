@@ -2,6 +2,7 @@ package buffer_test
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/ggmlref"
@@ -68,8 +69,8 @@ func ggmlPlacement(l *ggmlref.Lib, g *graph.Graph) (uint64, map[*graph.Tensor]ui
 }
 
 // toGGML copies g's structure (types, shapes, strides, operations,
-// parameters, input/output flags, sources, views) into a new no_alloc ggml
-// context and expands its nodes in g's order into a ggml graph; c maps
+// parameters, input/output flags, sources, views, which tensors have
+// memory) into a new no_alloc ggml context and expands its nodes in g's order into a ggml graph; c maps
 // g's tensors to their copies.
 func toGGML(l *ggmlref.Lib, g *graph.Graph) (ctx *ggmlref.Context, cg *ggmlref.Graph, c map[*graph.Tensor]*ggmlref.Tensor, err error) {
 	order := reachable(g)
@@ -89,8 +90,22 @@ func toGGML(l *ggmlref.Lib, g *graph.Graph) (ctx *ggmlref.Context, cg *ggmlref.G
 		}
 		c[t] = ct
 	}
+	// Tensors with memory of their own (weights in a buffer of theirs, Go
+	// memory) get some ggml memory too, so ggml leaves them alone as ours
+	// does; only its address matters, nothing reads or writes it.
+	var elsewhere unsafe.Pointer
+	for _, t := range order {
+		if t.ViewSrc == nil && (t.Data != nil || t.Buffer != nil) && elsewhere == nil {
+			if elsewhere, err = ctx.NewBuffer(64); err != nil {
+				return fail(err)
+			}
+		}
+	}
 	for _, t := range order {
 		ct := c[t]
+		if t.ViewSrc == nil && (t.Data != nil || t.Buffer != nil) {
+			ct.Data = elsewhere
+		}
 		ct.Nb = t.Nb
 		ct.Op = int32(t.Op)
 		ct.OpParams = t.Params

@@ -2,6 +2,7 @@ package buffer_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand"
 
@@ -71,6 +72,56 @@ func llama(layers int, tokens int64, copies bool) builder {
 		}
 		return []*graph.Tensor{c.Mul(c.RMSNorm(x, eps), weight(c, embd))}
 	}
+}
+
+// transformer is a llama-style decoder: token embeddings looked up by id,
+// per layer an RMS norm, Q/K/V projections (matrix products with weights of
+// type wtype), K and V copied into an F16 cache (CPY into views) and read
+// back from it, heads split by reshape and permute, masked softmax
+// attention, an output projection and a SwiGLU feed-forward network, with
+// residual additions; then logits. (No RoPE yet.)
+func transformer(layers int, tokens int64, wtype quant.Type) builder {
+	return func(c *graph.Context) []*graph.Tensor {
+		const embd, heads, ff, vocab, eps = 64, 4, 128, 96, 1e-5
+		hd := int64(embd / heads)
+		w := func(ne ...int64) *graph.Tensor { return c.NewTensor(wtype, ne...) }
+		ids := graph.SetInput(c.NewTensor(quant.I32, tokens))
+		mask := input(c, tokens, tokens)
+		kcache := c.NewTensor(quant.F16, embd, tokens, int64(layers))
+		vcache := c.NewTensor(quant.F16, embd, tokens, int64(layers))
+		x := c.GetRows(w(embd, vocab), ids)
+		for l := range layers {
+			h := c.Mul(c.RMSNorm(x, eps), weight(c, embd))
+			q := c.MulMat(w(embd, embd), h)
+			// The cache views depend on the copies, so they come after.
+			cached := func(cache *graph.Tensor) *graph.Tensor {
+				at := uint64(l) * cache.Nb[2]
+				stored := c.Cpy(c.MulMat(w(embd, embd), h), c.View2D(cache, embd, tokens, cache.Nb[1], at))
+				return c.View3D(stored, hd, heads, tokens, uint64(hd)*cache.Nb[0], cache.Nb[1], 0)
+			}
+			k := c.Permute(cached(kcache), 0, 2, 1, 3)
+			v := c.Cont(c.Permute(cached(vcache), 1, 2, 0, 3))
+			kq := c.SoftMaxExt(c.MulMat(k, c.Permute(c.Reshape(q, hd, heads, tokens), 0, 2, 1, 3)), mask, 0.25, 0)
+			o := c.Cont(c.Permute(c.MulMat(v, kq), 0, 2, 1, 3))
+			x = c.Add(x, c.MulMat(w(embd, embd), c.Reshape(o, embd, tokens)))
+			f := c.Mul(c.RMSNorm(x, eps), weight(c, embd))
+			g := c.SwiGLUSplit(c.MulMat(w(embd, ff), f), c.MulMat(w(embd, ff), f))
+			x = c.Add(x, c.MulMat(w(ff, embd), g))
+		}
+		return []*graph.Tensor{c.MulMat(w(embd, vocab), c.Mul(c.RMSNorm(x, eps), weight(c, embd)))}
+	}
+}
+
+// tokenIDs fills I32 leafs (token ids) with ids below 96, the vocabulary
+// of transformer.
+func tokenIDs(rng *rand.Rand, t *graph.Tensor) bool {
+	if t.Type != quant.I32 {
+		return false
+	}
+	for i := 0; i < len(t.Data); i += 4 {
+		binary.LittleEndian.PutUint32(t.Data[i:], uint32(rng.Intn(96)))
+	}
+	return true
 }
 
 // testGraphs are the graphs the allocator is checked on.
@@ -150,6 +201,9 @@ var testGraphs = []testGraph{
 	{"llama-2x8", llama(2, 8, false)},
 	{"llama-4x16", llama(4, 16, false)},
 	{"llama-copies-2x8", llama(2, 8, true)},
+	{"transformer-f32-2x8", transformer(2, 8, quant.F32)},
+	{"transformer-f16-4x16", transformer(4, 16, quant.F16)},
+	{"transformer-q8_0-4x32", transformer(4, 32, quant.Q8_0)},
 }
 
 // build builds a graph from b in a context without memory, its outputs
