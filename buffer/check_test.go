@@ -62,13 +62,18 @@ func lives(g *graph.Graph) map[*graph.Tensor]*life {
 	return out
 }
 
-// region is the host memory a placed tensor occupies.
-func region(t *graph.Tensor) (lo, hi uintptr, ok bool) {
-	if len(t.Data) == 0 {
-		return 0, 0, false
+// region is where in its buffer a placed tensor's memory lies: from its
+// Data for host memory, else from the byte offset the test device keeps in
+// Tensor.Extra.
+func region(t *graph.Tensor) (lo, hi uint64, ok bool) {
+	if b, isBuf := t.Buffer.(buffer.Buffer); isBuf && len(t.Data) > 0 {
+		lo = uint64(uintptr(unsafe.Pointer(&t.Data[0])) - b.Base())
+		return lo, lo + uint64(len(t.Data)), true
 	}
-	lo = uintptr(unsafe.Pointer(&t.Data[0]))
-	return lo, lo + uintptr(len(t.Data)), true
+	if at, isAt := t.Extra.(uint64); isAt {
+		return at, at + t.NBytes(), true
+	}
+	return 0, 0, false
 }
 
 // inplacePair reports whether node n (computed at step) may share the
@@ -97,7 +102,7 @@ func checkPlacement(g *graph.Graph) error {
 	ls := lives(g)
 	type placed struct {
 		t      *graph.Tensor
-		lo, hi uintptr
+		lo, hi uint64
 		l      *life
 	}
 	var ps []placed
@@ -109,18 +114,17 @@ func checkPlacement(g *graph.Graph) error {
 			return fmt.Errorf("%s has no buffer", t)
 		}
 		lo, hi, ok := region(t)
-		if !ok || uint64(hi-lo) != t.NBytes() {
+		if !ok || hi-lo != t.NBytes() {
 			return fmt.Errorf("%s has %d bytes of memory, needs %d", t, hi-lo, t.NBytes())
 		}
-		b := t.Buffer.(buffer.Buffer)
-		if lo < b.Base() || hi > b.Base()+uintptr(b.Size()) {
+		if b := t.Buffer.(buffer.Buffer); hi > b.Size() {
 			return fmt.Errorf("%s lies outside its buffer", t)
 		}
 		ps = append(ps, placed{t, lo, hi, l})
 	}
 	for i, a := range ps {
 		for _, b := range ps[i+1:] {
-			if a.hi <= b.lo || b.hi <= a.lo {
+			if a.t.Buffer != b.t.Buffer || a.hi <= b.lo || b.hi <= a.lo {
 				continue
 			}
 			if a.l.end < b.l.start || b.l.end < a.l.start {

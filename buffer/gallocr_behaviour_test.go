@@ -398,3 +398,27 @@ func TestInputNodeNotInPlace(t *testing.T) {
 	defer eng.Close()
 	require.NoError(t, computeMatches(inputNode, nil, reserveAndAlloc(t, nil), eng))
 }
+
+// TestDeviceGraphAllocator places graphs in device memory: no Tensor.Data,
+// the device told every tensor's offset, each tensor padded as the device
+// asks, small buffers split into chunks.
+func TestDeviceGraphAllocator(t *testing.T) {
+	for _, maxSize := range []uint64{1 << 20, 8192} {
+		dev := &devType{name: "DEV0", pad: 48, maxSize: maxSize}
+		a, err := buffer.NewGraphAllocator(dev)
+		require.NoError(t, err)
+		g, err := build(llama(2, 8, true))
+		require.NoError(t, err)
+		require.NoError(t, a.AllocGraph(g))
+		require.NoError(t, checkPlacement(g))
+		for _, n := range g.Nodes {
+			require.Nil(t, n.Data, n.String())
+			require.NotNil(t, n.Buffer, n.String())
+		}
+		sizes, err := a.ReserveSizes(g, nil, nil)
+		require.NoError(t, err)
+		assert.Equal(t, a.BufferSize(0), sizes[0])
+		t.Logf("buffers of at most %d bytes: %d of them, %d bytes", maxSize, len(a.Buffers(0)), a.BufferSize(0))
+		require.NoError(t, a.Free())
+	}
+}
