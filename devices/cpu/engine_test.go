@@ -102,7 +102,7 @@ func TestComputeUnsupported(t *testing.T) {
 	for name, build := range map[string]func(c *graph.Context) *graph.Tensor{
 		"no kernel": func(c *graph.Context) *graph.Tensor {
 			a := c.NewTensor(quant.F32, 4, 4)
-			return c.NewOp(ops.SolveTri, quant.F32, a.Ne, ops.Params{}, a, a)
+			return c.NewOp(ops.SSMScan, quant.F32, a.Ne, ops.Params{}, a, a)
 		},
 		"quantized add": func(c *graph.Context) *graph.Tensor {
 			a := c.NewTensor(quant.Q8_0, 32)

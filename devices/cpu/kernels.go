@@ -85,4 +85,10 @@ var kernels = [ops.OpCount]kernel{
 	ops.OutProd:  {supports: supportsOutProd, compute: computeOutProd},
 
 	// Attention, RoPE and sequence ops.
+	ops.Rope:          {supports: supportsRope, compute: computeRope},
+	ops.RopeBack:      {supports: supportsRope, compute: computeRope},
+	ops.FlashAttnExt:  {supports: supportsFlashAttnExt, compute: computeFlashAttnExt},
+	ops.SSMConv:       {supports: supportsSSMConv, compute: computeSSMConv},
+	ops.SolveTri:      {supports: supportsSolveTri, compute: computeSolveTri},
+	ops.GatedDeltaNet: {supports: supportsGatedDeltaNet, compute: computeGatedDeltaNet},
 }

@@ -31,9 +31,6 @@ func init() {
 	RegisterDescribed([]string{"TRI"}, triFromDesc)
 }
 
-// fmtF formats a float parameter as test-backend-ops does (%f).
-func fmtF(v float32) string { return fmt.Sprintf("%f", v) }
-
 // withSuffix appends a bare word to a case name's parameters
 // ("GEGLU(...,v=0)" -> "GEGLU(...,v=0,split)").
 func withSuffix(name, word string) string { return strings.TrimSuffix(name, ")") + "," + word + ")" }

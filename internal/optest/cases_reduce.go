@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
-	"strconv"
 
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
@@ -21,9 +20,6 @@ func init() {
 
 // softMaxNMSE is test-backend-ops' tolerance for SOFT_MAX.
 const softMaxNMSE = 1e-6
-
-// redFloat formats a float parameter as test-backend-ops does (std::to_string).
-func redFloat(x float32) string { return strconv.FormatFloat(float64(x), 'f', 6, 32) }
 
 // redShuffledRows fills every row of the F32 leaf t with a shuffle of
 // 0, 1, ..., ne0-1, each value divided by denom (integer division), as
@@ -150,12 +146,12 @@ func normCase(op string, typ quant.Type, ne [4]int64, eps float32, nv normVarian
 	var init func(*rand.Rand, *graph.Tensor) bool
 	switch op {
 	case "NORM":
-		kv = []any{"type", typ, "ne", ne, "v", b2i(nv.v), "eps", redFloat(eps), "noncontig_rows", b2i(nv.noncontigRows)}
+		kv = []any{"type", typ, "ne", ne, "v", b2i(nv.v), "eps", fmtF(eps), "noncontig_rows", b2i(nv.noncontigRows)}
 	case "RMS_NORM":
-		kv = []any{"type", typ, "ne", ne, "v", b2i(nv.v), "eps", redFloat(eps), "inplace", b2i(nv.inplace)}
+		kv = []any{"type", typ, "ne", ne, "v", b2i(nv.v), "eps", fmtF(eps), "inplace", b2i(nv.inplace)}
 		init = uniformInit(-10, 10)
 	case "L2_NORM":
-		kv = []any{"type", typ, "ne", ne, "eps", redFloat(eps), "v", b2i(nv.v), "noncontig_rows", b2i(nv.noncontigRows)}
+		kv = []any{"type", typ, "ne", ne, "eps", fmtF(eps), "v", b2i(nv.v), "noncontig_rows", b2i(nv.noncontigRows)}
 	}
 	if nv.inplace && op != "RMS_NORM" {
 		kv = append(kv, "inplace", 1)
@@ -184,7 +180,7 @@ func normCase(op string, typ quant.Type, ne [4]int64, eps float32, nv normVarian
 // groupNormCase is test_group_norm (inplace is ours: test-backend-ops has
 // no in-place case, and names none).
 func groupNormCase(typ quant.Type, ne [4]int64, groups int, eps float32, inplace bool) Case {
-	kv := []any{"type", typ, "ne", ne, "num_groups", groups, "eps", redFloat(eps)}
+	kv := []any{"type", typ, "ne", ne, "num_groups", groups, "eps", fmtF(eps)}
 	if inplace {
 		kv = append(kv, "inplace", 1)
 	}
@@ -216,7 +212,7 @@ type softMaxSpec struct {
 func softMaxCase(s softMaxSpec) Case {
 	return Case{
 		Name: Fmt("SOFT_MAX", "type", s.typ, "ne", s.ne, "mask", b2i(s.mask), "sinks", b2i(s.sinks),
-			"m_prec", s.mPrec, "nr23", s.nr23, "scale", redFloat(s.scale), "max_bias", redFloat(s.maxBias),
+			"m_prec", s.mPrec, "nr23", s.nr23, "scale", fmtF(s.scale), "max_bias", fmtF(s.maxBias),
 			"inplace", b2i(s.inplace)),
 		Build: func(c *graph.Context) []*graph.Tensor {
 			a := c.NewTensor(s.typ, s.ne[0], s.ne[1], s.ne[2]*s.nr23[0], s.ne[3]*s.nr23[1])

@@ -1,6 +1,7 @@
 package optest
 
 import (
+	"fmt"
 	"math/rand"
 
 	"github.com/ggml-go/ggml/graph"
@@ -20,3 +21,6 @@ func b2i(b bool) int {
 func uniformInit(lo, hi float32) func(*rand.Rand, *graph.Tensor) bool {
 	return func(rng *rand.Rand, t *graph.Tensor) bool { return FillUniform(rng, t, lo, hi) == nil }
 }
+
+// fmtF formats a float parameter as test-backend-ops does (%f).
+func fmtF(v float32) string { return fmt.Sprintf("%f", v) }

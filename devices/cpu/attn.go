@@ -1,0 +1,174 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// supportsFlashAttnExt: F32 queries; K of any type with a vec_dot (the
+// queries are converted to its vec_dot type, as ggml does); V F32 or any
+// type that dequantizes; rows of Q, K and V contiguous, any other strides
+// (views, permutations); K/V heads broadcast over Q's; an F16 mask with
+// contiguous rows covering every query and key; F32 sinks; default or F32
+// precision. ggml 0.25.1's n_kv_max hint is not implemented.
+func supportsFlashAttnExt(t *graph.Tensor) bool {
+	q, k, v, mask, sinks := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4]
+	if q == nil || k == nil || v == nil || t.Type != quant.F32 || q.Type != quant.F32 {
+		return false
+	}
+	if _, err := quant.VecDot(k.Type, 0, nil, nil); err != nil || !k.Type.VecDotType().CanQuantize() {
+		return false
+	}
+	if v.Type != quant.F32 && !v.Type.CanDequantize() {
+		return false
+	}
+	if q.Nb[0] != 4 || k.Nb[0] != uint64(k.Type.TypeSize()) || v.Nb[0] != uint64(v.Type.TypeSize()) {
+		return false
+	}
+	if q.Ne[0] != k.Ne[0] || k.Ne[1] > v.Ne[1] || !t.IsContiguous() ||
+		t.Ne != [graph.MaxDims]int64{v.Ne[0], q.Ne[2], q.Ne[1], q.Ne[3]} {
+		return false
+	}
+	for _, kv := range []*graph.Tensor{k, v} {
+		if kv.Ne[2] == 0 || kv.Ne[3] == 0 || q.Ne[2]%kv.Ne[2] != 0 || q.Ne[3]%kv.Ne[3] != 0 {
+			return false
+		}
+	}
+	if mask != nil && (mask.Type != quant.F16 || mask.Nb[0] != 2 || mask.Ne[0] < k.Ne[1] || mask.Ne[1] < q.Ne[1] ||
+		mask.Ne[2] == 0 || mask.Ne[3] == 0) {
+		return false
+	}
+	if sinks != nil && (sinks.Type != quant.F32 || sinks.Nb[0] != 4 || sinks.Ne[0] < q.Ne[2]) {
+		return false
+	}
+	fp := ops.FlashAttnParamsOf(t.Params)
+	return (fp.Prec == ops.PrecDefault || fp.Prec == ops.PrecF32) && fp.NKVMax == 0
+}
+
+// computeFlashAttnExt follows ggml's reference path (one query row at a
+// time, online softmax over the keys): each query row is converted to K's
+// vec_dot type and dotted with every key; the weighted values accumulate
+// in F16 when V is F16 (rounded at every step, as ggml does) and in F32
+// otherwise; sinks join the softmax at the end.
+func computeFlashAttnExt(p *Params, t *graph.Tensor) {
+	q, k, v, mask, sinks := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4]
+	fp := ops.FlashAttnParamsOf(t.Params)
+	dk, dv := q.Ne[0], v.Ne[0]
+	nq, nHead := q.Ne[1], q.Ne[2]
+
+	scale := fp.Scale
+	if fp.LogitSoftcap != 0 {
+		scale /= fp.LogitSoftcap
+	}
+	slope := alibiSlopes(nHead, fp.MaxBias)
+
+	qdt := k.Type.VecDotType()
+	kRow := uint64(k.Type.RowSize(dk))
+	vRow := uint64(v.Type.RowSize(dv))
+	qf := make([]float32, dk)
+	qq := make([]byte, qdt.RowSize(dk))
+	vkq := make([]float32, dv)
+	v32 := make([]float32, dv)
+	var vkq16 []uint16
+	if v.Type == quant.F16 {
+		vkq16 = make([]uint16, dv)
+	}
+
+	lo, hi := p.Rows(nq * nHead * q.Ne[3])
+	for ir := lo; ir < hi; ir++ {
+		iq1, iq2, iq3 := ir%nq, ir/nq%nHead, ir/(nq*nHead)
+		ik2, ik3 := iq2/(nHead/k.Ne[2]), iq3/(q.Ne[3]/k.Ne[3])
+		iv2, iv3 := iq2/(nHead/v.Ne[2]), iq3/(q.Ne[3]/v.Ne[3])
+
+		qOff := offset(q, 0, iq1, iq2, iq3)
+		mustDequantize(qf, quant.F32, q.Data[qOff:])
+		if _, err := quant.FromFloat(qq, qdt, qf); err != nil {
+			panic(err)
+		}
+		var maskRow uint64
+		if mask != nil {
+			maskRow = offset(mask, 0, iq1, iq2%mask.Ne[2], iq3%mask.Ne[3])
+		}
+
+		clear(vkq)
+		clear(vkq16)
+		var sum float32            // S: the softmax denominator
+		m := float32(math.Inf(-1)) // M: the largest score so far
+		for ic := range k.Ne[1] {
+			var mv float32
+			if mask != nil {
+				mv = slope(iq2) * getF(quant.F16, mask.Data, maskRow+uint64(ic)*2)
+				if math.IsInf(float64(mv), -1) {
+					continue
+				}
+			}
+			kOff := offset(k, 0, ic, ik2, ik3)
+			s, err := quant.VecDot(k.Type, int(dk), k.Data[kOff:kOff+kRow], qq)
+			if err != nil {
+				panic(err)
+			}
+			s *= scale
+			if fp.LogitSoftcap != 0 {
+				s = fp.LogitSoftcap * tanhf(s)
+			}
+			s += mv
+
+			// On a new maximum the accumulated values are rescaled by
+			// ms = e^(M_old-M) and this key weighs 1; otherwise it
+			// weighs vs = e^(s-M).
+			ms, vs := float32(1), float32(1)
+			if s > m {
+				ms = expf(m - s)
+				m = s
+			} else {
+				vs = expf(s - m)
+			}
+			vOff := offset(v, 0, ic, iv2, iv3)
+			vData := v.Data[vOff : vOff+vRow]
+			if vkq16 != nil {
+				for i := range vkq16 {
+					acc := quant.FP16ToFP32(vkq16[i])
+					if ms != 1 {
+						acc = quant.FP16ToFP32(quant.FP32ToFP16(acc * ms))
+					}
+					vkq16[i] = quant.FP32ToFP16(acc + getF(quant.F16, vData, uint64(i)*2)*vs)
+				}
+			} else {
+				mustDequantize(v32, v.Type, vData)
+				for i, x := range v32 {
+					if ms != 1 {
+						vkq[i] *= ms
+					}
+					vkq[i] += x * vs
+				}
+			}
+			sum = sum*ms + vs
+		}
+		for i, h := range vkq16 {
+			vkq[i] = quant.FP16ToFP32(h)
+		}
+
+		if sinks != nil {
+			s := getF(quant.F32, sinks.Data, uint64(iq2)*sinks.Nb[0])
+			ms, vs := float32(1), float32(1)
+			if s > m {
+				ms = expf(m - s)
+				scaleRow(vkq, ms)
+			} else {
+				vs = expf(s - m)
+			}
+			sum = sum*ms + vs
+		}
+
+		var inv float32
+		if sum != 0 {
+			inv = 1 / sum
+		}
+		// The result swaps Q's dimensions 1 and 2: [DV, heads, n_q, batch].
+		scaleRow(vkq, inv)
+		attnStoreF32(t.Data, offset(t, 0, iq2, iq1, iq3), vkq)
+	}
+}

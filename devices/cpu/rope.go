@@ -1,0 +1,241 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// supportsRope: ROPE and ROPE_BACK on F32 or F16 tensors whose rows are
+// contiguous (any row strides, in place or not), I32 positions and
+// optional F32 frequency factors, with the parameters ggml's kernel
+// accepts. Rows must have an even length: ggml copies the unrotated
+// dimensions in pairs and would run past an odd row.
+func supportsRope(t *graph.Tensor) bool {
+	a, pos, freq := t.Src[0], t.Src[1], t.Src[2]
+	if a == nil || pos == nil {
+		return false
+	}
+	if a.Type != quant.F32 && a.Type != quant.F16 || t.Type != a.Type || t.Ne != a.Ne {
+		return false
+	}
+	es := uint64(a.Type.TypeSize())
+	if a.Nb[0] != es || t.Nb[0] != es || a.Ne[0]%2 != 0 {
+		return false
+	}
+	rp := ops.RopeParamsOf(t.Params)
+	ne0, nd, offs := a.Ne[0], int64(rp.NDims), int64(rp.NOffs)
+	if nd <= 0 || nd%2 != 0 || offs < 0 || offs%2 != 0 || offs+nd > ne0 {
+		return false
+	}
+	nPos := a.Ne[2]
+	switch rp.Mode {
+	case ops.RopeNormal, ops.RopeNeox:
+	case ops.RopeMRope, ops.RopeIMRope, ops.RopeVision:
+		nPos *= 4
+		s := rp.Sections
+		if s[0] < 0 || s[1] < 0 || s[2] < 0 || s[3] < 0 || s[0]+s[1]+s[2] == 0 || int64(s[0]+s[1]+s[2]+s[3]) > ne0 {
+			return false
+		}
+	default:
+		return false
+	}
+	// The positions are read as a packed vector.
+	if pos.Type != quant.I32 || pos.Nb[0] != 4 || pos.Ne[0] < nPos || pos.Ne[1] != 1 || pos.Ne[2] != 1 || pos.Ne[3] != 1 {
+		return false
+	}
+	nFreq := nd / 2
+	if rp.Mode == ops.RopeVision {
+		// Vision rotates the whole row: dimension i pairs with i + n_dims.
+		if nd != ne0/2 || offs != 0 {
+			return false
+		}
+		nFreq = ne0 / 2
+	}
+	return freq == nil || freq.Type == quant.F32 && freq.Nb[0] == 4 && freq.Ne[0] >= nFreq
+}
+
+// ropeCache holds, for each rotated pair, cos and sin of its angle for one
+// token, as ggml's per-thread rope cache: entries 2i and 2i+1 of pair i.
+type ropeCache struct {
+	rp        ops.RopeParams
+	corr      [2]float32
+	thetaStep float32 // theta_scale = freq_base^(-2/n_dims)
+	sinSign   float32 // -1 for ROPE_BACK: the inverse rotation
+	freq      *graph.Tensor
+	v         []float32
+}
+
+func newRopeCache(t *graph.Tensor) *ropeCache {
+	rp := ops.RopeParamsOf(t.Params)
+	c := &ropeCache{
+		rp:        rp,
+		corr:      rp.YarnCorrDims(),
+		thetaStep: float32(math.Pow(float64(rp.FreqBase), float64(-2/float32(rp.NDims)))),
+		sinSign:   1,
+		freq:      t.Src[2],
+	}
+	if t.Op == ops.RopeBack {
+		c.sinSign = -1
+	}
+	n := int64(rp.NDims)
+	if rp.Mode == ops.RopeVision {
+		n = t.Ne[0]
+	}
+	c.v = make([]float32, n)
+	return c
+}
+
+// yarn is rope_yarn: cos and sin of the angle of pair i0/2, blending
+// interpolation and extrapolation over YaRN's ramp and scaling magnitude.
+func (c *ropeCache) yarn(thetaExtrap float32, i0 int) (float32, float32) {
+	rp := c.rp
+	thetaInterp := rp.FreqScale * thetaExtrap
+	theta := thetaInterp
+	mscale := rp.AttnFactor
+	if rp.ExtFactor != 0 {
+		rampMix := ropeYarnRamp(c.corr[0], c.corr[1], i0) * rp.ExtFactor
+		theta = thetaInterp*(1-rampMix) + thetaExtrap*rampMix
+		mscale *= 1 + 0.1*logf(1/rp.FreqScale)
+	}
+	return float32(math.Cos(float64(theta))) * mscale, float32(math.Sin(float64(theta))) * mscale
+}
+
+// ropeYarnRamp is rope_yarn_ramp, with C's MIN/MAX operand order so NaN
+// and infinite corrections (n_ctx_orig = 0) come out as in ggml.
+func ropeYarnRamp(low, high float32, i0 int) float32 {
+	d := high - low
+	if 0.001 > d {
+		d = 0.001
+	}
+	y := (float32(i0/2) - low) / d
+	if 0 > y {
+		y = 0
+	}
+	if 1 < y {
+		y = 1
+	}
+	return 1 - y
+}
+
+// set stores the rotation of pair i0/2 for angle theta (before frequency
+// factors).
+func (c *ropeCache) set(i0 int, theta float32) {
+	ff := float32(1)
+	if c.freq != nil {
+		ff = getF(quant.F32, c.freq.Data, uint64(i0/2)*4)
+	}
+	cos, sin := c.yarn(theta/ff, i0)
+	c.v[i0], c.v[i0+1] = cos, sin*c.sinSign
+}
+
+// fill computes the cache for token i2 of ne2 from the positions pos, as
+// ggml_rope_cache_init or, for the multi-section modes, ggml_mrope_cache_init.
+func (c *ropeCache) fill(pos *graph.Tensor, i2, ne2 int64) {
+	at := func(stream int64) float32 { return float32(getI32(pos.Data, uint64(i2+stream*ne2)*4)) }
+	if !c.rp.Mode.UsesSections() {
+		theta := at(0)
+		for i0 := 0; i0 < len(c.v); i0 += 2 {
+			c.set(i0, theta)
+			theta *= c.thetaStep
+		}
+		return
+	}
+	s := c.rp.Sections
+	secW := int(s[0] + s[1])
+	secE := secW + int(s[2])
+	sectDims := secE + int(s[3])
+	imrope, vision := c.rp.Mode == ops.RopeIMRope, c.rp.Mode == ops.RopeVision
+	var base, theta [4]float32 // t, h, w, e streams
+	for k := range base {
+		base[k] = at(int64(k))
+		theta[k] = base[k]
+	}
+	for i0 := 0; i0 < len(c.v); i0 += 2 {
+		sector := (i0 / 2) % sectDims
+		if vision {
+			// Each section restarts its stream's progression.
+			switch sector {
+			case 0:
+				theta[0] = base[0]
+			case int(s[0]):
+				theta[1] = base[1]
+			case secW:
+				theta[2] = base[2]
+			case secE:
+				theta[3] = base[3]
+			}
+		}
+		stream := 3
+		if imrope {
+			switch {
+			case sector%3 == 1 && sector < 3*int(s[1]):
+				stream = 1
+			case sector%3 == 2 && sector < 3*int(s[2]):
+				stream = 2
+			case sector%3 == 0 && sector < 3*int(s[0]):
+				stream = 0
+			}
+		} else {
+			switch {
+			case sector < int(s[0]):
+				stream = 0
+			case sector < secW:
+				stream = 1
+			case sector < secW+int(s[2]):
+				stream = 2
+			}
+		}
+		c.set(i0, theta[stream])
+		for k := range theta {
+			theta[k] *= c.thetaStep
+		}
+	}
+}
+
+// computeRope rotates each row's pairs by its token's cached angles and
+// copies the dimensions outside the rotated window.
+func computeRope(p *Params, t *graph.Tensor) {
+	a, pos := t.Src[0], t.Src[1]
+	c := newRopeCache(t)
+	rp := c.rp
+	ne0, nd, offs := a.Ne[0], int64(rp.NDims), int64(rp.NOffs)
+	lastI2 := int64(-1)
+	forRows(p, t, func(i1, i2, i3 int64) {
+		if i2 != lastI2 {
+			c.fill(pos, i2, a.Ne[2])
+			lastI2 = i2
+		}
+		rotate := func(i0, ia, ib int64) {
+			x0 := getF(a.Type, a.Data, offset(a, ia, i1, i2, i3))
+			x1 := getF(a.Type, a.Data, offset(a, ib, i1, i2, i3))
+			cos, sin := c.v[i0], c.v[i0+1]
+			setF(t.Type, t.Data, offset(t, ia, i1, i2, i3), x0*cos-x1*sin)
+			setF(t.Type, t.Data, offset(t, ib, i1, i2, i3), x0*sin+x1*cos)
+		}
+		switch rp.Mode {
+		case ops.RopeNormal:
+			for i0 := int64(0); i0 < nd; i0 += 2 {
+				rotate(i0, offs+i0, offs+i0+1)
+			}
+		case ops.RopeVision:
+			for i0 := int64(0); i0 < ne0; i0 += 2 {
+				rotate(i0, i0/2, i0/2+nd)
+			}
+			return
+		default: // NeoX pairing
+			for i0 := int64(0); i0 < nd; i0 += 2 {
+				rotate(i0, offs+i0/2, offs+i0/2+nd/2)
+			}
+		}
+		for i0 := int64(0); i0 < ne0; i0++ {
+			if i0 == offs {
+				i0 += nd - 1 // skip the rotated window
+				continue
+			}
+			setF(t.Type, t.Data, offset(t, i0, i1, i2, i3), getF(a.Type, a.Data, offset(a, i0, i1, i2, i3)))
+		}
+	})
+}
