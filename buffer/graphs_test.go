@@ -10,6 +10,7 @@ import (
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/optest"
+	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -76,32 +77,36 @@ func llama(layers int, tokens int64, copies bool) builder {
 
 // transformer is a llama-style decoder: token embeddings looked up by id,
 // per layer an RMS norm, Q/K/V projections (matrix products with weights of
-// type wtype), K and V copied into an F16 cache (CPY into views) and read
-// back from it, heads split by reshape and permute, masked softmax
-// attention, an output projection and a SwiGLU feed-forward network, with
-// residual additions; then logits. (No RoPE yet.)
+// type wtype), RoPE on Q and K, K and V copied into an F16 cache (CPY into
+// views) and read back from it, heads split by reshape and permute, masked
+// softmax attention, an output projection and a SwiGLU feed-forward
+// network, with residual additions; then logits.
 func transformer(layers int, tokens int64, wtype quant.Type) builder {
 	return func(c *graph.Context) []*graph.Tensor {
 		const embd, heads, ff, vocab, eps = 64, 4, 128, 96, 1e-5
 		hd := int64(embd / heads)
 		w := func(ne ...int64) *graph.Tensor { return c.NewTensor(wtype, ne...) }
 		ids := graph.SetInput(c.NewTensor(quant.I32, tokens))
+		pos := graph.SetInput(c.NewTensor(quant.I32, tokens))
 		mask := input(c, tokens, tokens)
 		kcache := c.NewTensor(quant.F16, embd, tokens, int64(layers))
 		vcache := c.NewTensor(quant.F16, embd, tokens, int64(layers))
 		x := c.GetRows(w(embd, vocab), ids)
 		for l := range layers {
 			h := c.Mul(c.RMSNorm(x, eps), weight(c, embd))
-			q := c.MulMat(w(embd, embd), h)
+			rope := func(t *graph.Tensor) *graph.Tensor {
+				return c.Rope(c.Reshape(t, hd, heads, tokens), pos, int32(hd), ops.RopeNeox)
+			}
 			// The cache views depend on the copies, so they come after.
-			cached := func(cache *graph.Tensor) *graph.Tensor {
+			cached := func(cache, cur *graph.Tensor) *graph.Tensor {
 				at := uint64(l) * cache.Nb[2]
-				stored := c.Cpy(c.MulMat(w(embd, embd), h), c.View2D(cache, embd, tokens, cache.Nb[1], at))
+				stored := c.Cpy(cur, c.View2D(cache, embd, tokens, cache.Nb[1], at))
 				return c.View3D(stored, hd, heads, tokens, uint64(hd)*cache.Nb[0], cache.Nb[1], 0)
 			}
-			k := c.Permute(cached(kcache), 0, 2, 1, 3)
-			v := c.Cont(c.Permute(cached(vcache), 1, 2, 0, 3))
-			kq := c.SoftMaxExt(c.MulMat(k, c.Permute(c.Reshape(q, hd, heads, tokens), 0, 2, 1, 3)), mask, 0.25, 0)
+			q := c.Permute(rope(c.MulMat(w(embd, embd), h)), 0, 2, 1, 3)
+			k := c.Permute(cached(kcache, rope(c.MulMat(w(embd, embd), h))), 0, 2, 1, 3)
+			v := c.Cont(c.Permute(cached(vcache, c.MulMat(w(embd, embd), h)), 1, 2, 0, 3))
+			kq := c.SoftMaxExt(c.MulMat(k, q), mask, 0.25, 0)
 			o := c.Cont(c.Permute(c.MulMat(v, kq), 0, 2, 1, 3))
 			x = c.Add(x, c.MulMat(w(embd, embd), c.Reshape(o, embd, tokens)))
 			f := c.Mul(c.RMSNorm(x, eps), weight(c, embd))
@@ -112,8 +117,8 @@ func transformer(layers int, tokens int64, wtype quant.Type) builder {
 	}
 }
 
-// tokenIDs fills I32 leafs (token ids) with ids below 96, the vocabulary
-// of transformer.
+// tokenIDs fills I32 leafs (token ids, positions) with values below 96,
+// the vocabulary of transformer.
 func tokenIDs(rng *rand.Rand, t *graph.Tensor) bool {
 	if t.Type != quant.I32 {
 		return false
