@@ -1,0 +1,306 @@
+// Package backend is ggml-go's device abstraction, after ggml-backend.h:
+// a Registry lists Devices, a Device describes one piece of hardware (its
+// memory, capabilities, buffer types and what it can compute) and starts
+// Backends, and a Backend is a stream of work on a device: tensor copies
+// and graph computations, in order.
+//
+// Device packages register themselves from init, and a program chooses
+// which devices it links by importing them:
+//
+//	import _ "github.com/ggml-go/ggml/devices/cpu"
+//
+//	b, err := backend.InitBest() // honours GGML_DEVICE, e.g. "OPENVINO0,CPU"
+//
+// This package never imports a device package; devices import it.
+//
+// A device whose native library is missing, too old or fails to start is
+// still listed, as an *Unavailable carrying a Reason (which library, the
+// paths searched, the symbol or version at fault, the error), so tools can
+// say why it cannot be used. Nothing here panics because a library or a
+// device is missing or fails.
+//
+// As in ggml, a device's supports-op rule is a function of the node
+// (types, shapes, parameters), not a table. Features only some devices
+// have are optional interfaces found by type assertion, as in
+// database/sql/driver:
+//
+//   - Device: HostBufferTyper (pinned host memory), HostMemoryBufferer
+//     (a buffer over caller memory), EventCreator (events).
+//   - Backend: GraphPlanner (compute a graph repeatedly from a plan),
+//     GraphOptimizer (reorder a graph for the device), TensorCopier (copy
+//     from another backend without the host).
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/graph"
+)
+
+// Errors of this package; test them with errors.Is.
+var (
+	// ErrNotFound reports a device name or type no registered device has.
+	ErrNotFound = errors.New("backend: no such device")
+	// ErrUnavailable reports a device that is listed but cannot be used;
+	// the error also wraps the device's Reason.
+	ErrUnavailable = errors.New("backend: device unavailable")
+	// ErrUnsupported reports an operation a device or backend does not
+	// provide.
+	ErrUnsupported = errors.New("backend: unsupported")
+	// ErrDuplicate reports a registry or device name registered twice.
+	ErrDuplicate = errors.New("backend: already registered")
+	// ErrArgument reports a bad argument: a nil registry, an empty
+	// device name in a list.
+	ErrArgument = errors.New("backend: bad argument")
+	// ErrClosed reports a backend used after Close.
+	ErrClosed = errors.New("backend: closed")
+)
+
+// DeviceType is the kind of a device, with ggml's numbering
+// (enum ggml_backend_dev_type).
+type DeviceType int32
+
+// Device types.
+const (
+	// DeviceCPU is the host CPU (and its memory).
+	DeviceCPU DeviceType = 0
+	// DeviceGPU is a GPU with memory of its own.
+	DeviceGPU DeviceType = 1
+	// DeviceIGPU is an integrated GPU sharing host memory.
+	DeviceIGPU DeviceType = 2
+	// DeviceAccel is an accelerator used next to the CPU (BLAS, NPU),
+	// which InitBest does not pick by itself.
+	DeviceAccel DeviceType = 3
+)
+
+var deviceTypeNames = [...]string{"CPU", "GPU", "IGPU", "ACCEL"}
+
+func (t DeviceType) String() string {
+	if t >= 0 && int(t) < len(deviceTypeNames) {
+		return deviceTypeNames[t]
+	}
+	return fmt.Sprintf("DeviceType(%d)", int32(t))
+}
+
+// ParseDeviceType returns the type named s ("CPU", "gpu", ...).
+func ParseDeviceType(s string) (DeviceType, error) {
+	for i, n := range deviceTypeNames {
+		if strings.EqualFold(s, n) {
+			return DeviceType(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown device type %q", ErrArgument, s)
+}
+
+// Caps are what a device can do beyond computing graphs
+// (ggml_backend_dev_caps).
+type Caps struct {
+	// Async: its backends' set/get/copy and graph compute may return
+	// before the work is done; Synchronize waits.
+	Async bool
+	// HostBuffer: the device has a pinned host buffer type
+	// (HostBufferTyper).
+	HostBuffer bool
+	// BufferFromHostPtr: the device can use caller memory as a buffer
+	// (HostMemoryBufferer).
+	BufferFromHostPtr bool
+	// Events: the device has events (EventCreator).
+	Events bool
+	// Mmap: the device can use weights from a memory-mapped file.
+	Mmap bool
+}
+
+// String lists the capabilities that are set, e.g. "buffer_from_host_ptr,mmap",
+// with ggml's field names; "none" when none are.
+func (c Caps) String() string {
+	var s []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{c.Async, "async"}, {c.HostBuffer, "host_buffer"}, {c.BufferFromHostPtr, "buffer_from_host_ptr"}, {c.Events, "events"}, {c.Mmap, "mmap"}} {
+		if f.on {
+			s = append(s, f.name)
+		}
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ",")
+}
+
+// Props describe a device (ggml_backend_dev_props).
+type Props struct {
+	Name        string
+	Description string
+	// MemoryFree and MemoryTotal are in bytes; 0 when unknown.
+	MemoryFree, MemoryTotal uint64
+	Type                    DeviceType
+	// DeviceID identifies the hardware (a PCI bus id), or is empty.
+	DeviceID string
+	Caps     Caps
+}
+
+// Registry is a family of devices, usually one per device package
+// (ggml_backend_reg).
+type Registry interface {
+	// Name identifies the registry ("CPU", "OpenVINO").
+	Name() string
+	// Devices lists the registry's devices, unavailable ones included,
+	// in a stable order. It may discover them (load libraries) on first
+	// call; it must not fail: a device that cannot be used is listed as
+	// an *Unavailable.
+	Devices() []Device
+}
+
+// Device is one piece of hardware (ggml_backend_device). Methods may be
+// called from several goroutines.
+type Device interface {
+	// Name is unique in the process ("CPU", "OPENVINO0").
+	Name() string
+	// Description is for people (the CPU's model name, a GPU's name).
+	Description() string
+	// Memory is the device memory free and in total, in bytes; 0 when
+	// unknown.
+	Memory() (free, total uint64)
+	// Type is the device's kind.
+	Type() DeviceType
+	// Props gathers name, description, memory, type and caps.
+	Props() Props
+	// BufferType is the device's default buffer type, or nil for a
+	// device that cannot be used.
+	BufferType() buffer.Type
+	// SupportsOp reports whether the device computes t (its operation,
+	// types, shapes and parameters).
+	SupportsOp(t *graph.Tensor) bool
+	// SupportsBufferType reports whether the device's backends can read
+	// and write tensors in buffers of bt.
+	SupportsBufferType(bt buffer.Type) bool
+	// OffloadOp reports whether t, whose weights are in host memory,
+	// is still worth computing here (a GPU for a large batch); the
+	// scheduler asks when offloading is on.
+	OffloadOp(t *graph.Tensor) bool
+	// Init starts a backend on the device. Options a device does not
+	// use are ignored.
+	Init(opts Options) (Backend, error)
+}
+
+// HostBufferTyper is a Device with a host buffer type the device reads
+// fast (pinned memory), used for inputs and outputs copied to and from it
+// (ggml_backend_dev_host_buffer_type).
+type HostBufferTyper interface {
+	HostBufferType() buffer.Type
+}
+
+// HostMemoryBufferer is a Device that can use caller memory (a mapped
+// model file) as a buffer without copying it
+// (ggml_backend_dev_buffer_from_host_ptr). maxTensorSize is the largest
+// tensor that will be placed in it.
+type HostMemoryBufferer interface {
+	BufferFromHostMemory(mem []byte, maxTensorSize uint64) (buffer.Buffer, error)
+}
+
+// EventCreator is a Device with events (ggml_backend_event_new).
+type EventCreator interface {
+	NewEvent() (Event, error)
+}
+
+// Event marks a point in a backend's stream of work
+// (ggml_backend_event).
+type Event interface {
+	// Record marks the point reached so far by b's queued work.
+	Record(b Backend) error
+	// Wait makes b's later work wait, on the device, for the recorded
+	// point; the host does not block.
+	Wait(b Backend) error
+	// Synchronize blocks the host until the recorded point is reached.
+	Synchronize() error
+	// Free releases the event.
+	Free() error
+}
+
+// Backend is a stream of work on a device (ggml_backend). The *Async
+// methods may return before the work is done when the device's Caps.Async
+// is set: the data passed to them must stay untouched, and read memory
+// stays unwritten, until Synchronize. A Backend is used by one goroutine at
+// a time.
+type Backend interface {
+	// Name identifies the backend (usually its device's name).
+	Name() string
+	// Device is the device the backend runs on.
+	Device() Device
+	// SetTensorAsync copies data into t from byte offset of t.
+	SetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error
+	// GetTensorAsync copies t from byte offset into data.
+	GetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error
+	// Synchronize waits for every queued operation and returns the first
+	// error one of them met.
+	Synchronize() error
+	// GraphCompute computes g's nodes, whose memory is in buffers the
+	// device supports; asynchronously when Caps.Async is set.
+	GraphCompute(g *graph.Graph) error
+	// Close waits for queued work and releases the backend.
+	Close() error
+}
+
+// TensorCopier is a Backend that copies a tensor from another backend's
+// memory into its own without going through the host
+// (ggml_backend_tensor_copy_async's cpy_tensor_async). It returns an error
+// wrapping ErrUnsupported for pairs it cannot handle.
+type TensorCopier interface {
+	CopyTensorAsync(from Backend, src, dst *graph.Tensor) error
+}
+
+// GraphPlan is a graph prepared for repeated computation.
+type GraphPlan interface {
+	// Compute computes the planned graph.
+	Compute() error
+	// Update points the plan at g, a graph of the same shape with new
+	// tensors (ggml's graph_plan_update).
+	Update(g *graph.Graph) error
+	// Free releases the plan.
+	Free() error
+}
+
+// GraphPlanner is a Backend that prepares graphs for repeated computation
+// (ggml_backend_graph_plan_create).
+type GraphPlanner interface {
+	GraphPlan(g *graph.Graph) (GraphPlan, error)
+}
+
+// GraphOptimizer is a Backend that reorders a graph's nodes for the device
+// before it is split and computed (ggml's graph_optimize); the result must
+// compute the same values.
+type GraphOptimizer interface {
+	GraphOptimize(g *graph.Graph) error
+}
+
+// Compute runs g on b and waits for it (ggml_backend_graph_compute).
+func Compute(b Backend, g *graph.Graph) error {
+	if err := b.GraphCompute(g); err != nil {
+		return err
+	}
+	return b.Synchronize()
+}
+
+// CopyTensorAsync copies src, computed on from, into dst on to
+// (ggml_backend_tensor_copy_async): by to's own copy when it has one, else
+// by waiting for both backends and copying through the host. src and dst
+// need the same layout.
+func CopyTensorAsync(from, to Backend, src, dst *graph.Tensor) error {
+	if c, ok := to.(TensorCopier); ok {
+		err := c.CopyTensorAsync(from, src, dst)
+		if !errors.Is(err, ErrUnsupported) {
+			return err
+		}
+	}
+	if err := from.Synchronize(); err != nil {
+		return err
+	}
+	if err := to.Synchronize(); err != nil {
+		return err
+	}
+	return buffer.CopyTensor(src, dst)
+}

@@ -1,0 +1,296 @@
+package backend
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/dynlib"
+)
+
+// fakeDevice is a usable device whose Init can be made to fail.
+type fakeDevice struct {
+	name    string
+	typ     DeviceType
+	initErr error
+}
+
+func (d *fakeDevice) Name() string                        { return d.name }
+func (d *fakeDevice) Description() string                 { return "fake " + d.name }
+func (d *fakeDevice) Memory() (free, total uint64)        { return 1, 2 }
+func (d *fakeDevice) Type() DeviceType                    { return d.typ }
+func (d *fakeDevice) Props() Props                        { return Props{Name: d.name, Type: d.typ} }
+func (d *fakeDevice) BufferType() buffer.Type             { return buffer.CPU() }
+func (d *fakeDevice) SupportsOp(*graph.Tensor) bool       { return true }
+func (d *fakeDevice) SupportsBufferType(buffer.Type) bool { return true }
+func (d *fakeDevice) OffloadOp(*graph.Tensor) bool        { return false }
+func (d *fakeDevice) Init(opts Options) (Backend, error) {
+	if d.initErr != nil {
+		return nil, d.initErr
+	}
+	return &fakeBackend{dev: d, opts: opts}, nil
+}
+
+type fakeBackend struct {
+	dev  *fakeDevice
+	opts Options
+}
+
+func (b *fakeBackend) Name() string                                       { return b.dev.name }
+func (b *fakeBackend) Device() Device                                     { return b.dev }
+func (b *fakeBackend) SetTensorAsync(*graph.Tensor, []byte, uint64) error { return nil }
+func (b *fakeBackend) GetTensorAsync(*graph.Tensor, []byte, uint64) error { return nil }
+func (b *fakeBackend) Synchronize() error                                 { return nil }
+func (b *fakeBackend) GraphCompute(*graph.Graph) error                    { return nil }
+func (b *fakeBackend) Close() error                                       { return nil }
+
+type fakeRegistry struct {
+	name string
+	devs []Device
+}
+
+func (r *fakeRegistry) Name() string      { return r.name }
+func (r *fakeRegistry) Devices() []Device { return r.devs }
+
+var (
+	cpuDev     = &fakeDevice{name: "CPU", typ: DeviceCPU}
+	accelDev   = &fakeDevice{name: "BLAS", typ: DeviceAccel}
+	igpuDev    = &fakeDevice{name: "IGPU0", typ: DeviceIGPU}
+	brokenDev  = &fakeDevice{name: "BROKEN0", typ: DeviceGPU, initErr: errors.New("driver said no")}
+	missingDev = NewUnavailable("OPENVINO0", "OpenVINO", DeviceGPU, Reason{Kind: LibraryNotFound, Library: "libopenvino_c.so", Tried: []string{"/opt/a/libopenvino_c.so", "/opt/b/libopenvino_c.so"}})
+)
+
+func testSet(t *testing.T, regs ...Registry) *registrySet {
+	var s registrySet
+	for _, r := range regs {
+		require.NoError(t, s.register(r))
+	}
+	return &s
+}
+
+func TestRegister(t *testing.T) {
+	s := testSet(t, &fakeRegistry{name: "CPU", devs: []Device{cpuDev}})
+	require.ErrorIs(t, s.register(nil), ErrArgument)
+	require.ErrorIs(t, s.register(&fakeRegistry{name: "cpu"}), ErrDuplicate)
+	require.NoError(t, s.register(&fakeRegistry{name: "OpenVINO", devs: []Device{missingDev, nil, igpuDev}}))
+	require.Len(t, s.registries(), 2)
+	require.Equal(t, []Device{cpuDev, missingDev, igpuDev}, s.devices(), "registration order, nil devices dropped")
+}
+
+func TestDeviceLookup(t *testing.T) {
+	s := testSet(t,
+		&fakeRegistry{name: "OpenVINO", devs: []Device{missingDev, igpuDev}},
+		&fakeRegistry{name: "CPU", devs: []Device{cpuDev}})
+
+	d, err := s.byName("openvino0")
+	require.NoError(t, err, "an unavailable device is still found by name")
+	require.Same(t, missingDev, d)
+	_, err = s.byName("VULKAN0")
+	require.ErrorIs(t, err, ErrNotFound)
+	require.Contains(t, err.Error(), "OPENVINO0, IGPU0, CPU")
+
+	d, err = s.byType(DeviceCPU)
+	require.NoError(t, err)
+	require.Same(t, cpuDev, d)
+	_, err = s.byType(DeviceGPU)
+	require.ErrorIs(t, err, ErrNotFound, "the only GPU is unavailable")
+	require.ErrorIs(t, err, ErrLibraryNotFound, "and the error says why")
+	_, err = s.byType(DeviceAccel)
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+func TestInitBestByType(t *testing.T) {
+	tests := []struct {
+		name string
+		devs []Device
+		want Device
+	}{
+		{"igpu over cpu, unavailable gpu skipped", []Device{cpuDev, missingDev, igpuDev}, igpuDev},
+		{"accel is not picked by itself", []Device{accelDev, cpuDev}, cpuDev},
+		{"a gpu failing to start falls back", []Device{brokenDev, cpuDev}, cpuDev},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testSet(t, &fakeRegistry{name: "r", devs: tc.devs})
+			b, err := s.init(Options{})
+			require.NoError(t, err)
+			require.Same(t, tc.want, b.Device())
+		})
+	}
+	s := testSet(t, &fakeRegistry{name: "r", devs: []Device{accelDev, missingDev}})
+	_, err := s.init(Options{})
+	require.ErrorIs(t, err, ErrNotFound)
+	s = testSet(t, &fakeRegistry{name: "r", devs: []Device{brokenDev}})
+	_, err = s.init(Options{})
+	require.ErrorContains(t, err, "driver said no")
+}
+
+func TestInitByPreference(t *testing.T) {
+	s := testSet(t, &fakeRegistry{name: "r", devs: []Device{missingDev, brokenDev, igpuDev, cpuDev}})
+
+	b, err := s.init(Options{Devices: []string{"OPENVINO0", "BROKEN0", "cpu"}, Threads: 3})
+	require.NoError(t, err)
+	require.Same(t, cpuDev, b.Device(), "first listed device that starts")
+	require.Equal(t, 3, b.(*fakeBackend).opts.Threads, "options reach the device")
+
+	b, err = s.init(Options{Devices: []string{"NOPE", "IGPU0", "CPU"}})
+	require.NoError(t, err)
+	require.Same(t, igpuDev, b.Device())
+
+	_, err = s.init(Options{Devices: []string{"OPENVINO0", "BROKEN0", "NOPE"}})
+	require.ErrorIs(t, err, ErrUnavailable)
+	require.ErrorIs(t, err, ErrLibraryNotFound)
+	require.ErrorIs(t, err, ErrNotFound)
+	for _, want := range []string{"/opt/a/libopenvino_c.so", "/opt/b/libopenvino_c.so", "driver said no", "NOPE"} {
+		require.Contains(t, err.Error(), want)
+	}
+}
+
+func TestInitBestFromEnv(t *testing.T) {
+	// InitBest reads the process-wide registry; only the parsing is
+	// checked here, against a registry of the test's own.
+	t.Setenv(EnvDevice, " IGPU0 , cpu")
+	opts, err := OptionsFromEnv()
+	require.NoError(t, err)
+	require.Equal(t, []string{"IGPU0", "cpu"}, opts.Devices)
+	s := testSet(t, &fakeRegistry{name: "r", devs: []Device{cpuDev, igpuDev}})
+	b, err := s.init(opts)
+	require.NoError(t, err)
+	require.Same(t, igpuDev, b.Device())
+
+	t.Setenv(EnvDevice, "CPU,,GPU")
+	_, err = OptionsFromEnv()
+	require.ErrorIs(t, err, ErrArgument)
+	require.ErrorContains(t, err, EnvDevice)
+	_, err = InitBest()
+	require.ErrorIs(t, err, ErrArgument, "a malformed GGML_DEVICE is an error, not a silent fallback")
+}
+
+func TestParseDeviceList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+		err  bool
+	}{
+		{"", nil, false},
+		{"  ", nil, false},
+		{"CPU", []string{"CPU"}, false},
+		{"OPENVINO0,CPU", []string{"OPENVINO0", "CPU"}, false},
+		{" HTP0 ,\tCPU ", []string{"HTP0", "CPU"}, false},
+		{"CPU,", nil, true},
+		{",CPU", nil, true},
+		{"CPU,cpu", nil, true},
+	}
+	for _, tc := range tests {
+		got, err := ParseDeviceList(tc.in)
+		if tc.err {
+			require.ErrorIs(t, err, ErrArgument, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+	}
+}
+
+func FuzzParseDeviceList(f *testing.F) {
+	for _, s := range []string{"", "OPENVINO0,CPU", "a,,b", " x , y ", "CPU,cpu"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		names, err := ParseDeviceList(s)
+		if err != nil {
+			require.ErrorIs(t, err, ErrArgument)
+			return
+		}
+		seen := map[string]bool{}
+		for _, n := range names {
+			require.NotEmpty(t, n)
+			require.Equal(t, strings.TrimSpace(n), n)
+			require.NotContains(t, n, ",")
+			require.False(t, seen[strings.ToUpper(n)])
+			seen[strings.ToUpper(n)] = true
+		}
+		if len(names) > 0 {
+			again, err := ParseDeviceList(strings.Join(names, ","))
+			require.NoError(t, err)
+			require.Equal(t, names, again)
+		}
+	})
+}
+
+func TestDeviceType(t *testing.T) {
+	for i, want := range []string{"CPU", "GPU", "IGPU", "ACCEL"} {
+		require.Equal(t, want, DeviceType(i).String(), "ggml's numbering")
+		typ, err := ParseDeviceType(strings.ToLower(want))
+		require.NoError(t, err)
+		require.Equal(t, DeviceType(i), typ)
+	}
+	require.Equal(t, "DeviceType(9)", DeviceType(9).String())
+	_, err := ParseDeviceType("TPU")
+	require.ErrorIs(t, err, ErrArgument)
+}
+
+func TestCaps(t *testing.T) {
+	require.Equal(t, "none", Caps{}.String())
+	require.Equal(t, "buffer_from_host_ptr,mmap", Caps{BufferFromHostPtr: true, Mmap: true}.String())
+	require.Equal(t, "async,host_buffer,buffer_from_host_ptr,events,mmap", Caps{true, true, true, true, true}.String())
+}
+
+func TestUnavailable(t *testing.T) {
+	u := missingDev
+	require.Equal(t, "OPENVINO0", u.Name())
+	require.Equal(t, DeviceGPU, u.Type())
+	require.Nil(t, u.BufferType())
+	require.False(t, u.SupportsOp(&graph.Tensor{}))
+	require.False(t, u.SupportsBufferType(buffer.CPU()))
+	free, total := u.Memory()
+	require.Zero(t, free+total)
+	_, err := u.Init(Options{})
+	require.ErrorIs(t, err, ErrUnavailable)
+	require.ErrorIs(t, err, ErrLibraryNotFound)
+	require.ErrorContains(t, err, "/opt/b/libopenvino_c.so")
+	require.ErrorIs(t, Availability(u), ErrUnavailable)
+	require.NoError(t, Availability(cpuDev))
+}
+
+func TestReasons(t *testing.T) {
+	cause := errors.New("boom")
+	tests := []struct {
+		r        Reason
+		sentinel error
+		text     string
+	}{
+		{Reason{Kind: LibraryNotFound, Library: "libx.so", Tried: []string{"/a/libx.so"}}, ErrLibraryNotFound, "library not found: libx.so (searched /a/libx.so)"},
+		{Reason{Kind: LibraryLoadFailed, Library: "/a/libx.so", Err: cause}, ErrLibraryLoadFailed, "library failed to load: /a/libx.so: boom"},
+		{Reason{Kind: SymbolMissing, Library: "libx.so", Symbol: "x_init"}, ErrSymbolMissing, "symbol missing: libx.so lacks x_init"},
+		{Reason{Kind: VersionTooOld, Library: "libx.so", Version: "2023.0", MinVersion: "2024.0"}, ErrVersionTooOld, "version too old: libx.so is version 2023.0, need 2024.0 or newer"},
+		{Reason{Kind: InitFailed, Err: cause}, ErrInitFailed, "init failed: boom"},
+	}
+	for _, tc := range tests {
+		require.ErrorIs(t, tc.r, tc.sentinel)
+		require.Equal(t, tc.text, tc.r.Error())
+		if tc.r.Err != nil {
+			require.ErrorIs(t, tc.r, cause)
+		}
+	}
+}
+
+func TestLibraryReason(t *testing.T) {
+	dir := t.TempDir()
+	_, tried, err := dynlib.Find([]string{"libggmlgo_none.so"}, []string{dir})
+	r := LibraryReason("libggmlgo_none.so", tried, err)
+	require.Equal(t, LibraryNotFound, r.Kind)
+	require.Equal(t, tried, r.Tried)
+	require.ErrorIs(t, r, dynlib.ErrNotFound)
+
+	_, err = dynlib.Open(dir + "/libggmlgo_none.so")
+	require.Equal(t, LibraryLoadFailed, LibraryReason("x", nil, err).Kind)
+	require.Equal(t, SymbolMissing, LibraryReason("x", nil, dynlib.ErrSymbol).Kind)
+	require.Equal(t, InitFailed, LibraryReason("x", nil, cause()).Kind)
+}
+
+func cause() error { return errors.New("other") }
