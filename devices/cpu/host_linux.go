@@ -1,0 +1,21 @@
+package cpu
+
+import "os"
+
+func hostMemory() (free, total uint64) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	return parseMeminfo(f)
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	return parseCPUModel(f)
+}
