@@ -1,5 +1,6 @@
 // Command ggml is ggml-go's command-line tool.
 //
+//	ggml devices                        every registered device, and why an unavailable one cannot be used
 //	ggml quant-stats [-type T] [-ref]   quantization accuracy and speed, beside the real ggml
 //	ggml test-ops [-b CPU] [-o OP,...] [-ref ggml|cpu] [-seed N] [-cases quick|full] [-threads N] [-v]
 //	                                    op conformance of a device against a reference
@@ -12,6 +13,9 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	// Devices register themselves with package backend when linked in.
+	_ "github.com/ggml-go/ggml/devices/cpu"
 )
 
 type command struct {
@@ -20,6 +24,7 @@ type command struct {
 }
 
 var commands = map[string]command{
+	"devices":     {"every registered device: type, memory, caps, and why an unavailable one cannot be used", runDevices},
 	"quant-stats": {"bits per weight, error and speed of every quantization format, beside the real ggml", runQuantStats},
 	"test-ops":    {"op conformance cases on a device, compared with the real ggml or our CPU device", runTestOps},
 }

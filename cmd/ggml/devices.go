@@ -1,0 +1,75 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/ggml-go/ggml/backend"
+)
+
+func runDevices(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("devices", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: ggml devices\n\nLists every registered device, and why an unavailable one cannot be used.")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	printDevices(stdout, backend.Devices())
+	return nil
+}
+
+// printDevices writes a table of devs, then, for each unavailable one,
+// the reason and every path searched for its library.
+func printDevices(w io.Writer, devs []backend.Device) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTYPE\tSTATUS\tMEMORY FREE/TOTAL\tCAPS\tDESCRIPTION")
+	var unavailable []*backend.Unavailable
+	for _, d := range devs {
+		p := d.Props()
+		status, mem, caps := "available", memory(p.MemoryFree, p.MemoryTotal), p.Caps.String()
+		if u, ok := d.(*backend.Unavailable); ok {
+			status, mem, caps = "unavailable", "-", "-"
+			unavailable = append(unavailable, u)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Type, status, mem, caps, p.Description)
+	}
+	tw.Flush()
+	if len(devs) == 0 {
+		fmt.Fprintln(w, "no devices registered")
+	}
+	for _, u := range unavailable {
+		r := u.Reason
+		fmt.Fprintf(w, "\n%s: %s", u.Name(), r.Kind)
+		if r.Library != "" {
+			fmt.Fprintf(w, " (%s)", r.Library)
+		}
+		fmt.Fprintln(w)
+		switch r.Kind {
+		case backend.SymbolMissing:
+			fmt.Fprintf(w, "  missing symbol: %s\n", r.Symbol)
+		case backend.VersionTooOld:
+			fmt.Fprintf(w, "  version %s, need %s or newer\n", r.Version, r.MinVersion)
+		}
+		for _, p := range r.Tried {
+			fmt.Fprintf(w, "  searched: %s\n", p)
+		}
+		if r.Err != nil {
+			fmt.Fprintf(w, "  error: %v\n", r.Err)
+		}
+	}
+}
+
+// memory formats bytes as GiB with one decimal, or "unknown" for 0.
+func memory(free, total uint64) string {
+	if total == 0 {
+		return "unknown"
+	}
+	const gib = 1 << 30
+	return fmt.Sprintf("%.1f/%.1f GiB", float64(free)/gib, float64(total)/gib)
+}
