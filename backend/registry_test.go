@@ -9,7 +9,6 @@ import (
 
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/dynlib"
 )
 
 // fakeDevice is a usable device whose Init can be made to fail.
@@ -278,19 +277,3 @@ func TestReasons(t *testing.T) {
 		}
 	}
 }
-
-func TestLibraryReason(t *testing.T) {
-	dir := t.TempDir()
-	_, tried, err := dynlib.Find([]string{"libggmlgo_none.so"}, []string{dir})
-	r := LibraryReason("libggmlgo_none.so", tried, err)
-	require.Equal(t, LibraryNotFound, r.Kind)
-	require.Equal(t, tried, r.Tried)
-	require.ErrorIs(t, r, dynlib.ErrNotFound)
-
-	_, err = dynlib.Open(dir + "/libggmlgo_none.so")
-	require.Equal(t, LibraryLoadFailed, LibraryReason("x", nil, err).Kind)
-	require.Equal(t, SymbolMissing, LibraryReason("x", nil, dynlib.ErrSymbol).Kind)
-	require.Equal(t, InitFailed, LibraryReason("x", nil, cause()).Kind)
-}
-
-func cause() error { return errors.New("other") }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/dynlib"
 )
 
 // ReasonKind says why a device cannot be used.
@@ -103,23 +102,6 @@ func (r Reason) Unwrap() []error {
 		errs = append(errs, r.Err)
 	}
 	return errs
-}
-
-// LibraryReason classifies an error of dynlib.Find, Load, Open or
-// Library.Sym into a Reason: library not found, failed to load, or symbol
-// missing (other errors count as init failures). library names what was
-// looked for; tried is the list Find or Load returned.
-func LibraryReason(library string, tried []string, err error) Reason {
-	r := Reason{Kind: InitFailed, Library: library, Tried: tried, Err: err}
-	switch {
-	case errors.Is(err, dynlib.ErrNotFound):
-		r.Kind = LibraryNotFound
-	case errors.Is(err, dynlib.ErrOpen):
-		r.Kind = LibraryLoadFailed
-	case errors.Is(err, dynlib.ErrSymbol):
-		r.Kind = SymbolMissing
-	}
-	return r
 }
 
 // Unavailable is a device that is listed but cannot be used, and why. It

@@ -46,7 +46,8 @@ type device struct {
 func (*device) Name() string { return "CPU" }
 
 // Description is the processor's model name where the system tells it
-// (linux x86's /proc/cpuinfo), else "CPU", as ggml's CPU device.
+// (linux x86's /proc/cpuinfo, darwin's sysctl), else "CPU", as ggml's CPU
+// device.
 func (d *device) Description() string {
 	d.descOnce.Do(func() {
 		d.desc = "CPU"
@@ -60,7 +61,8 @@ func (d *device) Description() string {
 // Memory is the host's memory: on linux MemAvailable and MemTotal of
 // /proc/meminfo (ggml reports free = total on unix; available memory is the
 // better estimate of what a model can use), on windows the available and
-// total physical memory; 0, 0 (unknown) elsewhere.
+// total physical memory (as ggml), on darwin hw.memsize for both (as
+// ggml); 0, 0 (unknown) elsewhere.
 func (*device) Memory() (free, total uint64) { return hostMemory() }
 
 func (*device) Type() backend.DeviceType { return backend.DeviceCPU }

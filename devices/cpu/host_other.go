@@ -1,9 +1,9 @@
-//go:build !linux && !windows
+//go:build !linux && !windows && !darwin
 
 package cpu
 
-// hostMemory is unknown (0, 0) where reading it would need cgo or a
-// further dependency (darwin's sysctl hw.memsize).
+// hostMemory is unknown (0, 0) on the remaining systems (the BSDs, plan9,
+// wasm): reading it would need a further dependency.
 func hostMemory() (free, total uint64) { return 0, 0 }
 
 func cpuModel() string { return "" }
