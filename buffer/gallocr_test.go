@@ -9,6 +9,7 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
 	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
 	"github.com/ggml-go/ggml/internal/optest"
 )
@@ -127,7 +128,7 @@ func TestGraphAllocatorVsGGML(t *testing.T) {
 			place = weightsApart(t, place)
 		}
 		require.NoError(t, place(g), name)
-		for _, x := range reachable(g) {
+		for _, x := range mirror.Reachable(g) {
 			if x.Buffer != nil && x.Buffer.(buffer.Buffer).Usage() == buffer.UsageCompute {
 				x.Buffer, x.Data = nil, nil // ggml places these anew
 			}
@@ -173,7 +174,7 @@ func TestRandomGraphsVsGGML(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		for _, x := range reachable(g) {
+		for _, x := range mirror.Reachable(g) {
 			x.Data = nil
 		}
 		theirs, err := ggmlBufferSize(l, g)

@@ -6,33 +6,8 @@ import (
 
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/ggmlref"
+	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
 )
-
-// reachable lists every tensor g's nodes and leafs reach through sources and
-// view sources, each once, sources first.
-func reachable(g *graph.Graph) []*graph.Tensor {
-	seen := map[*graph.Tensor]bool{}
-	var order []*graph.Tensor
-	var visit func(t *graph.Tensor)
-	visit = func(t *graph.Tensor) {
-		if t == nil || seen[t] {
-			return
-		}
-		seen[t] = true
-		for _, s := range t.Src {
-			visit(s)
-		}
-		visit(t.ViewSrc)
-		order = append(order, t)
-	}
-	for _, t := range g.Leafs {
-		visit(t)
-	}
-	for _, t := range g.Nodes {
-		visit(t)
-	}
-	return order
-}
 
 // ggmlBufferSize builds g, without data, in a ggml context and returns the
 // size of the compute buffer ggml_gallocr_reserve plans for it on ggml's
@@ -73,7 +48,7 @@ func ggmlPlacement(l *ggmlref.Lib, g *graph.Graph) (uint64, map[*graph.Tensor]ui
 // memory) into a new no_alloc ggml context and expands its nodes in g's order into a ggml graph; c maps
 // g's tensors to their copies.
 func toGGML(l *ggmlref.Lib, g *graph.Graph) (ctx *ggmlref.Context, cg *ggmlref.Graph, c map[*graph.Tensor]*ggmlref.Tensor, err error) {
-	order := reachable(g)
+	order := mirror.Reachable(g)
 	ctx, err = l.NewContext(uint64(len(order)+1)*l.TensorOverhead()+l.GraphOverhead(len(order)+1)+4096, true)
 	if err != nil {
 		return nil, nil, nil, err

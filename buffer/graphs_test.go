@@ -9,6 +9,7 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
 	"github.com/ggml-go/ggml/internal/optest"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
@@ -239,7 +240,7 @@ func supported(g *graph.Graph) bool {
 // heap, and views their source's. (A context made with Alloc would too, but
 // it sizes a ViewTensor of a strided view by dense strides.)
 func giveGoMemory(g *graph.Graph) {
-	ts := reachable(g)
+	ts := mirror.Reachable(g)
 	for _, t := range ts {
 		if t.ViewSrc == nil {
 			t.Data = make([]byte, t.NBytes())
@@ -278,7 +279,7 @@ func computeMatches(b builder, init func(*rand.Rand, *graph.Tensor) bool, place 
 	}
 	// The placed memory starts as garbage, as it would after earlier
 	// graphs: a node reading memory nothing wrote shows up as a mismatch.
-	for _, t := range reachable(gb) {
+	for _, t := range mirror.Reachable(gb) {
 		if b, ok := t.Buffer.(buffer.Buffer); ok {
 			if err := b.Clear(0xa5); err != nil {
 				return err

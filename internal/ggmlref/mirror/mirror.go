@@ -207,9 +207,10 @@ func Describe(t *graph.Tensor) string {
 	return b.String()
 }
 
-// collect lists every tensor g's nodes and leafs reach through their
-// sources and views, each once, sources before the tensors that use them.
-func collect(g *graph.Graph) []*graph.Tensor {
+// Reachable lists every tensor g's nodes and leafs reach through their
+// sources and views, each once, sources before the tensors that use them:
+// the tensors a ggml copy of g needs.
+func Reachable(g *graph.Graph) []*graph.Tensor {
 	seen := map[*graph.Tensor]bool{}
 	var order []*graph.Tensor
 	var visit func(t *graph.Tensor)
@@ -268,7 +269,7 @@ func (e *Executor) mirror(g *graph.Graph, withData bool) (*mirrored, error) {
 	if len(g.Nodes) == 0 {
 		return nil, fmt.Errorf("%w: graph has no nodes", ErrNotMirrorable)
 	}
-	m := &mirrored{g: g, order: collect(g), c: map[*graph.Tensor]*ggmlref.Tensor{}, offs: map[*graph.Tensor]uint64{}}
+	m := &mirrored{g: g, order: Reachable(g), c: map[*graph.Tensor]*ggmlref.Tensor{}, offs: map[*graph.Tensor]uint64{}}
 	var arena uint64
 	for _, t := range m.order {
 		if err := check(t, withData); err != nil {
