@@ -1,0 +1,784 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
+)
+
+// MaxSchedBackends is the most backends a Scheduler takes
+// (GGML_SCHED_MAX_BACKENDS).
+const MaxSchedBackends = 16
+
+// MaxSplitInputs is the number of inputs past which a split ends rather
+// than take another input that needs a copy (GGML_SCHED_MAX_SPLIT_INPUTS).
+const MaxSplitInputs = 30
+
+// ErrAborted is returned by Scheduler.GraphCompute when the eval callback
+// asked to stop.
+var ErrAborted = errors.New("backend: computation aborted by the eval callback")
+
+// EvalCallback observes nodes while a Scheduler computes. It is called
+// with ask true for each node, before computing, and returns whether it
+// wants to see that node's result; the nodes up to the first wanted one are
+// computed together, then it is called again with ask false once the
+// wanted node is computed (its backend synchronized), and returning false
+// then aborts the computation.
+type EvalCallback func(t *graph.Tensor, ask bool) bool
+
+// SchedulerOptions configure NewScheduler.
+type SchedulerOptions struct {
+	// BufferTypes is the buffer type in which each backend's compute
+	// tensors are placed, one per backend; nil means each device's
+	// BufferType.
+	BufferTypes []buffer.Type
+	// OpOffload lets a higher-priority backend take an op whose weight
+	// sits in host memory, when its device supports and wants to offload
+	// the op (Device.OffloadOp).
+	OpOffload bool
+}
+
+// Scheduler runs a graph across several backends (ggml_backend_sched): it
+// assigns every tensor to a backend, cuts the graph into splits each run
+// by one backend, copies the tensors a split reads from elsewhere into
+// copies on its backend, places the compute tensors with one
+// GraphAllocator, and computes split after split.
+//
+// Like ggml's, the scheduler rewrites the graph it is given: a node that
+// reads a tensor from another backend reads the copy instead. Reset puts
+// the original sources back. A Scheduler is not safe for concurrent use.
+type Scheduler struct {
+	backends  []Backend
+	bufts     []buffer.Type
+	opOffload bool
+	galloc    *buffer.GraphAllocator
+
+	// ids is the backend index of every assigned tensor (user
+	// assignments included); a missing tensor is unassigned.
+	ids map[*graph.Tensor]int
+	// copies[t][b] is the copy of t on backend b.
+	copies  map[*graph.Tensor]map[int]*graph.Tensor
+	splits  []split
+	patches []srcPatch
+
+	// gcopy is the graph the allocator places: for each split, its
+	// inputs' dependencies and copies, then its nodes; then the leafs.
+	gcopy                  *graph.Graph
+	nodeIDs, leafIDs       []int
+	prevNodeIDs, prevLeafs []int
+
+	eval             EvalCallback
+	isReset, isAlloc bool
+}
+
+// split is a run of nodes [i0, i1) of the graph computed by one backend.
+type split struct {
+	backend int
+	i0, i1  int
+	// inputs are the tensors of other backends the split reads through
+	// copies.
+	inputs []*graph.Tensor
+	g      *graph.Graph
+}
+
+// srcPatch records a source the scheduler replaced by a copy.
+type srcPatch struct {
+	node *graph.Tensor
+	j    int
+	orig *graph.Tensor
+}
+
+// NewScheduler returns a scheduler over backends, in priority order (a
+// lower index is preferred): the last one must be a CPU backend, which
+// takes graph inputs and every op no other backend supports.
+func NewScheduler(backends []Backend, opts SchedulerOptions) (*Scheduler, error) {
+	n := len(backends)
+	if n == 0 || n > MaxSchedBackends {
+		return nil, fmt.Errorf("%w: scheduler needs 1 to %d backends, got %d", ErrArgument, MaxSchedBackends, n)
+	}
+	for i, b := range backends {
+		if b == nil || b.Device() == nil {
+			return nil, fmt.Errorf("%w: scheduler backend %d is nil or has no device", ErrArgument, i)
+		}
+	}
+	if backends[n-1].Device().Type() != DeviceCPU {
+		return nil, fmt.Errorf("%w: the scheduler's last backend must be a CPU, not %s (%s)", ErrArgument, backends[n-1].Name(), backends[n-1].Device().Type())
+	}
+	if opts.BufferTypes != nil && len(opts.BufferTypes) != n {
+		return nil, fmt.Errorf("%w: %d buffer types for %d backends", ErrArgument, len(opts.BufferTypes), n)
+	}
+	s := &Scheduler{
+		backends:  append([]Backend(nil), backends...),
+		bufts:     make([]buffer.Type, n),
+		opOffload: opts.OpOffload,
+		ids:       map[*graph.Tensor]int{},
+		copies:    map[*graph.Tensor]map[int]*graph.Tensor{},
+		isReset:   true,
+	}
+	for i, b := range backends {
+		bt := b.Device().BufferType()
+		if opts.BufferTypes != nil {
+			bt = opts.BufferTypes[i]
+		}
+		if bt == nil || !b.Device().SupportsBufferType(bt) {
+			return nil, fmt.Errorf("%w: backend %s does not support its buffer type", ErrArgument, b.Name())
+		}
+		s.bufts[i] = bt
+	}
+	g, err := buffer.NewGraphAllocator(s.bufts...)
+	if err != nil {
+		return nil, err
+	}
+	s.galloc = g
+	return s, nil
+}
+
+// Close frees the scheduler's compute buffers.
+func (s *Scheduler) Close() error {
+	s.Reset()
+	return s.galloc.Free()
+}
+
+// Backends returns the scheduler's backends in priority order.
+func (s *Scheduler) Backends() []Backend { return append([]Backend(nil), s.backends...) }
+
+// BufferType is the buffer type of backend b's compute tensors.
+func (s *Scheduler) BufferType(b Backend) buffer.Type {
+	if i := s.index(b); i >= 0 {
+		return s.bufts[i]
+	}
+	return nil
+}
+
+// BufferSize is the size of backend b's compute buffer.
+func (s *Scheduler) BufferSize(b Backend) uint64 {
+	if i := s.index(b); i >= 0 {
+		return s.galloc.BufferSize(i)
+	}
+	return 0
+}
+
+func (s *Scheduler) index(b Backend) int {
+	for i, x := range s.backends {
+		if x == b {
+			return i
+		}
+	}
+	return -1
+}
+
+// SetTensorBackend assigns t to b before the graph is split; the
+// assignment holds until Reset.
+func (s *Scheduler) SetTensorBackend(t *graph.Tensor, b Backend) error {
+	i := s.index(b)
+	if i < 0 || t == nil {
+		return fmt.Errorf("%w: SetTensorBackend: unknown backend or nil tensor", ErrArgument)
+	}
+	s.ids[t] = i
+	s.isReset = false
+	return nil
+}
+
+// TensorBackend is the backend t is assigned to, or nil.
+func (s *Scheduler) TensorBackend(t *graph.Tensor) Backend {
+	if i, ok := s.ids[t]; ok {
+		return s.backends[i]
+	}
+	return nil
+}
+
+// NSplits is the number of splits of the last graph split.
+func (s *Scheduler) NSplits() int { return len(s.splits) }
+
+// NCopies is the number of copies of each graph input the scheduler keeps:
+// 1, as this scheduler does not pipeline.
+func (s *Scheduler) NCopies() int { return 1 }
+
+// SplitInputs returns the inputs of split i (tensors of other backends
+// that the split reads through copies) and its backend.
+func (s *Scheduler) SplitInputs(i int) (Backend, []*graph.Tensor) {
+	if i < 0 || i >= len(s.splits) {
+		return nil, nil
+	}
+	sp := s.splits[i]
+	return s.backends[sp.backend], append([]*graph.Tensor(nil), sp.inputs...)
+}
+
+// SetEvalCallback sets (nil: clears) the callback observing nodes during
+// GraphCompute.
+func (s *Scheduler) SetEvalCallback(cb EvalCallback) { s.eval = cb }
+
+// Reset forgets the assignments, splits and copies and restores the
+// sources the last split replaced by copies. Call it before placing
+// another graph.
+func (s *Scheduler) Reset() {
+	for i := len(s.patches) - 1; i >= 0; i-- {
+		p := s.patches[i]
+		p.node.Src[p.j] = p.orig
+	}
+	s.patches = nil
+	clear(s.ids)
+	clear(s.copies)
+	s.splits = nil
+	s.isReset, s.isAlloc = true, false
+}
+
+// Synchronize waits for every backend.
+func (s *Scheduler) Synchronize() error {
+	var errs []error
+	for _, b := range s.backends {
+		errs = append(errs, b.Synchronize())
+	}
+	return errors.Join(errs...)
+}
+
+// Reserve sizes the compute buffers for g, a worst-case graph, then
+// resets: graphs of the same shape no larger than g are then placed
+// without reallocating.
+func (s *Scheduler) Reserve(g *graph.Graph) error {
+	if err := s.Synchronize(); err != nil {
+		return err
+	}
+	if err := s.SplitGraph(g); err != nil {
+		s.Reset()
+		return err
+	}
+	err := s.galloc.ReserveN(s.gcopy, s.nodeIDs, s.leafIDs)
+	s.Reset()
+	return err
+}
+
+// AllocGraph splits g and places its compute tensors (and the split
+// inputs' copies) in the backends' compute buffers.
+func (s *Scheduler) AllocGraph(g *graph.Graph) error {
+	if s.isAlloc {
+		return fmt.Errorf("%w: AllocGraph: the scheduler holds a graph; Reset first", ErrArgument)
+	}
+	if err := s.SplitGraph(g); err != nil {
+		return err
+	}
+	if err := s.allocSplits(); err != nil {
+		return err
+	}
+	s.isAlloc = true
+	return nil
+}
+
+// GraphCompute computes g: it resets and allocates first unless g was
+// just placed by AllocGraph, then runs the splits and waits for every
+// backend.
+func (s *Scheduler) GraphCompute(g *graph.Graph) error {
+	if !s.isReset && !s.isAlloc {
+		s.Reset()
+	}
+	if !s.isAlloc {
+		if err := s.AllocGraph(g); err != nil {
+			return err
+		}
+	}
+	if err := s.computeSplits(); err != nil {
+		return err
+	}
+	return s.Synchronize()
+}
+
+func isViewOp(op ops.Op) bool {
+	return op == ops.View || op == ops.Reshape || op == ops.Permute || op == ops.Transpose
+}
+
+// placedBuffer is the buffer holding t's memory, or nil.
+func placedBuffer(t *graph.Tensor) buffer.Buffer {
+	gb := t.Buffer
+	if t.ViewSrc != nil {
+		gb = t.ViewSrc.Buffer
+	}
+	b, _ := gb.(buffer.Buffer)
+	return b
+}
+
+func (s *Scheduler) id(t *graph.Tensor) int {
+	if t == nil {
+		return -1
+	}
+	if i, ok := s.ids[t]; ok {
+		return i
+	}
+	return -1
+}
+
+func (s *Scheduler) supportsOp(b int, t *graph.Tensor) bool {
+	return s.backends[b].Device().SupportsOp(t)
+}
+
+// backendFromBuffer is the first backend that can use the buffer holding
+// t and runs op, or -1.
+func (s *Scheduler) backendFromBuffer(t, op *graph.Tensor) int {
+	buf := placedBuffer(t)
+	if buf == nil {
+		return -1
+	}
+	for i, b := range s.backends {
+		if b.Device().SupportsBufferType(buf.Type()) && s.supportsOp(i, op) {
+			return i
+		}
+	}
+	return -1
+}
+
+// bufferSupported reports whether backend b can read t where it is (its
+// buffer, or the buffer type of the backend it is assigned to).
+func (s *Scheduler) bufferSupported(t *graph.Tensor, b int) bool {
+	var bt buffer.Type
+	if buf := placedBuffer(t); buf != nil {
+		bt = buf.Type()
+	} else {
+		id := s.id(t)
+		if id == -1 && t.ViewSrc != nil {
+			id = s.id(t.ViewSrc)
+		}
+		if id != -1 {
+			bt = s.bufts[id]
+		}
+	}
+	return bt != nil && s.backends[b].Device().SupportsBufferType(bt)
+}
+
+func (s *Scheduler) setIfSupported(t *graph.Tensor, b int) {
+	if s.supportsOp(b, t) {
+		s.ids[t] = b
+	}
+}
+
+// idFromCurrent is pass 1's choice for t: where its memory is, the CPU for
+// graph inputs, or next to a weight it reads.
+func (s *Scheduler) idFromCurrent(t *graph.Tensor) (int, error) {
+	if id := s.backendFromBuffer(t, t); id != -1 {
+		return id, nil
+	}
+	if t.ViewSrc != nil {
+		if id := s.backendFromBuffer(t.ViewSrc, t); id != -1 {
+			return id, nil
+		}
+	}
+	if buf := placedBuffer(t); buf != nil {
+		return -1, fmt.Errorf("%w: %s is placed in a %s buffer, and no backend using it runs %s", ErrUnsupported, t.Name, buf.Name(), t.Op)
+	}
+	if t.Flags&graph.FlagInput != 0 {
+		return len(s.backends) - 1, nil
+	}
+	// The rope frequencies and the attention sinks are too small to
+	// decide where their op runs.
+	if t.Op == ops.Rope || t.Op == ops.FlashAttnExt {
+		return -1, nil
+	}
+	cpu := len(s.backends) - 1
+	for _, src := range t.Src {
+		if src == nil || src.Buffer == nil {
+			continue
+		}
+		buf, ok := src.Buffer.(buffer.Buffer)
+		if !ok || buf.Usage() != buffer.UsageWeights {
+			continue
+		}
+		id := s.backendFromBuffer(src, t)
+		if s.opOffload && id == cpu && buf.IsHost() {
+			for b := range cpu {
+				d := s.backends[b].Device()
+				if d.SupportsOp(t) && d.OffloadOp(t) {
+					return b, nil
+				}
+			}
+		}
+		return id, nil
+	}
+	return -1, nil
+}
+
+// SplitGraph assigns every tensor of g to a backend and cuts g into
+// splits (ggml_backend_sched_split_graph), replacing the sources read
+// across backends by copies. AllocGraph and GraphCompute call it.
+func (s *Scheduler) SplitGraph(g *graph.Graph) error {
+	if g == nil {
+		return fmt.Errorf("%w: nil graph", ErrArgument)
+	}
+	s.isReset = false
+	s.splits = nil
+	if err := s.assign(g); err != nil {
+		return err
+	}
+	s.cut(g)
+	return s.buildCopyGraph(g)
+}
+
+// assign runs passes 1 to 4: every node, leaf and source gets a backend.
+func (s *Scheduler) assign(g *graph.Graph) error {
+	// Pass 1: tensors with memory, graph inputs, ops next to weights.
+	// User assignments stay.
+	for _, list := range [][]*graph.Tensor{g.Leafs, g.Nodes} {
+		for _, t := range list {
+			if s.id(t) != -1 {
+				continue
+			}
+			id, err := s.idFromCurrent(t)
+			if err != nil {
+				return err
+			}
+			if id != -1 {
+				s.ids[t] = id
+			}
+		}
+	}
+
+	// Pass 2: spread assignments to neighbouring nodes the backend
+	// supports: the higher-priority backends down then up, without
+	// spreading the CPU, so that the CPU only runs what must run there;
+	// then every backend down then up. Unsupported nodes stay
+	// unassigned, to be placed once their inputs' places are known.
+	cpu := len(s.backends) - 1
+	n := len(g.Nodes)
+	expand := func(down, skipCPU bool) {
+		cur := -1
+		for k := range n {
+			i := k
+			if !down {
+				i = n - 1 - k
+			}
+			t := g.Nodes[i]
+			if isViewOp(t.Op) {
+				continue
+			}
+			if id := s.id(t); id != -1 {
+				cur = id
+				if skipCPU && id == cpu {
+					cur = -1
+				}
+			} else if cur != -1 {
+				s.setIfSupported(t, cur)
+			}
+		}
+	}
+	expand(true, true)
+	expand(false, true)
+	expand(true, false)
+	expand(false, false)
+
+	// Pass 3: move a node to a higher-priority backend with the same
+	// buffer type when that backend runs it and reads all its sources
+	// where they are; place an unassigned node on the backend that reads
+	// the most of its inputs in place.
+	for _, t := range g.Nodes {
+		if isViewOp(t.Op) {
+			continue
+		}
+		id := s.id(t)
+		if id == -1 {
+			best := -1
+			for b := range s.backends {
+				if !s.supportsOp(b, t) {
+					continue
+				}
+				nsup := 0
+				for _, src := range t.Src {
+					if src != nil && (s.id(src) != -1 || s.id(src.ViewSrc) != -1) && s.bufferSupported(src, b) {
+						nsup++
+					}
+				}
+				if nsup > best {
+					best = nsup
+					s.ids[t] = b
+				}
+			}
+			continue
+		}
+		for b := range id {
+			if s.bufts[b] != s.bufts[id] || !s.supportsOp(b, t) {
+				continue
+			}
+			ok := true
+			for _, src := range t.Src {
+				if src != nil && !s.bufferSupported(src, b) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				s.ids[t] = b
+				break
+			}
+		}
+	}
+
+	// Pass 4: views go with their memory, sources with their consumer;
+	// what is left goes to the first backend that runs it.
+	for _, t := range g.Nodes {
+		if t.ViewSrc != nil && s.id(t) == -1 {
+			s.inherit(t, s.id(t.ViewSrc))
+		}
+		for _, src := range t.Src {
+			if src == nil || s.id(src) != -1 {
+				continue
+			}
+			if src.ViewSrc != nil {
+				s.inherit(src, s.id(src.ViewSrc))
+			} else {
+				s.inherit(src, s.id(t))
+			}
+		}
+		for b := 0; b < len(s.backends) && s.id(t) == -1; b++ {
+			s.setIfSupported(t, b)
+		}
+		if s.id(t) == -1 {
+			return fmt.Errorf("%w: no backend runs %s (%s)", ErrUnsupported, t.Name, t.Op)
+		}
+	}
+	// A source still unassigned (the memory of a view placed before its
+	// view_src was) goes with its first consumer; ggml leaves it
+	// unassigned and cannot place it.
+	for _, t := range g.Nodes {
+		for _, src := range t.Src {
+			if src != nil && s.id(src) == -1 {
+				s.inherit(src, s.id(t))
+			}
+		}
+	}
+	for _, t := range g.Leafs {
+		if s.id(t) == -1 {
+			return fmt.Errorf("%w: leaf %s is read by no node and has no place", ErrArgument, t.Name)
+		}
+	}
+	return nil
+}
+
+func (s *Scheduler) inherit(t *graph.Tensor, id int) {
+	if id != -1 {
+		s.ids[t] = id
+	}
+}
+
+// cut runs pass 5: splits are maximal runs of nodes on one backend; each
+// source on a backend whose memory the split's backend cannot read gets a
+// copy there.
+func (s *Scheduler) cut(g *graph.Graph) {
+	i := 0
+	first := len(s.backends) - 1
+	for ; i < len(g.Nodes); i++ {
+		if !isViewOp(g.Nodes[i].Op) {
+			first = s.id(g.Nodes[i])
+			break
+		}
+	}
+	sp := &split{backend: first}
+	cur := first
+	for ; i < len(g.Nodes); i++ {
+		t := g.Nodes[i]
+		if isViewOp(t.Op) {
+			continue
+		}
+		id := s.id(t)
+		newSplit := false
+		if id == cur && len(sp.inputs) > 0 {
+			for _, src := range t.Src {
+				if src == nil {
+					continue
+				}
+				// A weight on another backend starts a split, so that the
+				// memory of the weights copied for the last one is reused.
+				if buf, ok := src.Buffer.(buffer.Buffer); ok && buf.Usage() == buffer.UsageWeights {
+					if s.id(src) != cur && !s.bufferSupported(src, cur) {
+						newSplit = true
+						break
+					}
+				}
+				if len(sp.inputs) >= MaxSplitInputs && s.id(src) != cur && s.copies[src][cur] == nil && !s.bufferSupported(src, cur) {
+					newSplit = true
+					break
+				}
+			}
+		}
+		if id != cur || newSplit {
+			sp.i1 = i
+			s.splits = append(s.splits, *sp)
+			sp = &split{backend: id, i0: i}
+			cur = id
+		}
+		for j, src := range t.Src {
+			if src == nil {
+				continue
+			}
+			if s.id(src) == cur || s.bufferSupported(src, cur) {
+				continue
+			}
+			cp := s.copies[src][cur]
+			if cp == nil {
+				cp = dupLayout(src)
+				cp.Name = fmt.Sprintf("%s#%s#0", s.backends[cur].Name(), src.Name)
+				if s.copies[src] == nil {
+					s.copies[src] = map[int]*graph.Tensor{}
+				}
+				s.copies[src][cur] = cp
+				s.ids[cp] = cur
+				sp.inputs = append(sp.inputs, src)
+			}
+			s.patches = append(s.patches, srcPatch{node: t, j: j, orig: src})
+			t.Src[j] = cp
+		}
+	}
+	sp.i1 = len(g.Nodes)
+	s.splits = append(s.splits, *sp)
+}
+
+// dupLayout is a new tensor with t's type, shape and strides.
+func dupLayout(t *graph.Tensor) *graph.Tensor {
+	return &graph.Tensor{Type: t.Type, Ne: t.Ne, Nb: t.Nb}
+}
+
+// buildCopyGraph makes the graph the allocator places: each split's
+// inputs (a dependency on the input, so that it lives until copied, and
+// its copy, allocated as the split starts) before the split's nodes, then
+// g's leafs.
+func (s *Scheduler) buildCopyGraph(g *graph.Graph) error {
+	s.prevNodeIDs, s.prevLeafs = s.nodeIDs, s.leafIDs
+	gc := &graph.Graph{}
+	var nodeIDs, leafIDs []int
+	for k := range s.splits {
+		sp := &s.splits[k]
+		v, err := g.View(sp.i0, sp.i1)
+		if err != nil {
+			return err
+		}
+		if o, ok := s.backends[sp.backend].(GraphOptimizer); ok {
+			if err := o.GraphOptimize(v); err != nil {
+				return err
+			}
+		}
+		sp.g = v
+		for _, in := range sp.inputs {
+			dep := dupLayout(in)
+			dep.Name = in.Name + " (dep)"
+			dep.Src[0] = in
+			dep.ViewSrc, dep.ViewOffs = in, 0
+			if in.ViewSrc != nil {
+				dep.ViewSrc, dep.ViewOffs = in.ViewSrc, in.ViewOffs
+			}
+			gc.Nodes = append(gc.Nodes, dep, s.copies[in][sp.backend])
+			nodeIDs = append(nodeIDs, s.id(in), sp.backend)
+		}
+		for _, t := range v.Nodes {
+			gc.Nodes = append(gc.Nodes, t)
+			nodeIDs = append(nodeIDs, s.id(t))
+		}
+	}
+	for _, t := range g.Leafs {
+		gc.Leafs = append(gc.Leafs, t)
+		leafIDs = append(leafIDs, s.id(t))
+	}
+	s.gcopy, s.nodeIDs, s.leafIDs = gc, nodeIDs, leafIDs
+	return nil
+}
+
+// idsChanged reports whether a tensor of the copy graph moved to a
+// backend with another buffer type since the last split, which the
+// allocator's plan cannot see.
+func (s *Scheduler) idsChanged() bool {
+	diff := func(cur, prev []int) bool {
+		if len(cur) != len(prev) {
+			return true
+		}
+		for i := range cur {
+			if cur[i] != prev[i] && s.bufts[cur[i]] != s.bufts[prev[i]] {
+				return true
+			}
+		}
+		return false
+	}
+	return diff(s.nodeIDs, s.prevNodeIDs) || diff(s.leafIDs, s.prevLeafs)
+}
+
+func (s *Scheduler) allocSplits() error {
+	if !s.idsChanged() {
+		err := s.galloc.AllocGraph(s.gcopy)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, buffer.ErrNeedReserve) {
+			return err
+		}
+	}
+	// Reallocating may move the split inputs: let pending copies finish.
+	if err := s.Synchronize(); err != nil {
+		return err
+	}
+	if err := s.galloc.ReserveN(s.gcopy, s.nodeIDs, s.leafIDs); err != nil {
+		return err
+	}
+	return s.galloc.AllocGraph(s.gcopy)
+}
+
+func (s *Scheduler) computeSplits() error {
+	prev := -1
+	for k := range s.splits {
+		sp := &s.splits[k]
+		be := s.backends[sp.backend]
+		// The allocator may reuse memory across splits: the previous
+		// backend must be done with it.
+		if len(sp.inputs) == 0 && prev >= 0 && prev != sp.backend {
+			if err := s.backends[prev].Synchronize(); err != nil {
+				return err
+			}
+		}
+		for _, in := range sp.inputs {
+			cp := s.copies[in][sp.backend]
+			// Wait until the split's backend no longer reads the copy.
+			if err := be.Synchronize(); err != nil {
+				return err
+			}
+			var err error
+			if in.Flags&graph.FlagInput != 0 {
+				// The caller may overwrite an input as soon as
+				// GraphCompute returns: copy it now.
+				err = buffer.CopyTensor(in, cp)
+			} else {
+				err = CopyTensorAsync(s.backends[s.id(in)], be, in, cp)
+			}
+			if err != nil {
+				return fmt.Errorf("copying %s to %s: %w", in.Name, be.Name(), err)
+			}
+		}
+		if err := s.computeSplit(be, sp.g); err != nil {
+			return err
+		}
+		prev = sp.backend
+	}
+	return nil
+}
+
+func (s *Scheduler) computeSplit(be Backend, g *graph.Graph) error {
+	if s.eval == nil {
+		return be.GraphCompute(g)
+	}
+	for j0 := 0; j0 < len(g.Nodes); j0++ {
+		t := g.Nodes[j0]
+		need := s.eval(t, true)
+		j1 := j0
+		for !need && j1 < len(g.Nodes)-1 {
+			j1++
+			t = g.Nodes[j1]
+			need = s.eval(t, true)
+		}
+		v, err := g.View(j0, j1+1)
+		if err != nil {
+			return err
+		}
+		if err := Compute(be, v); err != nil {
+			return err
+		}
+		if need && !s.eval(t, false) {
+			return fmt.Errorf("%w: at %s", ErrAborted, t.Name)
+		}
+		j0 = j1
+	}
+	return nil
+}

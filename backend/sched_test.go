@@ -1,0 +1,475 @@
+package backend_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/devices/cpu"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// fakeType is the fake device's memory: Go slices the CPU is not told
+// about (IsHost false), reached only through the buffer API.
+type fakeType struct {
+	mu     sync.Mutex
+	stores map[buffer.Buffer]*fakeStorage
+}
+
+func (*fakeType) Name() string                     { return "FAKE0" }
+func (*fakeType) Alignment() uint64                { return 32 }
+func (*fakeType) MaxSize() uint64                  { return 1 << 30 }
+func (*fakeType) AllocSize(t *graph.Tensor) uint64 { return t.NBytes() }
+func (*fakeType) IsHost() bool                     { return false }
+func (*fakeType) DeviceName() string               { return "FAKE0" }
+
+func (ft *fakeType) Alloc(size uint64) (buffer.Buffer, error) {
+	st := &fakeStorage{mem: make([]byte, size), at: map[*graph.Tensor]uint64{}}
+	b, err := buffer.New(ft, st, size)
+	if err != nil {
+		return nil, err
+	}
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	ft.stores[b] = st
+	return b, nil
+}
+
+// memory is t's bytes in fake memory, or nil when t is not in a fake
+// buffer.
+func (ft *fakeType) memory(t *graph.Tensor) []byte {
+	root, offs := t, uint64(0)
+	if t.ViewSrc != nil {
+		root, offs = t.ViewSrc, t.ViewOffs
+	}
+	b, ok := root.Buffer.(buffer.Buffer)
+	if !ok {
+		return nil
+	}
+	ft.mu.Lock()
+	st := ft.stores[b]
+	ft.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	at, ok := st.at[root]
+	if !ok {
+		return nil
+	}
+	at += offs
+	return st.mem[at : at+t.NBytes() : at+t.NBytes()]
+}
+
+type fakeStorage struct {
+	mem []byte
+	at  map[*graph.Tensor]uint64
+}
+
+func (s *fakeStorage) Base() uintptr                      { return 0x10000 }
+func (s *fakeStorage) Release() error                     { return nil }
+func (s *fakeStorage) Write(at uint64, data []byte) error { copy(s.mem[at:], data); return nil }
+func (s *fakeStorage) Read(at uint64, data []byte) error  { copy(data, s.mem[at:]); return nil }
+func (s *fakeStorage) Fill(at, size uint64, v byte) error {
+	for i := range size {
+		s.mem[at+i] = v
+	}
+	return nil
+}
+func (s *fakeStorage) InitTensor(t *graph.Tensor, at uint64) error {
+	if t.ViewSrc == nil {
+		s.at[t] = at
+	}
+	return nil
+}
+func (s *fakeStorage) Reset() error { clear(s.at); return nil }
+
+// fakeDevice runs F32 ADD and MUL (and the view ops) only.
+type fakeDevice struct{ bt *fakeType }
+
+func (d *fakeDevice) Name() string                 { return "FAKE0" }
+func (d *fakeDevice) Description() string          { return "scheduler test device" }
+func (d *fakeDevice) Memory() (uint64, uint64)     { return 0, 0 }
+func (d *fakeDevice) Type() backend.DeviceType     { return backend.DeviceGPU }
+func (d *fakeDevice) BufferType() buffer.Type      { return d.bt }
+func (d *fakeDevice) OffloadOp(*graph.Tensor) bool { return false }
+func (d *fakeDevice) Props() backend.Props {
+	return backend.Props{Name: d.Name(), Description: d.Description(), Type: d.Type()}
+}
+func (d *fakeDevice) SupportsBufferType(bt buffer.Type) bool { return bt == buffer.Type(d.bt) }
+func (d *fakeDevice) SupportsOp(t *graph.Tensor) bool {
+	switch t.Op {
+	case ops.None, ops.View, ops.Reshape, ops.Permute, ops.Transpose:
+		return true
+	case ops.Add, ops.Mul:
+		for _, s := range t.Src {
+			if s != nil && s.Type != quant.F32 {
+				return false
+			}
+		}
+		return t.Type == quant.F32
+	}
+	return false
+}
+func (d *fakeDevice) Init(backend.Options) (backend.Backend, error) {
+	return &fakeBackend{dev: d, eng: cpu.New(cpu.Options{Threads: 2})}, nil
+}
+
+type fakeRegistry struct{ dev *fakeDevice }
+
+func (r fakeRegistry) Name() string              { return "FAKE" }
+func (r fakeRegistry) Devices() []backend.Device { return []backend.Device{r.dev} }
+
+var fakeDev = &fakeDevice{bt: &fakeType{stores: map[buffer.Buffer]*fakeStorage{}}}
+
+// fakeBackend computes with a cpu.Engine on its device's memory, which it
+// lends the tensors for the duration of a node. Every node and source must
+// be in fake memory: anything else means the scheduler forgot a copy.
+type fakeBackend struct {
+	dev *fakeDevice
+	eng *cpu.Engine
+	ran []*graph.Tensor
+}
+
+func (b *fakeBackend) Name() string           { return "FAKE0" }
+func (b *fakeBackend) Device() backend.Device { return b.dev }
+func (b *fakeBackend) Synchronize() error     { return nil }
+func (b *fakeBackend) Close() error           { b.eng.Close(); return nil }
+func (b *fakeBackend) SetTensorAsync(t *graph.Tensor, d []byte, o uint64) error {
+	return buffer.SetTensor(t, d, o)
+}
+func (b *fakeBackend) GetTensorAsync(t *graph.Tensor, d []byte, o uint64) error {
+	return buffer.GetTensor(t, d, o)
+}
+
+func (b *fakeBackend) GraphCompute(g *graph.Graph) error {
+	for _, n := range g.Nodes {
+		if !b.dev.SupportsOp(n) {
+			return fmt.Errorf("fake device asked to run unsupported %s (%s)", n.Name, n.Op)
+		}
+		lent := []*graph.Tensor{n}
+		for _, s := range n.Src {
+			if s != nil {
+				lent = append(lent, s)
+			}
+		}
+		for _, t := range lent {
+			m := b.dev.bt.memory(t)
+			if m == nil && !t.IsEmpty() {
+				return fmt.Errorf("fake device: %s (of %s) is not in fake memory", t.Name, n.Name)
+			}
+			t.Data = m
+		}
+		err := b.eng.ComputeNode(n)
+		for _, t := range lent {
+			t.Data = nil
+		}
+		if err != nil {
+			return err
+		}
+		b.ran = append(b.ran, n)
+	}
+	return nil
+}
+
+func fakeAndCPU(t *testing.T) (fake, host backend.Backend) {
+	t.Helper()
+	// The fake registry stays out of the process-wide one, whose device
+	// list ExampleDevices prints.
+	fake, err := fakeRegistry{fakeDev}.Devices()[0].Init(backend.Options{})
+	require.NoError(t, err)
+	c, err := backend.DeviceByName("CPU")
+	require.NoError(t, err)
+	host, err = c.Init(backend.Options{Threads: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { fake.Close(); host.Close() })
+	return fake, host
+}
+
+func f32Bytes(vs []float32) []byte {
+	out := make([]byte, 4*len(vs))
+	for i, v := range vs {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+	}
+	return out
+}
+
+// values gives tensor number k of a network deterministic contents.
+func values(k int, n int64) []byte {
+	vs := make([]float32, n)
+	for i := range vs {
+		vs[i] = float32(math.Sin(float64(100*k + i + 1)))
+	}
+	return f32Bytes(vs)
+}
+
+// net builds a network from weights (placed before the graph is split)
+// and inputs (INPUT leafs the scheduler places).
+type net func(c *graph.Context, weight, input func(ne ...int64) *graph.Tensor) *graph.Tensor
+
+// run builds n with its weights in weightType, computes it with a
+// scheduler over backends and returns the scheduler, the graph and the
+// output's bytes.
+func run(t *testing.T, backends []backend.Backend, weightType buffer.Type, n net) (*backend.Scheduler, *graph.Graph, []byte) {
+	t.Helper()
+	s, err := backend.NewScheduler(backends, backend.SchedulerOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	c := graph.NewContext(graph.ContextOptions{})
+	k := 0
+	var inputs []*graph.Tensor
+	weight := func(ne ...int64) *graph.Tensor {
+		w := c.NewTensor(quant.F32, ne...)
+		b, err := weightType.Alloc(weightType.AllocSize(w))
+		require.NoError(t, err)
+		require.NoError(t, b.AllocTensor(w, 0))
+		b.SetUsage(buffer.UsageWeights)
+		k++
+		require.NoError(t, buffer.SetTensor(w, values(k, w.NElements()), 0))
+		w.Name = fmt.Sprintf("w%d", k)
+		return w
+	}
+	input := func(ne ...int64) *graph.Tensor {
+		x := graph.SetInput(c.NewTensor(quant.F32, ne...))
+		k++
+		x.Name = fmt.Sprintf("x%d", k)
+		x.Extra = k
+		inputs = append(inputs, x)
+		return x
+	}
+	out := graph.SetOutput(n(c, weight, input))
+	g, err := c.Build(out)
+	require.NoError(t, err)
+	require.NoError(t, s.AllocGraph(g))
+	for _, x := range inputs {
+		require.NoError(t, buffer.SetTensor(x, values(x.Extra.(int), x.NElements()), 0))
+	}
+	require.NoError(t, s.GraphCompute(g))
+	res := make([]byte, out.NBytes())
+	require.NoError(t, buffer.GetTensor(out, res, 0))
+	return s, g, res
+}
+
+type schedCase struct {
+	name    string
+	net     net
+	splits  int
+	inputs  int               // split inputs (copies) in all
+	placed  map[string]string // node or leaf name -> backend name
+	backend []string          // per split
+}
+
+func schedCases() []schedCase {
+	return []schedCase{{
+		// Without weights nothing draws work to the device: the CPU
+		// reads the inputs in place.
+		name: "chain of inputs",
+		net: func(c *graph.Context, _, input func(...int64) *graph.Tensor) *graph.Tensor {
+			x := input(4, 3)
+			return c.Add(c.Sqr(c.Mul(c.Add(x, x), x)), x)
+		},
+		splits: 1, inputs: 0, backend: []string{"CPU"},
+		placed: map[string]string{"x1": "CPU"},
+	}, {
+		// a=x+w goes to w's device, b=a*a follows it, c=sqr(b) needs
+		// the CPU, d=c+c goes back: x, b and c are copied.
+		name: "chain with a device weight",
+		net: func(c *graph.Context, weight, input func(...int64) *graph.Tensor) *graph.Tensor {
+			x, w := input(4, 3), weight(4, 3)
+			a := c.Add(x, w)
+			a.Name = "a"
+			b := c.Mul(a, a)
+			b.Name = "b"
+			sq := c.Sqr(b)
+			sq.Name = "c"
+			d := c.Add(sq, sq)
+			d.Name = "d"
+			return d
+		},
+		splits: 3, inputs: 3, backend: []string{"FAKE0", "CPU", "FAKE0"},
+		placed: map[string]string{"x1": "CPU", "w2": "FAKE0", "a": "FAKE0", "b": "FAKE0", "c": "CPU", "d": "FAKE0"},
+	}, {
+		// a on the device; b=sqr(a) on the CPU; c=a*a stays on the
+		// device, reading a in place; d=b+c reads b through a copy.
+		name: "diamond",
+		net: func(c *graph.Context, weight, input func(...int64) *graph.Tensor) *graph.Tensor {
+			x, w := input(5, 2), weight(5, 2)
+			a := c.Add(x, w)
+			a.Name = "a"
+			b := c.Sqr(a)
+			b.Name = "b"
+			m := c.Mul(a, a)
+			m.Name = "c"
+			d := c.Add(b, m)
+			d.Name = "d"
+			return d
+		},
+		splits: 3, inputs: 3, backend: []string{"FAKE0", "CPU", "FAKE0"},
+		placed: map[string]string{"a": "FAKE0", "b": "CPU", "c": "FAKE0", "d": "FAKE0"},
+	}, {
+		// Views of a device weight live on the device: y reads v1 in
+		// place (and x through a copy), z=sqr(v2) runs on the CPU from
+		// a copy of v2, and y+z goes to the device, which reads more
+		// of its inputs in place... as many as the CPU: the tie goes
+		// to the higher priority.
+		name: "views of device tensors",
+		net: func(c *graph.Context, weight, input func(...int64) *graph.Tensor) *graph.Tensor {
+			w, x := weight(8), input(4)
+			v1 := c.View1D(w, 4, 0)
+			v1.Name = "v1"
+			v2 := c.View1D(w, 4, 16)
+			v2.Name = "v2"
+			y := c.Add(v1, x)
+			y.Name = "y"
+			z := c.Sqr(v2)
+			z.Name = "z"
+			o := c.Add(y, z)
+			o.Name = "o"
+			return o
+		},
+		splits: 3, inputs: 3, backend: []string{"FAKE0", "CPU", "FAKE0"},
+		placed: map[string]string{"v1": "FAKE0", "v2": "FAKE0", "y": "FAKE0", "z": "CPU", "o": "FAKE0"},
+	}, {
+		// A reshape of the device result is a view op: it is skipped
+		// when cutting and follows its memory.
+		name: "reshape of a device node",
+		net: func(c *graph.Context, weight, input func(...int64) *graph.Tensor) *graph.Tensor {
+			x, w := input(6), weight(6)
+			a := c.Mul(x, w)
+			a.Name = "a"
+			r := c.Reshape(a, 3, 2)
+			r.Name = "r"
+			s := c.Sqr(r)
+			s.Name = "s"
+			return s
+		},
+		splits: 2, inputs: 2, backend: []string{"FAKE0", "CPU"},
+		placed: map[string]string{"a": "FAKE0", "r": "FAKE0", "s": "CPU"},
+	}, {
+		// Each add reads one more input from the CPU: after 30 copies
+		// the split ends.
+		name: "too many inputs",
+		net: func(c *graph.Context, weight, input func(...int64) *graph.Tensor) *graph.Tensor {
+			acc := weight(3)
+			for range 35 {
+				acc = c.Add(acc, input(3))
+			}
+			return acc
+		},
+		splits: 2, inputs: 35, backend: []string{"FAKE0", "FAKE0"},
+	}}
+}
+
+func TestSchedulerSplits(t *testing.T) {
+	for _, tc := range schedCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			fake, host := fakeAndCPU(t)
+			s, g, got := run(t, []backend.Backend{fake, host}, fake.Device().BufferType(), tc.net)
+			assert.Equal(t, tc.splits, s.NSplits(), "splits")
+			assert.Equal(t, 1, s.NCopies())
+			n := 0
+			for i := range s.NSplits() {
+				b, in := s.SplitInputs(i)
+				n += len(in)
+				if i < len(tc.backend) {
+					assert.Equal(t, tc.backend[i], b.Name(), "split %d", i)
+				}
+			}
+			assert.Equal(t, tc.inputs, n, "split inputs")
+			byName := map[string]*graph.Tensor{}
+			for _, list := range [][]*graph.Tensor{g.Nodes, g.Leafs} {
+				for _, x := range list {
+					byName[x.Name] = x
+					b := s.TensorBackend(x)
+					require.NotNil(t, b, "%s unassigned", x.Name)
+					assert.True(t, b.Device().SupportsOp(x), "%s (%s) on %s, which does not run it", x.Name, x.Op, b.Name())
+				}
+			}
+			for name, want := range tc.placed {
+				x := byName[name]
+				require.NotNil(t, x, name)
+				assert.Equal(t, want, s.TensorBackend(x).Name(), name)
+			}
+			if slices.Contains(tc.backend, "FAKE0") {
+				assert.NotEmpty(t, fake.(*fakeBackend).ran, "the device computed nothing")
+			}
+
+			// The same network on the CPU alone gives the same bytes.
+			_, host2 := fakeAndCPU(t)
+			s1, _, want := run(t, []backend.Backend{host2}, buffer.CPU(), tc.net)
+			assert.Equal(t, 1, s1.NSplits())
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+func TestSchedulerResetRestoresSources(t *testing.T) {
+	fake, host := fakeAndCPU(t)
+	s, g, _ := run(t, []backend.Backend{fake, host}, fake.Device().BufferType(), schedCases()[2].net)
+	d := g.Nodes[len(g.Nodes)-1]
+	assert.Contains(t, d.Src[0].Name, "#", "the split reads b through a copy")
+	s.Reset()
+	assert.Equal(t, "b", d.Src[0].Name)
+	assert.Nil(t, s.TensorBackend(d))
+	assert.Equal(t, 0, s.NSplits())
+}
+
+func TestSchedulerEvalCallback(t *testing.T) {
+	fake, host := fakeAndCPU(t)
+	s, err := backend.NewScheduler([]backend.Backend{fake, host}, backend.SchedulerOptions{})
+	require.NoError(t, err)
+	defer s.Close()
+	c := graph.NewContext(graph.ContextOptions{})
+	x := graph.SetInput(c.NewTensor(quant.F32, 4))
+	a := c.Add(x, x)
+	b := c.Sqr(a)
+	b.Name = "b"
+	o := graph.SetOutput(c.Mul(b, b))
+	g, err := c.Build(o)
+	require.NoError(t, err)
+
+	var asked, seen []string
+	s.SetEvalCallback(func(t *graph.Tensor, ask bool) bool {
+		if ask {
+			asked = append(asked, t.Name)
+			return t == b
+		}
+		seen = append(seen, t.Name)
+		return true
+	})
+	require.NoError(t, s.AllocGraph(g))
+	require.NoError(t, buffer.SetTensor(x, values(1, 4), 0))
+	require.NoError(t, s.GraphCompute(g))
+	assert.Equal(t, []string{a.Name, "b", o.Name}, asked)
+	assert.Equal(t, []string{"b"}, seen)
+	got := make([]byte, 4)
+	require.NoError(t, buffer.GetTensor(b, got, 0))
+	xv := math.Float32frombits(binary.LittleEndian.Uint32(values(1, 1)))
+	assert.Equal(t, (2*xv)*(2*xv), math.Float32frombits(binary.LittleEndian.Uint32(got)))
+
+	s.SetEvalCallback(func(t *graph.Tensor, ask bool) bool { return ask || t != b })
+	err = s.GraphCompute(g)
+	assert.True(t, errors.Is(err, backend.ErrAborted), "%v", err)
+}
+
+func TestNewSchedulerErrors(t *testing.T) {
+	fake, host := fakeAndCPU(t)
+	_, err := backend.NewScheduler(nil, backend.SchedulerOptions{})
+	assert.ErrorIs(t, err, backend.ErrArgument)
+	_, err = backend.NewScheduler([]backend.Backend{host, fake}, backend.SchedulerOptions{})
+	assert.ErrorIs(t, err, backend.ErrArgument, "the CPU must come last")
+	_, err = backend.NewScheduler([]backend.Backend{fake, host}, backend.SchedulerOptions{BufferTypes: []buffer.Type{buffer.CPU()}})
+	assert.ErrorIs(t, err, backend.ErrArgument, "one buffer type per backend")
+	_, err = backend.NewScheduler([]backend.Backend{fake, host}, backend.SchedulerOptions{BufferTypes: []buffer.Type{buffer.CPU(), buffer.CPU()}})
+	assert.ErrorIs(t, err, backend.ErrArgument, "the device cannot use host memory")
+}
