@@ -94,43 +94,57 @@ func (s *fakeStorage) InitTensor(t *graph.Tensor, at uint64) error {
 }
 func (s *fakeStorage) Reset() error { clear(s.at); return nil }
 
-// fakeDevice runs F32 ADD and MUL (and the view ops) only.
-type fakeDevice struct{ bt *fakeType }
+// fakeDevice runs F32 versions of its ops (and the view ops) only. Its
+// memory is a fakeType, or host memory when mem is nil.
+type fakeDevice struct {
+	name string
+	typ  backend.DeviceType
+	bt   buffer.Type
+	mem  *fakeType
+	ops  []ops.Op
+}
 
-func (d *fakeDevice) Name() string                 { return "FAKE0" }
+func (d *fakeDevice) Name() string                 { return d.name }
 func (d *fakeDevice) Description() string          { return "scheduler test device" }
 func (d *fakeDevice) Memory() (uint64, uint64)     { return 0, 0 }
-func (d *fakeDevice) Type() backend.DeviceType     { return backend.DeviceGPU }
+func (d *fakeDevice) Type() backend.DeviceType     { return d.typ }
 func (d *fakeDevice) BufferType() buffer.Type      { return d.bt }
 func (d *fakeDevice) OffloadOp(*graph.Tensor) bool { return false }
 func (d *fakeDevice) Props() backend.Props {
 	return backend.Props{Name: d.Name(), Description: d.Description(), Type: d.Type()}
 }
-func (d *fakeDevice) SupportsBufferType(bt buffer.Type) bool { return bt == buffer.Type(d.bt) }
+func (d *fakeDevice) SupportsBufferType(bt buffer.Type) bool { return bt == d.bt }
 func (d *fakeDevice) SupportsOp(t *graph.Tensor) bool {
 	switch t.Op {
 	case ops.None, ops.View, ops.Reshape, ops.Permute, ops.Transpose:
 		return true
-	case ops.Add, ops.Mul:
-		for _, s := range t.Src {
-			if s != nil && s.Type != quant.F32 {
-				return false
-			}
-		}
-		return t.Type == quant.F32
 	}
-	return false
+	if !slices.Contains(d.ops, t.Op) || t.Type != quant.F32 {
+		return false
+	}
+	for _, s := range t.Src {
+		if s != nil && s.Type != quant.F32 {
+			return false
+		}
+	}
+	return true
 }
 func (d *fakeDevice) Init(backend.Options) (backend.Backend, error) {
 	return &fakeBackend{dev: d, eng: cpu.New(cpu.Options{Threads: 2})}, nil
 }
 
-type fakeRegistry struct{ dev *fakeDevice }
+type fakeRegistry struct{}
 
 func (r fakeRegistry) Name() string              { return "FAKE" }
-func (r fakeRegistry) Devices() []backend.Device { return []backend.Device{r.dev} }
+func (r fakeRegistry) Devices() []backend.Device { return []backend.Device{fakeDev, accelDev} }
 
-var fakeDev = &fakeDevice{bt: &fakeType{stores: map[buffer.Buffer]*fakeStorage{}}}
+var (
+	fakeMem = &fakeType{stores: map[buffer.Buffer]*fakeStorage{}}
+	// fakeDev is a GPU with memory of its own that adds and multiplies.
+	fakeDev = &fakeDevice{name: "FAKE0", typ: backend.DeviceGPU, bt: fakeMem, mem: fakeMem, ops: []ops.Op{ops.Add, ops.Mul}}
+	// accelDev multiplies in host memory, as BLAS does beside the CPU.
+	accelDev = &fakeDevice{name: "ACCEL0", typ: backend.DeviceAccel, bt: buffer.CPU(), ops: []ops.Op{ops.Mul}}
+)
 
 // fakeBackend computes with a cpu.Engine on its device's memory, which it
 // lends the tensors for the duration of a node. Every node and source must
@@ -141,7 +155,7 @@ type fakeBackend struct {
 	ran []*graph.Tensor
 }
 
-func (b *fakeBackend) Name() string           { return "FAKE0" }
+func (b *fakeBackend) Name() string           { return b.dev.name }
 func (b *fakeBackend) Device() backend.Device { return b.dev }
 func (b *fakeBackend) Synchronize() error     { return nil }
 func (b *fakeBackend) Close() error           { b.eng.Close(); return nil }
@@ -163,8 +177,20 @@ func (b *fakeBackend) GraphCompute(g *graph.Graph) error {
 				lent = append(lent, s)
 			}
 		}
+		if b.dev.mem == nil {
+			for _, t := range lent {
+				if bf, err := buffer.Of(t); err != nil || bf.Type() != b.dev.bt {
+					return fmt.Errorf("%s: %s (of %s) is not in host memory", b.dev.name, t.Name, n.Name)
+				}
+			}
+			if err := b.eng.ComputeNode(n); err != nil {
+				return err
+			}
+			b.ran = append(b.ran, n)
+			continue
+		}
 		for _, t := range lent {
-			m := b.dev.bt.memory(t)
+			m := b.dev.mem.memory(t)
 			if m == nil && !t.IsEmpty() {
 				return fmt.Errorf("fake device: %s (of %s) is not in fake memory", t.Name, n.Name)
 			}
@@ -184,16 +210,24 @@ func (b *fakeBackend) GraphCompute(g *graph.Graph) error {
 
 func fakeAndCPU(t *testing.T) (fake, host backend.Backend) {
 	t.Helper()
-	// The fake registry stays out of the process-wide one, whose device
-	// list ExampleDevices prints.
-	fake, err := fakeRegistry{fakeDev}.Devices()[0].Init(backend.Options{})
-	require.NoError(t, err)
+	fake = initFake(t, fakeDev)
 	c, err := backend.DeviceByName("CPU")
 	require.NoError(t, err)
 	host, err = c.Init(backend.Options{Threads: 1})
 	require.NoError(t, err)
-	t.Cleanup(func() { fake.Close(); host.Close() })
+	t.Cleanup(func() { host.Close() })
 	return fake, host
+}
+
+// initFake starts a backend on d, found through the test's registry, which
+// stays out of the process-wide one (whose devices ExampleDevices lists).
+func initFake(t *testing.T, d backend.Device) backend.Backend {
+	t.Helper()
+	require.Contains(t, fakeRegistry{}.Devices(), d)
+	b, err := d.Init(backend.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	return b
 }
 
 func f32Bytes(vs []float32) []byte {
@@ -220,7 +254,7 @@ type net func(c *graph.Context, weight, input func(ne ...int64) *graph.Tensor) *
 // run builds n with its weights in weightType, computes it with a
 // scheduler over backends and returns the scheduler, the graph and the
 // output's bytes.
-func run(t *testing.T, backends []backend.Backend, weightType buffer.Type, n net) (*backend.Scheduler, *graph.Graph, []byte) {
+func run(t *testing.T, backends []backend.Backend, weightType buffer.Type, n net, pre func(*backend.Scheduler, *graph.Graph)) (*backend.Scheduler, *graph.Graph, []byte) {
 	t.Helper()
 	s, err := backend.NewScheduler(backends, backend.SchedulerOptions{})
 	require.NoError(t, err)
@@ -250,6 +284,9 @@ func run(t *testing.T, backends []backend.Backend, weightType buffer.Type, n net
 	out := graph.SetOutput(n(c, weight, input))
 	g, err := c.Build(out)
 	require.NoError(t, err)
+	if pre != nil {
+		pre(s, g)
+	}
 	require.NoError(t, s.AllocGraph(g))
 	for _, x := range inputs {
 		require.NoError(t, buffer.SetTensor(x, values(x.Extra.(int), x.NElements()), 0))
@@ -267,6 +304,35 @@ type schedCase struct {
 	inputs  int               // split inputs (copies) in all
 	placed  map[string]string // node or leaf name -> backend name
 	backend []string          // per split
+	// accel puts the host-memory accelerator first instead of FAKE0;
+	// hostWeights puts the weights in CPU memory.
+	accel, hostWeights bool
+	// pre runs before the graph is placed, with the CPU backend.
+	pre func(s *backend.Scheduler, g *graph.Graph, host backend.Backend)
+}
+
+func node(g *graph.Graph, name string) *graph.Tensor {
+	for _, n := range g.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// chainWithWeight is x+w, squared by MUL, then SQR (CPU only), then doubled
+// by ADD.
+func chainWithWeight(c *graph.Context, weight, input func(...int64) *graph.Tensor) *graph.Tensor {
+	x, w := input(4, 3), weight(4, 3)
+	a := c.Add(x, w)
+	a.Name = "a"
+	b := c.Mul(a, a)
+	b.Name = "b"
+	sq := c.Sqr(b)
+	sq.Name = "c"
+	d := c.Add(sq, sq)
+	d.Name = "d"
+	return d
 }
 
 func schedCases() []schedCase {
@@ -283,19 +349,8 @@ func schedCases() []schedCase {
 	}, {
 		// a=x+w goes to w's device, b=a*a follows it, c=sqr(b) needs
 		// the CPU, d=c+c goes back: x, b and c are copied.
-		name: "chain with a device weight",
-		net: func(c *graph.Context, weight, input func(...int64) *graph.Tensor) *graph.Tensor {
-			x, w := input(4, 3), weight(4, 3)
-			a := c.Add(x, w)
-			a.Name = "a"
-			b := c.Mul(a, a)
-			b.Name = "b"
-			sq := c.Sqr(b)
-			sq.Name = "c"
-			d := c.Add(sq, sq)
-			d.Name = "d"
-			return d
-		},
+		name:   "chain with a device weight",
+		net:    chainWithWeight,
 		splits: 3, inputs: 3, backend: []string{"FAKE0", "CPU", "FAKE0"},
 		placed: map[string]string{"x1": "CPU", "w2": "FAKE0", "a": "FAKE0", "b": "FAKE0", "c": "CPU", "d": "FAKE0"},
 	}, {
@@ -367,6 +422,34 @@ func schedCases() []schedCase {
 			return acc
 		},
 		splits: 2, inputs: 35, backend: []string{"FAKE0", "FAKE0"},
+	}, {
+		// A weight in host memory keeps its op on the CPU, and the
+		// CPU's expansion takes the rest: the device gets nothing.
+		name:   "weights in host memory",
+		net:    chainWithWeight,
+		splits: 1, inputs: 0, backend: []string{"CPU"}, hostWeights: true,
+		placed: map[string]string{"a": "CPU", "b": "CPU", "d": "CPU"},
+	}, {
+		// The user's assignment of b to the CPU stays; c and d follow
+		// the CPU down, and cannot move up to a device with another
+		// buffer type.
+		name:   "user assignment",
+		net:    chainWithWeight,
+		splits: 2, inputs: 2, backend: []string{"FAKE0", "CPU"},
+		placed: map[string]string{"a": "FAKE0", "b": "CPU", "c": "CPU", "d": "CPU"},
+		pre: func(s *backend.Scheduler, g *graph.Graph, host backend.Backend) {
+			if err := s.SetTensorBackend(node(g, "b"), host); err != nil {
+				panic(err)
+			}
+		},
+	}, {
+		// a=x+w runs on the CPU, next to w, and the CPU's expansion
+		// takes b; pass 3 then moves b up to the accelerator, which
+		// shares the CPU's buffer type and runs MUL. Nothing is copied.
+		name:   "upgrade to a backend with the same buffer type",
+		net:    chainWithWeight,
+		splits: 3, inputs: 0, backend: []string{"CPU", "ACCEL0", "CPU"}, accel: true, hostWeights: true,
+		placed: map[string]string{"a": "CPU", "b": "ACCEL0", "c": "CPU", "d": "CPU"},
 	}}
 }
 
@@ -374,7 +457,18 @@ func TestSchedulerSplits(t *testing.T) {
 	for _, tc := range schedCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			fake, host := fakeAndCPU(t)
-			s, g, got := run(t, []backend.Backend{fake, host}, fake.Device().BufferType(), tc.net)
+			if tc.accel {
+				fake = initFake(t, accelDev)
+			}
+			wt := fake.Device().BufferType()
+			if tc.hostWeights {
+				wt = buffer.CPU()
+			}
+			var pre func(*backend.Scheduler, *graph.Graph)
+			if tc.pre != nil {
+				pre = func(s *backend.Scheduler, g *graph.Graph) { tc.pre(s, g, host) }
+			}
+			s, g, got := run(t, []backend.Backend{fake, host}, wt, tc.net, pre)
 			assert.Equal(t, tc.splits, s.NSplits(), "splits")
 			assert.Equal(t, 1, s.NCopies())
 			n := 0
@@ -400,13 +494,13 @@ func TestSchedulerSplits(t *testing.T) {
 				require.NotNil(t, x, name)
 				assert.Equal(t, want, s.TensorBackend(x).Name(), name)
 			}
-			if slices.Contains(tc.backend, "FAKE0") {
+			if slices.Contains(tc.backend, fake.Name()) {
 				assert.NotEmpty(t, fake.(*fakeBackend).ran, "the device computed nothing")
 			}
 
 			// The same network on the CPU alone gives the same bytes.
 			_, host2 := fakeAndCPU(t)
-			s1, _, want := run(t, []backend.Backend{host2}, buffer.CPU(), tc.net)
+			s1, _, want := run(t, []backend.Backend{host2}, buffer.CPU(), tc.net, nil)
 			assert.Equal(t, 1, s1.NSplits())
 			assert.Equal(t, want, got)
 		})
@@ -415,7 +509,7 @@ func TestSchedulerSplits(t *testing.T) {
 
 func TestSchedulerResetRestoresSources(t *testing.T) {
 	fake, host := fakeAndCPU(t)
-	s, g, _ := run(t, []backend.Backend{fake, host}, fake.Device().BufferType(), schedCases()[2].net)
+	s, g, _ := run(t, []backend.Backend{fake, host}, fake.Device().BufferType(), schedCases()[2].net, nil)
 	d := g.Nodes[len(g.Nodes)-1]
 	assert.Contains(t, d.Src[0].Name, "#", "the split reads b through a copy")
 	s.Reset()
@@ -472,4 +566,55 @@ func TestNewSchedulerErrors(t *testing.T) {
 	assert.ErrorIs(t, err, backend.ErrArgument, "one buffer type per backend")
 	_, err = backend.NewScheduler([]backend.Backend{fake, host}, backend.SchedulerOptions{BufferTypes: []buffer.Type{buffer.CPU(), buffer.CPU()}})
 	assert.ErrorIs(t, err, backend.ErrArgument, "the device cannot use host memory")
+}
+
+func TestSchedulerReserve(t *testing.T) {
+	fake, host := fakeAndCPU(t)
+	s, err := backend.NewScheduler([]backend.Backend{fake, host}, backend.SchedulerOptions{})
+	require.NoError(t, err)
+	defer s.Close()
+	build := func(n int64) (*graph.Graph, *graph.Tensor) {
+		c := graph.NewContext(graph.ContextOptions{})
+		w := c.NewTensor(quant.F32, n)
+		b, err := fakeMem.Alloc(fakeMem.AllocSize(w))
+		require.NoError(t, err)
+		require.NoError(t, b.AllocTensor(w, 0))
+		b.SetUsage(buffer.UsageWeights)
+		x := graph.SetInput(c.NewTensor(quant.F32, n))
+		o := graph.SetOutput(c.Sqr(c.Mul(c.Add(x, w), w)))
+		g, err := c.Build(o)
+		require.NoError(t, err)
+		return g, x
+	}
+	big, _ := build(64)
+	require.NoError(t, s.Reserve(big))
+	assert.Equal(t, 0, s.NSplits(), "Reserve resets")
+	fs, hs := s.BufferSize(fake), s.BufferSize(host)
+	assert.NotZero(t, fs)
+	assert.NotZero(t, hs)
+	assert.Same(t, fakeMem, s.BufferType(fake))
+
+	small, x := build(16)
+	require.NoError(t, s.AllocGraph(small))
+	assert.Equal(t, 2, s.NSplits())
+	assert.Equal(t, fs, s.BufferSize(fake), "the reserved buffers hold the smaller graph")
+	assert.Equal(t, hs, s.BufferSize(host))
+	require.NoError(t, buffer.SetTensor(x, values(1, 16), 0))
+	require.NoError(t, s.GraphCompute(small))
+	assert.ErrorIs(t, s.AllocGraph(small), backend.ErrArgument, "a placed graph must be Reset first")
+}
+
+func TestSchedulerUnusableBuffer(t *testing.T) {
+	_, host := fakeAndCPU(t)
+	s, err := backend.NewScheduler([]backend.Backend{host}, backend.SchedulerOptions{})
+	require.NoError(t, err)
+	defer s.Close()
+	c := graph.NewContext(graph.ContextOptions{})
+	w := c.NewTensor(quant.F32, 4)
+	b, err := fakeMem.Alloc(fakeMem.AllocSize(w))
+	require.NoError(t, err)
+	require.NoError(t, b.AllocTensor(w, 0))
+	g, err := c.Build(c.Sqr(w))
+	require.NoError(t, err)
+	assert.ErrorIs(t, s.AllocGraph(g), backend.ErrUnsupported, "no backend of the scheduler can read w")
 }
