@@ -215,15 +215,26 @@ func (s *Scheduler) SetEvalCallback(cb EvalCallback) { s.eval = cb }
 // sources the last split replaced by copies. Call it before placing
 // another graph.
 func (s *Scheduler) Reset() {
+	s.dropCopies()
+	clear(s.ids)
+	s.splits = nil
+	s.isReset, s.isAlloc = true, false
+}
+
+// dropCopies puts back the sources the last split replaced by copies and
+// forgets the copies.
+func (s *Scheduler) dropCopies() {
 	for i := len(s.patches) - 1; i >= 0; i-- {
 		p := s.patches[i]
 		p.node.Src[p.j] = p.orig
 	}
 	s.patches = nil
-	clear(s.ids)
+	for _, byBackend := range s.copies {
+		for _, cp := range byBackend {
+			delete(s.ids, cp)
+		}
+	}
 	clear(s.copies)
-	s.splits = nil
-	s.isReset, s.isAlloc = true, false
 }
 
 // Synchronize waits for every backend.
@@ -400,11 +411,14 @@ func (s *Scheduler) idFromCurrent(t *graph.Tensor) (int, error) {
 // SplitGraph assigns every tensor of g to a backend and cuts g into
 // splits (ggml_backend_sched_split_graph), replacing the sources read
 // across backends by copies. AllocGraph and GraphCompute call it.
+// Assignments made since the last Reset (by SetTensorBackend or an
+// earlier split) stay; the copies of an earlier split are undone first.
 func (s *Scheduler) SplitGraph(g *graph.Graph) error {
 	if g == nil {
 		return fmt.Errorf("%w: nil graph", ErrArgument)
 	}
-	s.isReset = false
+	s.dropCopies()
+	s.isReset, s.isAlloc = false, false
 	s.splits = nil
 	if err := s.assign(g); err != nil {
 		return err

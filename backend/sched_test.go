@@ -97,11 +97,14 @@ func (s *fakeStorage) Reset() error { clear(s.at); return nil }
 // fakeDevice runs F32 versions of its ops (and the view ops) only. Its
 // memory is a fakeType, or host memory when mem is nil.
 type fakeDevice struct {
-	name string
-	typ  backend.DeviceType
-	bt   buffer.Type
-	mem  *fakeType
-	ops  []ops.Op
+	// offload makes the device ask for ops whose weights are in host
+	// memory (OffloadOp).
+	offload bool
+	name    string
+	typ     backend.DeviceType
+	bt      buffer.Type
+	mem     *fakeType
+	ops     []ops.Op
 }
 
 func (d *fakeDevice) Name() string                 { return d.name }
@@ -109,7 +112,7 @@ func (d *fakeDevice) Description() string          { return "scheduler test devi
 func (d *fakeDevice) Memory() (uint64, uint64)     { return 0, 0 }
 func (d *fakeDevice) Type() backend.DeviceType     { return d.typ }
 func (d *fakeDevice) BufferType() buffer.Type      { return d.bt }
-func (d *fakeDevice) OffloadOp(*graph.Tensor) bool { return false }
+func (d *fakeDevice) OffloadOp(*graph.Tensor) bool { return d.offload }
 func (d *fakeDevice) Props() backend.Props {
 	return backend.Props{Name: d.Name(), Description: d.Description(), Type: d.Type()}
 }
@@ -135,13 +138,17 @@ func (d *fakeDevice) Init(backend.Options) (backend.Backend, error) {
 
 type fakeRegistry struct{}
 
-func (r fakeRegistry) Name() string              { return "FAKE" }
-func (r fakeRegistry) Devices() []backend.Device { return []backend.Device{fakeDev, accelDev} }
+func (r fakeRegistry) Name() string { return "FAKE" }
+func (r fakeRegistry) Devices() []backend.Device {
+	return []backend.Device{fakeDev, offloadDev, accelDev}
+}
 
 var (
 	fakeMem = &fakeType{stores: map[buffer.Buffer]*fakeStorage{}}
 	// fakeDev is a GPU with memory of its own that adds and multiplies.
 	fakeDev = &fakeDevice{name: "FAKE0", typ: backend.DeviceGPU, bt: fakeMem, mem: fakeMem, ops: []ops.Op{ops.Add, ops.Mul}}
+	// offloadDev is fakeDev wanting ops next to host weights.
+	offloadDev = &fakeDevice{name: "FAKE1", typ: backend.DeviceGPU, bt: fakeMem, mem: fakeMem, ops: []ops.Op{ops.Add, ops.Mul}, offload: true}
 	// accelDev multiplies in host memory, as BLAS does beside the CPU.
 	accelDev = &fakeDevice{name: "ACCEL0", typ: backend.DeviceAccel, bt: buffer.CPU(), ops: []ops.Op{ops.Mul}}
 )
@@ -254,9 +261,9 @@ type net func(c *graph.Context, weight, input func(ne ...int64) *graph.Tensor) *
 // run builds n with its weights in weightType, computes it with a
 // scheduler over backends and returns the scheduler, the graph and the
 // output's bytes.
-func run(t *testing.T, backends []backend.Backend, weightType buffer.Type, n net, pre func(*backend.Scheduler, *graph.Graph)) (*backend.Scheduler, *graph.Graph, []byte) {
+func run(t *testing.T, backends []backend.Backend, opts backend.SchedulerOptions, weightType buffer.Type, n net, pre func(*backend.Scheduler, *graph.Graph)) (*backend.Scheduler, *graph.Graph, []byte) {
 	t.Helper()
-	s, err := backend.NewScheduler(backends, backend.SchedulerOptions{})
+	s, err := backend.NewScheduler(backends, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	c := graph.NewContext(graph.ContextOptions{})
@@ -304,9 +311,11 @@ type schedCase struct {
 	inputs  int               // split inputs (copies) in all
 	placed  map[string]string // node or leaf name -> backend name
 	backend []string          // per split
-	// accel puts the host-memory accelerator first instead of FAKE0;
+	// first is the device before the CPU, fakeDev when nil;
 	// hostWeights puts the weights in CPU memory.
-	accel, hostWeights bool
+	first       *fakeDevice
+	hostWeights bool
+	opOffload   bool
 	// pre runs before the graph is placed, with the CPU backend.
 	pre func(s *backend.Scheduler, g *graph.Graph, host backend.Backend)
 }
@@ -448,8 +457,22 @@ func schedCases() []schedCase {
 		// shares the CPU's buffer type and runs MUL. Nothing is copied.
 		name:   "upgrade to a backend with the same buffer type",
 		net:    chainWithWeight,
-		splits: 3, inputs: 0, backend: []string{"CPU", "ACCEL0", "CPU"}, accel: true, hostWeights: true,
+		splits: 3, inputs: 0, backend: []string{"CPU", "ACCEL0", "CPU"}, first: accelDev, hostWeights: true,
 		placed: map[string]string{"a": "CPU", "b": "ACCEL0", "c": "CPU", "d": "CPU"},
+	}, {
+		// With op offload, the device that wants it takes a=x+w from
+		// beside its host weight, copying x and w; b and d follow.
+		name:   "op offload",
+		net:    chainWithWeight,
+		splits: 3, inputs: 4, backend: []string{"FAKE1", "CPU", "FAKE1"},
+		first: offloadDev, hostWeights: true, opOffload: true,
+		placed: map[string]string{"w2": "CPU", "a": "FAKE1", "b": "FAKE1", "c": "CPU", "d": "FAKE1"},
+	}, {
+		// Without it the same device leaves everything to the CPU.
+		name:   "no op offload",
+		net:    chainWithWeight,
+		splits: 1, inputs: 0, backend: []string{"CPU"},
+		first: offloadDev, hostWeights: true,
 	}}
 }
 
@@ -457,8 +480,8 @@ func TestSchedulerSplits(t *testing.T) {
 	for _, tc := range schedCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			fake, host := fakeAndCPU(t)
-			if tc.accel {
-				fake = initFake(t, accelDev)
+			if tc.first != nil {
+				fake = initFake(t, tc.first)
 			}
 			wt := fake.Device().BufferType()
 			if tc.hostWeights {
@@ -468,7 +491,7 @@ func TestSchedulerSplits(t *testing.T) {
 			if tc.pre != nil {
 				pre = func(s *backend.Scheduler, g *graph.Graph) { tc.pre(s, g, host) }
 			}
-			s, g, got := run(t, []backend.Backend{fake, host}, wt, tc.net, pre)
+			s, g, got := run(t, []backend.Backend{fake, host}, backend.SchedulerOptions{OpOffload: tc.opOffload}, wt, tc.net, pre)
 			assert.Equal(t, tc.splits, s.NSplits(), "splits")
 			assert.Equal(t, 1, s.NCopies())
 			n := 0
@@ -500,7 +523,7 @@ func TestSchedulerSplits(t *testing.T) {
 
 			// The same network on the CPU alone gives the same bytes.
 			_, host2 := fakeAndCPU(t)
-			s1, _, want := run(t, []backend.Backend{host2}, buffer.CPU(), tc.net, nil)
+			s1, _, want := run(t, []backend.Backend{host2}, backend.SchedulerOptions{}, buffer.CPU(), tc.net, nil)
 			assert.Equal(t, 1, s1.NSplits())
 			assert.Equal(t, want, got)
 		})
@@ -509,7 +532,7 @@ func TestSchedulerSplits(t *testing.T) {
 
 func TestSchedulerResetRestoresSources(t *testing.T) {
 	fake, host := fakeAndCPU(t)
-	s, g, _ := run(t, []backend.Backend{fake, host}, fake.Device().BufferType(), schedCases()[2].net, nil)
+	s, g, _ := run(t, []backend.Backend{fake, host}, backend.SchedulerOptions{}, fake.Device().BufferType(), schedCases()[2].net, nil)
 	d := g.Nodes[len(g.Nodes)-1]
 	assert.Contains(t, d.Src[0].Name, "#", "the split reads b through a copy")
 	s.Reset()
@@ -617,4 +640,23 @@ func TestSchedulerUnusableBuffer(t *testing.T) {
 	g, err := c.Build(c.Sqr(w))
 	require.NoError(t, err)
 	assert.ErrorIs(t, s.AllocGraph(g), backend.ErrUnsupported, "no backend of the scheduler can read w")
+}
+
+func TestSchedulerSplitTwice(t *testing.T) {
+	fake, host := fakeAndCPU(t)
+	s, g, want := run(t, []backend.Backend{fake, host}, backend.SchedulerOptions{}, fake.Device().BufferType(), chainWithWeight, nil)
+	n := s.NSplits()
+	// Splitting the graph again without Reset keeps the assignments and
+	// makes the same splits, with fresh copies.
+	require.NoError(t, s.SplitGraph(g))
+	assert.Equal(t, n, s.NSplits())
+	require.NoError(t, s.AllocGraph(g))
+	assert.Equal(t, n, s.NSplits())
+	// The graph was placed again: its input needs its values again.
+	x := g.Leafs[slices.IndexFunc(g.Leafs, func(l *graph.Tensor) bool { return l.Name == "x1" })]
+	require.NoError(t, buffer.SetTensor(x, values(1, x.NElements()), 0))
+	require.NoError(t, s.GraphCompute(g))
+	got := make([]byte, len(want))
+	require.NoError(t, buffer.GetTensor(g.Nodes[len(g.Nodes)-1], got, 0))
+	assert.Equal(t, want, got)
 }
