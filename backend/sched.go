@@ -278,10 +278,19 @@ func (s *Scheduler) AllocGraph(g *graph.Graph) error {
 	return nil
 }
 
-// GraphCompute computes g: it resets and allocates first unless g was
-// just placed by AllocGraph, then runs the splits and waits for every
-// backend.
+// GraphCompute computes g and waits for every backend: GraphComputeAsync
+// then Synchronize.
 func (s *Scheduler) GraphCompute(g *graph.Graph) error {
+	if err := s.GraphComputeAsync(g); err != nil {
+		return err
+	}
+	return s.Synchronize()
+}
+
+// GraphComputeAsync resets and allocates first unless g was just placed
+// by AllocGraph, then starts the splits; the last may still run when it
+// returns.
+func (s *Scheduler) GraphComputeAsync(g *graph.Graph) error {
 	if !s.isReset && !s.isAlloc {
 		s.Reset()
 	}
@@ -290,10 +299,7 @@ func (s *Scheduler) GraphCompute(g *graph.Graph) error {
 			return err
 		}
 	}
-	if err := s.computeSplits(); err != nil {
-		return err
-	}
-	return s.Synchronize()
+	return s.computeSplits()
 }
 
 func isViewOp(op ops.Op) bool {
