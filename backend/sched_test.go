@@ -161,6 +161,8 @@ type fakeBackend struct {
 	dev *fakeDevice
 	eng *cpu.Engine
 	ran []*graph.Tensor
+	// copied names the sources of CopyTensorAsync calls.
+	copied []string
 }
 
 func (b *fakeBackend) Name() string           { return b.dev.name }
@@ -172,6 +174,13 @@ func (b *fakeBackend) SetTensorAsync(t *graph.Tensor, d []byte, o uint64) error 
 }
 func (b *fakeBackend) GetTensorAsync(t *graph.Tensor, d []byte, o uint64) error {
 	return buffer.GetTensor(t, d, o)
+}
+
+// CopyTensorAsync copies into fake memory, counting the copies so that
+// tests see the scheduler use the backend's own copy.
+func (b *fakeBackend) CopyTensorAsync(_ backend.Backend, src, dst *graph.Tensor) error {
+	b.copied = append(b.copied, src.Name)
+	return buffer.CopyTensor(src, dst)
 }
 
 func (b *fakeBackend) GraphCompute(g *graph.Graph) error {
@@ -728,4 +737,13 @@ func TestSchedulerRandomGraphs(t *testing.T) {
 			assert.Equal(t, want, got)
 		})
 	}
+}
+
+// Split inputs computed by another backend reach the device through its
+// CopyTensorAsync; graph inputs are copied at once, synchronously.
+func TestSchedulerCopiesAsync(t *testing.T) {
+	fake, host := fakeAndCPU(t)
+	s, _, _ := run(t, []backend.Backend{fake, host}, backend.SchedulerOptions{}, fakeMem, schedCases()[2].net, nil)
+	require.Equal(t, 3, s.NSplits())
+	assert.Equal(t, []string{"b"}, fake.(*fakeBackend).copied, "x is a graph input, a goes to the CPU")
 }
