@@ -17,6 +17,11 @@ const MaxSchedBackends = 16
 // than take another input that needs a copy (GGML_SCHED_MAX_SPLIT_INPUTS).
 const MaxSplitInputs = 30
 
+// MaxCopies is the number of copies of each split input a parallel
+// Scheduler keeps (GGML_SCHED_MAX_COPIES), so that one computation can fill
+// a copy while the backends still read the others.
+const MaxCopies = 4
+
 // ErrAborted is returned by Scheduler.GraphCompute when the eval callback
 // asked to stop.
 var ErrAborted = errors.New("backend: computation aborted by the eval callback")
@@ -39,6 +44,12 @@ type SchedulerOptions struct {
 	// sits in host memory, when its device supports and wants to offload
 	// the op (Device.OffloadOp).
 	OpOffload bool
+	// Parallel keeps MaxCopies copies of every split input and graph
+	// input, used in turn by consecutive computations, and orders the
+	// backends with events where their devices have them, so that a
+	// computation can start while the last one still runs (pipeline
+	// parallelism).
+	Parallel bool
 }
 
 // Scheduler runs a graph across several backends (ggml_backend_sched): it
@@ -59,10 +70,22 @@ type Scheduler struct {
 	// ids is the backend index of every assigned tensor (user
 	// assignments included); a missing tensor is unassigned.
 	ids map[*graph.Tensor]int
-	// copies[t][b] is the copy of t on backend b.
-	copies  map[*graph.Tensor]map[int]*graph.Tensor
+	// copies[t][b][c] is copy c of t on backend b; for a graph input on
+	// its own backend (Parallel only), copy curCopy is t itself.
+	copies  map[*graph.Tensor]map[int][]*graph.Tensor
 	splits  []split
 	patches []srcPatch
+	// graphInputs are the graph inputs given copies on their own backend,
+	// with the flags they had before.
+	graphInputs []flagPatch
+
+	// nCopies is 1, or MaxCopies when parallel; AllocGraph moves curCopy
+	// to nextCopy and advances nextCopy.
+	nCopies, curCopy, nextCopy int
+	// events[b][c] marks the end of backend b's last split that used copy
+	// c; nil when b's device has no events or the scheduler is not
+	// parallel.
+	events [][]Event
 
 	// gcopy is the graph the allocator places: for each split, its
 	// inputs' dependencies and copies, then its nodes; then the leafs.
@@ -82,6 +105,12 @@ type split struct {
 	// copies.
 	inputs []*graph.Tensor
 	g      *graph.Graph
+}
+
+// flagPatch records a graph input whose flags the scheduler changed.
+type flagPatch struct {
+	t     *graph.Tensor
+	flags graph.Flags
 }
 
 // srcPatch records a source the scheduler replaced by a copy.
@@ -115,8 +144,13 @@ func NewScheduler(backends []Backend, opts SchedulerOptions) (*Scheduler, error)
 		bufts:     make([]buffer.Type, n),
 		opOffload: opts.OpOffload,
 		ids:       map[*graph.Tensor]int{},
-		copies:    map[*graph.Tensor]map[int]*graph.Tensor{},
+		copies:    map[*graph.Tensor]map[int][]*graph.Tensor{},
 		isReset:   true,
+		nCopies:   1,
+		events:    make([][]Event, n),
+	}
+	if opts.Parallel {
+		s.nCopies = MaxCopies
 	}
 	for i, b := range backends {
 		bt := b.Device().BufferType()
@@ -133,13 +167,36 @@ func NewScheduler(backends []Backend, opts SchedulerOptions) (*Scheduler, error)
 		return nil, err
 	}
 	s.galloc = g
+	if s.nCopies > 1 {
+		for i, b := range backends {
+			ec, ok := b.Device().(EventCreator)
+			if !ok || !b.Device().Props().Caps.Events {
+				continue
+			}
+			s.events[i] = make([]Event, s.nCopies)
+			for c := range s.events[i] {
+				if s.events[i][c], err = ec.NewEvent(); err != nil {
+					return nil, errors.Join(fmt.Errorf("scheduler: events of %s: %w", b.Name(), err), s.Close())
+				}
+			}
+		}
+	}
 	return s, nil
 }
 
-// Close frees the scheduler's compute buffers.
+// Close frees the scheduler's compute buffers and events.
 func (s *Scheduler) Close() error {
 	s.Reset()
-	return s.galloc.Free()
+	var errs []error
+	for _, evs := range s.events {
+		for _, e := range evs {
+			if e != nil {
+				errs = append(errs, e.Free())
+			}
+		}
+	}
+	s.events = nil
+	return errors.Join(append(errs, s.galloc.Free())...)
 }
 
 // Backends returns the scheduler's backends in priority order.
@@ -193,9 +250,12 @@ func (s *Scheduler) TensorBackend(t *graph.Tensor) Backend {
 // NSplits is the number of splits of the last graph split.
 func (s *Scheduler) NSplits() int { return len(s.splits) }
 
-// NCopies is the number of copies of each graph input the scheduler keeps:
-// 1, as this scheduler does not pipeline.
-func (s *Scheduler) NCopies() int { return 1 }
+// NCopies is the number of copies of each split input the scheduler
+// keeps: MaxCopies when Parallel, else 1.
+func (s *Scheduler) NCopies() int { return s.nCopies }
+
+// CurrentCopy is the copy the graph placed last uses, in [0, NCopies()).
+func (s *Scheduler) CurrentCopy() int { return s.curCopy }
 
 // SplitInputs returns the inputs of split i (tensors of other backends
 // that the split reads through copies) and its backend.
@@ -229,16 +289,36 @@ func (s *Scheduler) dropCopies() {
 		p.node.Src[p.j] = p.orig
 	}
 	s.patches = nil
-	for _, byBackend := range s.copies {
-		for _, cp := range byBackend {
-			delete(s.ids, cp)
+	for _, in := range s.graphInputs {
+		in.t.Flags = in.flags
+	}
+	s.graphInputs = nil
+	for t, byBackend := range s.copies {
+		for _, cps := range byBackend {
+			for _, cp := range cps {
+				if cp != t {
+					delete(s.ids, cp)
+				}
+			}
 		}
 	}
 	clear(s.copies)
 }
 
-// Synchronize waits for every backend.
+// Synchronize waits for every backend. Unless a graph is placed, the
+// next AllocGraph then uses copy 0 again, so that a program computing one
+// graph at a time always uses the same copy.
 func (s *Scheduler) Synchronize() error {
+	err := s.syncBackends()
+	if !s.isAlloc {
+		s.nextCopy = 0
+	}
+	return err
+}
+
+// syncBackends waits for every backend without touching the copy
+// rotation.
+func (s *Scheduler) syncBackends() error {
 	var errs []error
 	for _, b := range s.backends {
 		errs = append(errs, b.Synchronize())
@@ -263,11 +343,14 @@ func (s *Scheduler) Reserve(g *graph.Graph) error {
 }
 
 // AllocGraph splits g and places its compute tensors (and the split
-// inputs' copies) in the backends' compute buffers.
+// inputs' copies) in the backends' compute buffers. With Parallel, each
+// call uses the next copy of the inputs.
 func (s *Scheduler) AllocGraph(g *graph.Graph) error {
 	if s.isAlloc {
 		return fmt.Errorf("%w: AllocGraph: the scheduler holds a graph; Reset first", ErrArgument)
 	}
+	s.curCopy = s.nextCopy
+	s.nextCopy = (s.nextCopy + 1) % s.nCopies
 	if err := s.SplitGraph(g); err != nil {
 		return err
 	}
@@ -628,26 +711,63 @@ func (s *Scheduler) cut(g *graph.Graph) {
 			if src == nil {
 				continue
 			}
-			if s.id(src) == cur || s.bufferSupported(src, cur) {
+			srcID := s.id(src)
+			if src.Flags&graph.FlagInput != 0 && s.nCopies > 1 && s.copies[src][srcID] == nil {
+				s.copyGraphInput(src, srcID)
+			}
+			if srcID == cur || s.bufferSupported(src, cur) {
 				continue
 			}
-			cp := s.copies[src][cur]
-			if cp == nil {
-				cp = dupLayout(src)
-				cp.Name = fmt.Sprintf("%s#%s#0", s.backends[cur].Name(), src.Name)
-				if s.copies[src] == nil {
-					s.copies[src] = map[int]*graph.Tensor{}
+			cps := s.copies[src][cur]
+			if cps == nil {
+				cps = make([]*graph.Tensor, s.nCopies)
+				for c := range cps {
+					cp := dupLayout(src)
+					cp.Name = fmt.Sprintf("%s#%s#%d", s.backends[cur].Name(), src.Name, c)
+					if s.nCopies > 1 {
+						// The copies outlive the computation: the
+						// allocator must never give their memory away.
+						cp.Flags |= graph.FlagInput | graph.FlagOutput
+					}
+					s.ids[cp] = cur
+					cps[c] = cp
 				}
-				s.copies[src][cur] = cp
-				s.ids[cp] = cur
+				s.setCopies(src, cur, cps)
 				sp.inputs = append(sp.inputs, src)
 			}
 			s.patches = append(s.patches, srcPatch{node: t, j: j, orig: src})
-			t.Src[j] = cp
+			t.Src[j] = cps[s.curCopy]
 		}
 	}
 	sp.i1 = len(g.Nodes)
 	s.splits = append(s.splits, *sp)
+}
+
+func (s *Scheduler) setCopies(t *graph.Tensor, b int, cps []*graph.Tensor) {
+	if s.copies[t] == nil {
+		s.copies[t] = map[int][]*graph.Tensor{}
+	}
+	s.copies[t][b] = cps
+}
+
+// copyGraphInput gives graph input t copies on its own backend b, t itself
+// being the current one: placed side by side before anything else and
+// never freed, the input sits at another address in each of NCopies
+// consecutive computations, so that the caller can set the next input
+// while the last one is still being copied from.
+func (s *Scheduler) copyGraphInput(t *graph.Tensor, b int) {
+	s.graphInputs = append(s.graphInputs, flagPatch{t: t, flags: t.Flags})
+	cps := make([]*graph.Tensor, s.nCopies)
+	for c := range cps {
+		cp := t
+		if c != s.curCopy {
+			cp = dupLayout(t)
+			cp.Name = fmt.Sprintf("%s#%s#%d", s.backends[b].Name(), t.Name, c)
+		}
+		cp.Flags |= graph.FlagInput | graph.FlagOutput
+		cps[c] = cp
+	}
+	s.setCopies(t, b, cps)
 }
 
 // dupLayout is a new tensor with t's type, shape and strides.
@@ -683,12 +803,31 @@ func (s *Scheduler) buildCopyGraph(g *graph.Graph) error {
 			if in.ViewSrc != nil {
 				dep.ViewSrc, dep.ViewOffs = in.ViewSrc, in.ViewOffs
 			}
-			gc.Nodes = append(gc.Nodes, dep, s.copies[in][sp.backend])
+			gc.Nodes = append(gc.Nodes, dep, s.copies[in][sp.backend][s.curCopy])
 			nodeIDs = append(nodeIDs, s.id(in), sp.backend)
 		}
 		for _, t := range v.Nodes {
 			gc.Nodes = append(gc.Nodes, t)
 			nodeIDs = append(nodeIDs, s.id(t))
+		}
+	}
+	if s.nCopies > 1 {
+		// Every copy is a leaf, placed first, so that each keeps its
+		// memory from one computation to the next.
+		for _, in := range s.graphInputs {
+			b := s.id(in.t)
+			for _, cp := range s.copies[in.t][b] {
+				gc.Leafs = append(gc.Leafs, cp)
+				leafIDs = append(leafIDs, b)
+			}
+		}
+		for _, sp := range s.splits {
+			for _, in := range sp.inputs {
+				for _, cp := range s.copies[in][sp.backend] {
+					gc.Leafs = append(gc.Leafs, cp)
+					leafIDs = append(leafIDs, sp.backend)
+				}
+			}
 		}
 	}
 	for _, t := range g.Leafs {
@@ -727,8 +866,9 @@ func (s *Scheduler) allocSplits() error {
 			return err
 		}
 	}
-	// Reallocating may move the split inputs: let pending copies finish.
-	if err := s.Synchronize(); err != nil {
+	// Reallocating may move the split inputs: let pending copies finish
+	// (without Synchronize, which would restart the copy rotation).
+	if err := s.syncBackends(); err != nil {
 		return err
 	}
 	if err := s.galloc.ReserveN(s.gcopy, s.nodeIDs, s.leafIDs); err != nil {
@@ -745,34 +885,85 @@ func (s *Scheduler) computeSplits() error {
 		// The allocator may reuse memory across splits: the previous
 		// backend must be done with it.
 		if len(sp.inputs) == 0 && prev >= 0 && prev != sp.backend {
-			if err := s.backends[prev].Synchronize(); err != nil {
+			if err := s.waitHost(prev); err != nil {
 				return err
 			}
 		}
 		for _, in := range sp.inputs {
-			cp := s.copies[in][sp.backend]
-			// Wait until the split's backend no longer reads the copy.
-			if err := be.Synchronize(); err != nil {
-				return err
-			}
-			var err error
-			if in.Flags&graph.FlagInput != 0 {
-				// The caller may overwrite an input as soon as
-				// GraphCompute returns: copy it now.
-				err = buffer.CopyTensor(in, cp)
-			} else {
-				err = CopyTensorAsync(s.backends[s.id(in)], be, in, cp)
-			}
-			if err != nil {
+			if err := s.copyInput(sp.backend, in); err != nil {
 				return fmt.Errorf("copying %s to %s: %w", in.Name, be.Name(), err)
 			}
 		}
 		if err := s.computeSplit(be, sp.g); err != nil {
 			return err
 		}
+		if e := s.event(sp.backend); e != nil {
+			if err := e.Record(be); err != nil {
+				return err
+			}
+		}
 		prev = sp.backend
 	}
 	return nil
+}
+
+// event is the event of backend b for the current copy, or nil.
+func (s *Scheduler) event(b int) Event {
+	if s.events[b] == nil {
+		return nil
+	}
+	return s.events[b][s.curCopy]
+}
+
+// waitHost blocks until backend b has finished its last split that used
+// the current copy: by its event when it has one, else by waiting for all
+// its work.
+func (s *Scheduler) waitHost(b int) error {
+	if e := s.event(b); e != nil {
+		return e.Synchronize()
+	}
+	return s.backends[b].Synchronize()
+}
+
+// copyInput fills the current copy of split input in on backend b.
+func (s *Scheduler) copyInput(b int, in *graph.Tensor) error {
+	be := s.backends[b]
+	cp := s.copies[in][b][s.curCopy]
+	if in.Flags&graph.FlagInput != 0 {
+		// The caller may overwrite an input as soon as GraphCompute
+		// returns: copy it now, once the backend no longer reads this
+		// copy.
+		if err := s.waitHost(b); err != nil {
+			return err
+		}
+		return buffer.CopyTensor(in, cp)
+	}
+	// The backend may still read this copy from NCopies computations
+	// ago: its later work waits for that, without blocking the host.
+	if e := s.event(b); e != nil {
+		if err := e.Wait(be); err != nil {
+			return err
+		}
+	} else if err := be.Synchronize(); err != nil {
+		return err
+	}
+	from := s.backends[s.id(in)]
+	if c, ok := be.(TensorCopier); ok {
+		err := c.CopyTensorAsync(from, in, cp)
+		if !errors.Is(err, ErrUnsupported) {
+			return err
+		}
+	}
+	// Through the host: the source must be computed and this copy no
+	// longer read; with an event, only this copy's last use is waited
+	// for, not all the backend's queued work.
+	if err := from.Synchronize(); err != nil {
+		return err
+	}
+	if err := s.waitHost(b); err != nil {
+		return err
+	}
+	return buffer.CopyTensor(in, cp)
 }
 
 func (s *Scheduler) computeSplit(be Backend, g *graph.Graph) error {
