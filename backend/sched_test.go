@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -141,7 +142,7 @@ type fakeRegistry struct{}
 
 func (r fakeRegistry) Name() string { return "FAKE" }
 func (r fakeRegistry) Devices() []backend.Device {
-	return []backend.Device{fakeDev, offloadDev, accelDev}
+	return []backend.Device{fakeDev, offloadDev, accelDev, eventDev}
 }
 
 var (
@@ -152,6 +153,9 @@ var (
 	offloadDev = &fakeDevice{name: "FAKE1", typ: backend.DeviceGPU, bt: fakeMem, mem: fakeMem, ops: []ops.Op{ops.Add, ops.Mul}, offload: true}
 	// accelDev multiplies in host memory, as BLAS does beside the CPU.
 	accelDev = &fakeDevice{name: "ACCEL0", typ: backend.DeviceAccel, bt: buffer.CPU(), ops: []ops.Op{ops.Mul}}
+	// eventDev is fakeDev with events and a queue of work run by a
+	// goroutine.
+	eventDev = &eventDevice{fakeDevice: &fakeDevice{name: "EVENT0", typ: backend.DeviceGPU, bt: fakeMem, mem: fakeMem, ops: []ops.Op{ops.Add, ops.Mul}}}
 )
 
 // fakeBackend computes with a cpu.Engine on its device's memory, which it
@@ -746,4 +750,330 @@ func TestSchedulerCopiesAsync(t *testing.T) {
 	s, _, _ := run(t, []backend.Backend{fake, host}, backend.SchedulerOptions{}, fakeMem, schedCases()[2].net, nil)
 	require.Equal(t, 3, s.NSplits())
 	assert.Equal(t, []string{"b"}, fake.(*fakeBackend).copied, "x is a graph input, a goes to the CPU")
+}
+
+// eventDevice is a fakeDevice whose backends work asynchronously, as a GPU
+// stream does: copies and computations are queued and run in order by a
+// goroutine. It has events, and logs the scheduler's event calls and
+// copies in the order the host makes them.
+type eventDevice struct {
+	*fakeDevice
+	mu      sync.Mutex
+	trace   []string
+	nEvents int
+}
+
+func (d *eventDevice) Props() backend.Props {
+	p := d.fakeDevice.Props()
+	p.Caps = backend.Caps{Async: true, Events: true}
+	return p
+}
+
+func (d *eventDevice) Init(backend.Options) (backend.Backend, error) {
+	b := &asyncBackend{
+		fakeBackend: &fakeBackend{dev: d.fakeDevice, eng: cpu.New(cpu.Options{Threads: 2})},
+		dev:         d,
+		work:        make(chan func() error, 16),
+		stopped:     make(chan struct{}),
+	}
+	go b.run()
+	return b, nil
+}
+
+// NewEvent numbers the device's events from 0, as the scheduler creates
+// them: backend after backend, copy after copy.
+func (d *eventDevice) NewEvent() (backend.Event, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e := &fakeEvent{dev: d, id: d.nEvents}
+	e.cond = sync.NewCond(&e.mu)
+	d.nEvents++
+	return e, nil
+}
+
+func (d *eventDevice) log(format string, args ...any) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.trace = append(d.trace, fmt.Sprintf(format, args...))
+}
+
+// reset forgets the trace and the events made so far.
+func (d *eventDevice) reset() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.trace, d.nEvents = nil, 0
+}
+
+func (d *eventDevice) takeTrace() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.trace
+	d.trace = nil
+	return t
+}
+
+// asyncBackend runs a fakeBackend's work on a goroutine, in order.
+type asyncBackend struct {
+	*fakeBackend
+	dev     *eventDevice
+	work    chan func() error
+	stopped chan struct{}
+	pending sync.WaitGroup
+	mu      sync.Mutex
+	err     error
+}
+
+func (b *asyncBackend) run() {
+	defer close(b.stopped)
+	for f := range b.work {
+		if err := f(); err != nil {
+			b.mu.Lock()
+			if b.err == nil {
+				b.err = err
+			}
+			b.mu.Unlock()
+		}
+		b.pending.Done()
+	}
+}
+
+func (b *asyncBackend) enqueue(f func() error) {
+	b.pending.Add(1)
+	b.work <- f
+}
+
+func (b *asyncBackend) Device() backend.Device { return b.dev }
+
+func (b *asyncBackend) Synchronize() error {
+	b.pending.Wait()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	err := b.err
+	b.err = nil
+	return err
+}
+
+func (b *asyncBackend) Close() error {
+	err := b.Synchronize()
+	close(b.work)
+	<-b.stopped
+	b.eng.Close()
+	return err
+}
+
+func (b *asyncBackend) SetTensorAsync(t *graph.Tensor, d []byte, o uint64) error {
+	b.enqueue(func() error { return buffer.SetTensor(t, d, o) })
+	return nil
+}
+
+func (b *asyncBackend) GetTensorAsync(t *graph.Tensor, d []byte, o uint64) error {
+	b.enqueue(func() error { return buffer.GetTensor(t, d, o) })
+	return nil
+}
+
+// CopyTensorAsync takes the source's bytes now, from a backend that is
+// not another asyncBackend (whose queue it cannot order against), and
+// queues their write.
+func (b *asyncBackend) CopyTensorAsync(from backend.Backend, src, dst *graph.Tensor) error {
+	if _, ok := from.(*asyncBackend); ok {
+		return fmt.Errorf("%w: copy between two asynchronous fake backends", backend.ErrUnsupported)
+	}
+	if err := from.Synchronize(); err != nil {
+		return err
+	}
+	data := make([]byte, src.NBytes())
+	if err := buffer.GetTensor(src, data, 0); err != nil {
+		return err
+	}
+	b.dev.log("copy %s", src.Name)
+	return b.SetTensorAsync(dst, data, 0)
+}
+
+// GraphCompute queues the computation, which dawdles first, so that a
+// scheduler that does not wait for it races with it.
+func (b *asyncBackend) GraphCompute(g *graph.Graph) error {
+	b.enqueue(func() error {
+		time.Sleep(200 * time.Microsecond)
+		return b.fakeBackend.GraphCompute(g)
+	})
+	return nil
+}
+
+// fakeEvent counts its records; a wait is for the records made before it.
+type fakeEvent struct {
+	dev               *eventDevice
+	id                int
+	mu                sync.Mutex
+	cond              *sync.Cond
+	recorded, reached int
+	freed             bool
+}
+
+func (e *fakeEvent) Record(b backend.Backend) error {
+	ab, ok := b.(*asyncBackend)
+	if !ok || ab.dev != e.dev {
+		return fmt.Errorf("%w: event of %s recorded on %s", backend.ErrArgument, e.dev.name, b.Name())
+	}
+	e.mu.Lock()
+	e.recorded++
+	seq := e.recorded
+	e.mu.Unlock()
+	e.dev.log("record %d", e.id)
+	ab.enqueue(func() error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.reached = max(e.reached, seq)
+		e.cond.Broadcast()
+		return nil
+	})
+	return nil
+}
+
+func (e *fakeEvent) Wait(b backend.Backend) error {
+	ab, ok := b.(*asyncBackend)
+	if !ok {
+		return fmt.Errorf("%w: wait on %s", backend.ErrUnsupported, b.Name())
+	}
+	e.mu.Lock()
+	target := e.recorded
+	e.mu.Unlock()
+	e.dev.log("wait %d", e.id)
+	ab.enqueue(func() error { e.block(target); return nil })
+	return nil
+}
+
+func (e *fakeEvent) Synchronize() error {
+	e.mu.Lock()
+	target := e.recorded
+	e.mu.Unlock()
+	e.dev.log("sync %d", e.id)
+	e.block(target)
+	return nil
+}
+
+func (e *fakeEvent) block(target int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for e.reached < target {
+		e.cond.Wait()
+	}
+}
+
+func (e *fakeEvent) Free() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.freed {
+		return errors.New("fake event freed twice")
+	}
+	e.freed = true
+	return nil
+}
+
+// computeAgain places g anew (the next copy, when parallel), sets its
+// inputs for round r and computes it, returning the output's bytes.
+func computeAgain(t *testing.T, s *backend.Scheduler, g *graph.Graph, r int) []byte {
+	t.Helper()
+	s.Reset()
+	require.NoError(t, s.AllocGraph(g))
+	for _, x := range g.Leafs {
+		if k, ok := x.Extra.(int); ok && x.Flags&graph.FlagInput != 0 {
+			require.NoError(t, buffer.SetTensor(x, values(k+1000*r, x.NElements()), 0))
+		}
+	}
+	require.NoError(t, s.GraphCompute(g))
+	out := g.Nodes[len(g.Nodes)-1]
+	res := make([]byte, out.NBytes())
+	require.NoError(t, buffer.GetTensor(out, res, 0))
+	return res
+}
+
+// With Parallel, consecutive computations use the copies in turn, on an
+// asynchronous device with events, and give the CPU's results.
+func TestSchedulerParallel(t *testing.T) {
+	for _, tc := range schedCases() {
+		if tc.first != nil || tc.hostWeights {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			eventDev.reset()
+			evt := initFake(t, eventDev)
+			_, host := fakeAndCPU(t)
+			var pre func(*backend.Scheduler, *graph.Graph)
+			if tc.pre != nil {
+				pre = func(s *backend.Scheduler, g *graph.Graph) { tc.pre(s, g, host) }
+			}
+			s, g, got := run(t, []backend.Backend{evt, host}, backend.SchedulerOptions{Parallel: true}, fakeMem, tc.net, pre)
+			assert.Equal(t, backend.MaxCopies, s.NCopies())
+			assert.Equal(t, 4, s.NCopies())
+			assert.Equal(t, 4, eventDev.nEvents, "one event per copy for the device, none for the CPU")
+			assert.Equal(t, tc.splits, s.NSplits())
+			_, host2 := fakeAndCPU(t)
+			ref, rg, want := run(t, []backend.Backend{host2}, backend.SchedulerOptions{}, buffer.CPU(), tc.net, nil)
+			assert.Equal(t, 1, ref.NCopies())
+			assert.Equal(t, want, got)
+			for r := 1; r <= 6; r++ {
+				want := computeAgain(t, ref, rg, r)
+				assert.Equal(t, want, computeAgain(t, s, g, r), "round %d", r)
+				assert.Equal(t, r%4, s.CurrentCopy(), "round %d", r)
+				assert.Equal(t, 0, ref.CurrentCopy())
+			}
+		})
+	}
+}
+
+// The parallel scheduler records each device split's event and waits on
+// it before refilling that copy: the host blocks for graph inputs and for
+// copies through the host, the device waits for its own copies.
+func TestSchedulerParallelEvents(t *testing.T) {
+	eventDev.reset()
+	evt := initFake(t, eventDev)
+	_, host := fakeAndCPU(t)
+	// Splits: EVENT0 (x+w, a*a), CPU (sqr), EVENT0 (c+c), reading the
+	// graph input x, b and c through copies.
+	s, g, _ := run(t, []backend.Backend{evt, host}, backend.SchedulerOptions{Parallel: true}, fakeMem, chainWithWeight, nil)
+	require.Equal(t, 3, s.NSplits())
+	round := func(c int) []string {
+		return []string{
+			fmt.Sprintf("sync %d", c), // before copying the graph input x
+			fmt.Sprintf("record %d", c),
+			fmt.Sprintf("wait %d", c), // before the device copies c
+			"copy c",
+			fmt.Sprintf("record %d", c),
+		}
+	}
+	assert.Equal(t, round(0), eventDev.takeTrace())
+	for r := 1; r <= 5; r++ {
+		computeAgain(t, s, g, r)
+		assert.Equal(t, round(r%4), eventDev.takeTrace(), "round %d", r)
+	}
+	// The graph input sits at another address in each of four
+	// consecutive computations, then comes back.
+	x := g.Leafs[slices.IndexFunc(g.Leafs, func(l *graph.Tensor) bool { return l.Name == "x1" })]
+	var addrs []*byte
+	for r := range 5 {
+		computeAgain(t, s, g, r)
+		addrs = append(addrs, &x.Data[0])
+	}
+	for i := range 4 {
+		for j := range i {
+			assert.NotSame(t, addrs[i], addrs[j], "copies %d and %d", i, j)
+		}
+	}
+	assert.Same(t, addrs[0], addrs[4])
+	eventDev.takeTrace()
+	require.NoError(t, s.Close())
+	assert.Equal(t, []string(nil), eventDev.takeTrace())
+}
+
+// Without Parallel there is one copy and no event, as in ggml.
+func TestSchedulerNotParallelHasNoEvents(t *testing.T) {
+	eventDev.reset()
+	evt := initFake(t, eventDev)
+	_, host := fakeAndCPU(t)
+	s, g, want := run(t, []backend.Backend{evt, host}, backend.SchedulerOptions{}, fakeMem, chainWithWeight, nil)
+	assert.Equal(t, 1, s.NCopies())
+	assert.Equal(t, 0, eventDev.nEvents)
+	assert.Equal(t, want, computeAgain(t, s, g, 0))
+	assert.Equal(t, 0, s.CurrentCopy())
+	assert.Equal(t, []string{"copy c", "copy c"}, eventDev.takeTrace(), "the device's own copies only")
 }
