@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -879,6 +880,7 @@ func (s *Scheduler) allocSplits() error {
 
 func (s *Scheduler) computeSplits() error {
 	prev := -1
+	var ex usedExperts
 	for k := range s.splits {
 		sp := &s.splits[k]
 		be := s.backends[sp.backend]
@@ -889,8 +891,9 @@ func (s *Scheduler) computeSplits() error {
 				return err
 			}
 		}
-		for _, in := range sp.inputs {
-			if err := s.copyInput(sp.backend, in); err != nil {
+		for i := range sp.inputs {
+			in := sp.inputs[i]
+			if err := s.copyInput(sp, i, &ex); err != nil {
 				return fmt.Errorf("copying %s to %s: %w", in.Name, be.Name(), err)
 			}
 		}
@@ -925,8 +928,9 @@ func (s *Scheduler) waitHost(b int) error {
 	return s.backends[b].Synchronize()
 }
 
-// copyInput fills the current copy of split input in on backend b.
-func (s *Scheduler) copyInput(b int, in *graph.Tensor) error {
+// copyInput fills the current copy of input i of split sp.
+func (s *Scheduler) copyInput(sp *split, i int, ex *usedExperts) error {
+	b, in := sp.backend, sp.inputs[i]
 	be := s.backends[b]
 	cp := s.copies[in][b][s.curCopy]
 	if in.Flags&graph.FlagInput != 0 {
@@ -948,6 +952,9 @@ func (s *Scheduler) copyInput(b int, in *graph.Tensor) error {
 		return err
 	}
 	from := s.backends[s.id(in)]
+	if expertWeights(sp, in, cp) {
+		return s.copyExperts(sp, i, cp, ex)
+	}
 	if c, ok := be.(TensorCopier); ok {
 		err := c.CopyTensorAsync(from, in, cp)
 		if !errors.Is(err, ErrUnsupported) {
@@ -990,6 +997,95 @@ func (s *Scheduler) computeSplit(be Backend, g *graph.Graph) error {
 			return fmt.Errorf("%w: at %s", ErrAborted, t.Name)
 		}
 		j0 = j1
+	}
+	return nil
+}
+
+// usedExperts remembers the experts an ids tensor selects, for the
+// splits of one computation that read it.
+type usedExperts struct {
+	ids  *graph.Tensor
+	used []bool
+}
+
+// expertWeights reports whether input in, read through copy cp, holds the
+// experts of a MUL_MAT_ID that starts split sp, in host memory: then only
+// the experts the ids select need copying.
+func expertWeights(sp *split, in, cp *graph.Tensor) bool {
+	if len(sp.g.Nodes) == 0 {
+		return false
+	}
+	n := sp.g.Nodes[0]
+	buf, ok := in.Buffer.(buffer.Buffer)
+	return ok && buf.Usage() == buffer.UsageWeights && buf.IsHost() && n.Op == ops.MulMatID && n.Src[0] == cp
+}
+
+// copyExperts copies to the copy cp of input i of split sp the experts of
+// its MUL_MAT_ID that the ids select, runs of neighbouring experts at a
+// time, by the split backend's SetTensorAsync.
+func (s *Scheduler) copyExperts(sp *split, i int, cp *graph.Tensor, ex *usedExperts) error {
+	in, be := sp.inputs[i], s.backends[sp.backend]
+	nExpert, expertSize := in.Ne[2], in.Nb[2]
+	if err := s.backends[s.id(in)].Synchronize(); err != nil {
+		return err
+	}
+	ids := sp.g.Nodes[0].Src[2]
+	idsBackend := be
+	// An ids tensor that is a later input of the split is not copied
+	// yet: read the original.
+	for _, later := range sp.inputs[i+1:] {
+		if s.copies[later][sp.backend][s.curCopy] == ids {
+			ids, idsBackend = later, s.backends[s.id(later)]
+			break
+		}
+	}
+	if ids != ex.ids {
+		raw := make([]byte, ids.NBytes())
+		if err := idsBackend.GetTensorAsync(ids, raw, 0); err != nil {
+			return err
+		}
+		if err := idsBackend.Synchronize(); err != nil {
+			return err
+		}
+		ex.used = make([]bool, nExpert)
+		for i1 := range ids.Ne[1] {
+			for i0 := range ids.Ne[0] {
+				at := uint64(i1)*ids.Nb[1] + uint64(i0)*ids.Nb[0]
+				id := int32(binary.LittleEndian.Uint32(raw[at:]))
+				if id < 0 || int64(id) >= nExpert {
+					return fmt.Errorf("%w: expert id %d of %s outside [0, %d)", ErrArgument, id, ids.Name, nExpert)
+				}
+				ex.used[id] = true
+			}
+		}
+		ex.ids = ids
+	}
+	data := in.Data
+	if uint64(len(data)) < uint64(nExpert)*expertSize {
+		return fmt.Errorf("%w: host weights %s have no memory", ErrArgument, in.Name)
+	}
+	// A little past the last expert of a run is copied too, so that a
+	// kernel reading ahead sees no stale values (ggml does it for CUDA's
+	// MMQ).
+	padding := min(expertSize, 512)
+	for first := int64(0); first < nExpert; {
+		if !ex.used[first] {
+			first++
+			continue
+		}
+		last := first
+		for last+1 < nExpert && ex.used[last+1] {
+			last++
+		}
+		off := uint64(first) * expertSize
+		size := uint64(last-first+1) * expertSize
+		if last < nExpert-1 {
+			size += padding
+		}
+		if err := be.SetTensorAsync(cp, data[off:off+size], off); err != nil {
+			return err
+		}
+		first = last + 1
 	}
 	return nil
 }

@@ -127,8 +127,8 @@ func (d *fakeDevice) SupportsOp(t *graph.Tensor) bool {
 	if !slices.Contains(d.ops, t.Op) || t.Type != quant.F32 {
 		return false
 	}
-	for _, s := range t.Src {
-		if s != nil && s.Type != quant.F32 {
+	for j, s := range t.Src {
+		if s != nil && s.Type != quant.F32 && !(t.Op == ops.MulMatID && j == 2 && s.Type == quant.I32) {
 			return false
 		}
 	}
@@ -142,7 +142,7 @@ type fakeRegistry struct{}
 
 func (r fakeRegistry) Name() string { return "FAKE" }
 func (r fakeRegistry) Devices() []backend.Device {
-	return []backend.Device{fakeDev, offloadDev, accelDev, eventDev}
+	return []backend.Device{fakeDev, offloadDev, accelDev, eventDev, moeDev}
 }
 
 var (
@@ -155,6 +155,8 @@ var (
 	accelDev = &fakeDevice{name: "ACCEL0", typ: backend.DeviceAccel, bt: buffer.CPU(), ops: []ops.Op{ops.Mul}}
 	// eventDev is fakeDev with events and a queue of work run by a
 	// goroutine.
+	// moeDev also runs MUL_MAT_ID, and wants it next to host experts.
+	moeDev   = &fakeDevice{name: "MOE0", typ: backend.DeviceGPU, bt: fakeMem, mem: fakeMem, ops: []ops.Op{ops.MulMatID}, offload: true}
 	eventDev = &eventDevice{fakeDevice: &fakeDevice{name: "EVENT0", typ: backend.DeviceGPU, bt: fakeMem, mem: fakeMem, ops: []ops.Op{ops.Add, ops.Mul}}}
 )
 
@@ -167,6 +169,8 @@ type fakeBackend struct {
 	ran []*graph.Tensor
 	// copied names the sources of CopyTensorAsync calls.
 	copied []string
+	// set lists the byte ranges (offset, size) of SetTensorAsync calls.
+	set [][2]uint64
 }
 
 func (b *fakeBackend) Name() string           { return b.dev.name }
@@ -174,6 +178,7 @@ func (b *fakeBackend) Device() backend.Device { return b.dev }
 func (b *fakeBackend) Synchronize() error     { return nil }
 func (b *fakeBackend) Close() error           { b.eng.Close(); return nil }
 func (b *fakeBackend) SetTensorAsync(t *graph.Tensor, d []byte, o uint64) error {
+	b.set = append(b.set, [2]uint64{o, uint64(len(d))})
 	return buffer.SetTensor(t, d, o)
 }
 func (b *fakeBackend) GetTensorAsync(t *graph.Tensor, d []byte, o uint64) error {
@@ -1076,4 +1081,52 @@ func TestSchedulerNotParallelHasNoEvents(t *testing.T) {
 	assert.Equal(t, want, computeAgain(t, s, g, 0))
 	assert.Equal(t, 0, s.CurrentCopy())
 	assert.Equal(t, []string{"copy c", "copy c"}, eventDev.takeTrace(), "the device's own copies only")
+}
+
+// A MUL_MAT_ID offloaded next to host experts gets only the experts its
+// ids use, each run of neighbours with one expert of padding after it
+// unless it ends the tensor.
+func TestSchedulerCopiesUsedExperts(t *testing.T) {
+	moe := func(backends []backend.Backend, opts backend.SchedulerOptions) (*backend.Scheduler, []byte) {
+		s, err := backend.NewScheduler(backends, opts)
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		c := graph.NewContext(graph.ContextOptions{})
+		as := c.NewTensor(quant.F32, 8, 3, 4) // 4 experts of 96 bytes
+		as.Name = "experts"
+		wb, err := buffer.CPU().Alloc(buffer.CPU().AllocSize(as))
+		require.NoError(t, err)
+		require.NoError(t, wb.AllocTensor(as, 0))
+		wb.SetUsage(buffer.UsageWeights)
+		require.NoError(t, buffer.SetTensor(as, values(1, as.NElements()), 0))
+		b := graph.SetInput(c.NewTensor(quant.F32, 8, 1, 2))
+		b.Name = "b"
+		ids := graph.SetInput(c.NewTensor(quant.I32, 2, 2))
+		ids.Name = "ids"
+		out := graph.SetOutput(c.MulMatID(as, b, ids))
+		g, err := c.Build(out)
+		require.NoError(t, err)
+		require.NoError(t, s.AllocGraph(g))
+		require.NoError(t, buffer.SetTensor(b, values(2, b.NElements()), 0))
+		idv := make([]byte, 16)
+		for i, e := range []uint32{2, 0, 2, 2} {
+			binary.LittleEndian.PutUint32(idv[4*i:], e)
+		}
+		require.NoError(t, buffer.SetTensor(ids, idv, 0))
+		require.NoError(t, s.GraphCompute(g))
+		res := make([]byte, out.NBytes())
+		require.NoError(t, buffer.GetTensor(out, res, 0))
+		return s, res
+	}
+	dev := initFake(t, moeDev)
+	_, host := fakeAndCPU(t)
+	s, got := moe([]backend.Backend{dev, host}, backend.SchedulerOptions{OpOffload: true})
+	require.Equal(t, 1, s.NSplits())
+	b, ins := s.SplitInputs(0)
+	require.Same(t, dev, b)
+	require.Len(t, ins, 3)
+	assert.Equal(t, [][2]uint64{{0, 192}, {192, 192}}, dev.(*fakeBackend).set, "experts 0 and 2, each with 96 bytes of padding")
+	_, host2 := fakeAndCPU(t)
+	_, want := moe([]backend.Backend{host2}, backend.SchedulerOptions{})
+	assert.Equal(t, want, got)
 }
