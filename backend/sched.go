@@ -62,6 +62,14 @@ type SchedulerOptions struct {
 // Like ggml's, the scheduler rewrites the graph it is given: a node that
 // reads a tensor from another backend reads the copy instead. Reset puts
 // the original sources back. A Scheduler is not safe for concurrent use.
+//
+// With SchedulerOptions.Parallel each split input has MaxCopies copies,
+// and each AllocGraph uses the next: a backend may still read the copies
+// of the last computations while the next one's are filled. Events, on
+// devices that have them, mark where each backend finished with a copy;
+// the host or the backend waits on them instead of on all its work. Unlike
+// ggml, a graph must be synchronized (GraphCompute does) before Reset or
+// the next AllocGraph, which rewrite tensors a backend may be reading.
 type Scheduler struct {
 	backends  []Backend
 	bufts     []buffer.Type
