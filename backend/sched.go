@@ -1024,8 +1024,8 @@ func expertWeights(sp *split, in, cp *graph.Tensor) bool {
 		return false
 	}
 	n := sp.g.Nodes[0]
-	buf, ok := in.Buffer.(buffer.Buffer)
-	return ok && buf.Usage() == buffer.UsageWeights && buf.IsHost() && n.Op == ops.MulMatID && n.Src[0] == cp
+	buf := placedBuffer(in)
+	return buf != nil && buf.Usage() == buffer.UsageWeights && buf.IsHost() && n.Op == ops.MulMatID && n.Src[0] == cp
 }
 
 // copyExperts copies to the copy cp of input i of split sp the experts of
