@@ -10,6 +10,7 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
 	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
 	"github.com/ggml-go/ggml/ops"
 )
@@ -301,7 +302,7 @@ func TestOutputViewKeepsSource(t *testing.T) {
 	l := reftest.Lib(t)
 	g, err := build(outputView)
 	require.NoError(t, err)
-	_, at, err := ggmlPlacement(l, g)
+	_, at, err := mirror.GallocrPlacement(l, g)
 	require.NoError(t, err)
 	v := g.Nodes[1]
 	require.True(t, v.IsView() && v.Flags&graph.FlagOutput != 0 && v.ViewSrc.Flags&graph.FlagOutput == 0)
