@@ -9,12 +9,15 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/ggmlref"
+	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )
@@ -108,7 +111,61 @@ func runDemo(args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "\nsplits: %d\n", res.splits)
 	fmt.Fprintf(stdout, "checksum: sum %.6f, fnv64a %016x\n", sum(res.out), checksum(res.out))
 	fmt.Fprintf(stdout, "agreement with a CPU-only run: max abs diff %g, nmse %g\n", maxDiff, nmse)
+	lib, err := ggmlref.Default()
+	if err != nil {
+		fmt.Fprintf(stdout, "real ggml: not available (%v)\n", err)
+		return nil
+	}
+	theirs, err := runBlockGGML(lib, d, f.seed, f.threads)
+	if err != nil {
+		return fmt.Errorf("real ggml: %w", err)
+	}
+	maxDiff, nmse = agreement(res.out, theirs)
+	fmt.Fprintf(stdout, "agreement with the real ggml %s (CPU backend): max abs diff %g, nmse %g\n", lib.Version(), maxDiff, nmse)
 	return nil
+}
+
+// runBlockGGML computes the same block, with the same weights and inputs,
+// on the real ggml's CPU backend through the mirror.
+func runBlockGGML(lib *ggmlref.Lib, d blockDims, seed uint64, threads int) ([]float32, error) {
+	if threads == 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	e, err := mirror.New(lib, threads)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	// The mirror copies Go memory in and out, so every tensor gets some.
+	c := graph.NewContext(graph.ContextOptions{Alloc: true})
+	var leafErr error
+	leaf := func(name string, typ quant.Type, ne ...int64) *graph.Tensor {
+		t := c.SetName(c.NewTensor(typ, ne...), name)
+		if t != nil && leafErr == nil {
+			var data []byte
+			data, leafErr = leafData(t, seed)
+			copy(t.Data, data)
+		}
+		return t
+	}
+	g, in, out, err := buildLayers(c, d, 1, leaf)
+	if err == nil {
+		err = leafErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	setGo := func(t *graph.Tensor, data []byte, offset uint64) error {
+		copy(t.Data[offset:], data)
+		return nil
+	}
+	if err := setBlockInputs(in, d, seed, setGo); err != nil {
+		return nil, err
+	}
+	if err := e.Compute(g); err != nil {
+		return nil, err
+	}
+	return f32s(out.Data), nil
 }
 
 // placement is which device ran a node.
@@ -173,7 +230,7 @@ func runBlock(backends []backend.Backend, d blockDims, seed uint64) (res blockRe
 	if err := s.AllocGraph(g); err != nil {
 		return res, err
 	}
-	if err := setBlockInputs(in, d, seed); err != nil {
+	if err := setBlockInputs(in, d, seed, buffer.SetTensor); err != nil {
 		return res, err
 	}
 	if err := s.GraphCompute(g); err != nil {
@@ -239,7 +296,7 @@ func leafData(t *graph.Tensor, seed uint64) ([]byte, error) {
 // setBlockInputs fills the hidden state with gaussian values, the
 // positions with the cells the batch occupies, and the mask so each token
 // sees the earlier cells and itself.
-func setBlockInputs(in blockInputs, d blockDims, seed uint64) error {
+func setBlockInputs(in blockInputs, d blockDims, seed uint64, set func(t *graph.Tensor, data []byte, offset uint64) error) error {
 	rng := rngFor("inp_embd", seed)
 	x := make([]float32, in.x.NElements())
 	for i := range x {
@@ -260,12 +317,12 @@ func setBlockInputs(in blockInputs, d blockDims, seed uint64) error {
 	if err != nil {
 		return err
 	}
-	for _, set := range []struct {
+	for _, v := range []struct {
 		t    *graph.Tensor
 		data []byte
 	}{{in.x, f32Bytes(x)}, {in.pos, pos}, {in.mask, m}} {
-		if err := buffer.SetTensor(set.t, set.data, 0); err != nil {
-			return fmt.Errorf("%s: %w", set.t.Name, err)
+		if err := set(v.t, v.data, 0); err != nil {
+			return fmt.Errorf("%s: %w", v.t.Name, err)
 		}
 	}
 	return nil

@@ -2,9 +2,12 @@ package main
 
 import (
 	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
 )
 
 func TestDemoOnCPU(t *testing.T) {
@@ -49,5 +52,20 @@ func TestDemoBadFlags(t *testing.T) {
 		code, _, errOut := runCmd(append([]string{"demo"}, c.args...)...)
 		require.Equal(t, 2, code, "%v", c.args)
 		require.Contains(t, errOut, c.msg, "%v", c.args)
+	}
+}
+
+// The block agrees with the real ggml within test-backend-ops' tolerance
+// for MUL_MAT and FLASH_ATTN_EXT (NMSE 5e-4).
+func TestDemoAgainstGGML(t *testing.T) {
+	reftest.Lib(t)
+	for _, rope := range []string{"neox", "normal"} {
+		code, out, errOut := runCmd("demo", "-device", "CPU", "-tokens", "7", "-ctx", "40", "-embd", "256", "-rope", rope)
+		require.Equal(t, 0, code, errOut)
+		m := regexp.MustCompile(`agreement with the real ggml 0\.25\.1 \(CPU backend\): max abs diff (\S+), nmse (\S+)\n`).FindStringSubmatch(out)
+		require.NotNil(t, m, out)
+		nmse, err := strconv.ParseFloat(m[2], 64)
+		require.NoError(t, err)
+		require.Less(t, nmse, 5e-4, rope)
 	}
 }
