@@ -10,6 +10,7 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
 	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
 	"github.com/ggml-go/ggml/ops"
 )
@@ -22,9 +23,10 @@ func TestCanInplaceMatchesGGML(t *testing.T) {
 	}
 }
 
-// viewInplace computes y over a reshape (a view at offset 0) of s, which
-// nothing else reads: y can take s's memory, which ggml does not do. The
-// weights stay alive to the end, so there is no other memory for y.
+// viewInplace reads s, which nothing else reads, through a reshape (a view
+// at offset 0): y could take s's memory, but ggml never reuses a source
+// through a view, and doing so fragments llama-style graphs (ggml bench
+// alloc), so y gets memory of its own.
 func viewInplace(c *graph.Context) []*graph.Tensor {
 	w1, w2 := weight(c, 1024), weight(c, 32, 32)
 	s := c.Mul(input(c, 1024), w1)
@@ -33,7 +35,7 @@ func viewInplace(c *graph.Context) []*graph.Tensor {
 	return []*graph.Tensor{c.Add(z, w2)}
 }
 
-func TestViewSourceInPlace(t *testing.T) {
+func TestViewSourceNotInPlace(t *testing.T) {
 	g, err := build(viewInplace)
 	require.NoError(t, err)
 	var size uint64
@@ -41,7 +43,7 @@ func TestViewSourceInPlace(t *testing.T) {
 	require.NoError(t, checkPlacement(g))
 	s, y := g.Nodes[0], g.Nodes[2]
 	require.Equal(t, ops.Reshape, g.Nodes[1].Op)
-	assert.Equal(t, addr(s.Data), addr(y.Data), "y runs in place over s")
+	assert.NotEqual(t, addr(s.Data), addr(y.Data), "y does not run in place over s")
 
 	eng := cpu.New(cpu.Options{Threads: 2})
 	defer eng.Close()
@@ -301,7 +303,7 @@ func TestOutputViewKeepsSource(t *testing.T) {
 	l := reftest.Lib(t)
 	g, err := build(outputView)
 	require.NoError(t, err)
-	_, at, err := ggmlPlacement(l, g)
+	_, at, err := mirror.GallocrPlacement(l, g)
 	require.NoError(t, err)
 	v := g.Nodes[1]
 	require.True(t, v.IsView() && v.Flags&graph.FlagOutput != 0 && v.ViewSrc.Flags&graph.FlagOutput == 0)
@@ -343,9 +345,10 @@ func TestMovingViewOffsets(t *testing.T) {
 	}
 }
 
-// TestInplaceLayoutChange: a plan that computes a node over its source's
-// memory does not fit a graph where the two no longer share a layout.
-func TestInplaceLayoutChange(t *testing.T) {
+// TestNoInplaceThroughView: a node reading the first rows of its source
+// through a view does not run over the source's memory, as in ggml, so a
+// graph whose view changes its stride keeps the plan's places.
+func TestNoInplaceThroughView(t *testing.T) {
 	rows := func(stride uint64) builder {
 		return func(c *graph.Context) []*graph.Tensor {
 			x := c.Mul(input(c, 64, 8), weight(c, 64, 8))
@@ -361,15 +364,10 @@ func TestInplaceLayoutChange(t *testing.T) {
 	require.NoError(t, a.Reserve(dense))
 	require.NoError(t, a.AllocGraph(dense))
 	x, y := dense.Nodes[0], dense.Nodes[2]
-	require.Equal(t, addr(x.Data), addr(y.Data), "y runs in place over the first rows of x")
+	require.NotEqual(t, addr(x.Data), addr(y.Data), "y does not run over the first rows of x")
 
-	again, err := build(rows(1))
-	require.NoError(t, err)
-	require.NoError(t, a.AllocGraph(again))
 	gapped, err := build(rows(2))
 	require.NoError(t, err)
-	assert.ErrorIs(t, a.AllocGraph(gapped), buffer.ErrNeedReserve)
-	require.NoError(t, a.Reserve(gapped))
 	require.NoError(t, a.AllocGraph(gapped))
 	require.NoError(t, checkPlacement(gapped))
 	assert.NotEqual(t, addr(gapped.Nodes[0].Data), addr(gapped.Nodes[2].Data))

@@ -133,7 +133,7 @@ func TestGraphAllocatorVsGGML(t *testing.T) {
 				x.Buffer, x.Data = nil, nil // ggml places these anew
 			}
 		}
-		theirs, err = ggmlBufferSize(l, g)
+		theirs, err = mirror.GallocrSize(l, g)
 		require.NoError(t, err, name)
 		require.LessOrEqual(t, ours, theirs, "%s: our buffer is larger than ggml's", name)
 		return ours, theirs
@@ -177,7 +177,7 @@ func TestRandomGraphsVsGGML(t *testing.T) {
 		for _, x := range mirror.Reachable(g) {
 			x.Data = nil
 		}
-		theirs, err := ggmlBufferSize(l, g)
+		theirs, err := mirror.GallocrSize(l, g)
 		require.NoError(t, err)
 		var ours uint64
 		require.NoError(t, reserveAndAlloc(t, &ours)(g))

@@ -1,5 +1,8 @@
 // Command ggml is ggml-go's command-line tool.
 //
+//	ggml bench alloc [-small]           compute buffer sizes of our graph allocator beside ggml's gallocr
+//	ggml demo [-device NAME] [-threads N] [-seed N] [-tokens N] [-ctx N] [-embd N] [-rope neox|normal]
+//	                                    one decoder block through the scheduler, checked against the CPU
 //	ggml devices                        every registered device, and why an unavailable one cannot be used
 //	ggml quant-stats [-type T] [-ref]   quantization accuracy and speed, beside the real ggml
 //	ggml test-ops [-b CPU] [-o OP,...] [-ref ggml|cpu] [-seed N] [-cases quick|full] [-threads N] [-v]
@@ -24,6 +27,8 @@ type command struct {
 }
 
 var commands = map[string]command{
+	"bench":       {"benchmarks: 'alloc' sizes our graph allocator's buffers beside ggml's gallocr", runBench},
+	"demo":        {"one llama-style decoder block run through the scheduler on a device, checked against the CPU", runDemo},
 	"devices":     {"every registered device: type, memory, caps, and why an unavailable one cannot be used", runDevices},
 	"quant-stats": {"bits per weight, error and speed of every quantization format, beside the real ggml", runQuantStats},
 	"test-ops":    {"op conformance cases on a device, compared with the real ggml or our CPU device", runTestOps},

@@ -1,4 +1,4 @@
-package buffer_test
+package mirror
 
 import (
 	"fmt"
@@ -6,21 +6,20 @@ import (
 
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/ggmlref"
-	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
 )
 
-// ggmlBufferSize builds g, without data, in a ggml context and returns the
+// GallocrSize copies g, without data, into a ggml context and returns the
 // size of the compute buffer ggml_gallocr_reserve plans for it on ggml's
-// CPU buffer type.
-func ggmlBufferSize(l *ggmlref.Lib, g *graph.Graph) (uint64, error) {
-	size, _, err := ggmlPlacement(l, g)
+// CPU buffer type: the yardstick for buffer.GraphAllocator.
+func GallocrSize(l *ggmlref.Lib, g *graph.Graph) (uint64, error) {
+	size, _, err := GallocrPlacement(l, g)
 	return size, err
 }
 
-// ggmlPlacement is ggmlBufferSize, and where ggml placed each tensor of g
+// GallocrPlacement is GallocrSize, and where ggml placed each tensor of g
 // (the address of its first byte; the memory is gone on return).
-func ggmlPlacement(l *ggmlref.Lib, g *graph.Graph) (uint64, map[*graph.Tensor]uintptr, error) {
-	ctx, cg, c, err := toGGML(l, g)
+func GallocrPlacement(l *ggmlref.Lib, g *graph.Graph) (uint64, map[*graph.Tensor]uintptr, error) {
+	ctx, cg, c, err := Structure(l, g)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -43,12 +42,13 @@ func ggmlPlacement(l *ggmlref.Lib, g *graph.Graph) (uint64, map[*graph.Tensor]ui
 	return ga.BufferSize(), at, nil
 }
 
-// toGGML copies g's structure (types, shapes, strides, operations,
+// Structure copies g's structure (types, shapes, strides, operations,
 // parameters, input/output flags, sources, views, which tensors have
-// memory) into a new no_alloc ggml context and expands its nodes in g's order into a ggml graph; c maps
-// g's tensors to their copies.
-func toGGML(l *ggmlref.Lib, g *graph.Graph) (ctx *ggmlref.Context, cg *ggmlref.Graph, c map[*graph.Tensor]*ggmlref.Tensor, err error) {
-	order := mirror.Reachable(g)
+// memory) into a new no_alloc ggml context and expands its nodes in g's
+// order into a ggml graph; c maps g's tensors to their copies. The caller
+// frees ctx.
+func Structure(l *ggmlref.Lib, g *graph.Graph) (ctx *ggmlref.Context, cg *ggmlref.Graph, c map[*graph.Tensor]*ggmlref.Tensor, err error) {
+	order := Reachable(g)
 	ctx, err = l.NewContext(uint64(len(order)+1)*l.TensorOverhead()+l.GraphOverhead(len(order)+1)+4096, true)
 	if err != nil {
 		return nil, nil, nil, err

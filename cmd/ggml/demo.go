@@ -1,0 +1,385 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/ggmlref"
+	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
+	"github.com/ggml-go/ggml/ops"
+	"github.com/ggml-go/ggml/quant"
+)
+
+type demoFlags struct {
+	device            string
+	threads           int
+	seed              uint64
+	tokens, ctx, embd int
+	rope              string
+}
+
+func runDemo(args []string, stdout io.Writer) error {
+	var f demoFlags
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: ggml demo [flags]\n\nRuns one llama-style decoder block through the scheduler on a device, with the CPU\nas fallback, and compares the result with a CPU-only run.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&f.device, "device", "", "device to run on (default: "+backend.EnvDevice+", else the best available)")
+	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the random weights and inputs")
+	fs.IntVar(&f.tokens, "tokens", 8, "tokens in the batch")
+	fs.IntVar(&f.ctx, "ctx", 64, "KV cache cells (the batch fills the last -tokens of them)")
+	fs.IntVar(&f.embd, "embd", 256, "embedding width (a multiple of 64; 64 per head)")
+	fs.StringVar(&f.rope, "rope", "neox", "rope mode: neox or normal")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	if f.threads < 0 {
+		return fmt.Errorf("%w: -threads must be >= 0", errUsage)
+	}
+	if f.rope != "neox" && f.rope != "normal" {
+		return fmt.Errorf("%w: -rope must be neox or normal, got %q", errUsage, f.rope)
+	}
+	d, err := newBlockDims(f.embd, f.tokens, f.ctx, f.rope == "neox")
+	if err != nil {
+		return err
+	}
+
+	opts, err := backend.OptionsFromEnv()
+	if err != nil {
+		return err
+	}
+	if f.device != "" {
+		if _, err := backend.DeviceByName(f.device); err != nil {
+			return fmt.Errorf("%w: -device: %v", errUsage, err)
+		}
+		opts.Devices = []string{f.device}
+	}
+	opts.Threads = f.threads
+	main, err := backend.Init(opts)
+	if err != nil {
+		return err
+	}
+	defer main.Close()
+	cpu, err := backend.Init(backend.Options{Devices: []string{"CPU"}, Threads: f.threads})
+	if err != nil {
+		return err
+	}
+	defer cpu.Close()
+
+	backends := []backend.Backend{main, cpu}
+	if main.Device().Type() == backend.DeviceCPU {
+		backends = []backend.Backend{main}
+	}
+	res, err := runBlock(backends, d, f.seed)
+	if err != nil {
+		return fmt.Errorf("on %s: %w", main.Name(), err)
+	}
+	ref, err := runBlock([]backend.Backend{cpu}, d, f.seed)
+	if err != nil {
+		return fmt.Errorf("CPU-only run: %w", err)
+	}
+
+	fmt.Fprintf(stdout, "device: %s (%s), fallback CPU, threads %d, seed %d\n", main.Name(), main.Device().Description(), f.threads, f.seed)
+	fmt.Fprintf(stdout, "block: embd %d, heads %d (kv %d) of %d, ffn %d, tokens %d, ctx %d, rope %s, Q4_0 weights, F16 KV cache\n\n",
+		d.embd, d.heads, d.kvHeads, d.headDim, d.ff, d.tokens, d.ctx, f.rope)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "OP\tTENSOR\tDEVICE")
+	for _, a := range res.placed {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", a.op, a.name, a.device)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	maxDiff, nmse := agreement(res.out, ref.out)
+	fmt.Fprintf(stdout, "\nsplits: %d\n", res.splits)
+	fmt.Fprintf(stdout, "checksum: sum %.6f, fnv64a %016x\n", sum(res.out), checksum(res.out))
+	fmt.Fprintf(stdout, "agreement with a CPU-only run: max abs diff %g, nmse %g\n", maxDiff, nmse)
+	lib, err := ggmlref.Default()
+	if err != nil {
+		fmt.Fprintf(stdout, "real ggml: not available (%v)\n", err)
+		return nil
+	}
+	theirs, err := runBlockGGML(lib, d, f.seed, f.threads)
+	if err != nil {
+		return fmt.Errorf("real ggml: %w", err)
+	}
+	maxDiff, nmse = agreement(res.out, theirs)
+	fmt.Fprintf(stdout, "agreement with the real ggml %s (CPU backend): max abs diff %g, nmse %g\n", lib.Version(), maxDiff, nmse)
+	return nil
+}
+
+// runBlockGGML computes the same block, with the same weights and inputs,
+// on the real ggml's CPU backend through the mirror.
+func runBlockGGML(lib *ggmlref.Lib, d blockDims, seed uint64, threads int) ([]float32, error) {
+	if threads == 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	e, err := mirror.New(lib, threads)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	// The mirror copies Go memory in and out, so every tensor gets some.
+	c := graph.NewContext(graph.ContextOptions{Alloc: true})
+	var leafErr error
+	leaf := func(name string, typ quant.Type, ne ...int64) *graph.Tensor {
+		t := c.SetName(c.NewTensor(typ, ne...), name)
+		if t != nil && leafErr == nil {
+			var data []byte
+			data, leafErr = leafData(t, seed)
+			copy(t.Data, data)
+		}
+		return t
+	}
+	g, in, out, err := buildLayers(c, d, 1, leaf)
+	if err == nil {
+		err = leafErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	setGo := func(t *graph.Tensor, data []byte, offset uint64) error {
+		copy(t.Data[offset:], data)
+		return nil
+	}
+	if err := setBlockInputs(in, d, seed, setGo); err != nil {
+		return nil, err
+	}
+	if err := e.Compute(g); err != nil {
+		return nil, err
+	}
+	return f32s(out.Data), nil
+}
+
+// placement is which device ran a node.
+type placement struct{ op, name, device string }
+
+type blockResult struct {
+	placed []placement
+	splits int
+	out    []float32
+}
+
+// runBlock builds the demo block with weights and KV cache in the first
+// backend's memory, computes it with a scheduler over backends and returns
+// where each node ran and the output.
+func runBlock(backends []backend.Backend, d blockDims, seed uint64) (res blockResult, err error) {
+	s, err := backend.NewScheduler(backends, backend.SchedulerOptions{})
+	if err != nil {
+		return res, err
+	}
+	defer s.Close()
+	bt := backends[0].Device().BufferType()
+	var bufs []buffer.Buffer
+	defer func() {
+		for _, b := range bufs {
+			if ferr := b.Free(); err == nil {
+				err = ferr
+			}
+		}
+	}()
+	c := graph.NewContext(graph.ContextOptions{})
+	var leafErr error
+	leaf := func(name string, typ quant.Type, ne ...int64) *graph.Tensor {
+		t := c.SetName(c.NewTensor(typ, ne...), name)
+		if t == nil || leafErr != nil {
+			return t
+		}
+		leafErr = func() error {
+			b, err := bt.Alloc(bt.AllocSize(t))
+			if err != nil {
+				return err
+			}
+			bufs = append(bufs, b)
+			b.SetUsage(buffer.UsageWeights)
+			if err := b.AllocTensor(t, 0); err != nil {
+				return err
+			}
+			data, err := leafData(t, seed)
+			if err != nil {
+				return err
+			}
+			return buffer.SetTensor(t, data, 0)
+		}()
+		return t
+	}
+	g, in, out, err := buildLayers(c, d, 1, leaf)
+	if err == nil {
+		err = leafErr
+	}
+	if err != nil {
+		return res, err
+	}
+	if err := s.AllocGraph(g); err != nil {
+		return res, err
+	}
+	if err := setBlockInputs(in, d, seed, buffer.SetTensor); err != nil {
+		return res, err
+	}
+	if err := s.GraphCompute(g); err != nil {
+		return res, err
+	}
+	raw := make([]byte, out.NBytes())
+	if err := buffer.GetTensor(out, raw, 0); err != nil {
+		return res, err
+	}
+	res.out = f32s(raw)
+	res.splits = s.NSplits()
+	for _, n := range g.Nodes {
+		dev := "-"
+		if b := s.TensorBackend(n); b != nil {
+			dev = b.Name()
+		}
+		res.placed = append(res.placed, placement{op: opName(n), name: n.Name, device: dev})
+	}
+	return res, nil
+}
+
+// opName is the node's op, with the sub-op of UNARY and GLU nodes as
+// test-backend-ops names them.
+func opName(n *graph.Tensor) string {
+	switch n.Op {
+	case ops.Unary:
+		return n.Params.Unary().String()
+	case ops.GLU:
+		return ops.GLUParamsOf(n.Params).Op.String()
+	}
+	return n.Op.String()
+}
+
+// rngFor is a generator for the tensor called name, so every run (and
+// every device) sees the same values for it.
+func rngFor(name string, seed uint64) *rand.Rand {
+	h := fnv.New64a()
+	io.WriteString(h, name)
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+// leafData is the contents of a weight or cache tensor: norm weights near
+// 1, matrices and cache values gaussian, quantized to t's type.
+func leafData(t *graph.Tensor, seed uint64) ([]byte, error) {
+	rng := rngFor(t.Name, seed)
+	vs := make([]float32, t.NElements())
+	norm := t.Ne[1] == 1
+	for i := range vs {
+		v := rng.NormFloat64()
+		if norm {
+			v = 1 + 0.1*v
+		} else {
+			v *= 0.5 / math.Sqrt(float64(t.Ne[0]))
+			if strings.HasSuffix(t.Name, "cache_k") || strings.HasSuffix(t.Name, "cache_v") {
+				v = rng.NormFloat64()
+			}
+		}
+		vs[i] = float32(v)
+	}
+	return quant.Quantize(t.Type, vs, int(t.NElements()/t.Ne[0]), int(t.Ne[0]), nil)
+}
+
+// setBlockInputs fills the hidden state with gaussian values, the
+// positions with the cells the batch occupies, and the mask so each token
+// sees the earlier cells and itself.
+func setBlockInputs(in blockInputs, d blockDims, seed uint64, set func(t *graph.Tensor, data []byte, offset uint64) error) error {
+	rng := rngFor("inp_embd", seed)
+	x := make([]float32, in.x.NElements())
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	past := d.ctx - d.tokens
+	pos := make([]byte, 4*d.tokens)
+	mask := make([]float32, d.ctx*d.tokens)
+	for i := range d.tokens {
+		binary.LittleEndian.PutUint32(pos[4*i:], uint32(past+i))
+		for j := range d.ctx {
+			if j > past+i {
+				mask[i*d.ctx+j] = float32(math.Inf(-1))
+			}
+		}
+	}
+	m, err := quant.Quantize(quant.F16, mask, int(d.tokens), int(d.ctx), nil)
+	if err != nil {
+		return err
+	}
+	for _, v := range []struct {
+		t    *graph.Tensor
+		data []byte
+	}{{in.x, f32Bytes(x)}, {in.pos, pos}, {in.mask, m}} {
+		if err := set(v.t, v.data, 0); err != nil {
+			return fmt.Errorf("%s: %w", v.t.Name, err)
+		}
+	}
+	return nil
+}
+
+func f32Bytes(vs []float32) []byte {
+	b := make([]byte, 4*len(vs))
+	for i, v := range vs {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+func f32s(b []byte) []float32 {
+	vs := make([]float32, len(b)/4)
+	for i := range vs {
+		vs[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return vs
+}
+
+func sum(vs []float32) float64 {
+	s := 0.0
+	for _, v := range vs {
+		s += float64(v)
+	}
+	return s
+}
+
+// checksum hashes the output's bits, so any difference shows.
+func checksum(vs []float32) uint64 {
+	h := fnv.New64a()
+	h.Write(f32Bytes(vs))
+	return h.Sum64()
+}
+
+// agreement is the largest absolute difference of got from want and the
+// normalized mean squared error, as test-backend-ops computes it.
+func agreement(got, want []float32) (maxDiff, nmse float64) {
+	var num, den float64
+	for i := range got {
+		diff := float64(got[i]) - float64(want[i])
+		maxDiff = math.Max(maxDiff, math.Abs(diff))
+		num += diff * diff
+		den += float64(want[i]) * float64(want[i])
+	}
+	if den > 0 {
+		nmse = num / den
+	}
+	return maxDiff, nmse
+}
+
+// parseFlags parses args, marking a bad flag as a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return err
+}
