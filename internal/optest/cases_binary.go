@@ -295,9 +295,7 @@ func binaryCases(full bool) []Case {
 			continue
 		}
 		ne := [4]int64{int64(typ.BlockSize()) * 2, 3, 2, 1}
-		if quantRoundTrips(typ) {
-			add(typ == quant.Q4_0 || typ == quant.Q4_K, addQuantCase(typ, typ, ne))
-		}
+		add(typ == quant.Q4_0 || typ == quant.Q4_K, addQuantCase(typ, typ, ne))
 		add(typ == quant.IQ4_NL, addQuantCase(typ, quant.F32, ne))
 		add(false, addQuantCase(typ, quant.F16, ne))
 	}
@@ -340,12 +338,6 @@ func binaryCases(full bool) []Case {
 	return cases
 }
 
-// quantRoundTrips reports whether ggml requantizes rows of typ with a
-// from_float that quant.Quantize reproduces: not IQ4_NL, whose from_float
-// skips ggml_quantize_chunk's scale search (see the CPU device's supports
-// rule for quantized ADD).
-func quantRoundTrips(typ quant.Type) bool { return typ != quant.IQ4_NL }
-
 func binBcastFromDesc(op string, d Desc) (Case, error) {
 	o, err := binOpNamed(op)
 	if err != nil {
@@ -354,67 +346,20 @@ func binBcastFromDesc(op string, d Desc) (Case, error) {
 	if _, ok := d["type_a"]; ok {
 		return Case{}, fmt.Errorf("optest: %s: only test_bin_bcast descriptions are parsed", op)
 	}
-	typ, err := d.Type("type")
-	if err != nil {
-		return Case{}, err
-	}
-	ne, err := d.Ne("ne")
-	if err != nil {
-		return Case{}, err
-	}
-	nr, err := d.Ne("nr")
-	if err != nil {
-		return Case{}, err
-	}
-	nf, err := d.Int("nf")
-	if err != nil {
-		return Case{}, err
-	}
-	perm1, err := d.Bool("perm1")
-	if err != nil {
-		return Case{}, err
-	}
-	overlap, err := d.Bool("src_overlap")
-	if err != nil {
-		return Case{}, err
-	}
-	return binBcastCase(o, typ, ne, nr, int(nf), perm1, overlap, false), nil
+	r := &descReader{d: d}
+	c := binBcastCase(o, r.dtype("type"), r.ne("ne"), r.ne("nr"), r.num("nf"), r.flag("perm1"), r.flag("src_overlap"), false)
+	return c, r.err
 }
 
 func addIDFromDesc(_ string, d Desc) (Case, error) {
-	ta, err := d.Type("type_a")
-	if err != nil {
-		return Case{}, err
-	}
-	tb, err := d.Type("type_b")
-	if err != nil {
-		return Case{}, err
-	}
-	var n [4]int64
-	for i, k := range []string{"n_embd", "n_experts", "n_experts_used", "n_token"} {
-		if n[i], err = d.Int(k); err != nil {
-			return Case{}, err
-		}
-	}
-	return addIDCase(ta, tb, n[0], n[1], n[2], n[3]), nil
+	r := &descReader{d: d}
+	c := addIDCase(r.dtype("type_a"), r.dtype("type_b"), r.num64("n_embd"), r.num64("n_experts"),
+		r.num64("n_experts_used"), r.num64("n_token"))
+	return c, r.err
 }
 
 func add1FromDesc(_ string, d Desc) (Case, error) {
-	ta, err := d.Type("type_a")
-	if err != nil {
-		return Case{}, err
-	}
-	tb, err := d.Type("type_b")
-	if err != nil {
-		return Case{}, err
-	}
-	ne, err := d.Ne("ne")
-	if err != nil {
-		return Case{}, err
-	}
-	inplace, err := d.Bool("inplace")
-	if err != nil {
-		return Case{}, err
-	}
-	return add1Case(ta, tb, ne, inplace), nil
+	r := &descReader{d: d}
+	c := add1Case(r.dtype("type_a"), r.dtype("type_b"), r.ne("ne"), r.flag("inplace"))
+	return c, r.err
 }

@@ -195,25 +195,21 @@ const flatRowsBug = "the kernel walks rows as j*nb1 for j < nrows, which is not 
 // clampCase is test_clamp; v=1 (not in test-backend-ops) clamps a view
 // whose rows have gaps.
 func clampCase(typ quant.Type, ne [4]int64, lo, hi float32, v int) Case {
-	name := Fmt("CLAMP", "type", typ, "ne", ne, "min", fmtF(lo), "max", fmtF(hi))
-	bug := ""
-	if v != 0 {
-		name = withSuffix(name, fmt.Sprintf("v=%d", v))
-		bug = flatRowsBug
-	}
-	return Case{
-		Name: name,
-		Build: func(c *graph.Context) []*graph.Tensor {
-			return []*graph.Tensor{c.Clamp(viewedInput(c, typ, ne, v, gapRows), lo, hi)}
-		},
-		GGMLBug: bug,
-	}
+	return gappedRowsCase(Fmt("CLAMP", "type", typ, "ne", ne, "min", fmtF(lo), "max", fmtF(hi)), typ, ne, v,
+		func(c *graph.Context, in *graph.Tensor) *graph.Tensor { return c.Clamp(in, lo, hi) })
 }
 
 // leakyReLUCase is test_leaky_relu (in place, as there); v=1 (not in
 // test-backend-ops) works on a view whose rows have gaps.
 func leakyReLUCase(typ quant.Type, ne [4]int64, slope float32, v int) Case {
-	name := Fmt("LEAKY_RELU", "type", typ, "ne_a", ne, "negative_slope", fmtF(slope))
+	return gappedRowsCase(Fmt("LEAKY_RELU", "type", typ, "ne_a", ne, "negative_slope", fmtF(slope)), typ, ne, v,
+		func(c *graph.Context, in *graph.Tensor) *graph.Tensor { return c.LeakyReLU(in, slope, true) })
+}
+
+// gappedRowsCase applies op to an input of shape ne, or with v != 0 to a
+// view of it whose rows have gaps: ggml's CLAMP and LEAKY_RELU read those
+// as packed rows (flatRowsBug), so the case records the bug.
+func gappedRowsCase(name string, typ quant.Type, ne [4]int64, v int, op func(c *graph.Context, in *graph.Tensor) *graph.Tensor) Case {
 	bug := ""
 	if v != 0 {
 		name = withSuffix(name, fmt.Sprintf("v=%d", v))
@@ -222,7 +218,7 @@ func leakyReLUCase(typ quant.Type, ne [4]int64, slope float32, v int) Case {
 	return Case{
 		Name: name,
 		Build: func(c *graph.Context) []*graph.Tensor {
-			return []*graph.Tensor{c.LeakyReLU(viewedInput(c, typ, ne, v, gapRows), slope, true)}
+			return []*graph.Tensor{op(c, viewedInput(c, typ, ne, v, gapRows))}
 		},
 		GGMLBug: bug,
 	}
@@ -382,10 +378,6 @@ func unaryFromDesc(op string, d Desc) (Case, error) {
 	if err != nil {
 		return Case{}, err
 	}
-	typ, err := d.Type("type")
-	if err != nil {
-		return Case{}, err
-	}
 	if _, ok := d["ne_a"]; !ok {
 		// test_floor, test_ceil, test_round and test_trunc.
 		for _, m := range mathOps {
@@ -395,27 +387,15 @@ func unaryFromDesc(op string, d Desc) (Case, error) {
 		}
 		return Case{}, fmt.Errorf("optest: %s description has no ne_a", op)
 	}
-	ne, err := d.Ne("ne_a")
-	if err != nil {
-		return Case{}, err
-	}
-	v, err := d.Int("v")
-	if err != nil {
-		return Case{}, err
-	}
-	return unaryCase(u, typ, ne, int(v)), nil
+	r := &descReader{d: d}
+	c := unaryCase(u, r.dtype("type"), r.ne("ne_a"), r.num("v"))
+	return c, r.err
 }
 
 func xieluFromDesc(_ string, d Desc) (Case, error) {
-	typ, err := d.Type("type")
-	if err != nil {
-		return Case{}, err
-	}
-	ne, err := d.Ne("ne")
-	if err != nil {
-		return Case{}, err
-	}
-	return xieluCase(typ, ne), nil
+	r := &descReader{d: d}
+	c := xieluCase(r.dtype("type"), r.ne("ne"))
+	return c, r.err
 }
 
 func gluFromDesc(op string, d Desc) (Case, error) {
@@ -423,143 +403,58 @@ func gluFromDesc(op string, d Desc) (Case, error) {
 	if err != nil {
 		return Case{}, err
 	}
-	typ, err := d.Type("type")
-	if err != nil {
-		return Case{}, err
+	r := &descReader{d: d}
+	typ, ne, v := r.dtype("type"), r.ne("ne_a"), r.num("v")
+	split := r.has("split")
+	var c Case
+	switch {
+	case g == ops.GLUSwiGLUOAI:
+		c = swigluOAICase(typ, ne, v, r.float("alpha"), r.float("limit"))
+	case g == ops.GLUSwiGLUClamp:
+		c = swigluClampCase(typ, ne, v, r.float("limit"), split)
+	case split:
+		c = gluCase(g, typ, ne, v, false, true)
+	default:
+		c = gluCase(g, typ, ne, v, r.flag("swapped"), false)
 	}
-	ne, err := d.Ne("ne_a")
-	if err != nil {
-		return Case{}, err
-	}
-	v, err := d.Int("v")
-	if err != nil {
-		return Case{}, err
-	}
-	_, split := d["split"]
-	switch g {
-	case ops.GLUSwiGLUOAI:
-		alpha, err := d.Float("alpha")
-		if err != nil {
-			return Case{}, err
-		}
-		limit, err := d.Float("limit")
-		if err != nil {
-			return Case{}, err
-		}
-		return swigluOAICase(typ, ne, int(v), float32(alpha), float32(limit)), nil
-	case ops.GLUSwiGLUClamp:
-		limit, err := d.Float("limit")
-		if err != nil {
-			return Case{}, err
-		}
-		return swigluClampCase(typ, ne, int(v), float32(limit), split), nil
-	}
-	if split {
-		return gluCase(g, typ, ne, int(v), false, true), nil
-	}
-	swapped, err := d.Bool("swapped")
-	if err != nil {
-		return Case{}, err
-	}
-	return gluCase(g, typ, ne, int(v), swapped, false), nil
+	return c, r.err
 }
 
 func mathFromDesc(op string, d Desc) (Case, error) {
-	typ, err := d.Type("type")
-	if err != nil {
-		return Case{}, err
-	}
-	ne, err := d.Ne("ne")
-	if err != nil {
-		return Case{}, err
-	}
+	r := &descReader{d: d}
+	typ, ne := r.dtype("type"), r.ne("ne")
 	if op == "CLAMP" {
-		lo, err := d.Float("min")
-		if err != nil {
-			return Case{}, err
-		}
-		hi, err := d.Float("max")
-		if err != nil {
-			return Case{}, err
-		}
-		return clampCase(typ, ne, float32(lo), float32(hi), 0), nil
+		c := clampCase(typ, ne, r.float("min"), r.float("max"), 0)
+		return c, r.err
 	}
 	for _, m := range mathOps {
 		if m.name == op {
-			return mathCase(m, typ, ne), nil
+			return mathCase(m, typ, ne), r.err
 		}
 	}
 	return Case{}, fmt.Errorf("optest: %s is not an element-wise math op", op)
 }
 
 func leakyReLUFromDesc(_ string, d Desc) (Case, error) {
-	typ, err := d.Type("type")
-	if err != nil {
-		return Case{}, err
-	}
-	ne, err := d.Ne("ne_a")
-	if err != nil {
-		return Case{}, err
-	}
-	slope, err := d.Float("negative_slope")
-	if err != nil {
-		return Case{}, err
-	}
-	return leakyReLUCase(typ, ne, float32(slope), 0), nil
+	r := &descReader{d: d}
+	c := leakyReLUCase(r.dtype("type"), r.ne("ne_a"), r.float("negative_slope"), 0)
+	return c, r.err
 }
 
 func scaleFromDesc(_ string, d Desc) (Case, error) {
-	typ, err := d.Type("type")
-	if err != nil {
-		return Case{}, err
-	}
-	ne, err := d.Ne("ne")
-	if err != nil {
-		return Case{}, err
-	}
-	s, err := d.Float("scale")
-	if err != nil {
-		return Case{}, err
-	}
-	b, err := d.Float("bias")
-	if err != nil {
-		return Case{}, err
-	}
-	inplace, err := d.Bool("inplace")
-	if err != nil {
-		return Case{}, err
-	}
-	return scaleCase(typ, ne, float32(s), float32(b), inplace), nil
+	r := &descReader{d: d}
+	c := scaleCase(r.dtype("type"), r.ne("ne"), r.float("scale"), r.float("bias"), r.flag("inplace"))
+	return c, r.err
 }
 
 func fillFromDesc(_ string, d Desc) (Case, error) {
-	typ, err := d.Type("type")
-	if err != nil {
-		return Case{}, err
-	}
-	ne, err := d.Ne("ne")
-	if err != nil {
-		return Case{}, err
-	}
-	v, err := d.Float("c")
-	if err != nil {
-		return Case{}, err
-	}
-	return fillCase(typ, ne, float32(v)), nil
+	r := &descReader{d: d}
+	c := fillCase(r.dtype("type"), r.ne("ne"), r.float("c"))
+	return c, r.err
 }
 
 func triFromDesc(_ string, d Desc) (Case, error) {
-	typ, err := d.Type("type")
-	if err != nil {
-		return Case{}, err
-	}
-	ne, err := d.Ne("ne")
-	if err != nil {
-		return Case{}, err
-	}
-	tri, err := d.Int("tri_type")
-	if err != nil {
-		return Case{}, err
-	}
-	return triCase(typ, ne, ops.TriType(tri)), nil
+	r := &descReader{d: d}
+	c := triCase(r.dtype("type"), r.ne("ne"), ops.TriType(r.num("tri_type")))
+	return c, r.err
 }
