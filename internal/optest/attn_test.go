@@ -23,7 +23,7 @@ var attnOps = []string{"ROPE", "ROPE_BACK", "FLASH_ATTN_EXT", "SSM_CONV", "GATED
 
 // attnTestCases are the family's quick cases, or all of them with
 // OPTEST_FULL=1.
-func attnTestCases() []Case { return Cases(os.Getenv("OPTEST_FULL") == "1", attnOps) }
+func attnTestCases() []Case { return Cases(testFull(), attnOps) }
 
 // TestAttnCaseNames checks the generated names against test-backend-ops'
 // format for a few cases copied from cpu_support.csv.

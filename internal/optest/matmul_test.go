@@ -22,9 +22,6 @@ import (
 // matmulOps are the case names of the matmul family.
 var matmulOps = []string{"MUL_MAT", "MUL_MAT_HADAMARD", "MUL_MAT_ID", "OUT_PROD"}
 
-// matmulFull reports whether OPTEST_FULL=1 asks for the full case set.
-func matmulFull() bool { return os.Getenv("OPTEST_FULL") == "1" }
-
 // matmulSupportedByGGML reports whether ggml's CPU supports every product
 // node of c, by cpu_support.csv's rule: MUL_MAT and MUL_MAT_ID with src1
 // F32 or src0's vec_dot type, OUT_PROD with F32 src1 (and, but for F32
@@ -59,7 +56,7 @@ func matmulSupportedByGGML(c Case) bool {
 func TestMatmulNaive(t *testing.T) {
 	e := cpu.New(cpu.Options{Threads: 4})
 	defer e.Close()
-	for _, c := range Cases(matmulFull(), matmulOps) {
+	for _, c := range Cases(testFull(), matmulOps) {
 		r := Run(c, CPU{e}, naiveMatmul{}, 3)
 		if r.Status == Skipped && !matmulSupportedByGGML(c) {
 			continue
