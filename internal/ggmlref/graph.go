@@ -358,9 +358,40 @@ type Backend struct {
 	dev     uintptr
 	tp      uintptr
 	threads int
+	pool    Threadpool
 	// aborted is the ggml abort a computation ended with; the backend
 	// cannot compute after one.
 	aborted error
+}
+
+// Threadpool says how a CPU backend's threads are kept between computations.
+type Threadpool int
+
+const (
+	// QuietPool is a persistent ggml_threadpool_new whose threads wait
+	// without polling between computations, so they take no CPU from
+	// whatever runs beside them (the conformance suite's choice).
+	QuietPool Threadpool = iota
+	// DefaultPool is ggml_backend_cpu_init with no threadpool set, as a
+	// plain ggml user gets it: ggml_graph_compute makes a threadpool with
+	// the default parameters (polling 50) for every graph and joins it.
+	DefaultPool
+	// PersistentPool is ggml_threadpool_new with the default parameters
+	// (polling 50) set on the backend once, as llama.cpp does.
+	PersistentPool
+)
+
+// String names the pool kind as the benchmarks print it.
+func (p Threadpool) String() string {
+	switch p {
+	case QuietPool:
+		return "quiet"
+	case DefaultPool:
+		return "default"
+	case PersistentPool:
+		return "persistent"
+	}
+	return fmt.Sprintf("Threadpool(%d)", int(p))
 }
 
 // NewCPUBackend initializes a CPU backend computing with threads threads.
@@ -368,24 +399,41 @@ type Backend struct {
 // they do not take CPU from whatever runs beside them), instead of being
 // created for every graph as ggml does without a thread pool.
 func (l *Lib) NewCPUBackend(threads int) (*Backend, error) {
+	return l.NewCPUBackendPool(threads, QuietPool)
+}
+
+// NewCPUBackendPool initializes a CPU backend computing with threads
+// threads, its threads kept as pool says.
+func (l *Lib) NewCPUBackendPool(threads int, pool Threadpool) (*Backend, error) {
 	if threads < 1 || threads > 512 {
 		return nil, fmt.Errorf("ggmlref: %d threads out of range", threads)
 	}
-	var tpp ThreadpoolParams
-	l.graph.tpParamsInit(&tpp, int32(threads))
-	tpp.Poll = 0
-	tp := l.graph.tpNew(&tpp)
-	if tp == 0 {
-		return nil, errors.New("ggmlref: ggml_threadpool_new failed")
+	if pool < QuietPool || pool > PersistentPool {
+		return nil, fmt.Errorf("ggmlref: unknown %s", pool)
+	}
+	var tp uintptr
+	if pool != DefaultPool {
+		var tpp ThreadpoolParams
+		l.graph.tpParamsInit(&tpp, int32(threads))
+		if pool == QuietPool {
+			tpp.Poll = 0
+		}
+		if tp = l.graph.tpNew(&tpp); tp == 0 {
+			return nil, errors.New("ggmlref: ggml_threadpool_new failed")
+		}
 	}
 	p := l.graph.backendCPUInit()
 	if p == 0 {
-		l.graph.tpFree(tp)
+		if tp != 0 {
+			l.graph.tpFree(tp)
+		}
 		return nil, errors.New("ggmlref: ggml_backend_cpu_init failed")
 	}
-	b := &Backend{l: l, ptr: p, tp: tp, threads: threads}
+	b := &Backend{l: l, ptr: p, tp: tp, threads: threads, pool: pool}
 	l.graph.backendThreads(p, int32(threads))
-	l.graph.backendSetTP(p, tp)
+	if tp != 0 {
+		l.graph.backendSetTP(p, tp)
+	}
 	if b.dev = l.graph.backendDevice(p); b.dev == 0 {
 		b.Free()
 		return nil, errors.New("ggmlref: the CPU backend has no device")
@@ -400,13 +448,18 @@ func (l *Lib) NewCPUBackend(threads int) (*Backend, error) {
 func (b *Backend) Free() {
 	if b.ptr != 0 && (b.aborted == nil || b.threads == 1) {
 		b.l.graph.backendFree(b.ptr)
-		b.l.graph.tpFree(b.tp)
+		if b.tp != 0 {
+			b.l.graph.tpFree(b.tp)
+		}
 	}
 	b.ptr, b.dev, b.tp = 0, 0, 0
 }
 
 // Threads is the number of threads the backend computes with.
 func (b *Backend) Threads() int { return b.threads }
+
+// Pool is how the backend keeps its threads.
+func (b *Backend) Pool() Threadpool { return b.pool }
 
 // Aborted returns the ggml abort that made the backend unusable, or nil.
 func (b *Backend) Aborted() error { return b.aborted }

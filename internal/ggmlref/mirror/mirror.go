@@ -38,12 +38,21 @@ type Executor struct {
 	// needs more), so thousands of small cases do not each pay for a
 	// context.
 	ctx *ggmlref.Context
+	// loaded is the graph the context holds, nil after Supports (which
+	// resets it too) or an abort.
+	loaded *Loaded
 }
 
 // New returns an Executor computing with threads threads on ggml's CPU
 // backend from lib. Close frees it.
 func New(lib *ggmlref.Lib, threads int) (*Executor, error) {
-	b, err := lib.NewCPUBackend(threads)
+	return NewPool(lib, threads, ggmlref.QuietPool)
+}
+
+// NewPool is New with the backend's threads kept as pool says (the
+// benchmarks run ggml as its users get it: ggmlref.DefaultPool).
+func NewPool(lib *ggmlref.Lib, threads int, pool ggmlref.Threadpool) (*Executor, error) {
+	b, err := lib.NewCPUBackendPool(threads, pool)
 	if err != nil {
 		return nil, err
 	}
@@ -83,13 +92,58 @@ func (e *Executor) Supports(g *graph.Graph) error {
 func (e *Executor) Compute(g *graph.Graph) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	m, err := e.mirror(g, true)
+	l, err := e.load(g)
 	if err != nil {
 		return err
 	}
+	if err := l.compute(); err != nil {
+		return err
+	}
+	l.read()
+	return nil
+}
+
+// Loaded is a graph mirrored with its data once, to be computed many
+// times (a benchmark times ggml's compute alone). It lives in the
+// executor's context: the executor's next Load or Compute ends it.
+type Loaded struct {
+	e  *Executor
+	m  *mirrored
+	cg *ggmlref.Graph
+}
+
+// Load mirrors g and copies its data in, as Compute does, without
+// computing it.
+func (e *Executor) Load(g *graph.Graph) (*Loaded, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.load(g)
+}
+
+// Compute computes the loaded graph on ggml's CPU backend; the results
+// stay in ggml's memory until Read.
+func (l *Loaded) Compute() error {
+	l.e.mu.Lock()
+	defer l.e.mu.Unlock()
+	return l.compute()
+}
+
+// Read copies the results of the last Compute into the Tensor.Data of the
+// graph's tensors, as Executor.Compute does.
+func (l *Loaded) Read() {
+	l.e.mu.Lock()
+	defer l.e.mu.Unlock()
+	l.read()
+}
+
+func (e *Executor) load(g *graph.Graph) (*Loaded, error) {
+	m, err := e.mirror(g, true)
+	if err != nil {
+		return nil, err
+	}
 	// ggml aborts the process on an operation it cannot compute; ask first.
 	if err := m.supported(e.backend); err != nil {
-		return err
+		return nil, err
 	}
 	for _, t := range m.owners {
 		if n := t.NBytes(); n > 0 {
@@ -98,41 +152,53 @@ func (e *Executor) Compute(g *graph.Graph) error {
 	}
 	cg, err := e.ctx.NewGraph(len(m.order) + 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Expanding every node in turn reproduces g's order exactly: each
 	// node's computed sources are already in the graph when it comes.
 	for _, n := range g.Nodes {
 		if err := cg.BuildForwardExpand(m.c[n]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if cg.NNodes() != len(g.Nodes) {
-		return fmt.Errorf("%w: ggml built %d nodes from %d", ErrNotMirrorable, cg.NNodes(), len(g.Nodes))
+		return nil, fmt.Errorf("%w: ggml built %d nodes from %d", ErrNotMirrorable, cg.NNodes(), len(g.Nodes))
 	}
 	for i, n := range g.Nodes {
 		if cg.Node(i) != m.c[n] {
-			return fmt.Errorf("%w: ggml ordered node %d differently (%s)", ErrNotMirrorable, i, n)
+			return nil, fmt.Errorf("%w: ggml ordered node %d differently (%s)", ErrNotMirrorable, i, n)
 		}
 	}
-	if err := e.backend.Compute(cg); err != nil {
-		if e.backend.Aborted() != nil {
-			return e.replaceBackend(fmt.Errorf("%w (computing %s)", err, describeGraph(g)))
+	e.loaded = &Loaded{e: e, m: m, cg: cg}
+	return e.loaded, nil
+}
+
+func (l *Loaded) compute() error {
+	if l.e.loaded != l {
+		return errors.New("mirror: the executor has loaded another graph since")
+	}
+	if err := l.e.backend.Compute(l.cg); err != nil {
+		if l.e.backend.Aborted() != nil {
+			l.e.loaded = nil
+			return l.e.replaceBackend(fmt.Errorf("%w (computing %s)", err, describeGraph(l.m.g)))
 		}
 		return err
 	}
+	return nil
+}
+
+func (l *Loaded) read() {
 	written := map[*graph.Tensor]bool{}
-	for _, n := range g.Nodes {
+	for _, n := range l.m.g.Nodes {
 		o := n
 		if n.ViewSrc != nil {
 			o = n.ViewSrc
 		}
 		if !written[o] {
 			written[o] = true
-			copy(o.Data, m.data(o))
+			copy(o.Data, l.m.data(o))
 		}
 	}
-	return nil
 }
 
 // replaceBackend swaps a backend that aborted for a new one, so that one
@@ -140,7 +206,7 @@ func (e *Executor) Compute(g *graph.Graph) error {
 func (e *Executor) replaceBackend(err error) error {
 	threads := e.backend.Threads()
 	e.backend.Free()
-	b, nerr := e.lib.NewCPUBackend(threads)
+	b, nerr := e.lib.NewCPUBackendPool(threads, e.backend.Pool())
 	if nerr != nil {
 		return fmt.Errorf("%w; and no new backend: %v", err, nerr)
 	}
@@ -266,6 +332,7 @@ func check(t *graph.Tensor, withData bool) error {
 // mirror copies g's structure into a fresh state of the executor's
 // context, with memory for the data when withData.
 func (e *Executor) mirror(g *graph.Graph, withData bool) (*mirrored, error) {
+	e.loaded = nil
 	if len(g.Nodes) == 0 {
 		return nil, fmt.Errorf("%w: graph has no nodes", ErrNotMirrorable)
 	}

@@ -273,3 +273,39 @@ func TestAbortIsAnError(t *testing.T) {
 	compute(t, e, c, out)
 	require.Equal(t, []float32{2, 4}, get(out))
 }
+
+// TestLoadedComputesRepeatedly checks the benchmarks' path: a graph loaded
+// once computes many times with ggml's default and persistent thread
+// pools, reads back what Compute gives, and is refused once the executor
+// has loaded another graph.
+func TestLoadedComputesRepeatedly(t *testing.T) {
+	for _, pool := range []ggmlref.Threadpool{ggmlref.DefaultPool, ggmlref.PersistentPool} {
+		t.Run(pool.String(), func(t *testing.T) {
+			e, err := mirror.NewPool(reftest.Lib(t), 2, pool)
+			require.NoError(t, err)
+			defer e.Close()
+			c := graph.NewContext(graph.ContextOptions{Alloc: true})
+			a := set(c.NewTensor(quant.F32, 8, 3), seq(24, 0.5)...)
+			out := c.Add(c.Mul(a, a), a)
+			g, err := c.Build(out)
+			require.NoError(t, err)
+			l, err := e.Load(g)
+			require.NoError(t, err)
+			for range 3 {
+				require.NoError(t, l.Compute())
+			}
+			l.Read()
+			want := make([]float32, 24)
+			for i, v := range seq(24, 0.5) {
+				want[i] = v*v + v
+			}
+			require.Equal(t, want, get(out))
+
+			other, err := c.Build(c.Sqr(a))
+			require.NoError(t, err)
+			_, err = e.Load(other)
+			require.NoError(t, err)
+			require.Error(t, l.Compute())
+		})
+	}
+}
