@@ -410,18 +410,39 @@ func (l *Lib) QuantizeChunk(t uint32, src []float32, nrows, nPerRow int64, imatr
 	if err != nil {
 		return nil, err
 	}
-	if nrows < 0 || int64(len(src)) < nrows*nPerRow {
-		return nil, fmt.Errorf("ggmlref: src has %d floats, need %d", len(src), nrows*nPerRow)
-	}
-	if imatrix != nil && int64(len(imatrix)) != nPerRow {
-		return nil, fmt.Errorf("ggmlref: imatrix has %d weights, need %d", len(imatrix), nPerRow)
-	}
-	if imatrix == nil && l.RequiresImatrix(t) {
-		return nil, fmt.Errorf("ggmlref: %s requires an imatrix", tr.Name)
+	if nrows < 0 {
+		return nil, fmt.Errorf("ggmlref: %d rows", nrows)
 	}
 	dst := make([]byte, rb*nrows)
+	return dst, l.QuantizeChunkInto(dst, t, src, nrows, nPerRow, imatrix)
+}
+
+// QuantizeChunkInto is QuantizeChunk writing into dst, which must hold
+// exactly the nrows quantized rows (benchmarks keep allocation out of the
+// timing).
+func (l *Lib) QuantizeChunkInto(dst []byte, t uint32, src []float32, nrows, nPerRow int64, imatrix []float32) error {
+	tr, err := l.Traits(t)
+	if err != nil {
+		return err
+	}
+	rb, err := l.rowBytes(tr, nPerRow)
+	if err != nil {
+		return err
+	}
+	if int64(len(dst)) != rb*nrows {
+		return fmt.Errorf("ggmlref: dst has %d bytes, need %d", len(dst), rb*nrows)
+	}
+	if nrows < 0 || int64(len(src)) < nrows*nPerRow {
+		return fmt.Errorf("ggmlref: src has %d floats, need %d", len(src), nrows*nPerRow)
+	}
+	if imatrix != nil && int64(len(imatrix)) != nPerRow {
+		return fmt.Errorf("ggmlref: imatrix has %d weights, need %d", len(imatrix), nPerRow)
+	}
+	if imatrix == nil && l.RequiresImatrix(t) {
+		return fmt.Errorf("ggmlref: %s requires an imatrix", tr.Name)
+	}
 	if len(dst) == 0 {
-		return dst, nil
+		return nil
 	}
 	var im uintptr
 	if imatrix != nil {
@@ -435,9 +456,9 @@ func (l *Lib) QuantizeChunk(t uint32, src []float32, nrows, nPerRow int64, imatr
 	runtime.KeepAlive(src)
 	runtime.KeepAlive(imatrix)
 	if int64(r) != int64(len(dst)) {
-		return nil, fmt.Errorf("ggmlref: ggml_quantize_chunk returned %d, want %d", r, len(dst))
+		return fmt.Errorf("ggmlref: ggml_quantize_chunk returned %d, want %d", r, len(dst))
 	}
-	return dst, nil
+	return nil
 }
 
 // ToFloat applies the type's to_float to the first n elements in src.
@@ -485,20 +506,41 @@ func (l *Lib) FromFloatCPU(t uint32, src []float32) ([]byte, error) {
 }
 
 func (l *Lib) fromFloat(tr TypeTraits, fn uintptr, what string, src []float32) ([]byte, error) {
-	if fn == 0 {
-		return nil, fmt.Errorf("ggmlref: %s has no %s", tr.Name, what)
-	}
 	rb, err := l.rowBytes(tr, int64(len(src)))
 	if err != nil {
 		return nil, err
 	}
 	dst := make([]byte, rb)
+	return dst, l.fromFloatInto(dst, tr, fn, what, src)
+}
+
+// FromFloatCPUInto is FromFloatCPU writing into dst, which must hold
+// exactly the quantized src.
+func (l *Lib) FromFloatCPUInto(dst []byte, t uint32, src []float32) error {
+	tr, err := l.Traits(t)
+	if err != nil {
+		return err
+	}
+	return l.fromFloatInto(dst, tr, tr.fromFloatCPU, "CPU from_float", src)
+}
+
+func (l *Lib) fromFloatInto(dst []byte, tr TypeTraits, fn uintptr, what string, src []float32) error {
+	if fn == 0 {
+		return fmt.Errorf("ggmlref: %s has no %s", tr.Name, what)
+	}
+	rb, err := l.rowBytes(tr, int64(len(src)))
+	if err != nil {
+		return err
+	}
+	if int64(len(dst)) != rb {
+		return fmt.Errorf("ggmlref: dst has %d bytes, need %d", len(dst), rb)
+	}
 	if len(src) == 0 {
-		return dst, nil
+		return nil
 	}
 	purego.SyscallN(fn, uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&dst[0])), uintptr(len(src)))
 	runtime.KeepAlive(src)
-	return dst, nil
+	return nil
 }
 
 // VecDot calls the CPU backend's vec_dot for type t on one row pair: x holds n
