@@ -10,6 +10,7 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/block"
 	"github.com/ggml-go/ggml/internal/ggmlref"
 	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
 	"github.com/ggml-go/ggml/quant"
@@ -137,11 +138,11 @@ func allocGraphs(small bool) []allocGraph {
 		out = append(out, allocGraph{
 			name: fmt.Sprintf("%s embd=%d tokens=%d ctx=%d", what, s.embd, s.tokens, s.ctx),
 			build: func() (*graph.Graph, error) {
-				d, err := newBlockDims(s.embd, s.tokens, s.ctx, true)
+				d, err := block.NewDims(s.embd, s.tokens, s.ctx, true)
 				if err != nil {
 					return nil, err
 				}
-				g, _, _, err := buildLayers(graph.NewContext(graph.ContextOptions{}), d, s.layers, goMemoryLeaf())
+				g, _, _, err := block.BuildLayers(graph.NewContext(graph.ContextOptions{}), d, s.layers, goMemoryLeaf())
 				return g, err
 			},
 		})
@@ -155,7 +156,7 @@ func allocGraphs(small bool) []allocGraph {
 			out = append(out, allocGraph{
 				name: fmt.Sprintf("%s embd=%d tokens=%d ctx=%d", what, s.embd, s.tokens, s.ctx),
 				build: func() (*graph.Graph, error) {
-					d, err := newBlockDims(s.embd, s.tokens, s.ctx, true)
+					d, err := block.NewDims(s.embd, s.tokens, s.ctx, true)
 					if err != nil {
 						return nil, err
 					}
@@ -169,7 +170,7 @@ func allocGraphs(small bool) []allocGraph {
 
 // goMemoryLeaf makes leaves with Go memory of their own (zeros: the
 // allocators only look at the shapes), so neither allocator places them.
-func goMemoryLeaf() leafFunc {
+func goMemoryLeaf() block.LeafFunc {
 	wc := graph.NewContext(graph.ContextOptions{Alloc: true})
 	return func(name string, typ quant.Type, ne ...int64) *graph.Tensor {
 		return wc.SetName(wc.NewTensor(typ, ne...), name)
@@ -180,41 +181,41 @@ func goMemoryLeaf() leafFunc {
 // the batch as inputs, K and V written into F16 caches through views,
 // then attention over views of the whole cache, with FLASH_ATTN_EXT or
 // with MUL_MAT, SOFT_MAX and a transposed V cache.
-func attentionGraph(d blockDims, flash bool) (*graph.Graph, error) {
+func attentionGraph(d block.Dims, flash bool) (*graph.Graph, error) {
 	c := graph.NewContext(graph.ContextOptions{})
 	leaf := goMemoryLeaf()
-	kvDim := d.kvHeads * d.headDim
-	q := graph.SetInput(c.NewTensor(quant.F32, d.headDim, d.heads, d.tokens))
-	k := graph.SetInput(c.NewTensor(quant.F32, kvDim, d.tokens))
-	v := graph.SetInput(c.NewTensor(quant.F32, kvDim, d.tokens))
-	mask := graph.SetInput(c.NewTensor(quant.F16, d.ctx, d.tokens))
-	kc := leaf("cache_k", quant.F16, kvDim, d.ctx)
-	past := uint64(d.ctx - d.tokens)
+	kvDim := d.KVHeads * d.HeadDim
+	q := graph.SetInput(c.NewTensor(quant.F32, d.HeadDim, d.Heads, d.Tokens))
+	k := graph.SetInput(c.NewTensor(quant.F32, kvDim, d.Tokens))
+	v := graph.SetInput(c.NewTensor(quant.F32, kvDim, d.Tokens))
+	mask := graph.SetInput(c.NewTensor(quant.F16, d.Ctx, d.Tokens))
+	kc := leaf("cache_k", quant.F16, kvDim, d.Ctx)
+	past := uint64(d.Ctx - d.Tokens)
 	f16 := uint64(quant.F16.TypeSize())
 	g := graph.NewGraph()
 	if c.Err() != nil {
 		return nil, c.Err()
 	}
-	g.Expand(c.Cpy(k, c.View2D(kc, kvDim, d.tokens, kc.Nb[1], past*kc.Nb[1])))
-	kAll := c.View3D(kc, d.headDim, d.ctx, d.kvHeads, kc.Nb[1], uint64(d.headDim)*f16, 0)
+	g.Expand(c.Cpy(k, c.View2D(kc, kvDim, d.Tokens, kc.Nb[1], past*kc.Nb[1])))
+	kAll := c.View3D(kc, d.HeadDim, d.Ctx, d.KVHeads, kc.Nb[1], uint64(d.HeadDim)*f16, 0)
 	qp := c.Permute(q, 0, 2, 1, 3)
-	scale := float32(1 / math.Sqrt(float64(d.headDim)))
+	scale := float32(1 / math.Sqrt(float64(d.HeadDim)))
 	var out *graph.Tensor
 	if flash {
-		vc := leaf("cache_v", quant.F16, kvDim, d.ctx)
-		g.Expand(c.Cpy(v, c.View2D(vc, kvDim, d.tokens, vc.Nb[1], past*vc.Nb[1])))
-		vAll := c.View3D(vc, d.headDim, d.ctx, d.kvHeads, vc.Nb[1], uint64(d.headDim)*f16, 0)
-		out = c.Reshape(c.FlashAttnExt(qp, kAll, vAll, mask, scale, 0, 0), d.embd, d.tokens)
+		vc := leaf("cache_v", quant.F16, kvDim, d.Ctx)
+		g.Expand(c.Cpy(v, c.View2D(vc, kvDim, d.Tokens, vc.Nb[1], past*vc.Nb[1])))
+		vAll := c.View3D(vc, d.HeadDim, d.Ctx, d.KVHeads, vc.Nb[1], uint64(d.HeadDim)*f16, 0)
+		out = c.Reshape(c.FlashAttnExt(qp, kAll, vAll, mask, scale, 0, 0), d.Embd, d.Tokens)
 	} else {
 		// The V cache is stored transposed ([ctx, kvDim]) so that KQ·V
 		// needs no copy; the batch's V goes in as a strided view.
-		vc := leaf("cache_v", quant.F16, d.ctx, kvDim)
-		vw := c.View2D(vc, d.tokens, kvDim, vc.Nb[1], past*f16)
+		vc := leaf("cache_v", quant.F16, d.Ctx, kvDim)
+		vw := c.View2D(vc, d.Tokens, kvDim, vc.Nb[1], past*f16)
 		g.Expand(c.Cpy(c.Transpose(v), vw))
 		kq := c.SoftMaxExt(c.MulMat(kAll, qp), mask, scale, 0)
-		vAll := c.View3D(vc, d.ctx, d.headDim, d.kvHeads, vc.Nb[1], vc.Nb[1]*uint64(d.headDim), 0)
+		vAll := c.View3D(vc, d.Ctx, d.HeadDim, d.KVHeads, vc.Nb[1], vc.Nb[1]*uint64(d.HeadDim), 0)
 		kqv := c.Permute(c.MulMat(vAll, kq), 0, 2, 1, 3)
-		out = c.Cont(kqv, d.embd, d.tokens)
+		out = c.Cont(kqv, d.Embd, d.Tokens)
 	}
 	if err := c.Err(); err != nil {
 		return nil, err

@@ -8,14 +8,13 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
-	"math/rand/v2"
 	"runtime"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/block"
 	"github.com/ggml-go/ggml/internal/ggmlref"
 	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
 	"github.com/ggml-go/ggml/ops"
@@ -56,9 +55,9 @@ func runDemo(args []string, stdout io.Writer) error {
 	if f.rope != "neox" && f.rope != "normal" {
 		return fmt.Errorf("%w: -rope must be neox or normal, got %q", errUsage, f.rope)
 	}
-	d, err := newBlockDims(f.embd, f.tokens, f.ctx, f.rope == "neox")
+	d, err := block.NewDims(f.embd, f.tokens, f.ctx, f.rope == "neox")
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 
 	opts, err := backend.OptionsFromEnv()
@@ -98,7 +97,7 @@ func runDemo(args []string, stdout io.Writer) error {
 
 	fmt.Fprintf(stdout, "device: %s (%s), fallback CPU, threads %d, seed %d\n", main.Name(), main.Device().Description(), f.threads, f.seed)
 	fmt.Fprintf(stdout, "block: embd %d, heads %d (kv %d) of %d, ffn %d, tokens %d, ctx %d, rope %s, Q4_0 weights, F16 KV cache\n\n",
-		d.embd, d.heads, d.kvHeads, d.headDim, d.ff, d.tokens, d.ctx, f.rope)
+		d.Embd, d.Heads, d.KVHeads, d.HeadDim, d.FF, d.Tokens, d.Ctx, f.rope)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "OP\tTENSOR\tDEVICE")
 	for _, a := range res.placed {
@@ -127,7 +126,7 @@ func runDemo(args []string, stdout io.Writer) error {
 
 // runBlockGGML computes the same block, with the same weights and inputs,
 // on the real ggml's CPU backend through the mirror.
-func runBlockGGML(lib *ggmlref.Lib, d blockDims, seed uint64, threads int) ([]float32, error) {
+func runBlockGGML(lib *ggmlref.Lib, d block.Dims, seed uint64, threads int) ([]float32, error) {
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
@@ -143,12 +142,12 @@ func runBlockGGML(lib *ggmlref.Lib, d blockDims, seed uint64, threads int) ([]fl
 		t := c.SetName(c.NewTensor(typ, ne...), name)
 		if t != nil && leafErr == nil {
 			var data []byte
-			data, leafErr = leafData(t, seed)
+			data, leafErr = block.LeafData(t, seed)
 			copy(t.Data, data)
 		}
 		return t
 	}
-	g, in, out, err := buildLayers(c, d, 1, leaf)
+	g, in, out, err := block.BuildLayers(c, d, 1, leaf)
 	if err == nil {
 		err = leafErr
 	}
@@ -159,7 +158,7 @@ func runBlockGGML(lib *ggmlref.Lib, d blockDims, seed uint64, threads int) ([]fl
 		copy(t.Data[offset:], data)
 		return nil
 	}
-	if err := setBlockInputs(in, d, seed, setGo); err != nil {
+	if err := block.SetInputs(in, d, seed, setGo); err != nil {
 		return nil, err
 	}
 	if err := e.Compute(g); err != nil {
@@ -180,7 +179,7 @@ type blockResult struct {
 // runBlock builds the demo block with weights and KV cache in the first
 // backend's memory, computes it with a scheduler over backends and returns
 // where each node ran and the output.
-func runBlock(backends []backend.Backend, d blockDims, seed uint64) (res blockResult, err error) {
+func runBlock(backends []backend.Backend, d block.Dims, seed uint64) (res blockResult, err error) {
 	s, err := backend.NewScheduler(backends, backend.SchedulerOptions{})
 	if err != nil {
 		return res, err
@@ -212,7 +211,7 @@ func runBlock(backends []backend.Backend, d blockDims, seed uint64) (res blockRe
 			if err := b.AllocTensor(t, 0); err != nil {
 				return err
 			}
-			data, err := leafData(t, seed)
+			data, err := block.LeafData(t, seed)
 			if err != nil {
 				return err
 			}
@@ -220,7 +219,7 @@ func runBlock(backends []backend.Backend, d blockDims, seed uint64) (res blockRe
 		}()
 		return t
 	}
-	g, in, out, err := buildLayers(c, d, 1, leaf)
+	g, in, out, err := block.BuildLayers(c, d, 1, leaf)
 	if err == nil {
 		err = leafErr
 	}
@@ -230,7 +229,7 @@ func runBlock(backends []backend.Backend, d blockDims, seed uint64) (res blockRe
 	if err := s.AllocGraph(g); err != nil {
 		return res, err
 	}
-	if err := setBlockInputs(in, d, seed, buffer.SetTensor); err != nil {
+	if err := block.SetInputs(in, d, seed, buffer.SetTensor); err != nil {
 		return res, err
 	}
 	if err := s.GraphCompute(g); err != nil {
@@ -264,78 +263,6 @@ func opName(n *graph.Tensor) string {
 	return n.Op.String()
 }
 
-// rngFor is a generator for the tensor called name, so every run (and
-// every device) sees the same values for it.
-func rngFor(name string, seed uint64) *rand.Rand {
-	h := fnv.New64a()
-	io.WriteString(h, name)
-	return rand.New(rand.NewPCG(seed, h.Sum64()))
-}
-
-// leafData is the contents of a weight or cache tensor: norm weights near
-// 1, matrices and cache values gaussian, quantized to t's type.
-func leafData(t *graph.Tensor, seed uint64) ([]byte, error) {
-	rng := rngFor(t.Name, seed)
-	vs := make([]float32, t.NElements())
-	norm := t.Ne[1] == 1
-	for i := range vs {
-		v := rng.NormFloat64()
-		if norm {
-			v = 1 + 0.1*v
-		} else {
-			v *= 0.5 / math.Sqrt(float64(t.Ne[0]))
-			if strings.HasSuffix(t.Name, "cache_k") || strings.HasSuffix(t.Name, "cache_v") {
-				v = rng.NormFloat64()
-			}
-		}
-		vs[i] = float32(v)
-	}
-	return quant.Quantize(t.Type, vs, int(t.NElements()/t.Ne[0]), int(t.Ne[0]), nil)
-}
-
-// setBlockInputs fills the hidden state with gaussian values, the
-// positions with the cells the batch occupies, and the mask so each token
-// sees the earlier cells and itself.
-func setBlockInputs(in blockInputs, d blockDims, seed uint64, set func(t *graph.Tensor, data []byte, offset uint64) error) error {
-	rng := rngFor("inp_embd", seed)
-	x := make([]float32, in.x.NElements())
-	for i := range x {
-		x[i] = float32(rng.NormFloat64())
-	}
-	past := d.ctx - d.tokens
-	pos := make([]byte, 4*d.tokens)
-	mask := make([]float32, d.ctx*d.tokens)
-	for i := range d.tokens {
-		binary.LittleEndian.PutUint32(pos[4*i:], uint32(past+i))
-		for j := range d.ctx {
-			if j > past+i {
-				mask[i*d.ctx+j] = float32(math.Inf(-1))
-			}
-		}
-	}
-	m, err := quant.Quantize(quant.F16, mask, int(d.tokens), int(d.ctx), nil)
-	if err != nil {
-		return err
-	}
-	for _, v := range []struct {
-		t    *graph.Tensor
-		data []byte
-	}{{in.x, f32Bytes(x)}, {in.pos, pos}, {in.mask, m}} {
-		if err := set(v.t, v.data, 0); err != nil {
-			return fmt.Errorf("%s: %w", v.t.Name, err)
-		}
-	}
-	return nil
-}
-
-func f32Bytes(vs []float32) []byte {
-	b := make([]byte, 4*len(vs))
-	for i, v := range vs {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return b
-}
-
 func f32s(b []byte) []float32 {
 	vs := make([]float32, len(b)/4)
 	for i := range vs {
@@ -355,7 +282,7 @@ func sum(vs []float32) float64 {
 // checksum hashes the output's bits, so any difference shows.
 func checksum(vs []float32) uint64 {
 	h := fnv.New64a()
-	h.Write(f32Bytes(vs))
+	_ = binary.Write(h, binary.LittleEndian, vs)
 	return h.Sum64()
 }
 

@@ -41,9 +41,9 @@ func TestDemoBadFlags(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"-device", "NOSUCH0"}, "NOSUCH0"},
-		{[]string{"-embd", "100"}, "-embd must be a positive multiple of 64"},
-		{[]string{"-tokens", "9", "-ctx", "8"}, "-tokens <= -ctx"},
-		{[]string{"-tokens", "0"}, "-tokens <= -ctx"},
+		{[]string{"-embd", "100"}, "embd must be a positive multiple of 64"},
+		{[]string{"-tokens", "9", "-ctx", "8"}, "0 < tokens <= ctx"},
+		{[]string{"-tokens", "0"}, "0 < tokens <= ctx"},
 		{[]string{"-threads", "-1"}, "-threads"},
 		{[]string{"-rope", "yarn"}, "-rope must be neox or normal"},
 		{[]string{"extra"}, "unexpected arguments"},

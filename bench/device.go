@@ -1,0 +1,157 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/graph"
+
+	// The CPU device registers itself; it is the default and the fallback.
+	_ "github.com/ggml-go/ggml/devices/cpu"
+)
+
+// Workload is a graph both sides of a figure compute: Build makes it in a
+// context (called once per side, so each gets tensors of its own) and Data
+// gives each leaf's contents, by its name and shape.
+type Workload struct {
+	Build func(c *graph.Context) (*graph.Graph, error)
+	Data  func(t *graph.Tensor) ([]byte, error)
+}
+
+// Device runs our side of a benchmark on a device picked by name (the
+// commands' -b NAME), through a scheduler with the CPU as fallback for what
+// the device cannot compute, as an application would.
+type Device struct {
+	backends []backend.Backend
+	threads  int
+}
+
+// OpenDevice starts the device called name ("" or "CPU": the CPU device)
+// with threads CPU threads (0: all).
+func OpenDevice(name string, threads int) (*Device, error) {
+	if name == "" {
+		name = "CPU"
+	}
+	if _, err := backend.DeviceByName(name); err != nil {
+		return nil, err
+	}
+	main, err := backend.Init(backend.Options{Devices: []string{name}, Threads: threads})
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{backends: []backend.Backend{main}, threads: threads}
+	if main.Device().Type() != backend.DeviceCPU {
+		cpu, err := backend.Init(backend.Options{Devices: []string{"CPU"}, Threads: threads})
+		if err != nil {
+			_ = main.Close()
+			return nil, err
+		}
+		d.backends = append(d.backends, cpu)
+	}
+	return d, nil
+}
+
+// Name is the device's name.
+func (d *Device) Name() string { return d.backends[0].Name() }
+
+// Description is the device's description.
+func (d *Device) Description() string { return d.backends[0].Device().Description() }
+
+// Close stops the backends.
+func (d *Device) Close() error {
+	var errs []error
+	for _, b := range d.backends {
+		errs = append(errs, b.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Loaded is a workload placed on the device, ready to compute repeatedly.
+type Loaded struct {
+	g     *graph.Graph
+	sched *backend.Scheduler
+	bufs  []buffer.Buffer
+}
+
+// Load builds w, puts its leaves in the device's memory (as weights) with
+// their data and has the scheduler place and allocate the rest.
+func (d *Device) Load(w Workload) (l *Loaded, err error) {
+	l = &Loaded{}
+	defer func() {
+		if err != nil {
+			_ = l.Close()
+		}
+	}()
+	if l.sched, err = backend.NewScheduler(d.backends, backend.SchedulerOptions{}); err != nil {
+		return nil, err
+	}
+	if l.g, err = w.Build(graph.NewContext(graph.ContextOptions{})); err != nil {
+		return nil, err
+	}
+	bt := d.backends[0].Device().BufferType()
+	for _, t := range l.g.Leafs {
+		if t.ViewSrc != nil || t.Buffer != nil {
+			continue
+		}
+		b, err := bt.Alloc(bt.AllocSize(t))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		l.bufs = append(l.bufs, b)
+		b.SetUsage(buffer.UsageWeights)
+		if err := b.AllocTensor(t, 0); err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		data, err := w.Data(t)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		if err := buffer.SetTensor(t, data, 0); err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+	}
+	if err := l.sched.AllocGraph(l.g); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Compute computes the graph once.
+func (l *Loaded) Compute() error { return l.sched.GraphCompute(l.g) }
+
+// Splits is the number of pieces the scheduler cut the graph into (1: the
+// device ran all of it).
+func (l *Loaded) Splits() int { return l.sched.NSplits() }
+
+// Output reads the graph's last node.
+func (l *Loaded) Output() ([]byte, error) {
+	out := l.g.Nodes[len(l.g.Nodes)-1]
+	raw := make([]byte, out.NBytes())
+	return raw, buffer.GetTensor(out, raw, 0)
+}
+
+// Close frees the scheduler and the leaves' memory.
+func (l *Loaded) Close() error {
+	var errs []error
+	if l.sched != nil {
+		errs = append(errs, l.sched.Close())
+	}
+	for _, b := range l.bufs {
+		errs = append(errs, b.Free())
+	}
+	return errors.Join(errs...)
+}
+
+// ParseList splits a comma-separated flag value, dropping empty items.
+func ParseList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
