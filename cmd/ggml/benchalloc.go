@@ -18,12 +18,27 @@ import (
 
 // benchmarks are the subcommands of ggml bench.
 var benchmarks = map[string]func(args []string, stdout io.Writer) error{
-	"alloc": runBenchAlloc,
+	"alloc":    runBenchAlloc,
+	"demo":     runBenchDemo,
+	"dispatch": runBenchDispatch,
+	"matmul":   runBenchMatMul,
+	"quant":    runBenchQuant,
 }
+
+const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo [flags]
+
+  alloc     compute buffer sizes of our graph allocator beside ggml's gallocr
+  matmul    MUL_MAT 4096x4096 by N columns, ours beside ggml
+  dispatch  a 1000-op graph of tiny ADDs: the cost per operation
+  quant     quantization and activation from_float speed
+  demo      the demo's decoder block
+
+The speed benchmarks take [-b NAME] [-threads N,...] [-ref ggml|none] [-tsv];
+run 'ggml bench NAME -h' for each one's flags.`
 
 func runBench(args []string, stdout io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" {
-		fmt.Fprintln(stdout, "usage: ggml bench alloc [-small]")
+		fmt.Fprintln(stdout, benchUsage)
 		if len(args) == 0 {
 			return fmt.Errorf("%w: name a benchmark", errUsage)
 		}
@@ -31,7 +46,7 @@ func runBench(args []string, stdout io.Writer) error {
 	}
 	b, ok := benchmarks[args[0]]
 	if !ok {
-		return fmt.Errorf("%w: unknown benchmark %q (have: alloc)", errUsage, args[0])
+		return fmt.Errorf("%w: unknown benchmark %q (have: alloc, matmul, dispatch, quant, demo)", errUsage, args[0])
 	}
 	return b(args[1:], stdout)
 }

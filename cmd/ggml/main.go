@@ -1,6 +1,8 @@
 // Command ggml is ggml-go's command-line tool.
 //
 //	ggml bench alloc [-small]           compute buffer sizes of our graph allocator beside ggml's gallocr
+//	ggml bench matmul|dispatch|quant|demo [-b NAME] [-threads N,...] [-types T,...] [-n 1,32,256] [-ref ggml|none] [-tsv]
+//	                                    speed beside the real ggml, interleaved in one process
 //	ggml demo [-device NAME] [-threads N] [-seed N] [-tokens N] [-ctx N] [-embd N] [-rope neox|normal]
 //	                                    one decoder block through the scheduler, checked against the CPU
 //	ggml devices                        every registered device, and why an unavailable one cannot be used
@@ -27,7 +29,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"bench":       {"benchmarks: 'alloc' sizes our graph allocator's buffers beside ggml's gallocr", runBench},
+	"bench":       {"benchmarks beside the real ggml: alloc (buffer sizes), matmul, dispatch, quant, demo (speed)", runBench},
 	"demo":        {"one llama-style decoder block run through the scheduler on a device, checked against the CPU", runDemo},
 	"devices":     {"every registered device: type, memory, caps, and why an unavailable one cannot be used", runDevices},
 	"quant-stats": {"bits per weight, error and speed of every quantization format, beside the real ggml", runQuantStats},
