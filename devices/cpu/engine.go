@@ -33,6 +33,9 @@ type Options struct {
 // that live until Close; an Engine computes one graph at a time.
 type Engine struct {
 	pool *pool
+	// work is the scratch memory of the last operation that asked for
+	// some, reused (cleared) by the next.
+	work []byte
 }
 
 // New returns an Engine with its worker pool started.
@@ -78,9 +81,14 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 	}
 	var work []byte
 	if k.workSize != nil {
-		work = make([]byte, k.workSize(t, e.pool.n))
+		n := k.workSize(t, e.pool.n)
+		if n > cap(e.work) {
+			e.work = make([]byte, n)
+		}
+		work = e.work[:n]
+		clear(work)
 	}
-	return e.pool.run(func(p *Params) { k.compute(p, t) }, work)
+	return e.pool.run(k.compute, t, work)
 }
 
 func hasData(t *graph.Tensor) error {

@@ -2,7 +2,11 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
+
+	"github.com/ggml-go/ggml/graph"
 )
 
 // Params is what a kernel's thread sees: its index and the thread count
@@ -27,64 +31,156 @@ func (p *Params) Rows(n int64) (int64, int64) {
 	return lo, min(lo+per, n)
 }
 
+// spinRounds is how many times a waiting thread checks for its signal
+// (with a pause between checks, a few microseconds in all) before it
+// blocks: as ggml's threadpool polls before it sleeps, so that a graph of
+// tiny operations hands each one over without waking a thread.
+const spinRounds = 4096
+
 // pool runs an operation on n threads: the caller's goroutine is thread 0,
-// n-1 persistent workers are the others, as ggml's threadpool.
+// n-1 persistent workers are the others, as ggml's threadpool. Handing an
+// operation over and waiting for it allocates nothing: the workers spin on
+// a generation counter briefly, then block on a channel, and the caller
+// waits for the last of them the same way. One goroutine at a time calls
+// run (the Engine's contract).
 type pool struct {
-	n       int
-	jobs    []chan job
-	done    sync.WaitGroup
+	n int
+	// spin is false when there are more threads than Go runs at once:
+	// spinning would then take the time of the thread being waited for.
+	spin bool
+
+	// The current operation, written by run before gen moves on.
+	fn     func(*Params, *graph.Tensor)
+	t      *graph.Tensor
+	params []Params
+	errs   []any
+	b      barrier
+
+	// gen counts operations handed over; workers run each new one.
+	gen atomic.Uint64
+	// pending counts the workers still running the current operation.
+	pending atomic.Int32
+	workers []*sleeper
+	// caller is where run waits for the workers.
+	caller  sleeper
+	quit    atomic.Bool
 	closing sync.Once
+	stopped sync.WaitGroup
 }
 
-type job struct {
-	fn     func(*Params)
-	params *Params
-	errs   []any
+// sleeper is a thread that waits by spinning, then by blocking on wake.
+type sleeper struct {
+	asleep atomic.Bool
+	wake   chan struct{}
+}
+
+func newSleeper() sleeper { return sleeper{wake: make(chan struct{}, 1)} }
+
+// await returns once done reports true: it polls, then blocks until
+// signal. done must turn true before signal is called.
+func (s *sleeper) await(spin bool, done func() bool) {
+	if spin {
+		for i := 0; i < spinRounds; i++ {
+			if done() {
+				return
+			}
+			pause()
+		}
+	}
+	for !done() {
+		s.asleep.Store(true)
+		if done() {
+			// The signal may have seen asleep and be on its way.
+			if !s.asleep.CompareAndSwap(true, false) {
+				<-s.wake
+			}
+			return
+		}
+		<-s.wake
+	}
+}
+
+// signal wakes the sleeper if it blocked; call it after its condition
+// turned true.
+func (s *sleeper) signal() {
+	if s.asleep.CompareAndSwap(true, false) {
+		s.wake <- struct{}{}
+	}
 }
 
 func newPool(n int) *pool {
-	p := &pool{n: n, jobs: make([]chan job, n-1)}
-	for i := range p.jobs {
-		p.jobs[i] = make(chan job)
-		go p.worker(p.jobs[i])
+	p := &pool{
+		n:       n,
+		spin:    n <= runtime.GOMAXPROCS(0),
+		params:  make([]Params, n),
+		errs:    make([]any, n),
+		workers: make([]*sleeper, n-1),
+		caller:  newSleeper(),
+	}
+	p.b.init(n, p.spin)
+	for i := range p.params {
+		p.params[i] = Params{Ith: i, Nth: n, barrier: &p.b}
+	}
+	p.stopped.Add(n - 1)
+	for i := range p.workers {
+		w := newSleeper()
+		p.workers[i] = &w
+		go p.worker(i+1, &w)
 	}
 	return p
 }
 
-func (p *pool) worker(jobs chan job) {
-	for j := range jobs {
-		p.call(j)
-		p.done.Done()
+func (p *pool) worker(ith int, s *sleeper) {
+	defer p.stopped.Done()
+	seen := uint64(0)
+	for {
+		s.await(p.spin, func() bool { return p.gen.Load() != seen })
+		if p.quit.Load() {
+			return
+		}
+		seen = p.gen.Load()
+		p.call(ith)
+		if p.pending.Add(-1) == 0 {
+			p.caller.signal()
+		}
 	}
 }
 
-// call runs one thread's share, turning a kernel panic (a bug, or a layout
+// call runs thread ith's share, turning a kernel panic (a bug, or a layout
 // a supports rule let through) into an error instead of killing the process.
-func (p *pool) call(j job) {
+func (p *pool) call(ith int) {
 	defer func() {
 		if r := recover(); r != nil {
-			j.errs[j.params.Ith] = r
+			p.errs[ith] = r
 			// Release threads waiting for this one at a barrier.
-			j.params.barrier.abandon()
+			p.b.abandon()
 		}
 	}()
-	j.fn(j.params)
+	p.fn(&p.params[ith], p.t)
 }
 
-func (p *pool) run(fn func(*Params), work []byte) error {
-	b := newBarrier(p.n)
-	errs := make([]any, p.n)
-	params := make([]Params, p.n)
-	for i := range params {
-		params[i] = Params{Ith: i, Nth: p.n, Work: work, barrier: b}
+// run computes fn(params, t) on every thread, with work as the shared
+// scratch memory, and returns the first thread's panic as an error.
+func (p *pool) run(fn func(*Params, *graph.Tensor), t *graph.Tensor, work []byte) error {
+	p.fn, p.t = fn, t
+	for i := range p.params {
+		p.params[i].Work = work
+		p.errs[i] = nil
 	}
-	p.done.Add(p.n - 1)
-	for i, ch := range p.jobs {
-		ch <- job{fn: fn, params: &params[i+1], errs: errs}
+	p.b.reset()
+	if p.n > 1 {
+		p.pending.Store(int32(p.n - 1))
+		p.gen.Add(1)
+		for _, w := range p.workers {
+			w.signal()
+		}
 	}
-	p.call(job{fn: fn, params: &params[0], errs: errs})
-	p.done.Wait()
-	for i, e := range errs {
+	p.call(0)
+	if p.n > 1 {
+		p.caller.await(p.spin, func() bool { return p.pending.Load() == 0 })
+	}
+	p.fn, p.t = nil, nil
+	for i, e := range p.errs {
 		if e != nil {
 			return fmt.Errorf("cpu: kernel failed on thread %d: %v", i, e)
 		}
@@ -92,53 +188,86 @@ func (p *pool) run(fn func(*Params), work []byte) error {
 	return nil
 }
 
+// close stops the workers and waits for them.
 func (p *pool) close() {
 	p.closing.Do(func() {
-		for _, ch := range p.jobs {
-			close(ch)
+		p.quit.Store(true)
+		p.gen.Add(1)
+		for _, w := range p.workers {
+			w.signal()
 		}
+		p.stopped.Wait()
 	})
 }
 
-// barrier is a reusable rendezvous for the threads of one operation.
+// barrier is a reusable rendezvous for the threads of one operation: the
+// last thread to arrive opens the next phase; the others spin briefly,
+// then block on a condition variable.
 type barrier struct {
+	n         int32
+	spin      bool
+	count     atomic.Int32
+	phase     atomic.Uint32
+	abandoned atomic.Bool
 	mu        sync.Mutex
-	cond      *sync.Cond
-	n, count  int
-	phase     int
-	abandoned bool
+	cond      sync.Cond
+	sleepers  atomic.Int32
 }
 
-func newBarrier(n int) *barrier {
-	b := &barrier{n: n}
-	b.cond = sync.NewCond(&b.mu)
-	return b
+func (b *barrier) init(n int, spin bool) {
+	b.n, b.spin = int32(n), spin
+	b.cond.L = &b.mu
+}
+
+// reset readies the barrier for a new operation (after a thread abandoned
+// the last one, its count is meaningless).
+func (b *barrier) reset() {
+	b.count.Store(0)
+	b.abandoned.Store(false)
 }
 
 func (b *barrier) wait() {
+	if b.n == 1 || b.abandoned.Load() {
+		return
+	}
+	phase := b.phase.Load()
+	if b.count.Add(1) == b.n {
+		b.count.Store(0)
+		b.phase.Add(1)
+		b.broadcast()
+		return
+	}
+	open := func() bool { return b.phase.Load() != phase || b.abandoned.Load() }
+	if b.spin {
+		for i := 0; i < spinRounds; i++ {
+			if open() {
+				return
+			}
+			pause()
+		}
+	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.abandoned {
-		return
-	}
-	phase := b.phase
-	b.count++
-	if b.count == b.n {
-		b.count = 0
-		b.phase++
-		b.cond.Broadcast()
-		return
-	}
-	for phase == b.phase && !b.abandoned {
+	b.sleepers.Add(1)
+	for !open() {
 		b.cond.Wait()
+	}
+	b.sleepers.Add(-1)
+	b.mu.Unlock()
+}
+
+func (b *barrier) broadcast() {
+	if b.sleepers.Load() > 0 {
+		b.mu.Lock()
+		b.cond.Broadcast()
+		b.mu.Unlock()
 	}
 }
 
-// abandon lets every waiter through for good: a thread failed, and the
-// others must finish (with garbage) rather than wait forever.
+// abandon lets every waiter through until the next reset: a thread failed,
+// and the others must finish (with garbage) rather than wait forever.
 func (b *barrier) abandon() {
+	b.abandoned.Store(true)
 	b.mu.Lock()
-	b.abandoned = true
 	b.cond.Broadcast()
 	b.mu.Unlock()
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/graph"
 )
 
 // runWithin runs p.run and fails t if it does not return in time (a
@@ -14,7 +16,7 @@ import (
 func runWithin(t *testing.T, p *pool, fn func(*Params), work []byte) error {
 	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- p.run(fn, work) }()
+	go func() { done <- p.run(func(q *Params, _ *graph.Tensor) { fn(q) }, nil, work) }()
 	select {
 	case err := <-done:
 		return err
@@ -131,4 +133,50 @@ func TestPoolClose(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	require.LessOrEqual(t, runtime.NumGoroutine(), running-5, "the workers did not stop")
+}
+
+// TestPoolNoAllocation: handing an operation to the threads and waiting
+// for them allocates nothing.
+func TestPoolNoAllocation(t *testing.T) {
+	for _, n := range []int{1, 2, 4} {
+		p := newPool(n)
+		var sum atomic.Int64
+		fn := func(q *Params, _ *graph.Tensor) { sum.Add(int64(q.Ith)); q.Barrier() }
+		allocs := testing.AllocsPerRun(200, func() {
+			if err := p.run(fn, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+		require.Zero(t, allocs, "%d threads", n)
+		require.EqualValues(t, 201*n*(n-1)/2, sum.Load())
+		p.close()
+	}
+}
+
+// TestPoolHandOver: thousands of operations in a row, with the threads
+// spinning and (with more threads than GOMAXPROCS, or after a pause longer
+// than the spin) blocking, every thread running each operation once and
+// no wake-up lost.
+func TestPoolHandOver(t *testing.T) {
+	for _, n := range []int{2, 3, 2 * runtime.GOMAXPROCS(0)} {
+		p := newPool(n)
+		counts := make([]atomic.Int32, n)
+		for i := range 3000 {
+			err := runWithin(t, p, func(q *Params) {
+				counts[q.Ith].Add(1)
+				if i%500 == q.Ith {
+					time.Sleep(200 * time.Microsecond)
+				}
+				q.Barrier()
+			}, nil)
+			require.NoError(t, err)
+			if i%1000 == 999 {
+				time.Sleep(2 * time.Millisecond) // everybody blocks
+			}
+		}
+		for i := range counts {
+			require.EqualValues(t, 3000, counts[i].Load(), "thread %d of %d", i, n)
+		}
+		p.close()
+	}
 }
