@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"unsafe"
+
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
@@ -54,8 +56,24 @@ func binaryFunc(op ops.Op) func(x, y float32) float32 {
 	return nil
 }
 
+// binaryVec is op's row primitive.
+func binaryVec(op ops.Op) func(dst, x, y []float32) {
+	switch op {
+	case ops.Add:
+		return vec.add
+	case ops.Sub:
+		return vec.sub
+	case ops.Mul:
+		return vec.mul
+	}
+	return vec.div
+}
+
 func computeBinary(p *Params, t *graph.Tensor) {
 	a, b := t.Src[0], t.Src[1]
+	if a.Type == quant.F32 && b.Type == quant.F32 && t.Type == quant.F32 && b.Nb[0] == 4 && computeBinaryF32(p, t) {
+		return
+	}
 	f := binaryFunc(t.Op)
 	x := make([]float32, t.Ne[0])
 	y := make([]float32, b.Ne[0])
@@ -67,6 +85,38 @@ func computeBinary(p *Params, t *graph.Tensor) {
 		}
 		ewWriteRow(t, ewRowOffset(t, i1, i2, i3), x)
 	})
+}
+
+// computeBinaryF32 is the F32 path: rows viewed in place and combined by
+// a vector primitive, src1's row repeated along it when it is shorter. It
+// returns false, having done nothing, when some row is not 4-byte aligned.
+func computeBinaryF32(p *Params, t *graph.Tensor) bool {
+	a, b := t.Src[0], t.Src[1]
+	if !f32Aligned(a) || !f32Aligned(b) || !f32Aligned(t) || b.Ne[0] == 0 {
+		return false
+	}
+	op := binaryVec(t.Op)
+	n, nb := t.Ne[0], b.Ne[0]
+	lo, hi := p.Rows(t.NRows())
+	for r := lo; r < hi; r++ {
+		i1, i2, i3 := r%t.Ne[1], r/t.Ne[1]%t.Ne[2], r/(t.Ne[1]*t.Ne[2])
+		dst := f32Row(t.Data, ewRowOffset(t, i1, i2, i3), n)
+		x := f32Row(a.Data, ewRowOffset(a, i1, i2, i3), n)
+		y := f32Row(b.Data, ewRowOffset(b, i1%b.Ne[1], i2%b.Ne[2], i3%b.Ne[3]), nb)
+		for i := int64(0); i < n; i += nb {
+			op(dst[i:i+nb], x[i:i+nb], y)
+		}
+	}
+	return true
+}
+
+// f32Aligned reports whether every row of the F32 tensor t starts 4-byte
+// aligned (its memory and strides are), so f32Row views all of them.
+func f32Aligned(t *graph.Tensor) bool {
+	if len(t.Data) > 0 && uintptr(unsafe.Pointer(&t.Data[0]))%4 != 0 {
+		return false
+	}
+	return t.Nb[1]%4 == 0 && t.Nb[2]%4 == 0 && t.Nb[3]%4 == 0
 }
 
 // supportsAdd1: ADD1 of a scalar src1. F32 needs an F32 scalar; F16 and

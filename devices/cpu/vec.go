@@ -1,0 +1,141 @@
+package cpu
+
+import (
+	"unsafe"
+
+	"github.com/ggml-go/ggml/quant"
+)
+
+// Vector primitives: the inner loops of the element-wise, norm, softmax,
+// rope and attention kernels, over whole rows of float32 or fp16 values
+// instead of a closure and a type switch per element. Each has a portable
+// Go version (vecGeneric*) and, where an architecture file provides one and
+// the processor has the features, an assembly version chosen at start-up
+// (vec_amd64.go). The portable versions are always compiled: the tests
+// check every assembly version against them, and the purego build tag
+// leaves the assembly out.
+//
+// The assembly versions round differently where they fuse a multiply and
+// an add (as ggml's SIMD builds do); their tests bound the difference.
+
+// vecKernels is one implementation of every primitive. Slices passed
+// together have equal lengths (the callers guarantee it).
+type vecKernels struct {
+	name string
+	// add, sub, mul, div: dst[i] = x[i] op y[i].
+	add, sub, mul, div func(dst, x, y []float32)
+	// scale: x[i] *= s.
+	scale func(x []float32, s float32)
+	// mad: y[i] += x[i]*s (ggml_vec_mad_f32).
+	mad func(y, x []float32, s float32)
+	// dot: the sum of x[i]*y[i], in float32.
+	dot func(x, y []float32) float32
+	// dotF16: the sum of x[i]*y[i] of fp16 values, in float32
+	// (ggml_vec_dot_f16).
+	dotF16 func(x, y []uint16) float32
+	// madF16: y[i] = fp16(y[i] + x[i]*s), fp16 accumulators
+	// (ggml_vec_mad_f16).
+	madF16 func(y, x []uint16, s float32)
+	// scaleF16: y[i] = fp16(y[i]*s).
+	scaleF16 func(y []uint16, s float32)
+	// f16ToF32 and f32ToF16 convert rows (rounding to nearest even).
+	f16ToF32 func(dst []float32, src []uint16)
+	f32ToF16 func(dst []uint16, src []float32)
+}
+
+// genericVec is the portable implementation.
+var genericVec = vecKernels{
+	name: "generic",
+	add:  func(dst, x, y []float32) { vecGenericBinary(dst, x, y, func(a, b float32) float32 { return a + b }) },
+	sub:  func(dst, x, y []float32) { vecGenericBinary(dst, x, y, func(a, b float32) float32 { return a - b }) },
+	mul:  func(dst, x, y []float32) { vecGenericBinary(dst, x, y, func(a, b float32) float32 { return a * b }) },
+	div:  func(dst, x, y []float32) { vecGenericBinary(dst, x, y, func(a, b float32) float32 { return a / b }) },
+	scale: func(x []float32, s float32) {
+		for i := range x {
+			x[i] *= s
+		}
+	},
+	mad: func(y, x []float32, s float32) {
+		x = x[:len(y)]
+		for i := range y {
+			y[i] += x[i] * s
+		}
+	},
+	dot: func(x, y []float32) float32 {
+		y = y[:len(x)]
+		var s float32
+		for i := range x {
+			s += x[i] * y[i]
+		}
+		return s
+	},
+	dotF16: func(x, y []uint16) float32 {
+		y = y[:len(x)]
+		var s float32
+		for i := range x {
+			s += quant.FP16ToFP32(x[i]) * quant.FP16ToFP32(y[i])
+		}
+		return s
+	},
+	madF16: func(y, x []uint16, s float32) {
+		x = x[:len(y)]
+		for i := range y {
+			y[i] = quant.FP32ToFP16(quant.FP16ToFP32(y[i]) + quant.FP16ToFP32(x[i])*s)
+		}
+	},
+	scaleF16: func(y []uint16, s float32) {
+		for i := range y {
+			y[i] = quant.FP32ToFP16(quant.FP16ToFP32(y[i]) * s)
+		}
+	},
+	f16ToF32: quant.FP16ToFP32Slice,
+	f32ToF16: quant.FP32ToFP16Slice,
+}
+
+// vecGenericBinary is inlined into each generic binary op, so op is a
+// direct call the compiler inlines too.
+func vecGenericBinary(dst, x, y []float32, op func(a, b float32) float32) {
+	x, y = x[:len(dst)], y[:len(dst)]
+	for i := range dst {
+		dst[i] = op(x[i], y[i])
+	}
+}
+
+// vec is the implementation the kernels use: the architecture's when it
+// has one for this processor (set by an init function), else genericVec.
+var vec = genericVec
+
+// f32Row views n float32 values at byte offset off of b, or returns nil
+// when they are not 4-byte aligned (the caller then takes its element-wise
+// path). The memory stays owned by b.
+func f32Row(b []byte, off uint64, n int64) []float32 {
+	if n == 0 {
+		return []float32{}
+	}
+	end := off + uint64(n)*4
+	if end > uint64(len(b)) || end < off {
+		panic("cpu: row out of range")
+	}
+	p := unsafe.Pointer(&b[off])
+	if uintptr(p)%4 != 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(p), n)
+}
+
+// f16Row views n fp16 values at byte offset off of b, or returns nil when
+// they are not 2-byte aligned.
+func f16Row(b []byte, off uint64, n int64) []uint16 {
+	if n == 0 {
+		return []uint16{}
+	}
+	end := off + uint64(n)*2
+	if end > uint64(len(b)) || end < off {
+		panic("cpu: row out of range")
+	}
+	p := unsafe.Pointer(&b[off])
+	if uintptr(p)%2 != 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(p), n)
+}
