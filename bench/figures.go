@@ -151,12 +151,15 @@ func lcgWeights(n int) []float32 {
 const DispatchOps = 1000
 
 // Dispatch is ggml-reference.md's dispatch graph: a chain of DispatchOps
-// ADDs on 16-float F32 tensors, cur = cur + b from all-ones a and b.
-func Dispatch() Workload {
+// ADDs on F32 tensors of elems values (16 there), cur = cur + b from
+// all-ones a and b. With few elements it measures what running an
+// operation costs; with a few thousand, also what splitting one across
+// threads costs.
+func Dispatch(elems int) Workload {
 	return Workload{
 		Build: func(c *graph.Context) (*graph.Graph, error) {
-			cur := c.SetName(c.NewTensor(quant.F32, 16), "a")
-			b := c.SetName(c.NewTensor(quant.F32, 16), "b")
+			cur := c.SetName(c.NewTensor(quant.F32, int64(elems)), "a")
+			b := c.SetName(c.NewTensor(quant.F32, int64(elems)), "b")
 			for range DispatchOps {
 				cur = c.Add(cur, b)
 			}

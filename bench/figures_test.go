@@ -89,13 +89,16 @@ func BenchmarkMatMul(b *testing.B) {
 	}
 }
 
-// BenchmarkDispatch is ggml bench dispatch: a 1000-op chain of tiny ADDs.
+// BenchmarkDispatch is ggml bench dispatch: a 1000-op chain of ADDs of
+// 16 floats, and of 4096 (split across the threads).
 func BenchmarkDispatch(b *testing.B) {
 	s := setup(b)
-	for _, th := range ints(b, *flagThreads) {
-		b.Run(fmt.Sprintf("threads=%d", th), func(b *testing.B) {
-			measureCase(b, func() (Case, error) { return s.Graph("dispatch", th, DispatchOps, Dispatch()) })
-		})
+	for _, elems := range []int{16, 4096} {
+		for _, th := range ints(b, *flagThreads) {
+			b.Run(fmt.Sprintf("elems=%d/threads=%d", elems, th), func(b *testing.B) {
+				measureCase(b, func() (Case, error) { return s.Graph("dispatch", th, DispatchOps, Dispatch(elems)) })
+			})
+		}
 	}
 }
 

@@ -165,14 +165,24 @@ func runBenchMatMul(args []string, stdout io.Writer) error {
 }
 
 func runBenchDispatch(args []string, stdout io.Writer) error {
-	return runSpeed("dispatch", fmt.Sprintf("A chain of %d ADDs of 16 floats: the cost of running one tiny operation.", bench.DispatchOps),
-		args, stdout, "1,2", nil,
+	var elems string
+	return runSpeed("dispatch", fmt.Sprintf("A chain of %d ADDs: with 16 floats the cost of running one tiny operation (ours runs\nsuch an operation on the calling thread alone); with 4096, also of splitting it across threads.", bench.DispatchOps),
+		args, stdout, "1,2",
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&elems, "elems", "16,4096", "elements of each ADD, comma-separated")
+		},
 		func(threads []int) ([]speedCase, error) {
+			es, err := parseInts("-elems", elems)
+			if err != nil {
+				return nil, err
+			}
 			var cs []speedCase
-			for _, th := range threads {
-				cs = append(cs, func(s bench.Setup) (bench.Case, error) {
-					return s.Graph(fmt.Sprintf("dispatch %d x add", bench.DispatchOps), th, bench.DispatchOps, bench.Dispatch())
-				})
+			for _, e := range es {
+				for _, th := range threads {
+					cs = append(cs, func(s bench.Setup) (bench.Case, error) {
+						return s.Graph(fmt.Sprintf("dispatch %d x add %d", bench.DispatchOps, e), th, bench.DispatchOps, bench.Dispatch(e))
+					})
+				}
 			}
 			return cs, nil
 		})

@@ -40,7 +40,7 @@ func TestBenchSpeedRows(t *testing.T) {
 		args []string
 		rows []string
 	}{
-		{[]string{"dispatch", "-threads", "1,2"}, []string{"dispatch 1000 x add", "dispatch 1000 x add"}},
+		{[]string{"dispatch", "-threads", "1,2", "-elems", "16"}, []string{"dispatch 1000 x add 16", "dispatch 1000 x add 16"}},
 		{[]string{"matmul", "-types", "q4_0", "-n", "1", "-threads", "1"}, []string{"matmul q4_0 n=1"}},
 		{[]string{"quant", "-types", "q8_0", "-act", "q8_K"}, []string{"quantize q8_0", "from_float q8_K"}},
 		{[]string{"demo", "-embd", "64", "-tokens", "2", "-ctx", "8", "-threads", "1"}, []string{"demo embd=64 tokens=2 ctx=8"}},

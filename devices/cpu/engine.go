@@ -70,7 +70,7 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 		return nil
 	}
 	k := kernelFor(t)
-	if k == nil || !SupportsOp(t) {
+	if k == nil || (k.supports != nil && !k.supports(t)) {
 		return fmt.Errorf("%w: %s", ErrUnsupported, describe(t))
 	}
 	if k.view {
@@ -79,16 +79,40 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 	if err := hasData(t); err != nil {
 		return err
 	}
+	nth := e.pool.n
+	if small(t) {
+		nth = 1
+	}
 	var work []byte
 	if k.workSize != nil {
-		n := k.workSize(t, e.pool.n)
+		n := k.workSize(t, nth)
 		if n > cap(e.work) {
 			e.work = make([]byte, n)
 		}
 		work = e.work[:n]
 		clear(work)
 	}
-	return e.pool.run(k.compute, t, work)
+	return e.pool.run(k.compute, t, work, nth)
+}
+
+// serialBelow is the size, in elements, under which an operation runs on
+// the calling thread alone: handing a few hundred nanoseconds of work to
+// the other threads and waiting for them costs more than it saves, and
+// with fewer rows than threads most of them would have nothing to do.
+const serialBelow = 1024
+
+// small reports whether t and each of its sources have fewer than
+// serialBelow elements.
+func small(t *graph.Tensor) bool {
+	if t.NElements() >= serialBelow {
+		return false
+	}
+	for _, s := range t.Src {
+		if s != nil && s.NElements() >= serialBelow {
+			return false
+		}
+	}
+	return true
 }
 
 func hasData(t *graph.Tensor) error {

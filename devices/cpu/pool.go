@@ -55,6 +55,9 @@ type pool struct {
 	params []Params
 	errs   []any
 	b      barrier
+	// alone is thread 0's view of an operation it runs by itself.
+	alone  Params
+	aloneB barrier
 
 	// gen counts operations handed over; workers run each new one.
 	gen atomic.Uint64
@@ -118,6 +121,8 @@ func newPool(n int) *pool {
 		caller:  newSleeper(),
 	}
 	p.b.init(n, p.spin)
+	p.aloneB.init(1, false)
+	p.alone = Params{Ith: 0, Nth: 1, barrier: &p.aloneB}
 	for i := range p.params {
 		p.params[i] = Params{Ith: i, Nth: n, barrier: &p.b}
 	}
@@ -159,9 +164,13 @@ func (p *pool) call(ith int) {
 	p.fn(&p.params[ith], p.t)
 }
 
-// run computes fn(params, t) on every thread, with work as the shared
-// scratch memory, and returns the first thread's panic as an error.
-func (p *pool) run(fn func(*Params, *graph.Tensor), t *graph.Tensor, work []byte) error {
+// run computes fn(params, t) on nth threads (1, or all of the pool's),
+// with work as the shared scratch memory, and returns the first thread's
+// panic as an error.
+func (p *pool) run(fn func(*Params, *graph.Tensor), t *graph.Tensor, work []byte, nth int) error {
+	if nth == 1 && p.n > 1 {
+		return p.runAlone(fn, t, work)
+	}
 	p.fn, p.t = fn, t
 	for i := range p.params {
 		p.params[i].Work = work
@@ -185,6 +194,18 @@ func (p *pool) run(fn func(*Params, *graph.Tensor), t *graph.Tensor, work []byte
 			return fmt.Errorf("cpu: kernel failed on thread %d: %v", i, e)
 		}
 	}
+	return nil
+}
+
+// runAlone runs fn on the calling thread only, the workers left waiting.
+func (p *pool) runAlone(fn func(*Params, *graph.Tensor), t *graph.Tensor, work []byte) (err error) {
+	p.alone.Work = work
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cpu: kernel failed on thread 0: %v", r)
+		}
+	}()
+	fn(&p.alone, t)
 	return nil
 }
 

@@ -16,7 +16,7 @@ import (
 func runWithin(t *testing.T, p *pool, fn func(*Params), work []byte) error {
 	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- p.run(func(q *Params, _ *graph.Tensor) { fn(q) }, nil, work) }()
+	go func() { done <- p.run(func(q *Params, _ *graph.Tensor) { fn(q) }, nil, work, p.n) }()
 	select {
 	case err := <-done:
 		return err
@@ -143,7 +143,7 @@ func TestPoolNoAllocation(t *testing.T) {
 		var sum atomic.Int64
 		fn := func(q *Params, _ *graph.Tensor) { sum.Add(int64(q.Ith)); q.Barrier() }
 		allocs := testing.AllocsPerRun(200, func() {
-			if err := p.run(fn, nil, nil); err != nil {
+			if err := p.run(fn, nil, nil, n); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -179,4 +179,22 @@ func TestPoolHandOver(t *testing.T) {
 		}
 		p.close()
 	}
+}
+
+// TestPoolAlone: an operation run on one thread of a larger pool sees
+// Nth 1, passes its barriers, reports a panic, and allocates nothing.
+func TestPoolAlone(t *testing.T) {
+	p := newPool(3)
+	defer p.close()
+	var seen []int
+	fn := func(q *Params, _ *graph.Tensor) {
+		seen = append(seen[:0], q.Ith, q.Nth)
+		q.Barrier()
+	}
+	require.NoError(t, p.run(fn, nil, nil, 1))
+	require.Equal(t, []int{0, 1}, seen)
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = p.run(fn, nil, nil, 1) }))
+	err := p.run(func(*Params, *graph.Tensor) { panic("boom") }, nil, nil, 1)
+	require.EqualError(t, err, "cpu: kernel failed on thread 0: boom")
+	require.NoError(t, runWithin(t, p, func(q *Params) { q.Barrier() }, nil))
 }
