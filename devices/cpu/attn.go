@@ -76,6 +76,19 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 	if v.Type == quant.F16 {
 		vkq16 = make([]uint16, dv)
 	}
+	// F16 and F32 keys are dotted with the vector primitives on rows viewed
+	// in place, other types through their vec_dot.
+	var q16, k16, v16, mask16 []uint16
+	if k.Type == quant.F16 {
+		q16 = f16Row(qq, 0, dk)
+		k16 = make([]uint16, dk)
+	}
+	if v.Type == quant.F16 {
+		v16 = make([]uint16, dv)
+	}
+	if mask != nil {
+		mask16 = make([]uint16, k.Ne[1])
+	}
 
 	lo, hi := p.Rows(nq * nHead * q.Ne[3])
 	for ir := lo; ir < hi; ir++ {
@@ -88,10 +101,11 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 		if _, err := quant.FromFloat(qq, qdt, qf); err != nil {
 			panic(err)
 		}
-		var maskRow uint64
+		var maskRow []uint16
 		if mask != nil {
-			maskRow = offset(mask, 0, iq1, iq2%mask.Ne[2], iq3%mask.Ne[3])
+			maskRow = f16RowOr(mask.Data, offset(mask, 0, iq1, iq2%mask.Ne[2], iq3%mask.Ne[3]), k.Ne[1], mask16)
 		}
+		mslope := slope(iq2)
 
 		clear(vkq)
 		clear(vkq16)
@@ -100,16 +114,13 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 		for ic := range k.Ne[1] {
 			var mv float32
 			if mask != nil {
-				mv = slope(iq2) * getF(quant.F16, mask.Data, maskRow+uint64(ic)*2)
+				mv = mslope * quant.FP16ToFP32(maskRow[ic])
 				if math.IsInf(float64(mv), -1) {
 					continue
 				}
 			}
 			kOff := offset(k, 0, ic, ik2, ik3)
-			s, err := quant.VecDot(k.Type, int(dk), k.Data[kOff:kOff+kRow], qq)
-			if err != nil {
-				panic(err)
-			}
+			s := flashScore(k, kOff, kRow, dk, qq, q16, qf, k16)
 			s *= scale
 			if fp.LogitSoftcap != 0 {
 				s = fp.LogitSoftcap * tanhf(s)
@@ -127,28 +138,30 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 				vs = expf(s - m)
 			}
 			vOff := offset(v, 0, ic, iv2, iv3)
-			vData := v.Data[vOff : vOff+vRow]
-			if vkq16 != nil {
-				for i := range vkq16 {
-					acc := quant.FP16ToFP32(vkq16[i])
-					if ms != 1 {
-						acc = quant.FP16ToFP32(quant.FP32ToFP16(acc * ms))
-					}
-					vkq16[i] = quant.FP32ToFP16(acc + getF(quant.F16, vData, uint64(i)*2)*vs)
+			switch {
+			case vkq16 != nil:
+				// The accumulators stay fp16, rounded at every step, as
+				// ggml's are.
+				if ms != 1 {
+					vec.scaleF16(vkq16, ms)
 				}
-			} else {
-				mustDequantize(v32, v.Type, vData)
-				for i, x := range v32 {
-					if ms != 1 {
-						vkq[i] *= ms
-					}
-					vkq[i] += x * vs
+				vec.madF16(vkq16, f16RowOr(v.Data, vOff, dv, v16), vs)
+			case v.Type == quant.F32:
+				if ms != 1 {
+					vec.scale(vkq, ms)
 				}
+				vec.mad(vkq, f32RowOr(v.Data, vOff, dv, v32), vs)
+			default:
+				mustDequantize(v32, v.Type, v.Data[vOff:vOff+vRow])
+				if ms != 1 {
+					vec.scale(vkq, ms)
+				}
+				vec.mad(vkq, v32, vs)
 			}
 			sum = sum*ms + vs
 		}
-		for i, h := range vkq16 {
-			vkq[i] = quant.FP16ToFP32(h)
+		if vkq16 != nil {
+			vec.f16ToF32(vkq, vkq16)
 		}
 
 		if sinks != nil {
@@ -156,7 +169,7 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 			ms, vs := float32(1), float32(1)
 			if s > m {
 				ms = expf(m - s)
-				scaleRow(vkq, ms)
+				vec.scale(vkq, ms)
 			} else {
 				vs = expf(s - m)
 			}
@@ -168,7 +181,27 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 			inv = 1 / sum
 		}
 		// The result swaps Q's dimensions 1 and 2: [DV, heads, n_q, batch].
-		scaleRow(vkq, inv)
+		vec.scale(vkq, inv)
 		attnStoreF32(t.Data, offset(t, 0, iq2, iq1, iq3), vkq)
 	}
+}
+
+// flashScore is the dot product of key row kOff of k with the query: the
+// query converted to K's vec_dot type in qq (and viewed as fp16 in q16
+// when K is F16) or, for F32 keys, as floats in qf. k16 is scratch for an
+// unaligned F16 key.
+func flashScore(k *graph.Tensor, kOff, kRow uint64, dk int64, qq []byte, q16 []uint16, qf []float32, k16 []uint16) float32 {
+	switch k.Type {
+	case quant.F16:
+		return vec.dotF16(f16RowOr(k.Data, kOff, dk, k16), q16)
+	case quant.F32:
+		if kr := f32Row(k.Data, kOff, dk); kr != nil {
+			return vec.dot(kr, qf)
+		}
+	}
+	s, err := quant.VecDot(k.Type, int(dk), k.Data[kOff:kOff+kRow], qq)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }

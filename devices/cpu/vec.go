@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"encoding/binary"
+	"math"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/quant"
@@ -138,4 +140,30 @@ func f16Row(b []byte, off uint64, n int64) []uint16 {
 		return nil
 	}
 	return unsafe.Slice((*uint16)(p), n)
+}
+
+// f32RowOr is f32Row, falling back to a copy into tmp (len n) when the
+// values are not aligned: the kernels then need no second path.
+func f32RowOr(b []byte, off uint64, n int64, tmp []float32) []float32 {
+	if r := f32Row(b, off, n); r != nil {
+		return r
+	}
+	tmp = tmp[:n]
+	for i := range tmp {
+		tmp[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[off+uint64(i)*4:]))
+	}
+	return tmp
+}
+
+// f16RowOr is f16Row, falling back to a copy into tmp (len n) when the
+// values are not aligned.
+func f16RowOr(b []byte, off uint64, n int64, tmp []uint16) []uint16 {
+	if r := f16Row(b, off, n); r != nil {
+		return r
+	}
+	tmp = tmp[:n]
+	for i := range tmp {
+		tmp[i] = binary.LittleEndian.Uint16(b[off+uint64(i)*2:])
+	}
+	return tmp
 }
