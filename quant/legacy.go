@@ -89,8 +89,16 @@ func symmetricLevels(L *nibbleLevels, x []float32, offset, top int8) float32 {
 	d := signedMax(x) / -float32(offset)
 	id := invOrZero(d)
 	half := float32(offset) + 0.5
+	x = x[:len(L)]
+	if id > math.MaxFloat32 {
+		for j, v := range x {
+			L[j] = uint8(min(top, int8(cInt(float32(v*id)+half))))
+		}
+		return d
+	}
+	// |v*id| <= -offset, so the sum is in range for the plain conversion.
 	for j, v := range x {
-		L[j] = uint8(min(top, int8(cInt(float32(v*id)+half))))
+		L[j] = uint8(min(top, int8(int32(float32(v*id)+half))))
 	}
 	return d
 }
@@ -236,8 +244,19 @@ func weightedQuantizer(t Type, plain func(b []byte, x []float32), weighted func(
 func q8Block(qs []byte, x []float32) (d float32, sum int) {
 	d = absMax(x) / 127
 	id := invOrZero(d)
+	qs = qs[:len(x)]
+	if id > math.MaxFloat32 {
+		// 1/d overflowed (d is tiny): the products are infinite or NaN,
+		// and only the C conversion's out-of-range result will do.
+		for j, v := range x {
+			q := int8(cInt(roundHalfAway(v * id)))
+			qs[j] = byte(q)
+			sum += int(q)
+		}
+		return d, sum
+	}
 	for j, v := range x {
-		q := int8(cInt(roundHalfAway(v * id)))
+		q := int8(roundSmall(v * id))
 		qs[j] = byte(q)
 		sum += int(q)
 	}

@@ -22,6 +22,14 @@ func nearestInt(f float32) int32 {
 // The float64 detour is exact for every float32.
 func roundHalfAway(f float32) float32 { return float32(math.Round(float64(f))) }
 
+// roundSmall is roundHalfAway converted to int32, for |f| < 2^30: the
+// float64 sum with a half of f's sign is exact, and truncating it rounds
+// halfway cases away from zero.
+func roundSmall(f float32) int32 {
+	g := float64(f)
+	return int32(g + math.Copysign(0.5, g))
+}
+
 // cInt is the C conversion (int)f as compiled for x86-64 (cvttss2si):
 // truncation toward zero, and INT_MIN for NaN and values outside the int32
 // range. C leaves those cases undefined, but the reference library behaves

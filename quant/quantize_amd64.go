@@ -1,0 +1,51 @@
+//go:build !purego
+
+package quant
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Q4_0 and Q8_0 without an importance matrix quantize with AVX2 where the
+// processor has it (and F16C, for the scales); the bytes are the reference
+// quantizer's (TestQuantizeAsmMatchesGo checks every run).
+func init() {
+	if !hasQuantAsm() {
+		return
+	}
+	q4 := kernels[Q4_0].quantize
+	kernels[Q4_0].quantize = func(dst []byte, src []float32, nrows, nPerRow int, imatrix []float32) {
+		if imatrix != nil {
+			q4(dst, src, nrows, nPerRow, imatrix)
+			return
+		}
+		quantizeFlatAsm(dst, src, Q4_0.TypeSize(), quantizeQ4_0AVX2, quantizeBlockQ4_0)
+	}
+	kernels[Q8_0].quantize = func(dst []byte, src []float32, _, _ int, _ []float32) {
+		quantizeFlatAsm(dst, src, Q8_0.TypeSize(), quantizeQ8_0AVX2, quantizeBlockQ8_0)
+	}
+}
+
+func hasQuantAsm() bool { return cpu.X86.HasAVX2 && cpu.X86.HasF16C }
+
+//go:noescape
+func quantizeQ4_0AVX2(dst *byte, src *float32, nb int) int
+
+//go:noescape
+func quantizeQ8_0AVX2(dst *byte, src *float32, nb int) int
+
+// quantizeFlatAsm runs an assembly quantizer over src's blocks of 32,
+// quantizing in Go each block it stops at.
+func quantizeFlatAsm(dst []byte, src []float32, ts int, asm func(dst *byte, src *float32, nb int) int, block func(b []byte, x []float32)) {
+	nb := len(src) / legacyBlock
+	dst = dst[:nb*ts]
+	for i := 0; i < nb; {
+		i += asm(unsafe.SliceData(dst[i*ts:]), unsafe.SliceData(src[i*legacyBlock:]), nb-i)
+		if i < nb {
+			block(dst[i*ts:(i+1)*ts], src[i*legacyBlock:(i+1)*legacyBlock])
+			i++
+		}
+	}
+}

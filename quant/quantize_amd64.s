@@ -1,0 +1,221 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// AVX2 versions of ggml's reference quantizers quantize_row_q4_0_ref and
+// quantize_row_q8_0_ref, producing the same bytes: the same float
+// operations in the same order (a multiply, then an add; no fused
+// multiply-adds), the same tie rules, the scale stored by F16C (which
+// rounds finite values exactly as ggml's scalar conversion does).
+//
+// Both stop before a block whose inverse scale 1/d overflows (d tiny but
+// not zero) and return the number of blocks written; Go quantizes that
+// block, whose products are infinite, with the C conversion's rules.
+
+DATA q_abs<>+0(SB)/4, $0x7fffffff
+DATA q_sign<>+0(SB)/4, $0x80000000
+DATA q_one<>+0(SB)/4, $0x3f800000
+DATA q_half<>+0(SB)/4, $0x3f000000
+DATA q_eighthalf<>+0(SB)/4, $0x41080000
+DATA q_minus8<>+0(SB)/4, $0xc1000000
+DATA q_127<>+0(SB)/4, $0x42fe0000
+DATA q_maxf<>+0(SB)/4, $0x7f7fffff
+DATA q_15<>+0(SB)/4, $15
+GLOBL q_abs<>(SB), RODATA|NOPTR, $4
+GLOBL q_sign<>(SB), RODATA|NOPTR, $4
+GLOBL q_one<>(SB), RODATA|NOPTR, $4
+GLOBL q_half<>(SB), RODATA|NOPTR, $4
+GLOBL q_eighthalf<>(SB), RODATA|NOPTR, $4
+GLOBL q_minus8<>(SB), RODATA|NOPTR, $4
+GLOBL q_127<>(SB), RODATA|NOPTR, $4
+GLOBL q_maxf<>(SB), RODATA|NOPTR, $4
+GLOBL q_15<>(SB), RODATA|NOPTR, $4
+
+DATA q_perm<>+0(SB)/4, $0
+DATA q_perm<>+4(SB)/4, $4
+DATA q_perm<>+8(SB)/4, $1
+DATA q_perm<>+12(SB)/4, $5
+DATA q_perm<>+16(SB)/4, $2
+DATA q_perm<>+20(SB)/4, $6
+DATA q_perm<>+24(SB)/4, $3
+DATA q_perm<>+28(SB)/4, $7
+GLOBL q_perm<>(SB), RODATA|NOPTR, $32
+
+// ABSMAX leaves |x| of the block's four registers Y0-Y3 in Y4-Y7 and
+// their largest value in every lane of Y8.
+#define ABSMAX \
+	VANDPS Y15, Y0, Y4 \
+	VANDPS Y15, Y1, Y5 \
+	VANDPS Y15, Y2, Y6 \
+	VANDPS Y15, Y3, Y7 \
+	VMAXPS Y5, Y4, Y8 \
+	VMAXPS Y7, Y6, Y9 \
+	VMAXPS Y9, Y8, Y8 \
+	VPERM2F128 $1, Y8, Y8, Y9 \
+	VMAXPS Y9, Y8, Y8 \
+	VPERMILPS $0x4e, Y8, Y9 \
+	VMAXPS Y9, Y8, Y8 \
+	VPERMILPS $0xb1, Y8, Y9 \
+	VMAXPS Y9, Y8, Y8
+
+// INVERSE sets X13 = d ? 1/d : 0 for the scale in X12, jumping to bail
+// when 1/d overflows; it clobbers X9 and X10.
+#define INVERSE(bail) \
+	VXORPS X13, X13, X13 \
+	VUCOMISS X13, X12 \
+	JEQ 6(PC) \
+	VBROADCASTSS q_one<>(SB), X9 \
+	VDIVSS X12, X9, X13 \
+	VANDPS X15, X13, X10 \
+	VUCOMISS q_maxf<>(SB), X10 \
+	JHI bail
+
+// STOREHALF stores the scale in X12 as fp16 at (DI); clobbers X10, BX.
+#define STOREHALF \
+	VCVTPS2PH $0, X12, X10 \
+	VMOVD X10, BX \
+	MOVW BX, (DI)
+
+// func quantizeQ4_0AVX2(dst *byte, src *float32, nb int) int
+TEXT ·quantizeQ4_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nb+16(FP), CX
+	XORQ R8, R8
+	VBROADCASTSS q_abs<>(SB), Y15
+	VBROADCASTSS q_eighthalf<>(SB), Y14
+	VPBROADCASTD q_15<>(SB), Y11
+q4loop:
+	CMPQ R8, CX
+	JGE q4done
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	ABSMAX
+	// The value of largest magnitude, the first on ties; +0 when all
+	// are zero, as ggml's scan starts from max = 0.
+	VXORPS X12, X12, X12
+	VUCOMISS X12, X8
+	JEQ q4scale
+	VCMPPS $0, Y8, Y4, Y9
+	VMOVMSKPS Y9, AX
+	VCMPPS $0, Y8, Y5, Y9
+	VMOVMSKPS Y9, BX
+	SHLL $8, BX
+	ORL BX, AX
+	VCMPPS $0, Y8, Y6, Y9
+	VMOVMSKPS Y9, BX
+	SHLL $16, BX
+	ORL BX, AX
+	VCMPPS $0, Y8, Y7, Y9
+	VMOVMSKPS Y9, BX
+	SHLL $24, BX
+	ORL BX, AX
+	BSFL AX, AX
+	VMOVSS (SI)(AX*4), X12
+q4scale:
+	// d = max / -8
+	VMOVSS q_minus8<>(SB), X9
+	VDIVSS X9, X12, X12
+	INVERSE(q4done)
+	STOREHALF
+	VBROADCASTSS X13, Y13
+	// levels min(15, (int)(x*id + 8.5))
+	VMULPS Y13, Y0, Y0
+	VMULPS Y13, Y1, Y1
+	VMULPS Y13, Y2, Y2
+	VMULPS Y13, Y3, Y3
+	VADDPS Y14, Y0, Y0
+	VADDPS Y14, Y1, Y1
+	VADDPS Y14, Y2, Y2
+	VADDPS Y14, Y3, Y3
+	VCVTTPS2DQ Y0, Y0
+	VCVTTPS2DQ Y1, Y1
+	VCVTTPS2DQ Y2, Y2
+	VCVTTPS2DQ Y3, Y3
+	VPMINSD Y11, Y0, Y0
+	VPMINSD Y11, Y1, Y1
+	VPMINSD Y11, Y2, Y2
+	VPMINSD Y11, Y3, Y3
+	// byte j = level j | level j+16 << 4
+	VPSLLD $4, Y2, Y2
+	VPSLLD $4, Y3, Y3
+	VPOR Y2, Y0, Y0
+	VPOR Y3, Y1, Y1
+	VPACKUSDW Y1, Y0, Y0
+	VPERMQ $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKUSWB X1, X0, X0
+	VMOVDQU X0, 2(DI)
+	ADDQ $128, SI
+	ADDQ $18, DI
+	INCQ R8
+	JMP q4loop
+q4done:
+	VZEROUPPER
+	MOVQ R8, ret+24(FP)
+	RET
+
+// ROUNDAWAY rounds the floats in register R to the nearest integer, ties
+// away from zero (C's roundf), and converts them to int32; it clobbers
+// Y9 and Y10.
+#define ROUNDAWAY(R) \
+	VROUNDPS $3, R, Y9 \
+	VSUBPS Y9, R, Y10 \
+	VANDPS Y15, Y10, Y10 \
+	VCMPPS $13, Y14, Y10, Y10 \
+	VANDPS Y12, R, R \
+	VORPS Y11, R, R \
+	VANDPS Y10, R, R \
+	VADDPS R, Y9, R \
+	VCVTTPS2DQ R, R
+
+// func quantizeQ8_0AVX2(dst *byte, src *float32, nb int) int
+TEXT ·quantizeQ8_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ nb+16(FP), CX
+	XORQ R8, R8
+	VBROADCASTSS q_abs<>(SB), Y15
+	VBROADCASTSS q_half<>(SB), Y14
+	VBROADCASTSS q_one<>(SB), Y11
+	VMOVDQU q_perm<>(SB), Y7
+q8loop:
+	CMPQ R8, CX
+	JGE q8done
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	// ABSMAX needs Y4-Y9; Y7 (the permutation) is reloaded after it.
+	ABSMAX
+	VMOVDQU q_perm<>(SB), Y7
+	// d = amax / 127
+	VMOVSS q_127<>(SB), X9
+	VDIVSS X9, X8, X12
+	INVERSE(q8done)
+	STOREHALF
+	VBROADCASTSS X13, Y13
+	VBROADCASTSS q_sign<>(SB), Y12
+	VMULPS Y13, Y0, Y0
+	VMULPS Y13, Y1, Y1
+	VMULPS Y13, Y2, Y2
+	VMULPS Y13, Y3, Y3
+	ROUNDAWAY(Y0)
+	ROUNDAWAY(Y1)
+	ROUNDAWAY(Y2)
+	ROUNDAWAY(Y3)
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD Y0, Y7, Y0
+	VMOVDQU Y0, 2(DI)
+	ADDQ $128, SI
+	ADDQ $34, DI
+	INCQ R8
+	JMP q8loop
+q8done:
+	VZEROUPPER
+	MOVQ R8, ret+24(FP)
+	RET
