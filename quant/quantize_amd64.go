@@ -23,6 +23,7 @@ func init() {
 		}
 		quantizeFlatAsm(dst, src, Q4_0.TypeSize(), quantizeQ4_0AVX2, quantizeBlockQ4_0)
 	}
+	haveQXTrials = true
 	kernels[Q8_0].quantize = func(dst []byte, src []float32, _, _ int, _ []float32) {
 		quantizeFlatAsm(dst, src, Q8_0.TypeSize(), quantizeQ8_0AVX2, quantizeBlockQ8_0)
 	}
@@ -35,6 +36,16 @@ func quantizeQ4_0AVX2(dst *byte, src *float32, nb int) int
 
 //go:noescape
 func quantizeQ8_0AVX2(dst *byte, src *float32, nb int) int
+
+// qxTrials is qxTrialsAVX2 on slices (see haveQXTrials).
+func qxTrials(x, w, wx []float32, scales *[24]float32, nmax int32, sumx, sum2 *[24]float32) {
+	n := len(x)
+	w, wx = w[:n], wx[:n]
+	qxTrialsAVX2(unsafe.SliceData(x), unsafe.SliceData(w), unsafe.SliceData(wx), n, scales, int(nmax), sumx, sum2)
+}
+
+//go:noescape
+func qxTrialsAVX2(x, w, wx *float32, n int, scales *[24]float32, nmax int, sumx, sum2 *[24]float32)
 
 // quantizeFlatAsm runs an assembly quantizer over src's blocks of 32,
 // quantizing in Go each block it stops at.

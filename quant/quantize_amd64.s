@@ -219,3 +219,99 @@ q8done:
 	VZEROUPPER
 	MOVQ R8, ret+24(FP)
 	RET
+
+DATA qx_magic<>+0(SB)/4, $0x4b400000
+DATA qx_magic<>+4(SB)/4, $0x4b400000
+DATA qx_magic<>+8(SB)/4, $0x4b400000
+DATA qx_magic<>+12(SB)/4, $0x4b400000
+DATA qx_magic<>+16(SB)/4, $0x4b400000
+DATA qx_magic<>+20(SB)/4, $0x4b400000
+DATA qx_magic<>+24(SB)/4, $0x4b400000
+DATA qx_magic<>+28(SB)/4, $0x4b400000
+GLOBL qx_magic<>(SB), RODATA|NOPTR, $32
+DATA qx_mant<>+0(SB)/4, $0x007fffff
+DATA qx_mant<>+4(SB)/4, $0x007fffff
+DATA qx_mant<>+8(SB)/4, $0x007fffff
+DATA qx_mant<>+12(SB)/4, $0x007fffff
+DATA qx_mant<>+16(SB)/4, $0x007fffff
+DATA qx_mant<>+20(SB)/4, $0x007fffff
+DATA qx_mant<>+24(SB)/4, $0x007fffff
+DATA qx_mant<>+28(SB)/4, $0x007fffff
+GLOBL qx_mant<>(SB), RODATA|NOPTR, $32
+DATA qx_bias<>+0(SB)/4, $0x00400000
+DATA qx_bias<>+4(SB)/4, $0x00400000
+DATA qx_bias<>+8(SB)/4, $0x00400000
+DATA qx_bias<>+12(SB)/4, $0x00400000
+DATA qx_bias<>+16(SB)/4, $0x00400000
+DATA qx_bias<>+20(SB)/4, $0x00400000
+DATA qx_bias<>+24(SB)/4, $0x00400000
+DATA qx_bias<>+28(SB)/4, $0x00400000
+GLOBL qx_bias<>(SB), RODATA|NOPTR, $32
+
+// QXGROUP accumulates, for the 8 trial scales in S, the sums
+// wx*l into SX and (w*l)*l into S2, l = clamp(nearest_int(scale*v)),
+// with v, wx and w broadcast in Y11, Y12 and Y13; the bounds are in Y9
+// (-nmax) and Y10 (nmax-1). Each lane does exactly the scalar sequence.
+#define QXGROUP(S, SX, S2) \
+	VMULPS Y11, S, Y14 \
+	VADDPS qx_magic<>(SB), Y14, Y14 \
+	VPAND qx_mant<>(SB), Y14, Y14 \
+	VPSUBD qx_bias<>(SB), Y14, Y14 \
+	VPMINSD Y10, Y14, Y14 \
+	VPMAXSD Y9, Y14, Y14 \
+	VCVTDQ2PS Y14, Y14 \
+	VMULPS Y14, Y12, Y15 \
+	VADDPS Y15, SX, SX \
+	VMULPS Y14, Y13, Y15 \
+	VMULPS Y14, Y15, Y15 \
+	VADDPS Y15, S2, S2
+
+// func qxTrialsAVX2(x, w, wx *float32, n int, scales *[24]float32, nmax int, sumx, sum2 *[24]float32)
+TEXT ·qxTrialsAVX2(SB), NOSPLIT, $0-64
+	MOVQ x+0(FP), SI
+	MOVQ w+8(FP), DX
+	MOVQ wx+16(FP), R9
+	MOVQ n+24(FP), CX
+	MOVQ scales+32(FP), AX
+	MOVQ nmax+40(FP), BX
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ BX, R10
+	NEGQ R10
+	MOVQ R10, X9
+	VPBROADCASTD X9, Y9
+	DECQ BX
+	MOVQ BX, X10
+	VPBROADCASTD X10, Y10
+qxloop:
+	TESTQ CX, CX
+	JE qxdone
+	VBROADCASTSS (SI), Y11
+	VBROADCASTSS (R9), Y12
+	VBROADCASTSS (DX), Y13
+	QXGROUP(Y0, Y3, Y6)
+	QXGROUP(Y1, Y4, Y7)
+	QXGROUP(Y2, Y5, Y8)
+	ADDQ $4, SI
+	ADDQ $4, DX
+	ADDQ $4, R9
+	DECQ CX
+	JMP qxloop
+qxdone:
+	MOVQ sumx+48(FP), AX
+	MOVQ sum2+56(FP), BX
+	VMOVUPS Y3, (AX)
+	VMOVUPS Y4, 32(AX)
+	VMOVUPS Y5, 64(AX)
+	VMOVUPS Y6, (BX)
+	VMOVUPS Y7, 32(BX)
+	VMOVUPS Y8, 64(BX)
+	VZEROUPPER
+	RET

@@ -30,12 +30,20 @@ func makeQXQuants(nmax int32, x, w []float32, L []int8) float32 {
 	}
 	fnmax := float32(nmax)
 	iscale := -fnmax / maxv
+	n := len(x)
+	w, L = w[:n], L[:n]
+	// w*x*l is (w*x)*l in C: the product w*x is the same for every trial.
+	var wxBuf [maxSearchGroup]float32
+	wx := wxBuf[:n]
+	for i, v := range x {
+		wx[i] = w[i] * v
+	}
 	var sumlx, suml2 float32
 	for i, v := range x {
 		l := kClamp(nearestInt(iscale*v), -nmax, nmax-1)
 		L[i] = int8(l + nmax)
 		fl := float32(l)
-		sumlx += float32(w[i] * v * fl)
+		sumlx += float32(wx[i] * fl)
 		suml2 += float32(w[i] * fl * fl)
 	}
 	var scale float32
@@ -43,23 +51,51 @@ func makeQXQuants(nmax int32, x, w []float32, L []int8) float32 {
 		scale = sumlx / suml2
 	}
 	best := scale * sumlx
-	for is := int32(-9); is <= 9; is++ {
-		if is == 0 {
-			continue
+	// The 18 trial scales' sums do not depend on one another, only the
+	// choice among them does: the sums are computed together (the same
+	// operations in the same order for each trial, but several trials in
+	// flight: two per pass in Go, all in vector lanes with qxTrials), then
+	// the trials are judged in ggml's order, and the levels recomputed
+	// once, for the winner.
+	var trialX, trial2, trialScale [24]float32
+	for t := range 18 {
+		is := int32(t - 9)
+		if is >= 0 {
+			is++
 		}
-		iscale = -(fnmax + float32(0.1*float32(is))) / maxv
-		sumlx, suml2 = 0, 0
-		for i, v := range x {
-			fl := float32(kClamp(nearestInt(iscale*v), -nmax, nmax-1))
-			sumlx += float32(w[i] * v * fl)
-			suml2 += float32(w[i] * fl * fl)
-		}
-		if suml2 > 0 && sumlx*sumlx > best*suml2 {
+		trialScale[t] = -(fnmax + float32(0.1*float32(is))) / maxv
+	}
+	if haveQXTrials && n > 0 {
+		qxTrials(x, w, wx, &trialScale, nmax, &trialX, &trial2)
+	} else {
+		for t := 0; t < 18; t += 2 {
+			scaleA, scaleB := trialScale[t], trialScale[t+1]
+			var xa, la, xb, lb float32
 			for i, v := range x {
-				L[i] = int8(nmax + kClamp(nearestInt(iscale*v), -nmax, nmax-1))
+				fa := float32(kClamp(nearestInt(scaleA*v), -nmax, nmax-1))
+				fb := float32(kClamp(nearestInt(scaleB*v), -nmax, nmax-1))
+				xa += float32(wx[i] * fa)
+				la += float32(w[i] * fa * fa)
+				xb += float32(wx[i] * fb)
+				lb += float32(w[i] * fb * fb)
 			}
+			trialX[t], trial2[t] = xa, la
+			trialX[t+1], trial2[t+1] = xb, lb
+		}
+	}
+	winner := -1
+	for t := range 18 {
+		sumlx, suml2 := trialX[t], trial2[t]
+		if suml2 > 0 && sumlx*sumlx > best*suml2 {
+			winner = t
 			scale = sumlx / suml2
 			best = scale * sumlx
+		}
+	}
+	if winner >= 0 {
+		iscale = trialScale[winner]
+		for i, v := range x {
+			L[i] = int8(nmax + kClamp(nearestInt(iscale*v), -nmax, nmax-1))
 		}
 	}
 	return scale
@@ -159,7 +195,19 @@ func makeQKXQuants(nmax int32, x, weights []float32, L, Laux []uint8,
 	fnmax := float32(nmax)
 	iscale := fnmax / (maxv - minv)
 	scale = 1 / iscale
+	// The loops below run once per trial scale: what does not depend on
+	// the trial is computed once (the same float32 values ggml's
+	// expressions produce), and the slices are cut to n so the compiler
+	// drops the bounds checks.
+	n := len(x)
+	var xmBuf [maxSearchGroup]float32
+	xm := xmBuf[:n]
+	weights, L, Laux = weights[:n], L[:n], Laux[:n]
+	for i, v := range x {
+		xm[i] = v - minv
+	}
 	errOf := func(scale, minv float32, L []uint8) float32 {
+		L = L[:n]
 		var e float32
 		for i, v := range x {
 			diff := float32(scale*float32(L[i])) + minv - v
@@ -172,20 +220,21 @@ func makeQKXQuants(nmax int32, x, weights []float32, L, Laux []uint8,
 		}
 		return e
 	}
-	for i, v := range x {
-		L[i] = uint8(kClamp(nearestInt(iscale*(v-minv)), 0, nmax))
+	for i, d := range xm {
+		L[i] = uint8(kClamp(nearestInt(iscale*d), 0, nmax))
 	}
 	bestErr := errOf(scale, minv, L)
 	for is := 0; is <= nstep; is++ {
 		iscale = (float32(rmin+float32(rdelta*float32(is))) + fnmax) / (maxv - minv)
 		var sumL, sumL2, sumXL float32
-		for i, v := range x {
-			l := kClamp(nearestInt(iscale*(v-minv)), 0, nmax)
+		for i, d := range xm {
+			l := kClamp(nearestInt(iscale*d), 0, nmax)
 			Laux[i] = uint8(l)
-			w, fl := weights[i], float32(l)
-			sumL += float32(w * fl)
-			sumL2 += float32(w * fl * fl)
-			sumXL += float32(w * fl * v)
+			// w*l*l and w*l*x are (w*l)*l and (w*l)*x in C.
+			wl := float32(weights[i] * float32(l))
+			sumL += wl
+			sumL2 += float32(wl * float32(l))
+			sumXL += float32(wl * x[i])
 		}
 		d := float32(sumW*sumL2) - float32(sumL*sumL)
 		if !(d > 0) {
@@ -198,12 +247,28 @@ func makeQKXQuants(nmax int32, x, weights []float32, L, Laux []uint8,
 			thisScale = sumXL / sumL2
 		}
 		if e := errOf(thisScale, thisMin, Laux); e < bestErr {
-			copy(L[:len(x)], Laux[:len(x)])
+			copy(L, Laux)
 			bestErr, scale, minv = e, thisScale, thisMin
+			// Later trials measure from the new minimum (and, as in
+			// ggml, divide by max minus it).
+			for i, v := range x {
+				xm[i] = v - minv
+			}
 		}
 	}
 	return scale, -minv
 }
+
+// haveQXTrials says that the architecture's qxTrials computes
+// makeQXQuants's trial sums for the 18 scales in scales[:18] (the rest
+// are padding): sumx[t] += wx[i]*l and sum2[t] += (w[i]*l)*l in order of
+// i, l the clamped level of scales[t]*x[i], exactly as the Go loop does.
+// (A direct call, not a function value, keeps the arrays on the stack.)
+var haveQXTrials bool
+
+// maxSearchGroup is the most values the scale searches take at once (a
+// K-quant sub-block or a legacy block).
+const maxSearchGroup = 32
 
 // makeQPQuants quantizes the non-negative values x (sub-block scales or
 // minimums) to [0, nmax] with one scale, minimising the error weighted by w,
