@@ -32,8 +32,8 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// ErrFault is the error injected faults return when their hook gives none
-// of its own; tests recognize it with errors.Is.
+// ErrFault is an error for fault hooks to return, which tests recognize
+// with errors.Is.
 var ErrFault = errors.New("devtest: injected fault")
 
 // Config describes a fake device.
