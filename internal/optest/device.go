@@ -53,6 +53,11 @@ type Report struct {
 	// Reference names the reference ("ggml", "CPU").
 	Reference string
 	Seed      int64
+	// Libraries are the Go version and the native libraries the device
+	// and the reference report (Versioner), by name.
+	Libraries map[string]string
+	// Cases describes the case set, for reports ("quick", "full").
+	Cases string
 	// Results holds every case's result, in order.
 	Results []Result
 	Tally   Tally
@@ -120,7 +125,13 @@ func RunDevice(dev backend.Device, opts Options) (*Report, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rep := &Report{Device: dev.Props(), Reference: ref.Name(), Seed: opts.Seed}
+	rep := &Report{Device: dev.Props(), Reference: ref.Name(), Seed: opts.Seed, Libraries: libraries(dev, ref)}
+	if opts.Cases == nil {
+		rep.Cases = "quick"
+		if opts.Full {
+			rep.Cases = "full"
+		}
+	}
 	start := time.Now()
 	for i, c := range cases {
 		if err = ctx.Err(); err != nil {
@@ -435,4 +446,20 @@ func describeNode(n *graph.Tensor) string {
 		}
 	}
 	return b.String()
+}
+
+// Supported reports whether dev's SupportsOp accepts every output of case
+// c, as test-backend-ops' support mode asks (the cases' other nodes are
+// views and helpers the device may leave to a fallback).
+func Supported(dev backend.Device, c Case) (bool, error) {
+	in, err := buildGraph(c)
+	if err != nil {
+		return false, err
+	}
+	for _, o := range in.outputs {
+		if !dev.SupportsOp(o) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
