@@ -144,12 +144,14 @@ func run(t *testing.T, backends []backend.Backend, opts backend.SchedulerOptions
 }
 
 type schedCase struct {
-	name    string
-	net     net
-	splits  int
-	inputs  int               // split inputs (copies) in all
-	placed  map[string]string // node or leaf name -> backend name
-	backend []string          // per split
+	name   string
+	net    net
+	splits int
+	inputs int // split inputs (copies) in all
+	// perSplit, when set, is the number of inputs of each split.
+	perSplit []int
+	placed   map[string]string // node or leaf name -> backend name
+	backend  []string          // per split
 	// first is the device before the CPU, fakeDev when nil;
 	// hostWeights puts the weights in CPU memory.
 	first       backend.Device
@@ -260,7 +262,7 @@ func schedCases() []schedCase {
 		placed: map[string]string{"a": "FAKE0", "r": "FAKE0", "s": "CPU"},
 	}, {
 		// Each add reads one more input from the CPU: after 30 copies
-		// the split ends.
+		// the split ends, so the second split copies the other 5.
 		name: "too many inputs",
 		net: func(c *graph.Context, weight, input func(...int64) *graph.Tensor) *graph.Tensor {
 			acc := weight(3)
@@ -269,7 +271,7 @@ func schedCases() []schedCase {
 			}
 			return acc
 		},
-		splits: 2, inputs: 35, backend: []string{"FAKE0", "FAKE0"},
+		splits: 2, inputs: 35, backend: []string{"FAKE0", "FAKE0"}, perSplit: []int{backend.MaxSplitInputs, 5},
 	}, {
 		// A weight in host memory keeps its op on the CPU, and the
 		// CPU's expansion takes the rest: the device gets nothing.
@@ -337,6 +339,9 @@ func TestSchedulerSplits(t *testing.T) {
 			for i := range s.NSplits() {
 				b, in := s.SplitInputs(i)
 				n += len(in)
+				if i < len(tc.perSplit) {
+					assert.Len(t, in, tc.perSplit[i], "inputs of split %d", i)
+				}
 				if i < len(tc.backend) {
 					assert.Equal(t, tc.backend[i], b.Name(), "split %d", i)
 				}
