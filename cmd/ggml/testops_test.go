@@ -174,3 +174,13 @@ func TestTestOpsProgress(t *testing.T) {
 	require.Contains(t, bar.String(), fmt.Sprintf("] %d/%d cases, 0 failed", n, n))
 	require.NotContains(t, out+out2, "\r", "stdout stays parseable")
 }
+
+// Every device the command links (and the tests' fakes) keeps its caps and
+// optional interfaces consistent; RunDevice refuses one that does not.
+func TestDevicesCaps(t *testing.T) {
+	fakes(t)
+	require.NotEmpty(t, backend.Devices())
+	for _, d := range backend.Devices() {
+		require.NoError(t, backend.CheckCaps(d), d.Name())
+	}
+}
