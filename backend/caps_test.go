@@ -39,4 +39,3 @@ func TestCheckCaps(t *testing.T) {
 	require.ErrorContains(t, CheckCaps(eventsDevice{}), "Caps.Events is false but the device implements EventCreator")
 	require.ErrorContains(t, CheckCaps(hostBufDevice{capsDevice{caps: Caps{HostBuffer: true}}, nil}), "Caps.HostBuffer is true")
 }
-
