@@ -473,7 +473,7 @@ func (s *Scheduler) idFromCurrent(t *graph.Tensor) (int, error) {
 		}
 	}
 	if buf := placedBuffer(t); buf != nil {
-		return -1, fmt.Errorf("%w: %s is placed in a %s buffer, and no backend using it runs %s", ErrUnsupported, t.Name, buf.Name(), t.Op)
+		return -1, fmt.Errorf("backend: %w: %s is placed in a %s buffer, and no backend using it runs %s", ErrUnsupported, t.Name, buf.Name(), t.Op)
 	}
 	if t.Flags&graph.FlagInput != 0 {
 		return len(s.backends) - 1, nil
@@ -643,7 +643,7 @@ func (s *Scheduler) assign(g *graph.Graph) error {
 			s.setIfSupported(t, b)
 		}
 		if s.id(t) == -1 {
-			return fmt.Errorf("%w: no backend runs %s (%s)", ErrUnsupported, t.Name, t.Op)
+			return fmt.Errorf("backend: %w: no backend runs %s (%s)", ErrUnsupported, t.Name, t.Op)
 		}
 	}
 	// A source still unassigned (the memory of a view placed before its
