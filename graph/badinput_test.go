@@ -64,7 +64,7 @@ func TestNilTensorAccessors(t *testing.T) {
 	for name, p := range map[string]func() bool{
 		"IsView": x.IsView, "IsContiguous": x.IsContiguous, "IsContiguousRows": x.IsContiguousRows,
 		"IsContiguous1": x.IsContiguous1, "IsContiguous2": x.IsContiguous2,
-		"IsContiguousTo": func() bool { return x.IsContiguousTo(2) },
+		"IsContiguousTo":          func() bool { return x.IsContiguousTo(2) },
 		"IsContiguouslyAllocated": x.IsContiguouslyAllocated, "IsTransposed": x.IsTransposed,
 		"IsPermuted": x.IsPermuted,
 	} {
