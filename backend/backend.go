@@ -48,8 +48,11 @@ var (
 	// the error also wraps the device's Reason.
 	ErrUnavailable = errors.New("backend: device unavailable")
 	// ErrUnsupported reports an operation a device or backend does not
-	// provide.
-	ErrUnsupported = errors.New("backend: unsupported")
+	// provide. It is the standard library's errors.ErrUnsupported, which
+	// every package of the module's unsupported errors also match
+	// (quant.ErrUnsupported, buffer.ErrUnsupported, cpu.ErrUnsupported):
+	// one errors.Is(err, backend.ErrUnsupported) covers them all.
+	ErrUnsupported = errors.ErrUnsupported
 	// ErrDuplicate reports a registry or device name registered twice.
 	ErrDuplicate = errors.New("backend: already registered")
 	// ErrArgument reports a bad argument: a nil registry, an empty

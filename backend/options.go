@@ -27,7 +27,8 @@ type Options struct {
 	// means the best device by type (GPU, then IGPU, then CPU).
 	Devices []string
 	// Threads is the number of threads CPU work is split across; 0 lets
-	// the device choose (all the CPUs the Go runtime uses).
+	// the device choose (all the CPUs the Go runtime uses). Negative
+	// counts and counts above MaxThreads are refused (CheckThreads).
 	Threads int
 	// Params are parameters for particular devices, by device name:
 	// GGML_DEVICE's "NAME:key=value;key=value" entries. A device reads
@@ -46,6 +47,20 @@ func (o Options) DeviceParams(name string) map[string]string {
 		if strings.EqualFold(k, name) {
 			return p
 		}
+	}
+	return nil
+}
+
+// MaxThreads is the largest thread count a backend accepts
+// (GGML_MAX_N_THREADS).
+const MaxThreads = 512
+
+// CheckThreads returns an ErrArgument error unless n is a valid thread
+// count: 0 (the device's default) to MaxThreads. Init checks
+// Options.Threads with it; devices check counts set on a backend.
+func CheckThreads(n int) error {
+	if n < 0 || n > MaxThreads {
+		return fmt.Errorf("%w: %d threads, want 0 (the default) to %d", ErrArgument, n, MaxThreads)
 	}
 	return nil
 }

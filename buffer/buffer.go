@@ -26,6 +26,7 @@ import (
 	"fmt"
 
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/sentinel"
 )
 
 // Errors returned by buffers and allocators. They are wrapped with
@@ -54,7 +55,9 @@ var (
 	// alignment or buffer index.
 	ErrArgument = errors.New("buffer: bad argument")
 	// ErrUnsupported reports an operation a buffer does not provide.
-	ErrUnsupported = errors.New("buffer: unsupported operation")
+	// errors.Is also matches it to errors.ErrUnsupported
+	// (backend.ErrUnsupported).
+	ErrUnsupported error = sentinel.New("buffer: unsupported operation", errors.ErrUnsupported)
 )
 
 // Usage says what a buffer holds, with ggml's values. Schedulers use it:

@@ -524,8 +524,11 @@ func (b *checked) Free() error {
 // tensorBytes is t.NBytes(), checked: a valid type, no negative dimension,
 // and a size that neither overflows nor exceeds what a slice can hold.
 func tensorBytes(t *graph.Tensor) (uint64, error) {
+	if t == nil {
+		return 0, fmt.Errorf("%w: nil tensor", ErrArgument)
+	}
 	if err := t.Type.Check(); err != nil {
-		return 0, fmt.Errorf("%w: %s: %v", ErrArgument, t, err)
+		return 0, fmt.Errorf("%w: %s: %w", ErrArgument, t, err)
 	}
 	for i, n := range t.Ne {
 		if n < 0 {

@@ -122,6 +122,9 @@ func ranges(typ Type, ts []*graph.Tensor) (ends []int, sizes []uint64, err error
 // ContextTensorsSize is the memory AllocContextTensors would allocate for
 // the tensors of ctx that have none yet (ggml_backend_alloc_ctx_tensors_from_buft_size).
 func ContextTensorsSize(ctx *graph.Context, typ Type) (uint64, error) {
+	if ctx == nil || typ == nil {
+		return 0, fmt.Errorf("%w: nil context or type", ErrArgument)
+	}
 	if p, ok := typ.(TensorPlanner); ok {
 		return p.TensorsSize(ctx.Tensors()), nil
 	}
