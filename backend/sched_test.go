@@ -729,3 +729,22 @@ func TestSchedulerCopiesUsedExperts(t *testing.T) {
 	_, want := moe([]backend.Backend{host2}, backend.SchedulerOptions{})
 	assert.Equal(t, want, got)
 }
+
+// Profile counts each backend's nodes, splits and copies, and with
+// SchedulerOptions.Profile times them.
+func TestSchedulerProfile(t *testing.T) {
+	for _, timed := range []bool{false, true} {
+		fake, host := fakeAndCPU(t)
+		// Splits: FAKE0 (x+w, a*a), CPU (sqr), FAKE0 (c+c).
+		s, _, _ := run(t, []backend.Backend{fake, host}, backend.SchedulerOptions{Profile: timed}, fakeMem, chainWithWeight, nil)
+		p := s.Profile()
+		require.Len(t, p, 2)
+		assert.Same(t, fake, p[0].Backend)
+		assert.Equal(t, []int{3, 2, 2}, []int{p[0].Nodes, p[0].Splits, p[0].Copies})
+		assert.Equal(t, []int{1, 1, 1}, []int{p[1].Nodes, p[1].Splits, p[1].Copies})
+		assert.Equal(t, timed, p[0].Compute > 0 && p[1].Compute > 0)
+		if !timed {
+			assert.Zero(t, p[0].Compute+p[0].Copy+p[1].Compute+p[1].Copy)
+		}
+	}
+}
