@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
@@ -61,32 +62,12 @@ func runDemo(args []string, stdout io.Writer) error {
 		return err
 	}
 
-	opts, err := backend.OptionsFromEnv()
+	backends, closeAll, err := openBackends(f.device, f.threads)
 	if err != nil {
 		return err
 	}
-	if f.device != "" {
-		if _, err := backend.DeviceByName(f.device); err != nil {
-			return fmt.Errorf("%w: -device: %v", errUsage, err)
-		}
-		opts.Devices = []string{f.device}
-	}
-	opts.Threads = f.threads
-	main, err := backend.Init(opts)
-	if err != nil {
-		return err
-	}
-	defer main.Close()
-	cpu, err := backend.Init(backend.Options{Devices: []string{"CPU"}, Threads: f.threads})
-	if err != nil {
-		return err
-	}
-	defer cpu.Close()
-
-	backends := []backend.Backend{main, cpu}
-	if main.Device().Type() == backend.DeviceCPU {
-		backends = []backend.Backend{main}
-	}
+	defer closeAll()
+	main, cpu := backends[0], backends[len(backends)-1]
 	res, err := runBlock(backends, d, f.seed)
 	if err != nil {
 		return fmt.Errorf("on %s: %w", main.Name(), err)
@@ -109,6 +90,9 @@ func runDemo(args []string, stdout io.Writer) error {
 	}
 	maxDiff, nmse := agreement(res.out, ref.out)
 	fmt.Fprintf(stdout, "\nsplits: %d\n", res.splits)
+	if err := writeProfile(stdout, res.profile, res.wall); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "checksum: sum %.6f, fnv64a %016x\n", sum(res.out), checksum(res.out))
 	fmt.Fprintf(stdout, "agreement with a CPU-only run: max abs diff %g, nmse %g\n", maxDiff, nmse)
 	lib, err := ggmlref.Default()
@@ -175,13 +159,16 @@ type blockResult struct {
 	placed []placement
 	splits int
 	out    []float32
+	// profile is the scheduler's, of a computation taking wall.
+	profile []backend.BackendProfile
+	wall    time.Duration
 }
 
 // runBlock builds the demo block with weights and KV cache in the first
 // backend's memory, computes it with a scheduler over backends and returns
 // where each node ran and the output.
 func runBlock(backends []backend.Backend, d blockDims, seed uint64) (res blockResult, err error) {
-	s, err := backend.NewScheduler(backends, backend.SchedulerOptions{})
+	s, err := backend.NewScheduler(backends, backend.SchedulerOptions{Profile: true})
 	if err != nil {
 		return res, err
 	}
@@ -233,9 +220,11 @@ func runBlock(backends []backend.Backend, d blockDims, seed uint64) (res blockRe
 	if err := setBlockInputs(in, d, seed, buffer.SetTensor); err != nil {
 		return res, err
 	}
+	start := time.Now()
 	if err := s.GraphCompute(g); err != nil {
 		return res, err
 	}
+	res.wall, res.profile = time.Since(start), s.Profile()
 	raw := make([]byte, out.NBytes())
 	if err := buffer.GetTensor(out, raw, 0); err != nil {
 		return res, err
