@@ -461,10 +461,6 @@ func (s *Scheduler) GraphComputeAsyncContext(ctx context.Context, g *graph.Graph
 	return s.computeSplits(ctx)
 }
 
-func isViewOp(op ops.Op) bool {
-	return op == ops.View || op == ops.Reshape || op == ops.Permute || op == ops.Transpose
-}
-
 // placedBuffer is the buffer holding t's memory, or nil.
 func placedBuffer(t *graph.Tensor) buffer.Buffer {
 	gb := t.Buffer
@@ -629,7 +625,7 @@ func (s *Scheduler) assign(g *graph.Graph) error {
 				i = n - 1 - k
 			}
 			t := g.Nodes[i]
-			if isViewOp(t.Op) {
+			if t.Op.IsView() {
 				continue
 			}
 			if id := s.id(t); id != -1 {
@@ -652,7 +648,7 @@ func (s *Scheduler) assign(g *graph.Graph) error {
 	// where they are; place an unassigned node on the backend that reads
 	// the most of its inputs in place.
 	for _, t := range g.Nodes {
-		if isViewOp(t.Op) {
+		if t.Op.IsView() {
 			continue
 		}
 		id := s.id(t)
@@ -747,7 +743,7 @@ func (s *Scheduler) cut(g *graph.Graph) {
 	i := 0
 	first := len(s.backends) - 1
 	for ; i < len(g.Nodes); i++ {
-		if !isViewOp(g.Nodes[i].Op) {
+		if !g.Nodes[i].Op.IsView() {
 			first = s.id(g.Nodes[i])
 			break
 		}
@@ -756,7 +752,7 @@ func (s *Scheduler) cut(g *graph.Graph) {
 	cur := first
 	for ; i < len(g.Nodes); i++ {
 		t := g.Nodes[i]
-		if isViewOp(t.Op) {
+		if t.Op.IsView() {
 			continue
 		}
 		id := s.id(t)

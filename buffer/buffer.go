@@ -233,3 +233,37 @@ func CopyTensor(src, dst *graph.Tensor) error {
 	}
 	return b.CopyTensor(src, dst)
 }
+
+// Locator is a Buffer that says where a tensor's memory lies in it. Every
+// buffer New returns is one.
+type Locator interface {
+	// Locate returns the Storage behind the buffer and the byte offset of
+	// t's first byte in it (for a view, its source's place plus
+	// ViewOffs), checking that t is placed in the buffer and that its
+	// bytes lie within its source's memory.
+	Locate(t *graph.Tensor) (Storage, uint64, error)
+}
+
+// Locate returns the Storage holding t's memory and the byte offset of t's
+// first byte in it. A device computing on its own memory finds its
+// operands this way, instead of keeping a map from tensors to places (the
+// map would go stale when an allocator resets and places the tensors
+// again).
+func Locate(t *graph.Tensor) (Storage, uint64, error) {
+	b, err := Of(t)
+	if err != nil {
+		return nil, 0, err
+	}
+	l, ok := b.(Locator)
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: %T does not locate tensors", ErrUnsupported, b)
+	}
+	return l.Locate(t)
+}
+
+// Offset is the byte offset of t's first byte in the buffer holding it
+// (see Locate).
+func Offset(t *graph.Tensor) (uint64, error) {
+	_, at, err := Locate(t)
+	return at, err
+}

@@ -365,3 +365,9 @@ func (e *Executor) context(need uint64) error {
 	e.ctx = ctx
 	return nil
 }
+
+// Versions names the library computing the reference (optest.Versioner):
+// ggml's version, commit and CPU variant.
+func (e *Executor) Versions() map[string]string {
+	return map[string]string{"ggml": fmt.Sprintf("%s (%s), CPU variant %s", e.lib.Version(), e.lib.Commit(), e.lib.Variant())}
+}
