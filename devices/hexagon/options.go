@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ggml-go/ggml/devices/hexagon/internal/htp"
 )
@@ -140,6 +141,11 @@ type Options struct {
 	// Devices are the devices to open (DEVICES, or the deprecated NDEV);
 	// empty: HTP0.
 	Devices []DeviceConfig
+	// ResponseTimeout (Go only, no variable) bounds the wait for one
+	// batch's answer before the session is marked failed; 0 is a minute.
+	// The real DSP never answers a batch it rejects, so without it a host
+	// would hang.
+	ResponseTimeout time.Duration
 }
 
 // DefaultOptions are the seed's defaults.
