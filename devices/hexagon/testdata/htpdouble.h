@@ -222,7 +222,8 @@ struct hd_packet {
     struct hd_packet *next; uint32_t flags; uint32_t nbuf; uint32_t len; size_t cost;
     struct dspqueue_buffer *bufs; uint8_t *msg;
     int bad;           /* request: verdict of the write-time sequence checks (violation already logged) */
-    uint32_t batch_id; /* response: the batch it answers, to retire the in-flight entry when the host reads it */
+    int tracked;       /* request: recorded in flight; response: retires that entry when the host reads it */
+    uint32_t batch_id; /* response: the batch it answers */
 };
 struct hd_ring { struct hd_packet *head, *tail; size_t used, cap; uint32_t count; };
 

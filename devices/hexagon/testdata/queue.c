@@ -255,6 +255,7 @@ static int write_common(const char *fn, dspqueue_t queue, uint32_t flags, uint32
     struct hd_packet *p = packet_new(flags, num_buffers, buffers, message_length, message);
     if (!p) { rc = AEE_ENOMEMORY; goto out; }
     p->bad = track_batch(q, num_buffers ? buffers : NULL, message_length, message);
+    p->tracked = !p->bad && message_length >= sizeof(struct htp_opbatch_req) && num_buffers;
     ring_push(&q->req, p);
     pthread_cond_broadcast(&q->cv);
 out:
@@ -305,7 +306,7 @@ static int read_common(const char *fn, dspqueue_t queue, uint32_t *flags, uint32
     if (p->nbuf) memcpy(buffers, p->bufs, sizeof *buffers * p->nbuf);
     if (p->len) memcpy(message, p->msg, p->len);
     ring_pop(&q->rsp);
-    retire_batch(q, p->batch_id);
+    if (p->tracked) retire_batch(q, p->batch_id);
     packet_free(p);
     pthread_cond_broadcast(&q->cv);
 out:
@@ -377,11 +378,11 @@ struct batch {
 static int validate(struct batch *b) {
     struct dspqueue *q = b->q;
     struct hd_packet *p = b->pkt;
+    if (p->len >= sizeof b->req) memcpy(&b->req, p->msg, sizeof b->req);
     if (p->bad) return 0;
     if (p->len != sizeof(struct htp_opbatch_req) && p->len != sizeof(struct hd_opbatch_req_seq))
         REJECT("batch q%d: message of %u bytes (expected 24, or 32 with seq)", q->ordinal, p->len);
     if (p->nbuf != 1) REJECT("batch q%d: %u buffers (expected exactly 1)", q->ordinal, p->nbuf);
-    memcpy(&b->req, p->msg, sizeof b->req);
     if (p->len == sizeof(struct hd_opbatch_req_seq)) {
         memcpy(&b->seq, p->msg + 24, 8);
         b->has_seq = 1;
@@ -482,6 +483,7 @@ static void respond(struct batch *b, uint32_t status, uint32_t usecs) {
     struct hd_packet *p = packet_new(0, b->pkt->nbuf ? 1 : 0, &db, len, (const uint8_t *) &rsp);
     if (!p) { hd_violation("batch q%d: out of memory for the response", q->ordinal); return; }
     p->batch_id = b->req.id;
+    p->tracked = !b->pkt->bad && b->pkt->tracked;
     while (q->live && !q->stop && q->rsp.used + p->cost > q->rsp.cap) pthread_cond_wait(&q->cv, &hd.mu);
     if (!q->live || q->stop) { packet_free(p); return; }
     ring_push(&q->rsp, p);
@@ -572,7 +574,7 @@ static void process(struct dspqueue *q, struct hd_packet *pkt) {
         hd.st.batches_rejected++;
         if (hd.cfg.reject_hang) {
             hd_log("batch q%d id %u rejected: dropped without an answer (reject=hang)", q->ordinal, b.req.id);
-            retire_batch(q, b.req.id);
+            if (pkt->tracked) retire_batch(q, b.req.id);
             return;
         }
         status = HTP_STATUS_INVAL_PARAMS;
