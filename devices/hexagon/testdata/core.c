@@ -240,6 +240,15 @@ HD_EXPORT void htpdouble_reset(void) {
     if (viol_buf) viol_buf[0] = 0;
     log_dropped = 0;
     hd.n_handles_opened = hd.n_queues_created = 0;
+    /* session reservations and unsigned-module flags go too, except where live objects still use them */
+    for (int phys = 0; phys < HD_NUM_DOMAINS; phys++)
+        for (int sess = 0; sess < HD_NUM_SESSIONS; sess++) {
+            int eff = phys + HD_NUM_DOMAINS * sess, used = 0;
+            for (int i = 0; i < HD_MAX_HANDLES; i++) used |= hd.handles[i].live && hd.handles[i].domain == eff;
+            for (int i = 0; i < HD_MAX_QUEUES; i++) used |= hd.queues[i] && hd.queues[i]->domain == eff;
+            for (int i = 0; i < HD_MAX_MAPS; i++) used |= hd.maps[i].live && hd.maps[i].domain == eff;
+            if (!used) { hd.reserved[phys][sess] = 0; hd.unsigned_on[eff] = 0; }
+        }
     pthread_mutex_unlock(&hd.mu);
 }
 
