@@ -193,23 +193,116 @@ enum { HTP_IFACE_START = 2, HTP_IFACE_STOP = 3, HTP_IFACE_MMAP = 4, HTP_IFACE_MU
 
 /* ---- the double's internals (shared between translation units) ---- */
 
-/* Tracked rpcmem block. */
+#define HD_MAX_BLOCKS 4096
+#define HD_MAX_MAPS 8192
+#define HD_MAX_HANDLES 64
+#define HD_MAX_QUEUES 64
+#define HD_MAX_IFACE_MAPS 1024
+#define HD_MAX_INFLIGHT 256
+#define HD_DEFAULT_MAX_VMEM 3355443200ull
+
+/* A tracked rpcmem block. pins > 0 while a batch executing on a DSP thread uses it; a block freed then becomes a
+ * zombie whose memory is released when the last pin goes, so a host bug cannot crash the DSP thread. */
 struct hd_block {
-    void *base; size_t size; size_t req_size; int fd; int heap; uint32_t flags; int live;
+    void *base; size_t size; size_t req_size; int fd; int heap; uint32_t flags; int live; int pins; int zombie;
 };
-/* One FastRPC mapping of a block into an effective domain. */
+/* One fastrpc_mmap of a block into an effective domain. */
 struct hd_map { int domain; int fd; void *addr; size_t len; int flags; int live; };
+/* One htp_iface_mmap on a handle (the DSP-side HAP_mmap of the public skel). */
+struct hd_iface_map { int live; int handle; int fd; uint32_t size; };
 
-struct hd_handle;
-struct hd_queue;
+struct hd_handle {
+    int live; uint32_t gen; int ordinal; int domain; int phys; int session;
+    int started; int queue; uint32_t sess_id; uint32_t n_hvx, n_hmx; uint64_t max_vmem, vtcm; uint32_t power_mode;
+    int seed_start; uint32_t prof_mode; uint32_t etm;
+};
 
-/* The process-wide state, guarded by mu. */
+/* A packet in one direction of a queue. */
+struct hd_packet {
+    struct hd_packet *next; uint32_t flags; uint32_t nbuf; uint32_t len; size_t cost;
+    struct dspqueue_buffer *bufs; uint8_t *msg;
+    int bad;           /* request: verdict of the write-time sequence checks (violation already logged) */
+    int tracked;       /* request: recorded in flight; response: retires that entry when the host reads it */
+    uint32_t batch_id; /* response: the batch it answers */
+};
+struct hd_ring { struct hd_packet *head, *tail; size_t used, cap; uint32_t count; };
+
+/* A batch written by the host whose response the host has not read yet. */
+struct hd_inflight { uint32_t id; uint32_t fd; uint64_t off, size; };
+
+struct dspqueue {
+    int idx; int live; int ordinal; int domain; uint64_t export_id; int exported; int bound;
+    dspqueue_callback_t packet_cb, error_cb; void *cb_ctx;
+    struct hd_ring req, rsp;
+    pthread_cond_t cv; pthread_t thread; int thread_live; int stop; int busy;
+    struct hd_inflight inflight[HD_MAX_INFLIGHT]; int n_inflight;
+    uint64_t last_seq; int have_seq;
+};
+
+enum hd_fault_point {
+    HD_F_RPCMEM_ALLOC, HD_F_MMAP, HD_F_MUNMAP, HD_F_OPEN, HD_F_CLOSE, HD_F_INVOKE,
+    HD_F_IFACE_START, HD_F_IFACE_STOP, HD_F_IFACE_MMAP, HD_F_IFACE_MUNMAP, HD_F_IFACE_PROFILER, HD_F_IFACE_ETM,
+    HD_F_IFACE_HWINFO, HD_F_DSP_INFO, HD_F_LATENCY, HD_F_SESSION_RESERVE, HD_F_SESSION_EFFECTIVE,
+    HD_F_SESSION_UNSIGNED, HD_F_SESSION_URI, HD_F_SYSREQ, HD_F_QUEUE_CREATE, HD_F_QUEUE_EXPORT, HD_F_QUEUE_CLOSE,
+    HD_F_QUEUE_WRITE, HD_F_QUEUE_READ, HD_F_OP, HD_F_RSP_SIZE, HD_F_COUNT
+};
+struct hd_fault { int set; uint64_t first, count, seen; uint32_t code; char sel; int64_t selv; };
+
+struct hd_config {
+    int nodsp; int arch; int cores; int sysreq; /* 0 list, 1 unsupported, 2 none */
+    uint32_t hw_threads, hw_hmx; uint64_t vtcm;
+    int unsigned_required; int dma64; uint64_t mem_limit, map_limit;
+    int reject_hang; int rewrite; uint32_t delay_us; int exec; int log_level;
+};
+
+struct hd_stats {
+    uint64_t rpcmem_allocs, rpcmem_frees, batches, batches_rejected, ops, exec_ns, validate_ns, violations,
+        faults_fired, op_count[HTP_OP_INVALID + 1];
+};
+
 struct hd_state {
     pthread_mutex_t mu;
+    struct hd_config cfg;
+    struct hd_stats st;
+    struct hd_fault faults[HD_F_COUNT];
+    struct hd_block blocks[HD_MAX_BLOCKS];
+    struct hd_map maps[HD_MAX_MAPS];
+    struct hd_iface_map imaps[HD_MAX_IFACE_MAPS];
+    struct hd_handle handles[HD_MAX_HANDLES];
+    struct dspqueue *queues[HD_MAX_QUEUES];
+    int reserved[HD_NUM_DOMAINS][HD_NUM_SESSIONS];
+    int unsigned_on[HD_NUM_DOMAINS * HD_NUM_SESSIONS];
+    int n_handles_opened, n_queues_created;
+    uint64_t next_export_id;
 };
+extern struct hd_state hd;
 
-/* Log and violation reporting (log.c). */
+/* core.c */
 void hd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hd_logv(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void hd_violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Fault check for point p with the call's context (-1 = not applicable); returns 1 and sets *code when it fires. */
+int hd_fault(enum hd_fault_point p, int q_ordinal, int h_ordinal, int domain, int opcode, uint32_t *code);
+struct hd_block *hd_block_by_fd(int fd);
+struct hd_map *hd_map_find(int domain, int fd);
+int hd_domain_exists(int domain);
+const char *hd_domain_name(int phys);
+uint64_t hd_now_ns(void);
+void hd_block_unpin(struct hd_block *b);
+
+/* queue.c */
+struct dspqueue *hd_queue_by_export(uint64_t id);
+int hd_queue_start(struct dspqueue *q);
+void hd_queue_stop(struct dspqueue *q); /* called with hd.mu held; drops it while joining */
+
+/* ops.c: a tensor as the DSP thread sees it (host pointer resolved). */
+struct hd_tensor { const struct htp_tensor *d; uint8_t *p; };
+const char *hd_op_name(uint32_t opcode);
+/* Executes one op; returns an htp_status. src/dst entries are NULL where the descriptor has 0xffff. */
+int hd_exec_op(const struct htp_op_desc *op, struct hd_tensor *const src[HTP_OP_MAX_INPUTS],
+               struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS]);
+/* Bytes per block and elements per block of a wire type; 0 for an unknown type. */
+uint32_t hd_type_size(uint32_t type);
+uint32_t hd_type_blck(uint32_t type);
 
 #endif
