@@ -362,7 +362,7 @@ func (s *session) flushBatch() error {
 func (s *session) flushPending(all bool) error {
 	var rsp htp.OpBatchRsp
 	msg := unsafe.Slice((*byte)(unsafe.Pointer(&rsp)), sizeRsp)
-	timeout := uint32(fastrpc.QueueTimeout)
+	timeout := uint32(min(fastrpc.QueueTimeout, s.responseTimeout.Microseconds()))
 	if s.opts.OpPoll {
 		timeout = 0
 	}

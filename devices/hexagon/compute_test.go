@@ -72,12 +72,15 @@ func newMMGraph(t *testing.T, dev backend.Device, r *rand.Rand, typ quant.Type, 
 	mg.xs, mg.ys = randF32(r, int(k*n)), randF32(r, int(m*n))
 	require.NoError(t, buffer.SetTensor(mg.x, f32bytes(mg.xs), 0))
 	require.NoError(t, buffer.SetTensor(mg.y, f32bytes(mg.ys), 0))
-	t.Cleanup(func() {
-		for _, b := range mg.bufs {
-			_ = b.Free()
-		}
-	})
+	t.Cleanup(mg.free)
 	return mg
+}
+
+// free releases the graph's buffers (again at cleanup: a no-op).
+func (mg *mmGraph) free() {
+	for _, b := range mg.bufs {
+		_ = b.Free()
+	}
 }
 
 // want is the result computed on the host from the dequantized weights.

@@ -80,7 +80,7 @@ func (r *Registry) discover() {
 		a, err := lib.Arch(fastrpc.DomainCDSP)
 		switch {
 		case err != nil:
-			slog.Info("hexagon: HTP version query failed, assuming v73", "err", err)
+			slog.Debug("hexagon: HTP version query failed, assuming v73", "err", err)
 			a = 73
 		case a < 73:
 			slog.Warn("hexagon: arch below the supported range, using v73", "arch", a)
@@ -218,7 +218,11 @@ func (d *device) close() error {
 	if d.s == nil {
 		return nil
 	}
-	err := d.s.sync()
+	// A broken session has reported its error already; release it anyway.
+	var err error
+	if d.s.err == nil {
+		err = d.s.sync()
+	}
 	d.mu.Lock()
 	var blocks []*block
 	for b := range d.blocks {
