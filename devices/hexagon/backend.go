@@ -33,6 +33,8 @@ func (b *hexBackend) check() error {
 // SetTensorAsync writes t once the batches in flight are done (they may
 // read it), then returns: the write itself is a host copy.
 func (b *hexBackend) SetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
+	b.s.work.Lock()
+	defer b.s.work.Unlock()
 	if err := b.check(); err != nil {
 		return err
 	}
@@ -44,6 +46,8 @@ func (b *hexBackend) SetTensorAsync(t *graph.Tensor, data []byte, offset uint64)
 
 // GetTensorAsync waits for the batches queued so far, then reads t.
 func (b *hexBackend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
+	b.s.work.Lock()
+	defer b.s.work.Unlock()
 	if err := b.check(); err != nil {
 		return err
 	}
@@ -54,6 +58,8 @@ func (b *hexBackend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64)
 }
 
 func (b *hexBackend) Synchronize() error {
+	b.s.work.Lock()
+	defer b.s.work.Unlock()
 	if b.closed {
 		return fmt.Errorf("%w: %s", backend.ErrClosed, b.Name())
 	}
@@ -63,6 +69,8 @@ func (b *hexBackend) Synchronize() error {
 // GraphCompute turns g's nodes into DSP ops and queues them; batches go
 // out as they fill, the last one before returning.
 func (b *hexBackend) GraphCompute(g *graph.Graph) error {
+	b.s.work.Lock()
+	defer b.s.work.Unlock()
 	if err := b.check(); err != nil {
 		return err
 	}
@@ -112,6 +120,8 @@ func (b *hexBackend) prepare(n *opNode) error {
 // Close waits for queued work. The session stays open: it belongs to the
 // device, as in the seed, and the registry's Close releases it.
 func (b *hexBackend) Close() error {
+	b.s.work.Lock()
+	defer b.s.work.Unlock()
 	if b.closed {
 		return nil
 	}

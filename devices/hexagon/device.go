@@ -122,6 +122,22 @@ func (r *Registry) domains() (map[int]domain, bool) {
 	return m, false
 }
 
+// SplitBufferType is the buffer type for tensors split over the devices
+// from main (the seed's ggml_backend_split_buffer_type): main's own type,
+// or the first available device's when main is not one; nil when none is.
+func (r *Registry) SplitBufferType(main int) buffer.Type {
+	devs := r.Devices()
+	if main >= 0 && main < len(devs) && backend.Availability(devs[main]) == nil {
+		return devs[main].BufferType()
+	}
+	for _, d := range devs {
+		if backend.Availability(d) == nil {
+			return d.BufferType()
+		}
+	}
+	return nil
+}
+
 // Close releases every device's session, then the library. Buffers
 // still allocated keep their memory until freed.
 func (r *Registry) Close() error {
@@ -220,9 +236,11 @@ func (d *device) close() error {
 	}
 	// A broken session has reported its error already; release it anyway.
 	var err error
+	d.s.work.Lock()
 	if d.s.err == nil {
 		err = d.s.sync()
 	}
+	d.s.work.Unlock()
 	d.mu.Lock()
 	var blocks []*block
 	for b := range d.blocks {

@@ -74,6 +74,9 @@ type session struct {
 	opq   *opQueue
 	batch *opBatch
 
+	// work serializes the session's queue: the backend, events and
+	// copies from other sessions use it.
+	work     sync.Mutex
 	mu       sync.Mutex
 	mappings map[*block]bool
 	reqSeq   uint64
