@@ -41,12 +41,23 @@ func (x *extra) tiled() bool {
 	return x.owner == nil && r.flags&htp.TensorTiled != 0
 }
 
+// extraOf is t's extra. A view that was given its source's buffer
+// without InitView (a builder copies Buffer from the source when it is
+// placed already) gets one derived from its source's, as the seed does
+// for tensors missing init_tensor.
 func extraOf(t *graph.Tensor) (*extra, error) {
-	x, ok := t.Extra.(*extra)
-	if !ok || x == nil {
-		return nil, fmt.Errorf("hexagon: %s is not in a Hexagon buffer", t)
+	if x, ok := t.Extra.(*extra); ok && x != nil {
+		return x, nil
 	}
-	return x, nil
+	if v := t.ViewSrc; v != nil && t.Extra == nil {
+		if o, ok := v.Extra.(*extra); ok && o != nil {
+			r := o.root()
+			x := &extra{blk: r.blk, at: r.at + t.ViewOffs, owner: r}
+			t.Extra = x
+			return x, nil
+		}
+	}
+	return nil, fmt.Errorf("hexagon: %s is not in a Hexagon buffer", t)
 }
 
 // bufferType is a Hexagon buffer type: device memory (tensors reached
