@@ -20,6 +20,7 @@ import (
 type Registry struct {
 	opts    Options
 	optsErr error
+	fromEnv bool
 
 	once    sync.Once
 	lib     *fastrpc.Lib
@@ -61,6 +62,9 @@ func (r *Registry) unavailable(reason backend.Reason) {
 }
 
 func (r *Registry) discover() {
+	if r.fromEnv {
+		r.opts, r.optsErr = OptionsFromEnv()
+	}
 	if r.optsErr != nil {
 		r.unavailable(backend.Reason{Kind: backend.InitFailed, Library: fastrpc.LibraryName, Err: r.optsErr})
 		return

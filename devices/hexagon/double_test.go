@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/backend"
-	"github.com/ggml-go/ggml/devices/hexagon/internal/double"
+	double "github.com/ggml-go/ggml/internal/hexdouble"
 )
 
 func TestMain(m *testing.M) {

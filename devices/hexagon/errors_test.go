@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/backend"
-	"github.com/ggml-go/ggml/devices/hexagon/internal/double"
 	"github.com/ggml-go/ggml/devices/hexagon/internal/fastrpc"
+	double "github.com/ggml-go/ggml/internal/hexdouble"
 	"github.com/ggml-go/ggml/quant"
 )
 

@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/backend"
-	"github.com/ggml-go/ggml/devices/hexagon/internal/double"
 	"github.com/ggml-go/ggml/devices/hexagon/internal/fastrpc"
 	"github.com/ggml-go/ggml/devices/hexagon/internal/htp"
 	"github.com/ggml-go/ggml/graph"
+	double "github.com/ggml-go/ggml/internal/hexdouble"
 	"github.com/ggml-go/ggml/quant"
 )
 

@@ -27,14 +27,12 @@ import (
 	"github.com/ggml-go/ggml/backend"
 )
 
-var std *Registry
+var std = &Registry{fromEnv: true}
 
-// The registry registers itself, configured from the environment; bad
-// variables make its devices unavailable with the reason.
+// The registry registers itself; it reads the GGML_HEXAGON_* variables
+// when its devices are first listed, and bad variables make its devices
+// unavailable with the reason.
 func init() {
-	opts, err := OptionsFromEnv()
-	std = NewRegistry(opts)
-	std.optsErr = err
 	if err := backend.Register(std); err != nil {
 		slog.Warn("hexagon: registry not registered", "err", err)
 	}

@@ -1,8 +1,8 @@
-// Package double builds the libcdsprpc test double of
+// Package hexdouble builds the libcdsprpc test double of
 // devices/hexagon/testdata with the system C compiler and drives its test
 // hooks (knobs, counters, call log) through purego, for the Hexagon
 // tests. It is test support: nothing outside tests imports it.
-package double
+package hexdouble
 
 import (
 	"bytes"
@@ -50,7 +50,7 @@ func Dir(t testing.TB) string {
 			return
 		}
 		_, file, _, _ := runtime.Caller(0)
-		script := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "build.sh")
+		script := filepath.Join(filepath.Dir(file), "..", "..", "devices", "hexagon", "testdata", "build.sh")
 		out, err := exec.Command("sh", script, builtDir).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("building the double: %v\n%s", err, out)
