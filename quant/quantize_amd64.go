@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/ggml-go/ggml/internal/cpuid"
 )
 
 // Q4_0 and Q8_0 without an importance matrix quantize with AVX2 where the
@@ -29,7 +31,7 @@ func init() {
 	}
 }
 
-func hasQuantAsm() bool { return cpu.X86.HasAVX2 && cpu.X86.HasF16C }
+func hasQuantAsm() bool { return cpu.X86.HasAVX2 && cpuid.HasF16C() }
 
 //go:noescape
 func quantizeQ4_0AVX2(dst *byte, src *float32, nb int) int

@@ -191,6 +191,9 @@ func (p *pool) run(fn func(*Params, *graph.Tensor), t *graph.Tensor, work []byte
 	p.fn, p.t = nil, nil
 	for i, e := range p.errs {
 		if e != nil {
+			if err, ok := e.(error); ok {
+				return fmt.Errorf("cpu: kernel failed on thread %d: %w", i, err)
+			}
 			return fmt.Errorf("cpu: kernel failed on thread %d: %v", i, e)
 		}
 	}

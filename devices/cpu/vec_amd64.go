@@ -7,13 +7,15 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/ggml-go/ggml/internal/cpuid"
+
 	"github.com/ggml-go/ggml/quant"
 )
 
 // The amd64 primitives need AVX2, FMA and F16C, ggml's baseline for its
 // fast x86 builds.
 func init() {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpuid.HasF16C() {
 		vec = avx2Vec
 	}
 }
