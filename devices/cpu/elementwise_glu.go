@@ -148,6 +148,9 @@ func supportsGLU(t *graph.Tensor) bool {
 
 func computeGLU(p *Params, t *graph.Tensor) {
 	a, b := t.Src[0], t.Src[1]
+	if ops.GLUParamsOf(t.Params).Op == ops.GLUSwiGLU && b != nil && computeSwiGLUF32(p, t) {
+		return
+	}
 	f := gluFunc(t)
 	nc := t.Ne[0]
 	// x is the activation's input, g the gate it multiplies.
@@ -177,4 +180,29 @@ func computeGLU(p *Params, t *graph.Tensor) {
 		}
 		ewWriteRow(t, ewRowOffset(t, i1, i2, i3), out)
 	})
+}
+
+// computeSwiGLUF32 is SWIGLU of two F32 sources into F32 on rows viewed in
+// place: silu(x)*g without a closure or a copy per row. It returns false,
+// having done nothing, for other types or unaligned rows.
+func computeSwiGLUF32(p *Params, t *graph.Tensor) bool {
+	a, b := t.Src[0], t.Src[1]
+	if a.Type != quant.F32 || b.Type != quant.F32 || t.Type != quant.F32 ||
+		a.Nb[0] != 4 || b.Nb[0] != 4 || t.Nb[0] != 4 || !f32Aligned(a) || !f32Aligned(b) || !f32Aligned(t) {
+		return false
+	}
+	n := t.Ne[0]
+	lo, hi := p.Rows(t.NRows())
+	for r := lo; r < hi; r++ {
+		i1, i2, i3 := r%t.Ne[1], r/t.Ne[1]%t.Ne[2], r/(t.Ne[1]*t.Ne[2])
+		x := f32Row(a.Data, ewRowOffset(a, i1, i2, i3), n)
+		g := f32Row(b.Data, ewRowOffset(b, i1, i2, i3), n)
+		out := f32Row(t.Data, ewRowOffset(t, i1, i2, i3), n)
+		g = g[:len(x)]
+		out = out[:len(x)]
+		for i, v := range x {
+			out[i] = siluf(v) * g[i]
+		}
+	}
+	return true
 }
