@@ -206,6 +206,9 @@ func computeNorm(p *Params, t *graph.Tensor) {
 	a := t.Src[0]
 	eps := ops.NormParamsOf(t.Params).Eps
 	n := a.Ne[0]
+	if t.Op == ops.RMSNorm && computeRMSNormF32(p, t, eps) {
+		return
+	}
 	row := make([]float32, n)
 	forRows(p, t, func(i1, i2, i3 int64) {
 		loadRow(a, i1, i2, i3, row)
@@ -228,6 +231,30 @@ func computeNorm(p *Params, t *graph.Tensor) {
 		scaleRow(row, scale)
 		storeRow(t, i1, i2, i3, row)
 	})
+}
+
+// computeRMSNormF32 is RMS_NORM on rows viewed in place (the supports rule
+// has them packed), with computeNorm's arithmetic: the float64 sum of the
+// float32 squares, then one float32 scale applied by the vector primitive
+// (a plain multiply). It returns false, having done nothing, when a row is
+// not 4-byte aligned.
+func computeRMSNormF32(p *Params, t *graph.Tensor, eps float32) bool {
+	a := t.Src[0]
+	if a.Nb[0] != 4 || t.Nb[0] != 4 || !f32Aligned(a) || !f32Aligned(t) {
+		return false
+	}
+	n := a.Ne[0]
+	lo, hi := p.Rows(t.NRows())
+	for r := lo; r < hi; r++ {
+		i1, i2, i3 := r%t.Ne[1], r/t.Ne[1]%t.Ne[2], r/(t.Ne[1]*t.Ne[2])
+		x := f32Row(a.Data, offset(a, 0, i1, i2, i3), n)
+		out := f32Row(t.Data, offset(t, 0, i1, i2, i3), n)
+		mean := float32(sumSquaresF64(x) / float64(n))
+		scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+		copy(out, x)
+		vec.scale(out, scale)
+	}
+	return true
 }
 
 // supportsGroupNorm: GROUP_NORM of F32 tensors with packed source rows
