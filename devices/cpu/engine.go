@@ -27,12 +27,16 @@ type Options struct {
 	// Threads is the number of threads an operation is split across; 0
 	// means runtime.GOMAXPROCS(0).
 	Threads int
+	// Generic makes the matrix products use the portable Go kernels
+	// instead of the processor's assembly ones (see EnvGeneric).
+	Generic bool
 }
 
 // Engine computes graphs on the CPU. It owns a pool of worker goroutines
 // that live until Close; an Engine computes one graph at a time.
 type Engine struct {
 	pool *pool
+	kset *kernelSet
 }
 
 // New returns an Engine with its worker pool started.
@@ -41,8 +45,12 @@ func New(opts Options) *Engine {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	return &Engine{pool: newPool(n)}
+	return &Engine{pool: newPool(n), kset: selectKernels(opts)}
 }
+
+// Kernels names the kernel set the matrix products use: "generic", or the
+// instruction sets of the assembly ones (such as "avx2").
+func (e *Engine) Kernels() string { return e.kset.name }
 
 // Threads is the number of threads each operation is split across.
 func (e *Engine) Threads() int { return e.pool.n }
@@ -80,7 +88,10 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 	if k.workSize != nil {
 		work = make([]byte, k.workSize(t, e.pool.n))
 	}
-	return e.pool.run(func(p *Params) { k.compute(p, t) }, work)
+	return e.pool.run(func(p *Params) {
+		p.kset = e.kset
+		k.compute(p, t)
+	}, work)
 }
 
 func hasData(t *graph.Tensor) error {

@@ -78,10 +78,11 @@ func prepareActivations(p *Params, src1 *graph.Tensor, vdt quant.Type) *activati
 	}
 	act.nb = [graph.MaxDims]uint64{uint64(vdt.TypeSize()), rs, rs * uint64(src1.Ne[1]), rs * uint64(src1.Ne[1]*src1.Ne[2])}
 	x := make([]float32, src1.Ne[0])
+	fromFloat := p.kernels().traits[vdt].fromFloat
 	forRows(p, src1, func(i1, i2, i3 int64) {
 		loadRow(src1, i1, i2, i3, x)
 		r := act.index(i1, i2, i3)
-		_, err := quant.FromFloat(act.data[uint64(r)*rs:uint64(r+1)*rs], vdt, x)
+		err := fromFloat(act.data[uint64(r)*rs:uint64(r+1)*rs], x)
 		act.bad[r] = 0
 		if err != nil {
 			if !errors.Is(err, quant.ErrNonFinite) {
@@ -120,17 +121,31 @@ const productTile = 16
 
 // product computes out[ir0, ir1] = dot(row ir0 of the src0 matrix of
 // column ir1, activation row of column ir1) for ir0 in [lo0, hi0) and ir1
-// in [lo1, hi1), in tiles so a block of src0 rows stays in cache.
-func product(t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col func(ir1 int64) column) {
-	dot := quant.DotKernel(src0.Type)
+// in [lo1, hi1), in tiles so a block of src0 rows stays in cache. Within a
+// tile, four columns that meet the same src0 matrix go through the type's
+// vecDot4 when it has one, which reads each src0 row once for all four.
+func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col func(ir1 int64) column) {
+	tr := &ks.traits[src0.Type]
+	dot, dot4 := tr.vecDot, tr.vecDot4
 	k := int(src0.Ne[0])
 	rs := src0.RowSize()
 	nan := math.Float32bits(float32(math.NaN()))
+	var cols [productTile]column
 	for t1 := lo1; t1 < hi1; t1 += productTile {
+		n1 := min(t1+productTile, hi1) - t1
+		for i := range n1 {
+			cols[i] = col(t1 + i)
+		}
 		for t0 := lo0; t0 < hi0; t0 += productTile {
-			for ir1 := t1; ir1 < min(t1+productTile, hi1); ir1++ {
-				c := col(ir1)
-				for ir0 := t0; ir0 < min(t0+productTile, hi0); ir0++ {
+			e0 := min(t0+productTile, hi0)
+			for i := int64(0); i < n1; {
+				if dot4 != nil && i+4 <= n1 && groupable(cols[i:i+4]) {
+					productGroup(dot4, k, t, src0, t0, e0, cols[i:i+4])
+					i += 4
+					continue
+				}
+				c := &cols[i]
+				for ir0 := t0; ir0 < e0; ir0++ {
 					v := nan
 					if c.ok {
 						off := c.x0 + uint64(ir0)*src0.Nb[1]
@@ -138,7 +153,33 @@ func product(t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col func(ir1 int64
 					}
 					binary.LittleEndian.PutUint32(t.Data[c.dst+4*uint64(ir0):], v)
 				}
+				i++
 			}
+		}
+	}
+}
+
+// groupable reports whether four columns can share one vecDot4: all have
+// finite activations and meet the same src0 matrix.
+func groupable(cs []column) bool {
+	for _, c := range cs {
+		if !c.ok || c.x0 != cs[0].x0 {
+			return false
+		}
+	}
+	return true
+}
+
+// productGroup computes rows [lo0, hi0) of four columns with vecDot4.
+func productGroup(dot4 func(int, []byte, *[4][]byte, *[4]float32), k int, t, src0 *graph.Tensor, lo0, hi0 int64, cs []column) {
+	rs := src0.RowSize()
+	y := [4][]byte{cs[0].y, cs[1].y, cs[2].y, cs[3].y}
+	var out [4]float32
+	for ir0 := lo0; ir0 < hi0; ir0++ {
+		off := cs[0].x0 + uint64(ir0)*src0.Nb[1]
+		dot4(k, src0.Data[off:off+rs:off+rs], &y, &out)
+		for c, v := range out {
+			binary.LittleEndian.PutUint32(t.Data[cs[c].dst+4*uint64(ir0):], math.Float32bits(v))
 		}
 	}
 }
@@ -195,7 +236,7 @@ func computeMulMat(p *Params, t *graph.Tensor) {
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	ne1, ne2 := t.Ne[1], t.Ne[2]
 	lo0, hi0, lo1, hi1 := splitProduct(p, t.Ne[0], ne1*ne2*t.Ne[3])
-	product(t, a, lo0, hi0, lo1, hi1, func(ir1 int64) column {
+	product(p.kernels(), t, a, lo0, hi0, lo1, hi1, func(ir1 int64) column {
 		i1, i2, i3 := ir1%ne1, ir1/ne1%ne2, ir1/(ne1*ne2)
 		y, ok := act.row(i1, i2, i3)
 		return column{
@@ -259,7 +300,7 @@ func computeMulMatID(p *Params, t *graph.Tensor) {
 	act := prepareActivations(p, b, as.Type.VecDotType())
 	nUsed := ids.Ne[0]
 	lo0, hi0, lo1, hi1 := splitProduct(p, t.Ne[0], nUsed*ids.Ne[1])
-	product(t, as, lo0, hi0, lo1, hi1, func(ir1 int64) column {
+	product(p.kernels(), t, as, lo0, hi0, lo1, hi1, func(ir1 int64) column {
 		e, tok := ir1%nUsed, ir1/nUsed
 		expert := int64(getI32(ids.Data, offset(ids, e, tok, 0, 0)))
 		y, ok := act.row(e%b.Ne[1], tok, 0)

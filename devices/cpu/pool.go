@@ -15,6 +15,7 @@ type Params struct {
 	Work []byte
 
 	barrier *barrier
+	kset    *kernelSet // the engine's kernels (traits.go)
 }
 
 // Barrier waits until every thread of the operation has reached it.

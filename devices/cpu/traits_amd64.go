@@ -1,0 +1,105 @@
+//go:build !purego
+
+package cpu
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/ggml-go/ggml/quant"
+)
+
+// The amd64 kernels need AVX2, FMA and F16C (Haswell and later, every
+// Zen): ggml's own baseline for its fast x86 builds.
+func init() { archKernels = amd64Kernels }
+
+func hasAVX2Set() bool { return cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C }
+
+func amd64Kernels() *kernelSet {
+	if !hasAVX2Set() {
+		return nil
+	}
+	s := deriveGeneric("avx2")
+	for _, k := range avx2Dots {
+		tr := &s.traits[k.typ]
+		tr.vecDot, tr.vecDot4 = k.dot, k.dot4
+	}
+	return s
+}
+
+// avx2Dot is one type's assembly pair. The kernels take the number of
+// blocks (of elements for F32 and F16) and base pointers: the slices'
+// lengths have been checked by the product's supports rule, as
+// quant.DotKernel's contract says.
+type avx2Dot struct {
+	typ  quant.Type
+	dot  func(n int, x, y []byte) float32
+	dot4 func(n int, x []byte, y *[4][]byte, out *[4]float32)
+}
+
+var avx2Dots = []avx2Dot{
+	{quant.F32, wrap1(1, dotF32AVX2), wrap4(1, dotF32x4AVX2)},
+	{quant.F16, wrap1(1, dotF16AVX2), wrap4(1, dotF16x4AVX2)},
+	{quant.Q8_0, wrap1(32, dotQ8_0AVX2), wrap4(32, dotQ8_0x4AVX2)},
+	{quant.Q4_0, wrap1(32, dotQ4_0AVX2), wrap4(32, dotQ4_0x4AVX2)},
+}
+
+func ptr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
+
+// wrap1 adapts a kernel over n/per units to the traits' vecDot.
+func wrap1(per int, k func(int, unsafe.Pointer, unsafe.Pointer) float32) func(int, []byte, []byte) float32 {
+	return func(n int, x, y []byte) float32 { return k(n/per, ptr(x), ptr(y)) }
+}
+
+// wrap4 adapts a four-column kernel over n/per units to vecDot4.
+func wrap4(per int, k func(int, unsafe.Pointer, *[4]unsafe.Pointer, *[4]float32)) func(int, []byte, *[4][]byte, *[4]float32) {
+	return func(n int, x []byte, y *[4][]byte, out *[4]float32) {
+		ys := [4]unsafe.Pointer{ptr(y[0]), ptr(y[1]), ptr(y[2]), ptr(y[3])}
+		k(n/per, ptr(x), &ys, out)
+	}
+}
+
+// dotF32AVX2 is the dot product of n float32 at x and y.
+//
+//go:noescape
+func dotF32AVX2(n int, x, y unsafe.Pointer) float32
+
+// dotF32x4AVX2 sets out[c] = dotF32AVX2(n, x, y[c]).
+//
+//go:noescape
+func dotF32x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+// dotF16AVX2 is the dot product of n fp16 at x and y, summed in float32.
+//
+//go:noescape
+func dotF16AVX2(n int, x, y unsafe.Pointer) float32
+
+// dotF16x4AVX2 sets out[c] = dotF16AVX2(n, x, y[c]).
+//
+//go:noescape
+func dotF16x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+// dotQ8_0AVX2 is the dot product of nb Q8_0 blocks at x with nb Q8_0
+// blocks at y. The quants of y must lie in [-127, 127] (what every Q8_0
+// quantizer writes): -128 does not survive the sign trick, as in ggml's
+// AVX2 kernel.
+//
+//go:noescape
+func dotQ8_0AVX2(nb int, x, y unsafe.Pointer) float32
+
+// dotQ8_0x4AVX2 sets out[c] = dotQ8_0AVX2(nb, x, y[c]).
+//
+//go:noescape
+func dotQ8_0x4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+// dotQ4_0AVX2 is the dot product of nb Q4_0 blocks at x with nb Q8_0
+// blocks at y (quants in [-127, 127]).
+//
+//go:noescape
+func dotQ4_0AVX2(nb int, x, y unsafe.Pointer) float32
+
+// dotQ4_0x4AVX2 sets out[c] = dotQ4_0AVX2(nb, x, y[c]).
+//
+//go:noescape
+func dotQ4_0x4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)

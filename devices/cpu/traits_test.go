@@ -1,0 +1,187 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// The fast kernel set is checked against the generic one on every run:
+// each kernel pair on random rows of many lengths at unaligned addresses,
+// the four-column kernels bit for bit against the single ones, and whole
+// products (batches, broadcasts, odd sizes, both column groupings) through
+// two engines.
+
+// kernelTestTypes are the weight types whose products the tests run: every
+// type with a vec_dot whose activations the CPU can produce.
+func kernelTestTypes() []quant.Type {
+	var ts []quant.Type
+	for _, t := range quant.Types() {
+		tr := genericKernels.traits[t]
+		if tr.vecDot != nil && t.IsQuantized() == (t != quant.F32 && t != quant.F16 && t != quant.BF16) &&
+			hasFromFloat(tr.vecDotType) && !latticeType(t) {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// randomRow returns n gaussian values of type typ placed at byte offset
+// off of a fresh buffer (to test unaligned loads), and the floats.
+func randomRow(t *testing.T, rng *rand.Rand, typ quant.Type, n, off int) ([]byte, []float32) {
+	t.Helper()
+	f := make([]float32, n)
+	for i := range f {
+		f[i] = float32(rng.NormFloat64())
+	}
+	rs := int(typ.RowSize(int64(n)))
+	buf := make([]byte, off+rs)
+	_, err := quant.FromFloat(buf[off:], typ, f)
+	require.NoError(t, err)
+	return buf[off : off+rs : off+rs], f
+}
+
+// rowLengths are the lengths tried for a type with block size bs: the
+// edges of every unrolled loop, and a few random ones.
+func rowLengths(rng *rand.Rand, typ quant.Type) []int {
+	bs := int(max(typ.BlockSize(), typ.VecDotType().BlockSize()))
+	ns := []int{0}
+	for b := 1; b <= 9; b++ {
+		ns = append(ns, b*bs)
+	}
+	if bs == 1 {
+		for n := 10; n <= 40; n++ {
+			ns = append(ns, n)
+		}
+	}
+	for range 4 {
+		ns = append(ns, bs*(1+rng.Intn(4096/bs)))
+	}
+	return append(ns, 4096)
+}
+
+func TestKernelSetsAgree(t *testing.T) {
+	fast := fastKernels()
+	t.Logf("kernel set %q", fast.name)
+	seed := testSeed(t)
+	for _, typ := range kernelTestTypes() {
+		t.Run(typ.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed + int64(typ)))
+			gen, fst := genericKernels.traits[typ], fast.traits[typ]
+			require.Equal(t, gen.vecDotType, fst.vecDotType)
+			for _, n := range rowLengths(rng, typ) {
+				x, xf := randomRow(t, rng, typ, n, rng.Intn(8))
+				var ys [4][]byte
+				var tol [4]float64
+				for c := range ys {
+					var yf []float32
+					ys[c], yf = randomRow(t, rng, gen.vecDotType, n, rng.Intn(8))
+					for i := range xf {
+						tol[c] += math.Abs(float64(xf[i] * yf[i]))
+					}
+					// Both sum exact per-block integers (or float
+					// products) in float32, in different orders.
+					tol[c] = 2e-5*tol[c] + 1e-6
+				}
+				var got [4]float32
+				if fst.vecDot4 != nil {
+					fst.vecDot4(n, x, &ys, &got)
+				}
+				for c, y := range ys {
+					want := gen.vecDot(n, x, y)
+					v := fst.vecDot(n, x, y)
+					require.InDelta(t, want, v, tol[c], "n=%d column %d", n, c)
+					if fst.vecDot4 != nil {
+						require.Equal(t, math.Float32bits(v), math.Float32bits(got[c]),
+							"n=%d column %d: vecDot4 %v, vecDot %v", n, c, got[c], v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// testSeed returns GGML_TEST_SEED if set, else a fresh seed, and logs it.
+func testSeed(t *testing.T) int64 {
+	t.Helper()
+	seed := rand.Int63()
+	if s := os.Getenv("GGML_TEST_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseInt(s, 10, 64)
+		require.NoError(t, err, "GGML_TEST_SEED")
+	}
+	t.Logf("seed %d (set GGML_TEST_SEED to repeat)", seed)
+	return seed
+}
+
+// TestMulMatKernelSets runs random products through an engine with the
+// fast kernels and one with the generic ones: the results agree within
+// float rounding, and the fast engine's do not depend on the thread count
+// (which changes how columns are grouped).
+func TestMulMatKernelSets(t *testing.T) {
+	seed := testSeed(t)
+	rng := rand.New(rand.NewSource(seed))
+	gen := New(Options{Threads: 1, Generic: true})
+	defer gen.Close()
+	require.Equal(t, "generic", gen.Kernels())
+	engines := []*Engine{New(Options{Threads: 1}), New(Options{Threads: 3})}
+	for _, e := range engines {
+		defer e.Close()
+	}
+	for _, typ := range kernelTestTypes() {
+		for trial := range 3 {
+			bs := max(typ.BlockSize(), typ.VecDotType().BlockSize())
+			k := int64(bs) * int64(1+rng.Intn(3))
+			m, n := int64(1+rng.Intn(37)), int64(1+rng.Intn(19))
+			if trial == 0 {
+				n = 8 // whole groups of four columns
+			}
+			a2, r2 := int64(1+rng.Intn(2)), int64(1+rng.Intn(2))
+			name := fmt.Sprintf("%s/k=%d,m=%d,n=%d,batch=%dx%d", typ, k, m, n, a2, r2)
+			c := graph.NewContext(graph.ContextOptions{Alloc: true})
+			a := c.NewTensor(typ, k, m, a2)
+			b := c.NewTensor(quant.F32, k, n, a2*r2)
+			out := c.MulMat(a, b)
+			require.NoError(t, c.Err(), name)
+			af := mmRandF32s(rng, a.NElements())
+			_, err := quant.FromFloat(a.Data, typ, af)
+			require.NoError(t, err, name)
+			mmSetF32s(b, mmRandF32s(rng, b.NElements()))
+
+			require.NoError(t, gen.ComputeNode(out), name)
+			want := mmF32s(out)
+			var first []float32
+			for _, e := range engines {
+				clear(out.Data)
+				require.NoError(t, e.ComputeNode(out), name)
+				got := mmF32s(out)
+				for i := range want {
+					require.InDelta(t, want[i], got[i], 1e-4*float64(k), "%s element %d", name, i)
+				}
+				if first == nil {
+					first = got
+				} else {
+					require.Equal(t, first, got, "%s: results differ between thread counts", name)
+				}
+			}
+		}
+	}
+}
+
+// TestGenericOption: Options.Generic and the environment variable select
+// the generic set.
+func TestGenericOption(t *testing.T) {
+	require.Same(t, genericKernels, selectKernels(Options{Generic: true}))
+	t.Setenv(EnvGeneric, "1")
+	require.Same(t, genericKernels, selectKernels(Options{}))
+	t.Setenv(EnvGeneric, "")
+	require.Same(t, fastKernels(), selectKernels(Options{}))
+}
