@@ -100,6 +100,197 @@ GLOBL hi2<>(SB), RODATA|NOPTR, $32
 	Q8DOT(Y4, Y5, 2(YP), Y8, Y9);         \
 	VFMADD231PS Y11, Y9, ACC
 
+// FX4STORE finishes the four columns of dotF32x4AVX2 and dotF16x4AVX2:
+// accumulators Y0+Y1, Y2+Y3, Y6+Y7, Y8+Y9, scalar parts X10..X13, out in DX.
+#define FX4STORE \
+	VADDPS Y1, Y0, Y0; \
+	HSUM(Y0, X0, X4); \
+	VADDSS X10, X0, X0; \
+	VMOVSS X0, 0(DX); \
+	VADDPS Y3, Y2, Y2; \
+	HSUM(Y2, X2, X4); \
+	VADDSS X11, X2, X2; \
+	VMOVSS X2, 4(DX); \
+	VADDPS Y7, Y6, Y6; \
+	HSUM(Y6, X6, X4); \
+	VADDSS X12, X6, X6; \
+	VMOVSS X6, 8(DX); \
+	VADDPS Y9, Y8, Y8; \
+	HSUM(Y8, X8, X4); \
+	VADDSS X13, X8, X8; \
+	VMOVSS X8, 12(DX); \
+	VZEROUPPER; \
+	RET
+
+// H1 converts the half at mem to a float in the low lane of X.
+#define H1(mem, X) \
+	MOVWLZX   mem, AX; \
+	VMOVD     AX, X;   \
+	VCVTPH2PS X, X
+
+// FP16MUL puts fp16(xd) * float32(ymem) in every lane of Y (X its low lane).
+#define FP16MUL(xd, ymem, X, Y) \
+	MOVWLZX      xd, AX;     \
+	VMOVD        AX, X;      \
+	VCVTPH2PS    X, X;       \
+	VMULSS       ymem, X, X; \
+	VBROADCASTSS X, Y
+
+// Q4_K block: fp16 d, fp16 dmin, scales[12], qs[128]. DECODEQ4K writes the
+// eight 6-bit scales as words at 0(SP) and broadcast to whole vectors at
+// 16+32j(SP), and leaves the minimums, each repeated for the two bsums of
+// its 32 elements, as words in Y14. It uses AX, BX, DX, R12, R13, Y6, Y7.
+#define DECODEQ4K \
+	MOVL         4(SI), AX;          \
+	MOVL         8(SI), BX;          \
+	MOVL         12(SI), DX;         \
+	MOVL         AX, R12;            \
+	ANDL         $0x3f3f3f3f, R12;   \
+	VMOVD        R12, X6;            \
+	MOVL         DX, R12;            \
+	ANDL         $0x0f0f0f0f, R12;   \
+	MOVL         AX, R13;            \
+	SHRL         $6, R13;            \
+	ANDL         $0x03030303, R13;   \
+	SHLL         $4, R13;            \
+	ORL          R13, R12;           \
+	VPINSRD      $1, R12, X6, X6;    \
+	VPMOVZXBW    X6, X6;             \
+	VMOVDQU      X6, 0(SP);          \
+	MOVL         BX, R12;            \
+	ANDL         $0x3f3f3f3f, R12;   \
+	VMOVD        R12, X7;            \
+	SHRL         $4, DX;             \
+	ANDL         $0x0f0f0f0f, DX;    \
+	SHRL         $6, BX;             \
+	ANDL         $0x03030303, BX;    \
+	SHLL         $4, BX;             \
+	ORL          BX, DX;             \
+	VPINSRD      $1, DX, X7, X7;     \
+	VPMOVZXBW    X7, X7;             \
+	VPUNPCKHWD   X7, X7, X6;         \
+	VPUNPCKLWD   X7, X7, X7;         \
+	VINSERTI128  $1, X6, Y7, Y14;    \
+	VPBROADCASTW 0(SP), Y6;          \
+	VMOVDQU      Y6, 16(SP);         \
+	VPBROADCASTW 2(SP), Y6;          \
+	VMOVDQU      Y6, 48(SP);         \
+	VPBROADCASTW 4(SP), Y6;          \
+	VMOVDQU      Y6, 80(SP);         \
+	VPBROADCASTW 6(SP), Y6;          \
+	VMOVDQU      Y6, 112(SP);        \
+	VPBROADCASTW 8(SP), Y6;          \
+	VMOVDQU      Y6, 144(SP);        \
+	VPBROADCASTW 10(SP), Y6;         \
+	VMOVDQU      Y6, 176(SP);        \
+	VPBROADCASTW 12(SP), Y6;         \
+	VMOVDQU      Y6, 208(SP);        \
+	VPBROADCASTW 14(SP), Y6;         \
+	VMOVDQU      Y6, 240(SP)
+
+// Q4KLOAD splits the 32 quant bytes at off(SI) into low nibbles (Y4) and
+// high nibbles (Y5): sub-blocks 2k and 2k+1.
+#define Q4KLOAD(off) \
+	VMOVDQU off(SI), Y4;       \
+	VPSRLW  $4, Y4, Y5;        \
+	VPAND   nib<>(SB), Y4, Y4; \
+	VPAND   nib<>(SB), Y5, Y5
+
+// Q4KCOL adds to ISUM the scaled dots of Y4 and Y5 with the y quants at
+// ylo(YP) and yhi(YP), with the scale vectors at slo(SP) and shi(SP).
+#define Q4KCOL(ylo, yhi, slo, shi, YP, ISUM) \
+	VPMADDUBSW ylo(YP), Y4, Y6; \
+	VPMADDWD   slo(SP), Y6, Y6; \
+	VPADDD     Y6, ISUM, ISUM;  \
+	VPMADDUBSW yhi(YP), Y5, Y6; \
+	VPMADDWD   shi(SP), Y6, Y6; \
+	VPADDD     Y6, ISUM, ISUM
+
+// Q4KFIN folds a column's super-block into ACC.
+#define Q4KFIN(YP, ISUM, ACC) \
+	FP16MUL(0(SI), 0(YP), X6, Y6);   \
+	VCVTDQ2PS    ISUM, ISUM;         \
+	VFMADD231PS  Y6, ISUM, ACC;      \
+	VMOVDQU      260(YP), Y7;        \
+	VPMADDWD     Y14, Y7, Y7;        \
+	VCVTDQ2PS    Y7, Y7;             \
+	FP16MUL(2(SI), 0(YP), X6, Y6);   \
+	VFNMADD231PS Y6, Y7, ACC
+
+// Q6_K block: ql[128], qh[64], int8 scales[16], fp16 d. DECODEQ6KSCALES
+// writes the sixteen scales as words at 0(SP) and, for each pair of
+// 16-element sub-blocks (2i, 2i+1), a vector of sc[2i] in its low half and
+// sc[2i+1] in its high half at 32+32i(SP). It uses Y6, Y7.
+#define Q6KPAIR(lo, hi, dst) \
+	VPBROADCASTW lo(SP), X6;     \
+	VPBROADCASTW hi(SP), X7;     \
+	VINSERTI128  $1, X7, Y6, Y6; \
+	VMOVDQU      Y6, dst(SP)
+
+#define DECODEQ6KSCALES \
+	VPMOVSXBW 192(SI), Y6; \
+	VMOVDQU   Y6, 0(SP);   \
+	Q6KPAIR(0, 2, 32);     \
+	Q6KPAIR(4, 6, 64);     \
+	Q6KPAIR(8, 10, 96);    \
+	Q6KPAIR(12, 14, 128);  \
+	Q6KPAIR(16, 18, 160);  \
+	Q6KPAIR(20, 22, 192);  \
+	Q6KPAIR(24, 26, 224);  \
+	Q6KPAIR(28, 30, 256)
+
+// DECODEQ6KHALF makes the 6-bit quants of one 128-element half, from ql at
+// ql(SI), ql+32(SI) and qh at qh(SI): elements 0-31 in Y8, 32-63 in Y9,
+// 64-95 in Y4, 96-127 in Y5. It uses Y6, Y7.
+#define DECODEQ6KHALF(ql, qh) \
+	VMOVDQU ql(SI), Y4;        \
+	VMOVDQU ql+32(SI), Y5;     \
+	VMOVDQU qh(SI), Y6;        \
+	VPAND   nib<>(SB), Y4, Y8; \
+	VPSLLW  $4, Y6, Y7;        \
+	VPAND   hi2<>(SB), Y7, Y7; \
+	VPOR    Y7, Y8, Y8;        \
+	VPAND   nib<>(SB), Y5, Y9; \
+	VPSLLW  $2, Y6, Y7;        \
+	VPAND   hi2<>(SB), Y7, Y7; \
+	VPOR    Y7, Y9, Y9;        \
+	VPSRLW  $4, Y4, Y4;        \
+	VPAND   nib<>(SB), Y4, Y4; \
+	VPAND   hi2<>(SB), Y6, Y7; \
+	VPOR    Y7, Y4, Y4;        \
+	VPSRLW  $4, Y5, Y5;        \
+	VPAND   nib<>(SB), Y5, Y5; \
+	VPSRLW  $2, Y6, Y6;        \
+	VPAND   hi2<>(SB), Y6, Y6; \
+	VPOR    Y6, Y5, Y5
+
+// Q6KCOL adds to ISUM the scaled dots of one half's quants with the y
+// quants at y(YP), y+32(YP), ... and the scale pairs at s(SP), s+32(SP), ...
+#define Q6KCOL(y, s, YP, ISUM) \
+	VPMADDUBSW y(YP), Y8, Y6;     \
+	VPMADDWD   s(SP), Y6, Y6;     \
+	VPADDD     Y6, ISUM, ISUM;    \
+	VPMADDUBSW y+32(YP), Y9, Y6;  \
+	VPMADDWD   s+32(SP), Y6, Y6;  \
+	VPADDD     Y6, ISUM, ISUM;    \
+	VPMADDUBSW y+64(YP), Y4, Y6;  \
+	VPMADDWD   s+64(SP), Y6, Y6;  \
+	VPADDD     Y6, ISUM, ISUM;    \
+	VPMADDUBSW y+96(YP), Y5, Y6;  \
+	VPMADDWD   s+96(SP), Y6, Y6;  \
+	VPADDD     Y6, ISUM, ISUM
+
+// Q6KFIN removes the offset of 32 (32 * sum of sc[j] * bsums[j]) and folds
+// a column's super-block into ACC.
+#define Q6KFIN(YP, ISUM, ACC) \
+	VMOVDQU     260(YP), Y6;          \
+	VPMADDWD    0(SP), Y6, Y6;        \
+	VPSLLD      $5, Y6, Y6;           \
+	VPSUBD      Y6, ISUM, ISUM;       \
+	VCVTDQ2PS   ISUM, ISUM;           \
+	FP16MUL(208(SI), 0(YP), X6, Y6);  \
+	VFMADD231PS Y6, ISUM, ACC
+
 // func dotQ8_0AVX2(nb int, x, y unsafe.Pointer) float32
 TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-28
 	MOVQ   nb+0(FP), CX
@@ -319,28 +510,6 @@ f32done:
 	VZEROUPPER
 	RET
 
-// FX4STORE finishes the four columns of dotF32x4AVX2 and dotF16x4AVX2:
-// accumulators Y0+Y1, Y2+Y3, Y6+Y7, Y8+Y9, scalar parts X10..X13, out in DX.
-#define FX4STORE \
-	VADDPS Y1, Y0, Y0; \
-	HSUM(Y0, X0, X4); \
-	VADDSS X10, X0, X0; \
-	VMOVSS X0, 0(DX); \
-	VADDPS Y3, Y2, Y2; \
-	HSUM(Y2, X2, X4); \
-	VADDSS X11, X2, X2; \
-	VMOVSS X2, 4(DX); \
-	VADDPS Y7, Y6, Y6; \
-	HSUM(Y6, X6, X4); \
-	VADDSS X12, X6, X6; \
-	VMOVSS X6, 8(DX); \
-	VADDPS Y9, Y8, Y8; \
-	HSUM(Y8, X8, X4); \
-	VADDSS X13, X8, X8; \
-	VMOVSS X8, 12(DX); \
-	VZEROUPPER; \
-	RET
-
 // func dotF32x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 TEXT ·dotF32x4AVX2(SB), NOSPLIT, $0-32
 	MOVQ   n+0(FP), CX
@@ -418,12 +587,6 @@ f32x4by1:
 f32x4done:
 	MOVQ out+24(FP), DX
 	FX4STORE
-
-// H1 converts the half at mem to a float in the low lane of X.
-#define H1(mem, X) \
-	MOVWLZX   mem, AX; \
-	VMOVD     AX, X;   \
-	VCVTPH2PS X, X
 
 // func dotF16AVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28
@@ -570,3 +733,195 @@ f16x4by1:
 f16x4done:
 	MOVQ out+24(FP), DX
 	FX4STORE
+
+// ---------------------------------------------------------------------------
+// Q4_K and Q6_K weights against Q8_K activations (292-byte blocks: float32
+// d, int8 qs[256], int16 bsums[16]). Each super-block's integer sums are
+// exact; the float part is acc += float(isum) * (d * dy), then, for Q4_K,
+// acc -= float(msum) * (dmin * dy). The scales are unpacked once per
+// super-block into the frame, and the quants of each 64 (Q4_K) or 128
+// (Q6_K) elements once for all columns.
+
+// func dotQ4_KAVX2(nb int, x, y unsafe.Pointer) float32
+TEXT ·dotQ4_KAVX2(SB), $272-28
+	MOVQ   nb+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), DI
+	VXORPS Y0, Y0, Y0
+
+q4kloop:
+	TESTQ CX, CX
+	JZ    q4kdone
+	DECODEQ4K
+	VPXOR Y8, Y8, Y8
+	Q4KLOAD(16)
+	Q4KCOL(4, 36, 16, 48, DI, Y8)
+	Q4KLOAD(48)
+	Q4KCOL(68, 100, 80, 112, DI, Y8)
+	Q4KLOAD(80)
+	Q4KCOL(132, 164, 144, 176, DI, Y8)
+	Q4KLOAD(112)
+	Q4KCOL(196, 228, 208, 240, DI, Y8)
+	Q4KFIN(DI, Y8, Y0)
+	ADDQ  $144, SI
+	ADDQ  $292, DI
+	DECQ  CX
+	JMP   q4kloop
+
+q4kdone:
+	HSUM(Y0, X0, X1)
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ4_Kx4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ4_Kx4AVX2(SB), $272-32
+	MOVQ   nb+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), DX
+	MOVQ   0(DX), R8
+	MOVQ   8(DX), R9
+	MOVQ   16(DX), R10
+	MOVQ   24(DX), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+q4kx4loop:
+	TESTQ CX, CX
+	JZ    q4kx4done
+	DECODEQ4K
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	Q4KLOAD(16)
+	Q4KCOL(4, 36, 16, 48, R8, Y8)
+	Q4KCOL(4, 36, 16, 48, R9, Y9)
+	Q4KCOL(4, 36, 16, 48, R10, Y10)
+	Q4KCOL(4, 36, 16, 48, R11, Y11)
+	Q4KLOAD(48)
+	Q4KCOL(68, 100, 80, 112, R8, Y8)
+	Q4KCOL(68, 100, 80, 112, R9, Y9)
+	Q4KCOL(68, 100, 80, 112, R10, Y10)
+	Q4KCOL(68, 100, 80, 112, R11, Y11)
+	Q4KLOAD(80)
+	Q4KCOL(132, 164, 144, 176, R8, Y8)
+	Q4KCOL(132, 164, 144, 176, R9, Y9)
+	Q4KCOL(132, 164, 144, 176, R10, Y10)
+	Q4KCOL(132, 164, 144, 176, R11, Y11)
+	Q4KLOAD(112)
+	Q4KCOL(196, 228, 208, 240, R8, Y8)
+	Q4KCOL(196, 228, 208, 240, R9, Y9)
+	Q4KCOL(196, 228, 208, 240, R10, Y10)
+	Q4KCOL(196, 228, 208, 240, R11, Y11)
+	Q4KFIN(R8, Y8, Y0)
+	Q4KFIN(R9, Y9, Y1)
+	Q4KFIN(R10, Y10, Y2)
+	Q4KFIN(R11, Y11, Y3)
+	ADDQ  $144, SI
+	ADDQ  $292, R8
+	ADDQ  $292, R9
+	ADDQ  $292, R10
+	ADDQ  $292, R11
+	DECQ  CX
+	JMP   q4kx4loop
+
+q4kx4done:
+	MOVQ out+24(FP), DX
+	HSUM(Y0, X0, X4)
+	HSUM(Y1, X1, X4)
+	HSUM(Y2, X2, X4)
+	HSUM(Y3, X3, X4)
+	VMOVSS X0, 0(DX)
+	VMOVSS X1, 4(DX)
+	VMOVSS X2, 8(DX)
+	VMOVSS X3, 12(DX)
+	VZEROUPPER
+	RET
+
+// func dotQ6_KAVX2(nb int, x, y unsafe.Pointer) float32
+TEXT ·dotQ6_KAVX2(SB), $288-28
+	MOVQ   nb+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), DI
+	VXORPS Y0, Y0, Y0
+
+q6kloop:
+	TESTQ CX, CX
+	JZ    q6kdone
+	DECODEQ6KSCALES
+	VPXOR Y10, Y10, Y10
+	DECODEQ6KHALF(0, 128)
+	Q6KCOL(4, 32, DI, Y10)
+	DECODEQ6KHALF(64, 160)
+	Q6KCOL(132, 160, DI, Y10)
+	Q6KFIN(DI, Y10, Y0)
+	ADDQ  $210, SI
+	ADDQ  $292, DI
+	DECQ  CX
+	JMP   q6kloop
+
+q6kdone:
+	HSUM(Y0, X0, X1)
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ6_Kx4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ6_Kx4AVX2(SB), $288-32
+	MOVQ   nb+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), DX
+	MOVQ   0(DX), R8
+	MOVQ   8(DX), R9
+	MOVQ   16(DX), R10
+	MOVQ   24(DX), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+q6kx4loop:
+	TESTQ CX, CX
+	JZ    q6kx4done
+	DECODEQ6KSCALES
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	DECODEQ6KHALF(0, 128)
+	Q6KCOL(4, 32, R8, Y10)
+	Q6KCOL(4, 32, R9, Y11)
+	Q6KCOL(4, 32, R10, Y12)
+	Q6KCOL(4, 32, R11, Y13)
+	DECODEQ6KHALF(64, 160)
+	Q6KCOL(132, 160, R8, Y10)
+	Q6KCOL(132, 160, R9, Y11)
+	Q6KCOL(132, 160, R10, Y12)
+	Q6KCOL(132, 160, R11, Y13)
+	Q6KFIN(R8, Y10, Y0)
+	Q6KFIN(R9, Y11, Y1)
+	Q6KFIN(R10, Y12, Y2)
+	Q6KFIN(R11, Y13, Y3)
+	ADDQ  $210, SI
+	ADDQ  $292, R8
+	ADDQ  $292, R9
+	ADDQ  $292, R10
+	ADDQ  $292, R11
+	DECQ  CX
+	JMP   q6kx4loop
+
+q6kx4done:
+	MOVQ out+24(FP), DX
+	HSUM(Y0, X0, X4)
+	HSUM(Y1, X1, X4)
+	HSUM(Y2, X2, X4)
+	HSUM(Y3, X3, X4)
+	VMOVSS X0, 0(DX)
+	VMOVSS X1, 4(DX)
+	VMOVSS X2, 8(DX)
+	VMOVSS X3, 12(DX)
+	VZEROUPPER
+	RET

@@ -43,6 +43,8 @@ var avx2Dots = []avx2Dot{
 	{quant.F16, wrap1(1, dotF16AVX2), wrap4(1, dotF16x4AVX2)},
 	{quant.Q8_0, wrap1(32, dotQ8_0AVX2), wrap4(32, dotQ8_0x4AVX2)},
 	{quant.Q4_0, wrap1(32, dotQ4_0AVX2), wrap4(32, dotQ4_0x4AVX2)},
+	{quant.Q4_K, wrap1(256, dotQ4_KAVX2), wrap4(256, dotQ4_Kx4AVX2)},
+	{quant.Q6_K, wrap1(256, dotQ6_KAVX2), wrap4(256, dotQ6_Kx4AVX2)},
 }
 
 func ptr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
@@ -103,3 +105,25 @@ func dotQ4_0AVX2(nb int, x, y unsafe.Pointer) float32
 //
 //go:noescape
 func dotQ4_0x4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+// dotQ4_KAVX2 is the dot product of nb Q4_K blocks at x with nb Q8_K
+// blocks at y.
+//
+//go:noescape
+func dotQ4_KAVX2(nb int, x, y unsafe.Pointer) float32
+
+// dotQ4_Kx4AVX2 sets out[c] = dotQ4_KAVX2(nb, x, y[c]).
+//
+//go:noescape
+func dotQ4_Kx4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+// dotQ6_KAVX2 is the dot product of nb Q6_K blocks at x with nb Q8_K
+// blocks at y.
+//
+//go:noescape
+func dotQ6_KAVX2(nb int, x, y unsafe.Pointer) float32
+
+// dotQ6_Kx4AVX2 sets out[c] = dotQ6_KAVX2(nb, x, y[c]).
+//
+//go:noescape
+func dotQ6_Kx4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
