@@ -31,6 +31,61 @@ DATA hi2<>+16(SB)/8, $0x3030303030303030
 DATA hi2<>+24(SB)/8, $0x3030303030303030
 GLOBL hi2<>(SB), RODATA|NOPTR, $32
 
+// k4shuf+32j(SB) broadcasts word j of each 128-bit lane (VPSHUFB).
+DATA k4shuf<>+0(SB)/8, $0x0100010001000100
+DATA k4shuf<>+8(SB)/8, $0x0100010001000100
+DATA k4shuf<>+16(SB)/8, $0x0100010001000100
+DATA k4shuf<>+24(SB)/8, $0x0100010001000100
+DATA k4shuf<>+32(SB)/8, $0x0302030203020302
+DATA k4shuf<>+40(SB)/8, $0x0302030203020302
+DATA k4shuf<>+48(SB)/8, $0x0302030203020302
+DATA k4shuf<>+56(SB)/8, $0x0302030203020302
+DATA k4shuf<>+64(SB)/8, $0x0504050405040504
+DATA k4shuf<>+72(SB)/8, $0x0504050405040504
+DATA k4shuf<>+80(SB)/8, $0x0504050405040504
+DATA k4shuf<>+88(SB)/8, $0x0504050405040504
+DATA k4shuf<>+96(SB)/8, $0x0706070607060706
+DATA k4shuf<>+104(SB)/8, $0x0706070607060706
+DATA k4shuf<>+112(SB)/8, $0x0706070607060706
+DATA k4shuf<>+120(SB)/8, $0x0706070607060706
+DATA k4shuf<>+128(SB)/8, $0x0908090809080908
+DATA k4shuf<>+136(SB)/8, $0x0908090809080908
+DATA k4shuf<>+144(SB)/8, $0x0908090809080908
+DATA k4shuf<>+152(SB)/8, $0x0908090809080908
+DATA k4shuf<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k4shuf<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k4shuf<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k4shuf<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k4shuf<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k4shuf<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k4shuf<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k4shuf<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k4shuf<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k4shuf<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k4shuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k4shuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL k4shuf<>(SB), RODATA|NOPTR, $256
+
+// q6shuf+16i(SB) makes, from 16 bytes, byte 2i eight times then byte 2i+1
+// eight times (VPSHUFB).
+DATA q6shuf<>+0(SB)/8, $0x0000000000000000
+DATA q6shuf<>+8(SB)/8, $0x0101010101010101
+DATA q6shuf<>+16(SB)/8, $0x0202020202020202
+DATA q6shuf<>+24(SB)/8, $0x0303030303030303
+DATA q6shuf<>+32(SB)/8, $0x0404040404040404
+DATA q6shuf<>+40(SB)/8, $0x0505050505050505
+DATA q6shuf<>+48(SB)/8, $0x0606060606060606
+DATA q6shuf<>+56(SB)/8, $0x0707070707070707
+DATA q6shuf<>+64(SB)/8, $0x0808080808080808
+DATA q6shuf<>+72(SB)/8, $0x0909090909090909
+DATA q6shuf<>+80(SB)/8, $0x0a0a0a0a0a0a0a0a
+DATA q6shuf<>+88(SB)/8, $0x0b0b0b0b0b0b0b0b
+DATA q6shuf<>+96(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA q6shuf<>+104(SB)/8, $0x0d0d0d0d0d0d0d0d
+DATA q6shuf<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
+DATA q6shuf<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
+
 // HSUM leaves in the low lane of X the sum of Y's eight lanes, in a fixed
 // order, using T.
 #define HSUM(Y, X, T) \
@@ -82,16 +137,54 @@ GLOBL hi2<>(SB), RODATA|NOPTR, $32
 	VPSUBB      eight<>(SB), XS, XS; \
 	VPSIGNB     XS, XS, XA
 
-// PAIR adds to ACC the scaled dots of the x blocks at xo0(SI), xo1(SI)
-// (decoded in Y4..Y7) with the y blocks at 0(YP), 34(YP).
-#define PAIR(xo0, xo1, YP, ACC) \
-	SCALE(xo0(SI), 0(YP), X12, X11, Y11); \
-	Q8DOT(Y4, Y5, 2(YP), Y8, Y9);           \
-	VMULPS      Y11, Y9, Y10;               \
-	SCALE(xo1(SI), 34(YP), X12, X11, Y11);  \
-	Q8DOT(Y6, Y7, 36(YP), Y8, Y9);          \
-	VFMADD231PS Y11, Y9, Y10;               \
+// SCALE2 puts fp16(d) * fp16(d) of the x block at xo0(SI) and the y block
+// at 0(DI) in every lane of Y11, and of xo1(SI) and 34(DI) in Y12 (the
+// same products SCALE makes), using AX and X13.
+#define SCALE2(xo0, xo1) \
+	MOVWLZX      xo0(SI), AX;           \
+	VMOVD        AX, X12;               \
+	VPINSRW      $1, 0(DI), X12, X12;   \
+	VPINSRW      $2, xo1(SI), X12, X12; \
+	VPINSRW      $3, 34(DI), X12, X12;  \
+	VCVTPH2PS    X12, X12;              \
+	VMOVSHDUP    X12, X13;              \
+	VMULPS       X13, X12, X12;         \
+	VBROADCASTSS X12, Y11;              \
+	VMOVHLPS     X12, X13, X13;         \
+	VBROADCASTSS X13, Y12
+
+// SCALES4 writes at sb(SP) the four products fp16(d) * fp16(d) of the x
+// block at xo(SI) with the y blocks at yo(R8), yo(R9), yo(R10), yo(R11),
+// using AX, X12 and X13.
+#define SCALES4(xo, yo, sb) \
+	MOVWLZX      yo(R8), AX;            \
+	VMOVD        AX, X12;               \
+	VPINSRW      $1, yo(R9), X12, X12;  \
+	VPINSRW      $2, yo(R10), X12, X12; \
+	VPINSRW      $3, yo(R11), X12, X12; \
+	VCVTPH2PS    X12, X12;              \
+	MOVWLZX      xo(SI), AX;            \
+	VMOVD        AX, X13;               \
+	VCVTPH2PS    X13, X13;              \
+	VBROADCASTSS X13, X13;              \
+	VMULPS       X13, X12, X12;         \
+	VMOVUPS      X12, sb(SP)
+
+// PAIR adds to ACC the dots of the two x blocks decoded in Y4..Y7 with
+// the y blocks at 0(YP) and 34(YP), scaled by Y11 and Y12.
+#define PAIR(YP, ACC) \
+	Q8DOT(Y4, Y5, 2(YP), Y8, Y9);  \
+	VMULPS      Y11, Y9, Y10;      \
+	Q8DOT(Y6, Y7, 36(YP), Y8, Y9); \
+	VFMADD231PS Y12, Y9, Y10;      \
 	VADDPS      Y10, ACC, ACC
+
+// PAIR4 is PAIR for column c of a four-column kernel, its scales at
+// 4c(SP) and 16+4c(SP) (c4 = 4c).
+#define PAIR4(c4, YP, ACC) \
+	VBROADCASTSS c4(SP), Y11;    \
+	VBROADCASTSS 16+c4(SP), Y12; \
+	PAIR(YP, ACC)
 
 // ONE adds to ACC the scaled dot of the x block at 0(SI) (in Y4, Y5) with
 // the y block at 0(YP).
@@ -136,74 +229,61 @@ GLOBL hi2<>(SB), RODATA|NOPTR, $32
 	VMULSS       ymem, X, X; \
 	VBROADCASTSS X, Y
 
-// Q4_K block: fp16 d, fp16 dmin, scales[12], qs[128]. DECODEQ4K writes the
-// eight 6-bit scales as words at 0(SP) and broadcast to whole vectors at
-// 16+32j(SP), and leaves the minimums, each repeated for the two bsums of
-// its 32 elements, as words in Y14. It uses AX, BX, DX, R12, R13, Y6, Y7.
+// Q4_K block: fp16 d, fp16 dmin, scales[12], qs[128]. DECODEQ4K leaves
+// the eight 6-bit scales as words in both lanes of Y15, and the minimums,
+// each repeated for the two bsums of its 32 elements, as words in Y14. It
+// uses AX, BX, DX, R12, R13, Y6, Y7.
 #define DECODEQ4K \
-	MOVL         4(SI), AX;          \
-	MOVL         8(SI), BX;          \
-	MOVL         12(SI), DX;         \
-	MOVL         AX, R12;            \
-	ANDL         $0x3f3f3f3f, R12;   \
-	VMOVD        R12, X6;            \
-	MOVL         DX, R12;            \
-	ANDL         $0x0f0f0f0f, R12;   \
-	MOVL         AX, R13;            \
-	SHRL         $6, R13;            \
-	ANDL         $0x03030303, R13;   \
-	SHLL         $4, R13;            \
-	ORL          R13, R12;           \
-	VPINSRD      $1, R12, X6, X6;    \
-	VPMOVZXBW    X6, X6;             \
-	VMOVDQU      X6, 0(SP);          \
-	MOVL         BX, R12;            \
-	ANDL         $0x3f3f3f3f, R12;   \
-	VMOVD        R12, X7;            \
-	SHRL         $4, DX;             \
-	ANDL         $0x0f0f0f0f, DX;    \
-	SHRL         $6, BX;             \
-	ANDL         $0x03030303, BX;    \
-	SHLL         $4, BX;             \
-	ORL          BX, DX;             \
-	VPINSRD      $1, DX, X7, X7;     \
-	VPMOVZXBW    X7, X7;             \
-	VPUNPCKHWD   X7, X7, X6;         \
-	VPUNPCKLWD   X7, X7, X7;         \
-	VINSERTI128  $1, X6, Y7, Y14;    \
-	VPBROADCASTW 0(SP), Y6;          \
-	VMOVDQU      Y6, 16(SP);         \
-	VPBROADCASTW 2(SP), Y6;          \
-	VMOVDQU      Y6, 48(SP);         \
-	VPBROADCASTW 4(SP), Y6;          \
-	VMOVDQU      Y6, 80(SP);         \
-	VPBROADCASTW 6(SP), Y6;          \
-	VMOVDQU      Y6, 112(SP);        \
-	VPBROADCASTW 8(SP), Y6;          \
-	VMOVDQU      Y6, 144(SP);        \
-	VPBROADCASTW 10(SP), Y6;         \
-	VMOVDQU      Y6, 176(SP);        \
-	VPBROADCASTW 12(SP), Y6;         \
-	VMOVDQU      Y6, 208(SP);        \
-	VPBROADCASTW 14(SP), Y6;         \
-	VMOVDQU      Y6, 240(SP)
+	MOVL        4(SI), AX;        \
+	MOVL        8(SI), BX;        \
+	MOVL        12(SI), DX;       \
+	MOVL        AX, R12;          \
+	ANDL        $0x3f3f3f3f, R12; \
+	VMOVD       R12, X6;          \
+	MOVL        DX, R12;          \
+	ANDL        $0x0f0f0f0f, R12; \
+	MOVL        AX, R13;          \
+	SHRL        $6, R13;          \
+	ANDL        $0x03030303, R13; \
+	SHLL        $4, R13;          \
+	ORL         R13, R12;         \
+	VPINSRD     $1, R12, X6, X6;  \
+	VPMOVZXBW   X6, X6;           \
+	VINSERTI128 $1, X6, Y6, Y15;  \
+	MOVL        BX, R12;          \
+	ANDL        $0x3f3f3f3f, R12; \
+	VMOVD       R12, X7;          \
+	SHRL        $4, DX;           \
+	ANDL        $0x0f0f0f0f, DX;  \
+	SHRL        $6, BX;           \
+	ANDL        $0x03030303, BX;  \
+	SHLL        $4, BX;           \
+	ORL         BX, DX;           \
+	VPINSRD     $1, DX, X7, X7;   \
+	VPMOVZXBW   X7, X7;           \
+	VPUNPCKHWD  X7, X7, X6;       \
+	VPUNPCKLWD  X7, X7, X7;       \
+	VINSERTI128 $1, X6, Y7, Y14
 
 // Q4KLOAD splits the 32 quant bytes at off(SI) into low nibbles (Y4) and
-// high nibbles (Y5): sub-blocks 2k and 2k+1.
-#define Q4KLOAD(off) \
-	VMOVDQU off(SI), Y4;       \
-	VPSRLW  $4, Y4, Y5;        \
-	VPAND   nib<>(SB), Y4, Y4; \
-	VPAND   nib<>(SB), Y5, Y5
+// high nibbles (Y5), sub-blocks 2k and 2k+1, and broadcasts their scales
+// into Y12 and Y13 (m0 = 64k, m1 = 64k+32: offsets in k4shuf).
+#define Q4KLOAD(off, m0, m1) \
+	VMOVDQU off(SI), Y4;              \
+	VPSRLW  $4, Y4, Y5;               \
+	VPAND   nib<>(SB), Y4, Y4;        \
+	VPAND   nib<>(SB), Y5, Y5;        \
+	VPSHUFB k4shuf<>+m0(SB), Y15, Y12; \
+	VPSHUFB k4shuf<>+m1(SB), Y15, Y13
 
 // Q4KCOL adds to ISUM the scaled dots of Y4 and Y5 with the y quants at
-// ylo(YP) and yhi(YP), with the scale vectors at slo(SP) and shi(SP).
-#define Q4KCOL(ylo, yhi, slo, shi, YP, ISUM) \
+// ylo(YP) and yhi(YP).
+#define Q4KCOL(ylo, yhi, YP, ISUM) \
 	VPMADDUBSW ylo(YP), Y4, Y6; \
-	VPMADDWD   slo(SP), Y6, Y6; \
+	VPMADDWD   Y12, Y6, Y6;     \
 	VPADDD     Y6, ISUM, ISUM;  \
 	VPMADDUBSW yhi(YP), Y5, Y6; \
-	VPMADDWD   shi(SP), Y6, Y6; \
+	VPMADDWD   Y13, Y6, Y6;     \
 	VPADDD     Y6, ISUM, ISUM
 
 // Q4KFIN folds a column's super-block into ACC.
@@ -217,27 +297,36 @@ GLOBL hi2<>(SB), RODATA|NOPTR, $32
 	FP16MUL(2(SI), 0(YP), X6, Y6);   \
 	VFNMADD231PS Y6, Y7, ACC
 
-// Q6_K block: ql[128], qh[64], int8 scales[16], fp16 d. DECODEQ6KSCALES
-// writes the sixteen scales as words at 0(SP) and, for each pair of
-// 16-element sub-blocks (2i, 2i+1), a vector of sc[2i] in its low half and
-// sc[2i+1] in its high half at 32+32i(SP). It uses Y6, Y7.
-#define Q6KPAIR(lo, hi, dst) \
-	VPBROADCASTW lo(SP), X6;     \
-	VPBROADCASTW hi(SP), X7;     \
-	VINSERTI128  $1, X7, Y6, Y6; \
-	VMOVDQU      Y6, dst(SP)
+// Q6_K block: ql[128], qh[64], int8 scales[16], fp16 d. Q6KSCALES loads
+// the sixteen scales as bytes into X15 and as words into Y14. Q6KPAIR
+// makes in Y the vector of words that scales one 32-element step: sc[2i]
+// in its low half, sc[2i+1] in its high half (m = 16i, an offset in
+// q6shuf); Q6KPAIRS writes the eight at 32i(SP).
+#define Q6KSCALES \
+	VMOVDQU   192(SI), X15; \
+	VPMOVSXBW X15, Y14
 
-#define DECODEQ6KSCALES \
-	VPMOVSXBW 192(SI), Y6; \
-	VMOVDQU   Y6, 0(SP);   \
-	Q6KPAIR(0, 2, 32);     \
-	Q6KPAIR(4, 6, 64);     \
-	Q6KPAIR(8, 10, 96);    \
-	Q6KPAIR(12, 14, 128);  \
-	Q6KPAIR(16, 18, 160);  \
-	Q6KPAIR(20, 22, 192);  \
-	Q6KPAIR(24, 26, 224);  \
-	Q6KPAIR(28, 30, 256)
+#define Q6KPAIR(m, X, Y) \
+	VPSHUFB   q6shuf<>+m(SB), X15, X; \
+	VPMOVSXBW X, Y
+
+#define Q6KPAIRS \
+	Q6KPAIR(0, X6, Y6);   \
+	VMOVDQU Y6, 0(SP);    \
+	Q6KPAIR(16, X6, Y6);  \
+	VMOVDQU Y6, 32(SP);   \
+	Q6KPAIR(32, X6, Y6);  \
+	VMOVDQU Y6, 64(SP);   \
+	Q6KPAIR(48, X6, Y6);  \
+	VMOVDQU Y6, 96(SP);   \
+	Q6KPAIR(64, X6, Y6);  \
+	VMOVDQU Y6, 128(SP);  \
+	Q6KPAIR(80, X6, Y6);  \
+	VMOVDQU Y6, 160(SP);  \
+	Q6KPAIR(96, X6, Y6);  \
+	VMOVDQU Y6, 192(SP);  \
+	Q6KPAIR(112, X6, Y6); \
+	VMOVDQU Y6, 224(SP)
 
 // DECODEQ6KHALF makes the 6-bit quants of one 128-element half, from ql at
 // ql(SI), ql+32(SI) and qh at qh(SI): elements 0-31 in Y8, 32-63 in Y9,
@@ -267,28 +356,36 @@ GLOBL hi2<>(SB), RODATA|NOPTR, $32
 // Q6KCOL adds to ISUM the scaled dots of one half's quants with the y
 // quants at y(YP), y+32(YP), ... and the scale pairs at s(SP), s+32(SP), ...
 #define Q6KCOL(y, s, YP, ISUM) \
-	VPMADDUBSW y(YP), Y8, Y6;     \
-	VPMADDWD   s(SP), Y6, Y6;     \
-	VPADDD     Y6, ISUM, ISUM;    \
-	VPMADDUBSW y+32(YP), Y9, Y6;  \
-	VPMADDWD   s+32(SP), Y6, Y6;  \
-	VPADDD     Y6, ISUM, ISUM;    \
-	VPMADDUBSW y+64(YP), Y4, Y6;  \
-	VPMADDWD   s+64(SP), Y6, Y6;  \
-	VPADDD     Y6, ISUM, ISUM;    \
-	VPMADDUBSW y+96(YP), Y5, Y6;  \
-	VPMADDWD   s+96(SP), Y6, Y6;  \
+	VPMADDUBSW y(YP), Y8, Y6;    \
+	VPMADDWD   s(SP), Y6, Y6;    \
+	VPADDD     Y6, ISUM, ISUM;   \
+	VPMADDUBSW y+32(YP), Y9, Y6; \
+	VPMADDWD   s+32(SP), Y6, Y6; \
+	VPADDD     Y6, ISUM, ISUM;   \
+	VPMADDUBSW y+64(YP), Y4, Y6; \
+	VPMADDWD   s+64(SP), Y6, Y6; \
+	VPADDD     Y6, ISUM, ISUM;   \
+	VPMADDUBSW y+96(YP), Y5, Y6; \
+	VPMADDWD   s+96(SP), Y6, Y6; \
 	VPADDD     Y6, ISUM, ISUM
+
+// Q6KSTEP1 is one 32-element step of the single-column kernel: the scale
+// pair made on the spot (m as in Q6KPAIR), quants in Q, y at y(DI).
+#define Q6KSTEP1(y, m, Q) \
+	Q6KPAIR(m, X7, Y7);     \
+	VPMADDUBSW y(DI), Q, Y6; \
+	VPMADDWD   Y7, Y6, Y6;   \
+	VPADDD     Y6, Y10, Y10
 
 // Q6KFIN removes the offset of 32 (32 * sum of sc[j] * bsums[j]) and folds
 // a column's super-block into ACC.
 #define Q6KFIN(YP, ISUM, ACC) \
-	VMOVDQU     260(YP), Y6;          \
-	VPMADDWD    0(SP), Y6, Y6;        \
-	VPSLLD      $5, Y6, Y6;           \
-	VPSUBD      Y6, ISUM, ISUM;       \
-	VCVTDQ2PS   ISUM, ISUM;           \
-	FP16MUL(208(SI), 0(YP), X6, Y6);  \
+	VMOVDQU     260(YP), Y6;         \
+	VPMADDWD    Y14, Y6, Y6;         \
+	VPSLLD      $5, Y6, Y6;          \
+	VPSUBD      Y6, ISUM, ISUM;      \
+	VCVTDQ2PS   ISUM, ISUM;          \
+	FP16MUL(208(SI), 0(YP), X6, Y6); \
 	VFMADD231PS Y6, ISUM, ACC
 
 // func dotQ8_0AVX2(nb int, x, y unsafe.Pointer) float32
@@ -303,7 +400,8 @@ q8pair:
 	JLT  q8one
 	LOADQ8_0(0, Y4, Y5)
 	LOADQ8_0(34, Y6, Y7)
-	PAIR(0, 34, DI, Y0)
+	SCALE2(0, 34)
+	PAIR(DI, Y0)
 	ADDQ $68, SI
 	ADDQ $68, DI
 	SUBQ $2, CX
@@ -322,7 +420,7 @@ q8done:
 	RET
 
 // func dotQ8_0x4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ8_0x4AVX2(SB), NOSPLIT, $0-32
+TEXT ·dotQ8_0x4AVX2(SB), NOSPLIT, $32-32
 	MOVQ   nb+0(FP), CX
 	MOVQ   x+8(FP), SI
 	MOVQ   y+16(FP), DX
@@ -340,10 +438,12 @@ q8x4pair:
 	JLT  q8x4one
 	LOADQ8_0(0, Y4, Y5)
 	LOADQ8_0(34, Y6, Y7)
-	PAIR(0, 34, R8, Y0)
-	PAIR(0, 34, R9, Y1)
-	PAIR(0, 34, R10, Y2)
-	PAIR(0, 34, R11, Y3)
+	SCALES4(0, 0, 0)
+	SCALES4(34, 34, 16)
+	PAIR4(0, R8, Y0)
+	PAIR4(4, R9, Y1)
+	PAIR4(8, R10, Y2)
+	PAIR4(12, R11, Y3)
 	ADDQ $68, SI
 	ADDQ $68, R8
 	ADDQ $68, R9
@@ -386,7 +486,8 @@ q4pair:
 	JLT  q4one
 	LOADQ4_0(0, X13, Y13, X14, Y4, Y5)
 	LOADQ4_0(18, X13, Y13, X14, Y6, Y7)
-	PAIR(0, 18, DI, Y0)
+	SCALE2(0, 18)
+	PAIR(DI, Y0)
 	ADDQ $36, SI
 	ADDQ $68, DI
 	SUBQ $2, CX
@@ -405,7 +506,7 @@ q4done:
 	RET
 
 // func dotQ4_0x4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $0-32
+TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $32-32
 	MOVQ   nb+0(FP), CX
 	MOVQ   x+8(FP), SI
 	MOVQ   y+16(FP), DX
@@ -423,10 +524,12 @@ q4x4pair:
 	JLT  q4x4one
 	LOADQ4_0(0, X13, Y13, X14, Y4, Y5)
 	LOADQ4_0(18, X13, Y13, X14, Y6, Y7)
-	PAIR(0, 18, R8, Y0)
-	PAIR(0, 18, R9, Y1)
-	PAIR(0, 18, R10, Y2)
-	PAIR(0, 18, R11, Y3)
+	SCALES4(0, 0, 0)
+	SCALES4(18, 34, 16)
+	PAIR4(0, R8, Y0)
+	PAIR4(4, R9, Y1)
+	PAIR4(8, R10, Y2)
+	PAIR4(12, R11, Y3)
 	ADDQ $36, SI
 	ADDQ $68, R8
 	ADDQ $68, R9
@@ -743,7 +846,7 @@ f16x4done:
 // (Q6_K) elements once for all columns.
 
 // func dotQ4_KAVX2(nb int, x, y unsafe.Pointer) float32
-TEXT ·dotQ4_KAVX2(SB), $272-28
+TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-28
 	MOVQ   nb+0(FP), CX
 	MOVQ   x+8(FP), SI
 	MOVQ   y+16(FP), DI
@@ -754,14 +857,14 @@ q4kloop:
 	JZ    q4kdone
 	DECODEQ4K
 	VPXOR Y8, Y8, Y8
-	Q4KLOAD(16)
-	Q4KCOL(4, 36, 16, 48, DI, Y8)
-	Q4KLOAD(48)
-	Q4KCOL(68, 100, 80, 112, DI, Y8)
-	Q4KLOAD(80)
-	Q4KCOL(132, 164, 144, 176, DI, Y8)
-	Q4KLOAD(112)
-	Q4KCOL(196, 228, 208, 240, DI, Y8)
+	Q4KLOAD(16, 0, 32)
+	Q4KCOL(4, 36, DI, Y8)
+	Q4KLOAD(48, 64, 96)
+	Q4KCOL(68, 100, DI, Y8)
+	Q4KLOAD(80, 128, 160)
+	Q4KCOL(132, 164, DI, Y8)
+	Q4KLOAD(112, 192, 224)
+	Q4KCOL(196, 228, DI, Y8)
 	Q4KFIN(DI, Y8, Y0)
 	ADDQ  $144, SI
 	ADDQ  $292, DI
@@ -775,7 +878,7 @@ q4kdone:
 	RET
 
 // func dotQ4_Kx4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ4_Kx4AVX2(SB), $272-32
+TEXT ·dotQ4_Kx4AVX2(SB), NOSPLIT, $0-32
 	MOVQ   nb+0(FP), CX
 	MOVQ   x+8(FP), SI
 	MOVQ   y+16(FP), DX
@@ -796,26 +899,26 @@ q4kx4loop:
 	VPXOR Y9, Y9, Y9
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
-	Q4KLOAD(16)
-	Q4KCOL(4, 36, 16, 48, R8, Y8)
-	Q4KCOL(4, 36, 16, 48, R9, Y9)
-	Q4KCOL(4, 36, 16, 48, R10, Y10)
-	Q4KCOL(4, 36, 16, 48, R11, Y11)
-	Q4KLOAD(48)
-	Q4KCOL(68, 100, 80, 112, R8, Y8)
-	Q4KCOL(68, 100, 80, 112, R9, Y9)
-	Q4KCOL(68, 100, 80, 112, R10, Y10)
-	Q4KCOL(68, 100, 80, 112, R11, Y11)
-	Q4KLOAD(80)
-	Q4KCOL(132, 164, 144, 176, R8, Y8)
-	Q4KCOL(132, 164, 144, 176, R9, Y9)
-	Q4KCOL(132, 164, 144, 176, R10, Y10)
-	Q4KCOL(132, 164, 144, 176, R11, Y11)
-	Q4KLOAD(112)
-	Q4KCOL(196, 228, 208, 240, R8, Y8)
-	Q4KCOL(196, 228, 208, 240, R9, Y9)
-	Q4KCOL(196, 228, 208, 240, R10, Y10)
-	Q4KCOL(196, 228, 208, 240, R11, Y11)
+	Q4KLOAD(16, 0, 32)
+	Q4KCOL(4, 36, R8, Y8)
+	Q4KCOL(4, 36, R9, Y9)
+	Q4KCOL(4, 36, R10, Y10)
+	Q4KCOL(4, 36, R11, Y11)
+	Q4KLOAD(48, 64, 96)
+	Q4KCOL(68, 100, R8, Y8)
+	Q4KCOL(68, 100, R9, Y9)
+	Q4KCOL(68, 100, R10, Y10)
+	Q4KCOL(68, 100, R11, Y11)
+	Q4KLOAD(80, 128, 160)
+	Q4KCOL(132, 164, R8, Y8)
+	Q4KCOL(132, 164, R9, Y9)
+	Q4KCOL(132, 164, R10, Y10)
+	Q4KCOL(132, 164, R11, Y11)
+	Q4KLOAD(112, 192, 224)
+	Q4KCOL(196, 228, R8, Y8)
+	Q4KCOL(196, 228, R9, Y9)
+	Q4KCOL(196, 228, R10, Y10)
+	Q4KCOL(196, 228, R11, Y11)
 	Q4KFIN(R8, Y8, Y0)
 	Q4KFIN(R9, Y9, Y1)
 	Q4KFIN(R10, Y10, Y2)
@@ -842,7 +945,7 @@ q4kx4done:
 	RET
 
 // func dotQ6_KAVX2(nb int, x, y unsafe.Pointer) float32
-TEXT ·dotQ6_KAVX2(SB), $288-28
+TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-28
 	MOVQ   nb+0(FP), CX
 	MOVQ   x+8(FP), SI
 	MOVQ   y+16(FP), DI
@@ -851,12 +954,18 @@ TEXT ·dotQ6_KAVX2(SB), $288-28
 q6kloop:
 	TESTQ CX, CX
 	JZ    q6kdone
-	DECODEQ6KSCALES
+	Q6KSCALES
 	VPXOR Y10, Y10, Y10
 	DECODEQ6KHALF(0, 128)
-	Q6KCOL(4, 32, DI, Y10)
+	Q6KSTEP1(4, 0, Y8)
+	Q6KSTEP1(36, 16, Y9)
+	Q6KSTEP1(68, 32, Y4)
+	Q6KSTEP1(100, 48, Y5)
 	DECODEQ6KHALF(64, 160)
-	Q6KCOL(132, 160, DI, Y10)
+	Q6KSTEP1(132, 64, Y8)
+	Q6KSTEP1(164, 80, Y9)
+	Q6KSTEP1(196, 96, Y4)
+	Q6KSTEP1(228, 112, Y5)
 	Q6KFIN(DI, Y10, Y0)
 	ADDQ  $210, SI
 	ADDQ  $292, DI
@@ -870,7 +979,7 @@ q6kdone:
 	RET
 
 // func dotQ6_Kx4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ6_Kx4AVX2(SB), $288-32
+TEXT ·dotQ6_Kx4AVX2(SB), NOSPLIT, $256-32
 	MOVQ   nb+0(FP), CX
 	MOVQ   x+8(FP), SI
 	MOVQ   y+16(FP), DX
@@ -886,21 +995,22 @@ TEXT ·dotQ6_Kx4AVX2(SB), $288-32
 q6kx4loop:
 	TESTQ CX, CX
 	JZ    q6kx4done
-	DECODEQ6KSCALES
+	Q6KSCALES
+	Q6KPAIRS
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
 	VPXOR Y12, Y12, Y12
 	VPXOR Y13, Y13, Y13
 	DECODEQ6KHALF(0, 128)
-	Q6KCOL(4, 32, R8, Y10)
-	Q6KCOL(4, 32, R9, Y11)
-	Q6KCOL(4, 32, R10, Y12)
-	Q6KCOL(4, 32, R11, Y13)
+	Q6KCOL(4, 0, R8, Y10)
+	Q6KCOL(4, 0, R9, Y11)
+	Q6KCOL(4, 0, R10, Y12)
+	Q6KCOL(4, 0, R11, Y13)
 	DECODEQ6KHALF(64, 160)
-	Q6KCOL(132, 160, R8, Y10)
-	Q6KCOL(132, 160, R9, Y11)
-	Q6KCOL(132, 160, R10, Y12)
-	Q6KCOL(132, 160, R11, Y13)
+	Q6KCOL(132, 128, R8, Y10)
+	Q6KCOL(132, 128, R9, Y11)
+	Q6KCOL(132, 128, R10, Y12)
+	Q6KCOL(132, 128, R11, Y13)
 	Q6KFIN(R8, Y10, Y0)
 	Q6KFIN(R9, Y11, Y1)
 	Q6KFIN(R10, Y12, Y2)
