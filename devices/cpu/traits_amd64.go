@@ -43,6 +43,9 @@ var avx2Dots = []avx2Dot{
 	{quant.F16, wrap1(1, dotF16AVX2), wrap4(1, dotF16x4AVX2)},
 	{quant.Q8_0, wrap1(32, dotQ8_0AVX2), wrap4(32, dotQ8_0x4AVX2)},
 	{quant.Q4_0, wrap1(32, dotQ4_0AVX2), wrap4(32, dotQ4_0x4AVX2)},
+	{quant.Q5_0, wrap1(32, dotQ5_0AVX2), wrap4(32, dotQ5_0x4AVX2)},
+	{quant.IQ4_NL, wrap1(32, dotIQ4_NLAVX2), wrap4(32, dotIQ4_NLx4AVX2)},
+	{quant.MXFP4, wrap1(32, dotMXFP4AVX2), nil},
 	{quant.Q4_K, wrap1(256, dotQ4_KAVX2), wrap4(256, dotQ4_Kx4AVX2)},
 	{quant.Q6_K, wrap1(256, dotQ6_KAVX2), wrap4(256, dotQ6_Kx4AVX2)},
 }
@@ -62,68 +65,60 @@ func wrap4(per int, k func(int, unsafe.Pointer, *[4]unsafe.Pointer, *[4]float32)
 	}
 }
 
-// dotF32AVX2 is the dot product of n float32 at x and y.
-//
+// The assembly kernels. dotTAVX2(n, x, y) is the dot product of n units
+// (blocks; elements for F32 and F16) of type T at x with n units of its
+// vec_dot type at y; dotTx4AVX2(n, x, y, out) sets out[c] to
+// dotTAVX2(n, x, y[c]) for the four y, bit for bit. Q8_0 activations must
+// hold quants in [-127, 127], as every Q8_0 quantizer writes: -128 does
+// not survive the sign trick (as in ggml's AVX2 kernels).
+
 //go:noescape
 func dotF32AVX2(n int, x, y unsafe.Pointer) float32
 
-// dotF32x4AVX2 sets out[c] = dotF32AVX2(n, x, y[c]).
-//
 //go:noescape
 func dotF32x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 
-// dotF16AVX2 is the dot product of n fp16 at x and y, summed in float32.
-//
 //go:noescape
 func dotF16AVX2(n int, x, y unsafe.Pointer) float32
 
-// dotF16x4AVX2 sets out[c] = dotF16AVX2(n, x, y[c]).
-//
 //go:noescape
 func dotF16x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 
-// dotQ8_0AVX2 is the dot product of nb Q8_0 blocks at x with nb Q8_0
-// blocks at y. The quants of y must lie in [-127, 127] (what every Q8_0
-// quantizer writes): -128 does not survive the sign trick, as in ggml's
-// AVX2 kernel.
-//
 //go:noescape
-func dotQ8_0AVX2(nb int, x, y unsafe.Pointer) float32
+func dotQ8_0AVX2(n int, x, y unsafe.Pointer) float32
 
-// dotQ8_0x4AVX2 sets out[c] = dotQ8_0AVX2(nb, x, y[c]).
-//
 //go:noescape
-func dotQ8_0x4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+func dotQ8_0x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 
-// dotQ4_0AVX2 is the dot product of nb Q4_0 blocks at x with nb Q8_0
-// blocks at y (quants in [-127, 127]).
-//
 //go:noescape
-func dotQ4_0AVX2(nb int, x, y unsafe.Pointer) float32
+func dotQ4_0AVX2(n int, x, y unsafe.Pointer) float32
 
-// dotQ4_0x4AVX2 sets out[c] = dotQ4_0AVX2(nb, x, y[c]).
-//
 //go:noescape
-func dotQ4_0x4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+func dotQ4_0x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 
-// dotQ4_KAVX2 is the dot product of nb Q4_K blocks at x with nb Q8_K
-// blocks at y.
-//
 //go:noescape
-func dotQ4_KAVX2(nb int, x, y unsafe.Pointer) float32
+func dotQ5_0AVX2(n int, x, y unsafe.Pointer) float32
 
-// dotQ4_Kx4AVX2 sets out[c] = dotQ4_KAVX2(nb, x, y[c]).
-//
 //go:noescape
-func dotQ4_Kx4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+func dotQ5_0x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 
-// dotQ6_KAVX2 is the dot product of nb Q6_K blocks at x with nb Q8_K
-// blocks at y.
-//
 //go:noescape
-func dotQ6_KAVX2(nb int, x, y unsafe.Pointer) float32
+func dotIQ4_NLAVX2(n int, x, y unsafe.Pointer) float32
 
-// dotQ6_Kx4AVX2 sets out[c] = dotQ6_KAVX2(nb, x, y[c]).
-//
 //go:noescape
-func dotQ6_Kx4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+func dotIQ4_NLx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotMXFP4AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_KAVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ6_KAVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ6_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)

@@ -35,8 +35,10 @@ func kernelTestTypes() []quant.Type {
 }
 
 // randomRow returns n gaussian values of type typ placed at byte offset
-// off of a fresh buffer (to test unaligned loads), and the floats.
-func randomRow(t *testing.T, rng *rand.Rand, typ quant.Type, n, off int) ([]byte, []float32) {
+// off of a fresh buffer (to test unaligned loads), and the values the row
+// holds (dequantized; the source floats for types without a to_float).
+// With extreme set, some blocks get scales at the ends of their range.
+func randomRow(t *testing.T, rng *rand.Rand, typ quant.Type, n, off int, extreme bool) ([]byte, []float32) {
 	t.Helper()
 	f := make([]float32, n)
 	for i := range f {
@@ -44,9 +46,29 @@ func randomRow(t *testing.T, rng *rand.Rand, typ quant.Type, n, off int) ([]byte
 	}
 	rs := int(typ.RowSize(int64(n)))
 	buf := make([]byte, off+rs)
-	_, err := quant.FromFloat(buf[off:], typ, f)
+	row := buf[off : off+rs : off+rs]
+	_, err := quant.FromFloat(row, typ, f)
 	require.NoError(t, err)
-	return buf[off : off+rs : off+rs], f
+	if extreme {
+		setExtremeScales(rng, typ, row)
+	}
+	if v, err := quant.Dequantize(typ, row, n); err == nil {
+		f = v
+	}
+	return row, f
+}
+
+// setExtremeScales gives every block one scale where the fast kernels
+// take separate paths (MXFP4's subnormal powers of two) or a large one
+// (short of overflowing the sums).
+func setExtremeScales(rng *rand.Rand, typ quant.Type, row []byte) {
+	if typ != quant.MXFP4 {
+		return
+	}
+	e := []byte{0, 1, 2, 3, 160}[rng.Intn(5)]
+	for b := 0; b+17 <= len(row); b += 17 {
+		row[b] = e
+	}
 }
 
 // rowLengths are the lengths tried for a type with block size bs: the
@@ -78,18 +100,18 @@ func TestKernelSetsAgree(t *testing.T) {
 			gen, fst := genericKernels.traits[typ], fast.traits[typ]
 			require.Equal(t, gen.vecDotType, fst.vecDotType)
 			for _, n := range rowLengths(rng, typ) {
-				x, xf := randomRow(t, rng, typ, n, rng.Intn(8))
+				x, xf := randomRow(t, rng, typ, n, rng.Intn(8), rng.Intn(2) == 0)
 				var ys [4][]byte
 				var tol [4]float64
 				for c := range ys {
 					var yf []float32
-					ys[c], yf = randomRow(t, rng, gen.vecDotType, n, rng.Intn(8))
+					ys[c], yf = randomRow(t, rng, gen.vecDotType, n, rng.Intn(8), false)
 					for i := range xf {
-						tol[c] += math.Abs(float64(xf[i] * yf[i]))
+						tol[c] += math.Abs(float64(xf[i]) * float64(yf[i]))
 					}
 					// Both sum exact per-block integers (or float
 					// products) in float32, in different orders.
-					tol[c] = 2e-5*tol[c] + 1e-6
+					tol[c] = 2e-5*tol[c] + 1e-37
 				}
 				var got [4]float32
 				if fst.vecDot4 != nil {

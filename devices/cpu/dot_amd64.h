@@ -1,4 +1,4 @@
-//go:build !purego
+// Constants and macros shared by the dot_*_amd64.s kernels.
 
 #include "textflag.h"
 
@@ -30,6 +30,52 @@ DATA hi2<>+8(SB)/8, $0x3030303030303030
 DATA hi2<>+16(SB)/8, $0x3030303030303030
 DATA hi2<>+24(SB)/8, $0x3030303030303030
 GLOBL hi2<>(SB), RODATA|NOPTR, $32
+
+// bitshuf, bitsel and allset expand 32 bits into 32 bytes (FIFTHBITS);
+// hif0 is 0xf0 in every byte.
+DATA bitshuf<>+0(SB)/8, $0x0000000000000000
+DATA bitshuf<>+8(SB)/8, $0x0101010101010101
+DATA bitshuf<>+16(SB)/8, $0x0202020202020202
+DATA bitshuf<>+24(SB)/8, $0x0303030303030303
+GLOBL bitshuf<>(SB), RODATA|NOPTR, $32
+
+DATA bitsel<>+0(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA bitsel<>+8(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA bitsel<>+16(SB)/8, $0x7fbfdfeff7fbfdfe
+DATA bitsel<>+24(SB)/8, $0x7fbfdfeff7fbfdfe
+GLOBL bitsel<>(SB), RODATA|NOPTR, $32
+
+DATA allset<>+0(SB)/8, $0xffffffffffffffff
+DATA allset<>+8(SB)/8, $0xffffffffffffffff
+DATA allset<>+16(SB)/8, $0xffffffffffffffff
+DATA allset<>+24(SB)/8, $0xffffffffffffffff
+GLOBL allset<>(SB), RODATA|NOPTR, $32
+
+DATA hif0<>+0(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA hif0<>+8(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA hif0<>+16(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA hif0<>+24(SB)/8, $0xf0f0f0f0f0f0f0f0
+GLOBL hif0<>(SB), RODATA|NOPTR, $32
+
+DATA hi10<>+0(SB)/8, $0x1010101010101010
+DATA hi10<>+8(SB)/8, $0x1010101010101010
+DATA hi10<>+16(SB)/8, $0x1010101010101010
+DATA hi10<>+24(SB)/8, $0x1010101010101010
+GLOBL hi10<>(SB), RODATA|NOPTR, $32
+
+// iq4nl and fp4 are the IQ4_NL and MXFP4 levels (quant's kvaluesIQ4NL and
+// kvaluesFP4) in both lanes, for VPSHUFB.
+DATA iq4nl<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA iq4nl<>+8(SB)/8, $0x7159453526190d01
+DATA iq4nl<>+16(SB)/8, $0xf6eaddcfbfad9881
+DATA iq4nl<>+24(SB)/8, $0x7159453526190d01
+GLOBL iq4nl<>(SB), RODATA|NOPTR, $32
+
+DATA fp4<>+0(SB)/8, $0x0c08060403020100
+DATA fp4<>+8(SB)/8, $0xf4f8fafcfdfeff00
+DATA fp4<>+16(SB)/8, $0x0c08060403020100
+DATA fp4<>+24(SB)/8, $0xf4f8fafcfdfeff00
+GLOBL fp4<>(SB), RODATA|NOPTR, $32
 
 // k4shuf+32j(SB) broadcasts word j of each 128-bit lane (VPSHUFB).
 DATA k4shuf<>+0(SB)/8, $0x0100010001000100
@@ -124,18 +170,48 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VPMADDWD   ones16<>(SB), P, P;   \
 	VCVTDQ2PS  P, P
 
-// LOADQ8_0 and LOADQ4_0 decode the block at off(SI) into XS and XA.
+// The LOAD* macros decode the x block at off(SI) into its 32 signed
+// values XS and their magnitudes XA (for the sign trick); they may use
+// X13, X14 (Y13, Y14) and read a lookup table from Y15.
 #define LOADQ8_0(off, XS, XA) \
 	VMOVDQU off+2(SI), XS; \
 	VPSIGNB XS, XS, XA
 
-#define LOADQ4_0(off, XL, YL, XH, XS, XA) \
-	VMOVDQU     off+2(SI), XL;     \
-	VPSRLW      $4, XL, XH;        \
-	VINSERTI128 $1, XH, YL, XS;    \
-	VPAND       nib<>(SB), XS, XS; \
+// NIBBLES puts the 32 nibbles of the 16 bytes at mem in XS: the low ones
+// (elements 0-15) in the low lane, the high ones in the high lane.
+#define NIBBLES(mem, XS) \
+	VMOVDQU     mem, X13;          \
+	VPSRLW      $4, X13, X14;      \
+	VINSERTI128 $1, X14, Y13, XS;  \
+	VPAND       nib<>(SB), XS, XS
+
+#define LOADQ4_0(off, XS, XA) \
+	NIBBLES(off+2(SI), XS);          \
 	VPSUBB      eight<>(SB), XS, XS; \
 	VPSIGNB     XS, XS, XA
+
+// FIFTHBITS puts in Y14 0xff for each of the 32 elements whose bit is set
+// in the 32-bit mask at mem (bit j for element j).
+#define FIFTHBITS(mem) \
+	VPBROADCASTD mem, Y14;              \
+	VPSHUFB      bitshuf<>(SB), Y14, Y14; \
+	VPOR         bitsel<>(SB), Y14, Y14;  \
+	VPCMPEQB     allset<>(SB), Y14, Y14
+
+// Q5_0 (fp16 d, qh[4], qs[16]): nibble + 16*bit - 16, that is the nibble
+// with 0xf0 or'ed in where the bit is clear.
+#define LOADQ5_0(off, XS, XA) \
+	NIBBLES(off+6(SI), XS);         \
+	FIFTHBITS(off+2(SI));           \
+	VPANDN  hif0<>(SB), Y14, Y14;   \
+	VPOR    Y14, XS, XS;            \
+	VPSIGNB XS, XS, XA
+
+// IQ4_NL (fp16 d, qs[16]): the nibbles index the table in Y15.
+#define LOADIQ4NL(off, XS, XA) \
+	NIBBLES(off+2(SI), XS); \
+	VPSHUFB XS, Y15, XS;    \
+	VPSIGNB XS, XS, XA
 
 // SCALE2 puts fp16(d) * fp16(d) of the x block at xo0(SI) and the y block
 // at 0(DI) in every lane of Y11, and of xo1(SI) and 34(DI) in Y12 (the
@@ -387,651 +463,3 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VCVTDQ2PS   ISUM, ISUM;          \
 	FP16MUL(208(SI), 0(YP), X6, Y6); \
 	VFMADD231PS Y6, ISUM, ACC
-
-// func dotQ8_0AVX2(nb int, x, y unsafe.Pointer) float32
-TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-28
-	MOVQ   nb+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DI
-	VXORPS Y0, Y0, Y0
-
-q8pair:
-	CMPQ CX, $2
-	JLT  q8one
-	LOADQ8_0(0, Y4, Y5)
-	LOADQ8_0(34, Y6, Y7)
-	SCALE2(0, 34)
-	PAIR(DI, Y0)
-	ADDQ $68, SI
-	ADDQ $68, DI
-	SUBQ $2, CX
-	JMP  q8pair
-
-q8one:
-	CMPQ CX, $1
-	JLT  q8done
-	LOADQ8_0(0, Y4, Y5)
-	ONE(DI, Y0)
-
-q8done:
-	HSUM(Y0, X0, X1)
-	VMOVSS X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// func dotQ8_0x4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ8_0x4AVX2(SB), NOSPLIT, $32-32
-	MOVQ   nb+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DX
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	MOVQ   16(DX), R10
-	MOVQ   24(DX), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-
-q8x4pair:
-	CMPQ CX, $2
-	JLT  q8x4one
-	LOADQ8_0(0, Y4, Y5)
-	LOADQ8_0(34, Y6, Y7)
-	SCALES4(0, 0, 0)
-	SCALES4(34, 34, 16)
-	PAIR4(0, R8, Y0)
-	PAIR4(4, R9, Y1)
-	PAIR4(8, R10, Y2)
-	PAIR4(12, R11, Y3)
-	ADDQ $68, SI
-	ADDQ $68, R8
-	ADDQ $68, R9
-	ADDQ $68, R10
-	ADDQ $68, R11
-	SUBQ $2, CX
-	JMP  q8x4pair
-
-q8x4one:
-	CMPQ CX, $1
-	JLT  q8x4done
-	LOADQ8_0(0, Y4, Y5)
-	ONE(R8, Y0)
-	ONE(R9, Y1)
-	ONE(R10, Y2)
-	ONE(R11, Y3)
-
-q8x4done:
-	MOVQ out+24(FP), DX
-	HSUM(Y0, X0, X4)
-	HSUM(Y1, X1, X4)
-	HSUM(Y2, X2, X4)
-	HSUM(Y3, X3, X4)
-	VMOVSS X0, 0(DX)
-	VMOVSS X1, 4(DX)
-	VMOVSS X2, 8(DX)
-	VMOVSS X3, 12(DX)
-	VZEROUPPER
-	RET
-
-// func dotQ4_0AVX2(nb int, x, y unsafe.Pointer) float32
-TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
-	MOVQ   nb+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DI
-	VXORPS Y0, Y0, Y0
-
-q4pair:
-	CMPQ CX, $2
-	JLT  q4one
-	LOADQ4_0(0, X13, Y13, X14, Y4, Y5)
-	LOADQ4_0(18, X13, Y13, X14, Y6, Y7)
-	SCALE2(0, 18)
-	PAIR(DI, Y0)
-	ADDQ $36, SI
-	ADDQ $68, DI
-	SUBQ $2, CX
-	JMP  q4pair
-
-q4one:
-	CMPQ CX, $1
-	JLT  q4done
-	LOADQ4_0(0, X13, Y13, X14, Y4, Y5)
-	ONE(DI, Y0)
-
-q4done:
-	HSUM(Y0, X0, X1)
-	VMOVSS X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// func dotQ4_0x4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $32-32
-	MOVQ   nb+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DX
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	MOVQ   16(DX), R10
-	MOVQ   24(DX), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-
-q4x4pair:
-	CMPQ CX, $2
-	JLT  q4x4one
-	LOADQ4_0(0, X13, Y13, X14, Y4, Y5)
-	LOADQ4_0(18, X13, Y13, X14, Y6, Y7)
-	SCALES4(0, 0, 0)
-	SCALES4(18, 34, 16)
-	PAIR4(0, R8, Y0)
-	PAIR4(4, R9, Y1)
-	PAIR4(8, R10, Y2)
-	PAIR4(12, R11, Y3)
-	ADDQ $36, SI
-	ADDQ $68, R8
-	ADDQ $68, R9
-	ADDQ $68, R10
-	ADDQ $68, R11
-	SUBQ $2, CX
-	JMP  q4x4pair
-
-q4x4one:
-	CMPQ CX, $1
-	JLT  q4x4done
-	LOADQ4_0(0, X13, Y13, X14, Y4, Y5)
-	ONE(R8, Y0)
-	ONE(R9, Y1)
-	ONE(R10, Y2)
-	ONE(R11, Y3)
-
-q4x4done:
-	MOVQ out+24(FP), DX
-	HSUM(Y0, X0, X4)
-	HSUM(Y1, X1, X4)
-	HSUM(Y2, X2, X4)
-	HSUM(Y3, X3, X4)
-	VMOVSS X0, 0(DX)
-	VMOVSS X1, 4(DX)
-	VMOVSS X2, 8(DX)
-	VMOVSS X3, 12(DX)
-	VZEROUPPER
-	RET
-
-// ---------------------------------------------------------------------------
-// F32 and F16 (against F16 activations): two accumulators over 16 elements
-// per step, then one 8-element step, then single elements in a scalar
-// accumulator; the sum is (acc0+acc1) reduced, plus the scalar part.
-
-// func dotF32AVX2(n int, x, y unsafe.Pointer) float32
-TEXT ·dotF32AVX2(SB), NOSPLIT, $0-28
-	MOVQ   n+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DI
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS X2, X2, X2
-
-f32by16:
-	CMPQ        CX, $16
-	JLT         f32by8
-	VMOVUPS     (SI), Y4
-	VMOVUPS     32(SI), Y5
-	VFMADD231PS (DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	ADDQ        $64, SI
-	ADDQ        $64, DI
-	SUBQ        $16, CX
-	JMP         f32by16
-
-f32by8:
-	CMPQ        CX, $8
-	JLT         f32by1
-	VMOVUPS     (SI), Y4
-	VFMADD231PS (DI), Y4, Y0
-	ADDQ        $32, SI
-	ADDQ        $32, DI
-	SUBQ        $8, CX
-
-f32by1:
-	TESTQ       CX, CX
-	JZ          f32done
-	VMOVSS      (SI), X4
-	VFMADD231SS (DI), X4, X2
-	ADDQ        $4, SI
-	ADDQ        $4, DI
-	DECQ        CX
-	JMP         f32by1
-
-f32done:
-	VADDPS Y1, Y0, Y0
-	HSUM(Y0, X0, X1)
-	VADDSS X2, X0, X0
-	VMOVSS X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// func dotF32x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotF32x4AVX2(SB), NOSPLIT, $0-32
-	MOVQ   n+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DX
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	MOVQ   16(DX), R10
-	MOVQ   24(DX), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS X10, X10, X10
-	VXORPS X11, X11, X11
-	VXORPS X12, X12, X12
-	VXORPS X13, X13, X13
-
-f32x4by16:
-	CMPQ        CX, $16
-	JLT         f32x4by8
-	VMOVUPS     (SI), Y4
-	VMOVUPS     32(SI), Y5
-	VFMADD231PS (R8), Y4, Y0
-	VFMADD231PS 32(R8), Y5, Y1
-	VFMADD231PS (R9), Y4, Y2
-	VFMADD231PS 32(R9), Y5, Y3
-	VFMADD231PS (R10), Y4, Y6
-	VFMADD231PS 32(R10), Y5, Y7
-	VFMADD231PS (R11), Y4, Y8
-	VFMADD231PS 32(R11), Y5, Y9
-	ADDQ        $64, SI
-	ADDQ        $64, R8
-	ADDQ        $64, R9
-	ADDQ        $64, R10
-	ADDQ        $64, R11
-	SUBQ        $16, CX
-	JMP         f32x4by16
-
-f32x4by8:
-	CMPQ        CX, $8
-	JLT         f32x4by1
-	VMOVUPS     (SI), Y4
-	VFMADD231PS (R8), Y4, Y0
-	VFMADD231PS (R9), Y4, Y2
-	VFMADD231PS (R10), Y4, Y6
-	VFMADD231PS (R11), Y4, Y8
-	ADDQ        $32, SI
-	ADDQ        $32, R8
-	ADDQ        $32, R9
-	ADDQ        $32, R10
-	ADDQ        $32, R11
-	SUBQ        $8, CX
-
-f32x4by1:
-	TESTQ       CX, CX
-	JZ          f32x4done
-	VMOVSS      (SI), X4
-	VFMADD231SS (R8), X4, X10
-	VFMADD231SS (R9), X4, X11
-	VFMADD231SS (R10), X4, X12
-	VFMADD231SS (R11), X4, X13
-	ADDQ        $4, SI
-	ADDQ        $4, R8
-	ADDQ        $4, R9
-	ADDQ        $4, R10
-	ADDQ        $4, R11
-	DECQ        CX
-	JMP         f32x4by1
-
-f32x4done:
-	MOVQ out+24(FP), DX
-	FX4STORE
-
-// func dotF16AVX2(n int, x, y unsafe.Pointer) float32
-TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28
-	MOVQ   n+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DI
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS X2, X2, X2
-
-f16by16:
-	CMPQ        CX, $16
-	JLT         f16by8
-	VCVTPH2PS   (SI), Y4
-	VCVTPH2PS   16(SI), Y5
-	VCVTPH2PS   (DI), Y6
-	VCVTPH2PS   16(DI), Y7
-	VFMADD231PS Y6, Y4, Y0
-	VFMADD231PS Y7, Y5, Y1
-	ADDQ        $32, SI
-	ADDQ        $32, DI
-	SUBQ        $16, CX
-	JMP         f16by16
-
-f16by8:
-	CMPQ        CX, $8
-	JLT         f16by1
-	VCVTPH2PS   (SI), Y4
-	VCVTPH2PS   (DI), Y6
-	VFMADD231PS Y6, Y4, Y0
-	ADDQ        $16, SI
-	ADDQ        $16, DI
-	SUBQ        $8, CX
-
-f16by1:
-	TESTQ CX, CX
-	JZ    f16done
-	H1((SI), X4)
-	H1((DI), X6)
-	VFMADD231SS X6, X4, X2
-	ADDQ        $2, SI
-	ADDQ        $2, DI
-	DECQ        CX
-	JMP         f16by1
-
-f16done:
-	VADDPS Y1, Y0, Y0
-	HSUM(Y0, X0, X1)
-	VADDSS X2, X0, X0
-	VMOVSS X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// func dotF16x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotF16x4AVX2(SB), NOSPLIT, $0-32
-	MOVQ   n+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DX
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	MOVQ   16(DX), R10
-	MOVQ   24(DX), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS X10, X10, X10
-	VXORPS X11, X11, X11
-	VXORPS X12, X12, X12
-	VXORPS X13, X13, X13
-
-f16x4by16:
-	CMPQ        CX, $16
-	JLT         f16x4by8
-	VCVTPH2PS   (SI), Y4
-	VCVTPH2PS   16(SI), Y5
-	VCVTPH2PS   (R8), Y14
-	VCVTPH2PS   16(R8), Y15
-	VFMADD231PS Y14, Y4, Y0
-	VFMADD231PS Y15, Y5, Y1
-	VCVTPH2PS   (R9), Y14
-	VCVTPH2PS   16(R9), Y15
-	VFMADD231PS Y14, Y4, Y2
-	VFMADD231PS Y15, Y5, Y3
-	VCVTPH2PS   (R10), Y14
-	VCVTPH2PS   16(R10), Y15
-	VFMADD231PS Y14, Y4, Y6
-	VFMADD231PS Y15, Y5, Y7
-	VCVTPH2PS   (R11), Y14
-	VCVTPH2PS   16(R11), Y15
-	VFMADD231PS Y14, Y4, Y8
-	VFMADD231PS Y15, Y5, Y9
-	ADDQ        $32, SI
-	ADDQ        $32, R8
-	ADDQ        $32, R9
-	ADDQ        $32, R10
-	ADDQ        $32, R11
-	SUBQ        $16, CX
-	JMP         f16x4by16
-
-f16x4by8:
-	CMPQ        CX, $8
-	JLT         f16x4by1
-	VCVTPH2PS   (SI), Y4
-	VCVTPH2PS   (R8), Y14
-	VFMADD231PS Y14, Y4, Y0
-	VCVTPH2PS   (R9), Y14
-	VFMADD231PS Y14, Y4, Y2
-	VCVTPH2PS   (R10), Y14
-	VFMADD231PS Y14, Y4, Y6
-	VCVTPH2PS   (R11), Y14
-	VFMADD231PS Y14, Y4, Y8
-	ADDQ        $16, SI
-	ADDQ        $16, R8
-	ADDQ        $16, R9
-	ADDQ        $16, R10
-	ADDQ        $16, R11
-	SUBQ        $8, CX
-
-f16x4by1:
-	TESTQ CX, CX
-	JZ    f16x4done
-	H1((SI), X4)
-	H1((R8), X14)
-	VFMADD231SS X14, X4, X10
-	H1((R9), X14)
-	VFMADD231SS X14, X4, X11
-	H1((R10), X14)
-	VFMADD231SS X14, X4, X12
-	H1((R11), X14)
-	VFMADD231SS X14, X4, X13
-	ADDQ        $2, SI
-	ADDQ        $2, R8
-	ADDQ        $2, R9
-	ADDQ        $2, R10
-	ADDQ        $2, R11
-	DECQ        CX
-	JMP         f16x4by1
-
-f16x4done:
-	MOVQ out+24(FP), DX
-	FX4STORE
-
-// ---------------------------------------------------------------------------
-// Q4_K and Q6_K weights against Q8_K activations (292-byte blocks: float32
-// d, int8 qs[256], int16 bsums[16]). Each super-block's integer sums are
-// exact; the float part is acc += float(isum) * (d * dy), then, for Q4_K,
-// acc -= float(msum) * (dmin * dy). The scales are unpacked once per
-// super-block into the frame, and the quants of each 64 (Q4_K) or 128
-// (Q6_K) elements once for all columns.
-
-// func dotQ4_KAVX2(nb int, x, y unsafe.Pointer) float32
-TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-28
-	MOVQ   nb+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DI
-	VXORPS Y0, Y0, Y0
-
-q4kloop:
-	TESTQ CX, CX
-	JZ    q4kdone
-	DECODEQ4K
-	VPXOR Y8, Y8, Y8
-	Q4KLOAD(16, 0, 32)
-	Q4KCOL(4, 36, DI, Y8)
-	Q4KLOAD(48, 64, 96)
-	Q4KCOL(68, 100, DI, Y8)
-	Q4KLOAD(80, 128, 160)
-	Q4KCOL(132, 164, DI, Y8)
-	Q4KLOAD(112, 192, 224)
-	Q4KCOL(196, 228, DI, Y8)
-	Q4KFIN(DI, Y8, Y0)
-	ADDQ  $144, SI
-	ADDQ  $292, DI
-	DECQ  CX
-	JMP   q4kloop
-
-q4kdone:
-	HSUM(Y0, X0, X1)
-	VMOVSS X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// func dotQ4_Kx4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ4_Kx4AVX2(SB), NOSPLIT, $0-32
-	MOVQ   nb+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DX
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	MOVQ   16(DX), R10
-	MOVQ   24(DX), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-
-q4kx4loop:
-	TESTQ CX, CX
-	JZ    q4kx4done
-	DECODEQ4K
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	Q4KLOAD(16, 0, 32)
-	Q4KCOL(4, 36, R8, Y8)
-	Q4KCOL(4, 36, R9, Y9)
-	Q4KCOL(4, 36, R10, Y10)
-	Q4KCOL(4, 36, R11, Y11)
-	Q4KLOAD(48, 64, 96)
-	Q4KCOL(68, 100, R8, Y8)
-	Q4KCOL(68, 100, R9, Y9)
-	Q4KCOL(68, 100, R10, Y10)
-	Q4KCOL(68, 100, R11, Y11)
-	Q4KLOAD(80, 128, 160)
-	Q4KCOL(132, 164, R8, Y8)
-	Q4KCOL(132, 164, R9, Y9)
-	Q4KCOL(132, 164, R10, Y10)
-	Q4KCOL(132, 164, R11, Y11)
-	Q4KLOAD(112, 192, 224)
-	Q4KCOL(196, 228, R8, Y8)
-	Q4KCOL(196, 228, R9, Y9)
-	Q4KCOL(196, 228, R10, Y10)
-	Q4KCOL(196, 228, R11, Y11)
-	Q4KFIN(R8, Y8, Y0)
-	Q4KFIN(R9, Y9, Y1)
-	Q4KFIN(R10, Y10, Y2)
-	Q4KFIN(R11, Y11, Y3)
-	ADDQ  $144, SI
-	ADDQ  $292, R8
-	ADDQ  $292, R9
-	ADDQ  $292, R10
-	ADDQ  $292, R11
-	DECQ  CX
-	JMP   q4kx4loop
-
-q4kx4done:
-	MOVQ out+24(FP), DX
-	HSUM(Y0, X0, X4)
-	HSUM(Y1, X1, X4)
-	HSUM(Y2, X2, X4)
-	HSUM(Y3, X3, X4)
-	VMOVSS X0, 0(DX)
-	VMOVSS X1, 4(DX)
-	VMOVSS X2, 8(DX)
-	VMOVSS X3, 12(DX)
-	VZEROUPPER
-	RET
-
-// func dotQ6_KAVX2(nb int, x, y unsafe.Pointer) float32
-TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-28
-	MOVQ   nb+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DI
-	VXORPS Y0, Y0, Y0
-
-q6kloop:
-	TESTQ CX, CX
-	JZ    q6kdone
-	Q6KSCALES
-	VPXOR Y10, Y10, Y10
-	DECODEQ6KHALF(0, 128)
-	Q6KSTEP1(4, 0, Y8)
-	Q6KSTEP1(36, 16, Y9)
-	Q6KSTEP1(68, 32, Y4)
-	Q6KSTEP1(100, 48, Y5)
-	DECODEQ6KHALF(64, 160)
-	Q6KSTEP1(132, 64, Y8)
-	Q6KSTEP1(164, 80, Y9)
-	Q6KSTEP1(196, 96, Y4)
-	Q6KSTEP1(228, 112, Y5)
-	Q6KFIN(DI, Y10, Y0)
-	ADDQ  $210, SI
-	ADDQ  $292, DI
-	DECQ  CX
-	JMP   q6kloop
-
-q6kdone:
-	HSUM(Y0, X0, X1)
-	VMOVSS X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// func dotQ6_Kx4AVX2(nb int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ6_Kx4AVX2(SB), NOSPLIT, $256-32
-	MOVQ   nb+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DX
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	MOVQ   16(DX), R10
-	MOVQ   24(DX), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-
-q6kx4loop:
-	TESTQ CX, CX
-	JZ    q6kx4done
-	Q6KSCALES
-	Q6KPAIRS
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	VPXOR Y12, Y12, Y12
-	VPXOR Y13, Y13, Y13
-	DECODEQ6KHALF(0, 128)
-	Q6KCOL(4, 0, R8, Y10)
-	Q6KCOL(4, 0, R9, Y11)
-	Q6KCOL(4, 0, R10, Y12)
-	Q6KCOL(4, 0, R11, Y13)
-	DECODEQ6KHALF(64, 160)
-	Q6KCOL(132, 128, R8, Y10)
-	Q6KCOL(132, 128, R9, Y11)
-	Q6KCOL(132, 128, R10, Y12)
-	Q6KCOL(132, 128, R11, Y13)
-	Q6KFIN(R8, Y10, Y0)
-	Q6KFIN(R9, Y11, Y1)
-	Q6KFIN(R10, Y12, Y2)
-	Q6KFIN(R11, Y13, Y3)
-	ADDQ  $210, SI
-	ADDQ  $292, R8
-	ADDQ  $292, R9
-	ADDQ  $292, R10
-	ADDQ  $292, R11
-	DECQ  CX
-	JMP   q6kx4loop
-
-q6kx4done:
-	MOVQ out+24(FP), DX
-	HSUM(Y0, X0, X4)
-	HSUM(Y1, X1, X4)
-	HSUM(Y2, X2, X4)
-	HSUM(Y3, X3, X4)
-	VMOVSS X0, 0(DX)
-	VMOVSS X1, 4(DX)
-	VMOVSS X2, 8(DX)
-	VMOVSS X3, 12(DX)
-	VZEROUPPER
-	RET
