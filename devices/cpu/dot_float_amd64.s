@@ -7,6 +7,157 @@
 // per step, then one 8-element step, then single elements in a scalar
 // accumulator; the sum is (acc0+acc1) reduced, plus the scalar part.
 
+// F16 and BF16 (each against its own type) share two body macros: CVT
+// converts eight halves at a memory operand to floats in a Y register,
+// CVT1 one half into the low lane of an X register (using AX).
+
+#define CVTF16(mem, Y) VCVTPH2PS mem, Y
+
+#define CVTBF16(mem, Y) \
+	VPMOVZXWD mem, Y; \
+	VPSLLD    $16, Y, Y
+
+#define CVT1BF16(mem, X) \
+	MOVWLZX mem, AX; \
+	SHLL    $16, AX; \
+	VMOVD   AX, X
+
+#define HDOT1(CVT, CVT1) \
+	MOVQ   n+0(FP), CX; \
+	MOVQ   x+8(FP), SI; \
+	MOVQ   y+16(FP), DI; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS X2, X2, X2; \
+by16: \
+	CMPQ        CX, $16; \
+	JLT         by8; \
+	CVT((SI), Y4); \
+	CVT(16(SI), Y5); \
+	CVT((DI), Y6); \
+	CVT(16(DI), Y7); \
+	VFMADD231PS Y6, Y4, Y0; \
+	VFMADD231PS Y7, Y5, Y1; \
+	ADDQ        $32, SI; \
+	ADDQ        $32, DI; \
+	SUBQ        $16, CX; \
+	JMP         by16; \
+by8: \
+	CMPQ        CX, $8; \
+	JLT         by1; \
+	CVT((SI), Y4); \
+	CVT((DI), Y6); \
+	VFMADD231PS Y6, Y4, Y0; \
+	ADDQ        $16, SI; \
+	ADDQ        $16, DI; \
+	SUBQ        $8, CX; \
+by1: \
+	TESTQ CX, CX; \
+	JZ    done; \
+	CVT1((SI), X4); \
+	CVT1((DI), X6); \
+	VFMADD231SS X6, X4, X2; \
+	ADDQ        $2, SI; \
+	ADDQ        $2, DI; \
+	DECQ        CX; \
+	JMP         by1; \
+done: \
+	VADDPS Y1, Y0, Y0; \
+	HSUM(Y0, X0, X1); \
+	VADDSS X2, X0, X0; \
+	VMOVSS X0, ret+24(FP); \
+	VZEROUPPER; \
+	RET
+
+#define HDOT4(CVT, CVT1) \
+	MOVQ   n+0(FP), CX; \
+	MOVQ   x+8(FP), SI; \
+	MOVQ   y+16(FP), DX; \
+	MOVQ   0(DX), R8; \
+	MOVQ   8(DX), R9; \
+	MOVQ   16(DX), R10; \
+	MOVQ   24(DX), R11; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+	VXORPS Y8, Y8, Y8; \
+	VXORPS Y9, Y9, Y9; \
+	VXORPS X10, X10, X10; \
+	VXORPS X11, X11, X11; \
+	VXORPS X12, X12, X12; \
+	VXORPS X13, X13, X13; \
+by16: \
+	CMPQ        CX, $16; \
+	JLT         by8; \
+	CVT((SI), Y4); \
+	CVT(16(SI), Y5); \
+	CVT((R8), Y14); \
+	CVT(16(R8), Y15); \
+	VFMADD231PS Y14, Y4, Y0; \
+	VFMADD231PS Y15, Y5, Y1; \
+	CVT((R9), Y14); \
+	CVT(16(R9), Y15); \
+	VFMADD231PS Y14, Y4, Y2; \
+	VFMADD231PS Y15, Y5, Y3; \
+	CVT((R10), Y14); \
+	CVT(16(R10), Y15); \
+	VFMADD231PS Y14, Y4, Y6; \
+	VFMADD231PS Y15, Y5, Y7; \
+	CVT((R11), Y14); \
+	CVT(16(R11), Y15); \
+	VFMADD231PS Y14, Y4, Y8; \
+	VFMADD231PS Y15, Y5, Y9; \
+	ADDQ        $32, SI; \
+	ADDQ        $32, R8; \
+	ADDQ        $32, R9; \
+	ADDQ        $32, R10; \
+	ADDQ        $32, R11; \
+	SUBQ        $16, CX; \
+	JMP         by16; \
+by8: \
+	CMPQ        CX, $8; \
+	JLT         by1; \
+	CVT((SI), Y4); \
+	CVT((R8), Y14); \
+	VFMADD231PS Y14, Y4, Y0; \
+	CVT((R9), Y14); \
+	VFMADD231PS Y14, Y4, Y2; \
+	CVT((R10), Y14); \
+	VFMADD231PS Y14, Y4, Y6; \
+	CVT((R11), Y14); \
+	VFMADD231PS Y14, Y4, Y8; \
+	ADDQ        $16, SI; \
+	ADDQ        $16, R8; \
+	ADDQ        $16, R9; \
+	ADDQ        $16, R10; \
+	ADDQ        $16, R11; \
+	SUBQ        $8, CX; \
+by1: \
+	TESTQ CX, CX; \
+	JZ    done; \
+	CVT1((SI), X4); \
+	CVT1((R8), X14); \
+	VFMADD231SS X14, X4, X10; \
+	CVT1((R9), X14); \
+	VFMADD231SS X14, X4, X11; \
+	CVT1((R10), X14); \
+	VFMADD231SS X14, X4, X12; \
+	CVT1((R11), X14); \
+	VFMADD231SS X14, X4, X13; \
+	ADDQ        $2, SI; \
+	ADDQ        $2, R8; \
+	ADDQ        $2, R9; \
+	ADDQ        $2, R10; \
+	ADDQ        $2, R11; \
+	DECQ        CX; \
+	JMP         by1; \
+done: \
+	MOVQ out+24(FP), DX; \
+	FX4STORE
+
 // func dotF32AVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotF32AVX2(SB), NOSPLIT, $0-28
 	MOVQ   n+0(FP), CX
@@ -135,146 +286,16 @@ f32x4done:
 
 // func dotF16AVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28
-	MOVQ   n+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DI
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS X2, X2, X2
-
-f16by16:
-	CMPQ        CX, $16
-	JLT         f16by8
-	VCVTPH2PS   (SI), Y4
-	VCVTPH2PS   16(SI), Y5
-	VCVTPH2PS   (DI), Y6
-	VCVTPH2PS   16(DI), Y7
-	VFMADD231PS Y6, Y4, Y0
-	VFMADD231PS Y7, Y5, Y1
-	ADDQ        $32, SI
-	ADDQ        $32, DI
-	SUBQ        $16, CX
-	JMP         f16by16
-
-f16by8:
-	CMPQ        CX, $8
-	JLT         f16by1
-	VCVTPH2PS   (SI), Y4
-	VCVTPH2PS   (DI), Y6
-	VFMADD231PS Y6, Y4, Y0
-	ADDQ        $16, SI
-	ADDQ        $16, DI
-	SUBQ        $8, CX
-
-f16by1:
-	TESTQ CX, CX
-	JZ    f16done
-	H1((SI), X4)
-	H1((DI), X6)
-	VFMADD231SS X6, X4, X2
-	ADDQ        $2, SI
-	ADDQ        $2, DI
-	DECQ        CX
-	JMP         f16by1
-
-f16done:
-	VADDPS Y1, Y0, Y0
-	HSUM(Y0, X0, X1)
-	VADDSS X2, X0, X0
-	VMOVSS X0, ret+24(FP)
-	VZEROUPPER
-	RET
+	HDOT1(CVTF16, H1)
 
 // func dotF16x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 TEXT ·dotF16x4AVX2(SB), NOSPLIT, $0-32
-	MOVQ   n+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DX
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	MOVQ   16(DX), R10
-	MOVQ   24(DX), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS X10, X10, X10
-	VXORPS X11, X11, X11
-	VXORPS X12, X12, X12
-	VXORPS X13, X13, X13
+	HDOT4(CVTF16, H1)
 
-f16x4by16:
-	CMPQ        CX, $16
-	JLT         f16x4by8
-	VCVTPH2PS   (SI), Y4
-	VCVTPH2PS   16(SI), Y5
-	VCVTPH2PS   (R8), Y14
-	VCVTPH2PS   16(R8), Y15
-	VFMADD231PS Y14, Y4, Y0
-	VFMADD231PS Y15, Y5, Y1
-	VCVTPH2PS   (R9), Y14
-	VCVTPH2PS   16(R9), Y15
-	VFMADD231PS Y14, Y4, Y2
-	VFMADD231PS Y15, Y5, Y3
-	VCVTPH2PS   (R10), Y14
-	VCVTPH2PS   16(R10), Y15
-	VFMADD231PS Y14, Y4, Y6
-	VFMADD231PS Y15, Y5, Y7
-	VCVTPH2PS   (R11), Y14
-	VCVTPH2PS   16(R11), Y15
-	VFMADD231PS Y14, Y4, Y8
-	VFMADD231PS Y15, Y5, Y9
-	ADDQ        $32, SI
-	ADDQ        $32, R8
-	ADDQ        $32, R9
-	ADDQ        $32, R10
-	ADDQ        $32, R11
-	SUBQ        $16, CX
-	JMP         f16x4by16
+// func dotBF16AVX2(n int, x, y unsafe.Pointer) float32
+TEXT ·dotBF16AVX2(SB), NOSPLIT, $0-28
+	HDOT1(CVTBF16, CVT1BF16)
 
-f16x4by8:
-	CMPQ        CX, $8
-	JLT         f16x4by1
-	VCVTPH2PS   (SI), Y4
-	VCVTPH2PS   (R8), Y14
-	VFMADD231PS Y14, Y4, Y0
-	VCVTPH2PS   (R9), Y14
-	VFMADD231PS Y14, Y4, Y2
-	VCVTPH2PS   (R10), Y14
-	VFMADD231PS Y14, Y4, Y6
-	VCVTPH2PS   (R11), Y14
-	VFMADD231PS Y14, Y4, Y8
-	ADDQ        $16, SI
-	ADDQ        $16, R8
-	ADDQ        $16, R9
-	ADDQ        $16, R10
-	ADDQ        $16, R11
-	SUBQ        $8, CX
-
-f16x4by1:
-	TESTQ CX, CX
-	JZ    f16x4done
-	H1((SI), X4)
-	H1((R8), X14)
-	VFMADD231SS X14, X4, X10
-	H1((R9), X14)
-	VFMADD231SS X14, X4, X11
-	H1((R10), X14)
-	VFMADD231SS X14, X4, X12
-	H1((R11), X14)
-	VFMADD231SS X14, X4, X13
-	ADDQ        $2, SI
-	ADDQ        $2, R8
-	ADDQ        $2, R9
-	ADDQ        $2, R10
-	ADDQ        $2, R11
-	DECQ        CX
-	JMP         f16x4by1
-
-f16x4done:
-	MOVQ out+24(FP), DX
-	FX4STORE
+// func dotBF16x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotBF16x4AVX2(SB), NOSPLIT, $0-32
+	HDOT4(CVTBF16, CVT1BF16)

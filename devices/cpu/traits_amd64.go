@@ -43,6 +43,9 @@ var avx2Dots = []avx2Dot{
 	{quant.F16, wrap1(1, dotF16AVX2), wrap4(1, dotF16x4AVX2)},
 	{quant.Q8_0, wrap1(32, dotQ8_0AVX2), wrap4(32, dotQ8_0x4AVX2)},
 	{quant.Q4_0, wrap1(32, dotQ4_0AVX2), wrap4(32, dotQ4_0x4AVX2)},
+	{quant.BF16, wrap1(1, dotBF16AVX2), wrap4(1, dotBF16x4AVX2)},
+	{quant.Q4_1, wrap1(32, dotQ4_1AVX2), wrap4(32, dotQ4_1x4AVX2)},
+	{quant.Q5_1, wrap1(32, dotQ5_1AVX2), wrap4(32, dotQ5_1x4AVX2)},
 	{quant.Q5_0, wrap1(32, dotQ5_0AVX2), wrap4(32, dotQ5_0x4AVX2)},
 	{quant.IQ4_NL, wrap1(32, dotIQ4_NLAVX2), wrap4(32, dotIQ4_NLx4AVX2)},
 	{quant.MXFP4, wrap1(32, dotMXFP4AVX2), nil},
@@ -122,3 +125,21 @@ func dotQ6_KAVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
 func dotQ6_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotBF16AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotBF16x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ4_1AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_1x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ5_1AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ5_1x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
