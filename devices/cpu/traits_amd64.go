@@ -50,6 +50,8 @@ var avx2Dots = []avx2Dot{
 	{quant.IQ4_NL, wrap1(32, dotIQ4_NLAVX2), wrap4(32, dotIQ4_NLx4AVX2)},
 	{quant.MXFP4, wrap1(32, dotMXFP4AVX2), nil},
 	{quant.Q4_K, wrap1(256, dotQ4_KAVX2), wrap4(256, dotQ4_Kx4AVX2)},
+	{quant.Q5_K, wrap1(256, dotQ5_KAVX2), wrap4(256, dotQ5_Kx4AVX2)},
+	{quant.Q2_K, wrap1(256, dotQ2_KAVX2), nil},
 	{quant.Q6_K, wrap1(256, dotQ6_KAVX2), wrap4(256, dotQ6_Kx4AVX2)},
 }
 
@@ -143,3 +145,12 @@ func dotQ5_1AVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
 func dotQ5_1x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ5_KAVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ5_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ2_KAVX2(n int, x, y unsafe.Pointer) float32
