@@ -75,6 +75,10 @@ DATA four<>+16(SB)/8, $0x0404040404040404
 DATA four<>+24(SB)/8, $0x0404040404040404
 GLOBL four<>(SB), RODATA|NOPTR, $32
 
+DATA thirty2<>+0(SB)/8, $0x2020202020202020
+DATA thirty2<>+8(SB)/8, $0x2020202020202020
+GLOBL thirty2<>(SB), RODATA|NOPTR, $16
+
 // iq4nl and fp4 are the IQ4_NL and MXFP4 levels (quant's kvaluesIQ4NL and
 // kvaluesFP4) in both lanes, for VPSHUFB.
 DATA iq4nl<>+0(SB)/8, $0xf6eaddcfbfad9881

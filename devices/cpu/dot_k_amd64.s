@@ -147,6 +147,73 @@ done:                            \
 	VPSRLW  $2, Y4, Y4;        \
 	Q2KSTEP(y+96, m+48)
 
+// Q3_K (hmask[32], qs[64], scales[12], fp16 d): element 128c+32s+l is
+// bits 2s of qs[32c+l] plus 4 where bit 4c+s of hmask[l] is set, minus 4;
+// 16-element sub-blocks with 6-bit scales offset by 32 (low nibbles in
+// bytes 0-7, high bit pairs in bytes 8-11). Q3KSTEP adds one 32-element
+// step: the unsigned level (two bits from Y4, the hmask bit from Y12 moved
+// to bit 2 by HSH) meets y, and the offset of 4 goes through the bsums at
+// the end.
+#define Q3KSTEP(y, m, HSH) \
+	VPAND      three<>(SB), Y4, Y5;     \
+	HSH, Y12, Y7;                       \
+	VPAND      four<>(SB), Y7, Y7;      \
+	VPOR       Y7, Y5, Y5;              \
+	VPSHUFB    q6shuf<>+m(SB), X15, X8; \
+	VPMOVSXBW  X8, Y8;                  \
+	VPMADDUBSW y(DI), Y5, Y6;           \
+	VPMADDWD   Y8, Y6, Y6;              \
+	VPADDD     Y6, Y10, Y10
+
+#define Q3KHALF(q, y, m, H0, H1, H2, H3) \
+	VMOVDQU q(SI), Y4;           \
+	Q3KSTEP(y, m, H0);           \
+	VPSRLW  $2, Y4, Y4;          \
+	Q3KSTEP(y+32, m+16, H1);     \
+	VPSRLW  $2, Y4, Y4;          \
+	Q3KSTEP(y+64, m+32, H2);     \
+	VPSRLW  $2, Y4, Y4;          \
+	Q3KSTEP(y+96, m+48, H3)
+
+// Q3KSCALES unpacks the sixteen scales into X15 (bytes, offset removed)
+// and Y14 (words), using AX, BX, DX, R12, R13.
+#define Q3KSCALES \
+	MOVL      96(SI), AX;             \
+	MOVL      100(SI), BX;            \
+	MOVL      104(SI), DX;            \
+	MOVL      AX, R12;                \
+	ANDL      $0x0f0f0f0f, R12;       \
+	MOVL      DX, R13;                \
+	ANDL      $0x03030303, R13;       \
+	SHLL      $4, R13;                \
+	ORL       R13, R12;               \
+	VMOVD     R12, X15;               \
+	MOVL      BX, R12;                \
+	ANDL      $0x0f0f0f0f, R12;       \
+	MOVL      DX, R13;                \
+	SHRL      $2, R13;                \
+	ANDL      $0x03030303, R13;       \
+	SHLL      $4, R13;                \
+	ORL       R13, R12;               \
+	VPINSRD   $1, R12, X15, X15;      \
+	SHRL      $4, AX;                 \
+	ANDL      $0x0f0f0f0f, AX;        \
+	MOVL      DX, R13;                \
+	SHRL      $4, R13;                \
+	ANDL      $0x03030303, R13;       \
+	SHLL      $4, R13;                \
+	ORL       R13, AX;                \
+	VPINSRD   $2, AX, X15, X15;       \
+	SHRL      $4, BX;                 \
+	ANDL      $0x0f0f0f0f, BX;        \
+	SHRL      $6, DX;                 \
+	ANDL      $0x03030303, DX;        \
+	SHLL      $4, DX;                 \
+	ORL       DX, BX;                 \
+	VPINSRD   $3, BX, X15, X15;       \
+	VPSUBB    thirty2<>(SB), X15, X15; \
+	VPMOVSXBW X15, Y14
+
 // func dotQ4_KAVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-28
 	K4DOT1(Q4KC0, Q4KC1, Q4KC2, Q4KC3, 144)
@@ -289,5 +356,38 @@ q6kx4done:
 	VMOVSS X1, 4(DX)
 	VMOVSS X2, 8(DX)
 	VMOVSS X3, 12(DX)
+	VZEROUPPER
+	RET
+
+// func dotQ3_KAVX2(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ3_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), DI
+	VXORPS Y0, Y0, Y0
+
+q3kloop:
+	TESTQ       CX, CX
+	JZ          q3kdone
+	Q3KSCALES
+	VMOVDQU     260(DI), Y13
+	VPMADDWD    Y14, Y13, Y13
+	VPXOR       Y10, Y10, Y10
+	VMOVDQU     0(SI), Y12
+	Q3KHALF(32, 4, 0, VPSLLW $2, VPSLLW $1, VPSLLW $0, VPSRLW $1)
+	Q3KHALF(64, 132, 64, VPSRLW $2, VPSRLW $3, VPSRLW $4, VPSRLW $5)
+	VPSLLD      $2, Y13, Y13
+	VPSUBD      Y13, Y10, Y10
+	VCVTDQ2PS   Y10, Y10
+	FP16MUL(108(SI), 0(DI), X6, Y6)
+	VFMADD231PS Y6, Y10, Y0
+	ADDQ        $110, SI
+	ADDQ        $292, DI
+	DECQ        CX
+	JMP         q3kloop
+
+q3kdone:
+	HSUM(Y0, X0, X1)
+	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET

@@ -52,6 +52,7 @@ var avx2Dots = []avx2Dot{
 	{quant.Q4_K, wrap1(256, dotQ4_KAVX2), wrap4(256, dotQ4_Kx4AVX2)},
 	{quant.Q5_K, wrap1(256, dotQ5_KAVX2), wrap4(256, dotQ5_Kx4AVX2)},
 	{quant.Q2_K, wrap1(256, dotQ2_KAVX2), nil},
+	{quant.Q3_K, wrap1(256, dotQ3_KAVX2), nil},
 	{quant.Q6_K, wrap1(256, dotQ6_KAVX2), wrap4(256, dotQ6_Kx4AVX2)},
 }
 
@@ -154,3 +155,6 @@ func dotQ5_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float3
 
 //go:noescape
 func dotQ2_KAVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ3_KAVX2(n int, x, y unsafe.Pointer) float32
