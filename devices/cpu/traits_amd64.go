@@ -25,7 +25,37 @@ func amd64Kernels() *kernelSet {
 		tr := &s.traits[k.typ]
 		tr.vecDot, tr.vecDot4 = k.dot, k.dot4
 	}
+	for _, q := range avx2Quantizers {
+		s.traits[q.typ].fromFloat = q.fromFloat(s.traits[q.typ].fromFloat)
+	}
 	return s
+}
+
+// avx2Quantizer is an activation type's assembly from_float over whole
+// blocks; the generic one stays for what it does not take (lengths off
+// the block size, short destinations, and the error of non-finite input).
+type avx2Quantizer struct {
+	typ      quant.Type
+	block    int
+	quantize func(nb int, x, y unsafe.Pointer) int
+}
+
+var avx2Quantizers = []avx2Quantizer{
+	{quant.Q8_0, 32, quantizeQ8_0AVX2},
+	{quant.Q8_1, 32, quantizeQ8_1AVX2},
+}
+
+func (q avx2Quantizer) fromFloat(generic func([]byte, []float32) error) func([]byte, []float32) error {
+	return func(dst []byte, src []float32) error {
+		nb := len(src) / q.block
+		if len(src)%q.block != 0 || int64(len(dst)) < q.typ.RowSize(int64(len(src))) {
+			return generic(dst, src)
+		}
+		if nb > 0 && q.quantize(nb, unsafe.Pointer(unsafe.SliceData(src)), ptr(dst)) != 0 {
+			return generic(dst, src)
+		}
+		return nil
+	}
 }
 
 // avx2Dot is one type's assembly pair. The kernels take the number of
@@ -158,3 +188,12 @@ func dotQ2_KAVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
 func dotQ3_KAVX2(n int, x, y unsafe.Pointer) float32
+
+// quantizeQ8_0AVX2 and quantizeQ8_1AVX2 write nb blocks of x's floats at y
+// as quant's reference quantizers do; nonzero means x held NaN or infinity.
+//
+//go:noescape
+func quantizeQ8_0AVX2(nb int, x, y unsafe.Pointer) int
+
+//go:noescape
+func quantizeQ8_1AVX2(nb int, x, y unsafe.Pointer) int

@@ -207,3 +207,52 @@ func TestGenericOption(t *testing.T) {
 	t.Setenv(EnvGeneric, "")
 	require.Same(t, fastKernels(), selectKernels(Options{}))
 }
+
+// TestFromFloatAgrees: the fast activation quantizers write exactly the
+// generic bytes, on rows of every kind that matters to them: gaussian,
+// ties (levels landing on .5 when max|x| is 127), all-zero blocks, tiny
+// and huge magnitudes; and both refuse non-finite input.
+func TestFromFloatAgrees(t *testing.T) {
+	rng := rand.New(rand.NewSource(testSeed(t)))
+	fast := fastKernels()
+	kinds := []func(i int) float32{
+		func(int) float32 { return float32(rng.NormFloat64()) },
+		func(i int) float32 {
+			if i%32 == 0 {
+				return 127
+			}
+			return float32(rng.Intn(254)-127) + 0.5*float32(rng.Intn(2))
+		},
+		func(i int) float32 {
+			if rng.Intn(4) == 0 {
+				return 0
+			}
+			return float32(rng.NormFloat64())
+		},
+		func(int) float32 { return float32(rng.NormFloat64()) * 1e-41 },
+		func(int) float32 { return float32(rng.NormFloat64()) * 1e30 },
+		func(int) float32 { return 0 },
+	}
+	for _, typ := range []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K} {
+		gen, fst := genericKernels.traits[typ].fromFloat, fast.traits[typ].fromFloat
+		bs := int(typ.BlockSize())
+		for trial := range 60 {
+			n := bs * (1 + rng.Intn(9))
+			src := make([]float32, n)
+			kind := kinds[trial%len(kinds)]
+			for i := range src {
+				src[i] = kind(i)
+			}
+			want := make([]byte, typ.RowSize(int64(n)))
+			got := make([]byte, len(want))
+			require.NoError(t, gen(want, src))
+			require.NoError(t, fst(got, src))
+			require.Equal(t, want, got, "%s trial %d (kind %d, n=%d)", typ, trial, trial%len(kinds), n)
+		}
+		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+			src := make([]float32, 2*bs)
+			src[rng.Intn(len(src))] = bad
+			require.ErrorIs(t, fst(make([]byte, typ.RowSize(int64(len(src)))), src), quant.ErrNonFinite, "%s %v", typ, bad)
+		}
+	}
+}
