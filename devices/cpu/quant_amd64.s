@@ -195,3 +195,142 @@ q81done:
 	MOVQ      AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// Q8_K (float32 d, int8 qs[256], int16 bsums[16]), as quant's quantizer
+// and ggml's CPU from_float: maxv is the first value of largest magnitude,
+// iscale = -127/maxv, levels min(127, nearest-even(iscale*x)) (C's int8
+// cast of them, as INT8), d = 1/iscale; an all-zero block is all zero.
+
+DATA cm127<>+0(SB)/4, $0xc2fe0000
+GLOBL cm127<>(SB), RODATA|NOPTR, $4
+
+DATA i127<>+0(SB)/4, $127
+GLOBL i127<>(SB), RODATA|NOPTR, $4
+
+// Q8KLEVELS writes the 32 levels of the floats at off(SI) to off/4+4(DI)
+// and their two 16-element sums to bs(DI), iscale in Y14, using Y0..Y7.
+#define Q8KLEVELS(off, qs, bs) \
+	VMULPS       off(SI), Y14, Y0;    \
+	VMULPS       off+32(SI), Y14, Y1; \
+	VMULPS       off+64(SI), Y14, Y2; \
+	VMULPS       off+96(SI), Y14, Y3; \
+	VCVTPS2DQ    Y0, Y0;              \
+	VCVTPS2DQ    Y1, Y1;              \
+	VCVTPS2DQ    Y2, Y2;              \
+	VCVTPS2DQ    Y3, Y3;              \
+	VPMINSD      Y13, Y0, Y0;         \
+	VPMINSD      Y13, Y1, Y1;         \
+	VPMINSD      Y13, Y2, Y2;         \
+	VPMINSD      Y13, Y3, Y3;         \
+	INT8(Y0);                         \
+	INT8(Y1);                         \
+	INT8(Y2);                         \
+	INT8(Y3);                         \
+	VPACKSSDW    Y1, Y0, Y4;          \
+	VPACKSSDW    Y3, Y2, Y5;          \
+	VPACKSSWB    Y5, Y4, Y4;          \
+	VPERMD       Y4, Y11, Y4;         \
+	VMOVDQU      Y4, qs(DI);          \
+	VPADDD       Y1, Y0, Y0;          \
+	VPADDD       Y3, Y2, Y2;          \
+	VPHADDD      Y2, Y0, Y0;          \
+	VPHADDD      Y0, Y0, Y0;          \
+	VEXTRACTI128 $1, Y0, X1;          \
+	VPADDD       X1, X0, X0;          \
+	VPACKSSDW    X0, X0, X0;          \
+	VMOVD        X0, bs(DI)
+
+// func quantizeQ8_KAVX2(nb int, x unsafe.Pointer, y unsafe.Pointer) int
+TEXT ·quantizeQ8_KAVX2(SB), NOSPLIT, $0-32
+	MOVQ         nb+0(FP), CX
+	MOVQ         x+8(FP), SI
+	MOVQ         y+16(FP), DI
+	VBROADCASTSS absmask<>(SB), Y8
+	VBROADCASTSS inf<>(SB), Y12
+	VPBROADCASTD i127<>(SB), Y13
+	VMOVDQU      packperm<>(SB), Y11
+	VXORPS       Y15, Y15, Y15
+
+q8kloop:
+	TESTQ  CX, CX
+	JZ     q8kdone
+	VXORPS Y9, Y9, Y9
+	XORQ   AX, AX
+
+q8kmax:
+	VANDPS  (SI)(AX*1), Y8, Y0
+	VCMPPS  $0x15, Y12, Y0, Y1
+	VORPS   Y1, Y15, Y15
+	VMAXPS  Y0, Y9, Y9
+	ADDQ    $32, AX
+	CMPQ    AX, $1024
+	JLT     q8kmax
+	VEXTRACTF128 $1, Y9, X1
+	VMAXPS  X1, X9, X9
+	VMOVHLPS X9, X1, X1
+	VMAXPS  X1, X9, X9
+	VMOVSHDUP X9, X1
+	VMAXSS  X1, X9, X9
+	VXORPS  X1, X1, X1
+	VUCOMISS X1, X9
+	JNE     q8kfind
+	JP      q8kfind
+
+	// An all-zero block (the non-finite test above covers NaN).
+	VPXOR   Y0, Y0, Y0
+	XORQ    AX, AX
+
+q8kzero:
+	VMOVDQU Y0, (DI)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, $288
+	JLT     q8kzero
+	MOVL    $0, 288(DI)
+	JMP     q8knext
+
+q8kfind:
+	VBROADCASTSS X9, Y9
+	XORQ    AX, AX
+
+q8kscan:
+	VANDPS    (SI)(AX*1), Y8, Y0
+	VCMPPS    $0, Y9, Y0, Y0
+	VMOVMSKPS Y0, BX
+	TESTL     BX, BX
+	JNZ       q8kfound
+	ADDQ      $32, AX
+	CMPQ      AX, $1024
+	JLT       q8kscan
+	// Unreachable for finite input; a NaN block ends here, flagged.
+	XORQ      AX, AX
+	XORL      BX, BX
+
+q8kfound:
+	BSFL      BX, BX
+	LEAQ      (AX)(BX*4), AX
+	VMOVSS    cm127<>(SB), X14
+	VDIVSS    (SI)(AX*1), X14, X14
+	VMOVSS    onef<>(SB), X0
+	VDIVSS    X14, X0, X0
+	VMOVSS    X0, 0(DI)
+	VBROADCASTSS X14, Y14
+	Q8KLEVELS(0, 4, 260)
+	Q8KLEVELS(128, 36, 264)
+	Q8KLEVELS(256, 68, 268)
+	Q8KLEVELS(384, 100, 272)
+	Q8KLEVELS(512, 132, 276)
+	Q8KLEVELS(640, 164, 280)
+	Q8KLEVELS(768, 196, 284)
+	Q8KLEVELS(896, 228, 288)
+
+q8knext:
+	ADDQ $1024, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q8kloop
+
+q8kdone:
+	VMOVMSKPS Y15, AX
+	MOVQ      AX, ret+24(FP)
+	VZEROUPPER
+	RET

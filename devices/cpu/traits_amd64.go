@@ -43,6 +43,7 @@ type avx2Quantizer struct {
 var avx2Quantizers = []avx2Quantizer{
 	{quant.Q8_0, 32, quantizeQ8_0AVX2},
 	{quant.Q8_1, 32, quantizeQ8_1AVX2},
+	{quant.Q8_K, 256, quantizeQ8_KAVX2},
 }
 
 func (q avx2Quantizer) fromFloat(generic func([]byte, []float32) error) func([]byte, []float32) error {
@@ -197,3 +198,8 @@ func quantizeQ8_0AVX2(nb int, x, y unsafe.Pointer) int
 
 //go:noescape
 func quantizeQ8_1AVX2(nb int, x, y unsafe.Pointer) int
+
+// quantizeQ8_KAVX2 is the same for Q8_K blocks.
+//
+//go:noescape
+func quantizeQ8_KAVX2(nb int, x, y unsafe.Pointer) int

@@ -211,7 +211,8 @@ func TestGenericOption(t *testing.T) {
 // TestFromFloatAgrees: the fast activation quantizers write exactly the
 // generic bytes, on rows of every kind that matters to them: gaussian,
 // ties (levels landing on .5 when max|x| is 127), all-zero blocks, tiny
-// and huge magnitudes; and both refuse non-finite input.
+// and huge magnitudes, largest magnitudes of both signs; and both refuse
+// non-finite input.
 func TestFromFloatAgrees(t *testing.T) {
 	rng := rand.New(rand.NewSource(testSeed(t)))
 	fast := fastKernels()
@@ -232,6 +233,7 @@ func TestFromFloatAgrees(t *testing.T) {
 		func(int) float32 { return float32(rng.NormFloat64()) * 1e-41 },
 		func(int) float32 { return float32(rng.NormFloat64()) * 1e30 },
 		func(int) float32 { return 0 },
+		func(int) float32 { return float32(1 - 2*rng.Intn(2)) },
 	}
 	for _, typ := range []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K} {
 		gen, fst := genericKernels.traits[typ].fromFloat, fast.traits[typ].fromFloat
