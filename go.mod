@@ -1,6 +1,6 @@
 module github.com/ggml-go/ggml
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/ebitengine/purego v0.10.2

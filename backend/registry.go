@@ -112,12 +112,17 @@ func (s *registrySet) byType(t DeviceType) (Device, error) {
 }
 
 func (s *registrySet) init(opts Options) (Backend, error) {
+	if err := CheckThreads(opts.Threads); err != nil {
+		return nil, fmt.Errorf("backend: Options.Threads: %w", err)
+	}
 	var why []error
 	try := func(d Device) (Backend, bool) {
 		b, err := d.Init(opts)
 		if err == nil {
+			Logger().Info("backend: started", "device", d.Name(), "type", d.Type().String(), "threads", opts.Threads)
 			return b, true
 		}
+		Logger().Info("backend: device did not start", "device", d.Name(), "err", err)
 		why = append(why, fmt.Errorf("%s: %w", d.Name(), err))
 		return nil, false
 	}

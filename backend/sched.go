@@ -1,9 +1,12 @@
 package backend
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
@@ -51,6 +54,11 @@ type SchedulerOptions struct {
 	// computation can start while the last one still runs (pipeline
 	// parallelism).
 	Parallel bool
+	// Profile times every split: the copies of its inputs, and its
+	// computation up to the backend's Synchronize (which the scheduler
+	// then waits for, giving up overlap between backends). Profile
+	// reports the times of the last computation.
+	Profile bool
 }
 
 // Scheduler runs a graph across several backends (ggml_backend_sched): it
@@ -103,7 +111,12 @@ type Scheduler struct {
 	prevNodeIDs, prevLeafs []int
 
 	eval             EvalCallback
+	profile          bool
+	times            []splitTimes // per split, of the last computation when profiling
 	isReset, isAlloc bool
+	// allocated is the graph AllocGraph placed while isAlloc.
+	allocated *graph.Graph
+	closed    bool
 }
 
 // split is a run of nodes [i0, i1) of the graph computed by one backend.
@@ -141,6 +154,13 @@ func NewScheduler(backends []Backend, opts SchedulerOptions) (*Scheduler, error)
 		if b == nil || b.Device() == nil {
 			return nil, fmt.Errorf("%w: scheduler backend %d is nil or has no device", ErrArgument, i)
 		}
+		// One backend twice would be two ids for one device's work, and
+		// the copies between them would copy a tensor onto itself.
+		for j := range i {
+			if backends[j] == b {
+				return nil, fmt.Errorf("%w: scheduler backend %s is listed twice (%d and %d)", ErrArgument, b.Name(), j, i)
+			}
+		}
 	}
 	if backends[n-1].Device().Type() != DeviceCPU {
 		return nil, fmt.Errorf("%w: the scheduler's last backend must be a CPU, not %s (%s)", ErrArgument, backends[n-1].Name(), backends[n-1].Device().Type())
@@ -152,6 +172,7 @@ func NewScheduler(backends []Backend, opts SchedulerOptions) (*Scheduler, error)
 		backends:  append([]Backend(nil), backends...),
 		bufts:     make([]buffer.Type, n),
 		opOffload: opts.OpOffload,
+		profile:   opts.Profile,
 		ids:       map[*graph.Tensor]int{},
 		copies:    map[*graph.Tensor]map[int][]*graph.Tensor{},
 		isReset:   true,
@@ -193,9 +214,15 @@ func NewScheduler(backends []Backend, opts SchedulerOptions) (*Scheduler, error)
 	return s, nil
 }
 
-// Close frees the scheduler's compute buffers and events.
+// Close frees the scheduler's compute buffers and events. Closing again
+// does nothing and returns nil; placing or computing a graph then fails
+// with ErrClosed.
 func (s *Scheduler) Close() error {
+	if s.closed {
+		return nil
+	}
 	s.Reset()
+	s.closed = true
 	var errs []error
 	for _, evs := range s.events {
 		for _, e := range evs {
@@ -288,6 +315,12 @@ func (s *Scheduler) Reset() {
 	clear(s.ids)
 	s.splits = nil
 	s.isReset, s.isAlloc = true, false
+	s.allocated = nil
+}
+
+// errClosed is the error of a method called after Close.
+func (s *Scheduler) errClosed(method string) error {
+	return fmt.Errorf("%w: Scheduler.%s after Close", ErrClosed, method)
 }
 
 // dropCopies puts back the sources the last split replaced by copies and
@@ -339,6 +372,9 @@ func (s *Scheduler) syncBackends() error {
 // resets: graphs of the same shape no larger than g are then placed
 // without reallocating.
 func (s *Scheduler) Reserve(g *graph.Graph) error {
+	if s.closed {
+		return s.errClosed("Reserve")
+	}
 	if err := s.Synchronize(); err != nil {
 		return err
 	}
@@ -355,6 +391,9 @@ func (s *Scheduler) Reserve(g *graph.Graph) error {
 // inputs' copies) in the backends' compute buffers. With Parallel, each
 // call uses the next copy of the inputs.
 func (s *Scheduler) AllocGraph(g *graph.Graph) error {
+	if s.closed {
+		return s.errClosed("AllocGraph")
+	}
 	if s.isAlloc {
 		return fmt.Errorf("%w: AllocGraph: the scheduler holds a graph; Reset first", ErrArgument)
 	}
@@ -366,23 +405,60 @@ func (s *Scheduler) AllocGraph(g *graph.Graph) error {
 	if err := s.allocSplits(); err != nil {
 		return err
 	}
-	s.isAlloc = true
+	s.isAlloc, s.allocated = true, g
+	if l := Logger(); l.Enabled(context.Background(), slog.LevelDebug) {
+		sizes := make([]uint64, len(s.backends))
+		for i := range sizes {
+			sizes[i] = s.galloc.BufferSize(i)
+		}
+		l.Debug("backend: scheduler placed a graph", "nodes", len(g.Nodes), "splits", len(s.splits),
+			"copy", s.curCopy, "buffer_sizes", sizes)
+	}
 	return nil
 }
 
 // GraphCompute computes g and waits for every backend: GraphComputeAsync
 // then Synchronize.
 func (s *Scheduler) GraphCompute(g *graph.Graph) error {
-	if err := s.GraphComputeAsync(g); err != nil {
+	return s.GraphComputeContext(context.Background(), g)
+}
+
+// GraphComputeContext is GraphCompute stopping early when ctx is done: it
+// checks ctx before each split and, with an eval callback, before each
+// group of nodes, and returns an error wrapping ctx.Err(). A split that
+// has started runs to its end (a device computes a split as a whole); the
+// backends are synchronized before it returns, so the graph's memory may
+// be reused, but its outputs are not all computed.
+func (s *Scheduler) GraphComputeContext(ctx context.Context, g *graph.Graph) error {
+	err := s.GraphComputeAsyncContext(ctx, g)
+	if err != nil && ctx.Err() == nil {
 		return err
 	}
-	return s.Synchronize()
+	return errors.Join(err, s.Synchronize())
 }
 
 // GraphComputeAsync resets and allocates first unless g was just placed
 // by AllocGraph, then starts the splits; the last may still run when it
-// returns.
+// returns. After AllocGraph, g must be the graph it placed (ErrArgument
+// otherwise; ggml would silently compute the placed one): Reset, or call
+// GraphCompute alone, to compute another.
 func (s *Scheduler) GraphComputeAsync(g *graph.Graph) error {
+	return s.GraphComputeAsyncContext(context.Background(), g)
+}
+
+// GraphComputeAsyncContext is GraphComputeAsync stopping before the next
+// split (or eval-callback node group) once ctx is done, with an error
+// wrapping ctx.Err(); splits already started may still run.
+func (s *Scheduler) GraphComputeAsyncContext(ctx context.Context, g *graph.Graph) error {
+	if s.closed {
+		return s.errClosed("GraphCompute")
+	}
+	if g == nil {
+		return fmt.Errorf("%w: GraphCompute: nil graph", ErrArgument)
+	}
+	if s.isAlloc && g != s.allocated {
+		return fmt.Errorf("%w: GraphCompute: the graph is not the one AllocGraph placed; Reset first, or compute without AllocGraph", ErrArgument)
+	}
 	if !s.isReset && !s.isAlloc {
 		s.Reset()
 	}
@@ -391,11 +467,7 @@ func (s *Scheduler) GraphComputeAsync(g *graph.Graph) error {
 			return err
 		}
 	}
-	return s.computeSplits()
-}
-
-func isViewOp(op ops.Op) bool {
-	return op == ops.View || op == ops.Reshape || op == ops.Permute || op == ops.Transpose
+	return s.computeSplits(ctx)
 }
 
 // placedBuffer is the buffer holding t's memory, or nil.
@@ -473,7 +545,7 @@ func (s *Scheduler) idFromCurrent(t *graph.Tensor) (int, error) {
 		}
 	}
 	if buf := placedBuffer(t); buf != nil {
-		return -1, fmt.Errorf("%w: %s is placed in a %s buffer, and no backend using it runs %s", ErrUnsupported, t.Name, buf.Name(), t.Op)
+		return -1, fmt.Errorf("backend: %w: %s is placed in a %s buffer, and no backend using it runs %s", ErrUnsupported, t.Name, buf.Name(), t.Op)
 	}
 	if t.Flags&graph.FlagInput != 0 {
 		return len(s.backends) - 1, nil
@@ -512,6 +584,9 @@ func (s *Scheduler) idFromCurrent(t *graph.Tensor) (int, error) {
 // Assignments made since the last Reset (by SetTensorBackend or an
 // earlier split) stay; the copies of an earlier split are undone first.
 func (s *Scheduler) SplitGraph(g *graph.Graph) error {
+	if s.closed {
+		return s.errClosed("SplitGraph")
+	}
 	if g == nil {
 		return fmt.Errorf("%w: nil graph", ErrArgument)
 	}
@@ -559,7 +634,7 @@ func (s *Scheduler) assign(g *graph.Graph) error {
 				i = n - 1 - k
 			}
 			t := g.Nodes[i]
-			if isViewOp(t.Op) {
+			if t.Op.IsView() {
 				continue
 			}
 			if id := s.id(t); id != -1 {
@@ -582,7 +657,7 @@ func (s *Scheduler) assign(g *graph.Graph) error {
 	// where they are; place an unassigned node on the backend that reads
 	// the most of its inputs in place.
 	for _, t := range g.Nodes {
-		if isViewOp(t.Op) {
+		if t.Op.IsView() {
 			continue
 		}
 		id := s.id(t)
@@ -643,7 +718,7 @@ func (s *Scheduler) assign(g *graph.Graph) error {
 			s.setIfSupported(t, b)
 		}
 		if s.id(t) == -1 {
-			return fmt.Errorf("%w: no backend runs %s (%s)", ErrUnsupported, t.Name, t.Op)
+			return fmt.Errorf("backend: %w: no backend runs %s (%s)", ErrUnsupported, t.Name, t.Op)
 		}
 	}
 	// A source still unassigned (the memory of a view placed before its
@@ -677,7 +752,7 @@ func (s *Scheduler) cut(g *graph.Graph) {
 	i := 0
 	first := len(s.backends) - 1
 	for ; i < len(g.Nodes); i++ {
-		if !isViewOp(g.Nodes[i].Op) {
+		if !g.Nodes[i].Op.IsView() {
 			first = s.id(g.Nodes[i])
 			break
 		}
@@ -686,7 +761,7 @@ func (s *Scheduler) cut(g *graph.Graph) {
 	cur := first
 	for ; i < len(g.Nodes); i++ {
 		t := g.Nodes[i]
-		if isViewOp(t.Op) {
+		if t.Op.IsView() {
 			continue
 		}
 		id := s.id(t)
@@ -886,10 +961,16 @@ func (s *Scheduler) allocSplits() error {
 	return s.galloc.AllocGraph(s.gcopy)
 }
 
-func (s *Scheduler) computeSplits() error {
+func (s *Scheduler) computeSplits(ctx context.Context) error {
 	prev := -1
 	var ex usedExperts
+	if s.profile {
+		s.times = make([]splitTimes, len(s.splits))
+	}
 	for k := range s.splits {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("backend: graph compute stopped before split %d of %d: %w", k, len(s.splits), err)
+		}
 		sp := &s.splits[k]
 		be := s.backends[sp.backend]
 		// The allocator may reuse memory across splits: the previous
@@ -899,14 +980,22 @@ func (s *Scheduler) computeSplits() error {
 				return err
 			}
 		}
+		start := time.Now()
 		for i := range sp.inputs {
 			in := sp.inputs[i]
 			if err := s.copyInput(sp, i, &ex); err != nil {
 				return fmt.Errorf("copying %s to %s: %w", in.Name, be.Name(), err)
 			}
 		}
-		if err := s.computeSplit(be, sp.g); err != nil {
+		copied := time.Now()
+		if err := s.computeSplit(ctx, be, sp.g); err != nil {
 			return err
+		}
+		if s.profile {
+			if err := be.Synchronize(); err != nil {
+				return err
+			}
+			s.times[k] = splitTimes{copy: copied.Sub(start), compute: time.Since(copied)}
 		}
 		if e := s.event(sp.backend); e != nil {
 			if err := e.Record(be); err != nil {
@@ -981,11 +1070,14 @@ func (s *Scheduler) copyInput(sp *split, i int, ex *usedExperts) error {
 	return buffer.CopyTensor(in, cp)
 }
 
-func (s *Scheduler) computeSplit(be Backend, g *graph.Graph) error {
+func (s *Scheduler) computeSplit(ctx context.Context, be Backend, g *graph.Graph) error {
 	if s.eval == nil {
 		return be.GraphCompute(g)
 	}
 	for j0 := 0; j0 < len(g.Nodes); j0++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("backend: graph compute stopped at %s: %w", g.Nodes[j0].Name, err)
+		}
 		t := g.Nodes[j0]
 		need := s.eval(t, true)
 		j1 := j0

@@ -2,8 +2,8 @@ package cpu
 
 import (
 	"bufio"
+	"fmt"
 	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +17,7 @@ import (
 // command) makes the device known to package backend.
 func init() {
 	if err := backend.Register(cpuRegistry); err != nil {
-		slog.Warn("cpu: device not registered", "err", err)
+		backend.Logger().Warn("cpu: device not registered", "err", err)
 	}
 }
 
@@ -102,6 +102,9 @@ func (*device) BufferFromHostMemory(mem []byte, _ uint64) (buffer.Buffer, error)
 // ggml's CPU backend reads no environment variable for its thread count,
 // so neither does this one: callers set Options.Threads.
 func (d *device) Init(opts backend.Options) (backend.Backend, error) {
+	if err := backend.CheckThreads(opts.Threads); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
 	return newBackend(d, opts.Threads), nil
 }
 

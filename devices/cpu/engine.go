@@ -12,12 +12,14 @@ import (
 	"runtime"
 
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/sentinel"
 	"github.com/ggml-go/ggml/ops"
 )
 
 // ErrUnsupported reports an operation (with its types and layout) the CPU
-// device cannot compute.
-var ErrUnsupported = errors.New("cpu: unsupported operation")
+// device cannot compute. errors.Is also matches it to
+// backend.ErrUnsupported (errors.ErrUnsupported).
+var ErrUnsupported error = sentinel.New("cpu: unsupported operation", errors.ErrUnsupported)
 
 // ErrNoData reports a tensor without host memory.
 var ErrNoData = errors.New("cpu: tensor has no host memory")
@@ -78,7 +80,7 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 	if k == nil || !SupportsOp(t) {
 		return fmt.Errorf("%w: %s", ErrUnsupported, describe(t))
 	}
-	if k.view {
+	if empty(t.Op) {
 		return nil // the memory already holds the result
 	}
 	if err := hasData(t); err != nil {
@@ -121,11 +123,15 @@ func kernelFor(t *graph.Tensor) *kernel {
 		return nil
 	}
 	k := &kernels[t.Op]
-	if !k.view && k.compute == nil {
+	if !empty(t.Op) && k.compute == nil {
 		return nil
 	}
 	return k
 }
+
+// empty reports whether op computes nothing: a leaf, or a view of its
+// source's memory (ggml_op_is_empty).
+func empty(op ops.Op) bool { return op == ops.None || op.IsView() }
 
 // describe names an operation with its types and shapes for errors.
 func describe(t *graph.Tensor) string {
