@@ -42,56 +42,115 @@ done:                     \
 	VZEROUPPER;           \
 	RET
 
+// SCALESP writes at sb(SP) the four products of the fp16 d of the x block
+// at xo(SI) with the four column scales (floats) at dyo(R12), using AX,
+// X12, X13.
+#define SCALESP(xo, dyo, sb) \
+	MOVWLZX      xo(SI), AX;        \
+	VMOVD        AX, X13;           \
+	VCVTPH2PS    X13, X13;          \
+	VBROADCASTSS X13, X13;          \
+	VMULPS       dyo(R12), X13, X12; \
+	VMOVUPS      X12, sb(SP)
+
+// ONEP is ONE for column c of the four-column kernel, its scale at c4(SP).
+#define ONEP(c4, YP, ACC) \
+	VBROADCASTSS c4(SP), Y11;     \
+	Q8DOT(Y4, Y5, 2(YP), Y8, Y9); \
+	VFMADD231PS  Y11, Y9, ACC
+
+// Q80DOT4 is the body of the four-column kernel over rows rows of x: it
+// first converts the four columns' block scales to floats in dy (four per
+// block), then runs each row as the single-column kernel runs one column.
+// Registers: DX the y array, DI the row, BX the rows left, R12 the scales,
+// R13 the output.
 #define Q80DOT4(SETUP, LOAD, XB) \
-	MOVQ   n+0(FP), CX;   \
-	MOVQ   x+8(FP), SI;    \
-	MOVQ   y+16(FP), DX;   \
-	MOVQ   0(DX), R8;      \
-	MOVQ   8(DX), R9;      \
-	MOVQ   16(DX), R10;    \
-	MOVQ   24(DX), R11;    \
-	VXORPS Y0, Y0, Y0;     \
-	VXORPS Y1, Y1, Y1;     \
-	VXORPS Y2, Y2, Y2;     \
-	VXORPS Y3, Y3, Y3;     \
-	SETUP;                 \
-pair:                      \
-	CMPQ CX, $2;           \
-	JLT  one;              \
-	LOAD(0, Y4, Y5);       \
-	LOAD(XB, Y6, Y7);      \
-	SCALES4(0, 0, 0);      \
-	SCALES4(XB, 34, 16);   \
-	PAIR4(0, R8, Y0);      \
-	PAIR4(4, R9, Y1);      \
-	PAIR4(8, R10, Y2);     \
-	PAIR4(12, R11, Y3);    \
-	ADDQ $(2*XB), SI;      \
-	ADDQ $68, R8;          \
-	ADDQ $68, R9;          \
-	ADDQ $68, R10;         \
-	ADDQ $68, R11;         \
-	SUBQ $2, CX;           \
-	JMP  pair;             \
-one:                       \
-	CMPQ CX, $1;           \
-	JLT  done;             \
-	LOAD(0, Y4, Y5);       \
-	ONE(R8, Y0);           \
-	ONE(R9, Y1);           \
-	ONE(R10, Y2);          \
-	ONE(R11, Y3);          \
-done:                      \
-	MOVQ out+24(FP), DX;   \
-	HSUM(Y0, X0, X4);      \
-	HSUM(Y1, X1, X4);      \
-	HSUM(Y2, X2, X4);      \
-	HSUM(Y3, X3, X4);      \
-	VMOVSS X0, 0(DX);      \
-	VMOVSS X1, 4(DX);      \
-	VMOVSS X2, 8(DX);      \
-	VMOVSS X3, 12(DX);     \
-	VZEROUPPER;            \
+	MOVQ    y+32(FP), DX;         \
+	MOVQ    0(DX), R8;            \
+	MOVQ    8(DX), R9;            \
+	MOVQ    16(DX), R10;          \
+	MOVQ    24(DX), R11;          \
+	MOVQ    n+0(FP), CX;          \
+	MOVQ    dy+40(FP), R12;       \
+conv:                             \
+	TESTQ   CX, CX;               \
+	JZ      rows;                 \
+	MOVWLZX 0(R8), AX;            \
+	VMOVD   AX, X12;              \
+	VPINSRW $1, 0(R9), X12, X12;  \
+	VPINSRW $2, 0(R10), X12, X12; \
+	VPINSRW $3, 0(R11), X12, X12; \
+	VCVTPH2PS X12, X12;           \
+	VMOVUPS X12, 0(R12);          \
+	ADDQ    $34, R8;              \
+	ADDQ    $34, R9;              \
+	ADDQ    $34, R10;             \
+	ADDQ    $34, R11;             \
+	ADDQ    $16, R12;             \
+	DECQ    CX;                   \
+	JMP     conv;                 \
+rows:                             \
+	MOVQ    x+8(FP), DI;          \
+	MOVQ    nrows+24(FP), BX;     \
+	MOVQ    out+48(FP), R13;      \
+row:                              \
+	TESTQ   BX, BX;               \
+	JZ      done;                 \
+	MOVQ    DI, SI;               \
+	MOVQ    n+0(FP), CX;          \
+	MOVQ    dy+40(FP), R12;       \
+	MOVQ    0(DX), R8;            \
+	MOVQ    8(DX), R9;            \
+	MOVQ    16(DX), R10;          \
+	MOVQ    24(DX), R11;          \
+	VXORPS  Y0, Y0, Y0;           \
+	VXORPS  Y1, Y1, Y1;           \
+	VXORPS  Y2, Y2, Y2;           \
+	VXORPS  Y3, Y3, Y3;           \
+	SETUP;                        \
+pair:                             \
+	CMPQ    CX, $2;               \
+	JLT     one;                  \
+	LOAD(0, Y4, Y5);              \
+	LOAD(XB, Y6, Y7);             \
+	SCALESP(0, 0, 0);             \
+	SCALESP(XB, 16, 16);          \
+	PAIR4(0, R8, Y0);             \
+	PAIR4(4, R9, Y1);             \
+	PAIR4(8, R10, Y2);            \
+	PAIR4(12, R11, Y3);           \
+	ADDQ    $(2*XB), SI;          \
+	ADDQ    $68, R8;              \
+	ADDQ    $68, R9;              \
+	ADDQ    $68, R10;             \
+	ADDQ    $68, R11;             \
+	ADDQ    $32, R12;             \
+	SUBQ    $2, CX;               \
+	JMP     pair;                 \
+one:                              \
+	CMPQ    CX, $1;               \
+	JLT     rowend;               \
+	LOAD(0, Y4, Y5);              \
+	SCALESP(0, 0, 0);             \
+	ONEP(0, R8, Y0);              \
+	ONEP(4, R9, Y1);              \
+	ONEP(8, R10, Y2);             \
+	ONEP(12, R11, Y3);            \
+rowend:                           \
+	HSUM(Y0, X0, X4);             \
+	HSUM(Y1, X1, X4);             \
+	HSUM(Y2, X2, X4);             \
+	HSUM(Y3, X3, X4);             \
+	VMOVSS  X0, 0(R13);           \
+	VMOVSS  X1, 4(R13);           \
+	VMOVSS  X2, 8(R13);           \
+	VMOVSS  X3, 12(R13);          \
+	ADDQ    $16, R13;             \
+	ADDQ    stride+16(FP), DI;    \
+	DECQ    BX;                   \
+	JMP     row;                  \
+done:                             \
+	VZEROUPPER;                   \
 	RET
 
 // Q4_1 and Q5_1 (fp16 d, fp16 m, [qh[4]], qs[16]) against Q8_1 (fp16 d,
@@ -215,32 +274,32 @@ done:                     \
 TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-28
 	Q80DOT1(NOSETUP, LOADQ8_0, 34)
 
-// func dotQ8_0x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ8_0x4AVX2(SB), NOSPLIT, $32-32
+// func dotQ8_0x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+TEXT ·dotQ8_0x4AVX2(SB), NOSPLIT, $32-56
 	Q80DOT4(NOSETUP, LOADQ8_0, 34)
 
 // func dotQ4_0AVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
 	Q80DOT1(NOSETUP, LOADQ4_0, 18)
 
-// func dotQ4_0x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $32-32
+// func dotQ4_0x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $32-56
 	Q80DOT4(NOSETUP, LOADQ4_0, 18)
 
 // func dotQ5_0AVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ5_0AVX2(SB), NOSPLIT, $0-28
 	Q80DOT1(NOSETUP, LOADQ5_0, 22)
 
-// func dotQ5_0x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ5_0x4AVX2(SB), NOSPLIT, $32-32
+// func dotQ5_0x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+TEXT ·dotQ5_0x4AVX2(SB), NOSPLIT, $32-56
 	Q80DOT4(NOSETUP, LOADQ5_0, 22)
 
 // func dotIQ4_NLAVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotIQ4_NLAVX2(SB), NOSPLIT, $0-28
 	Q80DOT1(TABLE(iq4nl), LOADIQ4NL, 18)
 
-// func dotIQ4_NLx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotIQ4_NLx4AVX2(SB), NOSPLIT, $32-32
+// func dotIQ4_NLx4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+TEXT ·dotIQ4_NLx4AVX2(SB), NOSPLIT, $32-56
 	Q80DOT4(TABLE(iq4nl), LOADIQ4NL, 18)
 
 // func dotQ4_1AVX2(n int, x, y unsafe.Pointer) float32

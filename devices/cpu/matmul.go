@@ -169,6 +169,10 @@ func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col
 	nan := math.Float32bits(float32(math.NaN()))
 	var cols [maxColTile]column
 	tile := colTile(uint64(tr.vecDotType.RowSize(src0.Ne[0])))
+	var scratch []float32
+	if dot4 != nil {
+		scratch = make([]float32, k/8+1)
+	}
 	for t1 := lo1; t1 < hi1; t1 += tile {
 		n1 := min(t1+tile, hi1) - t1
 		for i := range n1 {
@@ -178,7 +182,7 @@ func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col
 			e0 := min(t0+productTile, hi0)
 			for i := int64(0); i < n1; {
 				if dot4 != nil && i+4 <= n1 && groupable(cols[i:i+4]) {
-					productGroup(dot4, k, t, src0, t0, e0, cols[i:i+4])
+					productGroup(dot4, k, t, src0, t0, e0, cols[i:i+4], scratch)
 					i += 4
 					continue
 				}
@@ -209,15 +213,17 @@ func groupable(cs []column) bool {
 }
 
 // productGroup computes rows [lo0, hi0) of four columns with vecDot4.
-func productGroup(dot4 func(int, []byte, *[4][]byte, *[4]float32), k int, t, src0 *graph.Tensor, lo0, hi0 int64, cs []column) {
-	rs := src0.RowSize()
+func productGroup(dot4 func(int, []byte, uint64, int, *[4][]byte, []float32, []float32), k int, t, src0 *graph.Tensor, lo0, hi0 int64, cs []column, scratch []float32) {
+	var out [4 * productTile]float32
+	n := int(hi0 - lo0)
+	first := cs[0].x0 + uint64(lo0)*src0.Nb[1]
+	end := cs[0].x0 + uint64(hi0-1)*src0.Nb[1] + src0.RowSize()
 	y := [4][]byte{cs[0].y, cs[1].y, cs[2].y, cs[3].y}
-	var out [4]float32
-	for ir0 := lo0; ir0 < hi0; ir0++ {
-		off := cs[0].x0 + uint64(ir0)*src0.Nb[1]
-		dot4(k, src0.Data[off:off+rs:off+rs], &y, &out)
-		for c, v := range out {
-			binary.LittleEndian.PutUint32(t.Data[cs[c].dst+4*uint64(ir0):], math.Float32bits(v))
+	dot4(k, src0.Data[first:end:end], src0.Nb[1], n, &y, scratch, out[:4*n])
+	for r := range n {
+		ir0 := uint64(lo0) + uint64(r)
+		for c := range cs {
+			binary.LittleEndian.PutUint32(t.Data[cs[c].dst+4*ir0:], math.Float32bits(out[4*r+c]))
 		}
 	}
 }

@@ -35,11 +35,12 @@ type typeTraits struct {
 	// elements of y (vecDotType), under quant.DotKernel's contract. nil
 	// when the type has no vec_dot.
 	vecDot func(n int, x, y []byte) float32
-	// vecDot4 (optional) computes out[c] = vecDot(n, x, y[c]) for four
-	// rows of y at once, reading x once; each result is bit for bit
+	// vecDot4 (optional) computes, for nrows rows of x stride bytes
+	// apart and four rows of y, out[4r+c] = vecDot(n, row r, y[c]),
+	// reading each row of x once for all four; each result is bit for bit
 	// vecDot's, so a product's result does not depend on which columns
-	// were grouped.
-	vecDot4 func(n int, x []byte, y *[4][]byte, out *[4]float32)
+	// were grouped. scratch holds at least n/8 float32s.
+	vecDot4 func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32)
 }
 
 // kernelSet is a full traits table and the name it is reported under.

@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"fmt"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -66,24 +67,24 @@ func (q avx2Quantizer) fromFloat(generic func([]byte, []float32) error) func([]b
 type avx2Dot struct {
 	typ  quant.Type
 	dot  func(n int, x, y []byte) float32
-	dot4 func(n int, x []byte, y *[4][]byte, out *[4]float32)
+	dot4 func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32)
 }
 
 var avx2Dots = []avx2Dot{
 	{quant.F32, wrap1(1, dotF32AVX2), wrap4(1, dotF32x4AVX2)},
 	{quant.F16, wrap1(1, dotF16AVX2), wrap4(1, dotF16x4AVX2)},
-	{quant.Q8_0, wrap1(32, dotQ8_0AVX2), wrap4(32, dotQ8_0x4AVX2)},
-	{quant.Q4_0, wrap1(32, dotQ4_0AVX2), wrap4(32, dotQ4_0x4AVX2)},
 	{quant.BF16, wrap1(1, dotBF16AVX2), wrap4(1, dotBF16x4AVX2)},
+	{quant.Q8_0, wrap1(32, dotQ8_0AVX2), wrapRows(quant.Q8_0, dotQ8_0x4AVX2)},
+	{quant.Q4_0, wrap1(32, dotQ4_0AVX2), wrapRows(quant.Q4_0, dotQ4_0x4AVX2)},
+	{quant.Q5_0, wrap1(32, dotQ5_0AVX2), wrapRows(quant.Q5_0, dotQ5_0x4AVX2)},
+	{quant.IQ4_NL, wrap1(32, dotIQ4_NLAVX2), wrapRows(quant.IQ4_NL, dotIQ4_NLx4AVX2)},
+	{quant.MXFP4, wrap1(32, dotMXFP4AVX2), nil},
 	{quant.Q4_1, wrap1(32, dotQ4_1AVX2), wrap4(32, dotQ4_1x4AVX2)},
 	{quant.Q5_1, wrap1(32, dotQ5_1AVX2), wrap4(32, dotQ5_1x4AVX2)},
-	{quant.Q5_0, wrap1(32, dotQ5_0AVX2), wrap4(32, dotQ5_0x4AVX2)},
-	{quant.IQ4_NL, wrap1(32, dotIQ4_NLAVX2), wrap4(32, dotIQ4_NLx4AVX2)},
-	{quant.MXFP4, wrap1(32, dotMXFP4AVX2), nil},
-	{quant.Q4_K, wrap1(256, dotQ4_KAVX2), wrap4(256, dotQ4_Kx4AVX2)},
-	{quant.Q5_K, wrap1(256, dotQ5_KAVX2), wrap4(256, dotQ5_Kx4AVX2)},
 	{quant.Q2_K, wrap1(256, dotQ2_KAVX2), nil},
 	{quant.Q3_K, wrap1(256, dotQ3_KAVX2), nil},
+	{quant.Q4_K, wrap1(256, dotQ4_KAVX2), wrap4(256, dotQ4_Kx4AVX2)},
+	{quant.Q5_K, wrap1(256, dotQ5_KAVX2), wrap4(256, dotQ5_Kx4AVX2)},
 	{quant.Q6_K, wrap1(256, dotQ6_KAVX2), wrap4(256, dotQ6_Kx4AVX2)},
 }
 
@@ -94,18 +95,39 @@ func wrap1(per int, k func(int, unsafe.Pointer, unsafe.Pointer) float32) func(in
 	return func(n int, x, y []byte) float32 { return k(n/per, ptr(x), ptr(y)) }
 }
 
-// wrap4 adapts a four-column kernel over n/per units to vecDot4.
-func wrap4(per int, k func(int, unsafe.Pointer, *[4]unsafe.Pointer, *[4]float32)) func(int, []byte, *[4][]byte, *[4]float32) {
-	return func(n int, x []byte, y *[4][]byte, out *[4]float32) {
+// wrap4 adapts a four-column kernel over one row of n/per units to
+// vecDot4, row by row.
+func wrap4(per int, k func(int, unsafe.Pointer, *[4]unsafe.Pointer, *[4]float32)) func(int, []byte, uint64, int, *[4][]byte, []float32, []float32) {
+	return func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, _, out []float32) {
 		ys := [4]unsafe.Pointer{ptr(y[0]), ptr(y[1]), ptr(y[2]), ptr(y[3])}
-		k(n/per, ptr(x), &ys, out)
+		for r := range nrows {
+			k(n/per, ptr(x[uint64(r)*stride:]), &ys, (*[4]float32)(out[4*r:4*r+4]))
+		}
+	}
+}
+
+// wrapRows adapts a kernel that walks the rows itself, with the column
+// scales converted once into scratch, to vecDot4. It checks the lengths
+// the assembly cannot.
+func wrapRows(typ quant.Type, k func(int, unsafe.Pointer, uintptr, int, *[4]unsafe.Pointer, *float32, *float32)) func(int, []byte, uint64, int, *[4][]byte, []float32, []float32) {
+	return func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32) {
+		nb := n / 32
+		if nrows < 1 || len(scratch) < 4*nb+1 || len(out) < 4*nrows ||
+			uint64(len(x)) < uint64(nrows-1)*stride+uint64(typ.RowSize(int64(n))) {
+			panic(fmt.Sprintf("cpu: %s vecDot4 of %d rows: operands too short", typ, nrows))
+		}
+		ys := [4]unsafe.Pointer{ptr(y[0]), ptr(y[1]), ptr(y[2]), ptr(y[3])}
+		k(nb, ptr(x), uintptr(stride), nrows, &ys, unsafe.SliceData(scratch), unsafe.SliceData(out))
 	}
 }
 
 // The assembly kernels. dotTAVX2(n, x, y) is the dot product of n units
 // (blocks; elements for F32 and F16) of type T at x with n units of its
 // vec_dot type at y; dotTx4AVX2(n, x, y, out) sets out[c] to
-// dotTAVX2(n, x, y[c]) for the four y, bit for bit. Q8_0 activations must
+// dotTAVX2(n, x, y[c]) for the four y, bit for bit. The Q8_0-activation
+// ones walk nrows rows of x stride bytes apart themselves, out[4r+c]
+// getting row r's, after converting the four columns' scales into dy
+// (4n floats). Q8_0 activations must
 // hold quants in [-127, 127], as every Q8_0 quantizer writes: -128 does
 // not survive the sign trick (as in ggml's AVX2 kernels).
 
@@ -125,25 +147,25 @@ func dotF16x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32
 func dotQ8_0AVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
-func dotQ8_0x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+func dotQ8_0x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
 
 //go:noescape
 func dotQ4_0AVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
-func dotQ4_0x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+func dotQ4_0x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
 
 //go:noescape
 func dotQ5_0AVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
-func dotQ5_0x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+func dotQ5_0x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
 
 //go:noescape
 func dotIQ4_NLAVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
-func dotIQ4_NLx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+func dotIQ4_NLx4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
 
 //go:noescape
 func dotMXFP4AVX2(n int, x, y unsafe.Pointer) float32

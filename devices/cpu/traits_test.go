@@ -113,21 +113,38 @@ func TestKernelSetsAgree(t *testing.T) {
 					// products) in float32, in different orders.
 					tol[c] = 2e-5*tol[c] + 1e-37
 				}
-				var got [4]float32
-				if fst.vecDot4 != nil {
-					fst.vecDot4(n, x, &ys, &got)
-				}
 				for c, y := range ys {
 					want := gen.vecDot(n, x, y)
 					v := fst.vecDot(n, x, y)
 					require.InDelta(t, want, v, tol[c], "n=%d column %d", n, c)
-					if fst.vecDot4 != nil {
-						require.Equal(t, math.Float32bits(v), math.Float32bits(got[c]),
-							"n=%d column %d: vecDot4 %v, vecDot %v", n, c, got[c], v)
-					}
+				}
+				if fst.vecDot4 != nil {
+					checkVecDot4(t, rng, typ, fst, n, &ys)
 				}
 			}
 		})
+	}
+}
+
+// checkVecDot4 runs tr.vecDot4 over a few rows of x at a padded stride and
+// wants each result bit for bit what tr.vecDot gives.
+func checkVecDot4(t *testing.T, rng *rand.Rand, typ quant.Type, tr typeTraits, n int, ys *[4][]byte) {
+	t.Helper()
+	rs := int(typ.RowSize(int64(n)))
+	nrows, stride := 1+rng.Intn(5), rs+rng.Intn(3)*17
+	x := make([]byte, (nrows-1)*stride+rs)
+	for r := range nrows {
+		row, _ := randomRow(t, rng, typ, n, 0, false)
+		copy(x[r*stride:], row)
+	}
+	out := make([]float32, 4*nrows)
+	tr.vecDot4(n, x, uint64(stride), nrows, ys, make([]float32, n/8+1), out)
+	for r := range nrows {
+		for c, y := range ys {
+			v := tr.vecDot(n, x[r*stride:r*stride+rs], y)
+			require.Equal(t, math.Float32bits(v), math.Float32bits(out[4*r+c]),
+				"n=%d row %d of %d column %d: vecDot4 %v, vecDot %v", n, r, nrows, c, out[4*r+c], v)
+		}
 	}
 }
 
