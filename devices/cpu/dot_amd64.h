@@ -79,6 +79,26 @@ DATA thirty2<>+0(SB)/8, $0x2020202020202020
 DATA thirty2<>+8(SB)/8, $0x2020202020202020
 GLOBL thirty2<>(SB), RODATA|NOPTR, $16
 
+DATA q4kshufa<>+0(SB)/8, $0x0b0a090803020100
+DATA q4kshufa<>+8(SB)/8, $0x0b0a090807060504
+GLOBL q4kshufa<>(SB), RODATA|NOPTR, $16
+
+DATA q4kshufb<>+0(SB)/8, $0x0302010080808080
+DATA q4kshufb<>+8(SB)/8, $0x0706050480808080
+GLOBL q4kshufb<>(SB), RODATA|NOPTR, $16
+
+DATA q4kmask1<>+0(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA q4kmask1<>+8(SB)/8, $0x000000003f3f3f3f
+GLOBL q4kmask1<>(SB), RODATA|NOPTR, $16
+
+DATA q4kmask2<>+0(SB)/8, $0x0000000000000000
+DATA q4kmask2<>+8(SB)/8, $0x0f0f0f0f00000000
+GLOBL q4kmask2<>(SB), RODATA|NOPTR, $16
+
+DATA q4kmask3<>+0(SB)/8, $0x3030303000000000
+DATA q4kmask3<>+8(SB)/8, $0x3030303000000000
+GLOBL q4kmask3<>(SB), RODATA|NOPTR, $16
+
 // iq4nl and fp4 are the IQ4_NL and MXFP4 levels (quant's kvaluesIQ4NL and
 // kvaluesFP4) in both lanes, for VPSHUFB.
 DATA iq4nl<>+0(SB)/8, $0xf6eaddcfbfad9881
@@ -321,41 +341,30 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VMULSS       ymem, X, X; \
 	VBROADCASTSS X, Y
 
-// Q4_K block: fp16 d, fp16 dmin, scales[12], qs[128]. DECODEQ4K leaves
-// the eight 6-bit scales as words in both lanes of Y15, and the minimums,
-// each repeated for the two bsums of its 32 elements, as words in Y14. It
-// uses AX, BX, DX, R12, R13, Y6, Y7.
+// Q4_K block: fp16 d, fp16 dmin, scales[12], qs[128]. The 12 scale bytes
+// hold eight 6-bit scales and eight 6-bit minimums: scale j < 4 in the low
+// six bits of byte j, minimum j < 4 in those of byte j+4; for j >= 4 the
+// low four bits are the low or high nibble of byte j+4 and the top two
+// come from the spare top bits of bytes j-4 and j. DECODEQ4K gathers them
+// with two shuffles (q4kshufa: the bytes holding the low bits, q4kshufb:
+// those holding the top ones) and masks, then leaves the scales as words
+// in both lanes of Y15 and the minimums, each repeated for the two bsums
+// of its 32 elements, as words in Y14. It uses Y4..Y7.
 #define DECODEQ4K \
-	MOVL        4(SI), AX;        \
-	MOVL        8(SI), BX;        \
-	MOVL        12(SI), DX;       \
-	MOVL        AX, R12;          \
-	ANDL        $0x3f3f3f3f, R12; \
-	VMOVD       R12, X6;          \
-	MOVL        DX, R12;          \
-	ANDL        $0x0f0f0f0f, R12; \
-	MOVL        AX, R13;          \
-	SHRL        $6, R13;          \
-	ANDL        $0x03030303, R13; \
-	SHLL        $4, R13;          \
-	ORL         R13, R12;         \
-	VPINSRD     $1, R12, X6, X6;  \
-	VPMOVZXBW   X6, X6;           \
-	VINSERTI128 $1, X6, Y6, Y15;  \
-	MOVL        BX, R12;          \
-	ANDL        $0x3f3f3f3f, R12; \
-	VMOVD       R12, X7;          \
-	SHRL        $4, DX;           \
-	ANDL        $0x0f0f0f0f, DX;  \
-	SHRL        $6, BX;           \
-	ANDL        $0x03030303, BX;  \
-	SHLL        $4, BX;           \
-	ORL         BX, DX;           \
-	VPINSRD     $1, DX, X7, X7;   \
-	VPMOVZXBW   X7, X7;           \
-	VPUNPCKHWD  X7, X7, X6;       \
-	VPUNPCKLWD  X7, X7, X7;       \
-	VINSERTI128 $1, X6, Y7, Y14
+	VMOVDQU    4(SI), X6;               \
+	VPSHUFB    q4kshufa<>(SB), X6, X7;  \
+	VPSHUFB    q4kshufb<>(SB), X6, X6;  \
+	VPAND      q4kmask1<>(SB), X7, X4;  \
+	VPSRLW     $4, X7, X7;              \
+	VPAND      q4kmask2<>(SB), X7, X7;  \
+	VPOR       X7, X4, X4;              \
+	VPSRLW     $2, X6, X6;              \
+	VPAND      q4kmask3<>(SB), X6, X6;  \
+	VPOR       X6, X4, X4;              \
+	VPMOVZXBW  X4, Y4;                  \
+	VPERMQ     $0x44, Y4, Y15;          \
+	VPERMQ     $0xfa, Y4, Y14;          \
+	VPUNPCKLWD Y14, Y14, Y14
 
 // Q4KLOAD splits the 32 quant bytes at off(SI) into low nibbles (Y4) and
 // high nibbles (Y5), sub-blocks 2k and 2k+1, and broadcasts their scales
@@ -378,16 +387,22 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VPMADDWD   Y13, Y6, Y6;     \
 	VPADDD     Y6, ISUM, ISUM
 
-// Q4KFIN folds a column's super-block into ACC.
+// Q4KFIN folds a column's super-block into ACC: d*dy and dmin*dy come
+// from one conversion of the two fp16 scales.
 #define Q4KFIN(YP, ISUM, ACC) \
-	FP16MUL(0(SI), 0(YP), X6, Y6);   \
+	VMOVD        0(SI), X6;          \
+	VCVTPH2PS    X6, X6;             \
+	VBROADCASTSS 0(YP), X7;          \
+	VMULPS       X7, X6, X6;         \
+	VMOVSHDUP    X6, X7;             \
+	VBROADCASTSS X6, Y6;             \
+	VBROADCASTSS X7, Y7;             \
 	VCVTDQ2PS    ISUM, ISUM;         \
 	VFMADD231PS  Y6, ISUM, ACC;      \
-	VMOVDQU      260(YP), Y7;        \
-	VPMADDWD     Y14, Y7, Y7;        \
-	VCVTDQ2PS    Y7, Y7;             \
-	FP16MUL(2(SI), 0(YP), X6, Y6);   \
-	VFNMADD231PS Y6, Y7, ACC
+	VMOVDQU      260(YP), Y6;        \
+	VPMADDWD     Y14, Y6, Y6;        \
+	VCVTDQ2PS    Y6, Y6;             \
+	VFNMADD231PS Y7, Y6, ACC
 
 // Q6_K block: ql[128], qh[64], int8 scales[16], fp16 d. Q6KSCALES loads
 // the sixteen scales as bytes into X15 and as words into Y14. Q6KPAIR
