@@ -494,3 +494,32 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VCVTDQ2PS   ISUM, ISUM;          \
 	FP16MUL(208(SI), 0(YP), X6, Y6); \
 	VFMADD231PS Y6, ISUM, ACC
+
+// X4BEGIN and X4END open and close a four-column kernel over one row:
+// n in CX, x in SI, the four y in R8..R11, accumulators Y0..Y3 cleared;
+// then the accumulators reduced into out[0..3].
+#define X4BEGIN \
+	MOVQ   n+0(FP), CX;  \
+	MOVQ   x+8(FP), SI;  \
+	MOVQ   y+16(FP), DX; \
+	MOVQ   0(DX), R8;    \
+	MOVQ   8(DX), R9;    \
+	MOVQ   16(DX), R10;  \
+	MOVQ   24(DX), R11;  \
+	VXORPS Y0, Y0, Y0;   \
+	VXORPS Y1, Y1, Y1;   \
+	VXORPS Y2, Y2, Y2;   \
+	VXORPS Y3, Y3, Y3
+
+#define X4END \
+	MOVQ   out+24(FP), DX; \
+	HSUM(Y0, X0, X4);      \
+	HSUM(Y1, X1, X4);      \
+	HSUM(Y2, X2, X4);      \
+	HSUM(Y3, X3, X4);      \
+	VMOVSS X0, 0(DX);      \
+	VMOVSS X1, 4(DX);      \
+	VMOVSS X2, 8(DX);      \
+	VMOVSS X3, 12(DX);     \
+	VZEROUPPER;            \
+	RET

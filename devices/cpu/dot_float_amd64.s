@@ -70,17 +70,7 @@ done: \
 	RET
 
 #define HDOT4(CVT, CVT1) \
-	MOVQ   n+0(FP), CX; \
-	MOVQ   x+8(FP), SI; \
-	MOVQ   y+16(FP), DX; \
-	MOVQ   0(DX), R8; \
-	MOVQ   8(DX), R9; \
-	MOVQ   16(DX), R10; \
-	MOVQ   24(DX), R11; \
-	VXORPS Y0, Y0, Y0; \
-	VXORPS Y1, Y1, Y1; \
-	VXORPS Y2, Y2, Y2; \
-	VXORPS Y3, Y3, Y3; \
+	X4BEGIN;                      \
 	VXORPS Y6, Y6, Y6; \
 	VXORPS Y7, Y7, Y7; \
 	VXORPS Y8, Y8, Y8; \
@@ -208,17 +198,7 @@ f32done:
 
 // func dotF32x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 TEXT ·dotF32x4AVX2(SB), NOSPLIT, $0-32
-	MOVQ   n+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DX
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	MOVQ   16(DX), R10
-	MOVQ   24(DX), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	X4BEGIN
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8

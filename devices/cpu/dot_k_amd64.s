@@ -73,17 +73,7 @@ done:                            \
 	Q4KCOL(ylo, yhi, R11, Y11)
 
 #define K4DOT4(C0, C1, C2, C3, XB) \
-	MOVQ   n+0(FP), CX;          \
-	MOVQ   x+8(FP), SI;          \
-	MOVQ   y+16(FP), DX;         \
-	MOVQ   0(DX), R8;            \
-	MOVQ   8(DX), R9;            \
-	MOVQ   16(DX), R10;          \
-	MOVQ   24(DX), R11;          \
-	VXORPS Y0, Y0, Y0;           \
-	VXORPS Y1, Y1, Y1;           \
-	VXORPS Y2, Y2, Y2;           \
-	VXORPS Y3, Y3, Y3;           \
+	X4BEGIN;                      \
 loop:                            \
 	TESTQ CX, CX;                \
 	JZ    done;                  \
@@ -112,17 +102,7 @@ loop:                            \
 	DECQ  CX;                    \
 	JMP   loop;                  \
 done:                            \
-	MOVQ out+24(FP), DX;         \
-	HSUM(Y0, X0, X4);            \
-	HSUM(Y1, X1, X4);            \
-	HSUM(Y2, X2, X4);            \
-	HSUM(Y3, X3, X4);            \
-	VMOVSS X0, 0(DX);            \
-	VMOVSS X1, 4(DX);            \
-	VMOVSS X2, 8(DX);            \
-	VMOVSS X3, 12(DX);           \
-	VZEROUPPER;                  \
-	RET
+	X4END
 
 // Q2_K (scales[16]: scale in the low nibble, minimum in the high one;
 // qs[64]; fp16 d; fp16 dmin): element 128n+32s+l is bits 2s of
@@ -303,17 +283,7 @@ q6kdone:
 
 // func dotQ6_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 TEXT ·dotQ6_Kx4AVX2(SB), NOSPLIT, $256-32
-	MOVQ   n+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DX
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	MOVQ   16(DX), R10
-	MOVQ   24(DX), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	X4BEGIN
 
 q6kx4loop:
 	TESTQ CX, CX
@@ -347,17 +317,7 @@ q6kx4loop:
 	JMP   q6kx4loop
 
 q6kx4done:
-	MOVQ out+24(FP), DX
-	HSUM(Y0, X0, X4)
-	HSUM(Y1, X1, X4)
-	HSUM(Y2, X2, X4)
-	HSUM(Y3, X3, X4)
-	VMOVSS X0, 0(DX)
-	VMOVSS X1, 4(DX)
-	VMOVSS X2, 8(DX)
-	VMOVSS X3, 12(DX)
-	VZEROUPPER
-	RET
+	X4END
 
 // func dotQ3_KAVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ3_KAVX2(SB), NOSPLIT, $0-28

@@ -210,17 +210,7 @@ done:                     \
 	RET
 
 #define Q81DOT4(LOAD, XB) \
-	MOVQ   n+0(FP), CX;   \
-	MOVQ   x+8(FP), SI;   \
-	MOVQ   y+16(FP), DX;  \
-	MOVQ   0(DX), R8;     \
-	MOVQ   8(DX), R9;     \
-	MOVQ   16(DX), R10;   \
-	MOVQ   24(DX), R11;   \
-	VXORPS Y0, Y0, Y0;    \
-	VXORPS Y1, Y1, Y1;    \
-	VXORPS Y2, Y2, Y2;    \
-	VXORPS Y3, Y3, Y3;    \
+	X4BEGIN;                      \
 	VXORPS X5, X5, X5;    \
 	VXORPS X6, X6, X6;    \
 	VXORPS X7, X7, X7;    \
