@@ -1,6 +1,7 @@
 package optest
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"strings"
@@ -171,4 +172,26 @@ func TestRunDeviceChecksCaps(t *testing.T) {
 	_, err := RunDevice(lyingDevice{devtest.New(devtest.Config{Name: "LIAR0"})}, Options{Ref: ref, Ops: []string{"ADD"}})
 	require.ErrorIs(t, err, backend.ErrArgument)
 	require.ErrorContains(t, err, "Caps.Events is true")
+}
+
+// A cancelled context stops the run between cases, keeping what ran.
+func TestRunDeviceCancel(t *testing.T) {
+	ref, closeRef := CPURef()
+	defer closeRef()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var seen []int
+	rep, err := RunDevice(devtest.New(devtest.Config{Name: "CANCEL0", Type: backend.DeviceGPU}), Options{
+		Ref: ref, Ops: []string{"ADD"}, Context: ctx,
+		OnResult: func(i, n int, r Result) {
+			seen = append(seen, i)
+			if i == 3 {
+				cancel()
+			}
+		},
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, rep.Results, 3)
+	assert.Equal(t, []int{1, 2, 3}, seen)
+	assert.Equal(t, 3, rep.Tally.Count(Passed))
 }
