@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/ggml-go/ggml/buffer"
@@ -405,6 +406,14 @@ func (s *Scheduler) AllocGraph(g *graph.Graph) error {
 		return err
 	}
 	s.isAlloc, s.allocated = true, g
+	if l := Logger(); l.Enabled(context.Background(), slog.LevelDebug) {
+		sizes := make([]uint64, len(s.backends))
+		for i := range sizes {
+			sizes[i] = s.galloc.BufferSize(i)
+		}
+		l.Debug("backend: scheduler placed a graph", "nodes", len(g.Nodes), "splits", len(s.splits),
+			"copy", s.curCopy, "buffer_sizes", sizes)
+	}
 	return nil
 }
 
