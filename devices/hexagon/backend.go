@@ -74,13 +74,25 @@ func (b *hexBackend) GraphCompute(g *graph.Graph) error {
 	if err := b.check(); err != nil {
 		return err
 	}
+	var nodes []*graph.Tensor
 	for _, t := range g.Nodes {
-		if isNoop(t.Op) || t.IsEmpty() {
-			continue
+		if !isNoop(t.Op) && !t.IsEmpty() {
+			nodes = append(nodes, t)
 		}
-		n, err := newNode(t)
-		if err != nil {
-			return err
+	}
+	for i := 0; i < len(nodes); i++ {
+		t := nodes[i]
+		var n *opNode
+		if b.dev.opts.OpFusion && i+1 < len(nodes) {
+			if n = fuse(g, t, nodes[i+1]); n != nil {
+				i++
+			}
+		}
+		if n == nil {
+			var err error
+			if n, err = newNode(t); err != nil {
+				return err
+			}
 		}
 		if err := b.prepare(n); err != nil {
 			return err
