@@ -9,8 +9,8 @@ import (
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
-	double "github.com/ggml-go/ggml/internal/hexdouble"
 	"github.com/ggml-go/ggml/graph"
+	double "github.com/ggml-go/ggml/internal/hexdouble"
 	"github.com/ggml-go/ggml/quant"
 )
 
