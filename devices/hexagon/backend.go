@@ -107,7 +107,7 @@ func (b *hexBackend) GraphCompute(g *graph.Graph) error {
 // prepare repacks a quantized matmul weight set untiled (run-time repack)
 // and marks the output as written in ggml's layout.
 func (b *hexBackend) prepare(n *opNode) error {
-	if n.op == htp.OpMulMat || n.op == htp.OpMulMatID {
+	if n.op == htp.OpMulMat || n.op == htp.OpMulMatID || n.op == htp.OpMulMatAdd {
 		w := n.inputs[0]
 		x, err := extraOf(w)
 		if err != nil {

@@ -42,7 +42,8 @@ func TestDSPFaults(t *testing.T) {
 			require.ErrorAs(t, err, &de)
 			require.Equal(t, htp.StatusNoSupport, de.Status)
 		}},
-		{"vtcm", "fail.op=1:5@o4", func(t *testing.T, err error) {
+		// @o8: MUL_MAT_ADD, the matmul fused with its ADD.
+		{"vtcm", "fail.op=1:5@o8", func(t *testing.T, err error) {
 			var de *DSPError
 			require.ErrorAs(t, err, &de)
 			require.Equal(t, htp.StatusVTCMTooSmall, de.Status)

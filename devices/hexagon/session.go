@@ -281,8 +281,9 @@ func (s *session) release() error {
 		s.etm = false
 	}
 	if s.profiling {
+		// The seed's order: after stop, where a DSP may refuse it.
 		if _, err := s.lib.Invoke(s.handle, htp.ProfilerCall(0, [htp.ProfPMUNCnt]uint32{})); err != nil {
-			slog.Warn("hexagon: disabling the profiler", "device", s.name, "err", err)
+			s.debug("disabling the profiler", "err", err)
 		}
 		s.profiling = false
 	}
