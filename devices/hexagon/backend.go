@@ -18,6 +18,7 @@ import (
 type hexBackend struct {
 	dev    *device
 	s      *session
+	gen    uint64
 	closed bool
 }
 
@@ -26,6 +27,9 @@ func (b *hexBackend) Device() backend.Device { return b.dev }
 func (b *hexBackend) check() error {
 	if b.closed {
 		return fmt.Errorf("%w: %s", backend.ErrClosed, b.Name())
+	}
+	if b.gen != b.s.gen {
+		return fmt.Errorf("%w: %s failed and was reopened for a newer backend", ErrSession, b.Name())
 	}
 	return b.s.err
 }
@@ -60,8 +64,8 @@ func (b *hexBackend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64)
 func (b *hexBackend) Synchronize() error {
 	b.s.work.Lock()
 	defer b.s.work.Unlock()
-	if b.closed {
-		return fmt.Errorf("%w: %s", backend.ErrClosed, b.Name())
+	if err := b.check(); err != nil {
+		return err
 	}
 	return b.s.sync()
 }
@@ -137,7 +141,10 @@ func (b *hexBackend) Close() error {
 	if b.closed {
 		return nil
 	}
-	err := b.s.sync()
+	err := b.check()
+	if err == nil {
+		err = b.s.sync()
+	}
 	b.closed = true
 	return err
 }

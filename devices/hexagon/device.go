@@ -325,11 +325,16 @@ func (d *device) SupportsBufferType(bt buffer.Type) bool { return bt == d.bt || 
 // OffloadOp is false: the seed has no offload rule.
 func (d *device) OffloadOp(*graph.Tensor) bool { return false }
 
-// Init returns a backend on the device's session.
+// Init returns a backend on the device's session. A session a failure
+// marked is reopened first: the backends started before keep reporting
+// the failure, the new one starts clean.
 func (d *device) Init(backend.Options) (backend.Backend, error) {
 	s, err := d.sess()
 	if err != nil {
 		return nil, err
 	}
-	return &hexBackend{dev: d, s: s}, nil
+	if err := s.reopen(); err != nil {
+		return nil, err
+	}
+	return &hexBackend{dev: d, s: s, gen: s.gen}, nil
 }

@@ -21,6 +21,11 @@ func computeErr(t *testing.T, dev backend.Device) error {
 	t.Helper()
 	b, err := dev.Init(backend.Options{})
 	require.NoError(t, err)
+	return computeOn(t, dev, b)
+}
+
+func computeOn(t *testing.T, dev backend.Device, b backend.Backend) error {
+	t.Helper()
 	mg := newMMGraph(t, dev, rand.New(rand.NewPCG(7, 8)), quant.Q8_0, 64, 32, 2)
 	defer mg.free()
 	if err := b.GraphCompute(mg.g); err != nil {
@@ -77,17 +82,22 @@ func TestDSPFaults(t *testing.T) {
 			if c.name == "write on second session" {
 				bad = devs[1]
 			}
-			err := computeErr(t, bad)
+			failed, err := bad.Init(backend.Options{})
+			require.NoError(t, err)
+			err = computeOn(t, bad, failed)
 			require.Error(t, err, d.Log())
 			require.ErrorIs(t, err, ErrSession)
 			c.check(t, err)
-			// Marked: the next calls fail at once with the same error.
-			b, _ := bad.Init(backend.Options{})
-			require.ErrorIs(t, b.Synchronize(), ErrSession)
+			// Marked: the backend's next calls fail at once.
 			start := time.Now()
-			require.ErrorIs(t, computeErr(t, bad), ErrSession)
+			require.ErrorIs(t, failed.Synchronize(), ErrSession)
+			require.ErrorIs(t, failed.GraphCompute(&graph.Graph{}), ErrSession)
 			require.Less(t, time.Since(start), time.Second)
 			d.Configure(t, "fail.op=off;fail.queue_write=off;fail.queue_read=off;fail.rsp_size=off;delay_us=0")
+			// A new backend reopens the session and computes; the old
+			// one still reports the failure.
+			checkCompute(t, bad)
+			require.ErrorIs(t, failed.Synchronize(), ErrSession)
 			for _, dv := range devs {
 				if dv != bad {
 					checkCompute(t, dv)

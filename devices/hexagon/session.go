@@ -89,6 +89,9 @@ type session struct {
 
 	// responseTimeout bounds the wait for one batch's answer.
 	responseTimeout time.Duration
+	// gen counts reopenings; a backend started before the last one
+	// keeps reporting the failure that caused it.
+	gen uint64
 }
 
 // openSession brings a session up in the seed's order; on failure it
@@ -300,6 +303,35 @@ func (s *session) release() error {
 		s.opened = false
 	}
 	return errors.Join(errs...)
+}
+
+// reopen replaces a broken session by a new one on the same domain (and
+// its group's), for a new backend of the device: the old one is released,
+// the bring-up runs again, buffers are mapped again when next used.
+func (s *session) reopen() error {
+	s.work.Lock()
+	defer s.work.Unlock()
+	if s.err == nil {
+		return nil
+	}
+	group := s.group
+	if err := s.release(); err != nil {
+		slog.Warn("hexagon: releasing a failed session", "device", s.name, "err", err)
+	}
+	for _, x := range append([]*session{s}, group...) {
+		x.domainID, x.sessionID, x.reqSeq, x.rspSeq, x.err = x.dom.id, 0, 0, 0, nil
+		if err := x.allocate(); err != nil {
+			_ = s.release()
+			for _, g := range group {
+				_ = g.release()
+			}
+			s.err = fmt.Errorf("%w: %w", ErrSession, err)
+			return err
+		}
+	}
+	s.group = group
+	s.gen++
+	return nil
 }
 
 func (s *session) addMapping(b *block) {
