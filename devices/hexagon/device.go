@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 
 	"github.com/ggml-go/ggml/backend"
@@ -96,6 +97,10 @@ func (r *Registry) discover() {
 		r.arch = a
 	}
 	opts := r.opts.resolve(r.arch)
+	if runtime.GOOS == "android" && r.arch < 75 && len(opts.Devices) > 1 {
+		slog.Warn("hexagon: one device only on SoCs before v75", "arch", r.arch)
+		opts.Devices = opts.Devices[:1]
+	}
 	domains, discovered := r.domains()
 	for i, cfg := range opts.Devices {
 		d, err := newDevice(r, opts, cfg, domains, discovered)
