@@ -34,6 +34,6 @@ link "$out/nosysreq/libcdsprpc.so" -DHD_NO_SYSREQ
 link "$out/noalloc2/libcdsprpc.so" -DHD_NO_SYSREQ -DHD_NO_ALLOC2
 if [ $selftest -eq 1 ]; then
     # shellcheck disable=SC2086
-    $cc $cflags -o "$out/selftest" "$here/selftest.c" -ldl -lm
+    $cc $cflags -o "$out/selftest" "$here/selftest.c" "$here/harness.c" -ldl -lm
     "$out/selftest" "$out"
 fi
