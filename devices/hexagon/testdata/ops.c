@@ -471,35 +471,54 @@ static void dequant_tiled_row(uint32_t qt, const uint8_t *mat, int64_t n_ktiles,
     }
 }
 
+/* The weight operand of MUL_MAT / MUL_MAT_ID: a float matrix or a tiled quantized one (ne0/ne1 padded to 32). */
+struct weight { struct hd_tensor *t; uint32_t qt; int tiled; };
+
+static int weight_init(struct weight *w, struct hd_tensor *t, int64_t K, int64_t N) {
+    w->t = t;
+    w->qt = base_quant(TY(t));
+    w->tiled = tile_bytes(w->qt) != 0;
+    if (!w->tiled && !is_float(t)) return HTP_STATUS_NO_SUPPORT;
+    if (w->tiled ? (NE(t, 0) % 32 || NE(t, 1) % 32 || K > NE(t, 0) || N > NE(t, 1) ||
+                    (int64_t) tile_bytes(w->qt) * (NE(t, 0) / 32) * (NE(t, 1) / 32) > NB(t, 2))
+                 : (NE(t, 0) != K || NE(t, 1) < N))
+        return HTP_STATUS_INVAL_PARAMS;
+    return HTP_STATUS_OK;
+}
+
+static void weight_row(const struct weight *w, int64_t n, int64_t i2, int64_t i3, int64_t K, float *row) {
+    if (w->tiled) dequant_tiled_row(w->qt, at(w->t, 0, 0, i2, i3), NE(w->t, 0) / 32, n, K, row);
+    else for (int64_t k = 0; k < K; k++) row[k] = ld(w->t, k, n, i2, i3);
+}
+
+static double dot(const float *row, const float *x, int64_t K) {
+    double acc = 0;
+    for (int64_t k = 0; k < K; k++) acc += (double) row[k] * x[k];
+    return acc;
+}
+
 static int op_mul_mat(struct hd_tensor *w, struct hd_tensor *x, struct hd_tensor *add, struct hd_tensor *d) {
     if (!w || !x) return HTP_STATUS_INVAL_PARAMS;
-    uint32_t qt = base_quant(TY(w));
-    int tiled = tile_bytes(qt) != 0;
-    if ((!tiled && !is_float(w)) || !is_float(x) || !is_float(d) || (add && !is_float(add))) return HTP_STATUS_NO_SUPPORT;
+    if (!is_float(x) || !is_float(d) || (add && !is_float(add))) return HTP_STATUS_NO_SUPPORT;
     int64_t K = NE(x, 0), N = NE(d, 0), M = NE(x, 1);
-    if (NE(d, 1) != M || NE(d, 2) != NE(x, 2) || NE(d, 3) != NE(x, 3) || NE(x, 2) % NE(w, 2) || NE(x, 3) % NE(w, 3))
+    struct weight wt;
+    int rc = weight_init(&wt, w, K, N);
+    if (rc != HTP_STATUS_OK) return rc;
+    if ((!wt.tiled && NE(w, 1) != N) || NE(d, 1) != M || NE(d, 2) != NE(x, 2) || NE(d, 3) != NE(x, 3) ||
+        NE(x, 2) % NE(w, 2) || NE(x, 3) % NE(w, 3) || (add && !repeats(add, d)))
         return HTP_STATUS_INVAL_PARAMS;
-    if (tiled ? (NE(w, 0) % 32 || NE(w, 1) % 32 || K > NE(w, 0) || N > NE(w, 1) ||
-                 (int64_t) tile_bytes(qt) * (NE(w, 0) / 32) * (NE(w, 1) / 32) > NB(w, 2))
-              : (NE(w, 0) != K || NE(w, 1) != N))
-        return HTP_STATUS_INVAL_PARAMS;
-    if (add && !repeats(add, d)) return HTP_STATUS_INVAL_PARAMS;
     int64_t r2 = NE(x, 2) / NE(w, 2), r3 = NE(x, 3) / NE(w, 3);
-    float *row = malloc(sizeof *row * (size_t) K);
-    double *xs = malloc(sizeof *xs * (size_t) (K * M));
+    float *row = malloc(sizeof *row * (size_t) K), *xs = malloc(sizeof *xs * (size_t) (K * M));
     if (!row || !xs) { free(row); free(xs); return HTP_STATUS_INTERNAL_ERR; }
     for (int64_t i3 = 0; i3 < NE(d, 3); i3++)
         for (int64_t i2 = 0; i2 < NE(d, 2); i2++) {
-            int64_t w2 = i2 / r2, w3 = i3 / r3;
+            /* the activations of this matrix, converted once */
             for (int64_t m = 0; m < M; m++)
                 for (int64_t k = 0; k < K; k++) xs[m * K + k] = ld(x, k, m, i2, i3);
             for (int64_t n = 0; n < N; n++) {
-                if (tiled) dequant_tiled_row(qt, at(w, 0, 0, w2, w3), NE(w, 0) / 32, n, K, row);
-                else for (int64_t k = 0; k < K; k++) row[k] = ld(w, k, n, w2, w3);
+                weight_row(&wt, n, i2 / r2, i3 / r3, K, row);
                 for (int64_t m = 0; m < M; m++) {
-                    double acc = 0;
-                    const double *xm = xs + m * K;
-                    for (int64_t k = 0; k < K; k++) acc += (double) row[k] * xm[k];
+                    double acc = dot(row, xs + m * K, K);
                     if (add) acc += ld(add, n % NE(add, 0), m % NE(add, 1), i2 % NE(add, 2), i3 % NE(add, 3));
                     st(d, n, m, i2, i3, (float) acc);
                 }
@@ -507,6 +526,183 @@ static int op_mul_mat(struct hd_tensor *w, struct hd_tensor *x, struct hd_tensor
         }
     free(row);
     free(xs);
+    return HTP_STATUS_OK;
+}
+
+/* dst[:, e, t] = as[ids[e, t]] . b[:, e % ne11, t] */
+static int op_mul_mat_id(struct hd_tensor *as, struct hd_tensor *b, struct hd_tensor *ids, struct hd_tensor *d) {
+    if (!as || !b || !ids) return HTP_STATUS_INVAL_PARAMS;
+    if (!is_float(b) || !is_float(d) || TY(ids) != HTP_TYPE_I32) return HTP_STATUS_NO_SUPPORT;
+    int64_t K = NE(b, 0), N = NE(d, 0), n_used = NE(ids, 0), T = NE(ids, 1);
+    struct weight wt;
+    int rc = weight_init(&wt, as, K, N);
+    if (rc != HTP_STATUS_OK) return rc;
+    if (NE(d, 1) != n_used || NE(d, 2) != T || NE(b, 2) != T || n_used % NE(b, 1) || NE(as, 3) != 1)
+        return HTP_STATUS_INVAL_PARAMS;
+    float *row = malloc(sizeof *row * (size_t) K), *xs = malloc(sizeof *xs * (size_t) K);
+    if (!row || !xs) { free(row); free(xs); return HTP_STATUS_INTERNAL_ERR; }
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t e = 0; e < n_used; e++) {
+            int64_t ex = ld_index(ids, e, t, 0);
+            if (ex < 0 || ex >= NE(as, 2)) { free(row); free(xs); return HTP_STATUS_INVAL_PARAMS; }
+            for (int64_t k = 0; k < K; k++) xs[k] = ld(b, k, e % NE(b, 1), t, 0);
+            for (int64_t n = 0; n < N; n++) {
+                weight_row(&wt, n, ex, 0, K, row);
+                st(d, n, e, t, 0, (float) dot(row, xs, K));
+            }
+        }
+    free(row);
+    free(xs);
+    return HTP_STATUS_OK;
+}
+
+/* ---------------------------------------------------------------- more row ops and shape ops */
+
+static int op_reduce_norm(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *d) {
+    if (!a) return HTP_STATUS_INVAL_PARAMS;
+    if (!is_float(a) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
+    int sum_rows = op->opcode == HTP_OP_SUM_ROWS;
+    if (sum_rows ? (NE(d, 0) != 1 || NE(d, 1) != NE(a, 1) || NE(d, 2) != NE(a, 2) || NE(d, 3) != NE(a, 3)) : !same_shape(a, d))
+        return HTP_STATUS_INVAL_PARAMS;
+    float eps = param_f(op, 0);
+    int64_t n = NE(a, 0);
+    FOR_ROWS(a) {
+        double sum = 0, sq = 0;
+        for (int64_t i0 = 0; i0 < n; i0++) { double x = ld(a, i0, i1, i2, i3); sum += x; sq += x * x; }
+        if (sum_rows) { st(d, 0, i1, i2, i3, (float) sum); continue; }
+        if (op->opcode == HTP_OP_CUMSUM) {
+            double c = 0;
+            for (int64_t i0 = 0; i0 < n; i0++) { c += ld(a, i0, i1, i2, i3); st(d, i0, i1, i2, i3, (float) c); }
+            continue;
+        }
+        double mean = op->opcode == HTP_OP_NORM ? sum / (double) n : 0.0, scale;
+        if (op->opcode == HTP_OP_NORM) {
+            double var = 0;
+            for (int64_t i0 = 0; i0 < n; i0++) { double x = ld(a, i0, i1, i2, i3) - mean; var += x * x; }
+            scale = 1.0 / sqrt(var / (double) n + eps);
+        } else {
+            scale = 1.0 / fmax(sqrt(sq), (double) eps); /* L2_NORM */
+        }
+        for (int64_t i0 = 0; i0 < n; i0++) st(d, i0, i1, i2, i3, (float) ((ld(a, i0, i1, i2, i3) - mean) * scale));
+    }
+    return HTP_STATUS_OK;
+}
+
+static int op_clamp_fill_tri(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *d) {
+    if (!is_float(d) || (a && !is_float(a))) return HTP_STATUS_NO_SUPPORT;
+    if (op->opcode != HTP_OP_FILL && (!a || !same_shape(a, d))) return HTP_STATUS_INVAL_PARAMS;
+    float lo = param_f(op, 0), hi = param_f(op, 1);
+    int tri = op->params[0];
+    if (op->opcode == HTP_OP_TRI && (tri < 0 || tri > 3)) return HTP_STATUS_INVAL_PARAMS;
+    FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++) {
+        float v;
+        if (op->opcode == HTP_OP_FILL) v = lo;
+        else if (op->opcode == HTP_OP_CLAMP) v = fminf(fmaxf(ld(a, i0, i1, i2, i3), lo), hi);
+        else {
+            /* ggml_tri_type: UPPER_DIAG 0, UPPER 1, LOWER_DIAG 2, LOWER 3 (column i0 against row i1) */
+            int keep = tri == 0 ? i0 >= i1 : tri == 1 ? i0 > i1 : tri == 2 ? i0 <= i1 : i0 < i1;
+            v = keep ? ld(a, i0, i1, i2, i3) : 0.0f;
+        }
+        st(d, i0, i1, i2, i3, v);
+    }
+    return HTP_STATUS_OK;
+}
+
+/* element copy of any type the wire knows by its size (REPEAT, CONCAT, DIAG move elements, never convert) */
+static void copy_elem(const struct hd_tensor *d, int64_t j0, int64_t j1, int64_t j2, int64_t j3,
+                      const struct hd_tensor *s, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    memcpy(at(d, j0, j1, j2, j3), at(s, i0, i1, i2, i3), hd_type_size(TY(d)));
+}
+
+static int plain(const struct hd_tensor *t) { return hd_type_blck(TY(t)) == 1; }
+
+static int op_repeat(struct hd_tensor *a, struct hd_tensor *d) {
+    if (!a) return HTP_STATUS_INVAL_PARAMS;
+    if (!plain(a) || TY(a) != TY(d)) return HTP_STATUS_NO_SUPPORT;
+    if (!repeats(a, d)) return HTP_STATUS_INVAL_PARAMS;
+    FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++)
+        copy_elem(d, i0, i1, i2, i3, a, i0 % NE(a, 0), i1 % NE(a, 1), i2 % NE(a, 2), i3 % NE(a, 3));
+    return HTP_STATUS_OK;
+}
+
+static int op_concat(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *b, struct hd_tensor *d) {
+    if (!a || !b) return HTP_STATUS_INVAL_PARAMS;
+    int dim = op->params[0];
+    if (!plain(a) || TY(a) != TY(b) || TY(a) != TY(d)) return HTP_STATUS_NO_SUPPORT;
+    if (dim < 0 || dim > 3) return HTP_STATUS_INVAL_PARAMS;
+    for (int i = 0; i < 4; i++)
+        if (NE(d, i) != (i == dim ? NE(a, i) + NE(b, i) : NE(a, i)) || (i != dim && NE(b, i) != NE(a, i)))
+            return HTP_STATUS_INVAL_PARAMS;
+    FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++) {
+        int64_t j[4] = { i0, i1, i2, i3 };
+        if (j[dim] < NE(a, dim)) copy_elem(d, i0, i1, i2, i3, a, i0, i1, i2, i3);
+        else {
+            j[dim] -= NE(a, dim);
+            copy_elem(d, i0, i1, i2, i3, b, j[0], j[1], j[2], j[3]);
+        }
+    }
+    return HTP_STATUS_OK;
+}
+
+static int op_pad(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *d) {
+    if (!a) return HTP_STATUS_INVAL_PARAMS;
+    if (!is_float(a) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
+    if (op->params[8]) return HTP_STATUS_NO_SUPPORT; /* circular padding */
+    const int32_t *p = op->params; /* lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3 */
+    for (int i = 0; i < 4; i++)
+        if (p[2 * i] < 0 || p[2 * i + 1] < 0 || NE(d, i) != NE(a, i) + p[2 * i] + p[2 * i + 1]) return HTP_STATUS_INVAL_PARAMS;
+    FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++) {
+        int64_t j0 = i0 - p[0], j1 = i1 - p[2], j2 = i2 - p[4], j3 = i3 - p[6];
+        int in = j0 >= 0 && j0 < NE(a, 0) && j1 >= 0 && j1 < NE(a, 1) && j2 >= 0 && j2 < NE(a, 2) && j3 >= 0 && j3 < NE(a, 3);
+        st(d, i0, i1, i2, i3, in ? ld(a, j0, j1, j2, j3) : 0.0f);
+    }
+    return HTP_STATUS_OK;
+}
+
+static int op_diag(struct hd_tensor *a, struct hd_tensor *d) {
+    if (!a) return HTP_STATUS_INVAL_PARAMS;
+    if (!is_float(a) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
+    if (NE(a, 1) != 1 || NE(d, 0) != NE(a, 0) || NE(d, 1) != NE(a, 0) || NE(d, 2) != NE(a, 2) || NE(d, 3) != NE(a, 3))
+        return HTP_STATUS_INVAL_PARAMS;
+    FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++) st(d, i0, i1, i2, i3, i0 == i1 ? ld(a, i0, 0, i2, i3) : 0.0f);
+    return HTP_STATUS_OK;
+}
+
+static const struct hd_tensor *sort_t;
+static int64_t sort_i1, sort_i2, sort_i3;
+static int sort_desc;
+static int cmp_idx(const void *x, const void *y) {
+    float a = ld(sort_t, *(const int32_t *) x, sort_i1, sort_i2, sort_i3), b = ld(sort_t, *(const int32_t *) y, sort_i1, sort_i2, sort_i3);
+    int c = a < b ? -1 : a > b ? 1 : *(const int32_t *) x - *(const int32_t *) y;
+    return sort_desc ? -c : c;
+}
+
+static int op_argsort(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *d) {
+    if (!a) return HTP_STATUS_INVAL_PARAMS;
+    if (!is_float(a) || TY(d) != HTP_TYPE_I32) return HTP_STATUS_NO_SUPPORT;
+    if (!same_shape(a, d) || op->params[0] < 0 || op->params[0] > 1) return HTP_STATUS_INVAL_PARAMS;
+    int32_t *idx = malloc(sizeof *idx * (size_t) NE(a, 0));
+    if (!idx) return HTP_STATUS_INTERNAL_ERR;
+    FOR_ROWS(a) {
+        for (int64_t i0 = 0; i0 < NE(a, 0); i0++) idx[i0] = (int32_t) i0;
+        /* the DSP thread runs one op at a time; the comparator's context is per call */
+        sort_t = a; sort_i1 = i1; sort_i2 = i2; sort_i3 = i3; sort_desc = op->params[0] == 1;
+        qsort(idx, (size_t) NE(a, 0), sizeof *idx, cmp_idx);
+        for (int64_t i0 = 0; i0 < NE(a, 0); i0++) memcpy(at(d, i0, i1, i2, i3), &idx[i0], 4);
+    }
+    free(idx);
+    return HTP_STATUS_OK;
+}
+
+static int op_add_id(struct hd_tensor *a, struct hd_tensor *b, struct hd_tensor *ids, struct hd_tensor *d) {
+    if (!a || !b || !ids) return HTP_STATUS_INVAL_PARAMS;
+    if (!is_float(a) || !is_float(b) || !is_float(d) || TY(ids) != HTP_TYPE_I32) return HTP_STATUS_NO_SUPPORT;
+    if (!same_shape(a, d) || NE(b, 0) != NE(a, 0) || NE(ids, 0) != NE(a, 1) || NE(ids, 1) != NE(a, 2)) return HTP_STATUS_INVAL_PARAMS;
+    FOR_ROWS(a) {
+        int64_t e = ld_index(ids, i1, i2, 0);
+        if (e < 0 || e >= NE(b, 1)) return HTP_STATUS_INVAL_PARAMS;
+        for (int64_t i0 = 0; i0 < NE(a, 0); i0++) st(d, i0, i1, i2, i3, ld(a, i0, i1, i2, i3) + ld(b, i0, e, 0, 0));
+    }
     return HTP_STATUS_OK;
 }
 
@@ -531,6 +727,15 @@ int hd_exec_op(const struct htp_op_desc *op, struct hd_tensor *const src[HTP_OP_
     case HTP_OP_FLASH_ATTN_EXT: return op_flash_attn(op, src[0], src[1], src[2], src[3], src[4], d);
     case HTP_OP_MUL_MAT: return op_mul_mat(src[0], src[1], NULL, d);
     case HTP_OP_MUL_MAT_ADD: return src[2] ? op_mul_mat(src[0], src[1], src[2], d) : HTP_STATUS_INVAL_PARAMS;
+    case HTP_OP_MUL_MAT_ID: return op_mul_mat_id(src[0], src[1], src[2], d);
+    case HTP_OP_ADD_ID: return op_add_id(src[0], src[1], src[2], d);
+    case HTP_OP_SUM_ROWS: case HTP_OP_NORM: case HTP_OP_L2_NORM: case HTP_OP_CUMSUM: return op_reduce_norm(op, src[0], d);
+    case HTP_OP_CLAMP: case HTP_OP_FILL: case HTP_OP_TRI: return op_clamp_fill_tri(op, src[0], d);
+    case HTP_OP_REPEAT: return op_repeat(src[0], d);
+    case HTP_OP_CONCAT: return op_concat(op, src[0], src[1], d);
+    case HTP_OP_PAD: return op_pad(op, src[0], d);
+    case HTP_OP_DIAG: return op_diag(src[0], d);
+    case HTP_OP_ARGSORT: return op_argsort(op, src[0], d);
     default: return HTP_STATUS_NO_SUPPORT;
     }
 }

@@ -55,6 +55,13 @@ static struct {
     T *(*flash_attn_ext)(C *, T *, T *, T *, T *, float, float, float);
     void (*fa_add_sinks)(T *, T *);
     T *(*mul_mat)(C *, T *, T *);
+    T *(*sum_rows)(C *, T *), *(*cumsum)(C *, T *), *(*diag)(C *, T *);
+    T *(*norm)(C *, T *, float), *(*l2_norm)(C *, T *, float), *(*fill_)(C *, T *, float);
+    T *(*clamp)(C *, T *, float, float);
+    T *(*repeat)(C *, T *, T *);
+    T *(*pad_ext)(C *, T *, int, int, int, int, int, int, int, int);
+    T *(*concat)(C *, T *, T *, int), *(*argsort)(C *, T *, int), *(*tri)(C *, T *, int);
+    T *(*add_id)(C *, T *, T *, T *), *(*mul_mat_id)(C *, T *, T *, T *);
 } g;
 
 /* struct ggml_tensor of 0.25.1: type @0, ne[4] @16, nb[4] @48, op @80, op_params[16] @84, src[10] @152 */
@@ -88,7 +95,11 @@ static int load_ggml(const char *dir) {
         B(swiglu_oai, "ggml_swiglu_oai"), B(soft_max_ext, "ggml_soft_max_ext"),
         B(soft_max_add_sinks, "ggml_soft_max_add_sinks"), B(rope_ext, "ggml_rope_ext"), B(get_rows, "ggml_get_rows"),
         B(set_rows, "ggml_set_rows"), B(cpy, "ggml_cpy"), B(flash_attn_ext, "ggml_flash_attn_ext"),
-        B(fa_add_sinks, "ggml_flash_attn_ext_add_sinks"), B(mul_mat, "ggml_mul_mat"),
+        B(fa_add_sinks, "ggml_flash_attn_ext_add_sinks"), B(mul_mat, "ggml_mul_mat"), B(sum_rows, "ggml_sum_rows"),
+        B(cumsum, "ggml_cumsum"), B(diag, "ggml_diag"), B(norm, "ggml_norm"), B(l2_norm, "ggml_l2_norm"),
+        B(fill_, "ggml_fill"), B(clamp, "ggml_clamp"), B(repeat, "ggml_repeat"), B(pad_ext, "ggml_pad_ext"),
+        B(concat, "ggml_concat"), B(argsort, "ggml_argsort"), B(tri, "ggml_tri"), B(add_id, "ggml_add_id"),
+        B(mul_mat_id, "ggml_mul_mat_id"),
 #undef B
         { cpu, "ggml_graph_compute_with_ctx", (void **) &g.compute }, { cpu, "ggml_cpu_init", (void **) &g.cpu_init },
     };
@@ -171,35 +182,40 @@ static uint32_t tile_size(int type) {
     switch (type) { case G_Q4_0: case G_IQ4_NL: return 576; case G_Q4_1: return 640; case G_Q8_0: return 1088; case G_MXFP4: return 544; default: return 0; }
 }
 
-/* Writes weight w (flat ggml blocks, ne0 % 32 == 0) tiled into dst; returns the padded ne1. */
+/* Writes weight w (flat ggml blocks, ne0 % 32 == 0; each of its ne2 * ne3 matrices) tiled into dst; returns the
+ * padded ne1. */
 static int64_t repack(T *w, uint8_t *dst) {
     int type = t_type(w);
     int64_t K = t_ne(w)[0], N = t_ne(w)[1], nkt = K / 32, Np = (N + 31) / 32 * 32;
     uint32_t bb = block_bytes(type), ts = tile_size(type);
-    const uint8_t *src = g.data(w);
-    for (int64_t ct = 0; ct < Np / 32; ct++)
-        for (int64_t kt = 0; kt < nkt; kt++) {
-            uint8_t *tile = dst + (size_t) (ct * nkt + kt) * ts;
-            memset(tile, 0, ts);
-            for (int row = 0; row < 32; row++) {
-                int64_t n = ct * 32 + row;
-                const uint8_t *blk = n < N ? src + (size_t) (n * nkt + kt) * bb : NULL;
-                if (type == G_Q8_0) {
-                    for (int k = 0; k < 32; k++) tile[(k / 2) * 64 + 2 * row + (k % 2)] = blk ? blk[2 + k] : 0;
-                    if (blk) memcpy(tile + 1024 + 2 * row, blk, 2);
-                    continue;
+    for (int64_t mat = 0; mat < t_ne(w)[2] * t_ne(w)[3]; mat++) {
+        const uint8_t *src = (const uint8_t *) g.data(w) + (size_t) (mat * N * nkt) * bb;
+        uint8_t *mdst = dst + (size_t) (mat * (Np / 32) * nkt) * ts;
+        for (int64_t ct = 0; ct < Np / 32; ct++)
+            for (int64_t kt = 0; kt < nkt; kt++) {
+                uint8_t *tile = mdst + (size_t) (ct * nkt + kt) * ts;
+                memset(tile, 0, ts);
+                for (int row = 0; row < 32; row++) {
+                    int64_t n = ct * 32 + row;
+                    const uint8_t *blk = n < N ? src + (size_t) (n * nkt + kt) * bb : NULL;
+                    if (type == G_Q8_0) {
+                        for (int k = 0; k < 32; k++) tile[(k / 2) * 64 + 2 * row + (k % 2)] = blk ? blk[2 + k] : 0;
+                        if (blk) memcpy(tile + 1024 + 2 * row, blk, 2);
+                        continue;
+                    }
+                    const uint8_t *qs = blk ? blk + (type == G_Q4_1 ? 4 : type == G_MXFP4 ? 1 : 2) : NULL;
+                    uint8_t q[32];
+                    for (int k = 0; k < 32; k++)
+                        q[k] = qs ? (uint8_t) (k < 16 ? qs[k] & 0xf : qs[k - 16] >> 4)
+                                  : (type == G_Q4_0 || type == G_IQ4_NL ? 8 : 0);
+                    for (int cp = 0; cp < 16; cp++) tile[cp * 32 + row] = (uint8_t) (q[2 * cp] | (q[2 * cp + 1] << 4));
+                    if (!blk) continue;
+                    if (type == G_Q4_1) memcpy(tile + 512 + 4 * row, blk, 4);
+                    else if (type == G_MXFP4) tile[512 + row] = blk[0];
+                    else memcpy(tile + 512 + 2 * row, blk, 2);
                 }
-                const uint8_t *qs = blk ? blk + (type == G_Q4_1 ? 4 : type == G_MXFP4 ? 1 : 2) : NULL;
-                uint8_t q[32];
-                for (int k = 0; k < 32; k++)
-                    q[k] = qs ? (uint8_t) (k < 16 ? qs[k] & 0xf : qs[k - 16] >> 4) : (type == G_Q4_0 || type == G_IQ4_NL ? 8 : 0);
-                for (int cp = 0; cp < 16; cp++) tile[cp * 32 + row] = (uint8_t) (q[2 * cp] | (q[2 * cp + 1] << 4));
-                if (!blk) continue;
-                if (type == G_Q4_1) memcpy(tile + 512 + 4 * row, blk, 4);
-                else if (type == G_MXFP4) tile[512 + row] = blk[0];
-                else memcpy(tile + 512 + 2 * row, blk, 2);
             }
-        }
+    }
     return Np;
 }
 
@@ -212,6 +228,7 @@ static uint32_t elem_size(int type) { return type == G_F16 ? 2 : type == G_I64 ?
 
 static float elem(const uint8_t *p, int type) {
     if (type == G_F32) { float f; memcpy(&f, p, 4); return f; }
+    if (type == G_I32) { int32_t v; memcpy(&v, p, 4); return (float) v; }
     uint16_t h; memcpy(&h, p, 2); return hx_fp16_to_f(h);
 }
 
@@ -229,7 +246,7 @@ static void run(C *ctx, const char *name, uint32_t opcode, T *node, T *out_base,
         srcs[i] = HTP_NO_TENSOR;
         if (!s) continue;
         uint32_t ne[4] = { (uint32_t) t_ne(s)[0], (uint32_t) t_ne(s)[1], (uint32_t) t_ne(s)[2], (uint32_t) t_ne(s)[3] };
-        if (block_bytes(t_type(s)) && i == 0 && opcode == HTP_OP_MUL_MAT) {
+        if (block_bytes(t_type(s)) && i == 0 && (opcode == HTP_OP_MUL_MAT || opcode == HTP_OP_MUL_MAT_ID)) {
             ne[1] = (uint32_t) repack(s, S.data + off);
             srcs[i] = hx_add_tensor(&b, 0, off, (uint32_t) t_type(s), ne, block_bytes(t_type(s)),
                                     ne[0] / 32 * block_bytes(t_type(s)));
@@ -249,6 +266,8 @@ static void run(C *ctx, const char *name, uint32_t opcode, T *node, T *out_base,
     uint32_t ne[4] = { (uint32_t) t_ne(node)[0], (uint32_t) t_ne(node)[1], (uint32_t) t_ne(node)[2], (uint32_t) t_ne(node)[3] };
     uint16_t td = hx_add_tensor(&b, 0, doff, (uint32_t) t_type(node), ne, (uint32_t) t_nb(node)[0], (uint32_t) t_nb(node)[1]);
     for (int k = 2; k < 4; k++) b.tens[td].nb[k] = (uint32_t) t_nb(node)[k];
+    /* a fresh output starts as NaNs, so an op that writes nothing cannot pass on leftovers of an earlier case */
+    if (out_base == node) memset(S.data + doff, 0xff, g.nbytes(node));
     struct htp_op_desc *o = hx_add_op(&b, opcode, srcs[0], srcs[1], td);
     for (int i = 2; i < HTP_OP_MAX_INPUTS; i++) o->src[i] = srcs[i];
     memcpy(o->params, t_params(node), sizeof o->params);
@@ -466,6 +485,81 @@ static void cases_mul_mat(void) {
     }
 }
 
+static void cases_more(void) {
+    C *ctx = ctx_new();
+    T *a = g.new4(ctx, G_F32, 37, 6, 3, 1);
+    fill(a, -3, 3);
+    T *n = g.sum_rows(ctx, a);
+    run(ctx, "SUM_ROWS", HTP_OP_SUM_ROWS, n, n, 1e-7);
+    n = g.cumsum(ctx, a);
+    run(ctx, "CUMSUM", HTP_OP_CUMSUM, n, n, 1e-7);
+    n = g.norm(ctx, a, 1e-5f);
+    run(ctx, "NORM eps=1e-5", HTP_OP_NORM, n, n, 1e-7);
+    n = g.l2_norm(ctx, a, 1e-6f);
+    run(ctx, "L2_NORM eps=1e-6", HTP_OP_L2_NORM, n, n, 1e-7);
+    n = g.fill_(ctx, a, 0.75f);
+    run(ctx, "FILL 0.75", HTP_OP_FILL, n, n, 0);
+    n = g.argsort(ctx, a, 1);
+    run(ctx, "ARGSORT desc", HTP_OP_ARGSORT, n, n, 0);
+    n = g.argsort(ctx, a, 0);
+    run(ctx, "ARGSORT asc", HTP_OP_ARGSORT, n, n, 0);
+    T *big = g.new4(ctx, G_F32, 74, 12, 3, 2);
+    n = g.repeat(ctx, a, big);
+    run(ctx, "REPEAT", HTP_OP_REPEAT, n, n, 0);
+    n = g.pad_ext(ctx, a, 2, 3, 0, 1, 1, 0, 0, 0);
+    run(ctx, "PAD 2,3,0,1,1,0", HTP_OP_PAD, n, n, 0);
+    T *b = g.new4(ctx, G_F32, 37, 4, 3, 1);
+    fill(b, -1, 1);
+    n = g.concat(ctx, a, b, 1);
+    run(ctx, "CONCAT dim 1", HTP_OP_CONCAT, n, n, 0);
+    T *sq = g.new4(ctx, G_F32, 9, 9, 2, 1);
+    fill(sq, -1, 1);
+    for (int t = 0; t < 4; t++) {
+        static const char *const names[] = { "TRI upper_diag", "TRI upper", "TRI lower_diag", "TRI lower" };
+        n = g.tri(ctx, sq, t);
+        run(ctx, names[t], HTP_OP_TRI, n, n, 0);
+    }
+    T *v = g.new4(ctx, G_F32, 11, 1, 2, 1);
+    fill(v, -1, 1);
+    n = g.diag(ctx, v);
+    run(ctx, "DIAG", HTP_OP_DIAG, n, n, 0);
+    g.free(ctx);
+    ctx = ctx_new();
+    a = g.new4(ctx, G_F32, 37, 6, 3, 1);
+    fill(a, -3, 3);
+    n = g.clamp(ctx, a, -1.0f, 0.5f);
+    run(ctx, "CLAMP -1..0.5 (in place)", HTP_OP_CLAMP, n, a, 0);
+    g.free(ctx);
+
+    ctx = ctx_new();
+    T *x = g.new4(ctx, G_F32, 48, 4, 5, 1), *bias = g.new4(ctx, G_F32, 48, 6, 1, 1), *ids = g.new4(ctx, G_I32, 4, 5, 1, 1);
+    fill(x, -1, 1); fill(bias, -1, 1);
+    fill_idx(ids, 6);
+    n = g.add_id(ctx, x, bias, ids);
+    run(ctx, "ADD_ID", HTP_OP_ADD_ID, n, n, 1e-7);
+    g.free(ctx);
+    static const struct { const char *name; int type; } qt[] = {
+        { "MUL_MAT_ID f32 experts", G_F32 }, { "MUL_MAT_ID q4_0 tiled experts", G_Q4_0 },
+        { "MUL_MAT_ID mxfp4 tiled experts", G_MXFP4 } };
+    for (size_t i = 0; i < sizeof qt / sizeof *qt; i++) {
+        ctx = ctx_new();
+        T *as = g.new4(ctx, qt[i].type, 64, 40, 4, 1);
+        if (qt[i].type == G_F32) fill(as, -1, 1);
+        else {
+            float *f = malloc(sizeof *f * 64 * 40 * 4);
+            for (int j = 0; j < 64 * 40 * 4; j++) f[j] = (float) (hx_urand(&rng) * 2 - 1);
+            g.quantize(qt[i].type, f, g.data(as), 0, 40 * 4, 64, NULL);
+            free(f);
+        }
+        T *bb = g.new4(ctx, G_F32, 64, 1, 3, 1), *ix = g.new4(ctx, G_I32, 2, 3, 1, 1);
+        fill(bb, -1, 1);
+        fill_perm(ix, 4);
+        n = g.mul_mat_id(ctx, as, bb, ix);
+        run(ctx, qt[i].name, HTP_OP_MUL_MAT_ID, n, n, 5e-4);
+        g.free(ctx);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) { fprintf(stderr, "usage: %s OUTDIR REFDIR\n", argv[0]); return 2; }
     if (load_ggml(argv[2]) || check_layout()) return 1;
@@ -483,6 +577,7 @@ int main(int argc, char **argv) {
     cases_rows_cpy();
     cases_flash_attn();
     cases_mul_mat();
+    cases_more();
     hx_release(&S);
     CHECK(a.stat("violations") == 0, "violations during the oracle cases");
     printf("oracle: %d cases, %d failed\n", cases, case_failures + failures);
