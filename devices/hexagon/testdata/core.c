@@ -103,7 +103,8 @@ static void config_defaults(void) {
     hd.cfg = (struct hd_config) {
         .nodsp = 0, .arch = 73, .cores = 1, .sysreq = 0, .hw_threads = 6, .hw_hmx = 1, .vtcm = 8u << 20,
         .unsigned_required = 1, .dma64 = 1, .mem_limit = 8ull << 30, .map_limit = HD_DEFAULT_MAX_VMEM,
-        .reject_hang = 0, .rewrite = 1, .delay_us = 0, .exec = 1, .log_level = 1,
+        .reject_hang = 0, .rewrite = 1, .delay_us = 0, .exec = 1, .log_level = 1, .seed = 0,
+        .fence_timeout_us = 1000000,
     };
     memset(hd.faults, 0, sizeof hd.faults);
 }
@@ -181,6 +182,12 @@ static int set_knob(const char *k, const char *v) {
         else return -1;
         return 0;
     }
+    if (!strcmp(k, "protocol")) {
+        if (!strcmp(v, "public")) hd.cfg.seed = 0;
+        else if (!strcmp(v, "seed")) hd.cfg.seed = 1;
+        else return -1;
+        return 0;
+    }
     if (!strcmp(k, "sysreq")) {
         if (!strcmp(v, "list")) hd.cfg.sysreq = 0;
         else if (!strcmp(v, "unsupported")) hd.cfg.sysreq = 1;
@@ -202,6 +209,7 @@ static int set_knob(const char *k, const char *v) {
     else if (!strcmp(k, "rewrite")) hd.cfg.rewrite = u != 0;
     else if (!strcmp(k, "delay_us")) hd.cfg.delay_us = (uint32_t) u;
     else if (!strcmp(k, "exec")) hd.cfg.exec = u != 0;
+    else if (!strcmp(k, "fence_timeout_us")) hd.cfg.fence_timeout_us = (uint32_t) u;
     else if (!strcmp(k, "log")) { if (u > 2) return -1; hd.cfg.log_level = (int) u; }
     else return -1;
     return 0;
@@ -299,8 +307,8 @@ HD_EXPORT uint64_t htpdouble_stat(const char *name) {
     pthread_mutex_lock(&hd.mu);
     uint64_t v = UINT64_MAX;
     if (!strncmp(name, "op.", 3)) {
-        for (uint32_t i = 0; i < HTP_OP_INVALID; i++)
-            if (!strcmp(name + 3, hd_op_name(i))) v = hd.st.op_count[i];
+        for (uint32_t i = 0; i < HD_OP_COUNT; i++)
+            if (i != HTP_OP_INVALID && !strcmp(name + 3, hd_op_name(i))) v = hd.st.op_count[i];
         pthread_mutex_unlock(&hd.mu);
         return v;
     }

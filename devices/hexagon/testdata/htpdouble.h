@@ -184,6 +184,27 @@ struct htp_opbatch_rsp {
  * the request gains a trailing u64 seq (32 B), the response a trailing u64 seq (96 B). */
 struct hd_opbatch_req_seq { struct htp_opbatch_req base; uint64_t seq; };
 struct hd_opbatch_rsp_seq { struct htp_opbatch_rsp base; uint64_t seq; };
+/* Seed-era op descriptor with HTP_OP_MAX_INPUTS = 10 (hexagon.md 2.2: the Rust port and the fake harness; NOT
+ * verified): 232 bytes, src[10] @200, dst[4] @220. Used with protocol=seed. */
+#define HD_SEED_MAX_INPUTS 10
+struct hd_seed_op_desc {
+    uint32_t opcode; uint32_t flags; int32_t params[HTP_OP_MAX_PARAMS]; int32_t kernel_params[HTP_OP_MAX_KERN_PARAMS];
+    uint16_t src[HD_SEED_MAX_INPUTS]; uint16_t dst[HTP_OP_MAX_OUTPUTS]; uint16_t pad[2];
+};
+/* Seed-era tensor flags (hexagon.md 2.2, unverified) and the I8 type of fence tensors. */
+enum { HD_SEED_TENSOR_WEIGHT = 1u << 0, HD_SEED_TENSOR_TILED = 1u << 1, HD_SEED_TENSOR_FENCE = 1u << 2 };
+#define HD_TYPE_I8 24u
+/* Internal op ids: the public opcodes, then the ones only the seed-era table has. */
+enum {
+    HD_OP_ABS = HTP_OP_INVALID + 1, HD_OP_LOG, HD_OP_RELU, HD_OP_LEAKY_RELU, HD_OP_FENCE, HD_OP_CPY_FENCE,
+    HD_OP_MDEV_GROUP, HD_OP_ALLREDUCE, HD_OP_ALLREDUCE_ADD, HD_OP_SEED_OTHER, HD_OP_COUNT
+};
+/* An op descriptor of either layout, decoded; opcode is the internal id. */
+struct hd_op {
+    uint32_t opcode; uint32_t wire_opcode; uint32_t flags;
+    int32_t params[HTP_OP_MAX_PARAMS]; int32_t kernel_params[HTP_OP_MAX_KERN_PARAMS];
+    uint16_t src[HD_SEED_MAX_INPUTS]; uint16_t dst[HTP_OP_MAX_OUTPUTS];
+};
 
 /* htp_iface method ids (qaic numbering: open 0, close 1, declared methods from 2) */
 enum { HTP_IFACE_START = 2, HTP_IFACE_STOP = 3, HTP_IFACE_MMAP = 4, HTP_IFACE_MUNMAP = 5, HTP_IFACE_PROFILER = 6,
@@ -253,11 +274,13 @@ struct hd_config {
     uint32_t hw_threads, hw_hmx; uint64_t vtcm;
     int unsigned_required; int dma64; uint64_t mem_limit, map_limit;
     int reject_hang; int rewrite; uint32_t delay_us; int exec; int log_level;
+    int seed;                 /* protocol=seed: seed-era opcode table, 232-byte ops, flags WEIGHT/TILED/FENCE */
+    uint32_t fence_timeout_us;
 };
 
 struct hd_stats {
     uint64_t rpcmem_allocs, rpcmem_frees, batches, batches_rejected, ops, exec_ns, validate_ns, violations,
-        faults_fired, op_count[HTP_OP_INVALID + 1];
+        faults_fired, op_count[HD_OP_COUNT];
 };
 
 struct hd_state {
@@ -297,9 +320,12 @@ void hd_queue_stop(struct dspqueue *q); /* called with hd.mu held; drops it whil
 
 /* ops.c: a tensor as the DSP thread sees it (host pointer resolved). */
 struct hd_tensor { const struct htp_tensor *d; uint8_t *p; };
+/* Name of an internal op id (htp-ops.h names without HTP_OP_). */
 const char *hd_op_name(uint32_t opcode);
+/* Internal op id of a wire opcode under the configured protocol; HD_OP_COUNT if the opcode is invalid. */
+uint32_t hd_map_opcode(uint32_t wire);
 /* Executes one op; returns an htp_status. src/dst entries are NULL where the descriptor has 0xffff. */
-int hd_exec_op(const struct htp_op_desc *op, struct hd_tensor *const src[HTP_OP_MAX_INPUTS],
+int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_INPUTS],
                struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS]);
 /* Bytes per block and elements per block of a wire type; 0 for an unknown type. */
 uint32_t hd_type_size(uint32_t type);

@@ -3,28 +3,55 @@
  * wire descriptors (ne/nb strides, ggml op_params), with quantized MUL_MAT weights read in the tiled layout of
  * docs/reference/hexagon.md section 10. Written for clarity, not speed.
  */
+#define _GNU_SOURCE
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "htpdouble.h"
 
-static const char *const op_names[HTP_OP_INVALID + 1] = {
+static const char *const op_names[HD_OP_COUNT] = {
     "MUL", "ADD", "SUB", "DIV", "MUL_MAT", "MUL_MAT_ID", "MUL_MAT_QKV", "MUL_MAT_FFN", "MUL_MAT_ADD", "RMS_NORM",
     "RMS_NORM_MUL", "UNARY_SILU", "UNARY_GELU", "UNARY_SIGMOID", "UNARY_EXP", "UNARY_NEG", "UNARY_SOFTPLUS",
     "UNARY_TANH", "GLU_SWIGLU", "GLU_SWIGLU_OAI", "GLU_GEGLU", "SOFTMAX", "ADD_ID", "ROPE", "FLASH_ATTN_EXT",
     "SET_ROWS", "GET_ROWS", "SCALE", "CPY", "ARGSORT", "SQR", "SQRT", "SUM_ROWS", "SSM_CONV", "REPEAT", "CUMSUM",
     "FILL", "DIAG", "SOLVE_TRI", "L2_NORM", "GATED_DELTA_NET", "TRI", "PAD", "NORM", "CONCAT", "CLAMP", "IM2COL",
-    "INVALID",
+    "INVALID", "ABS", "LOG", "RELU", "LEAKY_RELU", "FENCE", "CPY_FENCE", "MDEV_GROUP", "ALLREDUCE", "ALLREDUCE_ADD",
+    "SEED_OTHER",
 };
 
-const char *hd_op_name(uint32_t opcode) { return op_names[opcode < HTP_OP_INVALID ? opcode : HTP_OP_INVALID]; }
+const char *hd_op_name(uint32_t opcode) { return opcode < HD_OP_COUNT ? op_names[opcode] : "INVALID"; }
+
+/* The seed-era opcode table (hexagon.md 3, third-party Rust port; NOT verified). Opcodes it lists that the double
+ * does not know map to SEED_OTHER (answered NO_SUPPORT). */
+#define SO HD_OP_SEED_OTHER
+static const uint32_t seed_opcodes[] = {
+    HTP_OP_MUL, HTP_OP_ADD, HTP_OP_SUB, HTP_OP_DIV, HTP_OP_MUL_MAT, HTP_OP_MUL_MAT_ID, SO /* MUL_MAT_NX */,
+    SO /* MUL_MAT_ID_NX */, HTP_OP_MUL_MAT_ADD, HTP_OP_RMS_NORM, HTP_OP_RMS_NORM_MUL, HTP_OP_UNARY_SILU,
+    HTP_OP_UNARY_GELU, HTP_OP_UNARY_SIGMOID, HTP_OP_UNARY_EXP, HTP_OP_UNARY_NEG, HTP_OP_UNARY_SOFTPLUS,
+    HTP_OP_UNARY_TANH, HD_OP_ABS, HD_OP_LOG, HD_OP_RELU, HTP_OP_GLU_SWIGLU, HTP_OP_GLU_SWIGLU_OAI, HTP_OP_GLU_GEGLU,
+    SO /* GEGLU_QUICK */, HTP_OP_SOFTMAX, HTP_OP_ADD_ID, HTP_OP_ROPE, HTP_OP_FLASH_ATTN_EXT, HTP_OP_SET_ROWS,
+    HTP_OP_GET_ROWS, HTP_OP_SCALE, HTP_OP_CPY, HD_OP_CPY_FENCE, HTP_OP_ARGSORT, SO /* TOP_K */, HTP_OP_SQR,
+    HTP_OP_SQRT, HTP_OP_SUM_ROWS, HTP_OP_SSM_CONV, HTP_OP_REPEAT, HTP_OP_CUMSUM, HTP_OP_FILL, HTP_OP_DIAG,
+    HTP_OP_SOLVE_TRI, HTP_OP_L2_NORM, HTP_OP_GATED_DELTA_NET, HTP_OP_TRI, HTP_OP_PAD, HTP_OP_NORM, HTP_OP_CONCAT,
+    HTP_OP_CLAMP, HD_OP_LEAKY_RELU, HTP_OP_IM2COL, HD_OP_FENCE, HD_OP_ALLREDUCE, HD_OP_ALLREDUCE_ADD,
+    SO /* GLU_SWIGLU_CLAMP */, HD_OP_MDEV_GROUP, SO /* ROLL */,
+};
+#undef SO
+_Static_assert(sizeof seed_opcodes / sizeof *seed_opcodes == 60, "seed opcode table: 0..59");
+
+uint32_t hd_map_opcode(uint32_t wire) {
+    if (hd.cfg.seed) return wire < sizeof seed_opcodes / sizeof *seed_opcodes ? seed_opcodes[wire] : HD_OP_COUNT;
+    return wire < HTP_OP_INVALID ? wire : HD_OP_COUNT;
+}
 
 uint32_t hd_type_size(uint32_t type) {
     switch (type) {
     case HTP_TYPE_F32: case HTP_TYPE_I32: return 4;
     case HTP_TYPE_F16: return 2;
     case HTP_TYPE_I64: return 8;
+    case HD_TYPE_I8: return 1;
     case HTP_TYPE_Q4_0: case HTP_TYPE_IQ4_NL: case HTP_TYPE_Q4_0_TILED: return 18;
     case HTP_TYPE_Q4_1: case HTP_TYPE_Q4_1_TILED: return 20;
     case HTP_TYPE_Q8_0: case HTP_TYPE_Q8_0_TILED: return 34;
@@ -35,7 +62,7 @@ uint32_t hd_type_size(uint32_t type) {
 
 uint32_t hd_type_blck(uint32_t type) {
     switch (type) {
-    case HTP_TYPE_F32: case HTP_TYPE_I32: case HTP_TYPE_F16: case HTP_TYPE_I64: return 1;
+    case HTP_TYPE_F32: case HTP_TYPE_I32: case HTP_TYPE_F16: case HTP_TYPE_I64: case HD_TYPE_I8: return 1;
     default: return hd_type_size(type) ? 32 : 0;
     }
 }
@@ -110,7 +137,7 @@ static int64_t ld_index(const struct hd_tensor *t, int64_t i0, int64_t i1, int64
     int32_t v; memcpy(&v, p, 4); return v;
 }
 
-static float param_f(const struct htp_op_desc *op, int i) { float f; memcpy(&f, &op->params[i], 4); return f; }
+static float param_f(const struct hd_op *op, int i) { float f; memcpy(&f, &op->params[i], 4); return f; }
 
 static int is_float(const struct hd_tensor *t) { return t && (TY(t) == HTP_TYPE_F32 || TY(t) == HTP_TYPE_F16); }
 static int is_index(const struct hd_tensor *t) { return t && (TY(t) == HTP_TYPE_I32 || TY(t) == HTP_TYPE_I64); }
@@ -161,11 +188,15 @@ static float unary(uint32_t opc, float x, float s, float b) {
     case HTP_OP_SQR: return x * x;
     case HTP_OP_SQRT: return sqrtf(x);
     case HTP_OP_SCALE: return x * s + b;
+    case HD_OP_ABS: return fabsf(x);
+    case HD_OP_LOG: return logf(x);
+    case HD_OP_RELU: return x > 0 ? x : 0.0f;
+    case HD_OP_LEAKY_RELU: return x > 0 ? x : x * s;
     default: return NAN;
     }
 }
 
-static int op_unary(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *d) {
+static int op_unary(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *d) {
     if (!a) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
     if (!same_shape(a, d)) return HTP_STATUS_INVAL_PARAMS;
@@ -175,7 +206,7 @@ static int op_unary(const struct htp_op_desc *op, struct hd_tensor *a, struct hd
     return HTP_STATUS_OK;
 }
 
-static int op_rms_norm(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *w, struct hd_tensor *d) {
+static int op_rms_norm(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *w, struct hd_tensor *d) {
     if (!a) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d) || (w && !is_float(w))) return HTP_STATUS_NO_SUPPORT;
     if (!same_shape(a, d) || (w && !repeats(w, a))) return HTP_STATUS_INVAL_PARAMS;
@@ -193,7 +224,7 @@ static int op_rms_norm(const struct htp_op_desc *op, struct hd_tensor *a, struct
     return HTP_STATUS_OK;
 }
 
-static int op_glu(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *b, struct hd_tensor *d) {
+static int op_glu(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *b, struct hd_tensor *d) {
     if (!a) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d) || (b && !is_float(b))) return HTP_STATUS_NO_SUPPORT;
     int swapped = op->params[1] != 0;
@@ -230,7 +261,7 @@ static float alibi_slope(float max_bias, int64_t n_head, int64_t h) {
     return h < n_head_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * (h - n_head_log2) + 1));
 }
 
-static int op_softmax(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *mask, struct hd_tensor *sinks,
+static int op_softmax(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *mask, struct hd_tensor *sinks,
                       struct hd_tensor *d) {
     if (!a) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d) || (mask && !is_float(mask)) || (sinks && TY(sinks) != HTP_TYPE_F32))
@@ -273,7 +304,7 @@ static float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) 
     return (float) n_dims * logf((float) n_ctx_orig / (n_rot * 2.0f * 3.14159265358979323846f)) / (2.0f * logf(base));
 }
 
-static int op_rope(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *pos, struct hd_tensor *ff,
+static int op_rope(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *pos, struct hd_tensor *ff,
                    struct hd_tensor *d) {
     if (!a || !pos) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d) || TY(pos) != HTP_TYPE_I32 || (ff && TY(ff) != HTP_TYPE_F32)) return HTP_STATUS_NO_SUPPORT;
@@ -365,7 +396,7 @@ static int op_cpy(struct hd_tensor *a, struct hd_tensor *d) {
 
 /* ---------------------------------------------------------------- flash attention */
 
-static int op_flash_attn(const struct htp_op_desc *op, struct hd_tensor *q, struct hd_tensor *k, struct hd_tensor *v,
+static int op_flash_attn(const struct hd_op *op, struct hd_tensor *q, struct hd_tensor *k, struct hd_tensor *v,
                          struct hd_tensor *mask, struct hd_tensor *sinks, struct hd_tensor *d) {
     if (!q || !k || !v) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(q) || !is_float(k) || !is_float(v) || !is_float(d) || (mask && !is_float(mask)) ||
@@ -471,14 +502,39 @@ static void dequant_tiled_row(uint32_t qt, const uint8_t *mat, int64_t n_ktiles,
     }
 }
 
-/* The weight operand of MUL_MAT / MUL_MAT_ID: a float matrix or a tiled quantized one (ne0/ne1 padded to 32). */
-struct weight { struct hd_tensor *t; uint32_t qt; int tiled; };
+/* Row n of a weight in ggml's flat block layout (seed protocol without the TILED flag). */
+static void dequant_flat_row(uint32_t qt, const uint8_t *rowp, int64_t K, float *out) {
+    uint32_t bs = hd_type_size(qt);
+    for (int64_t kb = 0; kb * 32 < K; kb++) {
+        const uint8_t *blk = rowp + (size_t) kb * bs;
+        for (int k = 0; k < 32 && kb * 32 + k < K; k++) {
+            float v;
+            if (qt == HTP_TYPE_Q8_0) v = (float) (int8_t) blk[2 + k] * f16_at(blk);
+            else {
+                const uint8_t *qs = blk + (qt == HTP_TYPE_Q4_1 ? 4 : qt == HTP_TYPE_MXFP4 ? 1 : 2);
+                int q = k < 16 ? qs[k] & 0xf : qs[k - 16] >> 4;
+                switch (qt) {
+                case HTP_TYPE_Q4_0: v = (float) (q - 8) * f16_at(blk); break;
+                case HTP_TYPE_IQ4_NL: v = (float) kvalues_iq4nl[q] * f16_at(blk); break;
+                case HTP_TYPE_Q4_1: v = (float) q * f16_at(blk) + f16_at(blk + 2); break;
+                default: v = (float) kvalues_mxfp4[q] * ldexpf(1.0f, (int) blk[0] - 128); break;
+                }
+            }
+            out[kb * 32 + k] = v;
+        }
+    }
+}
+
+/* The weight operand of MUL_MAT / MUL_MAT_ID: a float matrix, a tiled quantized one (ne0/ne1 padded to 32) or,
+ * with protocol=seed and no TILED flag, quantized in ggml's flat layout. */
+struct weight { struct hd_tensor *t; uint32_t qt; int quant, tiled; };
 
 static int weight_init(struct weight *w, struct hd_tensor *t, int64_t K, int64_t N) {
     w->t = t;
     w->qt = base_quant(TY(t));
-    w->tiled = tile_bytes(w->qt) != 0;
-    if (!w->tiled && !is_float(t)) return HTP_STATUS_NO_SUPPORT;
+    w->quant = tile_bytes(w->qt) != 0;
+    w->tiled = w->quant && (!hd.cfg.seed || w->qt != TY(t) || (t->d->flags & HD_SEED_TENSOR_TILED));
+    if (!w->quant && !is_float(t)) return HTP_STATUS_NO_SUPPORT;
     if (w->tiled ? (NE(t, 0) % 32 || NE(t, 1) % 32 || K > NE(t, 0) || N > NE(t, 1) ||
                     (int64_t) tile_bytes(w->qt) * (NE(t, 0) / 32) * (NE(t, 1) / 32) > NB(t, 2))
                  : (NE(t, 0) != K || NE(t, 1) < N))
@@ -488,6 +544,7 @@ static int weight_init(struct weight *w, struct hd_tensor *t, int64_t K, int64_t
 
 static void weight_row(const struct weight *w, int64_t n, int64_t i2, int64_t i3, int64_t K, float *row) {
     if (w->tiled) dequant_tiled_row(w->qt, at(w->t, 0, 0, i2, i3), NE(w->t, 0) / 32, n, K, row);
+    else if (w->quant) dequant_flat_row(w->qt, at(w->t, 0, n, i2, i3), K, row);
     else for (int64_t k = 0; k < K; k++) row[k] = ld(w->t, k, n, i2, i3);
 }
 
@@ -558,7 +615,7 @@ static int op_mul_mat_id(struct hd_tensor *as, struct hd_tensor *b, struct hd_te
 
 /* ---------------------------------------------------------------- more row ops and shape ops */
 
-static int op_reduce_norm(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *d) {
+static int op_reduce_norm(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *d) {
     if (!a) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
     int sum_rows = op->opcode == HTP_OP_SUM_ROWS;
@@ -588,7 +645,7 @@ static int op_reduce_norm(const struct htp_op_desc *op, struct hd_tensor *a, str
     return HTP_STATUS_OK;
 }
 
-static int op_clamp_fill_tri(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *d) {
+static int op_clamp_fill_tri(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *d) {
     if (!is_float(d) || (a && !is_float(a))) return HTP_STATUS_NO_SUPPORT;
     if (op->opcode != HTP_OP_FILL && (!a || !same_shape(a, d))) return HTP_STATUS_INVAL_PARAMS;
     float lo = param_f(op, 0), hi = param_f(op, 1);
@@ -625,7 +682,7 @@ static int op_repeat(struct hd_tensor *a, struct hd_tensor *d) {
     return HTP_STATUS_OK;
 }
 
-static int op_concat(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *b, struct hd_tensor *d) {
+static int op_concat(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *b, struct hd_tensor *d) {
     if (!a || !b) return HTP_STATUS_INVAL_PARAMS;
     int dim = op->params[0];
     if (!plain(a) || TY(a) != TY(b) || TY(a) != TY(d)) return HTP_STATUS_NO_SUPPORT;
@@ -644,7 +701,7 @@ static int op_concat(const struct htp_op_desc *op, struct hd_tensor *a, struct h
     return HTP_STATUS_OK;
 }
 
-static int op_pad(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *d) {
+static int op_pad(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *d) {
     if (!a) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
     if (op->params[8]) return HTP_STATUS_NO_SUPPORT; /* circular padding */
@@ -677,7 +734,7 @@ static int cmp_idx(const void *x, const void *y) {
     return sort_desc ? -c : c;
 }
 
-static int op_argsort(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *d) {
+static int op_argsort(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *d) {
     if (!a) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || TY(d) != HTP_TYPE_I32) return HTP_STATUS_NO_SUPPORT;
     if (!same_shape(a, d) || op->params[0] < 0 || op->params[0] > 1) return HTP_STATUS_INVAL_PARAMS;
@@ -706,9 +763,45 @@ static int op_add_id(struct hd_tensor *a, struct hd_tensor *b, struct hd_tensor 
     return HTP_STATUS_OK;
 }
 
+/* ---------------------------------------------------------------- fences (seed era; NOT verified) */
+
+/* The slot of a fence tensor (I8, flag FENCE, ne = {slot size >= 8, n_slots, 1, 1}) chosen by params[2]:
+ * u32 seq @0, u32 status @4 (hexagon.md 2.4). */
+static uint32_t *fence_slot(const struct hd_op *op, struct hd_tensor *f) {
+    if (!f || TY(f) != HD_TYPE_I8 || !(f->d->flags & HD_SEED_TENSOR_FENCE) || NE(f, 0) < 8) return NULL;
+    int32_t slot = op->params[2];
+    if (slot < 0 || slot >= NE(f, 1)) return NULL;
+    return (uint32_t *) at(f, 0, slot, 0, 0);
+}
+
+static int fence_signal(const struct hd_op *op, struct hd_tensor *f, uint32_t seq) {
+    uint32_t *slot = fence_slot(op, f);
+    if (!slot) return HTP_STATUS_INVAL_PARAMS;
+    __atomic_store_n(&slot[1], (uint32_t) HTP_STATUS_OK, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot[0], seq, __ATOMIC_RELEASE);
+    return HTP_STATUS_OK;
+}
+
+/* FENCE: params[0] seq, params[1] 1 = signal / 0 = wait until (int32)(slot.seq - seq) >= 0; a wait that outlasts
+ * fence_timeout_us fails with INTERNAL_ERR, a slot whose status is an error passes that status on. */
+static int op_fence(const struct hd_op *op, struct hd_tensor *f) {
+    uint32_t seq = (uint32_t) op->params[0];
+    if (op->params[1] == 1) return fence_signal(op, f, seq);
+    if (op->params[1] != 0) return HTP_STATUS_INVAL_PARAMS;
+    uint32_t *slot = fence_slot(op, f);
+    if (!slot) return HTP_STATUS_INVAL_PARAMS;
+    uint64_t deadline = hd_now_ns() + (uint64_t) hd.cfg.fence_timeout_us * 1000ull;
+    while ((int32_t) (__atomic_load_n(&slot[0], __ATOMIC_ACQUIRE) - seq) < 0) {
+        if (hd_now_ns() > deadline) return HTP_STATUS_INTERNAL_ERR;
+        sched_yield();
+    }
+    uint32_t st = __atomic_load_n(&slot[1], __ATOMIC_RELAXED);
+    return st > HTP_STATUS_OK ? (int) st : HTP_STATUS_OK;
+}
+
 /* ---------------------------------------------------------------- dispatch */
 
-int hd_exec_op(const struct htp_op_desc *op, struct hd_tensor *const src[HTP_OP_MAX_INPUTS],
+int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_INPUTS],
                struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS]) {
     struct hd_tensor *d = dst[0];
     switch (op->opcode) {
@@ -717,7 +810,13 @@ int hd_exec_op(const struct htp_op_desc *op, struct hd_tensor *const src[HTP_OP_
     case HTP_OP_RMS_NORM_MUL: return src[1] ? op_rms_norm(op, src[0], src[1], d) : HTP_STATUS_INVAL_PARAMS;
     case HTP_OP_SCALE: case HTP_OP_UNARY_SILU: case HTP_OP_UNARY_GELU: case HTP_OP_UNARY_SIGMOID: case HTP_OP_UNARY_EXP:
     case HTP_OP_UNARY_NEG: case HTP_OP_UNARY_SOFTPLUS: case HTP_OP_UNARY_TANH: case HTP_OP_SQR: case HTP_OP_SQRT:
+    case HD_OP_ABS: case HD_OP_LOG: case HD_OP_RELU: case HD_OP_LEAKY_RELU:
         return op_unary(op, src[0], d);
+    case HD_OP_FENCE: return op_fence(op, src[0]);
+    case HD_OP_CPY_FENCE: {
+        int st = op_cpy(src[0], d);
+        return st == HTP_STATUS_OK ? fence_signal(op, src[1], (uint32_t) op->params[0]) : st;
+    }
     case HTP_OP_GLU_SWIGLU: case HTP_OP_GLU_GEGLU: case HTP_OP_GLU_SWIGLU_OAI: return op_glu(op, src[0], src[1], d);
     case HTP_OP_SOFTMAX: return op_softmax(op, src[0], src[1], src[2], d);
     case HTP_OP_ROPE: return op_rope(op, src[0], src[1], src[2], d);
