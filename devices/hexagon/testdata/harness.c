@@ -140,7 +140,20 @@ int hx_send_batch(struct session *s, const struct batch *b, uint32_t slot, uint3
     size_t o = 0;
     memcpy(m + o, b->bufs, sizeof b->bufs[0] * b->nb); o += sizeof b->bufs[0] * b->nb;
     memcpy(m + o, b->tens, sizeof b->tens[0] * b->nt); o += sizeof b->tens[0] * b->nt;
-    memcpy(m + o, b->ops, sizeof b->ops[0] * b->no); o += sizeof b->ops[0] * b->no;
+    for (uint32_t i = 0; i < b->no; i++) {
+        const struct htp_op_desc *op = &b->ops[i];
+        if (!b->seed) { memcpy(m + o, op, sizeof *op); o += sizeof *op; continue; }
+        struct hd_seed_op_desc w;
+        memset(&w, 0xff, sizeof w);
+        w.opcode = op->opcode; w.flags = op->flags;
+        memcpy(w.params, op->params, sizeof w.params);
+        memcpy(w.kernel_params, op->kernel_params, sizeof w.kernel_params);
+        memcpy(w.src, op->src, sizeof op->src);
+        memcpy(w.dst, op->dst, sizeof w.dst);
+        w.pad[0] = w.pad[1] = 0;
+        memcpy(m + o, &w, sizeof w);
+        o += sizeof w;
+    }
     o += sizeof(struct htp_prof_desc) * b->no;
     struct hd_opbatch_req_seq req = { { id, b->nb, b->nt, b->no, 0, 0 }, seq };
     struct dspqueue_buffer db = { .fd = (uint32_t) s->shm_fd, .size = (uint32_t) o, .offset = slot * 8192u,

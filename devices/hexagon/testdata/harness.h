@@ -53,6 +53,7 @@ struct batch {
     struct htp_buf_desc bufs[4]; uint32_t nb;
     struct htp_tensor tens[16]; uint32_t nt;
     struct htp_op_desc ops[8]; uint32_t no;
+    int seed; /* serialize the ops as 232-byte seed-era descriptors (protocol=seed) */
 };
 
 int hx_load(struct api *a, const char *path);

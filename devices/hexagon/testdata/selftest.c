@@ -2,7 +2,8 @@
  * Self-test of the double: loads the built variants with dlopen like a host would, brings a session up, runs one
  * op batch (ADD, MUL_MAT over a tiled Q4_0 weight, RMS_NORM) checked against a direct computation, shows three
  * bad batches rejected (tensor offset past its buffer, unmapped fd, stale sequence numbers), exercises a few fault
- * points and the "no DSP" answers, releases everything and checks that nothing leaked. Usage: selftest OUTDIR.
+ * points and the "no DSP" answers, releases everything and checks that nothing leaked; then, with protocol=seed on
+ * a two-core group, a FENCE wait on one core released by a CPY_FENCE on the other. Usage: selftest OUTDIR.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -212,6 +213,75 @@ static void test_batches(struct api *a) {
            a->stat("ops"), a->stat("exec_ns") / 1000, a->stat("validate_ns") / 1000);
 }
 
+/* protocol=seed on a two-core group: a FENCE wait on cdsp1's queue is released by a CPY_FENCE on cdsp's queue,
+ * through a fence buffer and a data buffer mapped into both domains; then a wait that times out. */
+static void test_seed_fences(struct api *a) {
+    a->reset();
+    CHECK(a->configure("protocol=seed; cores=2; fence_timeout_us=300000") == 0, "configure seed");
+    struct session A, B;
+    int ra = hx_bring_up(a, &A, "cdsp", 0), rb = ra ? -1 : hx_bring_up(a, &B, "cdsp1", 0);
+    CHECK(ra == 0 && rb == 0 && A.domain == 3 && B.domain == 4, "two-core bring-up: %d %d", ra, rb);
+    if (ra || rb) return;
+    uint8_t *fence = a->alloc2(RPCMEM_HEAP_ID_SYSTEM, 1, 65536);
+    int ffd = a->to_fd(fence);
+    CHECK(a->mmap(3, ffd, fence, 0, 65536, FASTRPC_MAP_FD_DELAYED) == 0 && a->mmap(4, ffd, fence, 0, 65536, FASTRPC_MAP_FD_DELAYED) == 0 &&
+          a->mmap(4, A.data_fd, A.data, 0, DATA_SIZE, FASTRPC_MAP_FD_DELAYED) == 0, "clone mappings");
+    float *x = (float *) A.data, *z = (float *) (A.data + 512);
+    for (int i = 0; i < 16; i++) x[i] = (float) i - 3.5f;
+    enum { SEED_SCALE = 31, SEED_CPY_FENCE = 33, SEED_FENCE = 54 };
+    struct batch bb = { .nb = 2, .seed = 1 }, ba = { .nb = 2, .seed = 1 };
+    struct htp_buf_desc bufs[2] = { { (uint64_t) (uintptr_t) A.data, DATA_SIZE, 0, (uint32_t) A.data_fd },
+                                    { (uint64_t) (uintptr_t) fence, 65536, 0, (uint32_t) ffd } };
+    memcpy(bb.bufs, bufs, sizeof bufs);
+    memcpy(ba.bufs, bufs, sizeof bufs);
+    const uint32_t v16[4] = { 16, 1, 1, 1 }, fne[4] = { 64, 4, 1, 1 };
+    /* cdsp1: wait for seq 5 in slot 1, then z = 2 * y */
+    uint16_t by = hx_add_tensor(&bb, 0, 256, HTP_TYPE_F32, v16, 4, 64), bz = hx_add_tensor(&bb, 0, 512, HTP_TYPE_F32, v16, 4, 64);
+    uint16_t bf = hx_add_tensor(&bb, 1, 0, HD_TYPE_I8, fne, 1, 64);
+    bb.tens[bf].flags = HD_SEED_TENSOR_FENCE;
+    struct htp_op_desc *w = hx_add_op(&bb, SEED_FENCE, bf, HTP_NO_TENSOR, bf);
+    w->params[0] = 5; w->params[1] = 0; w->params[2] = 1;
+    float two = 2.0f;
+    memcpy(&hx_add_op(&bb, SEED_SCALE, by, HTP_NO_TENSOR, bz)->params[0], &two, 4);
+    /* cdsp: y = x, then signal seq 5 in slot 1 */
+    uint16_t ax = hx_add_tensor(&ba, 0, 0, HTP_TYPE_F32, v16, 4, 64), ay = hx_add_tensor(&ba, 0, 256, HTP_TYPE_F32, v16, 4, 64);
+    uint16_t af = hx_add_tensor(&ba, 1, 0, HD_TYPE_I8, fne, 1, 64);
+    ba.tens[af].flags = HD_SEED_TENSOR_FENCE;
+    struct htp_op_desc *c = hx_add_op(&ba, SEED_CPY_FENCE, ax, af, ay);
+    c->params[0] = 5; c->params[2] = 1;
+
+    CHECK(hx_send_batch(&B, &bb, 0, 0, 1) == 0, "send waiting batch");
+    struct hd_opbatch_rsp_seq rsp;
+    struct dspqueue_buffer db;
+    uint32_t fl, n, len;
+    CHECK(a->q_read(B.q, &fl, 1, &n, &db, sizeof rsp, &len, (uint8_t *) &rsp, 20000) == AEE_EEXPIRED, "the wait holds its batch");
+    CHECK(hx_send_batch(&A, &ba, 0, 0, 1) == 0, "send signalling batch");
+    uint32_t sa = hx_read_rsp(&A, NULL), sb = hx_read_rsp(&B, NULL);
+    CHECK(sa == HTP_STATUS_OK && sb == HTP_STATUS_OK, "fenced batches: %u %u", sa, sb);
+    uint32_t slot[2];
+    memcpy(slot, fence + 64, 8);
+    CHECK(slot[0] == 5 && slot[1] == HTP_STATUS_OK, "fence slot 1: seq %u status %u", slot[0], slot[1]);
+    int good = 1;
+    for (int i = 0; i < 16; i++) good &= z[i] == 2.0f * x[i];
+    CHECK(good, "z = 2 * x across the fence");
+    CHECK(a->stat("op.FENCE") == 1 && a->stat("op.CPY_FENCE") == 1, "fence op counters");
+    /* a wait nobody signals ends with INTERNAL_ERR after fence_timeout_us */
+    a->configure("fence_timeout_us=20000");
+    bb.ops[0].params[0] = 99;
+    CHECK(hx_send_batch(&B, &bb, 0, 1, 2) == 0, "send unsatisfiable wait");
+    sb = hx_read_rsp(&B, NULL);
+    CHECK(sb == HTP_STATUS_INTERNAL_ERR, "fence timeout status %u", sb);
+
+    CHECK(a->munmap(4, A.data_fd, A.data, DATA_SIZE) == 0 && a->munmap(3, ffd, fence, 65536) == 0 &&
+          a->munmap(4, ffd, fence, 65536) == 0, "unmap clones");
+    a->free(fence);
+    hx_release(&B);
+    hx_release(&A);
+    CHECK(a->stat("violations") == 0, "violations in the seed test");
+    CHECK(a->stat("rpcmem_live") == 0 && a->stat("maps_live") == 0 && a->stat("handles_live") == 0 &&
+          a->stat("queues_live") == 0 && a->stat("dsp_threads_live") == 0, "leaks after the seed test");
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: %s OUTDIR\n", argv[0]); return 2; }
     test_nodsp(argv[1]);
@@ -221,6 +291,7 @@ int main(int argc, char **argv) {
     if (hx_load(&a, path)) return 1;
     a.reset();
     test_batches(&a);
+    test_seed_fences(&a);
     if (failures) {
         char log[1 << 16];
         size_t (*lg)(char *, size_t) = (size_t (*)(char *, size_t)) dlsym(a.lib, "htpdouble_log");
