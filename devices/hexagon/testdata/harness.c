@@ -24,6 +24,7 @@ int hx_load(struct api *a, const char *path) {
     SYM(alloc, "rpcmem_alloc"); SYM(alloc2, "rpcmem_alloc2"); SYM(free, "rpcmem_free"); SYM(to_fd, "rpcmem_to_fd");
     SYM(mmap, "fastrpc_mmap"); SYM(munmap, "fastrpc_munmap"); SYM(q_create, "dspqueue_create");
     SYM(q_close, "dspqueue_close"); SYM(q_export, "dspqueue_export"); SYM(q_write, "dspqueue_write");
+    SYM(q_write_noblock, "dspqueue_write_noblock"); SYM(q_read_noblock, "dspqueue_read_noblock");
     SYM(q_read, "dspqueue_read"); SYM(configure, "htpdouble_configure"); SYM(reset, "htpdouble_reset");
     SYM(stat, "htpdouble_stat"); SYM(violations, "htpdouble_violations");
     return 0;

@@ -29,6 +29,9 @@ struct api {
     int (*q_write)(dspqueue_t, uint32_t, uint32_t, struct dspqueue_buffer *, uint32_t, const uint8_t *, uint32_t);
     int (*q_read)(dspqueue_t, uint32_t *, uint32_t, uint32_t *, struct dspqueue_buffer *, uint32_t, uint32_t *,
                   uint8_t *, uint32_t);
+    int (*q_write_noblock)(dspqueue_t, uint32_t, uint32_t, struct dspqueue_buffer *, uint32_t, const uint8_t *);
+    int (*q_read_noblock)(dspqueue_t, uint32_t *, uint32_t, uint32_t *, struct dspqueue_buffer *, uint32_t, uint32_t *,
+                          uint8_t *);
     int (*configure)(const char *);
     void (*reset)(void);
     uint64_t (*stat)(const char *);

@@ -282,6 +282,85 @@ static void test_seed_fences(struct api *a) {
           a->stat("queues_live") == 0 && a->stat("dsp_threads_live") == 0, "leaks after the seed test");
 }
 
+/* Session-open failure codes, queue back-pressure, response delay, reject=hang, profiling, discovery. */
+static void test_faults(struct api *a) {
+    a->reset();
+    char uri[256];
+    struct remote_rpc_control_unsigned_module u = { 3, 1 };
+    CHECK(hx_get_uri(a, "cdsp", 0, uri, sizeof uri) == 0, "GET_URI");
+    remote_handle64 h = 0;
+    CHECK(a->open(uri, &h) == (int) 0x80000414u, "open before UNSIGNED_MODULE");
+    a->session_control(DSPRPC_CONTROL_UNSIGNED_MODULE, &u, sizeof u);
+    static const uint32_t codes[] = { 0x72, 0x14, 0x80000406u, 0x80000414u };
+    for (size_t i = 0; i < 4; i++) {
+        char spec[64];
+        snprintf(spec, sizeof spec, "fail.open=1:0x%x", codes[i]);
+        a->configure(spec);
+        h = 0x1234;
+        CHECK(a->open(uri, &h) == (int) codes[i] && h == 0x1234, "injected open code 0x%x", codes[i]);
+    }
+    a->configure("arch=79");
+    CHECK(a->open(uri, &h) == (int) 0x80000406u, "open of a v73 skel on a v79 DSP");
+    a->configure("arch=73");
+    struct remote_rpc_get_uri g = { "cdsp", 4, 0, (char *) "file:///x", 9, uri, 9 };
+    CHECK(a->session_control(FASTRPC_GET_URI, &g, sizeof g) == AEE_EBADSIZE, "GET_URI buffer too small");
+
+    /* an unstarted queue fills: noblock writes see EWOULDBLOCK, timed writes EEXPIRED */
+    dspqueue_t q;
+    CHECK(a->q_create(3, 0, 256, 256, NULL, NULL, NULL, &q) == 0, "small queue");
+    uint8_t *blk = a->alloc2(RPCMEM_HEAP_ID_SYSTEM, 1, 4096);
+    int fd = a->to_fd(blk);
+    struct dspqueue_buffer db = { .fd = (uint32_t) fd, .size = 64, .offset = 0, .ptr = blk };
+    uint8_t msg[24] = { 0 };
+    CHECK(a->q_write_noblock(q, 0, 1, &db, 24, msg) == AEE_ENOSUCHMAP, "write of an unmapped buffer");
+    a->mmap(3, fd, blk, 0, 4096, FASTRPC_MAP_FD);
+    int n = 0, rc;
+    while ((rc = a->q_write_noblock(q, 0, 0, NULL, 24, msg)) == 0 && n < 100) n++;
+    CHECK(rc == AEE_EWOULDBLOCK && n > 0 && n < 100, "queue full after %d writes: 0x%x", n, rc);
+    CHECK(a->q_write(q, 0, 0, NULL, 24, msg, 2000) == AEE_EEXPIRED, "timed write on a full queue");
+    uint32_t fl, nb, len;
+    CHECK(a->q_read_noblock(q, &fl, 1, &nb, &db, 88, &len, msg) == AEE_EWOULDBLOCK, "read of an empty response queue");
+    CHECK(a->q_close(q) == 0, "close the small queue");
+    a->munmap(3, fd, blk, 4096);
+    a->free(blk);
+
+    /* delay, reject=hang, profiling */
+    struct session s;
+    CHECK(hx_bring_up(a, &s, "cdsp", 0) == 0, "bring-up");
+    uint8_t prof[36] = { 1 };
+    CHECK(hx_invoke_in(&s, HTP_IFACE_PROFILER, prof, sizeof prof) == 0, "profiler basic");
+    struct batch b = { .nb = 1 };
+    b.bufs[0] = (struct htp_buf_desc) { (uint64_t) (uintptr_t) s.data, DATA_SIZE, 0, (uint32_t) s.data_fd };
+    uint16_t t = hx_add_tensor(&b, 0, 0, HTP_TYPE_F32, (uint32_t[4]) { 8, 1, 1, 1 }, 4, 32);
+    hx_add_op(&b, HTP_OP_UNARY_TANH, t, HTP_NO_TENSOR, t);
+    a->configure("delay_us=30000");
+    CHECK(hx_send_batch(&s, &b, 0, 0, 0) == 0, "send delayed");
+    struct hd_opbatch_rsp_seq rsp;
+    CHECK(a->q_read(s.q, &fl, 1, &nb, &db, sizeof rsp, &len, (uint8_t *) &rsp, 1000) == AEE_EEXPIRED, "read before the delayed answer");
+    CHECK(hx_read_rsp(&s, NULL) == HTP_STATUS_OK, "delayed answer");
+    const struct htp_prof_desc *pd = (const struct htp_prof_desc *) (s.shm + sizeof(struct htp_buf_desc) + sizeof(struct htp_tensor) +
+                                                                      sizeof(struct htp_op_desc));
+    CHECK(pd->opcode == HTP_OP_UNARY_TANH, "profile descriptor opcode %u", pd->opcode);
+    a->configure("delay_us=0; reject=hang");
+    b.tens[t].bi = 3;
+    CHECK(hx_send_batch(&s, &b, 0, 1, 0) == 0, "send invalid");
+    CHECK(a->q_read(s.q, &fl, 1, &nb, &db, sizeof rsp, &len, (uint8_t *) &rsp, 20000) == AEE_EEXPIRED, "invalid batch never answered");
+    a->configure("reject=answer");
+    hx_release(&s);
+
+    if (a->system_request) {
+        struct hd_fastrpc_domain doms[4];
+        struct hd_system_req_payload p = { .id = FASTRPC_GET_DOMAINS, .sys = { doms, 4, 0, 0 } };
+        a->configure("cores=2");
+        CHECK(a->system_request(&p) == 0 && p.sys.num_domains == 2 && doms[1].id == 4 && !strcmp(doms[1].name, "cdsp1") &&
+              doms[1].type == HD_FASTRPC_NSP && doms[1].status == 1, "GET_DOMAINS");
+        a->configure("sysreq=unsupported");
+        CHECK(a->system_request(&p) == AEE_EUNSUPPORTEDAPI, "GET_DOMAINS unsupported");
+    }
+    CHECK(a->stat("rpcmem_live") == 0 && a->stat("maps_live") == 0 && a->stat("handles_live") == 0 &&
+          a->stat("queues_live") == 0, "leaks after the fault tests");
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: %s OUTDIR\n", argv[0]); return 2; }
     test_nodsp(argv[1]);
@@ -292,6 +371,7 @@ int main(int argc, char **argv) {
     a.reset();
     test_batches(&a);
     test_seed_fences(&a);
+    test_faults(&a);
     if (failures) {
         char log[1 << 16];
         size_t (*lg)(char *, size_t) = (size_t (*)(char *, size_t)) dlsym(a.lib, "htpdouble_log");
