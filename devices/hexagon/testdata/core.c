@@ -254,7 +254,7 @@ HD_EXPORT void htpdouble_reset(void) {
             int eff = phys + HD_NUM_DOMAINS * sess, used = 0;
             for (int i = 0; i < HD_MAX_HANDLES; i++) used |= hd.handles[i].live && hd.handles[i].domain == eff;
             for (int i = 0; i < HD_MAX_QUEUES; i++) used |= hd.queues[i] && hd.queues[i]->domain == eff;
-            for (int i = 0; i < HD_MAX_MAPS; i++) used |= hd.maps[i].live && hd.maps[i].domain == eff;
+            for (int i = 0; i < hd.n_maps; i++) used |= hd.maps[i].live && hd.maps[i].domain == eff;
             if (!used) { hd.reserved[phys][sess] = 0; hd.unsigned_on[eff] = 0; }
         }
     pthread_mutex_unlock(&hd.mu);
@@ -314,11 +314,11 @@ HD_EXPORT uint64_t htpdouble_stat(const char *name) {
     }
     uint64_t n = 0, bytes = 0;
     if (!strcmp(name, "rpcmem_live") || !strcmp(name, "rpcmem_live_bytes")) {
-        for (int i = 0; i < HD_MAX_BLOCKS; i++)
+        for (int i = 0; i < hd.n_blocks; i++)
             if (hd.blocks[i].live) { n++; bytes += hd.blocks[i].size; }
         v = name[11] ? bytes : n;
     } else if (!strcmp(name, "maps_live")) {
-        for (int i = 0; i < HD_MAX_MAPS; i++) n += hd.maps[i].live != 0;
+        for (int i = 0; i < hd.n_maps; i++) n += hd.maps[i].live != 0;
         v = n;
     } else if (!strcmp(name, "iface_maps_live")) {
         for (int i = 0; i < HD_MAX_IFACE_MAPS; i++) n += hd.imaps[i].live != 0;
@@ -338,7 +338,7 @@ HD_EXPORT uint64_t htpdouble_stat(const char *name) {
     }
 #define ST(f) else if (!strcmp(name, #f)) v = hd.st.f;
     ST(rpcmem_allocs) ST(rpcmem_frees) ST(batches) ST(batches_rejected) ST(ops) ST(exec_ns) ST(validate_ns)
-    ST(violations) ST(faults_fired)
+    ST(violations) ST(faults_fired) ST(dsp_busy_ns)
 #undef ST
     else if (!strcmp(name, "log_dropped")) v = log_dropped;
     pthread_mutex_unlock(&hd.mu);
@@ -379,19 +379,19 @@ int hd_domain_exists(int domain) {
 /* ---------------------------------------------------------------- rpcmem */
 
 struct hd_block *hd_block_by_fd(int fd) {
-    for (int i = 0; i < HD_MAX_BLOCKS; i++)
+    for (int i = 0; i < hd.n_blocks; i++)
         if (hd.blocks[i].live && hd.blocks[i].fd == fd) return &hd.blocks[i];
     return NULL;
 }
 
 static struct hd_block *block_by_ptr(void *p) {
-    for (int i = 0; i < HD_MAX_BLOCKS; i++)
+    for (int i = 0; i < hd.n_blocks; i++)
         if (hd.blocks[i].live && hd.blocks[i].base == p) return &hd.blocks[i];
     return NULL;
 }
 
 static struct hd_block *block_containing(void *p) {
-    for (int i = 0; i < HD_MAX_BLOCKS; i++) {
+    for (int i = 0; i < hd.n_blocks; i++) {
         struct hd_block *b = &hd.blocks[i];
         if (b->live && (uint8_t *) p >= (uint8_t *) b->base && (uint8_t *) p < (uint8_t *) b->base + b->size) return b;
     }
@@ -423,7 +423,7 @@ static void *alloc_locked(const char *fn, int heap, uint32_t flags, size_t size)
     if (size == 0) { hd_log("%s(heap %d, flags 0x%x, 0) -> NULL", fn, heap, flags); return NULL; }
     size_t rounded = (size + 4095) & ~(size_t) 4095;
     uint64_t live = 0;
-    for (int i = 0; i < HD_MAX_BLOCKS; i++)
+    for (int i = 0; i < hd.n_blocks; i++)
         if (hd.blocks[i].live) live += hd.blocks[i].size;
     if (live + rounded > hd.cfg.mem_limit) {
         hd_log("%s(heap %d, flags 0x%x, %zu) -> NULL (mem_limit)", fn, heap, flags, size);
@@ -432,6 +432,7 @@ static void *alloc_locked(const char *fn, int heap, uint32_t flags, size_t size)
     struct hd_block *slot = NULL;
     for (int i = 0; i < HD_MAX_BLOCKS && !slot; i++)
         if (!hd.blocks[i].live && !hd.blocks[i].zombie) slot = &hd.blocks[i];
+    if (slot && slot - hd.blocks >= hd.n_blocks) hd.n_blocks = (int) (slot - hd.blocks) + 1;
     if (!slot) { hd_log("%s -> NULL (block table full)", fn); return NULL; }
     int fd = memfd_create("htpdouble-rpcmem", MFD_CLOEXEC);
     if (fd < 0) { hd_log("%s -> NULL (memfd_create: %s)", fn, strerror(errno)); return NULL; }
@@ -488,7 +489,7 @@ HD_EXPORT void rpcmem_free(void *po) {
         pthread_mutex_unlock(&hd.mu);
         return;
     }
-    for (int i = 0; i < HD_MAX_MAPS; i++)
+    for (int i = 0; i < hd.n_maps; i++)
         if (hd.maps[i].live && hd.maps[i].fd == b->fd) {
             hd_violation("rpcmem_free(%p): fd %d still mapped in domain %d (fastrpc_munmap first)", po, b->fd,
                          hd.maps[i].domain);
@@ -524,7 +525,7 @@ HD_EXPORT int rpcmem_to_fd(void *po) {
 /* ---------------------------------------------------------------- fastrpc_mmap */
 
 struct hd_map *hd_map_find(int domain, int fd) {
-    for (int i = 0; i < HD_MAX_MAPS; i++)
+    for (int i = 0; i < hd.n_maps; i++)
         if (hd.maps[i].live && hd.maps[i].domain == domain && hd.maps[i].fd == fd) return &hd.maps[i];
     return NULL;
 }
@@ -547,11 +548,12 @@ HD_EXPORT int fastrpc_mmap(int domain, int fd, void *addr, int offset, size_t le
     else if (hd_map_find(domain, fd)) { rc = AEE_EBADPARM; hd_violation("fastrpc_mmap: fd %d already mapped in domain %d", fd, domain); }
     else {
         uint64_t mapped = 0;
-        for (int i = 0; i < HD_MAX_MAPS; i++)
+        for (int i = 0; i < hd.n_maps; i++)
             if (hd.maps[i].live && hd.maps[i].domain == domain && !is_extended(hd.maps[i].flags)) mapped += hd.maps[i].len;
         struct hd_map *slot = NULL;
         for (int i = 0; i < HD_MAX_MAPS && !slot; i++)
             if (!hd.maps[i].live) slot = &hd.maps[i];
+        if (slot && slot - hd.maps >= hd.n_maps) hd.n_maps = (int) (slot - hd.maps) + 1;
         if (!is_extended(flags) && mapped + length > hd.cfg.map_limit) rc = AEE_ENOMEMORY;
         else if (!slot) rc = AEE_ENOMEMORY;
         else *slot = (struct hd_map) { .domain = domain, .fd = fd, .addr = addr, .len = length, .flags = flags, .live = 1 };

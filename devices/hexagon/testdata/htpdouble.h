@@ -279,7 +279,7 @@ struct hd_config {
 };
 
 struct hd_stats {
-    uint64_t rpcmem_allocs, rpcmem_frees, batches, batches_rejected, ops, exec_ns, validate_ns, violations,
+    uint64_t rpcmem_allocs, rpcmem_frees, batches, batches_rejected, ops, exec_ns, validate_ns, dsp_busy_ns, violations,
         faults_fired, op_count[HD_OP_COUNT];
 };
 
@@ -296,6 +296,7 @@ struct hd_state {
     int reserved[HD_NUM_DOMAINS][HD_NUM_SESSIONS];
     int unsigned_on[HD_NUM_DOMAINS * HD_NUM_SESSIONS];
     int n_handles_opened, n_queues_created;
+    int n_blocks, n_maps; /* high-water marks of the blocks[] and maps[] slots in use, to bound the scans */
     uint64_t next_export_id;
 };
 extern struct hd_state hd;

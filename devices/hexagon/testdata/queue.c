@@ -589,7 +589,7 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
 
 static void process(struct dspqueue *q, struct hd_packet *pkt) {
     struct batch b = { .q = q, .pkt = pkt, .h = bound_handle(q) };
-    uint64_t t0 = hd_now_ns();
+    uint64_t t0 = hd_now_ns(), t_start = t0;
     int ok = validate(&b);
     hd.st.validate_ns += hd_now_ns() - t0;
     uint32_t status;
@@ -617,7 +617,9 @@ static void process(struct dspqueue *q, struct hd_packet *pkt) {
     hd_log("batch q%d id %u seq %" PRIu64 " bufs %u tensors %u ops %u -> status %u", q->ordinal, b.req.id, b.seq,
            b.req.n_bufs, b.req.n_tensors, b.req.n_ops, status);
     free(b.ops);
-    respond(&b, status, (uint32_t) ((hd_now_ns() - t0) / 1000));
+    uint64_t now = hd_now_ns();
+    hd.st.dsp_busy_ns += now - t_start;
+    respond(&b, status, (uint32_t) ((now - t0) / 1000));
 }
 
 static void *dsp_thread(void *arg) {
