@@ -244,6 +244,8 @@ struct hd_packet {
     struct dspqueue_buffer *bufs; uint8_t *msg;
     int bad;           /* request: verdict of the write-time sequence checks (violation already logged) */
     int tracked;       /* request: recorded in flight; response: retires that entry when the host reads it */
+    uint64_t t_queued; /* when the packet entered its ring */
+    int reader_waiting; /* response: a host read was blocked when it was queued */
     uint32_t batch_id; /* response: the batch it answers */
 };
 struct hd_ring { struct hd_packet *head, *tail; size_t used, cap; uint32_t count; };
@@ -255,7 +257,7 @@ struct dspqueue {
     int idx; int live; int ordinal; int domain; uint64_t export_id; int exported; int bound;
     dspqueue_callback_t packet_cb, error_cb; void *cb_ctx;
     struct hd_ring req, rsp;
-    pthread_cond_t cv; pthread_t thread; int thread_live; int stop; int busy;
+    pthread_cond_t cv; pthread_t thread; int thread_live; int stop; int busy; int readers;
     struct hd_inflight inflight[HD_MAX_INFLIGHT]; int n_inflight;
     uint64_t last_seq; int have_seq;
 };
@@ -279,7 +281,8 @@ struct hd_config {
 };
 
 struct hd_stats {
-    uint64_t rpcmem_allocs, rpcmem_frees, batches, batches_rejected, ops, exec_ns, validate_ns, dsp_busy_ns, violations,
+    uint64_t rpcmem_allocs, rpcmem_frees, batches, batches_rejected, ops, exec_ns, validate_ns, dsp_busy_ns, dsp_wall_ns,
+        rsp_wakeup_ns, violations,
         faults_fired, op_count[HD_OP_COUNT];
 };
 

@@ -61,6 +61,7 @@ static struct hd_packet *packet_new(uint32_t flags, uint32_t nbuf, const struct 
 
 static void ring_push(struct hd_ring *r, struct hd_packet *p) {
     p->next = NULL;
+    p->t_queued = hd_now_ns();
     if (r->tail) r->tail->next = p; else r->head = p;
     r->tail = p;
     r->used += p->cost;
@@ -290,7 +291,9 @@ static int read_common(const char *fn, dspqueue_t queue, uint32_t *flags, uint32
         hd_violation("%s(q%d): blocking read on a queue with a packet callback", fn, q->ordinal);
     }
     q->busy++;
+    q->readers++;
     rc = wait_for(q, has_rsp, NULL, timeout_us);
+    q->readers--;
     q->busy--;
     if (!q->live) { pthread_cond_broadcast(&q->cv); rc = AEE_EINTERRUPTED; goto out; }
     if (rc) goto out;
@@ -306,6 +309,7 @@ static int read_common(const char *fn, dspqueue_t queue, uint32_t *flags, uint32
     if (p->nbuf) memcpy(buffers, p->bufs, sizeof *buffers * p->nbuf);
     if (p->len) memcpy(message, p->msg, p->len);
     ring_pop(&q->rsp);
+    if (p->reader_waiting) hd.st.rsp_wakeup_ns += hd_now_ns() - p->t_queued;
     if (p->tracked) retire_batch(q, p->batch_id);
     packet_free(p);
     pthread_cond_broadcast(&q->cv);
@@ -510,7 +514,9 @@ static void respond(struct batch *b, uint32_t status, uint32_t usecs) {
     p->tracked = !b->pkt->bad && b->pkt->tracked;
     while (q->live && !q->stop && q->rsp.used + p->cost > q->rsp.cap) pthread_cond_wait(&q->cv, &hd.mu);
     if (!q->live || q->stop) { packet_free(p); return; }
+    p->reader_waiting = q->readers > 0;
     ring_push(&q->rsp, p);
+    hd.st.dsp_wall_ns += p->t_queued - b->pkt->t_queued;
     pthread_cond_broadcast(&q->cv);
 }
 
