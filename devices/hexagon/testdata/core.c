@@ -20,17 +20,29 @@ struct hd_state hd = { .mu = PTHREAD_MUTEX_INITIALIZER };
 /* ---------------------------------------------------------------- log */
 
 #define HD_LOG_CAP (16u << 20)
-static char *log_buf, *viol_buf;
-static size_t log_len, viol_len;
+struct logbuf { char *p; size_t len, cap; };
+static struct logbuf log_all, log_viol;
 static uint64_t log_seq, log_dropped;
 static FILE *log_file;
 
-static void buf_append(char **buf, size_t *len, const char *s, size_t n) {
-    if (*len + n + 1 > HD_LOG_CAP) { log_dropped++; return; }
-    if (!*buf) { *buf = malloc(HD_LOG_CAP); if (!*buf) return; }
-    memcpy(*buf + *len, s, n);
-    *len += n;
-    (*buf)[*len] = 0;
+static void buf_append(struct logbuf *b, const char *s, size_t n) {
+    if (b->len + n + 1 > HD_LOG_CAP) { log_dropped++; return; }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) { log_dropped++; return; }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void buf_clear(struct logbuf *b) {
+    b->len = 0;
+    if (b->p) b->p[0] = 0;
 }
 
 static void log_line(int violation, const char *fmt, va_list ap) {
@@ -41,8 +53,8 @@ static void log_line(int violation, const char *fmt, va_list ap) {
     if (len > sizeof line - 2) len = sizeof line - 2;
     line[len++] = '\n';
     line[len] = 0;
-    buf_append(&log_buf, &log_len, line, len);
-    if (violation) buf_append(&viol_buf, &viol_len, line, len);
+    buf_append(&log_all, line, len);
+    if (violation) buf_append(&log_viol, line, len);
     if (log_file) { fputs(line, log_file); fflush(log_file); }
 }
 
@@ -243,9 +255,8 @@ HD_EXPORT void htpdouble_reset(void) {
     pthread_mutex_lock(&hd.mu);
     config_defaults();
     memset(&hd.st, 0, sizeof hd.st);
-    log_len = viol_len = 0;
-    if (log_buf) log_buf[0] = 0;
-    if (viol_buf) viol_buf[0] = 0;
+    buf_clear(&log_all);
+    buf_clear(&log_viol);
     log_dropped = 0;
     hd.n_handles_opened = hd.n_queues_created = 0;
     /* session reservations and unsigned-module flags go too, except where live objects still use them */
@@ -271,22 +282,21 @@ static size_t copy_out(const char *src, size_t len, char *buf, size_t cap) {
 
 HD_EXPORT size_t htpdouble_log(char *buf, size_t cap) {
     pthread_mutex_lock(&hd.mu);
-    size_t n = copy_out(log_buf, log_len, buf, cap);
+    size_t n = copy_out(log_all.p, log_all.len, buf, cap);
     pthread_mutex_unlock(&hd.mu);
     return n;
 }
 
 HD_EXPORT void htpdouble_log_clear(void) {
     pthread_mutex_lock(&hd.mu);
-    log_len = viol_len = 0;
-    if (log_buf) log_buf[0] = 0;
-    if (viol_buf) viol_buf[0] = 0;
+    buf_clear(&log_all);
+    buf_clear(&log_viol);
     pthread_mutex_unlock(&hd.mu);
 }
 
 HD_EXPORT size_t htpdouble_violations(char *buf, size_t cap) {
     pthread_mutex_lock(&hd.mu);
-    size_t n = copy_out(viol_buf, viol_len, buf, cap);
+    size_t n = copy_out(log_viol.p, log_viol.len, buf, cap);
     pthread_mutex_unlock(&hd.mu);
     return n;
 }
@@ -352,6 +362,15 @@ __attribute__((constructor)) static void hd_init(void) {
     const char *spec = getenv("HTPDOUBLE_CONFIG");
     if (spec && *spec) configure_locked(spec);
     hd.next_export_id = 0x51d0000000000001ull;
+}
+
+/* On dlclose: the logs go; live blocks and threads are the host's leaks and stay visible as such until exit. */
+__attribute__((destructor)) static void hd_fini(void) {
+    free(log_all.p);
+    free(log_viol.p);
+    log_all = log_viol = (struct logbuf) { 0 };
+    if (log_file) fclose(log_file);
+    log_file = NULL;
 }
 
 /* ---------------------------------------------------------------- domains */
