@@ -115,7 +115,7 @@ static void config_defaults(void) {
     hd.cfg = (struct hd_config) {
         .nodsp = 0, .arch = 73, .cores = 1, .sysreq = 0, .hw_threads = 6, .hw_hmx = 1, .vtcm = 8u << 20,
         .unsigned_required = 1, .dma64 = 1, .mem_limit = 8ull << 30, .map_limit = HD_DEFAULT_MAX_VMEM,
-        .reject_hang = 0, .rewrite = 1, .delay_us = 0, .exec = 1, .log_level = 1, .seed = 0,
+        .reject_hang = 0, .rewrite = 1, .delay_us = 0, .exec = 1, .log_level = 1, .protocol = HD_PROTO_PUBLIC,
         .fence_timeout_us = 1000000,
     };
     memset(hd.faults, 0, sizeof hd.faults);
@@ -195,8 +195,9 @@ static int set_knob(const char *k, const char *v) {
         return 0;
     }
     if (!strcmp(k, "protocol")) {
-        if (!strcmp(v, "public")) hd.cfg.seed = 0;
-        else if (!strcmp(v, "seed")) hd.cfg.seed = 1;
+        if (!strcmp(v, "public")) hd.cfg.protocol = HD_PROTO_PUBLIC;
+        else if (!strcmp(v, "qdev")) hd.cfg.protocol = HD_PROTO_QDEV;
+        else if (!strcmp(v, "seed")) hd.cfg.protocol = HD_PROTO_SEED;
         else return -1;
         return 0;
     }

@@ -194,7 +194,13 @@ struct hd_seed_op_desc {
 /* Seed-era tensor flags (hexagon.md 2.2, unverified) and the I8 type of fence tensors. */
 enum { HD_SEED_TENSOR_WEIGHT = 1u << 0, HD_SEED_TENSOR_TILED = 1u << 1, HD_SEED_TENSOR_FENCE = 1u << 2 };
 #define HD_TYPE_I8 24u
-/* Internal op ids: the public opcodes, then the ones only the seed-era table has. */
+/* Wire protocol flavours (protocol= knob). */
+enum {
+    HD_PROTO_PUBLIC = 0, /* ggml d99724f */
+    HD_PROTO_QDEV = 1,   /* qualcomm/llama.cpp dev htp-ops.h @4f400747: d99724f's table + FENCE 47, WEIGHT/REPACK */
+    HD_PROTO_SEED = 2,   /* hexagon.md's reconstruction of the seed: Rust-port table, 10 inputs (unverified) */
+};
+/* Internal op ids: the public opcodes, then the ones only the later tables have. */
 enum {
     HD_OP_ABS = HTP_OP_INVALID + 1, HD_OP_LOG, HD_OP_RELU, HD_OP_LEAKY_RELU, HD_OP_FENCE, HD_OP_CPY_FENCE,
     HD_OP_MDEV_GROUP, HD_OP_ALLREDUCE, HD_OP_ALLREDUCE_ADD, HD_OP_SEED_OTHER, HD_OP_COUNT
@@ -276,7 +282,7 @@ struct hd_config {
     uint32_t hw_threads, hw_hmx; uint64_t vtcm;
     int unsigned_required; int dma64; uint64_t mem_limit, map_limit;
     int reject_hang; int rewrite; uint32_t delay_us; int exec; int log_level;
-    int seed;                 /* protocol=seed: seed-era opcode table, 232-byte ops, flags WEIGHT/TILED/FENCE */
+    int protocol;             /* HD_PROTO_*: opcode table, op descriptor size, tensor flags */
     uint32_t fence_timeout_us;
 };
 

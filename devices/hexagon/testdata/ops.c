@@ -42,8 +42,11 @@ static const uint32_t seed_opcodes[] = {
 _Static_assert(sizeof seed_opcodes / sizeof *seed_opcodes == 60, "seed opcode table: 0..59");
 
 uint32_t hd_map_opcode(uint32_t wire) {
-    if (hd.cfg.seed) return wire < sizeof seed_opcodes / sizeof *seed_opcodes ? seed_opcodes[wire] : HD_OP_COUNT;
-    return wire < HTP_OP_INVALID ? wire : HD_OP_COUNT;
+    switch (hd.cfg.protocol) {
+    case HD_PROTO_SEED: return wire < sizeof seed_opcodes / sizeof *seed_opcodes ? seed_opcodes[wire] : HD_OP_COUNT;
+    case HD_PROTO_QDEV: return wire < HTP_OP_INVALID ? wire : wire == HTP_OP_INVALID ? HD_OP_FENCE : HD_OP_COUNT;
+    default: return wire < HTP_OP_INVALID ? wire : HD_OP_COUNT;
+    }
 }
 
 uint32_t hd_type_size(uint32_t type) {
@@ -533,7 +536,8 @@ static int weight_init(struct weight *w, struct hd_tensor *t, int64_t K, int64_t
     w->t = t;
     w->qt = base_quant(TY(t));
     w->quant = tile_bytes(w->qt) != 0;
-    w->tiled = w->quant && (!hd.cfg.seed || w->qt != TY(t) || (t->d->flags & HD_SEED_TENSOR_TILED));
+    /* d99724f repacks every quantized weight; the later protocols say so with TILED (qdev: REPACK), both 1 << 1 */
+    w->tiled = w->quant && (hd.cfg.protocol == HD_PROTO_PUBLIC || w->qt != TY(t) || (t->d->flags & HD_SEED_TENSOR_TILED));
     if (!w->quant && !is_float(t)) return HTP_STATUS_NO_SUPPORT;
     if (w->tiled ? (NE(t, 0) % 32 || NE(t, 1) % 32 || K > NE(t, 0) || N > NE(t, 1) ||
                     (int64_t) tile_bytes(w->qt) * (NE(t, 0) / 32) * (NE(t, 1) / 32) > NB(t, 2))

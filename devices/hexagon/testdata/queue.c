@@ -407,7 +407,7 @@ static int validate(struct batch *b) {
     if (r->n_bufs > HTP_OP_MAX_BUFS) REJECT("batch q%d id %u: n_bufs %u > %d", q->ordinal, r->id, r->n_bufs, HTP_OP_MAX_BUFS);
     if (r->n_tensors > HTP_OP_MAX_TENSORS) REJECT("batch q%d id %u: n_tensors %u > %d", q->ordinal, r->id, r->n_tensors, HTP_OP_MAX_TENSORS);
     uint64_t bsz = sizeof(struct htp_buf_desc) * (uint64_t) r->n_bufs, tsz = sizeof(struct htp_tensor) * (uint64_t) r->n_tensors,
-             osz = (hd.cfg.seed ? sizeof(struct hd_seed_op_desc) : sizeof(struct htp_op_desc)) * (uint64_t) r->n_ops, psz = sizeof(struct htp_prof_desc) * (uint64_t) r->n_ops,
+             osz = (hd.cfg.protocol == HD_PROTO_SEED ? sizeof(struct hd_seed_op_desc) : sizeof(struct htp_op_desc)) * (uint64_t) r->n_ops, psz = sizeof(struct htp_prof_desc) * (uint64_t) r->n_ops,
              trsz = (uint64_t) (HTP_MAX_NTHREADS + 1) * r->n_traces * sizeof(struct htp_trace_desc);
     if (db->size < bsz + tsz + osz + psz + trsz)
         REJECT("batch q%d id %u: buffer of %u bytes < %" PRIu64 " needed (bufs %u, tensors %u, ops %u, traces %u)",
@@ -450,15 +450,17 @@ static int validate(struct batch *b) {
             REJECT("batch q%d id %u: tensor %u spans %" PRIu64 " bytes (ne %u %u %u %u, nb %u %u %u %u) > size %u",
                    q->ordinal, r->id, i, ext, t->ne[0], t->ne[1], t->ne[2], t->ne[3], t->nb[0], t->nb[1], t->nb[2],
                    t->nb[3], t->size);
-        if (t->flags & ~(hd.cfg.seed ? 7u : 3u)) REJECT("batch q%d id %u: tensor %u flags 0x%x", q->ordinal, r->id, i, t->flags);
-        if (t->type == HD_TYPE_I8 && !hd.cfg.seed) REJECT("batch q%d id %u: tensor %u type I8 (seed protocol only)", q->ordinal, r->id, i);
+        if (t->flags & ~(hd.cfg.protocol == HD_PROTO_PUBLIC ? 3u : 7u))
+            REJECT("batch q%d id %u: tensor %u flags 0x%x", q->ordinal, r->id, i, t->flags);
+        if (t->type == HD_TYPE_I8 && hd.cfg.protocol == HD_PROTO_PUBLIC)
+            REJECT("batch q%d id %u: tensor %u type I8 (fence tensors need protocol=qdev or seed)", q->ordinal, r->id, i);
     }
     b->ops = calloc(r->n_ops ? r->n_ops : 1, sizeof *b->ops);
     if (!b->ops) REJECT("batch q%d id %u: out of memory for %u ops", q->ordinal, r->id, r->n_ops);
     const uint8_t *raw = b->mem + bsz + tsz;
     for (uint32_t i = 0; i < r->n_ops; i++) {
         struct hd_op *o = &b->ops[i];
-        if (hd.cfg.seed) {
+        if (hd.cfg.protocol == HD_PROTO_SEED) {
             struct hd_seed_op_desc w;
             memcpy(&w, raw + i * sizeof w, sizeof w);
             o->wire_opcode = w.opcode; o->flags = w.flags;
@@ -478,7 +480,7 @@ static int validate(struct batch *b) {
         o->opcode = hd_map_opcode(o->wire_opcode);
         if (o->opcode == HD_OP_COUNT)
             REJECT("batch q%d id %u: op %u opcode %u not in the %s table", q->ordinal, r->id, i, o->wire_opcode,
-                   hd.cfg.seed ? "seed" : "public");
+                   hd.cfg.protocol == HD_PROTO_SEED ? "seed" : hd.cfg.protocol == HD_PROTO_QDEV ? "qdev" : "public");
         for (int s = 0; s < HD_SEED_MAX_INPUTS; s++)
             if (o->src[s] != HTP_NO_TENSOR && o->src[s] >= r->n_tensors)
                 REJECT("batch q%d id %u: op %u (%s) src[%d] = %u >= n_tensors %u", q->ordinal, r->id, i,

@@ -213,11 +213,13 @@ static void test_batches(struct api *a) {
            a->stat("ops"), a->stat("exec_ns") / 1000, a->stat("validate_ns") / 1000);
 }
 
-/* protocol=seed on a two-core group: a FENCE wait on cdsp1's queue is released by a CPY_FENCE on cdsp's queue,
- * through a fence buffer and a data buffer mapped into both domains; then a wait that times out. */
-static void test_seed_fences(struct api *a) {
+/* protocol=seed (or qdev) on a two-core group: a FENCE wait on cdsp1's queue is released by a CPY_FENCE (qdev: CPY
+ * then FENCE signal) on cdsp's queue, through a fence buffer and a data buffer mapped into both domains; then a wait
+ * that times out. */
+static void test_fences(struct api *a, int qdev) {
     a->reset();
-    CHECK(a->configure("protocol=seed; cores=2; fence_timeout_us=300000") == 0, "configure seed");
+    CHECK(a->configure(qdev ? "protocol=qdev; cores=2; fence_timeout_us=300000" : "protocol=seed; cores=2; fence_timeout_us=300000") == 0,
+          "configure protocol");
     struct session A, B;
     int ra = hx_bring_up(a, &A, "cdsp", 0), rb = ra ? -1 : hx_bring_up(a, &B, "cdsp1", 0);
     CHECK(ra == 0 && rb == 0 && A.domain == 3 && B.domain == 4, "two-core bring-up: %d %d", ra, rb);
@@ -228,8 +230,9 @@ static void test_seed_fences(struct api *a) {
           a->mmap(4, A.data_fd, A.data, 0, DATA_SIZE, FASTRPC_MAP_FD_DELAYED) == 0, "clone mappings");
     float *x = (float *) A.data, *z = (float *) (A.data + 512);
     for (int i = 0; i < 16; i++) x[i] = (float) i - 3.5f;
-    enum { SEED_SCALE = 31, SEED_CPY_FENCE = 33, SEED_FENCE = 54 };
-    struct batch bb = { .nb = 2, .seed = 1 }, ba = { .nb = 2, .seed = 1 };
+    /* opcodes: the seed-era table (hexagon.md 3) or qualcomm dev's (d99724f's + FENCE 47) */
+    const uint32_t op_scale = qdev ? HTP_OP_SCALE : 31, op_fence = qdev ? 47 : 54, op_cpy_fence = 33;
+    struct batch bb = { .nb = 2, .seed = !qdev }, ba = { .nb = 2, .seed = !qdev };
     struct htp_buf_desc bufs[2] = { { (uint64_t) (uintptr_t) A.data, DATA_SIZE, 0, (uint32_t) A.data_fd },
                                     { (uint64_t) (uintptr_t) fence, 65536, 0, (uint32_t) ffd } };
     memcpy(bb.bufs, bufs, sizeof bufs);
@@ -239,16 +242,22 @@ static void test_seed_fences(struct api *a) {
     uint16_t by = hx_add_tensor(&bb, 0, 256, HTP_TYPE_F32, v16, 4, 64), bz = hx_add_tensor(&bb, 0, 512, HTP_TYPE_F32, v16, 4, 64);
     uint16_t bf = hx_add_tensor(&bb, 1, 0, HD_TYPE_I8, fne, 1, 64);
     bb.tens[bf].flags = HD_SEED_TENSOR_FENCE;
-    struct htp_op_desc *w = hx_add_op(&bb, SEED_FENCE, bf, HTP_NO_TENSOR, bf);
+    struct htp_op_desc *w = hx_add_op(&bb, op_fence, bf, HTP_NO_TENSOR, bf);
     w->params[0] = 5; w->params[1] = 0; w->params[2] = 1;
     float two = 2.0f;
-    memcpy(&hx_add_op(&bb, SEED_SCALE, by, HTP_NO_TENSOR, bz)->params[0], &two, 4);
+    memcpy(&hx_add_op(&bb, op_scale, by, HTP_NO_TENSOR, bz)->params[0], &two, 4);
     /* cdsp: y = x, then signal seq 5 in slot 1 */
     uint16_t ax = hx_add_tensor(&ba, 0, 0, HTP_TYPE_F32, v16, 4, 64), ay = hx_add_tensor(&ba, 0, 256, HTP_TYPE_F32, v16, 4, 64);
     uint16_t af = hx_add_tensor(&ba, 1, 0, HD_TYPE_I8, fne, 1, 64);
     ba.tens[af].flags = HD_SEED_TENSOR_FENCE;
-    struct htp_op_desc *c = hx_add_op(&ba, SEED_CPY_FENCE, ax, af, ay);
-    c->params[0] = 5; c->params[2] = 1;
+    if (qdev) {
+        hx_add_op(&ba, HTP_OP_CPY, ax, HTP_NO_TENSOR, ay);
+        struct htp_op_desc *sg = hx_add_op(&ba, op_fence, af, HTP_NO_TENSOR, af);
+        sg->params[0] = 5; sg->params[1] = 1; sg->params[2] = 1;
+    } else {
+        struct htp_op_desc *c = hx_add_op(&ba, op_cpy_fence, ax, af, ay);
+        c->params[0] = 5; c->params[2] = 1;
+    }
 
     CHECK(hx_send_batch(&B, &bb, 0, 0, 1) == 0, "send waiting batch");
     struct hd_opbatch_rsp_seq rsp;
@@ -264,7 +273,8 @@ static void test_seed_fences(struct api *a) {
     int good = 1;
     for (int i = 0; i < 16; i++) good &= z[i] == 2.0f * x[i];
     CHECK(good, "z = 2 * x across the fence");
-    CHECK(a->stat("op.FENCE") == 1 && a->stat("op.CPY_FENCE") == 1, "fence op counters");
+    CHECK(qdev ? a->stat("op.FENCE") == 2 && a->stat("op.CPY") == 1 : a->stat("op.FENCE") == 1 && a->stat("op.CPY_FENCE") == 1,
+          "fence op counters");
     /* a wait nobody signals ends with INTERNAL_ERR after fence_timeout_us */
     a->configure("fence_timeout_us=20000");
     bb.ops[0].params[0] = 99;
@@ -277,9 +287,9 @@ static void test_seed_fences(struct api *a) {
     a->free(fence);
     hx_release(&B);
     hx_release(&A);
-    CHECK(a->stat("violations") == 0, "violations in the seed test");
+    CHECK(a->stat("violations") == 0, "violations in the fence test");
     CHECK(a->stat("rpcmem_live") == 0 && a->stat("maps_live") == 0 && a->stat("handles_live") == 0 &&
-          a->stat("queues_live") == 0 && a->stat("dsp_threads_live") == 0, "leaks after the seed test");
+          a->stat("queues_live") == 0 && a->stat("dsp_threads_live") == 0, "leaks after the fence test");
 }
 
 /* Session-open failure codes, queue back-pressure, response delay, reject=hang, profiling, discovery. */
@@ -370,7 +380,8 @@ int main(int argc, char **argv) {
     if (hx_load(&a, path)) return 1;
     a.reset();
     test_batches(&a);
-    test_seed_fences(&a);
+    test_fences(&a, 0);
+    test_fences(&a, 1);
     test_faults(&a);
     if (failures) {
         char log[1 << 16];
