@@ -385,7 +385,8 @@ int main(int argc, char **argv) {
     test_faults(&a);
     if (failures) {
         char log[1 << 16];
-        size_t (*lg)(char *, size_t) = (size_t (*)(char *, size_t)) dlsym(a.lib, "htpdouble_log");
+        size_t (*lg)(char *, size_t);
+        *(void **) (&lg) = dlsym(a.lib, "htpdouble_log");
         if (lg) { lg(log, sizeof log); fputs(log, stdout); }
         printf("selftest: %d failures\n", failures);
         return 1;
