@@ -830,6 +830,16 @@ int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_I
     case HTP_OP_FLASH_ATTN_EXT: return op_flash_attn(op, src[0], src[1], src[2], src[3], src[4], d);
     case HTP_OP_MUL_MAT: return op_mul_mat(src[0], src[1], NULL, d);
     case HTP_OP_MUL_MAT_ADD: return src[2] ? op_mul_mat(src[0], src[1], src[2], d) : HTP_STATUS_INVAL_PARAMS;
+    case HTP_OP_MUL_MAT_QKV: case HTP_OP_MUL_MAT_FFN: {
+        /* d99724f's fusion of 3 (K, V, Q) / 2 matmuls sharing src1: inputs {W0, x, W1[, W2]}, outputs dst[0..] */
+        int n = op->opcode == HTP_OP_MUL_MAT_QKV ? 3 : 2;
+        for (int k = 0; k < n; k++) {
+            if (!dst[k]) return HTP_STATUS_INVAL_PARAMS;
+            int st = op_mul_mat(src[k ? k + 1 : 0], src[1], NULL, dst[k]);
+            if (st != HTP_STATUS_OK) return st;
+        }
+        return HTP_STATUS_OK;
+    }
     case HTP_OP_MUL_MAT_ID: return op_mul_mat_id(src[0], src[1], src[2], d);
     case HTP_OP_ADD_ID: return op_add_id(src[0], src[1], src[2], d);
     case HTP_OP_SUM_ROWS: case HTP_OP_NORM: case HTP_OP_L2_NORM: case HTP_OP_CUMSUM: return op_reduce_norm(op, src[0], d);

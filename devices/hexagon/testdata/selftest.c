@@ -129,6 +129,23 @@ static void test_batches(struct api *a) {
     CHECK(a->stat("violations") == viol0, "good batch raised violations");
     char vbuf[8192];
 
+    /* fused QKV over the same weight three times equals three MUL_MATs */
+    {
+        struct batch q3 = b;
+        q3.no = 0;
+        uint16_t o1 = hx_add_tensor(&q3, 0, 16384, HTP_TYPE_F32, (uint32_t[4]) { N, M, 1, 1 }, 4, N * 4);
+        uint16_t o2 = hx_add_tensor(&q3, 0, 20480, HTP_TYPE_F32, (uint32_t[4]) { N, M, 1, 1 }, 4, N * 4);
+        uint16_t o3 = hx_add_tensor(&q3, 0, 24576, HTP_TYPE_F32, (uint32_t[4]) { N, M, 1, 1 }, 4, N * 4);
+        struct htp_op_desc *f = hx_add_op(&q3, HTP_OP_MUL_MAT_QKV, tW, tC, o1);
+        f->src[2] = tW; f->src[3] = tW; f->dst[1] = o2; f->dst[2] = o3;
+        CHECK(hx_send_batch(&s, &q3, 0, 0, 0) == 0 && hx_read_rsp(&s, NULL) == HTP_STATUS_OK, "QKV batch");
+        const float *D = (const float *) (s.data + 8192);
+        int same = 1;
+        for (int i = 0; i < N * M; i++)
+            for (int k = 0; k < 3; k++) same &= ((const float *) (s.data + 16384 + 4096 * k))[i] == D[i];
+        CHECK(same, "MUL_MAT_QKV outputs equal MUL_MAT's");
+    }
+
     /* 1: tensor offset past its buffer (the DSP VA rewrite changed bufs[0].base: rebuild it) */
     struct batch bad = b;
     bad.tens[tE].data = DATA_SIZE - 64;
