@@ -201,6 +201,12 @@ static int set_knob(const char *k, const char *v) {
         else return -1;
         return 0;
     }
+    if (!strcmp(k, "gelu")) {
+        if (!strcmp(v, "quick")) hd.cfg.gelu_tanh = 0;
+        else if (!strcmp(v, "tanh")) hd.cfg.gelu_tanh = 1;
+        else return -1;
+        return 0;
+    }
     if (!strcmp(k, "sysreq")) {
         if (!strcmp(v, "list")) hd.cfg.sysreq = 0;
         else if (!strcmp(v, "unsupported")) hd.cfg.sysreq = 1;

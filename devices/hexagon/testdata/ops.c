@@ -182,7 +182,8 @@ static float gelu(float x) {
 static float unary(uint32_t opc, float x, float s, float b) {
     switch (opc) {
     case HTP_OP_UNARY_SILU: return x / (1.0f + expf(-x));
-    case HTP_OP_UNARY_GELU: return gelu(x);
+    /* d99724f's DSP computes UNARY_GELU (for GELU and GELU_QUICK alike) as x * sigmoid(1.702 x) */
+    case HTP_OP_UNARY_GELU: return hd.cfg.gelu_tanh ? gelu(x) : x / (1.0f + expf(-1.702f * x));
     case HTP_OP_UNARY_SIGMOID: return 1.0f / (1.0f + expf(-x));
     case HTP_OP_UNARY_EXP: return expf(x);
     case HTP_OP_UNARY_NEG: return -x;
