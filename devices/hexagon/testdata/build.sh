@@ -42,6 +42,7 @@ link() { # link OUTFILE CPPFLAGS...
 link "$out/libcdsprpc.so"
 link "$out/nosysreq/libcdsprpc.so" -DHD_NO_SYSREQ
 link "$out/noalloc2/libcdsprpc.so" -DHD_NO_SYSREQ -DHD_NO_ALLOC2
+rm -rf "$obj"
 if [ $selftest -eq 1 ]; then
     # shellcheck disable=SC2086
     $cc $cflags -o "$out/selftest" "$here/selftest.c" "$here/harness.c" -ldl -lm

@@ -426,9 +426,10 @@ static int validate(struct batch *b) {
         if (d->base != (uint64_t) (uintptr_t) blk->base)
             REJECT("batch q%d id %u: buffer %u fd %u base 0x%" PRIx64 " != block base %p", q->ordinal, r->id, i, d->fd,
                    d->base, blk->base);
-        if (d->size == 0 || d->size > blk->size || d->size > m->len)
-            REJECT("batch q%d id %u: buffer %u fd %u size %" PRIu64 " (block %zu, mapped %zu)", q->ordinal, r->id, i,
-                   d->fd, d->size, blk->size, m->len);
+        /* the DSP maps `size` bytes of the fd itself (HAP_mmap), so the bound is the block, not the fastrpc_mmap length */
+        if (d->size == 0 || d->size > blk->size)
+            REJECT("batch q%d id %u: buffer %u fd %u size %" PRIu64 " (block %zu)", q->ordinal, r->id, i, d->fd,
+                   d->size, blk->size);
         if (d->flags & ~1u) REJECT("batch q%d id %u: buffer %u flags 0x%x", q->ordinal, r->id, i, d->flags);
         for (uint32_t j = 0; j < i; j++)
             if (b->bufs[j].fd == d->fd) REJECT("batch q%d id %u: fd %u listed twice (buffers %u and %u)", q->ordinal, r->id, d->fd, j, i);
