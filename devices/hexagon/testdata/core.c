@@ -109,6 +109,7 @@ static const struct { const char *name; uint32_t code; } fault_points[HD_F_COUNT
     [HD_F_QUEUE_READ] = { "queue_read", AEE_EEXPIRED },
     [HD_F_OP] = { "op", HTP_STATUS_INTERNAL_ERR },
     [HD_F_RSP_SIZE] = { "rsp_size", 80 },
+    [HD_F_CRASH] = { "crash", AEE_ENOSUCH },
 };
 
 static void config_defaults(void) {
@@ -845,6 +846,8 @@ HD_EXPORT int remote_handle64_open(const char *name, remote_handle64 *ph) {
     return rc;
 }
 
+static int iface_stop(struct hd_handle *h);
+
 HD_EXPORT int remote_handle64_close(remote_handle64 handle) {
     pthread_mutex_lock(&hd.mu);
     int rc = 0;
@@ -853,8 +856,9 @@ HD_EXPORT int remote_handle64_close(remote_handle64 handle) {
     if (hd.cfg.nodsp && !h) rc = AEE_EINVHANDLE;
     else if (!h) { rc = AEE_EINVHANDLE; hd_violation("remote_handle64_close(0x%" PRIx64 "): unknown handle", handle); }
     else if (hd_fault(HD_F_CLOSE, -1, h->ordinal, h->domain, -1, &code)) rc = (int) code;
-    else if (h->started) { rc = AEE_EITEMBUSY; hd_violation("remote_handle64_close: handle still started (htp_iface_stop first)"); }
+    else if (h->started && !h->dead) { rc = AEE_EITEMBUSY; hd_violation("remote_handle64_close: handle still started (htp_iface_stop first)"); }
     else {
+        if (h->started) iface_stop(h); /* dead DSP process: nothing left to stop on the DSP */
         for (int i = 0; i < HD_MAX_IFACE_MAPS; i++)
             if (hd.imaps[i].live && hd.imaps[i].handle == handle_index(h)) hd.imaps[i].live = 0;
         h->live = 0;
@@ -986,6 +990,12 @@ HD_EXPORT int remote_handle64_invoke(remote_handle64 handle, uint32_t sc, remote
         return AEE_EINVHANDLE;
     }
     const char *name = mid < sizeof methods / sizeof methods[0] && methods[mid].name ? methods[mid].name : NULL;
+    if (h->dead) {
+        /* the DSP process is gone; stop still tears the host-side state down so the host can release */
+        if (mid == HTP_IFACE_STOP && h->started) iface_stop(h);
+        rc = AEE_ECONNRESET;
+        goto out;
+    }
     if (!name) { rc = AEE_EUNSUPPORTED; hd_violation("remote_handle64_invoke: unknown method %u (sc 0x%08x)", mid, sc); goto out; }
     if (hd_fault(HD_F_INVOKE, -1, h->ordinal, h->domain, -1, &code) ||
         hd_fault(methods[mid].fp, -1, h->ordinal, h->domain, -1, &code)) { rc = (int) code; goto out; }

@@ -29,6 +29,7 @@ enum {
     AEE_EINVHANDLE = 0x2C,
     AEE_ENOSUCH = 39,
     AEE_EINTERRUPTED = 46,
+    AEE_ECONNRESET = 104,
     AEE_EINVALIDDOMAIN = 0x39,
     AEE_ENOSUCHMAP = 0x48,
     AEE_EBADSIZE = 0x4D,
@@ -242,6 +243,7 @@ struct hd_handle {
     int live; uint32_t gen; int ordinal; int domain; int phys; int session;
     int started; int queue; uint32_t sess_id; uint32_t n_hvx, n_hmx; uint64_t max_vmem, vtcm; uint32_t power_mode;
     int seed_start; uint32_t prof_mode; uint32_t etm;
+    int dead; /* its DSP process died: invokes fail with AEE_ECONNRESET, close still releases it */
 };
 
 /* A packet in one direction of a queue. */
@@ -266,6 +268,7 @@ struct dspqueue {
     pthread_cond_t cv; pthread_t thread; int thread_live; int stop; int busy; int readers;
     struct hd_inflight inflight[HD_MAX_INFLIGHT]; int n_inflight;
     uint64_t last_seq; int have_seq;
+    int dead; /* the emulated DSP process died (fail.crash): calls fail with AEE_EBADSTATE */
 };
 
 enum hd_fault_point {
@@ -273,7 +276,7 @@ enum hd_fault_point {
     HD_F_IFACE_START, HD_F_IFACE_STOP, HD_F_IFACE_MMAP, HD_F_IFACE_MUNMAP, HD_F_IFACE_PROFILER, HD_F_IFACE_ETM,
     HD_F_IFACE_HWINFO, HD_F_DSP_INFO, HD_F_LATENCY, HD_F_SESSION_RESERVE, HD_F_SESSION_EFFECTIVE,
     HD_F_SESSION_UNSIGNED, HD_F_SESSION_URI, HD_F_SYSREQ, HD_F_QUEUE_CREATE, HD_F_QUEUE_EXPORT, HD_F_QUEUE_CLOSE,
-    HD_F_QUEUE_WRITE, HD_F_QUEUE_READ, HD_F_OP, HD_F_RSP_SIZE, HD_F_COUNT
+    HD_F_QUEUE_WRITE, HD_F_QUEUE_READ, HD_F_OP, HD_F_RSP_SIZE, HD_F_CRASH, HD_F_COUNT
 };
 struct hd_fault { int set; uint64_t first, count, seen; uint32_t code; char sel; int64_t selv; };
 

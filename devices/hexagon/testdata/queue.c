@@ -216,7 +216,7 @@ static void retire_batch(struct dspqueue *q, uint32_t id) {
 
 struct space_arg { size_t cost; };
 static int has_space(struct dspqueue *q, void *arg) {
-    return !q->live || q->req.used + ((struct space_arg *) arg)->cost <= q->req.cap;
+    return !q->live || q->dead || q->req.used + ((struct space_arg *) arg)->cost <= q->req.cap;
 }
 
 static int write_common(const char *fn, dspqueue_t queue, uint32_t flags, uint32_t num_buffers,
@@ -228,6 +228,7 @@ static int write_common(const char *fn, dspqueue_t queue, uint32_t flags, uint32
     struct dspqueue *q = queue_lookup(queue);
     if (!q) { rc = AEE_EBADPARM; hd_violation("%s(%p): unknown queue", fn, (void *) queue); goto out; }
     if (hd_fault(HD_F_QUEUE_WRITE, q->ordinal, -1, q->domain, -1, &code)) { rc = (int) code; goto out; }
+    if (q->dead) { rc = AEE_EBADSTATE; goto out; }
     if (num_buffers > HD_DSPQUEUE_MAX_BUFFERS || (num_buffers && !buffers) || message_length > HD_DSPQUEUE_MAX_MESSAGE ||
         (message_length && !message)) { rc = AEE_EBADPARM; goto out; }
     for (uint32_t i = 0; i < num_buffers; i++) {
@@ -252,6 +253,7 @@ static int write_common(const char *fn, dspqueue_t queue, uint32_t flags, uint32
     rc = wait_for(q, has_space, &sa, timeout_us);
     q->busy--;
     if (!q->live) { pthread_cond_broadcast(&q->cv); rc = AEE_EINTERRUPTED; goto out; }
+    if (q->dead) { rc = AEE_EBADSTATE; goto out; }
     if (rc) goto out;
     struct hd_packet *p = packet_new(flags, num_buffers, buffers, message_length, message);
     if (!p) { rc = AEE_ENOMEMORY; goto out; }
@@ -276,7 +278,7 @@ HD_EXPORT int dspqueue_write_noblock(dspqueue_t queue, uint32_t flags, uint32_t 
     return write_common("dspqueue_write_noblock", queue, flags, num_buffers, buffers, message_length, message, 0);
 }
 
-static int has_rsp(struct dspqueue *q, void *arg) { (void) arg; return !q->live || q->rsp.count > 0; }
+static int has_rsp(struct dspqueue *q, void *arg) { (void) arg; return !q->live || q->dead || q->rsp.count > 0; }
 
 static int read_common(const char *fn, dspqueue_t queue, uint32_t *flags, uint32_t max_buffers, uint32_t *num_buffers,
                        struct dspqueue_buffer *buffers, uint32_t max_message_length, uint32_t *message_length,
@@ -287,6 +289,7 @@ static int read_common(const char *fn, dspqueue_t queue, uint32_t *flags, uint32
     struct dspqueue *q = queue_lookup(queue);
     if (!q) { rc = AEE_EBADPARM; hd_violation("%s(%p): unknown queue", fn, (void *) queue); goto out; }
     if (hd_fault(HD_F_QUEUE_READ, q->ordinal, -1, q->domain, -1, &code)) { rc = (int) code; goto out; }
+    if (q->dead && !q->rsp.count) { rc = AEE_EBADSTATE; goto out; }
     if (q->packet_cb && consume && timeout_us) {
         hd_violation("%s(q%d): blocking read on a queue with a packet callback", fn, q->ordinal);
     }
@@ -297,6 +300,7 @@ static int read_common(const char *fn, dspqueue_t queue, uint32_t *flags, uint32
     q->busy--;
     if (!q->live) { pthread_cond_broadcast(&q->cv); rc = AEE_EINTERRUPTED; goto out; }
     if (rc) goto out;
+    if (q->dead && !q->rsp.count) { rc = AEE_EBADSTATE; goto out; }
     struct hd_packet *p = q->rsp.head;
     if (flags) *flags = (p->len ? DSPQUEUE_PACKET_FLAG_MESSAGE : 0) | (p->nbuf ? DSPQUEUE_PACKET_FLAG_BUFFERS : 0);
     if (num_buffers) *num_buffers = p->nbuf;
@@ -596,8 +600,29 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
     return status;
 }
 
+/* fail.crash: the DSP process dies instead of answering this batch. Host calls on the queue then fail with
+ * AEE_EBADSTATE ("queue is in bad-state", dspqueue.h), the error callback gets AEE_ENOSUCH (hexagon.md 6.5), and
+ * invokes on the handle fail with AEE_ECONNRESET. */
+static int crash(struct dspqueue *q, struct hd_handle *h) {
+    uint32_t code;
+    if (!hd_fault(HD_F_CRASH, q->ordinal, h ? h->ordinal : -1, q->domain, -1, &code)) return 0;
+    q->dead = 1;
+    if (h) h->dead = 1;
+    hd_log("DSP process of q%d died (fail.crash), error callback %s", q->ordinal, q->error_cb ? "called" : "not set");
+    pthread_cond_broadcast(&q->cv);
+    dspqueue_callback_t cb = q->error_cb;
+    void *ctx = q->cb_ctx;
+    if (cb) {
+        pthread_mutex_unlock(&hd.mu);
+        cb(q, (int) code, ctx);
+        pthread_mutex_lock(&hd.mu);
+    }
+    return 1;
+}
+
 static void process(struct dspqueue *q, struct hd_packet *pkt) {
     struct batch b = { .q = q, .pkt = pkt, .h = bound_handle(q) };
+    if (q->dead || crash(q, b.h)) return;
     uint64_t t0 = hd_now_ns(), t_start = t0;
     int ok = validate(&b);
     hd.st.validate_ns += hd_now_ns() - t0;

@@ -384,6 +384,24 @@ static void test_faults(struct api *a) {
         a->configure("sysreq=unsupported");
         CHECK(a->system_request(&p) == AEE_EUNSUPPORTEDAPI, "GET_DOMAINS unsupported");
     }
+    /* the DSP process dies on a batch: the host's read ends with EBADSTATE instead of hanging, the error callback
+     * hears ENOSUCH, invokes fail with ECONNRESET, and everything can still be released */
+    CHECK(hx_bring_up(a, &s, "cdsp", 0) == 0, "bring-up for the crash");
+    a->configure("fail.crash=1");
+    CHECK(hx_send_batch(&s, &b, 0, 0, 0) == 0, "send the fatal batch");
+    CHECK(a->q_read(s.q, &fl, 1, &nb, &db, sizeof rsp, &len, (uint8_t *) &rsp, 1000000) == AEE_EBADSTATE, "read after the crash");
+    CHECK(hx_send_batch(&s, &b, 0, 1, 0) == AEE_EBADSTATE, "write after the crash");
+    uint8_t hw[24];
+    remote_arg out = { .buf = { hw, sizeof hw } };
+    CHECK(a->invoke(s.h, 0x08000100, &out) == AEE_ECONNRESET, "invoke after the crash");
+    uint32_t dfd = (uint32_t) s.data_fd;
+    hx_invoke_in(&s, HTP_IFACE_MUNMAP, &dfd, 4);
+    CHECK(a->invoke(s.h, 0x03000000, NULL) == AEE_ECONNRESET, "stop after the crash");
+    a->munmap(s.domain, s.data_fd, s.data, DATA_SIZE);
+    a->munmap(s.domain, s.shm_fd, s.shm, SHM_SIZE);
+    a->free(s.data);
+    a->free(s.shm);
+    CHECK(a->q_close(s.q) == 0 && a->close(s.h) == 0, "release after the crash");
     CHECK(a->stat("rpcmem_live") == 0 && a->stat("maps_live") == 0 && a->stat("handles_live") == 0 &&
           a->stat("queues_live") == 0, "leaks after the fault tests");
 }
