@@ -787,14 +787,8 @@ static int fence_signal(const struct hd_op *op, struct hd_tensor *f, uint32_t se
     return HTP_STATUS_OK;
 }
 
-/* FENCE: params[0] seq, params[1] 1 = signal / 0 = wait until (int32)(slot.seq - seq) >= 0; a wait that outlasts
- * fence_timeout_us fails with INTERNAL_ERR, a slot whose status is an error passes that status on. */
-static int op_fence(const struct hd_op *op, struct hd_tensor *f) {
-    uint32_t seq = (uint32_t) op->params[0];
-    if (op->params[1] == 1) return fence_signal(op, f, seq);
-    if (op->params[1] != 0) return HTP_STATUS_INVAL_PARAMS;
-    uint32_t *slot = fence_slot(op, f);
-    if (!slot) return HTP_STATUS_INVAL_PARAMS;
+/* Waits until (int32)(slot.seq - seq) >= 0; INTERNAL_ERR after fence_timeout_us, a slot status > OK passed on. */
+static int fence_wait(const uint32_t *slot, uint32_t seq) {
     uint64_t deadline = hd_now_ns() + (uint64_t) hd.cfg.fence_timeout_us * 1000ull;
     while ((int32_t) (__atomic_load_n(&slot[0], __ATOMIC_ACQUIRE) - seq) < 0) {
         if (hd_now_ns() > deadline) return HTP_STATUS_INTERNAL_ERR;
@@ -802,6 +796,54 @@ static int op_fence(const struct hd_op *op, struct hd_tensor *f) {
     }
     uint32_t st = __atomic_load_n(&slot[1], __ATOMIC_RELAXED);
     return st > HTP_STATUS_OK ? (int) st : HTP_STATUS_OK;
+}
+
+/* FENCE: params[0] seq, params[1] 1 = signal / 0 = wait. */
+static int op_fence(const struct hd_op *op, struct hd_tensor *f) {
+    uint32_t seq = (uint32_t) op->params[0];
+    if (op->params[1] == 1) return fence_signal(op, f, seq);
+    if (op->params[1] != 0) return HTP_STATUS_INVAL_PARAMS;
+    uint32_t *slot = fence_slot(op, f);
+    return slot ? fence_wait(slot, seq) : HTP_STATUS_INVAL_PARAMS;
+}
+
+#define HD_ALLREDUCE_MAX_RANKS 4
+
+/* ALLREDUCE (seed-era, FULL mode; the double's convention, see README): kernel_params[0] rank, [1] n_ranks;
+ * src[0..n) every rank's data, src[n..2n) every rank's fence tensor; params[0] entry seq, params[1] exit seq;
+ * dst[0] = the sum over ranks. Each rank signals entry, waits for all, sums into a private buffer, signals exit
+ * (done reading), waits for all, and only then writes dst[0], which may be its own input. */
+static int op_allreduce(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_INPUTS], struct hd_tensor *d) {
+    int32_t rank = op->kernel_params[0], n = op->kernel_params[1];
+    if (n < 2 || n > HD_ALLREDUCE_MAX_RANKS || rank < 0 || rank >= n) return HTP_STATUS_INVAL_PARAMS;
+    uint32_t *slots[HD_ALLREDUCE_MAX_RANKS];
+    for (int32_t k = 0; k < n; k++) {
+        struct hd_tensor *x = src[k];
+        if (!x || !is_float(x) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
+        if (!same_shape(x, d)) return HTP_STATUS_INVAL_PARAMS;
+        if (!(slots[k] = fence_slot(op, src[n + k]))) return HTP_STATUS_INVAL_PARAMS;
+    }
+    uint32_t entry = (uint32_t) op->params[0], exit_seq = (uint32_t) op->params[1];
+    float *sum = malloc(sizeof *sum * (size_t) nelements(d));
+    if (!sum) return HTP_STATUS_INTERNAL_ERR;
+    int rc = fence_signal(op, src[n + rank], entry);
+    for (int32_t k = 0; k < n && rc == HTP_STATUS_OK; k++) rc = fence_wait(slots[k], entry);
+    if (rc == HTP_STATUS_OK) {
+        int64_t j = 0;
+        FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++, j++) {
+            double acc = 0;
+            for (int32_t k = 0; k < n; k++) acc += ld(src[k], i0, i1, i2, i3);
+            sum[j] = (float) acc;
+        }
+        rc = fence_signal(op, src[n + rank], exit_seq);
+        for (int32_t k = 0; k < n && rc == HTP_STATUS_OK; k++) rc = fence_wait(slots[k], exit_seq);
+    }
+    if (rc == HTP_STATUS_OK) {
+        int64_t j = 0;
+        FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++, j++) st(d, i0, i1, i2, i3, sum[j]);
+    }
+    free(sum);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- dispatch */
@@ -818,6 +860,7 @@ int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_I
     case HD_OP_ABS: case HD_OP_LOG: case HD_OP_RELU: case HD_OP_LEAKY_RELU:
         return op_unary(op, src[0], d);
     case HD_OP_FENCE: return op_fence(op, src[0]);
+    case HD_OP_ALLREDUCE: return op_allreduce(op, src, d);
     case HD_OP_CPY_FENCE: {
         int st = op_cpy(src[0], d);
         return st == HTP_STATUS_OK ? fence_signal(op, src[1], (uint32_t) op->params[0]) : st;

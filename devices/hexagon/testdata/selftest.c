@@ -406,6 +406,51 @@ static void test_faults(struct api *a) {
           a->stat("queues_live") == 0, "leaks after the fault tests");
 }
 
+/* protocol=seed ALLREDUCE over two ranks on cdsp and cdsp1, each summing both ranks' data into its own, in place. */
+static void test_allreduce(struct api *a) {
+    a->reset();
+    a->configure("protocol=seed; cores=2; fence_timeout_us=300000");
+    struct session A, B;
+    int ra = hx_bring_up(a, &A, "cdsp", 0), rb = ra ? -1 : hx_bring_up(a, &B, "cdsp1", 0);
+    CHECK(ra == 0 && rb == 0, "allreduce bring-up: %d %d", ra, rb);
+    if (ra || rb) return;
+    uint8_t *fence = a->alloc2(RPCMEM_HEAP_ID_SYSTEM, 1, 65536);
+    int ffd = a->to_fd(fence);
+    CHECK(a->mmap(3, ffd, fence, 0, 65536, FASTRPC_MAP_FD_DELAYED) == 0 && a->mmap(4, ffd, fence, 0, 65536, FASTRPC_MAP_FD_DELAYED) == 0 &&
+          a->mmap(4, A.data_fd, A.data, 0, DATA_SIZE, FASTRPC_MAP_FD_DELAYED) == 0 &&
+          a->mmap(3, B.data_fd, B.data, 0, DATA_SIZE, FASTRPC_MAP_FD_DELAYED) == 0, "allreduce clone mappings");
+    float *xa = (float *) A.data, *xb = (float *) B.data, want[16];
+    for (int i = 0; i < 16; i++) { xa[i] = (float) i; xb[i] = 0.5f - (float) i * 0.25f; want[i] = xa[i] + xb[i]; }
+    struct session *ses[2] = { &A, &B };
+    for (int r = 0; r < 2; r++) {
+        struct batch b = { .nb = 3, .seed = 1 };
+        b.bufs[0] = (struct htp_buf_desc) { (uint64_t) (uintptr_t) A.data, DATA_SIZE, 0, (uint32_t) A.data_fd };
+        b.bufs[1] = (struct htp_buf_desc) { (uint64_t) (uintptr_t) B.data, DATA_SIZE, 0, (uint32_t) B.data_fd };
+        b.bufs[2] = (struct htp_buf_desc) { (uint64_t) (uintptr_t) fence, 65536, 0, (uint32_t) ffd };
+        const uint32_t v16[4] = { 16, 1, 1, 1 }, fne[4] = { 64, 1, 1, 1 };
+        uint16_t t0 = hx_add_tensor(&b, 0, 0, HTP_TYPE_F32, v16, 4, 64), t1 = hx_add_tensor(&b, 1, 0, HTP_TYPE_F32, v16, 4, 64);
+        uint16_t f0 = hx_add_tensor(&b, 2, 0, HD_TYPE_I8, fne, 1, 64), f1 = hx_add_tensor(&b, 2, 64, HD_TYPE_I8, fne, 1, 64);
+        b.tens[f0].flags = b.tens[f1].flags = HD_SEED_TENSOR_FENCE;
+        struct htp_op_desc *o = hx_add_op(&b, 55 /* seed ALLREDUCE */, t0, t1, r ? t1 : t0);
+        o->src[2] = f0; o->src[3] = f1;
+        o->kernel_params[0] = r; o->kernel_params[1] = 2;
+        o->params[0] = 1; o->params[1] = 2;
+        CHECK(hx_send_batch(ses[r], &b, 0, 0, 1) == 0, "send rank %d", r);
+    }
+    uint32_t sa = hx_read_rsp(&A, NULL), sb = hx_read_rsp(&B, NULL);
+    CHECK(sa == HTP_STATUS_OK && sb == HTP_STATUS_OK, "allreduce status %u %u", sa, sb);
+    int good = 1;
+    for (int i = 0; i < 16; i++) good &= xa[i] == want[i] && xb[i] == want[i];
+    CHECK(good, "both ranks hold the sum");
+    CHECK(a->stat("op.ALLREDUCE") == 2, "allreduce counter");
+    CHECK(a->munmap(4, A.data_fd, A.data, DATA_SIZE) == 0 && a->munmap(3, B.data_fd, B.data, DATA_SIZE) == 0 &&
+          a->munmap(3, ffd, fence, 65536) == 0 && a->munmap(4, ffd, fence, 65536) == 0, "allreduce unmap clones");
+    a->free(fence);
+    hx_release(&B);
+    hx_release(&A);
+    CHECK(a->stat("violations") == 0 && a->stat("rpcmem_live") == 0 && a->stat("queues_live") == 0, "allreduce clean");
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: %s OUTDIR\n", argv[0]); return 2; }
     test_nodsp(argv[1]);
@@ -417,6 +462,7 @@ int main(int argc, char **argv) {
     test_batches(&a);
     test_fences(&a, 0);
     test_fences(&a, 1);
+    test_allreduce(&a);
     test_faults(&a);
     if (failures) {
         char log[1 << 16];
