@@ -72,7 +72,7 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 	if k == nil || !SupportsOp(t) {
 		return fmt.Errorf("%w: %s", ErrUnsupported, describe(t))
 	}
-	if k.view {
+	if empty(t.Op) {
 		return nil // the memory already holds the result
 	}
 	if err := hasData(t); err != nil {
@@ -112,11 +112,15 @@ func kernelFor(t *graph.Tensor) *kernel {
 		return nil
 	}
 	k := &kernels[t.Op]
-	if !k.view && k.compute == nil {
+	if !empty(t.Op) && k.compute == nil {
 		return nil
 	}
 	return k
 }
+
+// empty reports whether op computes nothing: a leaf, or a view of its
+// source's memory (ggml_op_is_empty).
+func empty(op ops.Op) bool { return op == ops.None || op.IsView() }
 
 // describe names an operation with its types and shapes for errors.
 func describe(t *graph.Tensor) string {
