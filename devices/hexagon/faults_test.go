@@ -61,6 +61,10 @@ func TestDSPFaults(t *testing.T) {
 		{"read interrupted", "fail.queue_read=1:0x2e", func(t *testing.T, err error) {
 			require.ErrorIs(t, err, fastrpc.EInterrupted)
 		}},
+		{"dsp crash", "fail.crash=1", func(t *testing.T, err error) {
+			require.ErrorIs(t, err, fastrpc.EBadState)
+			require.ErrorContains(t, err, "dspqueue_read")
+		}},
 		{"short answer", "fail.rsp_size=1:80", func(t *testing.T, err error) {
 			require.ErrorContains(t, err, "bad answer: 80 bytes")
 		}},
@@ -93,7 +97,7 @@ func TestDSPFaults(t *testing.T) {
 			require.ErrorIs(t, failed.Synchronize(), ErrSession)
 			require.ErrorIs(t, failed.GraphCompute(&graph.Graph{}), ErrSession)
 			require.Less(t, time.Since(start), time.Second)
-			d.Configure(t, "fail.op=off;fail.queue_write=off;fail.queue_read=off;fail.rsp_size=off;delay_us=0")
+			d.Configure(t, "fail.op=off;fail.queue_write=off;fail.queue_read=off;fail.rsp_size=off;fail.crash=off;delay_us=0")
 			// A new backend reopens the session and computes; the old
 			// one still reports the failure.
 			checkCompute(t, bad)
@@ -104,7 +108,7 @@ func TestDSPFaults(t *testing.T) {
 				}
 			}
 			require.NoError(t, r.Close())
-			if c.name != "no answer" {
+			if c.name != "no answer" && c.name != "dsp crash" {
 				require.Empty(t, d.Leaks(), d.Log())
 			}
 		})

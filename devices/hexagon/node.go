@@ -10,9 +10,8 @@ import (
 )
 
 // htpOp maps a ggml node to its opcode (op_remap_to_htp of the public
-// snapshot): CONT becomes CPY, GELU_QUICK becomes UNARY_GELU (which the
-// public kernel parameters tell apart; without them it is not offered),
-// the GLUs their GLU_* codes, the rest one to one. OpInvalid for what the
+// snapshot): CONT becomes CPY, GELU_QUICK becomes UNARY_GELU, the GLUs
+// their GLU_* codes, the rest one to one. OpInvalid for what the
 // DSP does not compute.
 func htpOp(t *graph.Tensor) htp.Op {
 	switch t.Op {
@@ -86,7 +85,10 @@ func htpOp(t *graph.Tensor) htp.Op {
 		switch t.Params.Unary() {
 		case ops.UnarySiLU:
 			return htp.OpUnarySilu
-		case ops.UnaryGELU:
+		case ops.UnaryGELUQuick:
+			// The public DSP computes UNARY_GELU as x*sigmoid(1.702x),
+			// GELU_QUICK, whatever the host asked (its kernel parameters
+			// do not change that): ggml's tanh GELU is not offered.
 			return htp.OpUnaryGelu
 		case ops.UnarySigmoid:
 			return htp.OpUnarySigmoid
