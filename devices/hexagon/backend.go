@@ -37,19 +37,16 @@ func (b *hexBackend) check() error {
 // SetTensorAsync writes t once the batches in flight are done (they may
 // read it), then returns: the write itself is a host copy.
 func (b *hexBackend) SetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
-	b.s.work.Lock()
-	defer b.s.work.Unlock()
-	if err := b.check(); err != nil {
-		return err
-	}
-	if err := b.s.sync(); err != nil {
-		return err
-	}
-	return buffer.SetTensor(t, data, offset)
+	return b.afterQueue(func() error { return buffer.SetTensor(t, data, offset) })
 }
 
 // GetTensorAsync waits for the batches queued so far, then reads t.
 func (b *hexBackend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
+	return b.afterQueue(func() error { return buffer.GetTensor(t, data, offset) })
+}
+
+// afterQueue runs fn once every batch queued so far is done.
+func (b *hexBackend) afterQueue(fn func() error) error {
 	b.s.work.Lock()
 	defer b.s.work.Unlock()
 	if err := b.check(); err != nil {
@@ -58,7 +55,7 @@ func (b *hexBackend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64)
 	if err := b.s.sync(); err != nil {
 		return err
 	}
-	return buffer.GetTensor(t, data, offset)
+	return fn()
 }
 
 func (b *hexBackend) Synchronize() error {
