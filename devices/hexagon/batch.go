@@ -390,7 +390,11 @@ func (s *session) flushPending(all bool) error {
 		}
 		s.rspSeq = want
 		if st := htp.Status(rsp.Status); st.Failed() {
-			return s.broken(&DSPError{Device: s.name, Batch: want, Status: st})
+			de := &DSPError{Device: s.name, Batch: want, Status: st}
+			if s.perCall {
+				return de
+			}
+			return s.broken(de)
 		}
 		if s.opts.Profile != 0 {
 			s.dumpProfile(&rsp, &buf)

@@ -188,3 +188,26 @@ func mustNode(t *testing.T, tt *graph.Tensor) *opNode {
 	require.NoError(t, err)
 	return n
 }
+
+// TestPerCallDSPErrors: with dsp_errors=per_call a failure status fails
+// the call that reads it and the session goes on; unknown parameters are
+// refused.
+func TestPerCallDSPErrors(t *testing.T) {
+	d := double.Open(t, double.Full)
+	_, devs := openRegistry(t, testOptions(d))
+	params := func(kv map[string]string) backend.Options {
+		return backend.Options{Params: map[string]map[string]string{"HTP0": kv}}
+	}
+	_, err := devs[0].Init(params(map[string]string{"nosuch": "1"}))
+	require.ErrorIs(t, err, backend.ErrArgument)
+	_, err = devs[0].Init(params(map[string]string{"dsp_errors": "never"}))
+	require.ErrorIs(t, err, backend.ErrArgument)
+	b, err := devs[0].Init(params(map[string]string{"dsp_errors": "per_call"}))
+	require.NoError(t, err)
+	d.Configure(t, "fail.op=1:3")
+	err = computeOn(t, devs[0], b)
+	var de *DSPError
+	require.ErrorAs(t, err, &de)
+	require.NotErrorIs(t, err, ErrSession)
+	require.NoError(t, computeOn(t, devs[0], b), "the session goes on")
+}

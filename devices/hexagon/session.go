@@ -89,6 +89,10 @@ type session struct {
 
 	// responseTimeout bounds the wait for one batch's answer.
 	responseTimeout time.Duration
+	// perCall makes a DSP failure status an error of the call that
+	// reads it only, not a mark on the session (the dsp_errors=per_call
+	// device parameter).
+	perCall bool
 	// gen counts reopenings; a backend started before the last one
 	// keeps reporting the failure that caused it.
 	gen uint64
