@@ -845,7 +845,9 @@ HD_EXPORT int remote_handle64_open(const char *name, remote_handle64 *ph) {
     }
     hd_log("remote_handle64_open(%s) -> 0x%x h 0x%" PRIx64, name ? name : "(null)", (unsigned) rc,
            !rc && ph ? *ph : 0);
+    int nodsp = hd.cfg.nodsp;
     pthread_mutex_unlock(&hd.mu);
+    if (nodsp) errno = ENOENT; /* as the probe saw: the library found no /dev/fastrpc-cdsp* */
     return rc;
 }
 

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -38,7 +39,8 @@ static void test_nodsp(const char *out) {
     char uri[256];
     CHECK(hx_get_uri(&a, "cdsp", 0, uri, sizeof uri) == 0 && strstr(uri, "&_dom=cdsp&_session=0"), "GET_URI: %s", uri);
     remote_handle64 h = 0xdeadbeef;
-    CHECK(a.open(uri, &h) == AEE_ECONNREFUSED && h == 0xdeadbeef, "open without a DSP");
+    errno = 0;
+    CHECK(a.open(uri, &h) == AEE_ECONNREFUSED && h == 0xdeadbeef && errno == ENOENT, "open without a DSP");
     struct remote_rpc_control_latency l = { 1, 0 };
     CHECK(a.h64_control(0, DSPRPC_CONTROL_LATENCY, &l, sizeof l) == AEE_EINVHANDLE, "latency on handle 0");
     CHECK(a.invoke(0, 0x08000100, NULL) == 0, "invoke on handle 0 (the real library's quirk)");
