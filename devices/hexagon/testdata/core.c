@@ -218,7 +218,7 @@ static int set_knob(const char *k, const char *v) {
     if (parse_u64(v, &u)) return -1;
     if (!strcmp(k, "nodsp")) hd.cfg.nodsp = u != 0;
     else if (!strcmp(k, "arch")) { if (u < 60 || u > 99) return -1; hd.cfg.arch = (int) u; }
-    else if (!strcmp(k, "cores")) { if (u < 1 || u > 2) return -1; hd.cfg.cores = (int) u; }
+    else if (!strcmp(k, "cores")) { if (u < 1 || u > 4) return -1; hd.cfg.cores = (int) u; }
     else if (!strcmp(k, "hw_threads")) { if (u < 1 || u > 64) return -1; hd.cfg.hw_threads = (uint32_t) u; }
     else if (!strcmp(k, "hw_hmx")) hd.cfg.hw_hmx = (uint32_t) u;
     else if (!strcmp(k, "vtcm")) hd.cfg.vtcm = u;
@@ -383,18 +383,21 @@ __attribute__((destructor)) static void hd_fini(void) {
 
 /* ---------------------------------------------------------------- domains */
 
-static const char *const domain_names[5] = { "adsp", "mdsp", "sdsp", "cdsp", "cdsp1" };
+/* remote.h's domains, then two more NSPs of the double's own invention (cores=3/4; ids 5 and 6 are unused in the
+ * open-source library): real multi-NSP systems name and number their NSPs differently (hexagon.md 6.6). */
+#define HD_N_DOMAIN_NAMES 7
+static const char *const domain_names[HD_N_DOMAIN_NAMES] = { "adsp", "mdsp", "sdsp", "cdsp", "cdsp1", "cdsp2", "cdsp3" };
 
-const char *hd_domain_name(int phys) { return phys >= 0 && phys < 5 ? domain_names[phys] : "?"; }
+const char *hd_domain_name(int phys) { return phys >= 0 && phys < HD_N_DOMAIN_NAMES ? domain_names[phys] : "?"; }
 
 static int domain_by_name(const char *name, uint32_t len) {
     if (!name) return -1;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < HD_N_DOMAIN_NAMES; i++)
         if (strlen(domain_names[i]) == len && !strncmp(name, domain_names[i], len)) return i;
     return -1;
 }
 
-static int phys_exists(int phys) { return phys == CDSP_DOMAIN_ID || (phys == CDSP1_DOMAIN_ID && hd.cfg.cores >= 2); }
+static int phys_exists(int phys) { return phys >= CDSP_DOMAIN_ID && phys < CDSP_DOMAIN_ID + hd.cfg.cores; }
 
 /* An effective domain the host may use: an existing NSP and session 0 or a reserved session. */
 int hd_domain_exists(int domain) {
@@ -842,7 +845,9 @@ HD_EXPORT int remote_handle64_open(const char *name, remote_handle64 *ph) {
     }
     hd_log("remote_handle64_open(%s) -> 0x%x h 0x%" PRIx64, name ? name : "(null)", (unsigned) rc,
            !rc && ph ? *ph : 0);
+    int nodsp = hd.cfg.nodsp;
     pthread_mutex_unlock(&hd.mu);
+    if (nodsp) errno = ENOENT; /* as the probe saw: the library found no /dev/fastrpc-cdsp* */
     return rc;
 }
 

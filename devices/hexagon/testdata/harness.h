@@ -53,10 +53,11 @@ struct session {
 
 /* A batch under construction; hx_send_batch copies it into a slot of the session's shared block. */
 struct batch {
-    struct htp_buf_desc bufs[4]; uint32_t nb;
+    struct htp_buf_desc bufs[8]; uint32_t nb;
     struct htp_tensor tens[16]; uint32_t nt;
     struct htp_op_desc ops[8]; uint32_t no;
     int seed; /* serialize the ops as 232-byte seed-era descriptors (protocol=seed) */
+    uint16_t seed_src[8][HD_SEED_MAX_INPUTS - HTP_OP_MAX_INPUTS]; /* their src[6..9] (0xffff unless set) */
 };
 
 int hx_load(struct api *a, const char *path);

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -38,7 +39,8 @@ static void test_nodsp(const char *out) {
     char uri[256];
     CHECK(hx_get_uri(&a, "cdsp", 0, uri, sizeof uri) == 0 && strstr(uri, "&_dom=cdsp&_session=0"), "GET_URI: %s", uri);
     remote_handle64 h = 0xdeadbeef;
-    CHECK(a.open(uri, &h) == AEE_ECONNREFUSED && h == 0xdeadbeef, "open without a DSP");
+    errno = 0;
+    CHECK(a.open(uri, &h) == AEE_ECONNREFUSED && h == 0xdeadbeef && errno == ENOENT, "open without a DSP");
     struct remote_rpc_control_latency l = { 1, 0 };
     CHECK(a.h64_control(0, DSPRPC_CONTROL_LATENCY, &l, sizeof l) == AEE_EINVHANDLE, "latency on handle 0");
     CHECK(a.invoke(0, 0x08000100, NULL) == 0, "invoke on handle 0 (the real library's quirk)");
@@ -406,49 +408,73 @@ static void test_faults(struct api *a) {
           a->stat("queues_live") == 0, "leaks after the fault tests");
 }
 
-/* protocol=seed ALLREDUCE over two ranks on cdsp and cdsp1, each summing both ranks' data into its own, in place. */
-static void test_allreduce(struct api *a) {
+/* protocol=seed ALLREDUCE over n ranks on distinct cores (cdsp, cdsp1, ...), each summing all ranks' data into its
+ * own, in place. */
+static void test_allreduce(struct api *a, int n) {
     a->reset();
-    a->configure("protocol=seed; cores=2; fence_timeout_us=300000");
-    struct session A, B;
-    int ra = hx_bring_up(a, &A, "cdsp", 0), rb = ra ? -1 : hx_bring_up(a, &B, "cdsp1", 0);
-    CHECK(ra == 0 && rb == 0, "allreduce bring-up: %d %d", ra, rb);
-    if (ra || rb) return;
+    char spec[96];
+    snprintf(spec, sizeof spec, "protocol=seed; cores=%d; fence_timeout_us=300000", n);
+    a->configure(spec);
+    static const char *const doms[4] = { "cdsp", "cdsp1", "cdsp2", "cdsp3" };
+    struct session ses[4];
+    int up = 0;
+    for (; up < n; up++)
+        if (hx_bring_up(a, &ses[up], doms[up], 0)) break;
+    CHECK(up == n, "allreduce bring-up of %d ranks: %d up", n, up);
     uint8_t *fence = a->alloc2(RPCMEM_HEAP_ID_SYSTEM, 1, 65536);
-    int ffd = a->to_fd(fence);
-    CHECK(a->mmap(3, ffd, fence, 0, 65536, FASTRPC_MAP_FD_DELAYED) == 0 && a->mmap(4, ffd, fence, 0, 65536, FASTRPC_MAP_FD_DELAYED) == 0 &&
-          a->mmap(4, A.data_fd, A.data, 0, DATA_SIZE, FASTRPC_MAP_FD_DELAYED) == 0 &&
-          a->mmap(3, B.data_fd, B.data, 0, DATA_SIZE, FASTRPC_MAP_FD_DELAYED) == 0, "allreduce clone mappings");
-    float *xa = (float *) A.data, *xb = (float *) B.data, want[16];
-    for (int i = 0; i < 16; i++) { xa[i] = (float) i; xb[i] = 0.5f - (float) i * 0.25f; want[i] = xa[i] + xb[i]; }
-    struct session *ses[2] = { &A, &B };
-    for (int r = 0; r < 2; r++) {
-        struct batch b = { .nb = 3, .seed = 1 };
-        b.bufs[0] = (struct htp_buf_desc) { (uint64_t) (uintptr_t) A.data, DATA_SIZE, 0, (uint32_t) A.data_fd };
-        b.bufs[1] = (struct htp_buf_desc) { (uint64_t) (uintptr_t) B.data, DATA_SIZE, 0, (uint32_t) B.data_fd };
-        b.bufs[2] = (struct htp_buf_desc) { (uint64_t) (uintptr_t) fence, 65536, 0, (uint32_t) ffd };
-        const uint32_t v16[4] = { 16, 1, 1, 1 }, fne[4] = { 64, 1, 1, 1 };
-        uint16_t t0 = hx_add_tensor(&b, 0, 0, HTP_TYPE_F32, v16, 4, 64), t1 = hx_add_tensor(&b, 1, 0, HTP_TYPE_F32, v16, 4, 64);
-        uint16_t f0 = hx_add_tensor(&b, 2, 0, HD_TYPE_I8, fne, 1, 64), f1 = hx_add_tensor(&b, 2, 64, HD_TYPE_I8, fne, 1, 64);
-        b.tens[f0].flags = b.tens[f1].flags = HD_SEED_TENSOR_FENCE;
-        struct htp_op_desc *o = hx_add_op(&b, 55 /* seed ALLREDUCE */, t0, t1, r ? t1 : t0);
-        o->src[2] = f0; o->src[3] = f1;
-        o->kernel_params[0] = r; o->kernel_params[1] = 2;
-        o->params[0] = 1; o->params[1] = 2;
-        CHECK(hx_send_batch(ses[r], &b, 0, 0, 1) == 0, "send rank %d", r);
+    int ffd = a->to_fd(fence), mapped = 1;
+    /* every rank's data and the fence block, mapped into every rank's domain */
+    for (int r = 0; r < up; r++) {
+        mapped &= a->mmap(ses[r].domain, ffd, fence, 0, 65536, FASTRPC_MAP_FD_DELAYED) == 0;
+        for (int o = 0; o < up; o++)
+            if (o != r) mapped &= a->mmap(ses[r].domain, ses[o].data_fd, ses[o].data, 0, DATA_SIZE, FASTRPC_MAP_FD_DELAYED) == 0;
     }
-    uint32_t sa = hx_read_rsp(&A, NULL), sb = hx_read_rsp(&B, NULL);
-    CHECK(sa == HTP_STATUS_OK && sb == HTP_STATUS_OK, "allreduce status %u %u", sa, sb);
-    int good = 1;
-    for (int i = 0; i < 16; i++) good &= xa[i] == want[i] && xb[i] == want[i];
-    CHECK(good, "both ranks hold the sum");
-    CHECK(a->stat("op.ALLREDUCE") == 2, "allreduce counter");
-    CHECK(a->munmap(4, A.data_fd, A.data, DATA_SIZE) == 0 && a->munmap(3, B.data_fd, B.data, DATA_SIZE) == 0 &&
-          a->munmap(3, ffd, fence, 65536) == 0 && a->munmap(4, ffd, fence, 65536) == 0, "allreduce unmap clones");
+    CHECK(mapped, "allreduce clone mappings");
+    float want[16];
+    for (int i = 0; i < 16; i++) {
+        want[i] = 0;
+        for (int r = 0; r < up; r++) { ((float *) ses[r].data)[i] = (float) (i * (r + 1)) - 0.75f * (float) r; want[i] += ((float *) ses[r].data)[i]; }
+    }
+    for (int r = 0; r < up && up == n; r++) {
+        struct batch b = { .nb = (uint32_t) n + 1, .seed = 1 };
+        uint16_t data[4], fen[4];
+        const uint32_t v16[4] = { 16, 1, 1, 1 }, fne[4] = { 64, 1, 1, 1 };
+        for (int k = 0; k < n; k++) {
+            b.bufs[k] = (struct htp_buf_desc) { (uint64_t) (uintptr_t) ses[k].data, DATA_SIZE, 0, (uint32_t) ses[k].data_fd };
+            data[k] = hx_add_tensor(&b, (uint16_t) k, 0, HTP_TYPE_F32, v16, 4, 64);
+        }
+        b.bufs[n] = (struct htp_buf_desc) { (uint64_t) (uintptr_t) fence, 65536, 0, (uint32_t) ffd };
+        for (int k = 0; k < n; k++) {
+            fen[k] = hx_add_tensor(&b, (uint16_t) n, (uint32_t) (64 * k), HD_TYPE_I8, fne, 1, 64);
+            b.tens[fen[k]].flags = HD_SEED_TENSOR_FENCE;
+        }
+        struct htp_op_desc *o = hx_add_op(&b, 55 /* seed ALLREDUCE */, data[0], data[1], data[r]);
+        for (int k = 2; k < 2 * n; k++) {
+            uint16_t t = k < n ? data[k] : fen[k - n];
+            if (k < HTP_OP_MAX_INPUTS) o->src[k] = t;
+            else b.seed_src[0][k - HTP_OP_MAX_INPUTS] = t;
+        }
+        o->kernel_params[0] = r; o->kernel_params[1] = n;
+        o->params[0] = 1; o->params[1] = 2;
+        CHECK(hx_send_batch(&ses[r], &b, 0, 0, 1) == 0, "send rank %d", r);
+    }
+    int good = up == n;
+    for (int r = 0; r < up && up == n; r++) {
+        uint32_t st = hx_read_rsp(&ses[r], NULL);
+        CHECK(st == HTP_STATUS_OK, "rank %d status %u", r, st);
+        for (int i = 0; i < 16; i++) good &= ((float *) ses[r].data)[i] == want[i];
+    }
+    CHECK(good, "all %d ranks hold the sum", n);
+    CHECK(up < n || a->stat("op.ALLREDUCE") == (uint64_t) n, "allreduce counter");
+    for (int r = 0; r < up; r++) {
+        a->munmap(ses[r].domain, ffd, fence, 65536);
+        for (int o = 0; o < up; o++)
+            if (o != r) a->munmap(ses[r].domain, ses[o].data_fd, ses[o].data, DATA_SIZE);
+    }
     a->free(fence);
-    hx_release(&B);
-    hx_release(&A);
-    CHECK(a->stat("violations") == 0 && a->stat("rpcmem_live") == 0 && a->stat("queues_live") == 0, "allreduce clean");
+    for (int r = up - 1; r >= 0; r--) hx_release(&ses[r]);
+    CHECK(a->stat("violations") == 0 && a->stat("rpcmem_live") == 0 && a->stat("maps_live") == 0 &&
+          a->stat("queues_live") == 0, "allreduce over %d ranks left violations or live objects", n);
 }
 
 int main(int argc, char **argv) {
@@ -462,7 +488,8 @@ int main(int argc, char **argv) {
     test_batches(&a);
     test_fences(&a, 0);
     test_fences(&a, 1);
-    test_allreduce(&a);
+    test_allreduce(&a, 2);
+    test_allreduce(&a, 4);
     test_faults(&a);
     if (failures) {
         char log[1 << 16];
