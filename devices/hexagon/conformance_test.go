@@ -56,6 +56,9 @@ func doubleExecutes(c optest.Case) bool {
 // double executes; every case the device accepts must match the
 // reference.
 func TestConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the conformance run is in the full pass; -short is the race pass")
+	}
 	d := double.Open(t, double.Full)
 	_, devs := openRegistry(t, testOptions(d))
 	require.NoError(t, backend.Availability(devs[0]))
