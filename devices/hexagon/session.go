@@ -21,10 +21,12 @@ type SessionError struct {
 	Err    error
 }
 
+// Error names the device, the step and the cause.
 func (e *SessionError) Error() string {
 	return fmt.Sprintf("hexagon: %s: session open failed at %s: %v", e.Device, e.Step, e.Err)
 }
 
+// Unwrap gives the cause (a fastrpc.Error for a FastRPC code).
 func (e *SessionError) Unwrap() error { return e.Err }
 
 // ErrSession marks a session a DSP error or a queue failure has broken:
@@ -39,6 +41,7 @@ type DSPError struct {
 	Status htp.Status
 }
 
+// Error names the device, the batch and the status.
 func (e *DSPError) Error() string {
 	return fmt.Sprintf("hexagon: %s: the DSP failed batch %d: %s", e.Device, e.Batch, e.Status)
 }
