@@ -145,7 +145,9 @@ func (s *session) allocate() error {
 		return s.fail("opening "+uri, err)
 	}
 	s.opened = true
-	s.hwinfo()
+	if err := s.hwinfo(); err != nil {
+		return s.fail("checking the DSP library (htp_iface_hwinfo)", err)
+	}
 	if err := s.lib.SetLatency(s.handle); err != nil {
 		slog.Warn("hexagon: no FastRPC QoS latency mode", "device", s.name, "err", err)
 	}
@@ -195,12 +197,20 @@ func (s *session) allocate() error {
 }
 
 // hwinfo resolves threads, HMX and VTCM from the DSP's answer and the
-// options; on failure the seed's defaults: 8 threads, 1 HMX, 8 MiB.
-func (s *session) hwinfo() {
+// options; when the call fails, the seed's defaults: 8 threads, 1 HMX,
+// 8 MiB. An answer no DSP gives (no threads, more than 64, no VTCM or more
+// than 1 GiB, more than 16 HMX units) is an error: method indices and
+// packing are positional, so a DSP library built from another IDL answers
+// garbage instead of failing, and starting it would go on that way.
+func (s *session) hwinfo() error {
 	out, err := s.lib.Invoke(s.handle, htp.HwinfoCall())
 	var hw htp.HWInfo
 	if err == nil {
 		hw, err = htp.DecodeHwinfo(out)
+		if err == nil && (hw.NThreads == 0 || hw.NThreads > 64 || hw.VTCMSize == 0 || hw.VTCMSize > GiB || hw.NHMX > 16) {
+			return fmt.Errorf("the DSP library answered %d threads, %d HMX, %d bytes of VTCM: its interface does not match %s",
+				hw.NThreads, hw.NHMX, hw.VTCMSize, htp.ProtocolVersion)
+		}
 	}
 	if err != nil {
 		slog.Warn("hexagon: hwinfo failed, using defaults", "device", s.name, "err", err)
@@ -224,6 +234,7 @@ func (s *session) hwinfo() {
 		}
 		s.vtcm = s.opts.VTCMSize
 	}
+	return nil
 }
 
 // measureVmem maps pinned blocks (3 x 1 GiB, then 256 MiB steps) until
