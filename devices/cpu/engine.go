@@ -38,6 +38,12 @@ type Options struct {
 
 // Engine computes graphs on the CPU. It owns a pool of worker goroutines
 // that live until Close; an Engine computes one graph at a time.
+//
+// It is what the CPU device's backend runs on. Programs normally start
+// that backend (backend.Init with "CPU") instead; an Engine is for code
+// that computes host tensors outside the backend API: device test doubles
+// checking their results, the conformance suite, tools computing single
+// nodes (ComputeNode).
 type Engine struct {
 	pool *pool
 	kset *kernelSet
