@@ -1,0 +1,447 @@
+package openvino
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
+)
+
+// compiledModel is a graph compiled by OpenVINO: shared by every backend
+// of the device (the seed's process-wide compiled-model cache).
+type compiledModel struct {
+	key     string
+	cm      uintptr
+	weights uintptr // the U8 tensor over the weights blob
+	side    []byte  // small constants, outside the Go heap
+	freeMem func() error
+	params  []slot // Parameter order
+	results []slot // Result order
+}
+
+// slot says how to find, in a graph of the cached structure, the tensor a
+// Parameter or Result is bound to, and what it must be.
+type slot struct {
+	loc   locator
+	et    elemType
+	shape []int64
+}
+
+type modelCache struct {
+	mu     sync.Mutex
+	models map[string]*compiledModel
+	hits   int
+}
+
+func newModelCache() *modelCache { return &modelCache{models: map[string]*compiledModel{}} }
+
+// ovBackend runs graphs on the device: one infer request per compiled
+// model, per backend.
+type ovBackend struct {
+	dev    *device
+	reqs   map[*compiledModel]uintptr
+	closed bool
+}
+
+func newBackend(d *device) *ovBackend { return &ovBackend{dev: d, reqs: map[*compiledModel]uintptr{}} }
+
+func (be *ovBackend) Name() string           { return be.dev.name }
+func (be *ovBackend) Device() backend.Device { return be.dev }
+func (be *ovBackend) Synchronize() error     { return nil }
+func (be *ovBackend) SetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
+	return tensorIO(t, func(b interface {
+		SetTensor(*graph.Tensor, []byte, uint64) error
+	}) error {
+		return b.SetTensor(t, data, offset)
+	})
+}
+
+func (be *ovBackend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
+	return tensorIO(t, func(b interface {
+		GetTensor(*graph.Tensor, []byte, uint64) error
+	}) error {
+		return b.GetTensor(t, data, offset)
+	})
+}
+
+func tensorIO[I any](t *graph.Tensor, f func(I) error) error {
+	buf := t.Buffer
+	if t.ViewSrc != nil {
+		buf = t.ViewSrc.Buffer
+	}
+	b, ok := buf.(I)
+	if !ok {
+		return fmt.Errorf("openvino: %s is not in a buffer", t.Name)
+	}
+	return f(b)
+}
+
+// Close frees the backend's infer requests; the compiled models stay for
+// other backends.
+func (be *ovBackend) Close() error {
+	if be.closed {
+		return nil
+	}
+	be.closed = true
+	for _, r := range be.reqs {
+		purego.SyscallN(be.dev.rt.lib.inferRequestFree, r)
+	}
+	clear(be.reqs)
+	return nil
+}
+
+// GraphCompute translates g to IR (or finds it compiled), binds its
+// inputs and outputs and runs it. A failure leaves the backend usable.
+func (be *ovBackend) GraphCompute(g *graph.Graph) error {
+	if be.closed {
+		return backend.ErrClosed
+	}
+	if len(g.Nodes) == 0 {
+		return nil
+	}
+	rt := be.dev.rt
+	t0 := time.Now()
+	k := graphKey(g, rt.kind)
+	cache := be.dev.cache
+	var cm *compiledModel
+	if !rt.opts.DisableCache {
+		cache.mu.Lock()
+		cm = cache.models[k.key]
+		if cm != nil {
+			cache.hits++
+		}
+		cache.mu.Unlock()
+		if cm != nil && rt.opts.ReleaseWeightsEnabled(rt.kind) {
+			if n := be.dev.weights.release(); n > 0 {
+				slog.Info("openvino: released host weight buffers", "bytes", n)
+			}
+		}
+	}
+	if cm == nil {
+		var err error
+		if cm, err = be.compile(g, k); err != nil {
+			return err
+		}
+		if rt.opts.DisableCache {
+			defer be.dropModel(cm)
+		} else {
+			cache.mu.Lock()
+			if old := cache.models[k.key]; old != nil {
+				be.freeModel(cm)
+				cm = old
+			} else {
+				cache.models[k.key] = cm
+			}
+			cache.mu.Unlock()
+		}
+	}
+	req, err := be.request(cm)
+	if err != nil {
+		return err
+	}
+	t1 := time.Now()
+	err = be.run(req, cm, k)
+	if rt.opts.Profiling > 0 {
+		slog.Info("openvino: graph", "nodes", len(g.Nodes), "prepare", t1.Sub(t0), "infer", time.Since(t1))
+	}
+	return err
+}
+
+func (be *ovBackend) request(cm *compiledModel) (uintptr, error) {
+	if r, ok := be.reqs[cm]; ok {
+		return r, nil
+	}
+	n := be.dev.rt.lib
+	var r uintptr
+	if err := n.call("ov_compiled_model_create_infer_request", n.createInferRequest, cm.cm, uintptr(unsafe.Pointer(&r))); err != nil {
+		return 0, err
+	}
+	be.reqs[cm] = r
+	return r, nil
+}
+
+func (be *ovBackend) dropModel(cm *compiledModel) {
+	if r, ok := be.reqs[cm]; ok {
+		purego.SyscallN(be.dev.rt.lib.inferRequestFree, r)
+		delete(be.reqs, cm)
+	}
+	be.freeModel(cm)
+}
+
+func (be *ovBackend) freeModel(cm *compiledModel) {
+	n := be.dev.rt.lib
+	if cm.cm != 0 {
+		purego.SyscallN(n.compiledModelFree, cm.cm)
+	}
+	n.freeTensor(cm.weights)
+	if cm.freeMem != nil {
+		_ = cm.freeMem()
+	}
+}
+
+// compile builds the IR of g and compiles it.
+func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) {
+	rt := be.dev.rt
+	n := rt.lib
+	t0 := time.Now()
+	b := newBuilder(be.dev, g)
+	if err := b.translate(g); err != nil {
+		return nil, err
+	}
+	outs := b.outputs(g)
+	if len(outs) == 0 {
+		return nil, fmt.Errorf("%w: graph writes nothing", ErrTranslate)
+	}
+	cm := &compiledModel{key: k.key}
+	for _, p := range b.params {
+		loc, ok := k.locs[p.t]
+		if !ok {
+			return nil, fmt.Errorf("%w: input %s not reachable from the graph", ErrTranslate, p.t.Name)
+		}
+		cm.params = append(cm.params, slot{loc: loc, et: p.et, shape: p.shape})
+	}
+	for _, o := range outs {
+		loc, ok := k.locs[o.t]
+		if !ok {
+			return nil, fmt.Errorf("%w: output %s not reachable from the graph", ErrTranslate, o.t.Name)
+		}
+		b.m.result(o.t.Name, o.v)
+		cm.results = append(cm.results, slot{loc: loc, et: o.v.et, shape: o.v.shape})
+	}
+	// The weights blob spans every weight constant and the side blob.
+	if len(b.m.side) > 0 {
+		mem, free, err := hostAlloc(uint64(len(b.m.side)))
+		if err != nil {
+			return nil, err
+		}
+		copy(mem, b.m.side)
+		cm.side, cm.freeMem = mem, free
+	}
+	lo, hi := ^uintptr(0), uintptr(0)
+	sideBase := uintptr(0)
+	if len(cm.side) > 0 {
+		sideBase = uintptr(unsafe.Pointer(&cm.side[0]))
+	}
+	absolute := func(c constRef) uintptr {
+		if c.addr != 0 {
+			return c.addr
+		}
+		return sideBase + uintptr(c.off)
+	}
+	for _, c := range b.m.consts {
+		a := absolute(c)
+		lo, hi = min(lo, a), max(hi, a+uintptr(c.size))
+	}
+	xml := b.m.xml("ggml_graph", func(c constRef) uint64 { return uint64(absolute(c) - lo) })
+	if rt.opts.DumpIR {
+		if err := dumpIR(b.m, xml, cm, absolute); err != nil {
+			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)
+		}
+	}
+	var wt uintptr
+	if len(b.m.consts) > 0 {
+		var err error
+		if wt, err = n.hostTensor(etU8, []int64{int64(hi - lo)}, lo); err != nil {
+			be.freeModel(cm)
+			return nil, err
+		}
+		cm.weights = wt
+	}
+	var model uintptr
+	x := cstr(string(xml))
+	err := n.call("ov_core_read_model_from_memory_buffer", n.readModelFromMemory, rt.core, uintptr(unsafe.Pointer(x)), uintptr(len(xml)), wt, uintptr(unsafe.Pointer(&model)))
+	runtime.KeepAlive(x)
+	if err != nil {
+		be.freeModel(cm)
+		return nil, err
+	}
+	t1 := time.Now()
+	dev := cstr(rt.device)
+	// ov_core_compile_model is variadic: called with property_args_size
+	// 0 and no extra argument, the one form correct on every ABI (the
+	// device's properties were set on the core at start-up).
+	err = n.call("ov_core_compile_model", n.compileModel, rt.core, model, uintptr(unsafe.Pointer(dev)), 0, uintptr(unsafe.Pointer(&cm.cm)))
+	runtime.KeepAlive(dev)
+	purego.SyscallN(n.modelFree, model)
+	if err != nil {
+		cm.cm = 0
+		be.freeModel(cm)
+		return nil, err
+	}
+	if rt.opts.Profiling > 0 {
+		slog.Info("openvino: compiled", "nodes", len(g.Nodes), "layers", len(b.m.layers), "build", t1.Sub(t0), "compile", time.Since(t1))
+	}
+	return cm, nil
+}
+
+// run binds the inputs and outputs of the current graph and infers.
+func (be *ovBackend) run(req uintptr, cm *compiledModel, k keyInfo) error {
+	n := be.dev.rt.lib
+	var handles []uintptr
+	defer func() {
+		for _, h := range handles {
+			n.freeTensor(h)
+		}
+	}()
+	var inRegions []region
+	for i, s := range cm.params {
+		t := k.resolve(s.loc)
+		if err := checkSlot(t, s, true); err != nil {
+			return fmt.Errorf("openvino: input %d: %w", i, err)
+		}
+		h, err := n.hostTensor(s.et, s.shape, addr(t))
+		if err != nil {
+			return err
+		}
+		handles = append(handles, h)
+		if err := n.call("ov_infer_request_set_input_tensor_by_index", n.setInputByIndex, req, uintptr(i), h); err != nil {
+			return err
+		}
+		inRegions = append(inRegions, extent(t))
+	}
+	copyOut := make([]bool, len(cm.results))
+	var outRegions []region
+	for i, s := range cm.results {
+		t := k.resolve(s.loc)
+		if err := checkSlot(t, s, false); err != nil {
+			return fmt.Errorf("openvino: output %d: %w", i, err)
+		}
+		r := extent(t)
+		// Bound zero-copy over the ggml memory unless it is strided or
+		// overlaps an input or another output (OpenVINO may write an
+		// output before it has read every input): then copied after.
+		copyOut[i] = !(t.ViewSrc == nil || t.IsContiguous())
+		for _, o := range append(inRegions, outRegions...) {
+			if o.overlaps(r) {
+				copyOut[i] = true
+			}
+		}
+		outRegions = append(outRegions, r)
+		if copyOut[i] {
+			continue
+		}
+		h, err := n.hostTensor(s.et, s.shape, addr(t))
+		if err != nil {
+			return err
+		}
+		handles = append(handles, h)
+		if err := n.call("ov_infer_request_set_output_tensor_by_index", n.setOutputByIndex, req, uintptr(i), h); err != nil {
+			return err
+		}
+	}
+	if err := n.call("ov_infer_request_infer", n.infer, req); err != nil {
+		return err
+	}
+	for i, s := range cm.results {
+		if !copyOut[i] {
+			continue
+		}
+		var h uintptr
+		if err := n.call("ov_infer_request_get_output_tensor_by_index", n.getOutputByIndex, req, uintptr(i), uintptr(unsafe.Pointer(&h))); err != nil {
+			return err
+		}
+		handles = append(handles, h)
+		var p uintptr
+		if err := n.call("ov_tensor_data", n.tensorData, h, uintptr(unsafe.Pointer(&p))); err != nil {
+			return err
+		}
+		sz, err := n.tensorBytes(h)
+		if err != nil {
+			return err
+		}
+		t := k.resolve(s.loc)
+		want := uint64(t.NElements()) * uint64(t.Type.TypeSize())
+		if sz != want {
+			return fmt.Errorf("openvino: output %d has %d bytes, %s needs %d", i, sz, t.Name, want)
+		}
+		scatterInto(t, unsafe.Slice((*byte)(cPtr(p)), sz))
+	}
+	return nil
+}
+
+// checkSlot verifies, before binding, that t has the element type and
+// size the compiled model's port expects and memory to bind.
+func checkSlot(t *graph.Tensor, s slot, whole bool) error {
+	if t == nil {
+		return fmt.Errorf("tensor not found in the graph")
+	}
+	et, err := ggmlElem(t.Type)
+	if err != nil {
+		return err
+	}
+	if et != s.et {
+		return fmt.Errorf("%s is %v, the model's port is %v", t.Name, et, s.et)
+	}
+	n := int64(1)
+	for _, d := range s.shape {
+		n *= d
+	}
+	if n != t.NElements() {
+		return fmt.Errorf("%s has %d elements, the model's port %v", t.Name, t.NElements(), s.shape)
+	}
+	if addr(t) == 0 {
+		return fmt.Errorf("%s has no host memory", t.Name)
+	}
+	return nil
+}
+
+// scatterInto writes src, t's elements in logical order, into t's memory
+// with t's strides.
+func scatterInto(t *graph.Tensor, src []byte) {
+	es := uint64(t.Type.TypeSize())
+	dst := memBytes(t, uint64(extent(t).hi-extent(t).lo))
+	if t.ViewSrc == nil || t.IsContiguous() {
+		copy(dst, src)
+		return
+	}
+	i := uint64(0)
+	for i3 := int64(0); i3 < t.Ne[3]; i3++ {
+		for i2 := int64(0); i2 < t.Ne[2]; i2++ {
+			for i1 := int64(0); i1 < t.Ne[1]; i1++ {
+				row := uint64(i1)*t.Nb[1] + uint64(i2)*t.Nb[2] + uint64(i3)*t.Nb[3]
+				for i0 := int64(0); i0 < t.Ne[0]; i0++ {
+					o := row + uint64(i0)*t.Nb[0]
+					copy(dst[o:o+es], src[i*es:(i+1)*es])
+					i++
+				}
+			}
+		}
+	}
+}
+
+// dumpIR writes the model as model_<n>.xml and .bin (the constants packed
+// into one blob), for GGML_OPENVINO_DUMP_IR.
+func dumpIR(m *irModel, _ []byte, _ *compiledModel, absolute func(constRef) uintptr) error {
+	dir := "ggml_openvino_ir"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var blob []byte
+	offs := map[int]uint64{}
+	for _, c := range m.consts {
+		off := align64(uint64(len(blob)))
+		blob = append(blob, make([]byte, off-uint64(len(blob)))...)
+		blob = append(blob, unsafe.Slice((*byte)(cPtr(absolute(c))), c.size)...)
+		offs[c.layer] = off
+	}
+	xml := m.xml("ggml_graph", func(c constRef) uint64 { return offs[c.layer] })
+	dumpSeq++
+	name := filepath.Join(dir, "model_"+strconv.Itoa(dumpSeq))
+	return errors.Join(os.WriteFile(name+".xml", xml, 0o644), os.WriteFile(name+".bin", blob, 0o644))
+}
+
+var dumpSeq int
+
+var _ = ops.None
