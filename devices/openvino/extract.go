@@ -52,7 +52,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 			d, m := quant.FP16ToFP32(le16(blk)), quant.FP16ToFP32(le16(blk[2:]))
 			copy(sc[2*b:], blk[0:2])
 			packNibbles(w[16*b:], blk[4:20], 0)
-			putU4(zp, b, zeroPoint(-m, d, 15))
+			putZP(zp, b, -m, d)
 		})
 	case quant.Q5_1:
 		forBlocks(src, 24, func(b int, blk []byte) {
@@ -63,7 +63,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 				w[32*b+j] = blk[8+j]&0xf | byte((qh>>j)&1)<<4
 				w[32*b+j+16] = blk[8+j]>>4 | byte((qh>>(j+16))&1)<<4
 			}
-			zp[b] = byte(zeroPoint(-m, d, 255))
+			putZP(zp, b, -m, d)
 		})
 	case quant.Q4_K:
 		forBlocks(src, 144, func(b int, blk []byte) {
@@ -74,7 +74,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 				g := 8*b + j
 				ds := d * float32(s)
 				binary.LittleEndian.PutUint16(sc[2*g:], quant.FP32ToFP16(ds))
-				putU4(zp, g, zeroPoint(dmin*float32(m), ds, 15))
+				putZP(zp, g, dmin*float32(m), ds)
 				// Sub-block j is the low (even j) or high (odd j) nibbles of
 				// the 32 bytes of chunk j/2.
 				chunk := qs[32*(j/2) : 32*(j/2)+32]
@@ -168,14 +168,14 @@ func putU4(dst []byte, i int, v uint8) {
 	}
 }
 
-// zeroPoint is round(num/d) clamped to [0, hi] (0 when d is 0), the
-// asymmetric formats' zero point: value = (q - zp) * d.
-func zeroPoint(num, d float32, hi float64) uint8 {
-	if d == 0 {
-		return 0
+// putZP stores zero point num/d of group g as f16 (0 when d is 0):
+// value = (q - zp) * d.
+func putZP(zp []byte, g int, num, d float32) {
+	z := float32(0)
+	if d != 0 {
+		z = num / d
 	}
-	z := math.Round(float64(num / d))
-	return uint8(math.Min(math.Max(z, 0), hi))
+	binary.LittleEndian.PutUint16(zp[2*g:], quant.FP32ToFP16(z))
 }
 
 // scaleMinK4 is ggml's get_scale_min_k4: sub-block j's 6-bit scale and

@@ -39,8 +39,8 @@ type extractedLayout struct {
 	// group is the number of weights sharing a scale (weights_per_block).
 	group     int64
 	symmetric bool
-	// zpF16 stores zero points as f16 (3-D MoE experts), else packed as
-	// the weights (u4 or u8).
+	// zpF16 stores zero points as f16 (always, here; the seed packs them
+	// as the weights, u4 or u8, except for 3-D MoE experts).
 	zpF16   bool
 	requant requantType
 	// exact reports whether the original ggml bytes can be rebuilt from
@@ -139,14 +139,13 @@ func layoutFor(t *graph.Tensor, k Kind) (l extractedLayout, ok bool) {
 	if l.scaleType == etF8E8M0 {
 		l.scalesLen = nBlocks
 	}
-	switch {
-	case l.symmetric:
-	case t.Ne[2] > 1:
+	// Zero points are the exact f16 -min/scale, the seed's use_bias form
+	// (its test-backend-ops and 3-D MoE layout), on every weight: the
+	// seed's default u4/u8 round(-min/scale) moves Q4_1 0.7% (NMSE) from
+	// ggml's values, beyond test-backend-ops' 5e-4 for MUL_MAT
+	// (TestExtractRoundTrip measures both).
+	if !l.symmetric {
 		l.zpF16, l.zpLen = true, nBlocks*2
-	case u4:
-		l.zpLen = (nBlocks + 1) / 2
-	default:
-		l.zpLen = nBlocks
 	}
 	l.scalesOff = align64(l.weightsLen)
 	l.zpOff = l.scalesOff + align64(l.scalesLen)
