@@ -87,6 +87,44 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 				}
 			}
 		})
+	case quant.Q5_K:
+		forBlocks(src, 176, func(b int, blk []byte) {
+			d, dmin := quant.FP16ToFP32(le16(blk)), quant.FP16ToFP32(le16(blk[2:]))
+			scales, qh, qs := blk[4:16], blk[16:48], blk[48:176]
+			for j := 0; j < 8; j++ {
+				s, m := scaleMinK4(j, scales)
+				g := 8*b + j
+				ds := d * float32(s)
+				binary.LittleEndian.PutUint16(sc[2*g:], quant.FP32ToFP16(ds))
+				putZP(zp, g, dmin*float32(m), ds)
+				chunk := qs[32*(j/2) : 32*(j/2)+32]
+				for i := 0; i < 32; i++ {
+					q := chunk[i] & 0xf
+					if j%2 == 1 {
+						q = chunk[i] >> 4
+					}
+					w[32*g+i] = q | (qh[i]>>j&1)<<4
+				}
+			}
+		})
+	case quant.Q6_K:
+		forBlocks(src, 210, func(b int, blk []byte) {
+			ql, qh, scales := blk[0:128], blk[128:192], blk[192:208]
+			d := quant.FP16ToFP32(le16(blk[208:]))
+			for g := 0; g < 16; g++ {
+				binary.LittleEndian.PutUint16(sc[2*(16*b+g):], quant.FP32ToFP16(d*float32(int8(scales[g]))))
+			}
+			out := w[256*b : 256*b+256]
+			for h := 0; h < 2; h++ {
+				l6, h6, o := ql[64*h:], qh[32*h:], out[128*h:]
+				for l := 0; l < 32; l++ {
+					o[l] = byte(int8(l6[l]&0xf|(h6[l]&3)<<4) - 32)
+					o[l+32] = byte(int8(l6[l+32]&0xf|(h6[l]>>2&3)<<4) - 32)
+					o[l+64] = byte(int8(l6[l]>>4|(h6[l]>>4&3)<<4) - 32)
+					o[l+96] = byte(int8(l6[l+32]>>4|(h6[l]>>6&3)<<4) - 32)
+				}
+			}
+		})
 	default:
 		return fmt.Errorf("%w: no extraction for %v", ErrUnsupportedType, t.Type)
 	}

@@ -101,24 +101,29 @@ func TestExtractRoundTrip(t *testing.T) {
 		exact bool
 		tol   float64
 		want  requantType
+		// requant is false for the direct layouts used for inputs
+		requant bool
 	}{
-		{quant.Q4_0, "blk.0.attn_q.weight", KindCPU, true, 0, requantNone},
-		{quant.Q8_0, "blk.0.ffn_up.weight", KindGPU, true, 0, requantNone},
-		{quant.MXFP4, "blk.0.ffn_down.weight", KindCPU, true, 0, requantNone},
-		{quant.Q4_1, "w", KindCPU, false, 1e-5, requantNone},
-		{quant.Q5_1, "w", KindCPU, false, 1e-5, requantNone},
-		{quant.Q4_K, "w", KindCPU, false, 1e-5, requantNone},
-		{quant.Q6_K, "w", KindCPU, false, 1e-4, requantQ8_0C},
-		{quant.Q5_K, "w", KindGPU, false, 1e-4, requantQ8_0C},
-		{quant.Q4_0, "token_embd.weight", KindCPU, false, 1e-4, requantQ8_0C},
-		{quant.Q8_0, "output.weight", KindCPU, false, 1e-4, requantQ8_0C},
-		{quant.Q6_K, "token_embd.weight", KindNPU, false, 1e-6, requantF16},
-		{quant.Q8_0, "blk.1.attn_k.weight", KindNPU, false, 2e-2, requantQ4_0_128},
+		{quant.Q4_0, "blk.0.attn_q.weight", KindCPU, true, 0, requantNone, true},
+		{quant.Q8_0, "blk.0.ffn_up.weight", KindGPU, true, 0, requantNone, true},
+		{quant.MXFP4, "blk.0.ffn_down.weight", KindCPU, true, 0, requantNone, true},
+		{quant.Q4_1, "w", KindCPU, false, 1e-5, requantNone, true},
+		{quant.Q5_1, "w", KindCPU, false, 1e-5, requantNone, true},
+		{quant.Q4_K, "w", KindCPU, false, 1e-5, requantNone, true},
+		{quant.Q6_K, "w", KindCPU, false, 1e-4, requantQ8_0C, true},
+		{quant.Q5_K, "w", KindGPU, false, 1e-4, requantQ8_0C, true},
+		{quant.Q4_0, "token_embd.weight", KindCPU, false, 1e-4, requantQ8_0C, true},
+		{quant.Q8_0, "output.weight", KindCPU, false, 1e-4, requantQ8_0C, true},
+		{quant.Q6_K, "token_embd.weight", KindNPU, false, 1e-6, requantF16, true},
+		{quant.Q8_0, "blk.1.attn_k.weight", KindNPU, false, 2e-2, requantQ4_0_128, true},
+		{quant.Q6_K, "w", KindCPU, false, 1e-6, requantNone, false},
+		{quant.Q5_K, "w", KindCPU, false, 1e-5, requantNone, false},
+		{quant.Q4_0, "token_embd.weight", KindNPU, true, 0, requantNone, false},
 	}
 	for _, c := range cases {
 		t.Run(c.ty.String()+"/"+c.name+"/"+c.kind.String(), func(t *testing.T) {
 			w, src, ref := randomWeight(t, c.ty, 6, 512, c.name, r)
-			l, ok := layoutFor(w, c.kind)
+			l, ok := layoutFor(w, c.kind, c.requant)
 			require.True(t, ok)
 			require.Equal(t, c.want, l.requant)
 			require.Equal(t, c.exact, l.exact)
@@ -140,7 +145,7 @@ func TestExtractRoundTrip(t *testing.T) {
 
 func TestLayoutSizes(t *testing.T) {
 	w := mk(ops.None, quant.Q4_0, 4096, 32)
-	l, ok := layoutFor(w, KindCPU)
+	l, ok := layoutFor(w, KindCPU, true)
 	require.True(t, ok)
 	n := uint64(4096 * 32)
 	require.Equal(t, n/2, l.weightsLen)
@@ -151,19 +156,19 @@ func TestLayoutSizes(t *testing.T) {
 	require.Equal(t, max(l.zpOff, w.NBytes()), l.total)
 
 	q41 := mk(ops.None, quant.Q4_1, 64, 3)
-	l, _ = layoutFor(q41, KindCPU)
+	l, _ = layoutFor(q41, KindCPU, true)
 	require.Equal(t, uint64(64*3/32*2), l.zpLen, "f16 zero points")
 	require.Equal(t, align64(max(l.zpOff+l.zpLen, q41.NBytes()))+q41.NBytes(), l.total, "room for the original bytes")
 
 	for _, ty := range []quant.Type{quant.F16, quant.F32, quant.Q5_0, quant.IQ4_NL} {
-		_, ok := layoutFor(mk(ops.None, ty, 256, 2), KindCPU)
+		_, ok := layoutFor(mk(ops.None, ty, 256, 2), KindCPU, true)
 		require.False(t, ok, ty.String())
 	}
-	_, ok = layoutFor(mk(ops.None, quant.Q4_0, 32, 2, 2, 2), KindCPU)
+	_, ok = layoutFor(mk(ops.None, quant.Q4_0, 32, 2, 2, 2), KindCPU, true)
 	require.False(t, ok, "4-D")
-	_, ok = layoutFor(mk(ops.None, quant.MXFP4, 32, 2, 4), KindCPU)
+	_, ok = layoutFor(mk(ops.None, quant.MXFP4, 32, 2, 4), KindCPU, true)
 	require.False(t, ok, "3-D MXFP4 experts stay packed")
-	l, ok = layoutFor(mk(ops.None, quant.Q4_1, 32, 2, 4), KindCPU)
+	l, ok = layoutFor(mk(ops.None, quant.Q4_1, 32, 2, 4), KindCPU, true)
 	require.True(t, ok)
 	require.True(t, l.zpF16, "3-D experts have f16 zero points")
 }

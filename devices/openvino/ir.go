@@ -223,9 +223,9 @@ func escapeAttr(s string) string {
 	return b.String()
 }
 
-// precision is the IR spelling of an output port's precision (the
-// element type names are accepted).
-func precision(e elemType) string { return strings.ToUpper(e.String()) }
+// precision is the IR spelling of an output port's precision: the
+// ov::element name, which the reader accepts beside the legacy ones.
+func precision(e elemType) string { return e.String() }
 
 // xml writes the model as IR v11. blobBase maps constants to offsets in
 // the weights blob: weights at addr get addr-blobBase, side constants

@@ -90,7 +90,11 @@ func extractable(t quant.Type) bool {
 // layoutFor is ggml_openvino_get_extracted_layout for a weight on a
 // device of kind k; ok is false for an empty layout (not quantized, 4-D,
 // a type that is not converted, or 3-D MXFP4 experts, which stay packed).
-func layoutFor(t *graph.Tensor, k Kind) (l extractedLayout, ok bool) {
+//
+// requant is false for tensors converted when a graph is built (inputs
+// that are not weights: test-backend-ops' path in the seed, which does not
+// requantize them either).
+func layoutFor(t *graph.Tensor, k Kind, requant bool) (l extractedLayout, ok bool) {
 	if !t.Type.IsQuantized() || t.Ne[3] != 1 || !extractable(t.Type) {
 		return l, false
 	}
@@ -99,7 +103,9 @@ func layoutFor(t *graph.Tensor, k Kind) (l extractedLayout, ok bool) {
 	}
 	n := uint64(t.NElements())
 	nbytes := t.NBytes()
-	l.requant = requantFor(t, k)
+	if requant {
+		l.requant = requantFor(t, k)
+	}
 	l.scaleType = etF16
 	switch l.requant {
 	case requantF16:
@@ -121,13 +127,13 @@ func layoutFor(t *graph.Tensor, k Kind) (l extractedLayout, ok bool) {
 			l.wtype, l.group, l.symmetric, l.scaleType = etF4E2M1, 32, true, etF8E8M0
 		case quant.Q4_1, quant.Q4_K:
 			l.wtype, l.group, l.exact = etU4, 32, false
-		case quant.Q5_1:
+		case quant.Q5_1, quant.Q5_K:
 			l.wtype, l.group, l.exact = etU8, 32, false
 		case quant.Q8_0:
 			l.wtype, l.group, l.symmetric = etI8, 32, true
+		case quant.Q6_K:
+			l.wtype, l.group, l.symmetric, l.exact = etI8, 16, true, false
 		}
-		// Q5_K and Q6_K never get here: requantFor converts them on
-		// every device (per-row Q8_0, or Q4_0_128 on the NPU).
 	}
 	nBlocks := n / uint64(l.group)
 	u4 := l.wtype == etU4 || l.wtype == etI4 || l.wtype == etF4E2M1

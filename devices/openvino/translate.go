@@ -100,7 +100,6 @@ func init() {
 		ops.Rope:         translateRope,
 		ops.FlashAttnExt: translateFlashAttn,
 		ops.Cumsum:       translateCumsum,
-		ops.Argsort:      translateArgsort,
 		ops.Fill:         translateFill,
 	}
 }
@@ -558,7 +557,7 @@ func (b *builder) weight(t *graph.Tensor) (value, bool, error) {
 	case isWeight && e.layout != nil:
 		v = b.dequant(t, *e.layout, addr(t), 0)
 	default:
-		l, ok := layoutFor(t, b.kind)
+		l, ok := layoutFor(t, b.kind, false)
 		if !ok {
 			return value{}, true, fmt.Errorf("%w: %v weight %s", ErrUnsupportedType, t.Type, t.Name)
 		}
@@ -633,10 +632,26 @@ func binaryTranslator(typ string) translator {
 		if err != nil {
 			return value{}, err
 		}
+		// ggml repeats src1 to src0's shape (tiling); numpy broadcasting
+		// covers extents of 1, a Tile the rest.
+		rep := make([]int64, 4)
+		tile := false
 		for i := 0; i < 4; i++ {
-			if d0, d1 := n.Src[0].Ne[i], n.Src[1].Ne[i]; d0 != d1 && d1 != 1 && d0 != 1 {
-				return value{}, fmt.Errorf("broadcast of %d over %d", d1, d0)
+			d0, d1 := x.shape[i], y.shape[i]
+			rep[i] = 1
+			if d0 != d1 && d1 != 1 {
+				if d0%d1 != 0 {
+					return value{}, fmt.Errorf("broadcast of %d over %d", d1, d0)
+				}
+				rep[i], tile = d0/d1, true
 			}
+		}
+		if tile {
+			shape := make([]int64, 4)
+			for i := range shape {
+				shape[i] = y.shape[i] * rep[i]
+			}
+			y = b.m.add("Tile", "opset1", nil, y.et, shape, y, b.m.i64s(rep...))
 		}
 		if typ == "Add" && n.Op == ops.Add1 {
 			y = b.reshape(y, nil)
@@ -764,9 +779,6 @@ func (b *builder) maskFor(m *graph.Tensor, rows int64, like value) (value, error
 
 func translateSoftMax(b *builder, n *graph.Tensor) (value, error) {
 	p := ops.SoftMaxParamsOf(n.Params)
-	if p.MaxBias != 0 || n.Src[2] != nil {
-		return value{}, fmt.Errorf("soft_max with ALiBi or sinks")
-	}
 	x, err := b.f32(n.Src[0])
 	if err != nil {
 		return value{}, err
@@ -779,9 +791,43 @@ func translateSoftMax(b *builder, n *graph.Tensor) (value, error) {
 		if err != nil {
 			return value{}, err
 		}
+		if p.MaxBias > 0 {
+			m = b.binary("Multiply", m, b.m.constF32([]int64{1, n.Ne[2], 1, 1}, alibiSlopes(p.MaxBias, n.Ne[2])...))
+		}
 		x = b.binary("Add", x, m)
 	}
-	return b.finish(n, b.m.add("Softmax", "opset8", []attr{{"axis", "3"}}, etF32, x.shape, x))
+	if n.Src[2] == nil {
+		return b.finish(n, b.m.add("Softmax", "opset8", []attr{{"axis", "3"}}, etF32, x.shape, x))
+	}
+	// Sinks: one extra logit per head joins the normalization and is
+	// dropped from the result.
+	sk, err := b.f32(n.Src[2])
+	if err != nil {
+		return value{}, err
+	}
+	col := []int64{x.shape[0], x.shape[1], x.shape[2], 1}
+	sk = b.m.add("Broadcast", "opset3", []attr{{"mode", "numpy"}}, etF32, col, b.reshape(sk, []int64{1, n.Ne[2], 1, 1}), b.m.i64s(col...))
+	wide := cloneShape(x.shape)
+	wide[3]++
+	y := b.m.add("Concat", "opset1", []attr{{"axis", "3"}}, etF32, wide, x, sk)
+	y = b.m.add("Softmax", "opset8", []attr{{"axis", "3"}}, etF32, wide, y)
+	return b.finish(n, b.sliceAxis(y, 3, 0, x.shape[3]))
+}
+
+// alibiSlopes are ggml's ALiBi slopes of heads 0..n-1 for max_bias.
+func alibiSlopes(maxBias float32, n int64) []float32 {
+	log2 := int64(1) << int64(math.Floor(math.Log2(float64(n))))
+	m0 := math.Pow(2, -float64(maxBias)/float64(log2))
+	m1 := math.Pow(2, -float64(maxBias)/2/float64(log2))
+	s := make([]float32, n)
+	for h := int64(0); h < n; h++ {
+		if h < log2 {
+			s[h] = float32(math.Pow(m0, float64(h+1)))
+		} else {
+			s[h] = float32(math.Pow(m1, float64(2*(h-log2)+1)))
+		}
+	}
+	return s
 }
 
 // expandBatch repeats each of w's [d0, d1] matrices to cover [t0, t1]
@@ -934,21 +980,6 @@ func translateCumsum(b *builder, n *graph.Tensor) (value, error) {
 		return value{}, err
 	}
 	return b.finish(n, b.m.add("CumSum", "opset3", []attr{{"exclusive", "false"}, {"reverse", "false"}}, etF32, x.shape, x, b.m.constI64(nil, 3)))
-}
-
-func translateArgsort(b *builder, n *graph.Tensor) (value, error) {
-	x, err := b.f32(n.Src[0])
-	if err != nil {
-		return value{}, err
-	}
-	mode := "min"
-	if ops.ArgsortParamsOf(n.Params).Order == ops.SortDesc {
-		mode = "max"
-	}
-	k := b.m.constI64(nil, x.shape[3])
-	outs := b.m.addN("TopK", "opset11", []attr{{"axis", "3"}, {"mode", mode}, {"sort", "value"}, {"index_element_type", "i32"}, {"stable", "true"}},
-		[]outPort{{et: etF32, shape: cloneShape(x.shape)}, {et: etI32, shape: cloneShape(x.shape)}}, x, k)
-	return outs[1], nil
 }
 
 func translateFill(b *builder, n *graph.Tensor) (value, error) {
