@@ -250,6 +250,9 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)
 		}
 	}
+	if irMutator != nil {
+		xml = irMutator(xml)
+	}
 	var wt uintptr
 	if len(b.m.consts) > 0 {
 		var err error
@@ -443,5 +446,9 @@ func dumpIR(m *irModel, _ []byte, _ *compiledModel, absolute func(constRef) uint
 }
 
 var dumpSeq int
+
+// irMutator, set by tests only, alters the IR before it is read, to show
+// that the double catches a wrong one.
+var irMutator func(xml []byte) []byte
 
 var _ = ops.None
