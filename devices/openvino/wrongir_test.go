@@ -64,4 +64,3 @@ func TestDoubleCatchesWrongIR(t *testing.T) {
 		require.Greater(t, nmse(got, want), 1e-3)
 	})
 }
-
