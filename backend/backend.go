@@ -48,8 +48,11 @@ var (
 	// the error also wraps the device's Reason.
 	ErrUnavailable = errors.New("backend: device unavailable")
 	// ErrUnsupported reports an operation a device or backend does not
-	// provide.
-	ErrUnsupported = errors.New("backend: unsupported")
+	// provide. It is the standard library's errors.ErrUnsupported, which
+	// every package of the module's unsupported errors also match
+	// (quant.ErrUnsupported, buffer.ErrUnsupported, cpu.ErrUnsupported):
+	// one errors.Is(err, backend.ErrUnsupported) covers them all.
+	ErrUnsupported = errors.ErrUnsupported
 	// ErrDuplicate reports a registry or device name registered twice.
 	ErrDuplicate = errors.New("backend: already registered")
 	// ErrArgument reports a bad argument: a nil registry, an empty
@@ -221,11 +224,51 @@ type Event interface {
 	Free() error
 }
 
-// Backend is a stream of work on a device (ggml_backend). The *Async
-// methods may return before the work is done when the device's Caps.Async
-// is set: the data passed to them must stay untouched, and read memory
-// stays unwritten, until Synchronize. A Backend is used by one goroutine at
-// a time.
+// Backend is a stream of work on a device (ggml_backend). A Backend is
+// used by one goroutine at a time.
+//
+// # Devices that are not the host
+//
+// When the device's Caps.Async is set, SetTensorAsync, GetTensorAsync,
+// GraphCompute, TensorCopier's CopyTensorAsync and Event's Record and Wait
+// may queue their work and return before it is done. Queued work runs in
+// the order it was queued; Synchronize waits for all of it. Callers and
+// devices keep to these rules (a synchronous device finishes each call
+// before returning, which satisfies them all):
+//
+//   - Data given to SetTensorAsync stays the caller's to keep unchanged
+//     until Synchronize returns; the backend must not use it after. Memory
+//     given to GetTensorAsync is written by the time Synchronize returns
+//     and must not be read before.
+//   - GraphCompute takes from the graph, before it returns, everything the
+//     queued work needs: the nodes and their order, each tensor's type,
+//     shape, strides, operation, parameters and sources, and where its
+//     memory is (buffer.Locate). As soon as GraphCompute returns the
+//     caller may change the Graph and its Tensors: a scheduler's Reset and
+//     AllocGraph rewrite Buffer, Data, Src and ViewSrc for the next graph
+//     while the device may still be computing this one. The same holds for
+//     the tensor given to SetTensorAsync, GetTensorAsync and
+//     CopyTensorAsync: queued work must not read a *graph.Tensor's fields
+//     later than the call that queued it.
+//   - The memory (the contents of the buffers the graph's tensors are in)
+//     stays the device's until Synchronize: the caller does not free or
+//     reset those buffers, nor reads or writes tensors in them except
+//     through this backend, before then.
+//   - A device finds where a tensor lies in its memory with
+//     buffer.Locate(t) (the Storage behind the tensor's buffer and the
+//     tensor's byte offset), at the time of the call, instead of keeping a
+//     map of its own: allocators place tensors anew after each Reset.
+//   - Errors found when a call is made (a bad argument, a tensor outside
+//     the device's memory, an operation the device refuses, a closed
+//     backend) are returned by the call; errors met while queued work runs
+//     are returned by the next Synchronize, which then starts afresh.
+//     Work queued after a failed step may be skipped.
+//   - Close waits for queued work, as Synchronize does.
+//
+// Whatever layout a device keeps its memory in (repacked weights, say),
+// what SetTensorAsync sets is what GetTensorAsync and buffer.GetTensor get
+// back. internal/devtest is a fake device that keeps to all of this, and
+// internal/optest's RunDevice checks a device against it.
 type Backend interface {
 	// Name identifies the backend (usually its device's name).
 	Name() string

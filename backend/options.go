@@ -7,8 +7,15 @@ import (
 )
 
 // EnvDevice names the environment variable that chooses devices at run
-// time: device names, comma-separated, most preferred first
-// ("OPENVINO0,CPU").
+// time: device names, comma-separated, most preferred first, each
+// optionally with parameters for that device after a colon, as
+// key=value pairs separated by semicolons:
+//
+//	GGML_DEVICE="OPENVINO0:device=NPU;cache_dir=/tmp/ov,CPU"
+//
+// asks for OPENVINO0 with parameters device=NPU and cache_dir=/tmp/ov,
+// then the CPU. A comma always ends a device's entry, so values cannot
+// hold commas (or semicolons).
 const EnvDevice = "GGML_DEVICE"
 
 // Options choose devices and configure the backends they start. Programs
@@ -20,41 +27,130 @@ type Options struct {
 	// means the best device by type (GPU, then IGPU, then CPU).
 	Devices []string
 	// Threads is the number of threads CPU work is split across; 0 lets
-	// the device choose (all the CPUs the Go runtime uses).
+	// the device choose (all the CPUs the Go runtime uses). Negative
+	// counts and counts above MaxThreads are refused (CheckThreads).
 	Threads int
+	// Params are parameters for particular devices, by device name:
+	// GGML_DEVICE's "NAME:key=value;key=value" entries. A device reads
+	// its own with DeviceParams; its Init returns an error wrapping
+	// ErrArgument for a key it does not know, so a typo is not ignored.
+	Params map[string]map[string]string
 }
 
-// OptionsFromEnv returns Options with Devices taken from GGML_DEVICE.
-// A malformed list is an error, not a silent fallback, so a typo does not
-// run a model on the wrong device unnoticed.
+// DeviceParams returns the parameters Params holds for the named device
+// (the name's case does not matter), or nil.
+func (o Options) DeviceParams(name string) map[string]string {
+	if p, ok := o.Params[name]; ok {
+		return p
+	}
+	for k, p := range o.Params {
+		if strings.EqualFold(k, name) {
+			return p
+		}
+	}
+	return nil
+}
+
+// MaxThreads is the largest thread count a backend accepts
+// (GGML_MAX_N_THREADS).
+const MaxThreads = 512
+
+// CheckThreads returns an ErrArgument error unless n is a valid thread
+// count: 0 (the device's default) to MaxThreads. Init checks
+// Options.Threads with it; devices check counts set on a backend.
+func CheckThreads(n int) error {
+	if n < 0 || n > MaxThreads {
+		return fmt.Errorf("%w: %d threads, want 0 (the default) to %d", ErrArgument, n, MaxThreads)
+	}
+	return nil
+}
+
+// OptionsFromEnv returns Options with Devices and Params taken from
+// GGML_DEVICE. A malformed value is an error, not a silent fallback, so a
+// typo does not run a model on the wrong device unnoticed.
 func OptionsFromEnv() (Options, error) {
-	devs, err := ParseDeviceList(os.Getenv(EnvDevice))
+	o, err := ParseDeviceSelection(os.Getenv(EnvDevice))
 	if err != nil {
 		return Options{}, fmt.Errorf("%s: %w", EnvDevice, err)
 	}
-	return Options{Devices: devs}, nil
+	return o, nil
 }
 
-// ParseDeviceList splits a comma-separated list of device names, trimming
-// spaces. An empty string is an empty list; an empty name within a list,
-// or a name listed twice, is an error.
+// ParseDeviceList returns the device names of a GGML_DEVICE value (see
+// ParseDeviceSelection), without their parameters.
 func ParseDeviceList(s string) ([]string, error) {
+	o, err := ParseDeviceSelection(s)
+	return o.Devices, err
+}
+
+// ParseDeviceSelection parses a GGML_DEVICE value: comma-separated
+// entries, each a device name, optionally followed by a colon and
+// key=value parameters separated by semicolons. Spaces around names, keys
+// and values are trimmed. An empty string selects nothing. An empty
+// name, a name listed twice, a colon with no parameters, a parameter
+// without "=", an empty key or value, a key given twice, or a key with
+// characters other than letters, digits, '_', '-' and '.' is an error
+// wrapping ErrArgument.
+func ParseDeviceSelection(s string) (Options, error) {
+	var o Options
 	if strings.TrimSpace(s) == "" {
-		return nil, nil
+		return o, nil
 	}
-	var names []string
 	seen := map[string]bool{}
-	for _, f := range strings.Split(s, ",") {
-		n := strings.TrimSpace(f)
-		if n == "" {
-			return nil, fmt.Errorf("%w: empty device name in %q", ErrArgument, s)
+	for _, entry := range strings.Split(s, ",") {
+		name, params, hasParams := strings.Cut(entry, ":")
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return Options{}, fmt.Errorf("%w: empty device name in %q", ErrArgument, s)
 		}
-		key := strings.ToUpper(n)
+		key := strings.ToUpper(name)
 		if seen[key] {
-			return nil, fmt.Errorf("%w: device %q listed twice in %q", ErrArgument, n, s)
+			return Options{}, fmt.Errorf("%w: device %q listed twice in %q", ErrArgument, name, s)
 		}
 		seen[key] = true
-		names = append(names, n)
+		o.Devices = append(o.Devices, name)
+		if !hasParams {
+			continue
+		}
+		p, err := parseParams(params)
+		if err != nil {
+			return Options{}, fmt.Errorf("%w: device %s in %q: %v", ErrArgument, name, s, err)
+		}
+		if o.Params == nil {
+			o.Params = map[string]map[string]string{}
+		}
+		o.Params[name] = p
 	}
-	return names, nil
+	return o, nil
+}
+
+// parseParams parses "key=value;key=value".
+func parseParams(s string) (map[string]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("no parameters after ':'")
+	}
+	p := map[string]string{}
+	for _, kv := range strings.Split(s, ";") {
+		k, v, ok := strings.Cut(kv, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("parameter %q is not key=value", strings.TrimSpace(kv))
+		case k == "":
+			return nil, fmt.Errorf("parameter %q has no key", strings.TrimSpace(kv))
+		case strings.IndexFunc(k, func(r rune) bool { return !isKeyRune(r) }) >= 0:
+			return nil, fmt.Errorf("parameter key %q: only letters, digits, '_', '-' and '.'", k)
+		case v == "":
+			return nil, fmt.Errorf("parameter %s has no value", k)
+		}
+		if _, dup := p[k]; dup {
+			return nil, fmt.Errorf("parameter %s given twice", k)
+		}
+		p[k] = v
+	}
+	return p, nil
+}
+
+func isKeyRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.'
 }

@@ -112,6 +112,9 @@ func (s *registrySet) byType(t DeviceType) (Device, error) {
 }
 
 func (s *registrySet) init(opts Options) (Backend, error) {
+	if err := CheckThreads(opts.Threads); err != nil {
+		return nil, fmt.Errorf("backend: Options.Threads: %w", err)
+	}
 	var why []error
 	try := func(d Device) (Backend, bool) {
 		b, err := d.Init(opts)

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -104,6 +105,9 @@ type Scheduler struct {
 
 	eval             EvalCallback
 	isReset, isAlloc bool
+	// allocated is the graph AllocGraph placed while isAlloc.
+	allocated *graph.Graph
+	closed    bool
 }
 
 // split is a run of nodes [i0, i1) of the graph computed by one backend.
@@ -140,6 +144,13 @@ func NewScheduler(backends []Backend, opts SchedulerOptions) (*Scheduler, error)
 	for i, b := range backends {
 		if b == nil || b.Device() == nil {
 			return nil, fmt.Errorf("%w: scheduler backend %d is nil or has no device", ErrArgument, i)
+		}
+		// One backend twice would be two ids for one device's work, and
+		// the copies between them would copy a tensor onto itself.
+		for j := range i {
+			if backends[j] == b {
+				return nil, fmt.Errorf("%w: scheduler backend %s is listed twice (%d and %d)", ErrArgument, b.Name(), j, i)
+			}
 		}
 	}
 	if backends[n-1].Device().Type() != DeviceCPU {
@@ -193,9 +204,15 @@ func NewScheduler(backends []Backend, opts SchedulerOptions) (*Scheduler, error)
 	return s, nil
 }
 
-// Close frees the scheduler's compute buffers and events.
+// Close frees the scheduler's compute buffers and events. Closing again
+// does nothing and returns nil; placing or computing a graph then fails
+// with ErrClosed.
 func (s *Scheduler) Close() error {
+	if s.closed {
+		return nil
+	}
 	s.Reset()
+	s.closed = true
 	var errs []error
 	for _, evs := range s.events {
 		for _, e := range evs {
@@ -288,6 +305,12 @@ func (s *Scheduler) Reset() {
 	clear(s.ids)
 	s.splits = nil
 	s.isReset, s.isAlloc = true, false
+	s.allocated = nil
+}
+
+// errClosed is the error of a method called after Close.
+func (s *Scheduler) errClosed(method string) error {
+	return fmt.Errorf("%w: Scheduler.%s after Close", ErrClosed, method)
 }
 
 // dropCopies puts back the sources the last split replaced by copies and
@@ -339,6 +362,9 @@ func (s *Scheduler) syncBackends() error {
 // resets: graphs of the same shape no larger than g are then placed
 // without reallocating.
 func (s *Scheduler) Reserve(g *graph.Graph) error {
+	if s.closed {
+		return s.errClosed("Reserve")
+	}
 	if err := s.Synchronize(); err != nil {
 		return err
 	}
@@ -355,6 +381,9 @@ func (s *Scheduler) Reserve(g *graph.Graph) error {
 // inputs' copies) in the backends' compute buffers. With Parallel, each
 // call uses the next copy of the inputs.
 func (s *Scheduler) AllocGraph(g *graph.Graph) error {
+	if s.closed {
+		return s.errClosed("AllocGraph")
+	}
 	if s.isAlloc {
 		return fmt.Errorf("%w: AllocGraph: the scheduler holds a graph; Reset first", ErrArgument)
 	}
@@ -366,23 +395,52 @@ func (s *Scheduler) AllocGraph(g *graph.Graph) error {
 	if err := s.allocSplits(); err != nil {
 		return err
 	}
-	s.isAlloc = true
+	s.isAlloc, s.allocated = true, g
 	return nil
 }
 
 // GraphCompute computes g and waits for every backend: GraphComputeAsync
 // then Synchronize.
 func (s *Scheduler) GraphCompute(g *graph.Graph) error {
-	if err := s.GraphComputeAsync(g); err != nil {
+	return s.GraphComputeContext(context.Background(), g)
+}
+
+// GraphComputeContext is GraphCompute stopping early when ctx is done: it
+// checks ctx before each split and, with an eval callback, before each
+// group of nodes, and returns an error wrapping ctx.Err(). A split that
+// has started runs to its end (a device computes a split as a whole); the
+// backends are synchronized before it returns, so the graph's memory may
+// be reused, but its outputs are not all computed.
+func (s *Scheduler) GraphComputeContext(ctx context.Context, g *graph.Graph) error {
+	err := s.GraphComputeAsyncContext(ctx, g)
+	if err != nil && ctx.Err() == nil {
 		return err
 	}
-	return s.Synchronize()
+	return errors.Join(err, s.Synchronize())
 }
 
 // GraphComputeAsync resets and allocates first unless g was just placed
 // by AllocGraph, then starts the splits; the last may still run when it
-// returns.
+// returns. After AllocGraph, g must be the graph it placed (ErrArgument
+// otherwise; ggml would silently compute the placed one): Reset, or call
+// GraphCompute alone, to compute another.
 func (s *Scheduler) GraphComputeAsync(g *graph.Graph) error {
+	return s.GraphComputeAsyncContext(context.Background(), g)
+}
+
+// GraphComputeAsyncContext is GraphComputeAsync stopping before the next
+// split (or eval-callback node group) once ctx is done, with an error
+// wrapping ctx.Err(); splits already started may still run.
+func (s *Scheduler) GraphComputeAsyncContext(ctx context.Context, g *graph.Graph) error {
+	if s.closed {
+		return s.errClosed("GraphCompute")
+	}
+	if g == nil {
+		return fmt.Errorf("%w: GraphCompute: nil graph", ErrArgument)
+	}
+	if s.isAlloc && g != s.allocated {
+		return fmt.Errorf("%w: GraphCompute: the graph is not the one AllocGraph placed; Reset first, or compute without AllocGraph", ErrArgument)
+	}
 	if !s.isReset && !s.isAlloc {
 		s.Reset()
 	}
@@ -391,11 +449,7 @@ func (s *Scheduler) GraphComputeAsync(g *graph.Graph) error {
 			return err
 		}
 	}
-	return s.computeSplits()
-}
-
-func isViewOp(op ops.Op) bool {
-	return op == ops.View || op == ops.Reshape || op == ops.Permute || op == ops.Transpose
+	return s.computeSplits(ctx)
 }
 
 // placedBuffer is the buffer holding t's memory, or nil.
@@ -473,7 +527,7 @@ func (s *Scheduler) idFromCurrent(t *graph.Tensor) (int, error) {
 		}
 	}
 	if buf := placedBuffer(t); buf != nil {
-		return -1, fmt.Errorf("%w: %s is placed in a %s buffer, and no backend using it runs %s", ErrUnsupported, t.Name, buf.Name(), t.Op)
+		return -1, fmt.Errorf("backend: %w: %s is placed in a %s buffer, and no backend using it runs %s", ErrUnsupported, t.Name, buf.Name(), t.Op)
 	}
 	if t.Flags&graph.FlagInput != 0 {
 		return len(s.backends) - 1, nil
@@ -512,6 +566,9 @@ func (s *Scheduler) idFromCurrent(t *graph.Tensor) (int, error) {
 // Assignments made since the last Reset (by SetTensorBackend or an
 // earlier split) stay; the copies of an earlier split are undone first.
 func (s *Scheduler) SplitGraph(g *graph.Graph) error {
+	if s.closed {
+		return s.errClosed("SplitGraph")
+	}
 	if g == nil {
 		return fmt.Errorf("%w: nil graph", ErrArgument)
 	}
@@ -559,7 +616,7 @@ func (s *Scheduler) assign(g *graph.Graph) error {
 				i = n - 1 - k
 			}
 			t := g.Nodes[i]
-			if isViewOp(t.Op) {
+			if t.Op.IsView() {
 				continue
 			}
 			if id := s.id(t); id != -1 {
@@ -582,7 +639,7 @@ func (s *Scheduler) assign(g *graph.Graph) error {
 	// where they are; place an unassigned node on the backend that reads
 	// the most of its inputs in place.
 	for _, t := range g.Nodes {
-		if isViewOp(t.Op) {
+		if t.Op.IsView() {
 			continue
 		}
 		id := s.id(t)
@@ -643,7 +700,7 @@ func (s *Scheduler) assign(g *graph.Graph) error {
 			s.setIfSupported(t, b)
 		}
 		if s.id(t) == -1 {
-			return fmt.Errorf("%w: no backend runs %s (%s)", ErrUnsupported, t.Name, t.Op)
+			return fmt.Errorf("backend: %w: no backend runs %s (%s)", ErrUnsupported, t.Name, t.Op)
 		}
 	}
 	// A source still unassigned (the memory of a view placed before its
@@ -677,7 +734,7 @@ func (s *Scheduler) cut(g *graph.Graph) {
 	i := 0
 	first := len(s.backends) - 1
 	for ; i < len(g.Nodes); i++ {
-		if !isViewOp(g.Nodes[i].Op) {
+		if !g.Nodes[i].Op.IsView() {
 			first = s.id(g.Nodes[i])
 			break
 		}
@@ -686,7 +743,7 @@ func (s *Scheduler) cut(g *graph.Graph) {
 	cur := first
 	for ; i < len(g.Nodes); i++ {
 		t := g.Nodes[i]
-		if isViewOp(t.Op) {
+		if t.Op.IsView() {
 			continue
 		}
 		id := s.id(t)
@@ -886,10 +943,13 @@ func (s *Scheduler) allocSplits() error {
 	return s.galloc.AllocGraph(s.gcopy)
 }
 
-func (s *Scheduler) computeSplits() error {
+func (s *Scheduler) computeSplits(ctx context.Context) error {
 	prev := -1
 	var ex usedExperts
 	for k := range s.splits {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("backend: graph compute stopped before split %d of %d: %w", k, len(s.splits), err)
+		}
 		sp := &s.splits[k]
 		be := s.backends[sp.backend]
 		// The allocator may reuse memory across splits: the previous
@@ -905,7 +965,7 @@ func (s *Scheduler) computeSplits() error {
 				return fmt.Errorf("copying %s to %s: %w", in.Name, be.Name(), err)
 			}
 		}
-		if err := s.computeSplit(be, sp.g); err != nil {
+		if err := s.computeSplit(ctx, be, sp.g); err != nil {
 			return err
 		}
 		if e := s.event(sp.backend); e != nil {
@@ -981,11 +1041,14 @@ func (s *Scheduler) copyInput(sp *split, i int, ex *usedExperts) error {
 	return buffer.CopyTensor(in, cp)
 }
 
-func (s *Scheduler) computeSplit(be Backend, g *graph.Graph) error {
+func (s *Scheduler) computeSplit(ctx context.Context, be Backend, g *graph.Graph) error {
 	if s.eval == nil {
 		return be.GraphCompute(g)
 	}
 	for j0 := 0; j0 < len(g.Nodes); j0++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("backend: graph compute stopped at %s: %w", g.Nodes[j0].Name, err)
+		}
 		t := g.Nodes[j0]
 		need := s.eval(t, true)
 		j1 := j0

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,229 +15,41 @@ import (
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
-	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/devtest"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )
 
-// fakeType is the fake device's memory: Go slices the CPU is not told
-// about (IsHost false), reached only through the buffer API.
-type fakeType struct {
-	mu     sync.Mutex
-	stores map[buffer.Buffer]*fakeStorage
-}
-
-func (*fakeType) Name() string                     { return "FAKE0" }
-func (*fakeType) Alignment() uint64                { return 32 }
-func (*fakeType) MaxSize() uint64                  { return 1 << 30 }
-func (*fakeType) AllocSize(t *graph.Tensor) uint64 { return t.NBytes() }
-func (*fakeType) IsHost() bool                     { return false }
-func (*fakeType) DeviceName() string               { return "FAKE0" }
-
-func (ft *fakeType) Alloc(size uint64) (buffer.Buffer, error) {
-	st := &fakeStorage{mem: make([]byte, size), at: map[*graph.Tensor]uint64{}}
-	b, err := buffer.New(ft, st, size)
-	if err != nil {
-		return nil, err
-	}
-	ft.mu.Lock()
-	defer ft.mu.Unlock()
-	ft.stores[b] = st
-	return b, nil
-}
-
-// memory is t's bytes in fake memory, or nil when t is not in a fake
-// buffer.
-func (ft *fakeType) memory(t *graph.Tensor) []byte {
-	root, offs := t, uint64(0)
-	if t.ViewSrc != nil {
-		root, offs = t.ViewSrc, t.ViewOffs
-	}
-	b, ok := root.Buffer.(buffer.Buffer)
-	if !ok {
-		return nil
-	}
-	ft.mu.Lock()
-	st := ft.stores[b]
-	ft.mu.Unlock()
-	if st == nil {
-		return nil
-	}
-	at, ok := st.at[root]
-	if !ok {
-		return nil
-	}
-	at += offs
-	return st.mem[at : at+t.NBytes() : at+t.NBytes()]
-}
-
-type fakeStorage struct {
-	mem []byte
-	at  map[*graph.Tensor]uint64
-}
-
-func (s *fakeStorage) Base() uintptr                      { return 0x10000 }
-func (s *fakeStorage) Release() error                     { return nil }
-func (s *fakeStorage) Write(at uint64, data []byte) error { copy(s.mem[at:], data); return nil }
-func (s *fakeStorage) Read(at uint64, data []byte) error  { copy(data, s.mem[at:]); return nil }
-func (s *fakeStorage) Fill(at, size uint64, v byte) error {
-	for i := range size {
-		s.mem[at+i] = v
-	}
-	return nil
-}
-func (s *fakeStorage) InitTensor(t *graph.Tensor, at uint64) error {
-	if t.ViewSrc == nil {
-		s.at[t] = at
-	}
-	return nil
-}
-func (s *fakeStorage) Reset() error { clear(s.at); return nil }
-
-// fakeDevice runs F32 versions of its ops (and the view ops) only. Its
-// memory is a fakeType, or host memory when mem is nil.
-type fakeDevice struct {
-	// offload makes the device ask for ops whose weights are in host
-	// memory (OffloadOp).
-	offload bool
-	name    string
-	typ     backend.DeviceType
-	bt      buffer.Type
-	mem     *fakeType
-	ops     []ops.Op
-}
-
-func (d *fakeDevice) Name() string                 { return d.name }
-func (d *fakeDevice) Description() string          { return "scheduler test device" }
-func (d *fakeDevice) Memory() (uint64, uint64)     { return 0, 0 }
-func (d *fakeDevice) Type() backend.DeviceType     { return d.typ }
-func (d *fakeDevice) BufferType() buffer.Type      { return d.bt }
-func (d *fakeDevice) OffloadOp(*graph.Tensor) bool { return d.offload }
-func (d *fakeDevice) Props() backend.Props {
-	return backend.Props{Name: d.Name(), Description: d.Description(), Type: d.Type()}
-}
-func (d *fakeDevice) SupportsBufferType(bt buffer.Type) bool { return bt == d.bt }
-func (d *fakeDevice) SupportsOp(t *graph.Tensor) bool {
-	switch t.Op {
-	case ops.None, ops.View, ops.Reshape, ops.Permute, ops.Transpose:
-		return true
-	}
-	if !slices.Contains(d.ops, t.Op) || t.Type != quant.F32 {
-		return false
-	}
-	for j, s := range t.Src {
-		if s != nil && s.Type != quant.F32 && !(t.Op == ops.MulMatID && j == 2 && s.Type == quant.I32) {
-			return false
-		}
-	}
-	return true
-}
-func (d *fakeDevice) Init(backend.Options) (backend.Backend, error) {
-	return &fakeBackend{dev: d, eng: cpu.New(cpu.Options{Threads: 2})}, nil
-}
-
-type fakeRegistry struct{}
-
-func (r fakeRegistry) Name() string { return "FAKE" }
-func (r fakeRegistry) Devices() []backend.Device {
-	return []backend.Device{fakeDev, offloadDev, accelDev, eventDev, moeDev}
-}
-
+// The scheduler's test devices, all devtest fakes computing F32 versions
+// of a few ops (and the view ops) with the CPU's kernels.
 var (
-	fakeMem = &fakeType{stores: map[buffer.Buffer]*fakeStorage{}}
+	// fakeMem is the fake devices' memory: the CPU is not told about it
+	// (IsHost false), and reaches it only through the buffer API.
+	fakeMem = devtest.NewMemoryType("FAKE0")
 	// fakeDev is a GPU with memory of its own that adds and multiplies.
-	fakeDev = &fakeDevice{name: "FAKE0", typ: backend.DeviceGPU, bt: fakeMem, mem: fakeMem, ops: []ops.Op{ops.Add, ops.Mul}}
+	fakeDev = devtest.New(devtest.Config{Name: "FAKE0", Type: backend.DeviceGPU, Memory: fakeMem,
+		Supports: devtest.F32Ops(ops.Add, ops.Mul), Threads: 2})
 	// offloadDev is fakeDev wanting ops next to host weights.
-	offloadDev = &fakeDevice{name: "FAKE1", typ: backend.DeviceGPU, bt: fakeMem, mem: fakeMem, ops: []ops.Op{ops.Add, ops.Mul}, offload: true}
+	offloadDev = devtest.New(devtest.Config{Name: "FAKE1", Type: backend.DeviceGPU, Memory: fakeMem,
+		Supports: devtest.F32Ops(ops.Add, ops.Mul), Threads: 2, Offload: true})
 	// accelDev multiplies in host memory, as BLAS does beside the CPU.
-	accelDev = &fakeDevice{name: "ACCEL0", typ: backend.DeviceAccel, bt: buffer.CPU(), ops: []ops.Op{ops.Mul}}
+	accelDev = devtest.New(devtest.Config{Name: "ACCEL0", Type: backend.DeviceAccel, Memory: buffer.CPU(),
+		Supports: devtest.F32Ops(ops.Mul), Threads: 2})
+	// moeDev runs MUL_MAT_ID, and wants it next to host experts.
+	moeDev = devtest.New(devtest.Config{Name: "MOE0", Type: backend.DeviceGPU, Memory: fakeMem,
+		Supports: devtest.F32Ops(ops.MulMatID), Threads: 2, Offload: true})
 	// eventDev is fakeDev with events and a queue of work run by a
-	// goroutine.
-	// moeDev also runs MUL_MAT_ID, and wants it next to host experts.
-	moeDev   = &fakeDevice{name: "MOE0", typ: backend.DeviceGPU, bt: fakeMem, mem: fakeMem, ops: []ops.Op{ops.MulMatID}, offload: true}
-	eventDev = &eventDevice{fakeDevice: &fakeDevice{name: "EVENT0", typ: backend.DeviceGPU, bt: fakeMem, mem: fakeMem, ops: []ops.Op{ops.Add, ops.Mul}}}
+	// goroutine, which dawdles before each computation so that a
+	// scheduler that does not wait for it races with it.
+	eventDev = devtest.NewWithEvents(devtest.Config{Name: "EVENT0", Type: backend.DeviceGPU, Memory: fakeMem,
+		Supports: devtest.F32Ops(ops.Add, ops.Mul), Threads: 2, Faults: devtest.Faults{Delay: 200 * time.Microsecond}})
+
+	fakeDevices = []backend.Device{fakeDev, offloadDev, accelDev, eventDev, moeDev}
 )
 
-// fakeBackend computes with a cpu.Engine on its device's memory, which it
-// lends the tensors for the duration of a node. Every node and source must
-// be in fake memory: anything else means the scheduler forgot a copy.
-type fakeBackend struct {
-	dev *fakeDevice
-	eng *cpu.Engine
-	ran []*graph.Tensor
-	// copied names the sources of CopyTensorAsync calls.
-	copied []string
-	// set lists the byte ranges (offset, size) of SetTensorAsync calls.
-	set [][2]uint64
-}
-
-func (b *fakeBackend) Name() string           { return b.dev.name }
-func (b *fakeBackend) Device() backend.Device { return b.dev }
-func (b *fakeBackend) Synchronize() error     { return nil }
-func (b *fakeBackend) Close() error           { b.eng.Close(); return nil }
-func (b *fakeBackend) SetTensorAsync(t *graph.Tensor, d []byte, o uint64) error {
-	b.set = append(b.set, [2]uint64{o, uint64(len(d))})
-	return buffer.SetTensor(t, d, o)
-}
-func (b *fakeBackend) GetTensorAsync(t *graph.Tensor, d []byte, o uint64) error {
-	return buffer.GetTensor(t, d, o)
-}
-
-// CopyTensorAsync copies into fake memory, counting the copies so that
-// tests see the scheduler use the backend's own copy.
-func (b *fakeBackend) CopyTensorAsync(_ backend.Backend, src, dst *graph.Tensor) error {
-	b.copied = append(b.copied, src.Name)
-	return buffer.CopyTensor(src, dst)
-}
-
-func (b *fakeBackend) GraphCompute(g *graph.Graph) error {
-	for _, n := range g.Nodes {
-		// A view op computes nothing, and a split may hold views of
-		// another backend's tensors: backends skip them, as ggml's do.
-		switch n.Op {
-		case ops.None, ops.View, ops.Reshape, ops.Permute, ops.Transpose:
-			continue
-		}
-		if !b.dev.SupportsOp(n) {
-			return fmt.Errorf("fake device asked to run unsupported %s (%s)", n.Name, n.Op)
-		}
-		lent := []*graph.Tensor{n}
-		for _, s := range n.Src {
-			if s != nil {
-				lent = append(lent, s)
-			}
-		}
-		if b.dev.mem == nil {
-			for _, t := range lent {
-				if bf, err := buffer.Of(t); err != nil || bf.Type() != b.dev.bt {
-					return fmt.Errorf("%s: %s (of %s) is not in host memory", b.dev.name, t.Name, n.Name)
-				}
-			}
-			if err := b.eng.ComputeNode(n); err != nil {
-				return err
-			}
-			b.ran = append(b.ran, n)
-			continue
-		}
-		for _, t := range lent {
-			m := b.dev.mem.memory(t)
-			if m == nil && !t.IsEmpty() {
-				return fmt.Errorf("fake device: %s (of %s) is not in fake memory", t.Name, n.Name)
-			}
-			t.Data = m
-		}
-		err := b.eng.ComputeNode(n)
-		for _, t := range lent {
-			t.Data = nil
-		}
-		if err != nil {
-			return err
-		}
-		b.ran = append(b.ran, n)
-	}
-	return nil
-}
+// ran is the nodes fake backend b computed.
+func ran(b backend.Backend) []*graph.Tensor { return b.(*devtest.Backend).Ran() }
 
 func fakeAndCPU(t *testing.T) (fake, host backend.Backend) {
 	t.Helper()
@@ -255,7 +66,7 @@ func fakeAndCPU(t *testing.T) (fake, host backend.Backend) {
 // stays out of the process-wide one (whose devices ExampleDevices lists).
 func initFake(t *testing.T, d backend.Device) backend.Backend {
 	t.Helper()
-	require.Contains(t, fakeRegistry{}.Devices(), d)
+	require.Contains(t, fakeDevices, d)
 	b, err := d.Init(backend.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
@@ -341,7 +152,7 @@ type schedCase struct {
 	backend []string          // per split
 	// first is the device before the CPU, fakeDev when nil;
 	// hostWeights puts the weights in CPU memory.
-	first       *fakeDevice
+	first       backend.Device
 	hostWeights bool
 	opOffload   bool
 	// pre runs before the graph is placed, with the CPU backend.
@@ -546,7 +357,7 @@ func TestSchedulerSplits(t *testing.T) {
 				assert.Equal(t, want, s.TensorBackend(x).Name(), name)
 			}
 			if slices.Contains(tc.backend, fake.Name()) {
-				assert.NotEmpty(t, fake.(*fakeBackend).ran, "the device computed nothing")
+				assert.NotEmpty(t, ran(fake), "the device computed nothing")
 			}
 
 			// The same network on the CPU alone gives the same bytes.
@@ -734,7 +545,7 @@ func TestSchedulerRandomGraphs(t *testing.T) {
 				require.NotNil(t, b, x.Name)
 				assert.True(t, b.Device().SupportsOp(x), "%s (%s) on %s", x.Name, x.Op, b.Name())
 			}
-			t.Logf("%d nodes, %d splits, %d run on the device", len(g.Nodes), s.NSplits(), len(fake.(*fakeBackend).ran))
+			t.Logf("%d nodes, %d splits, %d run on the device", len(g.Nodes), s.NSplits(), len(ran(fake)))
 			for i := range s.NSplits() {
 				b, ins := s.SplitInputs(i)
 				for _, in := range ins {
@@ -754,224 +565,7 @@ func TestSchedulerCopiesAsync(t *testing.T) {
 	fake, host := fakeAndCPU(t)
 	s, _, _ := run(t, []backend.Backend{fake, host}, backend.SchedulerOptions{}, fakeMem, schedCases()[2].net, nil)
 	require.Equal(t, 3, s.NSplits())
-	assert.Equal(t, []string{"b"}, fake.(*fakeBackend).copied, "x is a graph input, a goes to the CPU")
-}
-
-// eventDevice is a fakeDevice whose backends work asynchronously, as a GPU
-// stream does: copies and computations are queued and run in order by a
-// goroutine. It has events, and logs the scheduler's event calls and
-// copies in the order the host makes them.
-type eventDevice struct {
-	*fakeDevice
-	mu      sync.Mutex
-	trace   []string
-	nEvents int
-}
-
-func (d *eventDevice) Props() backend.Props {
-	p := d.fakeDevice.Props()
-	p.Caps = backend.Caps{Async: true, Events: true}
-	return p
-}
-
-func (d *eventDevice) Init(backend.Options) (backend.Backend, error) {
-	b := &asyncBackend{
-		fakeBackend: &fakeBackend{dev: d.fakeDevice, eng: cpu.New(cpu.Options{Threads: 2})},
-		dev:         d,
-		work:        make(chan func() error, 16),
-		stopped:     make(chan struct{}),
-	}
-	go b.run()
-	return b, nil
-}
-
-// NewEvent numbers the device's events from 0, as the scheduler creates
-// them: backend after backend, copy after copy.
-func (d *eventDevice) NewEvent() (backend.Event, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	e := &fakeEvent{dev: d, id: d.nEvents}
-	e.cond = sync.NewCond(&e.mu)
-	d.nEvents++
-	return e, nil
-}
-
-func (d *eventDevice) log(format string, args ...any) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.trace = append(d.trace, fmt.Sprintf(format, args...))
-}
-
-// reset forgets the trace and the events made so far.
-func (d *eventDevice) reset() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.trace, d.nEvents = nil, 0
-}
-
-func (d *eventDevice) takeTrace() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t := d.trace
-	d.trace = nil
-	return t
-}
-
-// asyncBackend runs a fakeBackend's work on a goroutine, in order.
-type asyncBackend struct {
-	*fakeBackend
-	dev     *eventDevice
-	work    chan func() error
-	stopped chan struct{}
-	pending sync.WaitGroup
-	mu      sync.Mutex
-	err     error
-}
-
-func (b *asyncBackend) run() {
-	defer close(b.stopped)
-	for f := range b.work {
-		if err := f(); err != nil {
-			b.mu.Lock()
-			if b.err == nil {
-				b.err = err
-			}
-			b.mu.Unlock()
-		}
-		b.pending.Done()
-	}
-}
-
-func (b *asyncBackend) enqueue(f func() error) {
-	b.pending.Add(1)
-	b.work <- f
-}
-
-func (b *asyncBackend) Device() backend.Device { return b.dev }
-
-func (b *asyncBackend) Synchronize() error {
-	b.pending.Wait()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	err := b.err
-	b.err = nil
-	return err
-}
-
-func (b *asyncBackend) Close() error {
-	err := b.Synchronize()
-	close(b.work)
-	<-b.stopped
-	b.eng.Close()
-	return err
-}
-
-func (b *asyncBackend) SetTensorAsync(t *graph.Tensor, d []byte, o uint64) error {
-	b.enqueue(func() error { return buffer.SetTensor(t, d, o) })
-	return nil
-}
-
-func (b *asyncBackend) GetTensorAsync(t *graph.Tensor, d []byte, o uint64) error {
-	b.enqueue(func() error { return buffer.GetTensor(t, d, o) })
-	return nil
-}
-
-// CopyTensorAsync takes the source's bytes now, from a backend that is
-// not another asyncBackend (whose queue it cannot order against), and
-// queues their write.
-func (b *asyncBackend) CopyTensorAsync(from backend.Backend, src, dst *graph.Tensor) error {
-	if _, ok := from.(*asyncBackend); ok {
-		return fmt.Errorf("%w: copy between two asynchronous fake backends", backend.ErrUnsupported)
-	}
-	if err := from.Synchronize(); err != nil {
-		return err
-	}
-	data := make([]byte, src.NBytes())
-	if err := buffer.GetTensor(src, data, 0); err != nil {
-		return err
-	}
-	b.dev.log("copy %s", src.Name)
-	return b.SetTensorAsync(dst, data, 0)
-}
-
-// GraphCompute queues the computation, which dawdles first, so that a
-// scheduler that does not wait for it races with it.
-func (b *asyncBackend) GraphCompute(g *graph.Graph) error {
-	b.enqueue(func() error {
-		time.Sleep(200 * time.Microsecond)
-		return b.fakeBackend.GraphCompute(g)
-	})
-	return nil
-}
-
-// fakeEvent counts its records; a wait is for the records made before it.
-type fakeEvent struct {
-	dev               *eventDevice
-	id                int
-	mu                sync.Mutex
-	cond              *sync.Cond
-	recorded, reached int
-	freed             bool
-}
-
-func (e *fakeEvent) Record(b backend.Backend) error {
-	ab, ok := b.(*asyncBackend)
-	if !ok || ab.dev != e.dev {
-		return fmt.Errorf("%w: event of %s recorded on %s", backend.ErrArgument, e.dev.name, b.Name())
-	}
-	e.mu.Lock()
-	e.recorded++
-	seq := e.recorded
-	e.mu.Unlock()
-	e.dev.log("record %d", e.id)
-	ab.enqueue(func() error {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		e.reached = max(e.reached, seq)
-		e.cond.Broadcast()
-		return nil
-	})
-	return nil
-}
-
-func (e *fakeEvent) Wait(b backend.Backend) error {
-	ab, ok := b.(*asyncBackend)
-	if !ok {
-		return fmt.Errorf("%w: wait on %s", backend.ErrUnsupported, b.Name())
-	}
-	e.mu.Lock()
-	target := e.recorded
-	e.mu.Unlock()
-	e.dev.log("wait %d", e.id)
-	ab.enqueue(func() error { e.block(target); return nil })
-	return nil
-}
-
-func (e *fakeEvent) Synchronize() error {
-	e.mu.Lock()
-	target := e.recorded
-	e.mu.Unlock()
-	e.dev.log("sync %d", e.id)
-	e.block(target)
-	return nil
-}
-
-func (e *fakeEvent) block(target int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for e.reached < target {
-		e.cond.Wait()
-	}
-}
-
-func (e *fakeEvent) Free() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.freed {
-		return errors.New("fake event freed twice")
-	}
-	e.freed = true
-	return nil
+	assert.Equal(t, []string{"b"}, fake.(*devtest.Backend).Copied(), "x is a graph input, a goes to the CPU")
 }
 
 // computeAgain places g anew (the next copy, when parallel), sets its
@@ -1000,7 +594,7 @@ func TestSchedulerParallel(t *testing.T) {
 			continue
 		}
 		t.Run(tc.name, func(t *testing.T) {
-			eventDev.reset()
+			eventDev.ResetTrace()
 			evt := initFake(t, eventDev)
 			_, host := fakeAndCPU(t)
 			var pre func(*backend.Scheduler, *graph.Graph)
@@ -1010,7 +604,7 @@ func TestSchedulerParallel(t *testing.T) {
 			s, g, got := run(t, []backend.Backend{evt, host}, backend.SchedulerOptions{Parallel: true}, fakeMem, tc.net, pre)
 			assert.Equal(t, backend.MaxCopies, s.NCopies())
 			assert.Equal(t, 4, s.NCopies())
-			assert.Equal(t, 4, eventDev.nEvents, "one event per copy for the device, none for the CPU")
+			assert.Equal(t, 4, eventDev.NEvents(), "one event per copy for the device, none for the CPU")
 			assert.Equal(t, tc.splits, s.NSplits())
 			_, host2 := fakeAndCPU(t)
 			ref, rg, want := run(t, []backend.Backend{host2}, backend.SchedulerOptions{}, buffer.CPU(), tc.net, nil)
@@ -1030,7 +624,7 @@ func TestSchedulerParallel(t *testing.T) {
 // it before refilling that copy: the host blocks for graph inputs and for
 // copies through the host, the device waits for its own copies.
 func TestSchedulerParallelEvents(t *testing.T) {
-	eventDev.reset()
+	eventDev.ResetTrace()
 	evt := initFake(t, eventDev)
 	_, host := fakeAndCPU(t)
 	// Splits: EVENT0 (x+w, a*a), CPU (sqr), EVENT0 (c+c), reading the
@@ -1046,10 +640,10 @@ func TestSchedulerParallelEvents(t *testing.T) {
 			fmt.Sprintf("record %d", c),
 		}
 	}
-	assert.Equal(t, round(0), eventDev.takeTrace())
+	assert.Equal(t, round(0), eventDev.TakeTrace())
 	for r := 1; r <= 5; r++ {
 		computeAgain(t, s, g, r)
-		assert.Equal(t, round(r%4), eventDev.takeTrace(), "round %d", r)
+		assert.Equal(t, round(r%4), eventDev.TakeTrace(), "round %d", r)
 	}
 	// The graph input sits at another address in each of four
 	// consecutive computations, then comes back.
@@ -1065,22 +659,22 @@ func TestSchedulerParallelEvents(t *testing.T) {
 		}
 	}
 	assert.Same(t, addrs[0], addrs[4])
-	eventDev.takeTrace()
+	eventDev.TakeTrace()
 	require.NoError(t, s.Close())
-	assert.Equal(t, []string(nil), eventDev.takeTrace())
+	assert.Equal(t, []string(nil), eventDev.TakeTrace())
 }
 
 // Without Parallel there is one copy and no event, as in ggml.
 func TestSchedulerNotParallelHasNoEvents(t *testing.T) {
-	eventDev.reset()
+	eventDev.ResetTrace()
 	evt := initFake(t, eventDev)
 	_, host := fakeAndCPU(t)
 	s, g, want := run(t, []backend.Backend{evt, host}, backend.SchedulerOptions{}, fakeMem, chainWithWeight, nil)
 	assert.Equal(t, 1, s.NCopies())
-	assert.Equal(t, 0, eventDev.nEvents)
+	assert.Equal(t, 0, eventDev.NEvents())
 	assert.Equal(t, want, computeAgain(t, s, g, 0))
 	assert.Equal(t, 0, s.CurrentCopy())
-	assert.Equal(t, []string{"copy c", "copy c"}, eventDev.takeTrace(), "the device's own copies only")
+	assert.Equal(t, []string{"copy c", "copy c"}, eventDev.TakeTrace(), "the device's own copies only")
 }
 
 // A MUL_MAT_ID offloaded next to host experts gets only the experts its
@@ -1125,7 +719,7 @@ func TestSchedulerCopiesUsedExperts(t *testing.T) {
 	b, ins := s.SplitInputs(0)
 	require.Same(t, dev, b)
 	require.Len(t, ins, 3)
-	assert.Equal(t, [][2]uint64{{0, 192}, {192, 192}}, dev.(*fakeBackend).set, "experts 0 and 2, each with 96 bytes of padding")
+	assert.Equal(t, [][2]uint64{{0, 192}, {192, 192}}, dev.(*devtest.Backend).Sets(), "experts 0 and 2, each with 96 bytes of padding")
 	_, host2 := fakeAndCPU(t)
 	_, want := moe([]backend.Backend{host2}, backend.SchedulerOptions{})
 	assert.Equal(t, want, got)

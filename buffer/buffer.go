@@ -26,6 +26,7 @@ import (
 	"fmt"
 
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/sentinel"
 )
 
 // Errors returned by buffers and allocators. They are wrapped with
@@ -54,7 +55,9 @@ var (
 	// alignment or buffer index.
 	ErrArgument = errors.New("buffer: bad argument")
 	// ErrUnsupported reports an operation a buffer does not provide.
-	ErrUnsupported = errors.New("buffer: unsupported operation")
+	// errors.Is also matches it to errors.ErrUnsupported
+	// (backend.ErrUnsupported).
+	ErrUnsupported error = sentinel.New("buffer: unsupported operation", errors.ErrUnsupported)
 )
 
 // Usage says what a buffer holds, with ggml's values. Schedulers use it:
@@ -229,4 +232,38 @@ func CopyTensor(src, dst *graph.Tensor) error {
 		return err
 	}
 	return b.CopyTensor(src, dst)
+}
+
+// Locator is a Buffer that says where a tensor's memory lies in it. Every
+// buffer New returns is one.
+type Locator interface {
+	// Locate returns the Storage behind the buffer and the byte offset of
+	// t's first byte in it (for a view, its source's place plus
+	// ViewOffs), checking that t is placed in the buffer and that its
+	// bytes lie within its source's memory.
+	Locate(t *graph.Tensor) (Storage, uint64, error)
+}
+
+// Locate returns the Storage holding t's memory and the byte offset of t's
+// first byte in it. A device computing on its own memory finds its
+// operands this way, instead of keeping a map from tensors to places (the
+// map would go stale when an allocator resets and places the tensors
+// again).
+func Locate(t *graph.Tensor) (Storage, uint64, error) {
+	b, err := Of(t)
+	if err != nil {
+		return nil, 0, err
+	}
+	l, ok := b.(Locator)
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: %T does not locate tensors", ErrUnsupported, b)
+	}
+	return l.Locate(t)
+}
+
+// Offset is the byte offset of t's first byte in the buffer holding it
+// (see Locate).
+func Offset(t *graph.Tensor) (uint64, error) {
+	_, at, err := Locate(t)
+	return at, err
 }

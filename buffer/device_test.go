@@ -227,3 +227,37 @@ type hostBytes []byte
 func (h hostBytes) Base() uintptr  { return 0 }
 func (h hostBytes) Release() error { return nil }
 func (h hostBytes) Bytes() []byte  { return h }
+
+// Locate gives a device its storage and a tensor's place, views included,
+// and follows the tensors when an allocator places them again.
+func TestLocate(t *testing.T) {
+	typ := &devType{name: "DEV0", maxSize: 1 << 20}
+	b, err := typ.Alloc(1024)
+	require.NoError(t, err)
+	c := graph.NewContext(graph.ContextOptions{})
+	x := f32(c, 16)
+	require.NoError(t, b.AllocTensor(x, 256))
+	v := c.View1D(x, 4, 8)
+	require.NoError(t, b.InitView(v))
+	st, at, err := buffer.Locate(v)
+	require.NoError(t, err)
+	assert.Same(t, typ.storages[b], st)
+	assert.EqualValues(t, 264, at)
+	at, err = buffer.Offset(x)
+	require.NoError(t, err)
+	assert.EqualValues(t, 256, at)
+
+	require.NoError(t, b.Reset())
+	_, err = buffer.Offset(x)
+	assert.ErrorIs(t, err, buffer.ErrNotPlaced)
+	require.NoError(t, b.AllocTensor(x, 512))
+	at, err = buffer.Offset(x)
+	require.NoError(t, err)
+	assert.EqualValues(t, 512, at, "the new place, not the first one")
+
+	_, err = buffer.Offset(f32(c, 4))
+	assert.ErrorIs(t, err, buffer.ErrNotPlaced)
+	require.NoError(t, b.Free())
+	_, err = buffer.Offset(x)
+	assert.ErrorIs(t, err, buffer.ErrFreed)
+}

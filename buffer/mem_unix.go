@@ -3,15 +3,18 @@
 package buffer
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // mapHost maps size bytes of zeroed memory (plus slack to align the first
-// byte to align) with mmap, outside the Go heap.
+// byte to align) with mmap, outside the Go heap. The error wraps mmap's
+// errno; ENOMEM is also ErrTooLarge.
 func mapHost(size, align uint64) (mem, mapping []byte, err error) {
 	total := size
 	if page := uint64(os.Getpagesize()); align > page {
@@ -20,12 +23,20 @@ func mapHost(size, align uint64) (mem, mapping []byte, err error) {
 	if total < size || total > math.MaxInt {
 		return nil, nil, fmt.Errorf("%w: %d bytes", ErrTooLarge, size)
 	}
-	m, err := syscall.Mmap(-1, 0, int(total), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	m, err := unix.Mmap(-1, 0, int(total), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if errors.Is(err, unix.ENOMEM) {
+		return nil, nil, fmt.Errorf("%w: mmap of %d bytes: %w", ErrTooLarge, total, err)
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: mmap of %d bytes: %v", ErrTooLarge, total, err)
+		return nil, nil, fmt.Errorf("buffer: mmap of %d bytes: %w", total, err)
 	}
 	off := alignPad(uintptr(unsafe.Pointer(&m[0])), 0, align)
 	return m[off : off+size : off+size], m, nil
 }
 
-func unmapHost(mapping []byte) error { return syscall.Munmap(mapping) }
+func unmapHost(mapping []byte) error {
+	if err := unix.Munmap(mapping); err != nil {
+		return fmt.Errorf("buffer: munmap: %w", err)
+	}
+	return nil
+}

@@ -3,29 +3,21 @@
 package buffer
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/windows"
 )
 
-var (
-	kernel32     = syscall.NewLazyDLL("kernel32.dll")
-	virtualAlloc = kernel32.NewProc("VirtualAlloc")
-	virtualFree  = kernel32.NewProc("VirtualFree")
-)
-
-const (
-	memCommit     = 0x1000
-	memReserve    = 0x2000
-	memRelease    = 0x8000
-	pageReadWrite = 0x04
-	// allocationGranularity is where VirtualAlloc places allocations.
-	allocationGranularity = 64 << 10
-)
+// allocationGranularity is where VirtualAlloc places allocations.
+const allocationGranularity = 64 << 10
 
 // mapHost commits size bytes of zeroed memory (plus slack to align the
-// first byte to align) with VirtualAlloc, outside the Go heap.
+// first byte to align) with VirtualAlloc, outside the Go heap. The error
+// wraps the Windows error; ERROR_NOT_ENOUGH_MEMORY and
+// ERROR_COMMITMENT_LIMIT are also ErrTooLarge.
 func mapHost(size, align uint64) (mem, mapping []byte, err error) {
 	total := size
 	if align > allocationGranularity {
@@ -34,9 +26,12 @@ func mapHost(size, align uint64) (mem, mapping []byte, err error) {
 	if total < size || total > math.MaxInt {
 		return nil, nil, fmt.Errorf("%w: %d bytes", ErrTooLarge, size)
 	}
-	addr, _, callErr := virtualAlloc.Call(0, uintptr(total), memCommit|memReserve, pageReadWrite)
-	if addr == 0 {
-		return nil, nil, fmt.Errorf("%w: VirtualAlloc of %d bytes: %v", ErrTooLarge, total, callErr)
+	addr, err := windows.VirtualAlloc(0, uintptr(total), windows.MEM_COMMIT|windows.MEM_RESERVE, windows.PAGE_READWRITE)
+	if errors.Is(err, windows.ERROR_NOT_ENOUGH_MEMORY) || errors.Is(err, windows.ERROR_COMMITMENT_LIMIT) {
+		return nil, nil, fmt.Errorf("%w: VirtualAlloc of %d bytes: %w", ErrTooLarge, total, err)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("buffer: VirtualAlloc of %d bytes: %w", total, err)
 	}
 	// The memory belongs to the OS, not the Go heap; the round trip
 	// through uintptr that vet warns about is safe for it.
@@ -46,8 +41,8 @@ func mapHost(size, align uint64) (mem, mapping []byte, err error) {
 }
 
 func unmapHost(mapping []byte) error {
-	if r, _, err := virtualFree.Call(uintptr(unsafe.Pointer(&mapping[0])), 0, memRelease); r == 0 {
-		return fmt.Errorf("buffer: VirtualFree: %v", err)
+	if err := windows.VirtualFree(uintptr(unsafe.Pointer(&mapping[0])), 0, windows.MEM_RELEASE); err != nil {
+		return fmt.Errorf("buffer: VirtualFree: %w", err)
 	}
 	return nil
 }

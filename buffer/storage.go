@@ -167,6 +167,20 @@ func (b *checked) locate(t *graph.Tensor) (at, n uint64, err error) {
 	return e.at + offs, n, nil
 }
 
+// Locate returns the storage and t's place in it (Locator).
+func (b *checked) Locate(t *graph.Tensor) (Storage, uint64, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.freed {
+		return nil, 0, b.errFreed()
+	}
+	at, _, err := b.locate(t)
+	if err != nil {
+		return nil, 0, err
+	}
+	return b.st, at, nil
+}
+
 // within checks that [off, off+size) lies in [0, limit).
 func within(what string, off, size, limit uint64) error {
 	if end, carry := bits.Add64(off, size, 0); carry != 0 || end > limit {
@@ -510,8 +524,11 @@ func (b *checked) Free() error {
 // tensorBytes is t.NBytes(), checked: a valid type, no negative dimension,
 // and a size that neither overflows nor exceeds what a slice can hold.
 func tensorBytes(t *graph.Tensor) (uint64, error) {
+	if t == nil {
+		return 0, fmt.Errorf("%w: nil tensor", ErrArgument)
+	}
 	if err := t.Type.Check(); err != nil {
-		return 0, fmt.Errorf("%w: %s: %v", ErrArgument, t, err)
+		return 0, fmt.Errorf("%w: %s: %w", ErrArgument, t, err)
 	}
 	for i, n := range t.Ne {
 		if n < 0 {

@@ -122,6 +122,9 @@ func ranges(typ Type, ts []*graph.Tensor) (ends []int, sizes []uint64, err error
 // ContextTensorsSize is the memory AllocContextTensors would allocate for
 // the tensors of ctx that have none yet (ggml_backend_alloc_ctx_tensors_from_buft_size).
 func ContextTensorsSize(ctx *graph.Context, typ Type) (uint64, error) {
+	if ctx == nil || typ == nil {
+		return 0, fmt.Errorf("%w: nil context or type", ErrArgument)
+	}
 	if p, ok := typ.(TensorPlanner); ok {
 		return p.TensorsSize(ctx.Tensors()), nil
 	}
@@ -143,7 +146,23 @@ func AllocContextTensors(ctx *graph.Context, typ Type) (Buffer, error) {
 	if ctx == nil || typ == nil {
 		return nil, fmt.Errorf("%w: nil context or type", ErrArgument)
 	}
-	ts := ctx.Tensors()
+	return AllocTensors(typ, ctx.Tensors())
+}
+
+// AllocTensors is AllocContextTensors for a list of tensors: it places, in
+// the list's order, every tensor of ts without memory in new buffers of
+// typ, and initializes views of them. The conformance suite uses it to
+// interleave sentinel tensors with a case's tensors, as test-backend-ops
+// does.
+func AllocTensors(typ Type, ts []*graph.Tensor) (Buffer, error) {
+	if typ == nil {
+		return nil, fmt.Errorf("%w: nil type", ErrArgument)
+	}
+	for _, t := range ts {
+		if t == nil {
+			return nil, fmt.Errorf("%w: nil tensor", ErrArgument)
+		}
+	}
 	if p, ok := typ.(TensorPlanner); ok {
 		return p.AllocTensors(ts)
 	}

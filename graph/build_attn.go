@@ -15,6 +15,20 @@ func (c *Context) rope(op ops.Op, builder string, a, pos, freq *Tensor, p ops.Ro
 		c.failf(ErrArgument, builder, "mode %d: mode & 1 is no longer supported", p.Mode)
 		return nil
 	}
+	// ggml checks these only in its kernels (GGML_ASSERT, an abort); a
+	// graph that cannot be computed is refused here with the reason.
+	if p.NDims <= 0 || p.NDims%2 != 0 {
+		c.failf(ErrArgument, builder, "n_dims = %d must be positive and even (dimensions rotate in pairs)", p.NDims)
+		return nil
+	}
+	if int64(p.NDims) > a.Ne[0] {
+		c.failf(ErrShape, builder, "n_dims = %d is larger than the rows of %s", p.NDims, a)
+		return nil
+	}
+	if p.Mode == ops.RopeVision && 2*int64(p.NDims) != a.Ne[0] {
+		c.failf(ErrShape, builder, "vision mode rotates whole rows: n_dims = %d must be half of the rows of %s", p.NDims, a)
+		return nil
+	}
 	if pos.Ne[1] != 1 || pos.Ne[2] != 1 || pos.Ne[3] != 1 || pos.Type != quant.I32 {
 		c.failf(ErrType, builder, "positions %s must be an I32 vector", pos)
 		return nil
@@ -106,8 +120,12 @@ func (c *Context) RopeSetOffset(t *Tensor, nOffs int32) *Tensor {
 		return nil
 	}
 	p := ops.RopeParamsOf(t.Params)
-	if nOffs < 0 || p.Mode == ops.RopeVision {
-		c.failf(ErrArgument, "RopeSetOffset", "offset %d with mode %d", nOffs, p.Mode)
+	if nOffs < 0 || nOffs%2 != 0 || p.Mode == ops.RopeVision {
+		c.failf(ErrArgument, "RopeSetOffset", "offset %d with mode %d (the offset must be even and vision mode has none)", nOffs, p.Mode)
+		return nil
+	}
+	if a := t.Src[0]; a != nil && int64(nOffs)+int64(p.NDims) > a.Ne[0] {
+		c.failf(ErrShape, "RopeSetOffset", "offset %d + n_dims %d is past the rows of %s", nOffs, p.NDims, a)
 		return nil
 	}
 	t.Params.SetI32(15, nOffs)

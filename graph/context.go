@@ -16,13 +16,25 @@ var (
 	ErrType     = errors.New("graph: bad type")
 	ErrArgument = errors.New("graph: bad argument")
 	ErrNil      = errors.New("graph: nil tensor")
+	// ErrNoSpace reports a tensor whose memory would take an Alloc
+	// Context past its MemSize.
+	ErrNoSpace = errors.New("graph: not enough context memory")
 )
+
+// DefaultMemSize is the memory an Alloc Context gives its tensors in total
+// when ContextOptions.MemSize is 0: 4 GiB. A larger request is refused
+// with ErrNoSpace instead of letting the Go runtime die of an allocation
+// the machine cannot back. Weights of real models belong in buffers
+// (package buffer), whose memory is outside the Go heap.
+const DefaultMemSize = 4 << 30
 
 // Context creates tensors and records the first error a builder meets.
 // After an error every builder returns nil, and Err and Build report it.
 // A Context is not safe for concurrent use.
 type Context struct {
 	alloc   bool
+	memSize uint64 // the limit of used
+	used    uint64 // bytes of Data the Context allocated
 	err     error
 	tensors []*Tensor
 }
@@ -33,10 +45,20 @@ type ContextOptions struct {
 	// of its own (Tensor.Data), as ggml_init with no_alloc=false. Without
 	// it tensors are descriptions, to be placed by an allocator.
 	Alloc bool
+	// MemSize bounds the bytes Alloc gives tensors in total, as ggml_init's
+	// mem_size bounds its arena; a tensor that would pass it is refused
+	// with ErrNoSpace. 0 means DefaultMemSize. Without Alloc it is unused.
+	MemSize uint64
 }
 
 // NewContext returns an empty Context.
-func NewContext(opts ContextOptions) *Context { return &Context{alloc: opts.Alloc} }
+func NewContext(opts ContextOptions) *Context {
+	c := &Context{alloc: opts.Alloc, memSize: opts.MemSize}
+	if c.memSize == 0 {
+		c.memSize = DefaultMemSize
+	}
+	return c
+}
 
 // Err returns the first error recorded by a builder, or nil.
 func (c *Context) Err() error { return c.err }
@@ -106,7 +128,14 @@ func (c *Context) newTensor(builder string, typ quant.Type, ne [MaxDims]int64, v
 		t.Buffer = viewSrc.Buffer
 		t.Data = viewData(viewSrc, offs, t.NBytes())
 	} else if c.alloc {
-		t.Data = make([]byte, t.NBytes())
+		n := t.NBytes()
+		if n > c.memSize-c.used {
+			c.failf(ErrNoSpace, builder, "%s needs %d bytes; %d of the context's %d are left (ContextOptions.MemSize)",
+				t, n, c.memSize-c.used, c.memSize)
+			return nil
+		}
+		c.used += n
+		t.Data = make([]byte, n)
 	}
 	c.tensors = append(c.tensors, t)
 	return t

@@ -19,23 +19,30 @@ type Graph struct {
 	index     map[*Tensor]int
 }
 
-// NewGraph returns an empty graph to Expand.
+// NewGraph returns an empty graph to Expand. The zero Graph is empty too.
 func NewGraph() *Graph {
 	return &Graph{useCounts: map[*Tensor]int{}, index: map[*Tensor]int{}}
 }
 
 // Build returns the graph computing outputs, or the Context's first error.
 // Each output is expanded in turn, as repeated ggml_build_forward_expand.
+// At least one output is needed (ErrArgument otherwise: a forgotten
+// argument); NewGraph is the empty graph to expand by hand.
 func (c *Context) Build(outputs ...*Tensor) (*Graph, error) {
 	if c.err != nil {
 		return nil, c.err
+	}
+	if len(outputs) == 0 {
+		return nil, fmt.Errorf("%w: Build: no outputs", ErrArgument)
 	}
 	g := NewGraph()
 	for i, t := range outputs {
 		if t == nil {
 			return nil, fmt.Errorf("%w: Build: output %d", ErrNil, i)
 		}
-		g.Expand(t)
+		if err := g.Expand(t); err != nil {
+			return nil, err
+		}
 	}
 	return g, nil
 }
@@ -44,16 +51,23 @@ func (c *Context) Build(outputs ...*Tensor) (*Graph, error) {
 // ggml_build_forward_expand's depth-first order (sources left to right).
 // Tensors with an operation become nodes and get FlagCompute; the rest
 // become leafs. Unnamed tensors are named "node_N" / "leaf_N" as in ggml.
-func (g *Graph) Expand(t *Tensor) {
+// A nil t is refused with ErrNil and leaves the graph as it was.
+func (g *Graph) Expand(t *Tensor) error {
 	type frame struct {
 		t    *Tensor
 		next int
+	}
+	if t == nil {
+		return fmt.Errorf("%w: Expand", ErrNil)
+	}
+	if g.index == nil {
+		g.index, g.useCounts = map[*Tensor]int{}, map[*Tensor]int{}
 	}
 	// An explicit stack: graphs of many thousands of nodes would otherwise
 	// recurse as deep as the longest chain.
 	if _, seen := g.index[t]; seen {
 		g.markCompute(t)
-		return
+		return nil
 	}
 	if t.Op != ops.None {
 		t.Flags |= FlagCompute
@@ -83,6 +97,7 @@ func (g *Graph) Expand(t *Tensor) {
 		g.add(f.t)
 		stack = stack[:len(stack)-1]
 	}
+	return nil
 }
 
 // markCompute sets FlagCompute on an already visited tensor's sources that

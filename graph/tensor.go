@@ -45,6 +45,11 @@ type Buffer interface {
 
 // Tensor is an n-dimensional array and, unless it is a leaf, the operation
 // that computes it from its sources. Field meanings follow struct ggml_tensor.
+//
+// The methods accept a nil *Tensor as a tensor of no elements: the sizes
+// are 0, IsEmpty is true, the layout predicates (IsContiguous, IsView, ...)
+// and SameShape, SameStride, CanRepeat are false, String says so. Builders
+// refuse nil sources with ErrNil.
 type Tensor struct {
 	Type quant.Type
 	// Ne is the number of elements per dimension, innermost first.
@@ -76,13 +81,26 @@ type Tensor struct {
 }
 
 // NElements is the total number of elements.
-func (t *Tensor) NElements() int64 { return t.Ne[0] * t.Ne[1] * t.Ne[2] * t.Ne[3] }
+func (t *Tensor) NElements() int64 {
+	if t == nil {
+		return 0
+	}
+	return t.Ne[0] * t.Ne[1] * t.Ne[2] * t.Ne[3]
+}
 
 // NRows is the number of rows (all dimensions but the first).
-func (t *Tensor) NRows() int64 { return t.Ne[1] * t.Ne[2] * t.Ne[3] }
+func (t *Tensor) NRows() int64 {
+	if t == nil {
+		return 0
+	}
+	return t.Ne[1] * t.Ne[2] * t.Ne[3]
+}
 
 // NDims is the number of dimensions up to the last one larger than 1 (at least 1).
 func (t *Tensor) NDims() int {
+	if t == nil {
+		return 0
+	}
 	for i := MaxDims - 1; i >= 1; i-- {
 		if t.Ne[i] > 1 {
 			return i + 1
@@ -101,6 +119,9 @@ func (t *Tensor) NBytes() uint64 {
 // nbytes is NBytes, wrapping around as ggml's size_t arithmetic does, and
 // whether it did not wrap.
 func (t *Tensor) nbytes() (uint64, bool) {
+	if t == nil {
+		return 0, true
+	}
 	for _, n := range t.Ne {
 		if n <= 0 {
 			return 0, true
@@ -134,10 +155,18 @@ func (t *Tensor) nbytes() (uint64, bool) {
 }
 
 // RowSize is the size in bytes of one contiguous row of Ne[0] elements.
-func (t *Tensor) RowSize() uint64 { return uint64(t.Type.RowSize(t.Ne[0])) }
+func (t *Tensor) RowSize() uint64 {
+	if t == nil {
+		return 0
+	}
+	return uint64(t.Type.RowSize(t.Ne[0]))
+}
 
 // IsEmpty reports whether some dimension has no elements.
 func (t *Tensor) IsEmpty() bool {
+	if t == nil {
+		return true
+	}
 	for _, n := range t.Ne {
 		if n == 0 {
 			return true
@@ -147,12 +176,15 @@ func (t *Tensor) IsEmpty() bool {
 }
 
 // IsView reports whether the tensor views another's memory.
-func (t *Tensor) IsView() bool { return t.ViewSrc != nil }
+func (t *Tensor) IsView() bool { return t != nil && t.ViewSrc != nil }
 
 // contiguousMN is ggml_is_contiguous_m_n: dimensions below n are laid out
 // without gaps, except that those up to m may have any stride between them
 // (a dimension of size 1 never breaks contiguity).
 func (t *Tensor) contiguousMN(m, n int) bool {
+	if t == nil {
+		return false
+	}
 	next := uint64(t.Type.TypeSize())
 	bs := int64(t.Type.BlockSize())
 	if t.Ne[0] != bs && t.Nb[0] != next {
@@ -178,7 +210,7 @@ func (t *Tensor) IsContiguous() bool { return t.contiguousMN(0, MaxDims) }
 // IsContiguousRows reports whether each row is contiguous (elements of a row
 // adjacent), whatever the strides between rows.
 func (t *Tensor) IsContiguousRows() bool {
-	return t.Ne[0] == int64(t.Type.BlockSize()) || t.Nb[0] == uint64(t.Type.TypeSize())
+	return t != nil && (t.Ne[0] == int64(t.Type.BlockSize()) || t.Nb[0] == uint64(t.Type.TypeSize()))
 }
 
 // IsContiguous1 is ggml_is_contiguous_1: contiguous but for dimension 1.
@@ -194,26 +226,29 @@ func (t *Tensor) IsContiguousTo(n int) bool { return t.contiguousMN(0, n) }
 // IsContiguouslyAllocated reports whether the tensor's extent holds exactly
 // its elements, in whatever order.
 func (t *Tensor) IsContiguouslyAllocated() bool {
-	return t.NBytes() == uint64(t.NElements())*uint64(t.Type.TypeSize())/uint64(t.Type.BlockSize())
+	return t != nil && t.NBytes() == uint64(t.NElements())*uint64(t.Type.TypeSize())/uint64(t.Type.BlockSize())
 }
 
 // IsTransposed reports whether the first two dimensions are swapped in memory.
-func (t *Tensor) IsTransposed() bool { return t.Nb[0] > t.Nb[1] }
+func (t *Tensor) IsTransposed() bool { return t != nil && t.Nb[0] > t.Nb[1] }
 
 // IsPermuted reports whether the dimensions' strides are out of order.
 func (t *Tensor) IsPermuted() bool {
-	return t.Nb[0] > t.Nb[1] || t.Nb[1] > t.Nb[2] || t.Nb[2] > t.Nb[3]
+	return t != nil && (t.Nb[0] > t.Nb[1] || t.Nb[1] > t.Nb[2] || t.Nb[2] > t.Nb[3])
 }
 
 // SameShape reports whether a and b have the same number of elements in every dimension.
-func SameShape(a, b *Tensor) bool { return a.Ne == b.Ne }
+func SameShape(a, b *Tensor) bool { return a != nil && b != nil && a.Ne == b.Ne }
 
 // SameStride reports whether a and b have the same strides.
-func SameStride(a, b *Tensor) bool { return a.Nb == b.Nb }
+func SameStride(a, b *Tensor) bool { return a != nil && b != nil && a.Nb == b.Nb }
 
 // CanRepeat reports whether b can be broadcast to a's shape: every dimension
 // of a is a multiple of b's (ggml_can_repeat).
 func CanRepeat(b, a *Tensor) bool {
+	if a == nil || b == nil {
+		return false
+	}
 	if b.IsEmpty() {
 		return a.IsEmpty()
 	}
@@ -227,7 +262,7 @@ func CanRepeat(b, a *Tensor) bool {
 
 // CanRepeatRows is ggml_can_repeat_rows: same row length and b's rows
 // repeat over a's.
-func CanRepeatRows(b, a *Tensor) bool { return b.Ne[0] == a.Ne[0] && CanRepeat(b, a) }
+func CanRepeatRows(b, a *Tensor) bool { return CanRepeat(b, a) && b.Ne[0] == a.Ne[0] }
 
 // String describes the tensor for messages: name, op, type and shape.
 func (t *Tensor) String() string {

@@ -94,3 +94,14 @@ func ParseGluOp(name string) (GluOp, error) {
 	}
 	return 0, fmt.Errorf("%w: glu %q", ErrUnknown, name)
 }
+
+// IsView reports whether o's result is a view of its source's memory
+// (VIEW, RESHAPE, PERMUTE, TRANSPOSE): nothing is computed, and a backend
+// skips such nodes, as ggml's do (ggml_op_is_empty without NONE).
+func (o Op) IsView() bool {
+	switch o {
+	case View, Reshape, Permute, Transpose:
+		return true
+	}
+	return false
+}

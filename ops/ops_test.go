@@ -176,3 +176,14 @@ func FuzzParseOp(f *testing.F) {
 		}
 	})
 }
+
+func TestIsView(t *testing.T) {
+	var views []Op
+	for o := range OpCount {
+		if o.IsView() {
+			views = append(views, o)
+		}
+	}
+	require.Equal(t, []Op{Reshape, View, Permute, Transpose}, views)
+	require.False(t, Op(-1).IsView())
+}

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ggml-go/ggml/internal/sentinel"
 )
 
 // Type is a tensor element type. Its numeric values are exactly those of
@@ -65,7 +67,9 @@ var (
 	// ErrInvalidType reports a type value that is out of range or a removed slot.
 	ErrInvalidType = errors.New("quant: invalid type")
 	// ErrUnsupported reports an operation a valid type does not offer here.
-	ErrUnsupported = errors.New("quant: unsupported")
+	// errors.Is also matches it to errors.ErrUnsupported
+	// (backend.ErrUnsupported).
+	ErrUnsupported error = sentinel.New("quant: unsupported", errors.ErrUnsupported)
 	// ErrBadLength reports a size or length that does not fit the type's layout.
 	ErrBadLength = errors.New("quant: bad length")
 )

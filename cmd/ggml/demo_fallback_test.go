@@ -9,52 +9,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/backend"
-	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/devtest"
 	"github.com/ggml-go/ggml/ops"
 )
 
-// partialGPU is a GPU that computes with the CPU's kernels but supports
-// neither FLASH_ATTN_EXT nor SWIGLU, so the scheduler must hand those to
-// the CPU fallback.
-type partialGPU struct{ backend.Device }
-
-func (partialGPU) Name() string                 { return "PARTIAL0" }
-func (partialGPU) Type() backend.DeviceType     { return backend.DeviceGPU }
-func (partialGPU) OffloadOp(*graph.Tensor) bool { return false }
-func (d partialGPU) Props() backend.Props {
-	p := d.Device.Props()
-	p.Name, p.Type = d.Name(), d.Type()
-	return p
-}
-func (d partialGPU) SupportsOp(t *graph.Tensor) bool {
-	return t.Op != ops.FlashAttnExt && t.Op != ops.GLU && d.Device.SupportsOp(t)
-}
-func (d partialGPU) Init(opts backend.Options) (backend.Backend, error) {
-	b, err := d.Device.Init(opts)
-	if err != nil {
-		return nil, err
-	}
-	return partialBackend{b, d}, nil
-}
-
-type partialBackend struct {
-	backend.Backend
-	dev partialGPU
-}
-
-func (b partialBackend) Name() string           { return b.dev.Name() }
-func (b partialBackend) Device() backend.Device { return b.dev }
-
-type partialRegistry struct{}
-
-func (partialRegistry) Name() string              { return "PARTIAL" }
-func (partialRegistry) Devices() []backend.Device { return []backend.Device{partialGPU{cpu.Device()}} }
+// partialGPU is a GPU with memory of its own that computes with the CPU's
+// kernels but supports neither FLASH_ATTN_EXT nor SWIGLU, so the scheduler
+// must hand those to the CPU fallback.
+var partialGPU = devtest.New(devtest.Config{Name: "PARTIAL0", Type: backend.DeviceGPU, Threads: 2,
+	Supports: func(t *graph.Tensor) bool { return t.Op != ops.FlashAttnExt && t.Op != ops.GLU }})
 
 var registerPartial sync.Once
 
 func TestDemoFallsBackToCPU(t *testing.T) {
-	registerPartial.Do(func() { require.NoError(t, backend.Register(partialRegistry{})) })
+	registerPartial.Do(func() { require.NoError(t, backend.Register(partialGPU.Registry())) })
 	code, out, errOut := runCmd("demo", "-device", "PARTIAL0", "-tokens", "4", "-ctx", "16", "-embd", "128")
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, regexp.MustCompile(`(?m)^FLASH_ATTN_EXT +fattn +CPU$`), out)

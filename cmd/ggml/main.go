@@ -5,8 +5,9 @@
 //	                                    one decoder block through the scheduler, checked against the CPU
 //	ggml devices                        every registered device, and why an unavailable one cannot be used
 //	ggml quant-stats [-type T] [-ref]   quantization accuracy and speed, beside the real ggml
-//	ggml test-ops [-b CPU] [-o OP,...] [-ref ggml|cpu] [-seed N] [-cases quick|full] [-threads N] [-v]
-//	                                    op conformance of a device against a reference
+//	ggml test-ops [-b NAME] [-o OP,...] [-ref ggml|cpu] [-seed N] [-cases quick|full] [-threads N]
+//	              [-mode test|support] [-report FILE] [-v] [-q]
+//	                                    op conformance of any device against a reference
 package main
 
 import (
@@ -39,6 +40,9 @@ var commands = map[string]command{
 var errUsage = errors.New("usage")
 
 func main() {
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		progressOut = os.Stderr
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

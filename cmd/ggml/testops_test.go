@@ -1,14 +1,23 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/devtest"
 	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
 	"github.com/ggml-go/ggml/internal/optest"
+	"github.com/ggml-go/ggml/ops"
 )
 
 func lastLine(s string) string {
@@ -48,4 +57,120 @@ func TestTestOpsUsage(t *testing.T) {
 		require.Equal(t, 2, code, "%v: %s", args, errOut)
 		require.Contains(t, errOut, "ggml test-ops: usage", "%v", args)
 	}
+}
+
+// The command's fake devices: an asynchronous one with memory of its own,
+// and one that computes ADD as SUB.
+var (
+	asyncFake = devtest.New(devtest.Config{Name: "ASYNCFAKE0", Type: backend.DeviceGPU, Async: true})
+	badAdd    = devtest.New(devtest.Config{Name: "BADADD0", Type: backend.DeviceGPU, Supports: devtest.F32Ops(ops.Add, ops.Mul),
+		Faults: devtest.Faults{Tamper: func(n *graph.Tensor) {
+			if n.Op == ops.Add {
+				n.Op = ops.Sub
+			}
+		}}})
+	registerFakes sync.Once
+)
+
+func fakes(t *testing.T) {
+	registerFakes.Do(func() {
+		for _, d := range []*devtest.Device{asyncFake, badAdd} {
+			require.NoError(t, backend.Register(d.Registry()))
+		}
+	})
+}
+
+func TestTestOpsAnyDevice(t *testing.T) {
+	fakes(t)
+	n := len(optest.Cases(false, []string{"ADD", "MUL_MAT", "ROPE"}))
+	code, out, errOut := runCmd("test-ops", "-b", "ASYNCFAKE0", "-o", "ADD,MUL_MAT,ROPE", "-ref", "cpu")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "device ASYNCFAKE0 (devtest fake device, 2 threads) against CPU")
+	require.Equal(t, fmt.Sprintf("%d passed, 0 failed, 0 skipped", n), lastLine(out))
+
+	// A wrong device fails, each case named, and the report says so.
+	dir := t.TempDir()
+	code, out, errOut = runCmd("test-ops", "-b", "BADADD0", "-o", "ADD,MUL", "-ref", "cpu", "-report", filepath.Join(dir, "run.json"))
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "cases failed")
+	adds := optest.Cases(false, []string{"ADD"})
+	var f32Adds []string
+	for _, c := range adds {
+		if strings.Contains(c.Name, "type=f32") || strings.Contains(c.Name, "type_a=f32,type_b=f32,type_dst=f32") {
+			f32Adds = append(f32Adds, c.Name)
+			require.Contains(t, out, "FAILED  "+c.Name+": output 0")
+		}
+	}
+	require.NotEmpty(t, f32Adds)
+	require.Regexp(t, `(?m)^ +MUL +[1-9]\d* +0 +\d+$`, out)
+	js, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	require.NoError(t, err)
+	var rep struct {
+		Device   struct{ Name string }
+		Failed   int
+		Ops      []struct{ Op string }
+		Failures []struct{ Case, Error string }
+	}
+	require.NoError(t, json.Unmarshal(js, &rep))
+	require.Equal(t, "BADADD0", rep.Device.Name)
+	require.NotZero(t, rep.Failed)
+	require.Len(t, rep.Failures, rep.Failed)
+	require.Contains(t, rep.Failures[0].Error, "outputs differ")
+	md, err := os.ReadFile(filepath.Join(dir, "run.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(md), "# ggml test-ops: BADADD0")
+	require.Contains(t, string(md), "| ADD |")
+	require.Contains(t, string(md), "- `"+rep.Failures[0].Case+"`: ")
+}
+
+// -mode support writes cpu_support.csv's layout; for our CPU it agrees
+// with ggml's file on every case both list.
+func TestTestOpsSupport(t *testing.T) {
+	dir := reftest.OracleDir(t)
+	code, out, errOut := runCmd("test-ops", "-mode", "support", "-b", "CPU")
+	require.Equal(t, 0, code, errOut)
+	oracle, err := os.ReadFile(filepath.Join(dir, "cpu_support.csv"))
+	require.NoError(t, err)
+	header := func(s string) string { return s[:strings.IndexByte(s, '\n')] }
+	require.Equal(t, header(string(oracle)), header(out))
+	rows := func(s string) map[string]string { // "op","params" -> the rest
+		m := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(s), "\n")[1:] {
+			f := strings.SplitN(l, `","`, 4)
+			require.Len(t, f, 4, l)
+			m[f[1]+`","`+f[2]] = f[3]
+		}
+		return m
+	}
+	ours, ggml := rows(out), rows(string(oracle))
+	require.Len(t, ours, len(optest.Cases(false, nil)))
+	common := 0
+	for k, v := range ours {
+		if w, ok := ggml[k]; ok {
+			common++
+			require.Equal(t, w, v, k)
+		}
+	}
+	require.Greater(t, common, len(ours)/2, "most quick cases are ggml's own")
+
+	fakes(t)
+	code, out, errOut = runCmd("test-ops", "-mode", "support", "-b", "BADADD0", "-o", "ADD")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"BADADD0","ADD","type=f32,ne=[10,5,4,3],nr=[2,1,1,1],nf=1,perm1=0,src_overlap=0","support","1","yes","BADADD0"`)
+	require.Regexp(t, `"BADADD0","ADD","type=f16,[^"]*","support","0","no","BADADD0"`, out)
+}
+
+// The progress line goes to a terminal only, and not with -q.
+func TestTestOpsProgress(t *testing.T) {
+	var bar bytes.Buffer
+	progressOut = &bar
+	defer func() { progressOut = nil }()
+	code, out, errOut := runCmd("test-ops", "-o", "ADD", "-ref", "cpu", "-q")
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, bar.String())
+	code, out2, errOut := runCmd("test-ops", "-o", "ADD", "-ref", "cpu")
+	require.Equal(t, 0, code, errOut)
+	n := len(optest.Cases(false, []string{"ADD"}))
+	require.Contains(t, bar.String(), fmt.Sprintf("] %d/%d cases, 0 failed", n, n))
+	require.NotContains(t, out+out2, "\r", "stdout stays parseable")
 }

@@ -36,8 +36,11 @@ func (b *cpuBackend) Threads() int {
 }
 
 // SetThreads changes the thread count (ggml_backend_cpu_set_n_threads);
-// n <= 0 means GOMAXPROCS.
+// 0 means GOMAXPROCS, and counts backend.CheckThreads refuses are errors.
 func (b *cpuBackend) SetThreads(n int) error {
+	if err := backend.CheckThreads(n); err != nil {
+		return fmt.Errorf("cpu: SetThreads: %w", err)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.eng == nil {

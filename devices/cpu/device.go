@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -102,6 +103,9 @@ func (*device) BufferFromHostMemory(mem []byte, _ uint64) (buffer.Buffer, error)
 // ggml's CPU backend reads no environment variable for its thread count,
 // so neither does this one: callers set Options.Threads.
 func (d *device) Init(opts backend.Options) (backend.Backend, error) {
+	if err := backend.CheckThreads(opts.Threads); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
 	return newBackend(d, opts.Threads), nil
 }
 

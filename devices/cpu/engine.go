@@ -12,12 +12,14 @@ import (
 	"runtime"
 
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/sentinel"
 	"github.com/ggml-go/ggml/ops"
 )
 
 // ErrUnsupported reports an operation (with its types and layout) the CPU
-// device cannot compute.
-var ErrUnsupported = errors.New("cpu: unsupported operation")
+// device cannot compute. errors.Is also matches it to
+// backend.ErrUnsupported (errors.ErrUnsupported).
+var ErrUnsupported error = sentinel.New("cpu: unsupported operation", errors.ErrUnsupported)
 
 // ErrNoData reports a tensor without host memory.
 var ErrNoData = errors.New("cpu: tensor has no host memory")

@@ -2,6 +2,9 @@ package cpu
 
 import "os"
 
+// hostMemory reads /proc/meminfo rather than sysinfo(2) (unix.Sysinfo):
+// sysinfo's freeram leaves out the page cache the kernel would give back,
+// which MemAvailable counts.
 func hostMemory() (free, total uint64) {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {

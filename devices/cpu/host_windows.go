@@ -1,12 +1,14 @@
 package cpu
 
 import (
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/windows"
 )
 
 // memoryStatusEx is MEMORYSTATUSEX (64 bytes: two DWORDs, seven
-// DWORDLONGs).
+// DWORDLONGs). It is declared here because golang.org/x/sys/windows has
+// neither the struct nor GlobalMemoryStatusEx.
 type memoryStatusEx struct {
 	length, memoryLoad                     uint32
 	totalPhys, availPhys                   uint64
@@ -14,7 +16,8 @@ type memoryStatusEx struct {
 	totalVirtual, availVirtual, availExtra uint64
 }
 
-var globalMemoryStatusEx = syscall.NewLazyDLL("kernel32.dll").NewProc("GlobalMemoryStatusEx")
+// The system DLL loader only searches System32, never the program's folder.
+var globalMemoryStatusEx = windows.NewLazySystemDLL("kernel32.dll").NewProc("GlobalMemoryStatusEx")
 
 func hostMemory() (free, total uint64) {
 	if globalMemoryStatusEx.Find() != nil {

@@ -86,6 +86,9 @@ func (p *pool) run(fn func(*Params), work []byte) error {
 	p.done.Wait()
 	for i, e := range errs {
 		if e != nil {
+			if err, ok := e.(error); ok {
+				return fmt.Errorf("cpu: kernel failed on thread %d: %w", i, err)
+			}
 			return fmt.Errorf("cpu: kernel failed on thread %d: %v", i, e)
 		}
 	}

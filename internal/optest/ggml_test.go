@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
@@ -39,32 +40,29 @@ func ggmlExecutor(t testing.TB) *mirror.Executor {
 func testFull() bool { return os.Getenv("OPTEST_FULL") == "1" }
 
 // TestCasesAgainstGGML runs every case of every family (quick, or full with
-// OPTEST_FULL=1) on our CPU device and on the real ggml, and fails on any
-// difference beyond the case's tolerance, and on any case our CPU refuses
-// that ggml computes. Other skips (what ggml refuses, known ggml bugs) are
-// logged.
+// OPTEST_FULL=1) on our CPU device, through its buffers as any device is
+// run (RunDevice), and on the real ggml, and fails on any difference
+// beyond the case's tolerance, and on any case our CPU refuses that ggml
+// computes. Other skips (what ggml refuses, known ggml bugs) are logged.
 func TestCasesAgainstGGML(t *testing.T) {
 	ref := ggmlExecutor(t)
-	eng := cpu.New(cpu.Options{Threads: 2})
-	defer eng.Close()
 	cases := Cases(testFull(), nil)
 	require.NotEmpty(t, cases)
-	var tally Tally
-	for _, c := range cases {
-		r := Run(c, CPU{eng}, ref, 1)
-		tally.Add(r)
+	rep, err := RunDevice(cpu.Device(), Options{Ref: ref, Cases: cases, Seed: 1, Backend: backend.Options{Threads: 2}})
+	require.NoError(t, err)
+	for _, r := range rep.Results {
 		switch {
 		case r.Status == Failed:
-			t.Errorf("%s: %s", c.Name, r.Detail)
-		case r.Status == Skipped && strings.HasPrefix(r.Detail, "CPU:") && ggmlComputes(t, ref, c):
-			t.Errorf("%s: our CPU refuses a case ggml computes: %s", c.Name, r.Detail)
+			t.Errorf("%s: %s", r.Case.Name, r.Detail)
+		case r.Status == Skipped && strings.HasPrefix(r.Detail, "CPU:") && ggmlComputes(t, ref, r.Case):
+			t.Errorf("%s: our CPU refuses a case ggml computes: %s", r.Case.Name, r.Detail)
 		case r.Status == Skipped:
-			t.Logf("skipped %s: %s", c.Name, r.Detail)
+			t.Logf("skipped %s: %s", r.Case.Name, r.Detail)
 		}
 	}
 	var table strings.Builder
-	require.NoError(t, tally.WriteTable(&table))
-	t.Logf("against ggml %s:\n%s%s", reftest.Lib(t).Variant(), table.String(), tally.String())
+	require.NoError(t, rep.Tally.WriteTable(&table))
+	t.Logf("against ggml %s:\n%s%s", reftest.Lib(t).Variant(), table.String(), rep.Tally.String())
 }
 
 // ggmlComputes reports whether ggml's CPU backend supports every node of c.

@@ -63,7 +63,36 @@ type instance struct {
 	bufs    map[*graph.Tensor][]byte // full buffer incl. guard, per owning tensor
 }
 
+// build builds c with every tensor in Go memory followed by guard bytes.
 func build(c Case) (*instance, error) {
+	in, err := buildGraph(c)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range in.ctx.Tensors() {
+		if t.ViewSrc != nil {
+			continue
+		}
+		n := t.NBytes()
+		buf := make([]byte, n+guardSize)
+		copy(buf[n:], guardPattern)
+		t.Data = buf[:n:n]
+		in.bufs[t] = buf
+	}
+	for _, t := range in.ctx.Tensors() {
+		if v := t.ViewSrc; v != nil {
+			n := t.NBytes()
+			if t.ViewOffs+n > uint64(len(v.Data)) {
+				return nil, fmt.Errorf("view %s exceeds its source", t)
+			}
+			t.Data = v.Data[t.ViewOffs : t.ViewOffs+n : t.ViewOffs+n]
+		}
+	}
+	return in, nil
+}
+
+// buildGraph builds c's tensors and graph, without memory.
+func buildGraph(c Case) (*instance, error) {
 	ctx := graph.NewContext(graph.ContextOptions{})
 	outs := c.Build(ctx)
 	if err := ctx.Err(); err != nil {
@@ -76,27 +105,7 @@ func build(c Case) (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{ctx: ctx, graph: g, outputs: outs, bufs: map[*graph.Tensor][]byte{}}
-	for _, t := range ctx.Tensors() {
-		if t.ViewSrc != nil {
-			continue
-		}
-		n := t.NBytes()
-		buf := make([]byte, n+guardSize)
-		copy(buf[n:], guardPattern)
-		t.Data = buf[:n:n]
-		in.bufs[t] = buf
-	}
-	for _, t := range ctx.Tensors() {
-		if v := t.ViewSrc; v != nil {
-			n := t.NBytes()
-			if t.ViewOffs+n > uint64(len(v.Data)) {
-				return nil, fmt.Errorf("view %s exceeds its source", t)
-			}
-			t.Data = v.Data[t.ViewOffs : t.ViewOffs+n : t.ViewOffs+n]
-		}
-	}
-	return in, nil
+	return &instance{ctx: ctx, graph: g, outputs: outs, bufs: map[*graph.Tensor][]byte{}}, nil
 }
 
 // fill initializes the inputs (leafs) the same way for any seed-equal call.

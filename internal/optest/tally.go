@@ -33,16 +33,10 @@ func (t *Tally) Count(s Status) int { return t.total[s] }
 // WriteTable writes one line per operation (op, passed, failed, skipped),
 // sorted by operation name.
 func (t *Tally) WriteTable(w io.Writer) error {
-	ops := make([]string, 0, len(t.perOp))
-	for op := range t.perOp {
-		ops = append(ops, op)
-	}
-	sort.Strings(ops)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\tpassed\tfailed\tskipped\t")
-	for _, op := range ops {
-		c := t.perOp[op]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", op, c[Passed], c[Failed], c[Skipped])
+	for _, c := range t.Ops() {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", c.Op, c.Passed, c.Failed, c.Skipped)
 	}
 	return tw.Flush()
 }
@@ -50,4 +44,20 @@ func (t *Tally) WriteTable(w io.Writer) error {
 // String is "N passed, M failed, K skipped".
 func (t *Tally) String() string {
 	return fmt.Sprintf("%d passed, %d failed, %d skipped", t.total[Passed], t.total[Failed], t.total[Skipped])
+}
+
+// OpCount is one operation's line of a Tally.
+type OpCount struct {
+	Op                      string
+	Passed, Failed, Skipped int
+}
+
+// Ops returns the per-operation counts, sorted by operation name.
+func (t *Tally) Ops() []OpCount {
+	out := make([]OpCount, 0, len(t.perOp))
+	for op, c := range t.perOp {
+		out = append(out, OpCount{op, c[Passed], c[Failed], c[Skipped]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Op < out[j].Op })
+	return out
 }

@@ -14,11 +14,14 @@ import (
 
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/ggmlref"
+	"github.com/ggml-go/ggml/internal/sentinel"
 	"github.com/ggml-go/ggml/ops"
 )
 
 // ErrUnsupported reports a node ggml's CPU backend does not support.
-var ErrUnsupported = errors.New("ggml: unsupported operation")
+// errors.Is also matches it to backend.ErrUnsupported
+// (errors.ErrUnsupported).
+var ErrUnsupported error = sentinel.New("ggml: unsupported operation", errors.ErrUnsupported)
 
 // ErrNotMirrorable reports a graph the mirror cannot express in ggml.
 var ErrNotMirrorable = errors.New("mirror: cannot mirror graph")
@@ -361,4 +364,10 @@ func (e *Executor) context(need uint64) error {
 	}
 	e.ctx = ctx
 	return nil
+}
+
+// Versions names the library computing the reference (optest.Versioner):
+// ggml's version, commit and CPU variant.
+func (e *Executor) Versions() map[string]string {
+	return map[string]string{"ggml": fmt.Sprintf("%s (%s), CPU variant %s", e.lib.Version(), e.lib.Commit(), e.lib.Variant())}
 }
