@@ -51,11 +51,16 @@ func newModelCache() *modelCache { return &modelCache{models: map[string]*compil
 // model, per backend.
 type ovBackend struct {
 	dev    *device
+	opts   Options
 	reqs   map[*compiledModel]uintptr
 	closed bool
 }
 
-func newBackend(d *device) *ovBackend { return &ovBackend{dev: d, reqs: map[*compiledModel]uintptr{}} }
+func newBackend(d *device) *ovBackend { return newBackendOpts(d, d.rt.opts) }
+
+func newBackendOpts(d *device, o Options) *ovBackend {
+	return &ovBackend{dev: d, opts: o, reqs: map[*compiledModel]uintptr{}}
+}
 
 func (be *ovBackend) Name() string           { return be.dev.name }
 func (be *ovBackend) Device() backend.Device { return be.dev }
@@ -116,14 +121,14 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 	k := graphKey(g, rt.kind)
 	cache := be.dev.cache
 	var cm *compiledModel
-	if !rt.opts.DisableCache {
+	if !be.opts.DisableCache {
 		cache.mu.Lock()
 		cm = cache.models[k.key]
 		if cm != nil {
 			cache.hits++
 		}
 		cache.mu.Unlock()
-		if cm != nil && rt.opts.ReleaseWeightsEnabled(rt.kind) {
+		if cm != nil && be.opts.ReleaseWeightsEnabled(rt.kind) {
 			if n := be.dev.weights.release(); n > 0 {
 				slog.Info("openvino: released host weight buffers", "bytes", n)
 			}
@@ -134,7 +139,7 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 		if cm, err = be.compile(g, k); err != nil {
 			return err
 		}
-		if rt.opts.DisableCache {
+		if be.opts.DisableCache {
 			defer be.dropModel(cm)
 		} else {
 			cache.mu.Lock()
@@ -153,7 +158,7 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 	}
 	t1 := time.Now()
 	err = be.run(req, cm, k)
-	if rt.opts.Profiling > 0 {
+	if be.opts.Profiling > 0 {
 		slog.Info("openvino: graph", "nodes", len(g.Nodes), "prepare", t1.Sub(t0), "infer", time.Since(t1))
 	}
 	return err
@@ -245,7 +250,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		lo, hi = min(lo, a), max(hi, a+uintptr(c.size))
 	}
 	xml := b.m.xml("ggml_graph", func(c constRef) uint64 { return uint64(absolute(c) - lo) })
-	if rt.opts.DumpIR {
+	if be.opts.DumpIR {
 		if err := dumpIR(b.m, xml, cm, absolute); err != nil {
 			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)
 		}
@@ -283,7 +288,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		be.freeModel(cm)
 		return nil, err
 	}
-	if rt.opts.Profiling > 0 {
+	if be.opts.Profiling > 0 {
 		slog.Info("openvino: compiled", "nodes", len(g.Nodes), "layers", len(b.m.layers), "build", t1.Sub(t0), "compile", time.Since(t1))
 	}
 	return cm, nil

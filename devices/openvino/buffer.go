@@ -45,7 +45,7 @@ func (bt *bufferType) DeviceName() string { return bt.dev.name }
 // converts nothing and needs t.NBytes().
 func (bt *bufferType) AllocSize(t *graph.Tensor) uint64 {
 	if !bt.host {
-		if l, ok := layoutFor(t, bt.dev.rt.kind, true); ok {
+		if l, ok := layoutFor(t, bt.dev.rt.kind, bt.dev.rt.requant()); ok {
 			return l.total
 		}
 	}
@@ -167,7 +167,7 @@ func (s *storage) SetTensor(t *graph.Tensor, u buffer.Usage, at, offset uint64, 
 			return fmt.Errorf("%w: setting %s", err, t.Name)
 		}
 		e.weight, e.layout = true, nil
-		if l, ok := layoutFor(t, s.typ.dev.rt.kind, true); ok {
+		if l, ok := layoutFor(t, s.typ.dev.rt.kind, s.typ.dev.rt.requant()); ok {
 			if err := extract(t, l, data, s.mem[at:at+l.total]); err != nil {
 				return err
 			}

@@ -60,7 +60,15 @@ func (r *Registry) Devices() []backend.Device {
 		opts := r.opts
 		if r.fromEnv {
 			var err error
-			if opts, err = OptionsFromEnv(); err != nil {
+			opts, err = OptionsFromEnv()
+			if err == nil {
+				// GGML_DEVICE=OPENVINO0:device=GPU;cache_dir=/x
+				var bo backend.Options
+				if bo, err = backend.OptionsFromEnv(); err == nil {
+					err = opts.ApplyParams(bo.DeviceParams(Name + "0"))
+				}
+			}
+			if err != nil {
 				r.dev = backend.NewUnavailable(Name+"0", "OpenVINO", backend.DeviceGPU,
 					backend.Reason{Kind: backend.InitFailed, Library: libraryName, Err: err})
 				return
@@ -180,6 +188,11 @@ func (rt *runtimeCtx) configure() error {
 	}
 	return nil
 }
+
+// requant reports whether weights are requantized as the seed does
+// (token_embd/output per-row Q8_0, Q4_0 in groups of 128 on the NPU);
+// GGML_OPENVINO_REQUANT_KQUANT=native keeps every weight's own format.
+func (rt *runtimeCtx) requant() bool { return rt.opts.RequantKQuant != "native" }
 
 // compileConfig is ggml-openvino's compile_config for the device.
 func (rt *runtimeCtx) compileConfig() [][2]string {

@@ -101,7 +101,22 @@ func (d *device) Kind() Kind { return d.rt.kind }
 func (d *device) WeightBytes() uint64 { return d.weights.bytes() }
 
 // Init starts a backend. The compiled models are shared by every backend
-// of the device; infer requests are per backend, as in the seed.
-func (d *device) Init(backend.Options) (backend.Backend, error) {
-	return newBackend(d), nil
+// of the device; infer requests are per backend, as in the seed. The
+// device's parameters (GGML_DEVICE=OPENVINO0:key=value) set the options
+// of this backend by the variables' names without the prefix
+// (disable_cache=1, profiling=2, dump_ir=1); an unknown key is an error.
+// The OpenVINO device itself is chosen when the registry opens the
+// library (GGML_OPENVINO_DEVICE, or device= among the parameters there).
+func (d *device) Init(opts backend.Options) (backend.Backend, error) {
+	o := d.rt.opts
+	if p := opts.DeviceParams(d.name); len(p) > 0 {
+		if err := o.ApplyParams(p); err != nil {
+			return nil, fmt.Errorf("%w: %w", backend.ErrArgument, err)
+		}
+		if o.Device != d.rt.opts.Device && o.Device != d.rt.device {
+			return nil, fmt.Errorf("%w: %s runs on OpenVINO device %s; device=%s must be given when the device is listed (GGML_DEVICE or GGML_OPENVINO_DEVICE)",
+				backend.ErrArgument, d.name, d.rt.device, o.Device)
+		}
+	}
+	return newBackendOpts(d, o), nil
 }

@@ -73,8 +73,8 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 				s, m := scaleMinK4(j, scales)
 				g := 8*b + j
 				ds := d * float32(s)
-				binary.LittleEndian.PutUint16(sc[2*g:], quant.FP32ToFP16(ds))
-				putZP(zp, g, dmin*float32(m), ds)
+				putF32(sc, g, ds)
+				putF32(zp, g, ratio(dmin*float32(m), ds))
 				// Sub-block j is the low (even j) or high (odd j) nibbles of
 				// the 32 bytes of chunk j/2.
 				chunk := qs[32*(j/2) : 32*(j/2)+32]
@@ -95,8 +95,8 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 				s, m := scaleMinK4(j, scales)
 				g := 8*b + j
 				ds := d * float32(s)
-				binary.LittleEndian.PutUint16(sc[2*g:], quant.FP32ToFP16(ds))
-				putZP(zp, g, dmin*float32(m), ds)
+				putF32(sc, g, ds)
+				putF32(zp, g, ratio(dmin*float32(m), ds))
 				chunk := qs[32*(j/2) : 32*(j/2)+32]
 				for i := 0; i < 32; i++ {
 					q := chunk[i] & 0xf
@@ -112,7 +112,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 			ql, qh, scales := blk[0:128], blk[128:192], blk[192:208]
 			d := quant.FP16ToFP32(le16(blk[208:]))
 			for g := 0; g < 16; g++ {
-				binary.LittleEndian.PutUint16(sc[2*(16*b+g):], quant.FP32ToFP16(d*float32(int8(scales[g]))))
+				putF32(sc, 16*b+g, d*float32(int8(scales[g])))
 			}
 			out := w[256*b : 256*b+256]
 			for h := 0; h < 2; h++ {
@@ -209,12 +209,17 @@ func putU4(dst []byte, i int, v uint8) {
 // putZP stores zero point num/d of group g as f16 (0 when d is 0):
 // value = (q - zp) * d.
 func putZP(zp []byte, g int, num, d float32) {
-	z := float32(0)
-	if d != 0 {
-		z = num / d
-	}
-	binary.LittleEndian.PutUint16(zp[2*g:], quant.FP32ToFP16(z))
+	binary.LittleEndian.PutUint16(zp[2*g:], quant.FP32ToFP16(ratio(num, d)))
 }
+
+func ratio(num, d float32) float32 {
+	if d == 0 {
+		return 0
+	}
+	return num / d
+}
+
+func putF32(b []byte, i int, v float32) { binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v)) }
 
 // scaleMinK4 is ggml's get_scale_min_k4: sub-block j's 6-bit scale and
 // minimum from a K-quant's 12 scale bytes.

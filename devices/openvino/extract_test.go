@@ -37,6 +37,8 @@ func decodeLayout(t *graph.Tensor, l extractedLayout, mem []byte) []float32 {
 			return float32(int8(b[i]))
 		case etF16:
 			return quant.FP16ToFP32(binary.LittleEndian.Uint16(b[2*i:]))
+		case etF32:
+			return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 		case etF8E8M0:
 			return float32(math.Ldexp(1, int(b[i])-127))
 		}
@@ -53,7 +55,7 @@ func decodeLayout(t *graph.Tensor, l extractedLayout, mem []byte) []float32 {
 		if !l.symmetric {
 			zt := l.wtype
 			if l.zpF16 {
-				zt = etF16
+				zt = l.zpType
 			}
 			z = get(zt, zp, g)
 		}
@@ -109,9 +111,9 @@ func TestExtractRoundTrip(t *testing.T) {
 		{quant.MXFP4, "blk.0.ffn_down.weight", KindCPU, true, 0, requantNone, true},
 		{quant.Q4_1, "w", KindCPU, false, 1e-5, requantNone, true},
 		{quant.Q5_1, "w", KindCPU, false, 1e-5, requantNone, true},
-		{quant.Q4_K, "w", KindCPU, false, 1e-5, requantNone, true},
-		{quant.Q6_K, "w", KindCPU, false, 1e-4, requantQ8_0C, true},
-		{quant.Q5_K, "w", KindGPU, false, 1e-4, requantQ8_0C, true},
+		{quant.Q4_K, "w", KindCPU, false, 1e-12, requantNone, true},
+		{quant.Q6_K, "w", KindCPU, false, 1e-12, requantNone, true},
+		{quant.Q5_K, "w", KindGPU, false, 1e-12, requantNone, true},
 		{quant.Q4_0, "token_embd.weight", KindCPU, false, 1e-4, requantQ8_0C, true},
 		{quant.Q8_0, "output.weight", KindCPU, false, 1e-4, requantQ8_0C, true},
 		{quant.Q6_K, "token_embd.weight", KindNPU, false, 1e-6, requantF16, true},

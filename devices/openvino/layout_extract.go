@@ -34,8 +34,9 @@ type extractedLayout struct {
 	// wtype is the element type of the weights (u4, i4, u8, i8, f4e2m1,
 	// f16 for an F16 requant).
 	wtype elemType
-	// scaleType is f16, or f8e8m0 for MXFP4.
-	scaleType elemType
+	// scaleType is f16, f8e8m0 for MXFP4, f32 for the K-quants (whose
+	// scale d*sc needs more than f16's 11 bits); zpType f16 or f32 alike.
+	scaleType, zpType elemType
 	// group is the number of weights sharing a scale (weights_per_block).
 	group     int64
 	symmetric bool
@@ -56,8 +57,7 @@ func align64(n uint64) uint64 { return (n + 63) &^ 63 }
 
 // requantFor is ggml_openvino_get_requant_type: token_embd and output
 // weights become per-row Q8_0 (token_embd F16 on the NPU when it is
-// Q6_K); everything else on the NPU Q4_0 in groups of 128; Q6_K and Q5_K
-// elsewhere per-row Q8_0.
+// Q6_K); everything else on the NPU Q4_0 in groups of 128.
 func requantFor(t *graph.Tensor, k Kind) requantType {
 	if !t.Type.IsQuantized() {
 		return requantNone
@@ -70,11 +70,12 @@ func requantFor(t *graph.Tensor, k Kind) requantType {
 		return requantQ8_0C
 	case strings.HasPrefix(t.Name, "output.weight"):
 		return requantQ8_0C
-	case k == KindNPU:
+	case k == KindNPU && t.Ne[0]%128 == 0:
 		return requantQ4_0_128
-	case t.Type == quant.Q6_K || t.Type == quant.Q5_K:
-		return requantQ8_0C
 	}
+	// The seed also requantizes Q6_K and Q5_K to per-row Q8_0 on CPU and
+	// GPU, which moves GET_ROWS and MUL_MAT results ~1e-5 (NMSE) from
+	// ggml's; here they keep their own values (exact f32 scales).
 	return requantNone
 }
 
@@ -106,7 +107,7 @@ func layoutFor(t *graph.Tensor, k Kind, requant bool) (l extractedLayout, ok boo
 	if requant {
 		l.requant = requantFor(t, k)
 	}
-	l.scaleType = etF16
+	l.scaleType, l.zpType = etF16, etF16
 	switch l.requant {
 	case requantF16:
 		l.wtype, l.weightsLen = etF16, n*2
@@ -125,14 +126,18 @@ func layoutFor(t *graph.Tensor, k Kind, requant bool) (l extractedLayout, ok boo
 			l.wtype, l.group, l.symmetric = etI4, 32, true
 		case quant.MXFP4:
 			l.wtype, l.group, l.symmetric, l.scaleType = etF4E2M1, 32, true, etF8E8M0
-		case quant.Q4_1, quant.Q4_K:
+		case quant.Q4_1:
 			l.wtype, l.group, l.exact = etU4, 32, false
-		case quant.Q5_1, quant.Q5_K:
+		case quant.Q4_K:
+			l.wtype, l.group, l.exact, l.scaleType, l.zpType = etU4, 32, false, etF32, etF32
+		case quant.Q5_1:
 			l.wtype, l.group, l.exact = etU8, 32, false
+		case quant.Q5_K:
+			l.wtype, l.group, l.exact, l.scaleType, l.zpType = etU8, 32, false, etF32, etF32
 		case quant.Q8_0:
 			l.wtype, l.group, l.symmetric = etI8, 32, true
 		case quant.Q6_K:
-			l.wtype, l.group, l.symmetric, l.exact = etI8, 16, true, false
+			l.wtype, l.group, l.symmetric, l.exact, l.scaleType = etI8, 16, true, false, etF32
 		}
 	}
 	nBlocks := n / uint64(l.group)
@@ -141,17 +146,14 @@ func layoutFor(t *graph.Tensor, k Kind, requant bool) (l extractedLayout, ok boo
 	if u4 {
 		l.weightsLen = n / 2
 	}
-	l.scalesLen = nBlocks * 2
-	if l.scaleType == etF8E8M0 {
-		l.scalesLen = nBlocks
-	}
+	l.scalesLen = uint64(l.scaleType.byteSize(int64(nBlocks)))
 	// Zero points are the exact f16 -min/scale, the seed's use_bias form
 	// (its test-backend-ops and 3-D MoE layout), on every weight: the
 	// seed's default u4/u8 round(-min/scale) moves Q4_1 0.7% (NMSE) from
 	// ggml's values, beyond test-backend-ops' 5e-4 for MUL_MAT
 	// (TestExtractRoundTrip measures both).
 	if !l.symmetric {
-		l.zpF16, l.zpLen = true, nBlocks*2
+		l.zpF16, l.zpLen = true, uint64(l.zpType.byteSize(int64(nBlocks)))
 	}
 	l.scalesOff = align64(l.weightsLen)
 	l.zpOff = l.scalesOff + align64(l.scalesLen)

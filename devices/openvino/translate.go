@@ -601,16 +601,17 @@ func (b *builder) dequant(t *graph.Tensor, l extractedLayout, base uintptr, side
 	g := l.group
 	gshape := []int64{rows, cols / g, g}
 	sshape := []int64{rows, cols / g, 1}
-	// MXFP4's E8M0 scales exceed f16's range: that subgraph runs in f32.
+	// MXFP4's E8M0 scales exceed f16's range and the K-quants' f32
+	// scales its precision: those subgraphs run in f32.
 	ct := etF16
-	if l.scaleType == etF8E8M0 {
+	if l.scaleType != etF16 {
 		ct = etF32
 	}
 	w := b.convert(part(l.wtype, gshape, l.weightsOff, l.weightsLen), ct)
 	if !l.symmetric {
 		zt := l.wtype
 		if l.zpF16 {
-			zt = etF16
+			zt = l.zpType
 		}
 		zp := b.convert(part(zt, sshape, l.zpOff, l.zpLen), ct)
 		w = b.binary("Subtract", w, zp)

@@ -124,9 +124,9 @@ func TestWeightsMulMatOnDouble(t *testing.T) {
 		{quant.MXFP4, "blk.0.ffn_gate.weight", 1e-10},
 		{quant.Q4_1, "blk.0.a.weight", 1e-5},
 		{quant.Q5_1, "blk.0.b.weight", 1e-5},
-		{quant.Q4_K, "blk.0.ffn_up.weight", 1e-5},
-		{quant.Q6_K, "blk.0.ffn_down.weight", 1e-4}, // per-row Q8_0 requant, as the seed
-		{quant.Q5_K, "blk.0.c.weight", 1e-4},
+		{quant.Q4_K, "blk.0.ffn_up.weight", 1e-10},
+		{quant.Q6_K, "blk.0.ffn_down.weight", 1e-10},
+		{quant.Q5_K, "blk.0.c.weight", 1e-10},
 		{quant.Q4_0, "output.weight", 1e-4},
 	} {
 		t.Run(c.ty.String()+"/"+c.name, func(t *testing.T) {
