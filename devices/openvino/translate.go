@@ -770,10 +770,22 @@ func (b *builder) maskFor(m *graph.Tensor, rows int64, like value) (value, error
 	if v.shape[2] > rows {
 		v = b.sliceAxis(v, 2, 0, rows)
 	}
+	// ggml broadcasts the mask's planes by repetition (plane i2 % m2).
+	rep, tile := []int64{1, 1, 1, 1}, false
 	for i := 0; i < 4; i++ {
 		if v.shape[i] != like.shape[i] && v.shape[i] != 1 {
-			return value{}, fmt.Errorf("mask extent %d over %d in axis %d", v.shape[i], like.shape[i], i)
+			if like.shape[i]%v.shape[i] != 0 {
+				return value{}, fmt.Errorf("mask extent %d over %d in axis %d", v.shape[i], like.shape[i], i)
+			}
+			rep[i], tile = like.shape[i]/v.shape[i], true
 		}
+	}
+	if tile {
+		shape := make([]int64, 4)
+		for i := range shape {
+			shape[i] = v.shape[i] * rep[i]
+		}
+		v = b.m.add("Tile", "opset1", nil, v.et, shape, v, b.m.i64s(rep...))
 	}
 	return v, nil
 }
@@ -995,7 +1007,7 @@ func translateFill(b *builder, n *graph.Tensor) (value, error) {
 // per-pair frequency, computed on the host as ggml's rope cache does.
 func translateRope(b *builder, n *graph.Tensor) (value, error) {
 	rp := ops.RopeParamsOf(n.Params)
-	if rp.Mode != ops.RopeNormal && rp.Mode != ops.RopeNeox {
+	if rp.Mode != ops.RopeNormal && rp.Mode != ops.RopeNeox && rp.Mode != ops.RopeIMRope {
 		return value{}, fmt.Errorf("rope mode %d", rp.Mode)
 	}
 	a := n.Src[0]
@@ -1031,9 +1043,23 @@ func translateRope(b *builder, n *graph.Tensor) (value, error) {
 		th *= step
 	}
 	T := a.Ne[2]
-	p := b.reshape(b.convert(pos, etF32), []int64{1, T, 1, 1})
-	c := b.m.constF32([]int64{1, 1, 1, h}, freq...)
-	ang := b.binary("Multiply", p, c)
+	var ang value
+	if rp.Mode == ops.RopeIMRope {
+		// Four position streams (t, h, w, e), interleaved over the pairs:
+		// angle[t, i] = pos[stream(i)][t] * freq[i], one MatMul with a
+		// [4, h] table holding freq[i] in its stream's row.
+		tab := make([]float32, 4*h)
+		for i := int64(0); i < h; i++ {
+			tab[imropeStream(rp.Sections, int(i))*h+i] = freq[i]
+		}
+		p4 := b.transpose(b.reshape(b.convert(pos, etF32), []int64{4, T}), []int64{1, 0})
+		mm := b.m.add("MatMul", "opset1", []attr{{"transpose_a", "false"}, {"transpose_b", "false"}}, etF32, []int64{T, h},
+			p4, b.m.constF32([]int64{4, h}, tab...))
+		ang = b.reshape(mm, []int64{1, T, 1, h})
+	} else {
+		p := b.reshape(b.convert(pos, etF32), []int64{1, T, 1, 1})
+		ang = b.binary("Multiply", p, b.m.constF32([]int64{1, 1, 1, h}, freq...))
+	}
 	if n.Src[2] != nil { // frequency factors divide the angle
 		ff, err := b.f32(n.Src[2])
 		if err != nil {
@@ -1046,7 +1072,7 @@ func translateRope(b *builder, n *graph.Tensor) (value, error) {
 	D := a.Ne[0]
 	win := b.sliceAxis(x, 3, offs, offs+nd)
 	var rot value
-	if rp.Mode == ops.RopeNeox {
+	if rp.Mode != ops.RopeNormal { // NeoX pairing (IMROPE too)
 		x1, x2 := b.sliceAxis(win, 3, 0, h), b.sliceAxis(win, 3, h, nd)
 		r1 := b.binary("Subtract", b.binary("Multiply", x1, cos), b.binary("Multiply", x2, sin))
 		r2 := b.binary("Add", b.binary("Multiply", x1, sin), b.binary("Multiply", x2, cos))
@@ -1116,6 +1142,25 @@ func translateFlashAttn(b *builder, n *graph.Tensor) (value, error) {
 	o := b.m.add("MatMul", "opset1", []attr{{"transpose_a", "false"}, {"transpose_b", "false"}}, etF32,
 		[]int64{q.shape[0], q.shape[1], q.shape[2], v.shape[3]}, s, v)
 	return b.finish(n, b.transpose(o, []int64{0, 2, 1, 3}))
+}
+
+// imropeStream is the position stream (0 t, 1 h, 2 w, 3 e) driving pair
+// i of interleaved multi-section RoPE, as ggml_mrope_cache_init.
+func imropeStream(s [ops.RopeSections]int32, i int) int64 {
+	dims := int(s[0] + s[1] + s[2] + s[3])
+	if dims <= 0 {
+		return 3 // no sections: ggml divides by zero here
+	}
+	sector := i % dims
+	switch {
+	case sector%3 == 1 && sector < 3*int(s[1]):
+		return 1
+	case sector%3 == 2 && sector < 3*int(s[2]):
+		return 2
+	case sector%3 == 0 && sector < 3*int(s[0]):
+		return 0
+	}
+	return 3
 }
 
 // ropeYarnRamp is ggml's rope_yarn_ramp (C's MIN/MAX operand order).
