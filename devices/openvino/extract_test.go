@@ -169,7 +169,7 @@ func TestLayoutSizes(t *testing.T) {
 	_, ok = layoutFor(mk(ops.None, quant.Q4_0, 32, 2, 2, 2), KindCPU, true)
 	require.False(t, ok, "4-D")
 	_, ok = layoutFor(mk(ops.None, quant.MXFP4, 32, 2, 4), KindCPU, true)
-	require.False(t, ok, "3-D MXFP4 experts stay packed")
+	require.True(t, ok, "3-D MXFP4 experts are converted too")
 	l, ok = layoutFor(mk(ops.None, quant.Q4_1, 32, 2, 4), KindCPU, true)
 	require.True(t, ok)
 	require.True(t, l.zpF16, "3-D experts have f16 zero points")

@@ -90,7 +90,7 @@ func extractable(t quant.Type) bool {
 
 // layoutFor is ggml_openvino_get_extracted_layout for a weight on a
 // device of kind k; ok is false for an empty layout (not quantized, 4-D,
-// a type that is not converted, or 3-D MXFP4 experts, which stay packed).
+// or a type that is not converted).
 //
 // requant is false for tensors converted when a graph is built (inputs
 // that are not weights: test-backend-ops' path in the seed, which does not
@@ -99,9 +99,8 @@ func layoutFor(t *graph.Tensor, k Kind, requant bool) (l extractedLayout, ok boo
 	if !t.Type.IsQuantized() || t.Ne[3] != 1 || !extractable(t.Type) {
 		return l, false
 	}
-	if t.Type == quant.MXFP4 && t.Ne[2] > 1 {
-		return l, false
-	}
+	// The seed keeps 3-D MXFP4 experts packed for a translation of its
+	// own; here they are converted like 2-D ones (f4e2m1 + e8m0).
 	n := uint64(t.NElements())
 	nbytes := t.NBytes()
 	if requant {
