@@ -2,13 +2,20 @@
 
 package openvino
 
-// shapeArgs passes an ov_shape_t by value. On SysV amd64 (linux, darwin)
+import "unsafe"
+
+// callShape passes an ov_shape_t by value. On SysV amd64 (linux, darwin)
 // a 16-byte struct of two INTEGER eightbytes travels in two integer
 // registers, and on AAPCS64 (linux, windows/arm64) a composite of at most
 // 16 bytes in two general registers, exactly as two separate integer
 // arguments would: so the struct is flattened into (rank, dims). Verified
 // on the double on linux/amd64; the arm64 forms are not verified.
-func shapeArgs(s *ovShape) []uintptr { return []uintptr{uintptr(s.rank), s.dims} }
+func callShape(n *native, name string, fn, et uintptr, rank int64, dims []int64, ptr uintptr, out *uintptr) error {
+	if ptr == 0 {
+		return n.call(name, fn, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), uintptr(unsafe.Pointer(out)))
+	}
+	return n.call(name, fn, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), ptr, uintptr(unsafe.Pointer(out)))
+}
 
 // variadicPairs reports whether a variadic C function may be called with
 // a fixed-arity argument list naming its extra (pointer) arguments. On

@@ -109,7 +109,9 @@ func doubleStat(t *testing.T, path, name string) int64 {
 }
 
 // openDevice starts the device on the double at path with opts.
-func openDevice(t *testing.T, path string, opts Options) *device {
+func openDevice(t *testing.T, path string, opts Options) *device { return openDeviceTB(t, path, opts) }
+
+func openDeviceTB(t testing.TB, path string, opts Options) *device {
 	t.Helper()
 	opts.Lib = path
 	if opts.Device == "" {

@@ -207,7 +207,14 @@ func bind(lib *dynlib.Library) (*native, error) {
 }
 
 // call runs a function returning ov_status_e. The status is the low 32
-// bits of the return register (a C int).
+// bits of the return register (a C int). Like purego.SyscallN it is
+// uintptrescapes: an out-parameter passed as uintptr(unsafe.Pointer(&x))
+// in the call's argument list is moved to the heap and kept alive, so a
+// stack growth during the call cannot leave OpenVINO writing into a
+// stale stack slot. Pointers converted to uintptr anywhere else are
+// not protected: build them in the argument list.
+//
+//go:uintptrescapes
 func (n *native) call(name string, fn uintptr, args ...uintptr) error {
 	r, _, _ := purego.SyscallN(fn, args...)
 	if st := int32(uint32(r)); st != 0 {
@@ -278,17 +285,7 @@ func (n *native) readVersion() (Version, error) {
 
 // newTensor creates a tensor OpenVINO allocates.
 func (n *native) newTensor(e elemType, dims []int64) (uintptr, error) {
-	s := &ovShape{rank: int64(len(dims))}
-	if len(dims) > 0 {
-		s.dims = uintptr(unsafe.Pointer(&dims[0]))
-	}
-	var t uintptr
-	args := append([]uintptr{uintptr(n.num.c(e))}, shapeArgs(s)...)
-	args = append(args, uintptr(unsafe.Pointer(&t)))
-	err := n.call("ov_tensor_create", n.tensorCreate, args...)
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(dims)
-	return t, err
+	return n.createTensor("ov_tensor_create", n.tensorCreate, e, dims, 0)
 }
 
 // hostTensor wraps memory outside the Go heap (OpenVINO neither copies
@@ -297,17 +294,23 @@ func (n *native) hostTensor(e elemType, dims []int64, ptr uintptr) (uintptr, err
 	if ptr == 0 {
 		return 0, fmt.Errorf("openvino: host tensor over a nil pointer")
 	}
-	s := &ovShape{rank: int64(len(dims))}
-	if len(dims) > 0 {
-		s.dims = uintptr(unsafe.Pointer(&dims[0]))
+	return n.createTensor("ov_tensor_create_from_host_ptr", n.tensorFromHostPtr, e, dims, ptr)
+}
+
+// createTensor calls ov_tensor_create (ptr 0) or _create_from_host_ptr
+// with the shape passed by value as the ABI wants it (callShape). The dims
+// are copied into a heap array (a make of variable size), which the shape
+// struct points at.
+func (n *native) createTensor(name string, fn uintptr, e elemType, dims []int64, ptr uintptr) (uintptr, error) {
+	d := make([]int64, len(dims)+1) // never empty: dims[0] is addressable
+	copy(d, dims)
+	t := new(uintptr)
+	err := callShape(n, name, fn, uintptr(n.num.c(e)), int64(len(dims)), d, ptr, t)
+	runtime.KeepAlive(d)
+	if err == nil && *t == 0 {
+		err = fmt.Errorf("openvino: %s returned no tensor", name)
 	}
-	var t uintptr
-	args := append([]uintptr{uintptr(n.num.c(e))}, shapeArgs(s)...)
-	args = append(args, ptr, uintptr(unsafe.Pointer(&t)))
-	err := n.call("ov_tensor_create_from_host_ptr", n.tensorFromHostPtr, args...)
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(dims)
-	return t, err
+	return *t, err
 }
 
 func (n *native) freeTensor(t uintptr) {
