@@ -98,7 +98,9 @@ func defaultKnob(name string) string {
 }
 
 // doubleStat reads a counter of the double.
-func doubleStat(t *testing.T, path, name string) int64 {
+func doubleStat(t *testing.T, path, name string) int64 { return doubleStatTB(t, path, name) }
+
+func doubleStatTB(t testing.TB, path, name string) int64 {
 	lib, err := dynlib.Open(path)
 	require.NoError(t, err)
 	sym, err := lib.Sym("ovdouble_stat")

@@ -177,3 +177,67 @@ func deadWrites(g *graph.Graph) []int {
 	}
 	return dead
 }
+
+// tensorSnap is what a graph's key was built from, per node and source,
+// so that the same graph computed again is recognized in O(nodes) with no
+// allocation.
+type tensorSnap struct {
+	t        *graph.Tensor
+	typ      int32
+	op       ops.Op
+	ne       [4]int64
+	nb       [4]uint64
+	params   ops.Params
+	src      [graph.MaxSrc]*graph.Tensor
+	viewSrc  *graph.Tensor
+	viewOffs uint64
+	addr     uintptr
+	extra    any
+	layout   *extractedLayout
+}
+
+func snap(t *graph.Tensor) tensorSnap {
+	s := tensorSnap{t: t, typ: int32(t.Type), op: t.Op, ne: t.Ne, nb: t.Nb, params: t.Params, src: t.Src,
+		viewSrc: t.ViewSrc, viewOffs: t.ViewOffs, addr: addr(t), extra: t.Extra}
+	if e, ok := t.Extra.(*tensorExtra); ok {
+		s.layout = e.layout
+	}
+	return s
+}
+
+// snapshot records every node of g and every source of one.
+func snapshot(g *graph.Graph, into []tensorSnap) []tensorSnap {
+	for _, n := range g.Nodes {
+		into = append(into, snap(n))
+		for _, s := range n.Src {
+			if s != nil {
+				into = append(into, snap(s))
+			}
+		}
+	}
+	return into
+}
+
+// sameGraph reports whether g is the graph of the last key, unchanged.
+func (be *ovBackend) sameGraph(g *graph.Graph) (keyInfo, bool) {
+	if be.last.g != g || len(be.lastSnap) == 0 {
+		return keyInfo{}, false
+	}
+	i := 0
+	for _, n := range g.Nodes {
+		if i >= len(be.lastSnap) || be.lastSnap[i] != snap(n) {
+			return keyInfo{}, false
+		}
+		i++
+		for _, s := range n.Src {
+			if s == nil {
+				continue
+			}
+			if i >= len(be.lastSnap) || be.lastSnap[i] != snap(s) {
+				return keyInfo{}, false
+			}
+			i++
+		}
+	}
+	return be.last, i == len(be.lastSnap)
+}
