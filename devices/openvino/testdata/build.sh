@@ -49,7 +49,7 @@ rm -f "$vs"
 
 if [ "$selftest" = 1 ]; then
   $CC -std=c11 -D_GNU_SOURCE $CFLAGS -Wall -Wextra -Wno-unused-parameter -o "$out/ovdouble_selftest" \
-    "$here/selftest.c" -ldl
+    "$here/selftest.c" -L"$out" -lopenvino_c -Wl,-rpath,"$out" -lm
   "$out/ovdouble_selftest" "$out/libopenvino_c.so"
 fi
 echo "$out/libopenvino_c.so"

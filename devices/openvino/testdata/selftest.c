@@ -1,0 +1,683 @@
+/* ovdouble self-test: drives the library through the public C API on hand-written IRs (openvino.md 4.3 and
+ * others), checks results against values computed here, and checks that invalid IRs, wrong bindings and injected
+ * faults are rejected. Built and run by `build.sh --selftest OUTDIR`; runs in well under a second. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ovd_decl.h"
+
+static int passed, failed;
+
+#define EXPECT(cond, ...)                                   \
+    do {                                                    \
+        if (cond) {                                         \
+            passed++;                                       \
+        } else {                                            \
+            failed++;                                       \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);     \
+            printf(__VA_ARGS__);                            \
+            printf("\n");                                   \
+        }                                                   \
+    } while (0)
+
+static char lasterr[4096];
+static const char* err(void) {
+    const char* m = ov_get_last_err_msg();
+    snprintf(lasterr, sizeof lasterr, "%s", m ? m : "(none)");
+    ov_free(m);
+    return lasterr;
+}
+
+/* ---- a tiny IR writer: layer ids are sequential, ports follow the convention inputs 0..k-1, outputs k.. ---- */
+typedef struct {
+    char xml[1 << 16];
+    size_t n;
+    char edges[1 << 14];
+    size_t ne;
+    int nl;
+    int out_base[256];
+} ir;
+
+typedef struct {
+    int layer, out;
+} src;
+
+static void ir_begin(ir* b, const char* name) {
+    memset(b, 0, sizeof *b);
+    b->n = (size_t)snprintf(b->xml, sizeof b->xml, "<?xml version=\"1.0\"?>\n<net name=\"%s\" version=\"11\">\n<layers>\n", name);
+}
+
+#define APP(b, ...) ((b)->n += (size_t)snprintf((b)->xml + (b)->n, sizeof((b)->xml) - (b)->n, __VA_ARGS__))
+
+static int ir_param(ir* b, const char* name, const char* et, const char* shape, const char* prec) {
+    int id = b->nl++;
+    b->out_base[id] = 0;
+    APP(b, "<layer id=\"%d\" name=\"%s\" type=\"Parameter\" version=\"opset1\"><data shape=\"%s\" element_type=\"%s\"/>"
+           "<output><port id=\"0\" precision=\"%s\" names=\"%s\"/></output></layer>\n", id, name, shape, et, prec, name);
+    return id;
+}
+
+static int ir_const(ir* b, const char* name, const char* et, const char* shape, long off, long size, const char* prec) {
+    int id = b->nl++;
+    b->out_base[id] = 0;
+    APP(b, "<layer id=\"%d\" name=\"%s\" type=\"Const\" version=\"opset1\"><data element_type=\"%s\" shape=\"%s\" "
+           "offset=\"%ld\" size=\"%ld\"/><output><port id=\"0\" precision=\"%s\"/></output></layer>\n",
+        id, name, et, shape, off, size, prec);
+    return id;
+}
+
+/* op with `nin` inputs and `nout` outputs of precision prec; names (may be NULL) on output 0 */
+static int ir_op(ir* b, const char* type, const char* opset, const char* data, int nin, const src* in, int nout,
+                 const char* prec, const char* names) {
+    int id = b->nl++;
+    b->out_base[id] = nin;
+    APP(b, "<layer id=\"%d\" name=\"%s_%d\" type=\"%s\" version=\"%s\">", id, type, id, type, opset);
+    if (data) APP(b, "<data %s/>", data);
+    if (nin) {
+        APP(b, "<input>");
+        for (int i = 0; i < nin; i++) APP(b, "<port id=\"%d\"/>", i);
+        APP(b, "</input>");
+    }
+    if (nout) {
+        APP(b, "<output>");
+        for (int i = 0; i < nout; i++)
+            APP(b, "<port id=\"%d\" precision=\"%s\"%s%s%s/>", nin + i, prec, names && i == 0 ? " names=\"" : "",
+                names && i == 0 ? names : "", names && i == 0 ? "\"" : "");
+        APP(b, "</output>");
+    }
+    APP(b, "</layer>\n");
+    for (int i = 0; i < nin; i++)
+        b->ne += (size_t)snprintf(b->edges + b->ne, sizeof b->edges - b->ne,
+                                  "<edge from-layer=\"%d\" from-port=\"%d\" to-layer=\"%d\" to-port=\"%d\"/>\n", in[i].layer,
+                                  b->out_base[in[i].layer] + in[i].out, id, i);
+    return id;
+}
+
+static int ir_result(ir* b, src s) { return ir_op(b, "Result", "opset1", NULL, 1, &s, 0, "FP32", NULL); }
+
+static const char* ir_end(ir* b) {
+    APP(b, "</layers>\n<edges>\n%s</edges>\n</net>\n", b->edges);
+    return b->xml;
+}
+
+#define S(l) ((src){(l), 0})
+
+/* ---- element type codes in the 2025.1+ numbering (the default presentation) ---- */
+enum { T_BOOL = 1, T_F16 = 3, T_F32 = 4, T_I32 = 9, T_I64 = 10, T_U8 = 16 };
+
+/* ---- helpers over the API ---- */
+static ov_core_t* core;
+
+static ov_tensor_t* host_tensor(int et, int rank, const int64_t* dims, void* data) {
+    ov_shape_t s;
+    ov_shape_create(rank, dims, &s);
+    ov_tensor_t* t = NULL;
+    ov_status_e st = ov_tensor_create_from_host_ptr(et, s, data, &t);
+    ov_shape_free(&s);
+    EXPECT(st == OK, "create_from_host_ptr: %d %s", st, err());
+    return t;
+}
+
+static ov_model_t* read(const char* xml, void* w, size_t wsize, ov_status_e* st) {
+    ov_tensor_t* wt = NULL;
+    if (w) {
+        int64_t d[1] = {(int64_t)wsize};
+        wt = host_tensor(T_U8, 1, d, w);
+    }
+    ov_model_t* m = NULL;
+    *st = ov_core_read_model_from_memory_buffer(core, xml, strlen(xml), wt, &m);
+    ov_tensor_free(wt); /* the model keeps what it needs; the memory stays ours */
+    return m;
+}
+
+static bool close_to(float a, float b, float tol) { return fabsf(a - b) <= tol * (1 + fabsf(b)); }
+
+
+/* y = MatMul(x, W^T) + b, openvino.md 4.3 */
+static const char* matmul_add_ir(ir* b) {
+    ir_begin(b, "matmul_add");
+    int x = ir_param(b, "x", "f32", "?,4", "FP32");
+    int w = ir_const(b, "W", "f32", "3, 4", 0, 48, "FP32");
+    int mm = ir_op(b, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, (src[]){S(x), S(w)}, 1, "FP32", NULL);
+    int bb = ir_const(b, "b", "f32", "1, 3", 64, 12, "FP32");
+    int add = ir_op(b, "Add", "opset1", "auto_broadcast=\"numpy\"", 2, (src[]){S(mm), S(bb)}, 1, "FP32", "y");
+    ir_result(b, S(add));
+    return ir_end(b);
+}
+
+static float blob76[19];
+
+static void test_matmul_add(void) {
+    memset(blob76, 0, sizeof blob76);
+    for (int i = 0; i < 12; i++) blob76[i] = (float)i;
+    blob76[16] = 0.5f, blob76[17] = -1, blob76[18] = 2;
+    ir b;
+    ov_status_e st;
+    ov_model_t* m = read(matmul_add_ir(&b), blob76, 76, &st);
+    EXPECT(st == OK, "read matmul_add: %s", err());
+    if (!m) return;
+    ov_compiled_model_t* cm = NULL;
+    st = ov_core_compile_model(core, m, "CPU", 0, &cm);
+    EXPECT(st == OK, "compile: %s", err());
+    ov_model_free(m);
+    ov_infer_request_t* r = NULL;
+    EXPECT(ov_compiled_model_create_infer_request(cm, &r) == OK, "request");
+    float x[8] = {1, 1, 1, 1, 0, 1, 0, 0}, y[6] = {0};
+    ov_tensor_t* tx = host_tensor(T_F32, 2, (int64_t[]){2, 4}, x);
+    ov_tensor_t* ty = host_tensor(T_F32, 2, (int64_t[]){2, 3}, y);
+    EXPECT(ov_infer_request_set_input_tensor_by_index(r, 0, tx) == OK, "set x: %s", err());
+    EXPECT(ov_infer_request_set_output_tensor_by_index(r, 0, ty) == OK, "set y: %s", err());
+    EXPECT(ov_infer_request_infer(r) == OK, "infer: %s", err());
+    float want[6] = {6.5f, 21, 40, 1.5f, 4, 11};
+    for (int i = 0; i < 6; i++) EXPECT(y[i] == want[i], "y[%d] = %g, want %g", i, y[i], want[i]);
+    /* a smaller batch through the same bound output: the tensor is reshaped to the exact result */
+    int64_t before = ovdouble_stat("infer.output_reshaped");
+    ov_tensor_t* tx1 = host_tensor(T_F32, 2, (int64_t[]){1, 4}, x + 4);
+    EXPECT(ov_infer_request_set_tensor(r, "x", tx1) == OK, "set by name: %s", err());
+    EXPECT(ov_infer_request_infer(r) == OK, "infer 1 row: %s", err());
+    EXPECT(y[0] == 1.5f && y[2] == 11 && y[3] == 1.5f, "1-row result %g %g (row 2 untouched %g)", y[0], y[2], y[3]);
+    EXPECT(ovdouble_stat("infer.output_reshaped") == before + 1, "output reshape counted");
+    ov_tensor_t* out = NULL;
+    EXPECT(ov_infer_request_get_output_tensor_by_index(r, 0, &out) == OK, "get output");
+    ov_shape_t os;
+    ov_tensor_get_shape(out, &os);
+    EXPECT(os.rank == 2 && os.dims[0] == 1 && os.dims[1] == 3, "output shape after reshape");
+    ov_shape_free(&os);
+    /* a larger batch than the bound output holds is an error, and the output stays as it was */
+    float x3[12] = {0}, y_before = y[0];
+    ov_tensor_t* tx3 = host_tensor(T_F32, 2, (int64_t[]){3, 4}, x3);
+    ov_infer_request_set_input_tensor_by_index(r, 0, tx3);
+    EXPECT(ov_infer_request_infer(r) == GENERAL_ERROR, "3 rows into a 1x3 output must fail");
+    EXPECT(strstr(err(), "bigger than allocated") != NULL, "message: %s", lasterr);
+    EXPECT(y[0] == y_before, "failed infer left the output untouched");
+    /* export / import round trip */
+    const char* path = "/tmp/ovdouble_selftest.blob";
+    EXPECT(ov_compiled_model_export_model(cm, path) == OK, "export: %s", err());
+    FILE* f = fopen(path, "rb");
+    static char blob[1 << 16];
+    size_t bl = f ? fread(blob, 1, sizeof blob, f) : 0;
+    if (f) fclose(f);
+    remove(path);
+    ov_compiled_model_t* cm2 = NULL;
+    EXPECT(ov_core_import_model(core, blob, bl, "CPU", &cm2) == OK, "import: %s", err());
+    if (cm2) {
+        ov_infer_request_t* r2 = NULL;
+        ov_compiled_model_create_infer_request(cm2, &r2);
+        float z[6];
+        ov_tensor_t* tz = host_tensor(T_F32, 2, (int64_t[]){2, 3}, z);
+        ov_infer_request_set_input_tensor_by_index(r2, 0, tx);
+        ov_infer_request_set_output_tensor_by_index(r2, 0, tz);
+        EXPECT(ov_infer_request_infer(r2) == OK, "infer imported: %s", err());
+        EXPECT(z[0] == 6.5f && z[5] == 11, "imported result %g %g", z[0], z[5]);
+        ov_tensor_free(tz);
+        ov_infer_request_free(r2);
+        ov_compiled_model_free(cm2);
+    }
+    ovdouble_set("version", "2025.2");
+    EXPECT(ov_core_import_model(core, blob, bl, "CPU", &cm2) == GENERAL_ERROR, "import from another release must fail");
+    EXPECT(strstr(err(), "cannot be imported") != NULL, "message: %s", lasterr);
+    ovdouble_set("version", "2025.1");
+    EXPECT(ov_core_import_model(core, "garbage", 7, "CPU", &cm2) == GENERAL_ERROR, "garbage blob must fail");
+    ov_tensor_free(out);
+    ov_tensor_free(tx);
+    ov_tensor_free(tx1);
+    ov_tensor_free(tx3);
+    ov_tensor_free(ty);
+    ov_infer_request_free(r);
+    ov_compiled_model_free(cm);
+}
+
+static void test_versions(void) {
+    static const struct {
+        const char* v;
+        int f32, f16, u8, u4;
+        const char* prefix;
+    } rel[] = {{"2025.0", 5, 4, 17, 15, "2025.0.0-"}, {"2025.1", 4, 3, 16, 14, "2025.1.0-"},
+               {"2026.1", 4, 3, 16, 14, "2026.1"}, {"2024.1", 5, 4, 14, 13, "2024.1.0-"}};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        EXPECT(ovdouble_set("version", rel[i].v) == 0, "set version %s", rel[i].v);
+        ov_version_t v;
+        EXPECT(ov_get_openvino_version(&v) == OK, "version");
+        EXPECT(strncmp(v.buildNumber, rel[i].prefix, strlen(rel[i].prefix)) == 0, "build %s for %s", v.buildNumber, rel[i].v);
+        ov_version_free(&v);
+        int codes[4] = {rel[i].f32, rel[i].f16, rel[i].u8, rel[i].u4};
+        size_t want[4] = {32, 16, 8, 4};
+        for (int k = 0; k < 4; k++) {
+            ov_shape_t s;
+            ov_shape_create(1, (int64_t[]){8}, &s);
+            ov_tensor_t* t = NULL;
+            EXPECT(ov_tensor_create(codes[k], s, &t) == OK, "tensor type %d", codes[k]);
+            size_t bs = 0;
+            int et = -1;
+            ov_tensor_get_byte_size(t, &bs);
+            ov_tensor_get_element_type(t, &et);
+            EXPECT(bs == want[k] && et == codes[k], "%s type %d: %zu bytes (want %zu), type back %d", rel[i].v, codes[k], bs, want[k], et);
+            ov_tensor_free(t);
+            ov_shape_free(&s);
+        }
+    }
+    ovdouble_set("version", "2025.1");
+}
+
+static void test_invalid(void) {
+    static float w[64];
+    static const struct {
+        const char* name;
+        const char* xml;
+        const char* msg;
+    } cases[] = {
+        {"no precision",
+         "<net name=\"n\" version=\"11\"><layers><layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\"><data "
+         "shape=\"2\" element_type=\"f32\"/><output><port id=\"0\"/></output></layer><layer id=\"1\" name=\"r\" "
+         "type=\"Result\" version=\"opset1\"><input><port id=\"0\"/></input></layer></layers><edges><edge from-layer=\"0\" "
+         "from-port=\"0\" to-layer=\"1\" to-port=\"0\"/></edges></net>",
+         "missing mandatory attribute: precision"},
+        {"edge to a missing port",
+         "<net name=\"n\" version=\"11\"><layers><layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\"><data "
+         "shape=\"2\" element_type=\"f32\"/><output><port id=\"0\" precision=\"FP32\"/></output></layer><layer id=\"1\" "
+         "name=\"r\" type=\"Result\" version=\"opset1\"><input><port id=\"0\"/></input></layer></layers><edges><edge "
+         "from-layer=\"0\" from-port=\"0\" to-layer=\"1\" to-port=\"3\"/></edges></net>",
+         "has no input port"},
+        {"edge from a missing port",
+         "<net name=\"n\" version=\"11\"><layers><layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\"><data "
+         "shape=\"2\" element_type=\"f32\"/><output><port id=\"0\" precision=\"FP32\"/></output></layer><layer id=\"1\" "
+         "name=\"r\" type=\"Result\" version=\"opset1\"><input><port id=\"0\"/></input></layer></layers><edges><edge "
+         "from-layer=\"0\" from-port=\"1\" to-layer=\"1\" to-port=\"0\"/></edges></net>",
+         "has no output port"},
+        {"constant outside the weights",
+         "<net name=\"n\" version=\"11\"><layers><layer id=\"0\" name=\"c\" type=\"Const\" version=\"opset1\"><data "
+         "element_type=\"f32\" shape=\"16\" offset=\"200\" size=\"64\"/><output><port id=\"0\" precision=\"FP32\"/></output>"
+         "</layer><layer id=\"1\" name=\"r\" type=\"Result\" version=\"opset1\"><input><port id=\"0\"/></input></layer>"
+         "</layers><edges><edge from-layer=\"0\" from-port=\"0\" to-layer=\"1\" to-port=\"0\"/></edges></net>",
+         "Incorrect weights in bin file"},
+        {"constant smaller than its shape",
+         "<net name=\"n\" version=\"11\"><layers><layer id=\"0\" name=\"c\" type=\"Const\" version=\"opset1\"><data "
+         "element_type=\"f32\" shape=\"16\" offset=\"0\" size=\"32\"/><output><port id=\"0\" precision=\"FP32\"/></output>"
+         "</layer><layer id=\"1\" name=\"r\" type=\"Result\" version=\"opset1\"><input><port id=\"0\"/></input></layer>"
+         "</layers><edges><edge from-layer=\"0\" from-port=\"0\" to-layer=\"1\" to-port=\"0\"/></edges></net>",
+         "inconsistent for Constant"},
+        {"unknown element type",
+         "<net name=\"n\" version=\"11\"><layers><layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\"><data "
+         "shape=\"2\" element_type=\"f33\"/><output><port id=\"0\" precision=\"FP32\"/></output></layer><layer id=\"1\" "
+         "name=\"r\" type=\"Result\" version=\"opset1\"><input><port id=\"0\"/></input></layer></layers><edges><edge "
+         "from-layer=\"0\" from-port=\"0\" to-layer=\"1\" to-port=\"0\"/></edges></net>",
+         "Incorrect element type"},
+        {"unconnected input",
+         "<net name=\"n\" version=\"11\"><layers><layer id=\"1\" name=\"r\" type=\"Result\" version=\"opset1\"><input>"
+         "<port id=\"0\"/></input></layer></layers><edges/></net>",
+         "is not connected"},
+        {"malformed XML", "<net name=\"n\" version=\"11\"><layers><layer id=\"0\"></layers></net>", "malformed"},
+        {"IR version 7", "<net name=\"n\" version=\"7\"><layers/><edges/></net>", "IR version 7"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ov_status_e st;
+        ov_model_t* m = read(cases[i].xml, w, sizeof w, &st);
+        EXPECT(st == GENERAL_ERROR && !m, "%s: accepted (status %d)", cases[i].name, st);
+        EXPECT(strstr(err(), cases[i].msg) != NULL, "%s: message '%s' lacks '%s'", cases[i].name, lasterr, cases[i].msg);
+        ov_model_free(m);
+    }
+    /* graph-level checks, written with the IR writer */
+    struct {
+        const char* name;
+        const char* msg;
+    } g[] = {{"mixed element types", "do not have the same element type"},
+             {"MatMul inner dimension", "Incompatible MatMul matrix dimension"},
+             {"unknown op", "unsupported opset"},
+             {"op not in the named opset", "unsupported opset: opset3"},
+             {"non-broadcastable shapes", "Argument shapes are inconsistent"},
+             {"reshape element count", "incompatible with input shape"},
+             {"float shape input", "must be an integral number"}};
+    for (int k = 0; k < 7; k++) {
+        ir b;
+        ir_begin(&b, "bad");
+        int x = ir_param(&b, "x", "f32", "2,4", "FP32");
+        int last = x;
+        if (k == 0) {
+            int y = ir_param(&b, "y", "f16", "2,4", "FP16");
+            last = ir_op(&b, "Add", "opset1", NULL, 2, (src[]){S(x), S(y)}, 1, "FP32", NULL);
+        } else if (k == 1) {
+            int c = ir_const(&b, "W", "f32", "3,5", 0, 60, "FP32");
+            last = ir_op(&b, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, (src[]){S(x), S(c)}, 1, "FP32", NULL);
+        } else if (k == 2) {
+            last = ir_op(&b, "Frobnicate", "opset8", NULL, 1, (src[]){S(x)}, 1, "FP32", NULL);
+        } else if (k == 3) {
+            int i = ir_param(&b, "i", "i64", "1,2", "I64");
+            int u = ir_param(&b, "u", "f32", "1", "FP32");
+            last = ir_op(&b, "ScatterNDUpdate", "opset3", NULL, 3, (src[]){S(x), S(i), S(u)}, 1, "FP32", NULL);
+        } else if (k == 4) {
+            int y = ir_param(&b, "y", "f32", "3,4", "FP32");
+            last = ir_op(&b, "Multiply", "opset1", NULL, 2, (src[]){S(x), S(y)}, 1, "FP32", NULL);
+        } else if (k == 5) {
+            int c = ir_const(&b, "shape", "i64", "2", 0, 16, "I64");
+            last = ir_op(&b, "Reshape", "opset1", "special_zero=\"false\"", 2, (src[]){S(x), S(c)}, 1, "FP32", NULL);
+        } else {
+            int c = ir_const(&b, "shape", "f32", "2", 0, 8, "FP32");
+            last = ir_op(&b, "Reshape", "opset1", "special_zero=\"false\"", 2, (src[]){S(x), S(c)}, 1, "FP32", NULL);
+        }
+        ir_result(&b, S(last));
+        static int64_t wb[16] = {3, 3};
+        ov_status_e st;
+        ov_model_t* m = read(ir_end(&b), wb, sizeof wb, &st);
+        EXPECT(st == GENERAL_ERROR && !m, "%s: accepted", g[k].name);
+        EXPECT(strstr(err(), g[k].msg) != NULL, "%s: message '%s' lacks '%s'", g[k].name, lasterr, g[k].msg);
+        ov_model_free(m);
+    }
+}
+
+static void test_binding(void) {
+    ir b;
+    ov_status_e st;
+    ov_model_t* m = read(matmul_add_ir(&b), blob76, 76, &st);
+    ov_compiled_model_t* cm = NULL;
+    ov_core_compile_model(core, m, "CPU", 0, &cm);
+    ov_infer_request_t* r = NULL;
+    ov_compiled_model_create_infer_request(cm, &r);
+    uint16_t h[8] = {0};
+    float x[15] = {0};
+    ov_tensor_t* t16 = host_tensor(T_F16, 2, (int64_t[]){2, 4}, h);
+    EXPECT(ov_infer_request_set_input_tensor_by_index(r, 0, t16) == GENERAL_ERROR, "f16 into an f32 port");
+    EXPECT(strstr(err(), "element type is not corresponding") && strstr(lasterr, "f16 != f32"), "message: %s", lasterr);
+    ov_tensor_t* t35 = host_tensor(T_F32, 2, (int64_t[]){3, 5}, x);
+    EXPECT(ov_infer_request_set_input_tensor_by_index(r, 0, t35) == GENERAL_ERROR, "[3,5] into [?,4]");
+    EXPECT(strstr(err(), "incompatible") != NULL, "message: %s", lasterr);
+    EXPECT(ov_infer_request_set_input_tensor_by_index(r, 1, t35) == OUT_OF_BOUNDS, "index 1 of 1 input");
+    EXPECT(ov_infer_request_set_tensor(r, "nope", t35) == NOT_FOUND, "unknown name");
+    EXPECT(ov_infer_request_infer(r) == GENERAL_ERROR, "infer with an unset dynamic input");
+    /* a caller on the 2025.0 table asks for f32 with 5, which 2025.1 reads as f64 */
+    ov_tensor_t* wrong = host_tensor(5, 2, (int64_t[]){2, 4}, x);
+    EXPECT(ov_infer_request_set_input_tensor_by_index(r, 0, wrong) == GENERAL_ERROR, "wrong numbering caught");
+    EXPECT(strstr(err(), "f64 != f32") != NULL, "message: %s", lasterr);
+    /* NPU reports the mismatch at infer, like its copy path */
+    ovdouble_set("devices", "CPU,GPU.0,GPU.1,NPU");
+    ov_compiled_model_t* cmn = NULL;
+    EXPECT(ov_core_compile_model(core, m, "NPU", 0, &cmn) == OK, "compile NPU: %s", err());
+    ov_infer_request_t* rn = NULL;
+    ov_compiled_model_create_infer_request(cmn, &rn);
+    EXPECT(ov_infer_request_set_input_tensor_by_index(rn, 0, t16) == OK, "NPU accepts at set time");
+    EXPECT(ov_infer_request_infer(rn) == GENERAL_ERROR, "NPU infer with f16 input");
+    EXPECT(strstr(err(), "Tensor element types are not equal") && strstr(lasterr, "src: f16 != dst: f32"), "msg: %s", lasterr);
+    ov_compiled_model_t* cmg = NULL;
+    EXPECT(ov_core_compile_model(core, m, "GPU", 0, &cmg) == OK, "GPU resolves to GPU.0: %s", err());
+    char* v = NULL;
+    EXPECT(ov_compiled_model_get_property(cmg, "EXECUTION_DEVICES", &v) == OK && strcmp(v, "GPU.0") == 0, "exec device %s", v);
+    ov_free(v);
+    ov_compiled_model_free(cmg);
+    EXPECT(ov_core_compile_model(core, m, "HDDL", 0, &cmg) == GENERAL_ERROR, "unknown device");
+    EXPECT(strstr(err(), "is not registered") != NULL, "msg: %s", lasterr);
+    /* properties through the variadic form */
+    EXPECT(ov_core_compile_model(core, m, "CPU", 2, &cmg, "PERFORMANCE_HINT", "LATENCY") == OK, "1 property: %s", err());
+    ov_compiled_model_free(cmg);
+    EXPECT(ov_core_compile_model(core, m, "CPU", 2, &cmg, "NPU_USE_NPUW", "YES") == GENERAL_ERROR, "NPU key on CPU");
+    EXPECT(strstr(err(), "Unsupported property NPU_USE_NPUW by CPU plugin") != NULL, "msg: %s", lasterr);
+    EXPECT(ov_core_compile_model(core, m, "NPU", 4, &cmg, "NPU_USE_NPUW", "YES", "NPUW_FOLD", "YES") == OK, "NPU keys on NPU: %s", err());
+    ov_compiled_model_free(cmg);
+    EXPECT(ov_core_compile_model(core, m, "CPU", 1, &cmg, "PERFORMANCE_HINT") == INVALID_C_PARAM, "odd property count");
+    EXPECT(ov_core_set_property(core, "CPU", "INFERENCE_PRECISION_HINT", "f99") == GENERAL_ERROR, "bad value");
+    EXPECT(ov_core_set_property(core, "CPU", "CACHE_DIR", "/tmp/x") == OK, "set CACHE_DIR");
+    EXPECT(ov_core_get_property(core, "CPU", "CACHE_DIR", &v) == OK && strcmp(v, "/tmp/x") == 0, "get CACHE_DIR");
+    ov_free(v);
+    ov_available_devices_t devs;
+    EXPECT(ov_core_get_available_devices(core, &devs) == OK && devs.size == 4 && strcmp(devs.devices[3], "NPU") == 0, "devices");
+    ov_available_devices_free(&devs);
+    ovdouble_set("devices", "CPU");
+    ov_infer_request_free(rn);
+    ov_compiled_model_free(cmn);
+    ov_tensor_free(t16);
+    ov_tensor_free(t35);
+    ov_tensor_free(wrong);
+    ov_infer_request_free(r);
+    ov_compiled_model_free(cm);
+    ov_model_free(m);
+    /* a double free is caught, not executed */
+    int64_t bad = ovdouble_stat("bad.free");
+    ov_tensor_t* t = host_tensor(T_F32, 1, (int64_t[]){1}, x);
+    ov_tensor_free(t);
+    ov_tensor_free(t);
+    EXPECT(ovdouble_stat("bad.free") == bad + 1, "double free counted");
+}
+
+/* u4 weights with u4 zero points and f16 scales (openvino.md 5.4 subgraph) feeding MatMul(x, W^T) */
+static void test_decompression(void) {
+    enum { N = 2, K = 64, G = 32 };
+    static uint8_t blob[1024];
+    memset(blob, 0, sizeof blob);
+    uint8_t q[N][K];
+    uint8_t zp[N][K / G];
+    float sc[N][K / G];
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < K; k++) q[n][k] = (uint8_t)((n * 7 + k * 3) & 15);
+    for (int n = 0; n < N; n++)
+        for (int g = 0; g < K / G; g++) {
+            zp[n][g] = (uint8_t)(8 + n - g);
+            sc[n][g] = 0.25f * (float)(1 + n + g);
+        }
+    /* weights: element 2k in the low nibble */
+    for (int i = 0; i < N * K; i++) blob[i / 2] |= (uint8_t)(q[i / K][i % K] << ((i & 1) * 4));
+    for (int i = 0; i < N * K / G; i++) blob[64 + i / 2] |= (uint8_t)(zp[i / (K / G)][i % (K / G)] << ((i & 1) * 4));
+    /* f16 scales: these values are exact in f16 */
+    for (int i = 0; i < N * K / G; i++) {
+        float f = sc[i / (K / G)][i % (K / G)];
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        uint16_t h = (uint16_t)(((u >> 16) & 0x8000) | ((((u >> 23) & 255) - 112) << 10) | ((u >> 13) & 1023));
+        memcpy(blob + 128 + 2 * i, &h, 2);
+    }
+    int64_t shape2[2] = {N, K};
+    memcpy(blob + 192, shape2, 16);
+    ir b;
+    ir_begin(&b, "decompress");
+    int x = ir_param(&b, "x", "f32", "?,64", "FP32");
+    int cw = ir_const(&b, "w", "u4", "2, 2, 32", 0, 64, "U4");
+    int cvw = ir_op(&b, "Convert", "opset1", "destination_type=\"f16\"", 1, (src[]){S(cw)}, 1, "FP16", NULL);
+    int cz = ir_const(&b, "zp", "u4", "2, 2, 1", 64, 2, "U4");
+    int cvz = ir_op(&b, "Convert", "opset1", "destination_type=\"f16\"", 1, (src[]){S(cz)}, 1, "FP16", NULL);
+    int sub = ir_op(&b, "Subtract", "opset1", "auto_broadcast=\"numpy\"", 2, (src[]){S(cvw), S(cvz)}, 1, "FP16", NULL);
+    int cs = ir_const(&b, "scale", "f16", "2, 2, 1", 128, 8, "FP16");
+    int mul = ir_op(&b, "Multiply", "opset1", "auto_broadcast=\"numpy\"", 2, (src[]){S(sub), S(cs)}, 1, "FP16", NULL);
+    int csh = ir_const(&b, "shape", "i64", "2", 192, 16, "I64");
+    int rs = ir_op(&b, "Reshape", "opset1", "special_zero=\"false\"", 2, (src[]){S(mul), S(csh)}, 1, "FP16", NULL);
+    int cvf = ir_op(&b, "Convert", "opset1", "destination_type=\"f32\"", 1, (src[]){S(rs)}, 1, "FP32", NULL);
+    int mm = ir_op(&b, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, (src[]){S(x), S(cvf)}, 1, "FP32", "y");
+    ir_result(&b, S(mm));
+    ov_status_e st;
+    ov_model_t* m = read(ir_end(&b), blob, 208, &st);
+    EXPECT(st == OK, "read decompression IR: %s", err());
+    if (!m) return;
+    ov_compiled_model_t* cm = NULL;
+    EXPECT(ov_core_compile_model(core, m, "CPU", 0, &cm) == OK, "compile: %s", err());
+    ov_infer_request_t* r = NULL;
+    ov_compiled_model_create_infer_request(cm, &r);
+    float xv[3 * K], y[3 * N];
+    for (int i = 0; i < 3 * K; i++) xv[i] = (float)((i * 37) % 11) / 4.0f - 1.0f;
+    ov_tensor_t* tx = host_tensor(T_F32, 2, (int64_t[]){3, K}, xv);
+    ov_tensor_t* ty = host_tensor(T_F32, 2, (int64_t[]){3, N}, y);
+    ov_infer_request_set_input_tensor_by_index(r, 0, tx);
+    ov_infer_request_set_output_tensor_by_index(r, 0, ty);
+    EXPECT(ov_infer_request_infer(r) == OK, "infer: %s", err());
+    for (int row = 0; row < 3; row++)
+        for (int n = 0; n < N; n++) {
+            double want = 0;
+            for (int k = 0; k < K; k++) want += xv[row * K + k] * (q[n][k] - (double)zp[n][k / G]) * sc[n][k / G];
+            EXPECT(close_to(y[row * N + n], (float)want, 1e-5f), "y[%d,%d] = %g, want %g", row, n, y[row * N + n], want);
+        }
+    EXPECT(ovdouble_stat("compile.const_bytes") > 0, "weights folded at compile");
+    ov_tensor_free(tx);
+    ov_tensor_free(ty);
+    ov_infer_request_free(r);
+    ov_compiled_model_free(cm);
+    ov_model_free(m);
+}
+
+/* RMSNorm decomposition + Softmax + Gather + ScatterUpdate (KV write) + Slice/Transpose/Concat in one model */
+static void test_ops(void) {
+    static uint8_t blob[512];
+    memset(blob, 0, sizeof blob);
+    int64_t axes_last[1] = {-1}, idx0[1] = {0}, perm[2] = {1, 0}, sl[4] = {1, 3, 1, 1};
+    float eps = 1e-5f, two = 2.0f, table[6] = {10, 11, 20, 21, 30, 31};
+    memcpy(blob + 0, axes_last, 8);
+    memcpy(blob + 8, &eps, 4);
+    memcpy(blob + 12, &two, 4);
+    memcpy(blob + 16, table, 24);
+    memcpy(blob + 40, idx0, 8);
+    memcpy(blob + 48, perm, 16);
+    memcpy(blob + 64, sl, 32);
+    ir b;
+    ir_begin(&b, "ops");
+    int x = ir_param(&b, "x", "f32", "2,4", "FP32");
+    int ids = ir_param(&b, "ids", "i32", "?", "I32");
+    int cache = ir_param(&b, "cache", "f32", "4,2", "FP32");
+    int upd = ir_param(&b, "upd", "f32", "1,2", "FP32");
+    int pos = ir_param(&b, "pos", "i64", "1", "I64");
+    int cax = ir_const(&b, "axes", "i64", "1", 0, 8, "I64");
+    int ceps = ir_const(&b, "eps", "f32", "", 8, 4, "FP32");
+    int ctwo = ir_const(&b, "two", "f32", "", 12, 4, "FP32");
+    int sq = ir_op(&b, "Power", "opset1", NULL, 2, (src[]){S(x), S(ctwo)}, 1, "FP32", NULL);
+    int mean = ir_op(&b, "ReduceMean", "opset1", "keep_dims=\"true\"", 2, (src[]){S(sq), S(cax)}, 1, "FP32", NULL);
+    int ad = ir_op(&b, "Add", "opset1", NULL, 2, (src[]){S(mean), S(ceps)}, 1, "FP32", NULL);
+    int rt = ir_op(&b, "Sqrt", "opset1", NULL, 1, (src[]){S(ad)}, 1, "FP32", NULL);
+    int rms = ir_op(&b, "Divide", "opset1", NULL, 2, (src[]){S(x), S(rt)}, 1, "FP32", "rms");
+    ir_result(&b, S(rms));
+    int sm = ir_op(&b, "Softmax", "opset8", "axis=\"-1\"", 1, (src[]){S(x)}, 1, "FP32", "sm");
+    ir_result(&b, S(sm));
+    int ctab = ir_const(&b, "table", "f32", "3,2", 16, 24, "FP32");
+    int cax0 = ir_const(&b, "axis0", "i64", "", 40, 8, "I64");
+    int ga = ir_op(&b, "Gather", "opset8", "batch_dims=\"0\"", 3, (src[]){S(ctab), S(ids), S(cax0)}, 1, "FP32", "emb");
+    ir_result(&b, S(ga));
+    int sc = ir_op(&b, "ScatterUpdate", "opset3", NULL, 4, (src[]){S(cache), S(pos), S(upd), S(cax0)}, 1, "FP32", "cache_out");
+    ir_result(&b, S(sc));
+    int cperm = ir_const(&b, "perm", "i64", "2", 48, 16, "I64");
+    int cst = ir_const(&b, "start", "i64", "1", 64, 8, "I64");
+    int csp = ir_const(&b, "stop", "i64", "1", 72, 8, "I64");
+    int cstep = ir_const(&b, "step", "i64", "1", 80, 8, "I64");
+    int caxs = ir_const(&b, "saxes", "i64", "1", 88, 8, "I64");
+    int sli = ir_op(&b, "Slice", "opset8", NULL, 5, (src[]){S(x), S(cst), S(csp), S(cstep), S(caxs)}, 1, "FP32", NULL);
+    int tr = ir_op(&b, "Transpose", "opset1", NULL, 2, (src[]){S(sli), S(cperm)}, 1, "FP32", NULL);
+    int cc = ir_op(&b, "Concat", "opset1", "axis=\"0\"", 2, (src[]){S(tr), S(tr)}, 1, "FP32", "cat");
+    ir_result(&b, S(cc));
+    ov_status_e st;
+    ov_model_t* m = read(ir_end(&b), blob, 96, &st);
+    EXPECT(st == OK, "read ops IR: %s", err());
+    if (!m) return;
+    size_t nin = 0, nout = 0;
+    ov_model_inputs_size(m, &nin);
+    ov_model_outputs_size(m, &nout);
+    EXPECT(nin == 5 && nout == 5, "ports %zu/%zu", nin, nout);
+    ov_compiled_model_t* cm = NULL;
+    EXPECT(ov_core_compile_model(core, m, "CPU", 0, &cm) == OK, "compile: %s", err());
+    ov_model_free(m);
+    ov_infer_request_t* r = NULL;
+    ov_compiled_model_create_infer_request(cm, &r);
+    float xv[8] = {1, 2, 3, 4, -1, 0, 1, 2}, cachev[8] = {0}, updv[2] = {7, 8};
+    int32_t idv[3] = {2, 0, -1};
+    int64_t posv[1] = {2};
+    ov_tensor_t* tx = host_tensor(T_F32, 2, (int64_t[]){2, 4}, xv);
+    ov_tensor_t* tid = host_tensor(T_I32, 1, (int64_t[]){3}, idv);
+    ov_tensor_t* tc = host_tensor(T_F32, 2, (int64_t[]){4, 2}, cachev);
+    ov_tensor_t* tu = host_tensor(T_F32, 2, (int64_t[]){1, 2}, updv);
+    ov_tensor_t* tp = host_tensor(T_I64, 1, (int64_t[]){1}, posv);
+    EXPECT(ov_infer_request_set_tensor(r, "x", tx) == OK && ov_infer_request_set_tensor(r, "ids", tid) == OK &&
+               ov_infer_request_set_tensor(r, "cache", tc) == OK && ov_infer_request_set_tensor(r, "upd", tu) == OK &&
+               ov_infer_request_set_tensor(r, "pos", tp) == OK,
+           "bind by name: %s", err());
+    /* the KV result written in place over the cache input, as ggml-openvino binds it */
+    EXPECT(ov_infer_request_set_tensor(r, "cache_out", tc) == OK, "bind cache_out: %s", err());
+    EXPECT(ov_infer_request_infer(r) == OK, "infer: %s", err());
+    ov_tensor_t* o = NULL;
+    float* d = NULL;
+    ov_infer_request_get_tensor(r, "rms", &o);
+    ov_tensor_data(o, (void**)&d);
+    for (int row = 0; row < 2; row++) {
+        double s = 0;
+        for (int k = 0; k < 4; k++) s += xv[row * 4 + k] * xv[row * 4 + k];
+        double inv = 1 / sqrt(s / 4 + 1e-5);
+        for (int k = 0; k < 4; k++) EXPECT(close_to(d[row * 4 + k], (float)(xv[row * 4 + k] * inv), 1e-6f), "rms[%d,%d]", row, k);
+    }
+    ov_tensor_free(o);
+    ov_infer_request_get_tensor(r, "sm", &o);
+    ov_tensor_data(o, (void**)&d);
+    double e0 = exp(1 - 4.0), s0 = exp(-3.0) + exp(-2.0) + exp(-1.0) + 1;
+    EXPECT(close_to(d[0], (float)(e0 / s0), 1e-6f) && close_to(d[3], (float)(1 / s0), 1e-6f), "softmax %g %g", d[0], d[3]);
+    ov_tensor_free(o);
+    ov_infer_request_get_tensor(r, "emb", &o);
+    ov_tensor_data(o, (void**)&d);
+    ov_shape_t es;
+    ov_tensor_get_shape(o, &es);
+    EXPECT(es.rank == 2 && es.dims[0] == 3 && es.dims[1] == 2, "gather shape");
+    ov_shape_free(&es);
+    EXPECT(d[0] == 30 && d[1] == 31 && d[2] == 10 && d[4] == 30 && d[5] == 31, "gather (negative index -1 = last row)");
+    ov_tensor_free(o);
+    EXPECT(cachev[4] == 7 && cachev[5] == 8 && cachev[0] == 0 && cachev[7] == 0, "scatter into the cache in place");
+    ov_infer_request_get_tensor(r, "cat", &o);
+    ov_tensor_data(o, (void**)&d);
+    /* x[:,1:3] = [[2,3],[0,1]] -> transposed [[2,0],[3,1]] -> concatenated twice on axis 0 */
+    float want[8] = {2, 0, 3, 1, 2, 0, 3, 1};
+    for (int i = 0; i < 8; i++) EXPECT(d[i] == want[i], "cat[%d] = %g want %g", i, d[i], want[i]);
+    ov_tensor_free(o);
+    ov_tensor_free(tx);
+    ov_tensor_free(tid);
+    ov_tensor_free(tc);
+    ov_tensor_free(tu);
+    ov_tensor_free(tp);
+    ov_infer_request_free(r);
+    ov_compiled_model_free(cm);
+}
+
+static void test_faults(void) {
+    ir b;
+    ov_status_e st;
+    ov_model_t* m = read(matmul_add_ir(&b), blob76, 76, &st);
+    ov_compiled_model_t* cm = NULL;
+    EXPECT(ovdouble_set("fail", "compile:2") == 0, "set fail");
+    EXPECT(ov_core_compile_model(core, m, "CPU", 0, &cm) == OK, "1st compile passes");
+    ov_compiled_model_free(cm);
+    EXPECT(ov_core_compile_model(core, m, "CPU", 0, &cm) == GENERAL_ERROR, "2nd compile fails");
+    EXPECT(strstr(err(), "injected failure at compile (call 2)") != NULL, "msg: %s", lasterr);
+    EXPECT(ov_core_compile_model(core, m, "CPU", 0, &cm) == OK, "3rd compile passes");
+    ovdouble_set("fail", "infer,alloc:1");
+    ov_shape_t s;
+    ov_shape_create(1, (int64_t[]){4}, &s);
+    ov_tensor_t* t = NULL;
+    EXPECT(ov_tensor_create(T_F32, s, &t) == UNKNOW_EXCEPTION, "alloc fault");
+    EXPECT(strstr(err(), "bad_alloc") != NULL, "msg: %s", lasterr);
+    ov_shape_free(&s);
+    ov_infer_request_t* r = NULL;
+    ov_compiled_model_create_infer_request(cm, &r);
+    float x[4] = {1, 1, 1, 1}, y[3] = {-1, -1, -1};
+    ov_tensor_t* tx = host_tensor(T_F32, 2, (int64_t[]){1, 4}, x);
+    ov_tensor_t* ty = host_tensor(T_F32, 2, (int64_t[]){1, 3}, y);
+    ov_infer_request_set_input_tensor_by_index(r, 0, tx);
+    ov_infer_request_set_output_tensor_by_index(r, 0, ty);
+    EXPECT(ov_infer_request_infer(r) == GENERAL_ERROR && y[0] == -1, "infer fault leaves the output");
+    ovdouble_set("fail", "");
+    EXPECT(ov_infer_request_infer(r) == OK && y[0] == 6.5f, "infer after the fault: %s", err());
+    EXPECT(ovdouble_set("fail", "bogus") == -2, "unknown fault point rejected");
+    EXPECT(ovdouble_set("nope", "1") == -1, "unknown knob rejected");
+    EXPECT(ovdouble_stat("calls.ov_infer_request_infer") >= 2, "call counter");
+    EXPECT(ovdouble_stat("errors.ov_infer_request_infer") >= 1, "error counter");
+    EXPECT(ovdouble_time_ns() > 0, "time inside the double");
+    ov_tensor_free(tx);
+    ov_tensor_free(ty);
+    ov_infer_request_free(r);
+    ov_compiled_model_free(cm);
+    ov_model_free(m);
+}
+
+int main(void) {
+    EXPECT(ov_core_create(&core) == OK, "core");
+    test_versions();
+    test_matmul_add();
+    test_invalid();
+    test_binding();
+    test_decompression();
+    test_ops();
+    test_faults();
+    ov_core_free(core);
+    static const char* live[] = {"live.core", "live.model", "live.compiled_model", "live.infer_request",
+                                 "live.tensor", "live.port", "live.string", "live.shape", "live.bytes"};
+    for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+        EXPECT(ovdouble_stat(live[i]) == 0, "%s = %lld at exit", live[i], (long long)ovdouble_stat(live[i]));
+    printf("ovdouble selftest: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
