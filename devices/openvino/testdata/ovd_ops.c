@@ -1675,6 +1675,413 @@ static int exec_cumsum(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
     return 0;
 }
 
+/* ---- ScaledDotProductAttention-13 (Q, K, V, [attn_mask], [scale]) ---- */
+static int parse_sdpa(ovd_node* n) { return ovd_attr_bool(n, "causal", 0, &n->b[0]); }
+
+static int infer_sdpa(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    const ovd_pshape *q = &in[0].ps, *k = &in[1].ps, *v = &in[2].ps;
+    if (!ovd_type_is_float(in[0].t) || in[1].t != in[0].t || in[2].t != in[0].t)
+        return NODE_ERR(n, "Query, key and value must have the same floating-point element type (%s, %s, %s)",
+                        ovd_type_name(in[0].t), ovd_type_name(in[1].t), ovd_type_name(in[2].t));
+    if (n->nin > 3 && in[3].t != T_BOOL && in[3].t != in[0].t)
+        return NODE_ERR(n, "Mask input must be boolean or of the query type, got %s", ovd_type_name(in[3].t));
+    if (n->nin > 4 && (in[4].t != in[0].t || in[4].ps.rank > 1))
+        return NODE_ERR(n, "Scale input must be a scalar of the query type");
+    ot[0] = in[0].t;
+    if (q->rank < 0 || k->rank < 0 || v->rank < 0) {
+        *os = dynrank();
+        return 0;
+    }
+    if (q->rank < 2 || k->rank != q->rank || v->rank != q->rank)
+        return NODE_ERR(n, "Query, key and value must have the same rank >= 2: %s %s %s", pstr(q), pstr(k), pstr(v));
+    int r = q->rank;
+    int64_t eq = q->d[r - 1], ek = k->d[r - 1];
+    if (eq >= 0 && ek >= 0 && eq != ek) return NODE_ERR(n, "Query and key embedding sizes differ: %s vs %s", pstr(q), pstr(k));
+    int64_t sk = k->d[r - 2], sv = v->d[r - 2];
+    if (sk >= 0 && sv >= 0 && sk != sv) return NODE_ERR(n, "Key and value sequence lengths differ: %s vs %s", pstr(k), pstr(v));
+    ovd_pshape bq = *q, bk = *k, bv = *v, t, b;
+    bq.rank = bk.rank = bv.rank = r - 2;
+    if (bcast2(n, &bq, &bk, &t) || bcast2(n, &t, &bv, &b)) return -1;
+    *os = b;
+    os->rank = r;
+    os->d[r - 2] = q->d[r - 2];
+    os->d[r - 1] = v->d[r - 1];
+    return 0;
+}
+
+static int exec_sdpa(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val *Q = in[0], *K = in[1], *V = in[2];
+    const ovd_val* M = n->nin > 3 && !n->b[0] ? in[3] : NULL;
+    ovd_val* O = out[0];
+    int r = Q->shape.rank;
+    int64_t L = Q->shape.d[r - 2], E = Q->shape.d[r - 1], S = K->shape.d[r - 2], Ev = V->shape.d[r - 1];
+    double scale = n->nin > 4 ? ovd_val_get(in[4], 0) : 1.0 / sqrt((double)E);
+    ovd_pshape bq = Q->shape, bk = K->shape, bv = V->shape, bo = O->shape;
+    bq.rank = bk.rank = bv.rank = bo.rank = r - 2;
+    /* the mask broadcasts to [batch..., L, S] */
+    ovd_pshape ms = {0}, full = bo;
+    full.rank = r;
+    full.d[r - 2] = L;
+    full.d[r - 1] = S;
+    int64_t mst[OVD_MAXR] = {0};
+    if (M) {
+        ms = M->shape;
+        if (ms.rank > r) return NODE_ERR(n, "Mask rank %d is above the query rank %d", ms.rank, r);
+        ovd_pshape chk;
+        if (bcast2(n, &ms, &full, &chk)) return -1;
+        bstrides(&ms, &full, mst);
+    }
+    const ovd_pshape* ss[3] = {&bq, &bk, &bv};
+    nditer it;
+    it_init(&it, &bo, 3, ss);
+    int64_t nb = ovd_ps_numel(&bo);
+    double* w = malloc(sizeof(double) * (size_t)(S ? S : 1));
+    int64_t bidx[OVD_MAXR] = {0};
+    for (int64_t bi = 0; bi < nb; bi++, it_next(&it)) {
+        const float* q = F(Q) + it.off[0] * L * E;
+        const float* k = F(K) + it.off[1] * S * E;
+        const float* v = F(V) + it.off[2] * S * Ev;
+        float* o = F(O) + bi * L * Ev;
+        int64_t moff = 0;
+        for (int d = 0; d < r - 2; d++) moff += bidx[d] * mst[d];
+        for (int64_t l = 0; l < L; l++) {
+            double mx = -INFINITY;
+            for (int64_t s2 = 0; s2 < S; s2++) {
+                double acc = 0;
+                for (int64_t e = 0; e < E; e++) acc += (double)q[l * E + e] * k[s2 * E + e];
+                acc *= scale;
+                if (n->b[0] && s2 > l) acc = -INFINITY;
+                if (M) {
+                    int64_t mi = moff + l * mst[r - 2] + s2 * mst[r - 1];
+                    if (M->type == T_BOOL) {
+                        if (!I(M)[mi]) acc = -INFINITY;
+                    } else
+                        acc += F(M)[mi];
+                }
+                w[s2] = acc;
+                if (acc > mx) mx = acc;
+            }
+            double sum = 0;
+            for (int64_t s2 = 0; s2 < S; s2++) {
+                w[s2] = mx == -INFINITY ? 0 : exp(w[s2] - mx);
+                sum += w[s2];
+            }
+            for (int64_t e = 0; e < Ev; e++) {
+                double acc = 0;
+                for (int64_t s2 = 0; s2 < S; s2++) acc += w[s2] * v[s2 * Ev + e];
+                o[l * Ev + e] = sum > 0 ? (float)(acc / sum) : NAN;
+            }
+        }
+        for (int d = r - 3; d >= 0; d--) {
+            if (++bidx[d] < bo.d[d]) break;
+            bidx[d] = 0;
+        }
+    }
+    free(w);
+    return 0;
+}
+
+/* ---- TopK-1/3/11 (data, k) -> values, indices ---- */
+static int parse_topk(ovd_node* n) {
+    if (ovd_attr_int(n, "axis", 0, true, &n->iv[0])) return -1;
+    const char* m = ovd_attr_get(n, "mode");
+    const char* so = ovd_attr_get(n, "sort");
+    if (!m) return ovd_err("TopK layer %s is missing mandatory attribute: mode", n->name);
+    if (strcasecmp(m, "max") == 0) n->iv[1] = 0;
+    else if (strcasecmp(m, "min") == 0) n->iv[1] = 1;
+    else return NODE_ERR(n, "Invalid mode '%s' (max, min)", m);
+    n->iv[2] = 0;
+    if (so) {
+        if (strcasecmp(so, "value") == 0) n->iv[2] = 0;
+        else if (strcasecmp(so, "index") == 0) n->iv[2] = 1;
+        else if (strcasecmp(so, "none") == 0) n->iv[2] = 2;
+        else return NODE_ERR(n, "Invalid sort '%s' (value, index, none)", so);
+    }
+    n->et = T_I32;
+    const char* it = ovd_attr_get(n, "index_element_type");
+    if (it && n->ver >= 3 && (ovd_type_from_str(it, &n->et) || (n->et != T_I32 && n->et != T_I64)))
+        return NODE_ERR(n, "index_element_type must be i32 or i64, got %s", it);
+    return ovd_attr_bool(n, "stable", 0, &n->b[0]);
+}
+
+static int infer_topk(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    if (!is_int_input(&in[1])) return NODE_ERR(n, "K input must be of an integral type, got %s", ovd_type_name(in[1].t));
+    if (in[1].ps.rank > 0 && !(in[1].ps.rank == 1 && in[1].ps.d[0] == 1)) return NODE_ERR(n, "K input must be a scalar");
+    ot[0] = in[0].t;
+    ot[1] = n->et;
+    os[0] = os[1] = in[0].ps;
+    if (in[0].ps.rank < 0) return 0;
+    if (in[0].ps.rank == 0) return NODE_ERR(n, "TopK needs a non-scalar input");
+    int64_t ax;
+    if (norm_axis(n, n->iv[0], in[0].ps.rank, &ax)) return -1;
+    int64_t k[1];
+    int64_t kv = known_list(&in[1], k, 1) == 1 ? k[0] : -1;
+    if (kv < -1 || (in[1].v && kv < 0)) return NODE_ERR(n, "K must be non-negative, got %" PRId64, kv);
+    int64_t dim = in[0].ps.d[ax];
+    if (kv >= 0 && dim >= 0 && kv > dim && n->ver < 3) return NODE_ERR(n, "K %" PRId64 " exceeds the dimension %" PRId64, kv, dim);
+    os[0].d[ax] = os[1].d[ax] = kv < 0 ? -1 : (dim >= 0 && kv > dim ? dim : kv);
+    return 0;
+}
+
+typedef struct {
+    double v;
+    int64_t i;
+} kv_pair;
+static int topk_max(const void* a, const void* b) {
+    const kv_pair *x = a, *y = b;
+    if (x->v != y->v) return x->v > y->v ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+static int topk_min(const void* a, const void* b) {
+    const kv_pair *x = a, *y = b;
+    if (x->v != y->v) return x->v < y->v ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+static int by_index(const void* a, const void* b) {
+    const kv_pair *x = a, *y = b;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int exec_topk(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val* a = in[0];
+    int64_t ax;
+    norm_axis(n, n->iv[0], a->shape.rank, &ax);
+    int64_t outer = numel_of(&a->shape, 0, (int)ax), D = a->shape.d[ax], inner = numel_of(&a->shape, (int)ax + 1, a->shape.rank);
+    int64_t K = out[0]->shape.d[ax];
+    kv_pair* p = malloc(sizeof(kv_pair) * (size_t)(D ? D : 1));
+    bool fl = ovd_type_is_float(a->type);
+    for (int64_t q = 0; q < outer; q++)
+        for (int64_t i = 0; i < inner; i++) {
+            for (int64_t d = 0; d < D; d++) {
+                int64_t s2 = (q * D + d) * inner + i;
+                p[d].v = fl ? F(a)[s2] : (double)I(a)[s2];
+                p[d].i = d;
+            }
+            /* ties keep the lower index first, which is also the stable order */
+            qsort(p, (size_t)D, sizeof *p, n->iv[1] ? topk_min : topk_max);
+            if (n->iv[2] == 1) qsort(p, (size_t)K, sizeof *p, by_index);
+            for (int64_t k = 0; k < K; k++) {
+                int64_t d = (q * K + k) * inner + i;
+                if (fl) F(out[0])[d] = (float)p[k].v;
+                else I(out[0])[d] = (int64_t)p[k].v;
+                I(out[1])[d] = p[k].i;
+            }
+        }
+    free(p);
+    return 0;
+}
+
+/* ---- Pad-1/12 (data, pads_begin, pads_end, [pad_value]) ---- */
+static int parse_pad(ovd_node* n) {
+    const char* m = ovd_attr_get(n, "pad_mode");
+    n->iv[0] = 0;
+    if (m) {
+        static const char* names[] = {"constant", "edge", "reflect", "symmetric"};
+        n->iv[0] = -1;
+        for (int i = 0; i < 4; i++)
+            if (strcasecmp(m, names[i]) == 0) n->iv[0] = i;
+        if (n->iv[0] < 0) return NODE_ERR(n, "Invalid pad_mode '%s'", m);
+    }
+    if (n->iv[0] != 0 && n->nin == 4) return NODE_ERR(n, "pad_value is only allowed in constant mode");
+    return 0;
+}
+
+static int pad_amounts(const ovd_node* n, const ovd_in* in, int rank, int64_t* pb, int64_t* pe, int* known) {
+    if (!is_int_input(&in[1]) || !is_int_input(&in[2])) return NODE_ERR(n, "pads_begin and pads_end must be integral");
+    if (n->nin == 4 && (in[3].t != in[0].t || in[3].ps.rank > 0)) return NODE_ERR(n, "pad_value must be a scalar of the data type");
+    int kb = known_list(&in[1], pb, OVD_MAXR), ke = known_list(&in[2], pe, OVD_MAXR);
+    *known = kb >= 0 && ke >= 0 && rank >= 0;
+    if (!*known) return 0;
+    if (kb != rank || ke != rank) return NODE_ERR(n, "pads_begin/pads_end must have %d elements (got %d, %d)", rank, kb, ke);
+    for (int i = 0; i < rank; i++)
+        if (n->ver < 12 && (pb[i] < 0 || pe[i] < 0)) return NODE_ERR(n, "Pad-1 pads must be non-negative");
+    return 0;
+}
+
+static int infer_pad(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    ot[0] = in[0].t;
+    int64_t pb[OVD_MAXR], pe[OVD_MAXR];
+    int known;
+    if (pad_amounts(n, in, in[0].ps.rank, pb, pe, &known)) return -1;
+    *os = in[0].ps;
+    for (int i = 0; i < os->rank; i++) {
+        if (!known || os->d[i] < 0) {
+            os->d[i] = -1;
+            continue;
+        }
+        int64_t d = os->d[i], o = d + pb[i] + pe[i];
+        if (o < 0) return NODE_ERR(n, "Pads produce a negative dimension at axis %d", i);
+        if (n->iv[0] >= 2 && (pb[i] > d - (n->iv[0] == 2) || pe[i] > d - (n->iv[0] == 2)))
+            return NODE_ERR(n, "Pads for reflect/symmetric mode are too large for dimension %" PRId64 " at axis %d", d, i);
+        os->d[i] = o;
+    }
+    return 0;
+}
+
+static int exec_pad(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val* a = in[0];
+    ovd_val* o = out[0];
+    int64_t pb[OVD_MAXR], pe[OVD_MAXR];
+    int known;
+    ovd_in tmp[4];
+    for (int i = 0; i < n->nin; i++) tmp[i] = (ovd_in){in[i]->type, in[i]->shape, in[i]};
+    if (pad_amounts(n, tmp, a->shape.rank, pb, pe, &known)) return -1;
+    int r = a->shape.rank;
+    int64_t st[OVD_MAXR], acc = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= a->shape.d[i];
+    }
+    size_t es = ovd_val_esize(a->type);
+    bool fl = ovd_type_is_float(a->type);
+    int64_t idx[OVD_MAXR] = {0};
+    for (int64_t i = 0; i < o->n; i++) {
+        int64_t off = 0;
+        bool outside = false;
+        for (int d = 0; d < r && !outside; d++) {
+            int64_t D = a->shape.d[d], s2 = idx[d] - pb[d];
+            if (s2 < 0 || s2 >= D) {
+                switch (n->iv[0]) {
+                case 0: outside = true; break;
+                case 1: s2 = s2 < 0 ? 0 : D - 1; break;
+                case 2: s2 = s2 < 0 ? -s2 : 2 * (D - 1) - s2; break;
+                case 3: s2 = s2 < 0 ? -s2 - 1 : 2 * D - 1 - s2; break;
+                }
+            }
+            off += s2 * st[d];
+        }
+        if (outside) {
+            if (fl) F(o)[i] = n->nin == 4 ? F(in[3])[0] : 0;
+            else I(o)[i] = n->nin == 4 ? I(in[3])[0] : 0;
+        } else
+            memcpy((char*)o->data + i * es, (const char*)a->data + off * es, es);
+        for (int d = r - 1; d >= 0; d--) {
+            if (++idx[d] < o->shape.d[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return 0;
+}
+
+/* ---- GroupConvolution-1 (data [N, C, spatial...], filters [G, Cout/G, Cin/G, kernel...]) ---- */
+static int parse_gconv(ovd_node* n) {
+    static const char* names[4] = {"strides", "pads_begin", "pads_end", "dilations"};
+    for (int i = 0; i < 4; i++)
+        if (ovd_attr_list(n, names[i], i != 1 && i != 2 ? true : false, &n->lists[i], &n->nlists[i])) return -1;
+    const char* ap = ovd_attr_get(n, "auto_pad");
+    n->iv[0] = 0; /* explicit */
+    if (ap) {
+        if (strcasecmp(ap, "explicit") == 0 || strcasecmp(ap, "notset") == 0) n->iv[0] = 0;
+        else if (strcasecmp(ap, "valid") == 0) n->iv[0] = 1;
+        else if (strcasecmp(ap, "same_upper") == 0) n->iv[0] = 2;
+        else if (strcasecmp(ap, "same_lower") == 0) n->iv[0] = 3;
+        else return NODE_ERR(n, "Invalid auto_pad '%s'", ap);
+    }
+    if (n->iv[0] == 0 && (!ovd_attr_get(n, "pads_begin") || !ovd_attr_get(n, "pads_end")))
+        return ovd_err("GroupConvolution layer %s is missing mandatory attribute: pads_begin/pads_end", n->name);
+    return 0;
+}
+
+/* output spatial sizes and the effective begin pads */
+static int gconv_geom(const ovd_node* n, const ovd_pshape* x, const ovd_pshape* f, int64_t* osz, int64_t* pbeg) {
+    int sp = x->rank - 2;
+    if (n->nlists[0] != sp || n->nlists[3] != sp || (n->iv[0] == 0 && (n->nlists[1] != sp || n->nlists[2] != sp)))
+        return NODE_ERR(n, "strides/dilations/pads must have %d values", sp);
+    for (int i = 0; i < sp; i++) {
+        int64_t in = x->d[2 + i], k = f->d[3 + i], s2 = n->lists[0][i], dl = n->lists[3][i];
+        if (s2 <= 0 || dl <= 0) return NODE_ERR(n, "strides and dilations must be positive");
+        int64_t ek = (k - 1) * dl + 1;
+        int64_t b = 0, e = 0;
+        if (n->iv[0] == 0) {
+            b = n->lists[1][i];
+            e = n->lists[2][i];
+        } else if (n->iv[0] >= 2 && in >= 0) {
+            int64_t o = (in + s2 - 1) / s2, tot = (o - 1) * s2 + ek - in;
+            if (tot < 0) tot = 0;
+            b = n->iv[0] == 2 ? tot / 2 : tot - tot / 2;
+            e = tot - b;
+        }
+        pbeg[i] = b;
+        if (in < 0 || k < 0) {
+            osz[i] = -1;
+            continue;
+        }
+        int64_t o = (in + b + e - ek) / s2 + 1;
+        if (in + b + e < ek) return NODE_ERR(n, "Kernel after dilation is larger than the padded input at spatial axis %d", i);
+        osz[i] = o;
+    }
+    return 0;
+}
+
+static int infer_gconv(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    if (in[0].t != in[1].t || !ovd_type_is_float(in[0].t))
+        return NODE_ERR(n, "Element types of data and filters must be equal floating types (%s, %s)", ovd_type_name(in[0].t), ovd_type_name(in[1].t));
+    ot[0] = in[0].t;
+    const ovd_pshape *x = &in[0].ps, *f = &in[1].ps;
+    if (x->rank < 0 || f->rank < 0) {
+        *os = dynrank();
+        return 0;
+    }
+    if (x->rank < 3 || x->rank > 5 || f->rank != x->rank + 1)
+        return NODE_ERR(n, "Data rank %d (3..5) and filter rank %d (data rank + 1) are inconsistent", x->rank, f->rank);
+    int64_t G = f->d[0], cin = x->d[1];
+    if (G >= 0 && f->d[2] >= 0 && cin >= 0 && G * f->d[2] != cin)
+        return NODE_ERR(n, "Input channels %" PRId64 " must equal groups %" PRId64 " x filter input channels %" PRId64, cin, G, f->d[2]);
+    int64_t osz[3], pbeg[3];
+    if (gconv_geom(n, x, f, osz, pbeg)) return -1;
+    os->rank = x->rank;
+    os->d[0] = x->d[0];
+    os->d[1] = G >= 0 && f->d[1] >= 0 ? G * f->d[1] : -1;
+    for (int i = 0; i < x->rank - 2; i++) os->d[2 + i] = osz[i];
+    return 0;
+}
+
+static int exec_gconv(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val *X = in[0], *W = in[1];
+    ovd_val* O = out[0];
+    int sp = X->shape.rank - 2;
+    int64_t osz[3], pbeg[3];
+    if (gconv_geom(n, &X->shape, &W->shape, osz, pbeg)) return -1;
+    int64_t N = X->shape.d[0], G = W->shape.d[0], CO = W->shape.d[1], CI = W->shape.d[2];
+    int64_t isz[3] = {1, 1, 1}, ksz[3] = {1, 1, 1}, os3[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
+    for (int i = 0; i < sp; i++) {
+        isz[i] = X->shape.d[2 + i];
+        ksz[i] = W->shape.d[3 + i];
+        os3[i] = osz[i];
+        st[i] = n->lists[0][i];
+        dl[i] = n->lists[3][i];
+        pb[i] = pbeg[i];
+    }
+    int64_t iplane = isz[0] * isz[1] * isz[2], kplane = ksz[0] * ksz[1] * ksz[2], oplane = os3[0] * os3[1] * os3[2];
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t co = 0; co < CO; co++)
+                for (int64_t o0 = 0; o0 < os3[0]; o0++)
+                    for (int64_t o1 = 0; o1 < os3[1]; o1++)
+                        for (int64_t o2 = 0; o2 < os3[2]; o2++) {
+                            double acc = 0;
+                            for (int64_t ci = 0; ci < CI; ci++) {
+                                const float* xp = F(X) + (b * G * CI + g * CI + ci) * iplane;
+                                const float* wp = F(W) + ((g * CO + co) * CI + ci) * kplane;
+                                for (int64_t k0 = 0; k0 < ksz[0]; k0++) {
+                                    int64_t i0 = o0 * st[0] + k0 * dl[0] - pb[0];
+                                    if (i0 < 0 || i0 >= isz[0]) continue;
+                                    for (int64_t k1 = 0; k1 < ksz[1]; k1++) {
+                                        int64_t i1 = o1 * st[1] + k1 * dl[1] - pb[1];
+                                        if (i1 < 0 || i1 >= isz[1]) continue;
+                                        for (int64_t k2 = 0; k2 < ksz[2]; k2++) {
+                                            int64_t i2 = o2 * st[2] + k2 * dl[2] - pb[2];
+                                            if (i2 < 0 || i2 >= isz[2]) continue;
+                                            acc += (double)xp[(i0 * isz[1] + i1) * isz[2] + i2] * wp[(k0 * ksz[1] + k1) * ksz[2] + k2];
+                                        }
+                                    }
+                                }
+                            }
+                            F(O)[((b * G + g) * CO + co) * oplane + (o0 * os3[1] + o1) * os3[2] + o2] = (float)acc;
+                        }
+    return 0;
+}
+
 /* ---- the op table: (name, first opset, class version) ---- */
 #define OP(name, opset, ver, code, parse, infer, exec, nmin, nmax, nout, alias) \
     {name, opset, ver, code, parse, infer, exec, nmin, nmax, nout, alias}
@@ -1728,6 +2135,13 @@ static const ovd_opdef ops[] = {
     OP("ShapeOf", 1, 0, 0, parse_shapeof, infer_shapeof, exec_shapeof, 1, 1, 1, 0),
     OP("ShapeOf", 3, 3, 0, parse_shapeof, infer_shapeof, exec_shapeof, 1, 1, 1, 0),
     OP("CumSum", 3, 0, 0, parse_cumsum, infer_cumsum, exec_cumsum, 1, 2, 1, 0),
+    OP("ScaledDotProductAttention", 13, 13, 0, parse_sdpa, infer_sdpa, exec_sdpa, 3, 5, 1, 0),
+    OP("TopK", 1, 1, 0, parse_topk, infer_topk, exec_topk, 2, 2, 2, 0),
+    OP("TopK", 3, 3, 0, parse_topk, infer_topk, exec_topk, 2, 2, 2, 0),
+    OP("TopK", 11, 11, 0, parse_topk, infer_topk, exec_topk, 2, 2, 2, 0),
+    OP("Pad", 1, 1, 0, parse_pad, infer_pad, exec_pad, 3, 4, 1, 0),
+    OP("Pad", 12, 12, 0, parse_pad, infer_pad, exec_pad, 3, 4, 1, 0),
+    OP("GroupConvolution", 1, 1, 0, parse_gconv, infer_gconv, exec_gconv, 2, 2, 1, 0),
 };
 
 static const char* canonical(const char* type) {

@@ -624,6 +624,104 @@ static void test_ops(void) {
     ov_compiled_model_free(cm);
 }
 
+/* SDPA with a float mask, TopK (ARGSORT-style), Pad reflect, depthwise GroupConvolution (SSM_CONV-style) */
+static void test_ops2(void) {
+    static uint8_t blob[256];
+    memset(blob, 0, sizeof blob);
+    int64_t k3[1] = {3}, pbv[2] = {0, 2}, pev[2] = {0, 1};
+    float wconv[6] = {1, 0, -1, 0.5f, 0.5f, 0.5f}; /* [G=2, 1, 1, 3] */
+    memcpy(blob, k3, 8);
+    memcpy(blob + 8, pbv, 16);
+    memcpy(blob + 24, pev, 16);
+    memcpy(blob + 40, wconv, 24);
+    ir b;
+    ir_begin(&b, "ops2");
+    int q = ir_param(&b, "q", "f32", "1,2,4", "FP32");
+    int k = ir_param(&b, "k", "f32", "1,3,4", "FP32");
+    int v = ir_param(&b, "v", "f32", "1,3,2", "FP32");
+    int mask = ir_param(&b, "mask", "f32", "2,3", "FP32");
+    int sd = ir_op(&b, "ScaledDotProductAttention", "opset13", "causal=\"false\"", 4, (src[]){S(q), S(k), S(v), S(mask)}, 1, "FP32", "att");
+    ir_result(&b, S(sd));
+    int d = ir_param(&b, "d", "f32", "5", "FP32");
+    int ck = ir_const(&b, "k3", "i64", "", 0, 8, "I64");
+    int tk = ir_op(&b, "TopK", "opset11", "axis=\"0\" mode=\"max\" sort=\"value\" index_element_type=\"i64\" stable=\"true\"", 2, (src[]){S(d), S(ck)}, 2, "FP32", "topv");
+    ir_result(&b, S(tk));
+    ir_result(&b, (src){tk, 1});
+    int p = ir_param(&b, "p", "f32", "2,3", "FP32");
+    int cpb = ir_const(&b, "pb", "i64", "2", 8, 16, "I64");
+    int cpe = ir_const(&b, "pe", "i64", "2", 24, 16, "I64");
+    int pd = ir_op(&b, "Pad", "opset1", "pad_mode=\"reflect\"", 3, (src[]){S(p), S(cpb), S(cpe)}, 1, "FP32", "pad");
+    ir_result(&b, S(pd));
+    int cx = ir_param(&b, "cx", "f32", "1,2,5", "FP32");
+    int cw = ir_const(&b, "cw", "f32", "2,1,1,3", 40, 24, "FP32");
+    int gc = ir_op(&b, "GroupConvolution", "opset1", "strides=\"1\" pads_begin=\"0\" pads_end=\"0\" dilations=\"1\" auto_pad=\"explicit\"", 2, (src[]){S(cx), S(cw)}, 1, "FP32", "conv");
+    ir_result(&b, S(gc));
+    ov_status_e st;
+    ov_model_t* m = read(ir_end(&b), blob, 64, &st);
+    EXPECT(st == OK, "read ops2: %s", err());
+    if (!m) return;
+    ov_compiled_model_t* cm = NULL;
+    EXPECT(ov_core_compile_model(core, m, "CPU", 0, &cm) == OK, "compile: %s", err());
+    ov_model_free(m);
+    ov_infer_request_t* r = NULL;
+    ov_compiled_model_create_infer_request(cm, &r);
+    float qv[8] = {1, 0, 0, 1, 0, 1, 1, 0}, kv[12] = {1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0}, vv[6] = {1, 2, 3, 4, 5, 6};
+    float mv[6] = {0, 0, -INFINITY, 0, -1, 0}, dv[5] = {3, 9, 1, 9, 4}, pv[6] = {1, 2, 3, 4, 5, 6};
+    float cxv[10] = {1, 2, 3, 4, 5, 10, 20, 30, 40, 50};
+    ov_tensor_t* ts[8] = {host_tensor(T_F32, 3, (int64_t[]){1, 2, 4}, qv), host_tensor(T_F32, 3, (int64_t[]){1, 3, 4}, kv),
+                          host_tensor(T_F32, 3, (int64_t[]){1, 3, 2}, vv), host_tensor(T_F32, 2, (int64_t[]){2, 3}, mv),
+                          host_tensor(T_F32, 1, (int64_t[]){5}, dv),       host_tensor(T_F32, 2, (int64_t[]){2, 3}, pv),
+                          host_tensor(T_F32, 3, (int64_t[]){1, 2, 5}, cxv), NULL};
+    for (int i = 0; i < 7; i++) EXPECT(ov_infer_request_set_input_tensor_by_index(r, (size_t)i, ts[i]) == OK, "bind %d: %s", i, err());
+    EXPECT(ov_infer_request_infer(r) == OK, "infer: %s", err());
+    ov_tensor_t* o;
+    float* f;
+    ov_infer_request_get_tensor(r, "att", &o);
+    ov_tensor_data(o, (void**)&f);
+    for (int l = 0; l < 2; l++) {
+        double w[3], sum = 0, mx = -INFINITY;
+        for (int s2 = 0; s2 < 3; s2++) {
+            double a = 0;
+            for (int e = 0; e < 4; e++) a += qv[l * 4 + e] * kv[s2 * 4 + e];
+            w[s2] = a / 2 + mv[l * 3 + s2];
+            if (w[s2] > mx) mx = w[s2];
+        }
+        for (int s2 = 0; s2 < 3; s2++) sum += (w[s2] = exp(w[s2] - mx));
+        for (int e = 0; e < 2; e++) {
+            double want = 0;
+            for (int s2 = 0; s2 < 3; s2++) want += w[s2] / sum * vv[s2 * 2 + e];
+            EXPECT(close_to(f[l * 2 + e], (float)want, 1e-6f), "sdpa[%d,%d] = %g want %g", l, e, f[l * 2 + e], want);
+        }
+    }
+    ov_tensor_free(o);
+    ov_infer_request_get_output_tensor_by_index(r, 1, &o);
+    ov_tensor_data(o, (void**)&f);
+    EXPECT(f[0] == 9 && f[1] == 9 && f[2] == 4, "topk values %g %g %g", f[0], f[1], f[2]);
+    ov_tensor_free(o);
+    int64_t* ix;
+    ov_infer_request_get_output_tensor_by_index(r, 2, &o);
+    ov_tensor_data(o, (void**)&ix);
+    EXPECT(ix[0] == 1 && ix[1] == 3 && ix[2] == 4, "topk indices (stable) %lld %lld %lld", (long long)ix[0], (long long)ix[1], (long long)ix[2]);
+    int et = 0;
+    ov_tensor_get_element_type(o, &et);
+    EXPECT(et == T_I64, "topk index type");
+    ov_tensor_free(o);
+    ov_infer_request_get_tensor(r, "pad", &o);
+    ov_tensor_data(o, (void**)&f);
+    /* row [1,2,3] reflect-padded by 2 before and 1 after: [3,2,1,2,3,2] */
+    float wp[6] = {3, 2, 1, 2, 3, 2};
+    for (int i = 0; i < 6; i++) EXPECT(f[i] == wp[i], "pad[%d] = %g want %g", i, f[i], wp[i]);
+    ov_tensor_free(o);
+    ov_infer_request_get_tensor(r, "conv", &o);
+    ov_tensor_data(o, (void**)&f);
+    float wc[6] = {-2, -2, -2, 30, 45, 60};
+    for (int i = 0; i < 6; i++) EXPECT(close_to(f[i], wc[i], 1e-6f), "conv[%d] = %g want %g", i, f[i], wc[i]);
+    ov_tensor_free(o);
+    for (int i = 0; i < 7; i++) ov_tensor_free(ts[i]);
+    ov_infer_request_free(r);
+    ov_compiled_model_free(cm);
+}
+
 static void test_faults(void) {
     ir b;
     ov_status_e st;
@@ -672,6 +770,7 @@ int main(void) {
     test_binding();
     test_decompression();
     test_ops();
+    test_ops2();
     test_faults();
     ov_core_free(core);
     static const char* live[] = {"live.core", "live.model", "live.compiled_model", "live.infer_request",
