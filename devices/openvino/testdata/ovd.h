@@ -118,7 +118,9 @@ typedef struct ovd_node {
     double fv[2];           /* Clamp min/max, eps */
     int64_t* lists[5];      /* StridedSlice masks etc. */
     int nlists[5];
-    int live;               /* reached from a Result (or a Parameter) */
+    int live;               /* reached from a Result/Assign (or a Parameter) */
+    int ctrl;               /* Assign: the ReadValue of its variable (control dependency), else -1 */
+    char* var;              /* ReadValue/Assign variable_id */
 } ovd_node;
 
 typedef struct ovd_graph {
@@ -170,6 +172,16 @@ int ovd_plan_build(ovd_plan* p, ovd_graph* g, bool fold);
 void ovd_plan_free(ovd_plan* p);
 /* runs the graph: inputs[i] are Parameter values in port types; outputs[j] receives new values */
 int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t* nodes_run);
+
+/* variable states of one infer request (ReadValue/Assign); the executor reads the calling thread's current one */
+typedef struct {
+    int n;
+    char** ids;
+    ovd_val** vals;
+} ovd_state;
+void ovd_state_use(ovd_state* s); /* NULL: none (read time, compile-time folding) */
+ovd_state* ovd_state_current(void);
+void ovd_state_free(ovd_state* s);
 
 /* ---- ops ----------------------------------------------------------------------------------------------- */
 typedef struct {

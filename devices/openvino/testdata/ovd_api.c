@@ -1579,7 +1579,7 @@ struct ov_infer_request {
     bool async_pending;
     ov_callback_t* callback;
     char* async_msg;
-    int64_t last_ns;
+    ovd_state state; /* ReadValue/Assign variables: fresh per request */
 };
 
 OVD_EXPORT ov_status_e ov_compiled_model_create_infer_request(const ov_compiled_model_t* compiled_model,
@@ -1615,6 +1615,7 @@ OVD_EXPORT void ov_infer_request_free(ov_infer_request_t* r) {
         free(r->out);
         free(r->out_owned);
         free(r->async_msg);
+        ovd_state_free(&r->state);
         cm_unref(r->cm);
         free(r);
         ovd_live_add(L_REQUEST, -1);
@@ -1851,7 +1852,19 @@ static int do_infer(ov_infer_request_t* r, int64_t* nodes) {
         }
         ovd_decode(port->type, t->buf->mem, ins[i]->n, ins[i]->data);
     }
-    if (!rc) rc = ovd_plan_run(&r->cm->plan, ins, outs, nodes);
+    /* variables change only if the whole infer succeeds: run on a copy, commit at the end */
+    ovd_state next = {0};
+    for (int i = 0; i < r->state.n; i++) {
+        next.ids = realloc(next.ids, sizeof(char*) * (size_t)(next.n + 1));
+        next.vals = realloc(next.vals, sizeof(ovd_val*) * (size_t)(next.n + 1));
+        next.ids[next.n] = ovd_strdup(r->state.ids[i]);
+        next.vals[next.n++] = ovd_val_ref(r->state.vals[i]);
+    }
+    if (!rc) {
+        ovd_state_use(&next);
+        rc = ovd_plan_run(&r->cm->plan, ins, outs, nodes);
+        ovd_state_use(NULL);
+    }
     /* check every output before writing any, so a failure leaves them all untouched */
     for (int j = 0; j < r->nout && !rc; j++) {
         const ovd_out* port = ovd_graph_out_port(g, j);
@@ -1899,6 +1912,12 @@ static int do_infer(ov_infer_request_t* r, int64_t* nodes) {
             t->shape = outs[j]->shape;
         }
         ovd_encode(port->type, outs[j]->data, outs[j]->n, t->buf->mem);
+    }
+    if (rc)
+        ovd_state_free(&next);
+    else {
+        ovd_state_free(&r->state);
+        r->state = next;
     }
     for (int i = 0; i < r->nin; i++) ovd_val_unref(ins[i]);
     for (int j = 0; j < r->nout; j++) ovd_val_unref(outs[j]);

@@ -247,6 +247,7 @@ static void node_free(ovd_node* n) {
     }
     free(n->out);
     for (int i = 0; i < 5; i++) free(n->lists[i]);
+    free(n->var);
 }
 
 void ovd_graph_unref(ovd_graph* g) {
@@ -428,23 +429,27 @@ static int parse_layer(const ovd_xnode* x, ovd_node* n) {
 
 static int order_graph(ovd_graph* g) {
     int N = g->nnodes;
-    int* color = calloc((size_t)N, sizeof(int));
+    int* color = calloc((size_t)(N > 0 ? N : 1), sizeof(int));
     int* stack = malloc(sizeof(int) * (size_t)N * 2 + 2);
     int* pos = malloc(sizeof(int) * (size_t)N + 1);
     g->order = malloc(sizeof(int) * (size_t)N + 1);
     g->norder = 0;
     int rc = 0;
-    for (int r = 0; r < g->nresults && !rc; r++) {
+    /* roots: every Result and Assign, in XML order */
+    for (int root = 0; root < N && !rc; root++) {
         int sp = 0;
-        if (color[g->results[r]]) continue;
-        stack[sp++] = g->results[r];
-        pos[g->results[r]] = 0;
-        color[g->results[r]] = 1;
+        const char* rn = g->nodes[root].def->name;
+        if (color[root] || (strcmp(rn, "Result") != 0 && strcmp(rn, "Assign") != 0)) continue;
+        stack[sp++] = root;
+        pos[root] = 0;
+        color[root] = 1;
         while (sp && !rc) {
             int v = stack[sp - 1];
             ovd_node* n = &g->nodes[v];
-            if (pos[v] < n->nin) {
-                int u = n->in[pos[v]++].node;
+            int extra = n->ctrl >= 0 ? 1 : 0;
+            if (pos[v] < n->nin + extra) {
+                int u = pos[v] < n->nin ? n->in[pos[v]].node : n->ctrl;
+                pos[v]++;
                 if (color[u] == 1) {
                     rc = ovd_err("Model contains a cycle through layer %s id:%" PRId64, g->nodes[u].name, g->nodes[u].id);
                 } else if (color[u] == 0) {
@@ -541,7 +546,9 @@ static int infer_node(ovd_graph* g, ovd_node* n) {
         n->out[0].known = v;
         return 0;
     }
-    if (!all_known || n->nin == 0 || strcmp(n->def->name, "Result") == 0) return 0;
+    if (!all_known || n->nin == 0 || strcmp(n->def->name, "Result") == 0 || strcmp(n->def->name, "ReadValue") == 0 ||
+        strcmp(n->def->name, "Assign") == 0)
+        return 0;
     for (int k = 0; k < nout; k++) {
         int64_t ne = ovd_ps_numel(&ops[k]);
         if (ne < 0 || ne > 4096) return 0;
@@ -605,6 +612,7 @@ ovd_graph* ovd_ir_read(const char* xml, size_t len, const void* weights, size_t 
     for (int i = 0; i < layers->nchild && !rc; i++) {
         if (strcmp(layers->ch[i]->tag, "layer") != 0) continue;
         ovd_node* n = &g->nodes[k];
+        n->ctrl = -1;
         rc = parse_layer(layers->ch[i], n);
         ids[k].id = n->id;
         ids[k].idx = k;
@@ -682,12 +690,46 @@ ovd_graph* ovd_ir_read(const char* xml, size_t len, const void* weights, size_t 
             goto done;
         }
     }
-    if (g->nresults == 0) {
+    int nsinks = g->nresults;
+    for (int i = 0; i < g->nnodes; i++) {
+        ovd_node* n = &g->nodes[i];
+        if (strcmp(n->def->name, "Assign") != 0) continue;
+        nsinks++;
+        for (int j = 0; j < g->nnodes; j++)
+            if (strcmp(g->nodes[j].def->name, "ReadValue") == 0 && strcmp(g->nodes[j].var, n->var) == 0) n->ctrl = j;
+        if (n->ctrl < 0) {
+            rc = ovd_err("Unable to read the model: Assign %s id:%" PRId64 " has no ReadValue with variable_id %s", n->name,
+                         n->id, n->var);
+            goto done;
+        }
+    }
+    if (nsinks == 0) {
         rc = ovd_err("Unable to read the model: it has no Result layers");
         goto done;
     }
     if ((rc = order_graph(g))) goto done;
     for (int i = 0; i < g->norder && !rc; i++) rc = infer_node(g, &g->nodes[g->order[i]]);
+    for (int i = 0; i < g->norder && !rc; i++) {
+        ovd_node* n = &g->nodes[g->order[i]];
+        if (strcmp(n->def->name, "Assign") != 0) continue;
+        const ovd_node* rv = &g->nodes[n->ctrl];
+        const ovd_out* src = &g->nodes[n->in[0].node].out[n->in[0].out];
+        if (src->type != rv->et)
+            rc = ovd_err("Exception from src/core/src/op/assign.cpp: Variable %s: Assign input type %s differs from the "
+                         "variable type %s", n->var, ovd_type_name(src->type), ovd_type_name(rv->et));
+        else if (src->ps.rank >= 0 && rv->pshape.rank >= 0) {
+            bool ok = src->ps.rank == rv->pshape.rank;
+            for (int d = 0; ok && d < src->ps.rank; d++)
+                ok = src->ps.d[d] < 0 || rv->pshape.d[d] < 0 || src->ps.d[d] == rv->pshape.d[d];
+            if (!ok) {
+                char a[160], b[160];
+                ovd_ps_str(&src->ps, a, sizeof a);
+                ovd_ps_str(&rv->pshape, b, sizeof b);
+                rc = ovd_err("Exception from src/core/src/op/assign.cpp: Variable %s: Assign input shape %s is not "
+                             "compatible with the variable shape %s", n->var, a, b);
+            }
+        }
+    }
     for (int i = 0; i < g->norder; i++) {
         ovd_node* n = &g->nodes[g->order[i]];
         if (strcmp(n->def->name, "Constant") == 0) g->nconsts++;
@@ -795,7 +837,7 @@ int ovd_plan_build(ovd_plan* p, ovd_graph* g, bool fold) {
     for (int oi = 0; oi < g->norder; oi++) {
         int ni = g->order[oi];
         ovd_node* n = &g->nodes[ni];
-        if (is_op(n, "Parameter") || is_op(n, "Result")) continue;
+        if (is_op(n, "Parameter") || is_op(n, "Result") || is_op(n, "ReadValue") || is_op(n, "Assign")) continue;
         ovd_val* out[64] = {0};
         if (is_op(n, "Constant")) {
             if (!ovd_type_supported(n->et)) {
@@ -919,4 +961,19 @@ int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t
         }
     *nodes_run = ran;
     return rc;
+}
+
+/* ---- variable state ---- */
+static _Thread_local ovd_state* cur_state;
+void ovd_state_use(ovd_state* s) { cur_state = s; }
+ovd_state* ovd_state_current(void) { return cur_state; }
+
+void ovd_state_free(ovd_state* s) {
+    for (int i = 0; i < s->n; i++) {
+        free(s->ids[i]);
+        ovd_val_unref(s->vals[i]);
+    }
+    free(s->ids);
+    free(s->vals);
+    memset(s, 0, sizeof *s);
 }

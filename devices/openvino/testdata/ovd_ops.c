@@ -2082,6 +2082,92 @@ static int exec_gconv(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
     return 0;
 }
 
+/* ---- ReadValue-3/6 ([init]) and Assign-3/6 (value): variables live in the infer request ---- */
+static ovd_val* state_get(const char* id) {
+    ovd_state* s = ovd_state_current();
+    for (int i = 0; s && i < s->n; i++)
+        if (strcmp(s->ids[i], id) == 0) return s->vals[i];
+    return NULL;
+}
+
+static void state_put(const char* id, ovd_val* v) {
+    ovd_state* s = ovd_state_current();
+    if (!s) return;
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->ids[i], id) == 0) {
+            ovd_val_unref(s->vals[i]);
+            s->vals[i] = ovd_val_ref(v);
+            return;
+        }
+    s->ids = realloc(s->ids, sizeof(char*) * (size_t)(s->n + 1));
+    s->vals = realloc(s->vals, sizeof(ovd_val*) * (size_t)(s->n + 1));
+    s->ids[s->n] = ovd_strdup(id);
+    s->vals[s->n++] = ovd_val_ref(v);
+}
+
+static int parse_variable(ovd_node* n, bool readvalue) {
+    const char* id = ovd_attr_get(n, "variable_id");
+    if (!id) return ovd_err("%s layer %s id:%" PRId64 " is missing mandatory attribute: variable_id", n->type, n->name, n->id);
+    n->var = ovd_strdup(id);
+    if (!readvalue) return 0;
+    const char* t = ovd_attr_get(n, "variable_type");
+    const char* sh = ovd_attr_get(n, "variable_shape");
+    if (n->ver >= 6) {
+        if (!t || !sh) return ovd_err("ReadValue layer %s is missing mandatory attribute: variable_type/variable_shape", n->name);
+        if (ovd_type_from_str(t, &n->et) || !ovd_type_supported(n->et)) return NODE_ERR(n, "Incorrect variable_type %s", t);
+        if (ovd_parse_shape(sh, &n->pshape)) return -1;
+    } else {
+        n->et = T_DYNAMIC;
+        n->pshape.rank = -1;
+    }
+    if (n->ver < 6 && n->nin != 1) return NODE_ERR(n, "ReadValue-3 needs its initial value input");
+    return 0;
+}
+
+static int parse_readvalue(ovd_node* n) { return parse_variable(n, true); }
+static int parse_assign(ovd_node* n) { return parse_variable(n, false); }
+
+static int infer_readvalue(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    if (n->et == T_DYNAMIC) { /* ReadValue-3 takes type and shape from its init */
+        n->et = in[0].t;
+        n->pshape = in[0].ps;
+    }
+    if (n->nin == 1) {
+        if (in[0].t != n->et)
+            return NODE_ERR(n, "The type of the initial value %s differs from variable_type %s", ovd_type_name(in[0].t), ovd_type_name(n->et));
+        const ovd_pshape *a = &in[0].ps, *b = &n->pshape;
+        bool ok = a->rank < 0 || b->rank < 0 || a->rank == b->rank;
+        for (int d = 0; ok && a->rank >= 0 && b->rank >= 0 && d < a->rank; d++) ok = a->d[d] < 0 || b->d[d] < 0 || a->d[d] == b->d[d];
+        if (!ok) return NODE_ERR(n, "The shape of the initial value %s is not compatible with variable_shape %s", pstr(a), pstr(b));
+    }
+    ot[0] = n->et;
+    const ovd_val* st = state_get(n->var);
+    if (st) os[0] = st->shape;
+    else if (n->nin == 1 && ovd_ps_static(&in[0].ps)) os[0] = in[0].ps;
+    else if (ovd_ps_static(&n->pshape) || ovd_state_current() == NULL) os[0] = n->pshape;
+    else { /* no state and no init: a fresh variable of a dynamic shape is empty */
+        os[0] = n->pshape;
+        if (os[0].rank < 0) os[0].rank = 0;
+        for (int d = 0; d < os[0].rank; d++)
+            if (os[0].d[d] < 0) os[0].d[d] = 0;
+    }
+    return 0;
+}
+
+static int exec_readvalue(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val* st = state_get(n->var);
+    const ovd_val* src = st ? st : n->nin == 1 ? in[0] : NULL;
+    if (src) memcpy(out[0]->data, src->data, (size_t)src->n * ovd_val_esize(src->type));
+    else memset(out[0]->data, 0, (size_t)out[0]->n * ovd_val_esize(out[0]->type));
+    return 0;
+}
+
+static int exec_assign(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    memcpy(out[0]->data, in[0]->data, (size_t)in[0]->n * ovd_val_esize(in[0]->type));
+    state_put(n->var, in[0]);
+    return 0;
+}
+
 /* ---- the op table: (name, first opset, class version) ---- */
 #define OP(name, opset, ver, code, parse, infer, exec, nmin, nmax, nout, alias) \
     {name, opset, ver, code, parse, infer, exec, nmin, nmax, nout, alias}
@@ -2142,6 +2228,10 @@ static const ovd_opdef ops[] = {
     OP("Pad", 1, 1, 0, parse_pad, infer_pad, exec_pad, 3, 4, 1, 0),
     OP("Pad", 12, 12, 0, parse_pad, infer_pad, exec_pad, 3, 4, 1, 0),
     OP("GroupConvolution", 1, 1, 0, parse_gconv, infer_gconv, exec_gconv, 2, 2, 1, 0),
+    OP("ReadValue", 3, 3, 0, parse_readvalue, infer_readvalue, exec_readvalue, 1, 1, 1, 0),
+    OP("ReadValue", 6, 6, 0, parse_readvalue, infer_readvalue, exec_readvalue, 0, 1, 1, 0),
+    OP("Assign", 3, 3, 0, parse_assign, infer_identity, exec_assign, 1, 1, 1, 0),
+    OP("Assign", 6, 6, 0, parse_assign, infer_identity, exec_assign, 1, 1, 1, 0),
 };
 
 static const char* canonical(const char* type) {

@@ -722,6 +722,45 @@ static void test_ops2(void) {
     ov_compiled_model_free(cm);
 }
 
+/* ReadValue/Assign: a running sum kept in the request; a fresh request starts from the init value */
+static void test_state(void) {
+    ir b;
+    ir_begin(&b, "state");
+    int x = ir_param(&b, "x", "f32", "2", "FP32");
+    int init = ir_param(&b, "init", "f32", "2", "FP32");
+    int rv = ir_op(&b, "ReadValue", "opset6", "variable_id=\"acc\" variable_type=\"f32\" variable_shape=\"2\"", 1, (src[]){S(init)}, 1, "FP32", NULL);
+    int add = ir_op(&b, "Add", "opset1", NULL, 2, (src[]){S(rv), S(x)}, 1, "FP32", "sum");
+    ir_op(&b, "Assign", "opset6", "variable_id=\"acc\"", 1, (src[]){S(add)}, 1, "FP32", NULL);
+    ir_result(&b, S(add));
+    ov_status_e st;
+    ov_model_t* m = read(ir_end(&b), NULL, 0, &st);
+    EXPECT(st == OK, "read state IR: %s", err());
+    if (!m) return;
+    ov_compiled_model_t* cm = NULL;
+    EXPECT(ov_core_compile_model(core, m, "CPU", 0, &cm) == OK, "compile: %s", err());
+    ov_model_free(m);
+    float xv[2] = {1, 2}, iv[2] = {10, 20}, y[2];
+    ov_tensor_t* tx = host_tensor(T_F32, 1, (int64_t[]){2}, xv);
+    ov_tensor_t* ti = host_tensor(T_F32, 1, (int64_t[]){2}, iv);
+    ov_tensor_t* ty = host_tensor(T_F32, 1, (int64_t[]){2}, y);
+    for (int pass = 0; pass < 2; pass++) {
+        ov_infer_request_t* r = NULL;
+        ov_compiled_model_create_infer_request(cm, &r);
+        ov_infer_request_set_input_tensor_by_index(r, 0, tx);
+        ov_infer_request_set_input_tensor_by_index(r, 1, ti);
+        ov_infer_request_set_output_tensor_by_index(r, 0, ty);
+        for (int step = 1; step <= 3; step++) {
+            EXPECT(ov_infer_request_infer(r) == OK, "infer: %s", err());
+            EXPECT(y[0] == 10 + step && y[1] == 20 + 2 * step, "pass %d step %d: %g %g", pass, step, y[0], y[1]);
+        }
+        ov_infer_request_free(r);
+    }
+    ov_tensor_free(tx);
+    ov_tensor_free(ti);
+    ov_tensor_free(ty);
+    ov_compiled_model_free(cm);
+}
+
 static void test_faults(void) {
     ir b;
     ov_status_e st;
@@ -771,6 +810,7 @@ int main(void) {
     test_decompression();
     test_ops();
     test_ops2();
+    test_state();
     test_faults();
     ov_core_free(core);
     static const char* live[] = {"live.core", "live.model", "live.compiled_model", "live.infer_request",
