@@ -761,6 +761,49 @@ static void test_state(void) {
     ov_compiled_model_free(cm);
 }
 
+/* mutated IRs must be rejected or accepted cleanly: never a crash, always a message on failure */
+static void test_mutations(void) {
+    ir b;
+    const char* base = matmul_add_ir(&b);
+    size_t n = strlen(base);
+    static char buf[1 << 16];
+    static const char* tokens[] = {"\"", "<", ">", "/>", "-1", "999999999999999999999", "?", ",", "&amp;", "&#0;",
+                                   "opset99", "f16", "i4", "u1", "", " ", "0", "port", "layer"};
+    unsigned seed = 12345;
+    int rejected = 0, silent = 0;
+    for (int it = 0; it < 3000; it++) {
+        memcpy(buf, base, n + 1);
+        size_t len = n;
+        int edits = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 3;
+        for (int e = 0; e < edits; e++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % len;
+            seed = seed * 1103515245u + 12345u;
+            const char* tok = tokens[(seed >> 8) % (sizeof tokens / sizeof tokens[0])];
+            seed = seed * 1103515245u + 12345u;
+            size_t del = (seed >> 8) % 6, tl = strlen(tok);
+            if (at + del > len) del = len - at;
+            if (len - del + tl >= sizeof buf) continue;
+            memmove(buf + at + tl, buf + at + del, len - at - del + 1);
+            memcpy(buf + at, tok, tl);
+            len = len - del + tl;
+        }
+        ov_status_e st;
+        ov_model_t* m = read(buf, blob76, 76, &st);
+        if (st != OK) {
+            rejected++;
+            const char* msg = ov_get_last_err_msg();
+            if (!msg || !*msg) silent++;
+            ov_free(msg);
+        } else {
+            ov_compiled_model_t* cm = NULL;
+            if (ov_core_compile_model(core, m, "CPU", 0, &cm) == OK) ov_compiled_model_free(cm);
+        }
+        ov_model_free(m);
+    }
+    EXPECT(rejected > 0 && silent == 0, "mutations: %d rejected, %d without a message", rejected, silent);
+}
+
 static void test_faults(void) {
     ir b;
     ov_status_e st;
@@ -811,6 +854,7 @@ int main(void) {
     test_ops();
     test_ops2();
     test_state();
+    test_mutations();
     test_faults();
     ov_core_free(core);
     static const char* live[] = {"live.core", "live.model", "live.compiled_model", "live.infer_request",
