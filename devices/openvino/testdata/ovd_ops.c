@@ -256,8 +256,8 @@ static int exec_convert(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
 }
 
 /* ---- element-wise binary ---- */
-enum { B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_SQDIFF, B_MOD, B_FLOORMOD,
-       B_EQ, B_NE, B_LT, B_GT, B_LE, B_GE, B_AND, B_OR, B_XOR };
+enum { B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_SQDIFF, B_MOD, B_FLOORMOD, B_BAND, B_BOR, B_BXOR, B_SHL,
+       B_SHR, B_EQ, B_NE, B_LT, B_GT, B_LE, B_GE, B_AND, B_OR, B_XOR };
 
 static int parse_binary(ovd_node* n) {
     if (parse_bcast(n)) return -1;
@@ -272,7 +272,11 @@ static int infer_binary(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape*
                         ovd_type_name(in[0].t), ovd_type_name(in[1].t));
     if (c >= B_AND && in[0].t != T_BOOL)
         return NODE_ERR(n, "The element type of the input tensor must be boolean (got %s).", ovd_type_name(in[0].t));
-    if (c < B_EQ && in[0].t == T_BOOL) return NODE_ERR(n, "Arguments cannot have boolean element type (argument element type: boolean).");
+    if (c >= B_BAND && c <= B_SHR) {
+        if (!ovd_type_is_int(in[0].t) || (in[0].t == T_BOOL && c >= B_SHL))
+            return NODE_ERR(n, "The element type of the input tensor must be integer or boolean (got %s).", ovd_type_name(in[0].t));
+    } else if (c < B_EQ && in[0].t == T_BOOL)
+        return NODE_ERR(n, "Arguments cannot have boolean element type (argument element type: boolean).");
     ot[0] = c >= B_EQ ? T_BOOL : in[0].t;
     return shape_eq_or_bcast(n, &in[0].ps, &in[1].ps, &os[0]);
 }
@@ -325,6 +329,11 @@ static inline int64_t ibin(int c, int64_t a, int64_t b, bool pydiv, int* err) {
     case B_SQDIFF: return (a - b) * (a - b);
     case B_MOD: if (b == 0) { *err = 1; return 0; } return a % b;
     case B_FLOORMOD: { if (b == 0) { *err = 1; return 0; } int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+    case B_BAND: return a & b;
+    case B_BOR: return a | b;
+    case B_BXOR: return a ^ b;
+    case B_SHL: return (b < 0 || b > 63) ? 0 : (int64_t)((uint64_t)a << b);
+    case B_SHR: return (b < 0 || b > 63) ? (a < 0 ? -1 : 0) : a >> b;
     case B_EQ: return a == b;
     case B_NE: return a != b;
     case B_LT: return a < b;
@@ -375,7 +384,7 @@ static int exec_binary(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
 
 /* ---- element-wise unary ---- */
 enum { U_SQRT, U_EXP, U_LOG, U_SIN, U_COS, U_TANH, U_SIGMOID, U_RELU, U_NEG, U_ABS, U_FLOOR, U_CEIL, U_ERF,
-       U_GELU, U_SWISH, U_SOFTPLUS, U_HSWISH, U_MISH, U_CLAMP, U_NOT, U_SIGN, U_ELU_UNUSED };
+       U_GELU, U_SWISH, U_SOFTPLUS, U_HSWISH, U_MISH, U_CLAMP, U_NOT, U_SIGN, U_BNOT };
 
 static int parse_unary(ovd_node* n) {
     int c = n->def->code;
@@ -399,6 +408,8 @@ static int infer_unary(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* 
     int c = n->def->code;
     if (c == U_NOT) {
         if (in[0].t != T_BOOL) return NODE_ERR(n, "The element type of the input tensor must be boolean (got %s).", ovd_type_name(in[0].t));
+    } else if (c == U_BNOT) {
+        if (!ovd_type_is_int(in[0].t)) return NODE_ERR(n, "The element type of the input tensor must be integer or boolean (got %s).", ovd_type_name(in[0].t));
     } else if (in[0].t == T_BOOL)
         return NODE_ERR(n, "The element type of the input tensor must be numeric (got boolean).");
     bool float_only = c == U_GELU || c == U_SWISH || c == U_SOFTPLUS || c == U_HSWISH || c == U_MISH || c == U_ERF ||
@@ -463,6 +474,7 @@ static int exec_unary(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
         case U_ABS: r = x < 0 ? -x : x; break;
         case U_RELU: r = x > 0 ? x : 0; break;
         case U_NOT: r = !x; break;
+        case U_BNOT: r = a->type == T_BOOL ? !x : ~x; break;
         case U_SIGN: r = (x > 0) - (x < 0); break;
         case U_FLOOR: case U_CEIL: r = x; break;
         case U_CLAMP: {
@@ -2168,6 +2180,193 @@ static int exec_assign(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
     return 0;
 }
 
+/* ---- MVN-6 (data, axes) and NormalizeL2-0 (data, axes) ---- */
+static int parse_mvn(ovd_node* n) {
+    if (ovd_attr_bool(n, "normalize_variance", 0, &n->b[0]) || ovd_attr_float(n, "eps", 0, true, &n->fv[0])) return -1;
+    const char* m = ovd_attr_get(n, "eps_mode");
+    if (!m) return ovd_err("MVN layer %s is missing mandatory attribute: eps_mode", n->name);
+    if (strcasecmp(m, "inside_sqrt") == 0) n->iv[0] = 0;
+    else if (strcasecmp(m, "outside_sqrt") == 0) n->iv[0] = 1;
+    else return NODE_ERR(n, "Invalid eps_mode '%s'", m);
+    return 0;
+}
+
+static int parse_l2(ovd_node* n) {
+    if (ovd_attr_float(n, "eps", 0, true, &n->fv[0])) return -1;
+    const char* m = ovd_attr_get(n, "eps_mode");
+    if (!m) return ovd_err("NormalizeL2 layer %s is missing mandatory attribute: eps_mode", n->name);
+    if (strcasecmp(m, "add") == 0) n->iv[0] = 0;
+    else if (strcasecmp(m, "max") == 0) n->iv[0] = 1;
+    else return NODE_ERR(n, "Invalid eps_mode '%s'", m);
+    return 0;
+}
+
+static int infer_norm(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    if (!ovd_type_is_float(in[0].t)) return NODE_ERR(n, "Input must be floating-point, got %s", ovd_type_name(in[0].t));
+    bool red[OVD_MAXR];
+    int known;
+    if (reduce_axes(n, in, in[0].ps.rank, red, &known)) return -1;
+    ot[0] = in[0].t;
+    os[0] = in[0].ps;
+    return 0;
+}
+
+/* normalizes over the axes: MVN (mean/variance) or L2 */
+static int exec_norm(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val* a = in[0];
+    bool red[OVD_MAXR];
+    int known;
+    ovd_in tmp[2] = {{a->type, a->shape, a}, {in[1]->type, in[1]->shape, in[1]}};
+    if (reduce_axes(n, tmp, a->shape.rank, red, &known)) return -1;
+    int r = a->shape.rank;
+    int64_t st[OVD_MAXR], acc = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        st[i] = red[i] ? 0 : acc;
+        if (!red[i]) acc *= a->shape.d[i];
+    }
+    int64_t ng = acc, cnt = ng ? a->n / ng : 1;
+    double *s1 = calloc((size_t)ng + 1, sizeof(double)), *s2 = calloc((size_t)ng + 1, sizeof(double));
+    int64_t* map = malloc(sizeof(int64_t) * (size_t)(a->n ? a->n : 1));
+    int64_t idx[OVD_MAXR] = {0}, off = 0;
+    for (int64_t i = 0; i < a->n; i++) {
+        map[i] = off;
+        s1[off] += F(a)[i];
+        s2[off] += (double)F(a)[i] * F(a)[i];
+        for (int d = r - 1; d >= 0; d--) {
+            idx[d]++;
+            off += st[d];
+            if (idx[d] < a->shape.d[d]) break;
+            off -= st[d] * a->shape.d[d];
+            idx[d] = 0;
+        }
+    }
+    bool mvn = strcmp(n->def->name, "MVN") == 0;
+    double eps = n->fv[0];
+    for (int64_t i = 0; i < a->n; i++) {
+        int64_t g = map[i];
+        double x = F(a)[i], y;
+        if (mvn) {
+            double mean = s1[g] / (double)cnt;
+            y = x - mean;
+            if (n->b[0]) {
+                double var = s2[g] / (double)cnt - mean * mean;
+                if (var < 0) var = 0;
+                y /= n->iv[0] == 0 ? sqrt(var + eps) : sqrt(var) + eps;
+            }
+        } else {
+            double ss = s2[g];
+            y = x / sqrt(n->iv[0] == 0 ? ss + eps : (ss > eps ? ss : eps));
+        }
+        F(out[0])[i] = (float)y;
+    }
+    free(s1);
+    free(s2);
+    free(map);
+    return 0;
+}
+
+/* ---- ScatterElementsUpdate-3/12 (data, indices, updates, axis) ---- */
+static int parse_scatter_el(ovd_node* n) {
+    n->iv[0] = 0;
+    const char* r = ovd_attr_get(n, "reduction");
+    if (r && n->ver >= 12) {
+        static const char* names[] = {"none", "sum", "prod", "min", "max", "mean"};
+        n->iv[0] = -1;
+        for (int i = 0; i < 6; i++)
+            if (strcasecmp(r, names[i]) == 0) n->iv[0] = i;
+        if (n->iv[0] < 0) return NODE_ERR(n, "Invalid reduction '%s'", r);
+    }
+    return ovd_attr_bool(n, "use_init_val", 1, &n->b[0]);
+}
+
+static int infer_scatter_el(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    if (in[0].t != in[2].t) return NODE_ERR(n, "Data type and updates type are required to be the same (%s vs %s).", ovd_type_name(in[0].t), ovd_type_name(in[2].t));
+    if (!is_int_input(&in[1]) || !is_int_input(&in[3])) return NODE_ERR(n, "Indices and axis must be integral.");
+    const ovd_pshape *d = &in[0].ps, *ix = &in[1].ps, *u = &in[2].ps;
+    if (ix->rank >= 0 && u->rank >= 0) {
+        bool ok = ix->rank == u->rank;
+        for (int i = 0; ok && i < ix->rank; i++) ok = ix->d[i] < 0 || u->d[i] < 0 || ix->d[i] == u->d[i];
+        if (!ok) return NODE_ERR(n, "Indices and updates input shapes are required to be equal (%s vs %s).", pstr(ix), pstr(u));
+    }
+    if (d->rank >= 0 && ix->rank >= 0 && d->rank != ix->rank) return NODE_ERR(n, "Indices rank and data rank are required to be equal (%s vs %s).", pstr(ix), pstr(d));
+    ot[0] = in[0].t;
+    os[0] = *d;
+    return 0;
+}
+
+static int exec_scatter_el(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val *D = in[0], *X = in[1], *U = in[2];
+    ovd_val* o = out[0];
+    int64_t ax;
+    if (norm_axis(n, ovd_val_geti(in[3], 0), D->shape.rank, &ax)) return -1;
+    size_t es = ovd_val_esize(D->type);
+    memcpy(o->data, D->data, (size_t)D->n * es);
+    int r = D->shape.rank;
+    int64_t dst[OVD_MAXR], acc = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        dst[i] = acc;
+        acc *= D->shape.d[i];
+    }
+    bool fl = ovd_type_is_float(D->type);
+    int red = n->iv[0];
+    int64_t* hits = red == 5 || !n->b[0] ? calloc((size_t)D->n + 1, sizeof(int64_t)) : NULL;
+    if (!n->b[0] && red)
+        for (int64_t i = 0; i < D->n; i++) {
+            double init = red == 2 ? 1 : red == 3 ? INFINITY : red == 4 ? -INFINITY : 0;
+            if (fl) F(o)[i] = (float)init;
+            else I(o)[i] = red == 3 ? INT64_MAX : red == 4 ? INT64_MIN : (int64_t)init;
+        }
+    int64_t idx[OVD_MAXR] = {0};
+    for (int64_t i = 0; i < X->n; i++) {
+        int64_t v = I(X)[i];
+        if (v < 0) v += D->shape.d[ax];
+        if (v < 0 || v >= D->shape.d[ax]) {
+            free(hits);
+            return NODE_ERR(n, "ScatterElementsUpdate index %" PRId64 " is out of range for axis %" PRId64, I(X)[i], ax);
+        }
+        int64_t off = 0;
+        for (int d = 0; d < r; d++) off += (d == ax ? v : idx[d]) * dst[d];
+        if (hits) hits[off]++;
+        if (fl) {
+            float u = F(U)[i], *p = &F(o)[off];
+            switch (red) {
+            case 0: *p = u; break;
+            case 1: case 5: *p += u; break;
+            case 2: *p *= u; break;
+            case 3: *p = fminf(*p, u); break;
+            case 4: *p = fmaxf(*p, u); break;
+            }
+        } else {
+            int64_t u = I(U)[i], *p = &I(o)[off];
+            switch (red) {
+            case 0: *p = u; break;
+            case 1: case 5: *p += u; break;
+            case 2: *p *= u; break;
+            case 3: *p = *p < u ? *p : u; break;
+            case 4: *p = *p > u ? *p : u; break;
+            }
+        }
+        for (int d = r - 1; d >= 0; d--) {
+            if (++idx[d] < X->shape.d[d]) break;
+            idx[d] = 0;
+        }
+    }
+    if (red == 5)
+        for (int64_t i = 0; i < D->n; i++) {
+            int64_t c = hits[i] + (n->b[0] ? 1 : 0);
+            if (!hits[i] || !c) continue;
+            if (fl) F(o)[i] /= (float)c;
+            else I(o)[i] /= c;
+        }
+    if (!n->b[0] && red && red != 5)
+        for (int64_t i = 0; i < D->n; i++)
+            if (!hits[i]) memcpy((char*)o->data + i * es, (const char*)D->data + i * es, es);
+    if (!fl)
+        for (int64_t i = 0; i < o->n; i++) I(o)[i] = ovd_wrap_int(o->type, I(o)[i]);
+    free(hits);
+    return 0;
+}
+
 /* ---- the op table: (name, first opset, class version) ---- */
 #define OP(name, opset, ver, code, parse, infer, exec, nmin, nmax, nout, alias) \
     {name, opset, ver, code, parse, infer, exec, nmin, nmax, nout, alias}
@@ -2228,6 +2427,13 @@ static const ovd_opdef ops[] = {
     OP("Pad", 1, 1, 0, parse_pad, infer_pad, exec_pad, 3, 4, 1, 0),
     OP("Pad", 12, 12, 0, parse_pad, infer_pad, exec_pad, 3, 4, 1, 0),
     OP("GroupConvolution", 1, 1, 0, parse_gconv, infer_gconv, exec_gconv, 2, 2, 1, 0),
+    OP("MVN", 6, 6, 0, parse_mvn, infer_norm, exec_norm, 2, 2, 1, 0),
+    OP("NormalizeL2", 1, 0, 0, parse_l2, infer_norm, exec_norm, 2, 2, 1, 0),
+    OP("ScatterElementsUpdate", 3, 3, 0, parse_scatter_el, infer_scatter_el, exec_scatter_el, 4, 4, 1, 0),
+    OP("ScatterElementsUpdate", 12, 12, 0, parse_scatter_el, infer_scatter_el, exec_scatter_el, 4, 4, 1, 0),
+    BIN("BitwiseAnd", 13, B_BAND), BIN("BitwiseOr", 13, B_BOR), BIN("BitwiseXor", 13, B_BXOR),
+    BIN("BitwiseLeftShift", 15, B_SHL), BIN("BitwiseRightShift", 15, B_SHR),
+    UN("BitwiseNot", 13, 13, U_BNOT),
     OP("ReadValue", 3, 3, 0, parse_readvalue, infer_readvalue, exec_readvalue, 1, 1, 1, 0),
     OP("ReadValue", 6, 6, 0, parse_readvalue, infer_readvalue, exec_readvalue, 0, 1, 1, 0),
     OP("Assign", 3, 3, 0, parse_assign, infer_identity, exec_assign, 1, 1, 1, 0),

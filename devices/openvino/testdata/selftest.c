@@ -804,6 +804,70 @@ static void test_mutations(void) {
     EXPECT(rejected > 0 && silent == 0, "mutations: %d rejected, %d without a message", rejected, silent);
 }
 
+/* MVN, NormalizeL2, ScatterElementsUpdate, BitwiseAnd */
+static void test_ops3(void) {
+    static uint8_t blob[64];
+    int64_t ax1[1] = {1}, zero = 0;
+    memcpy(blob, ax1, 8);
+    memcpy(blob + 8, &zero, 8);
+    ir b;
+    ir_begin(&b, "ops3");
+    int x = ir_param(&b, "x", "f32", "2,3", "FP32");
+    int cax = ir_const(&b, "ax", "i64", "1", 0, 8, "I64");
+    int mvn = ir_op(&b, "MVN", "opset6", "normalize_variance=\"true\" eps=\"0\" eps_mode=\"inside_sqrt\"", 2, (src[]){S(x), S(cax)}, 1, "FP32", "mvn");
+    ir_result(&b, S(mvn));
+    int l2 = ir_op(&b, "NormalizeL2", "opset1", "eps=\"0\" eps_mode=\"add\"", 2, (src[]){S(x), S(cax)}, 1, "FP32", "l2");
+    ir_result(&b, S(l2));
+    int ix = ir_param(&b, "ix", "i32", "1,3", "I32");
+    int up = ir_param(&b, "up", "f32", "1,3", "FP32");
+    int c0 = ir_const(&b, "zero", "i64", "", 8, 8, "I64");
+    int se = ir_op(&b, "ScatterElementsUpdate", "opset12", "reduction=\"sum\" use_init_val=\"true\"", 4, (src[]){S(x), S(ix), S(up), S(c0)}, 1, "FP32", "se");
+    ir_result(&b, S(se));
+    int bi = ir_param(&b, "bi", "i32", "2", "I32");
+    int ba = ir_op(&b, "BitwiseAnd", "opset13", NULL, 2, (src[]){S(bi), S(bi)}, 1, "I32", "band");
+    ir_result(&b, S(ba));
+    ov_status_e st;
+    ov_model_t* m = read(ir_end(&b), blob, 16, &st);
+    EXPECT(st == OK, "read ops3: %s", err());
+    if (!m) return;
+    ov_compiled_model_t* cm = NULL;
+    EXPECT(ov_core_compile_model(core, m, "CPU", 0, &cm) == OK, "compile: %s", err());
+    ov_model_free(m);
+    ov_infer_request_t* r = NULL;
+    ov_compiled_model_create_infer_request(cm, &r);
+    float xv[6] = {1, 2, 3, 3, 0, 4}, upv[3] = {10, 20, 30};
+    int32_t ixv[3] = {1, 0, 1}, biv[2] = {6, -1};
+    ov_tensor_t* ts[4] = {host_tensor(T_F32, 2, (int64_t[]){2, 3}, xv), host_tensor(T_I32, 2, (int64_t[]){1, 3}, ixv),
+                          host_tensor(T_F32, 2, (int64_t[]){1, 3}, upv), host_tensor(T_I32, 1, (int64_t[]){2}, biv)};
+    for (int i = 0; i < 4; i++) ov_infer_request_set_input_tensor_by_index(r, (size_t)i, ts[i]);
+    EXPECT(ov_infer_request_infer(r) == OK, "infer: %s", err());
+    ov_tensor_t* o;
+    float* f;
+    ov_infer_request_get_tensor(r, "mvn", &o);
+    ov_tensor_data(o, (void**)&f);
+    double sd = sqrt(2.0 / 3);
+    EXPECT(close_to(f[0], (float)(-1 / sd), 1e-5f) && close_to(f[1], 0, 1e-5f), "mvn %g %g", f[0], f[1]);
+    ov_tensor_free(o);
+    ov_infer_request_get_tensor(r, "l2", &o);
+    ov_tensor_data(o, (void**)&f);
+    EXPECT(close_to(f[3], 0.6f, 1e-6f) && close_to(f[5], 0.8f, 1e-6f), "l2 %g %g", f[3], f[5]);
+    ov_tensor_free(o);
+    ov_infer_request_get_tensor(r, "se", &o);
+    ov_tensor_data(o, (void**)&f);
+    /* row 1 col 0 += 10, row 0 col 1 += 20, row 1 col 2 += 30 */
+    float want[6] = {1, 22, 3, 13, 0, 34};
+    for (int i = 0; i < 6; i++) EXPECT(f[i] == want[i], "se[%d] = %g want %g", i, f[i], want[i]);
+    ov_tensor_free(o);
+    int32_t* q;
+    ov_infer_request_get_tensor(r, "band", &o);
+    ov_tensor_data(o, (void**)&q);
+    EXPECT(q[0] == 6 && q[1] == -1, "bitwise and %d %d", q[0], q[1]);
+    ov_tensor_free(o);
+    for (int i = 0; i < 4; i++) ov_tensor_free(ts[i]);
+    ov_infer_request_free(r);
+    ov_compiled_model_free(cm);
+}
+
 static void test_faults(void) {
     ir b;
     ov_status_e st;
@@ -854,6 +918,7 @@ int main(void) {
     test_ops();
     test_ops2();
     test_state();
+    test_ops3();
     test_mutations();
     test_faults();
     ov_core_free(core);
