@@ -1297,7 +1297,7 @@ static int64_t mask_at(const ovd_node* n, int m, int i) { return i < n->nlists[m
 
 /* StridedSlice: new axes first reshape the input view, then each remaining axis is sliced or shrunk */
 static int strided_plan(const ovd_node* n, const ovd_in* in, ovd_pshape* os, slice_plan* sp, ovd_pshape* view, int* known) {
-    for (int i = 1; i < 4; i++)
+    for (int i = 1; i < n->nin; i++)
         if (!is_int_input(&in[i])) return NODE_ERR(n, "begin/end/stride inputs must be integral, got %s", ovd_type_name(in[i].t));
     int64_t b[OVD_MAXR], e[OVD_MAXR], s[OVD_MAXR];
     int kb = known_list(&in[1], b, OVD_MAXR), ke = known_list(&in[2], e, OVD_MAXR);

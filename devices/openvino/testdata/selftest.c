@@ -868,6 +868,273 @@ static void test_ops3(void) {
     ov_compiled_model_free(cm);
 }
 
+/* ---- one-model runner for the op checks below: inputs in Parameter order, outputs copied out ---- */
+typedef struct {
+    int et;
+    int rank;
+    int64_t dims[4];
+    void* data;
+} tin;
+
+static ov_status_e run_graph(const char* xml, void* blob, size_t bsz, int nin, const tin* ins, int nout, void** outs,
+                             int64_t (*oshape)[5]) {
+    ov_status_e st;
+    ov_model_t* m = read(xml, blob, bsz, &st);
+    if (!m) return st;
+    ov_compiled_model_t* cm = NULL;
+    st = ov_core_compile_model(core, m, "CPU", 0, &cm);
+    ov_model_free(m);
+    if (st != OK) return st;
+    ov_infer_request_t* r = NULL;
+    ov_compiled_model_create_infer_request(cm, &r);
+    ov_tensor_t* ts[16];
+    for (int i = 0; i < nin && i < 16; i++) {
+        ts[i] = host_tensor(ins[i].et, ins[i].rank, ins[i].dims, ins[i].data);
+        if (st == OK) st = ov_infer_request_set_input_tensor_by_index(r, (size_t)i, ts[i]);
+    }
+    if (st == OK) st = ov_infer_request_infer(r);
+    for (int j = 0; j < nout && st == OK; j++) {
+        ov_tensor_t* o = NULL;
+        ov_infer_request_get_output_tensor_by_index(r, (size_t)j, &o);
+        void* d;
+        size_t bs;
+        ov_tensor_data(o, &d);
+        ov_tensor_get_byte_size(o, &bs);
+        memcpy(outs[j], d, bs);
+        if (oshape) {
+            ov_shape_t sh;
+            ov_tensor_get_shape(o, &sh);
+            oshape[j][0] = sh.rank;
+            for (int k = 0; k < sh.rank && k < 4; k++) oshape[j][k + 1] = sh.dims[k];
+            ov_shape_free(&sh);
+        }
+        ov_tensor_free(o);
+    }
+    for (int i = 0; i < nin && i < 16; i++) ov_tensor_free(ts[i]);
+    ov_infer_request_free(r);
+    ov_compiled_model_free(cm);
+    return st;
+}
+
+static bool shape_is(const int64_t* s, int rank, int64_t a, int64_t b, int64_t c) {
+    int64_t w[3] = {a, b, c};
+    if (s[0] != rank) return false;
+    for (int i = 0; i < rank; i++)
+        if (s[i + 1] != w[i]) return false;
+    return true;
+}
+
+static void fill(float* f, int n, float k) {
+    for (int i = 0; i < n; i++) f[i] = (float)((i * 7 + 3) % 11) * k - 1;
+}
+
+static void test_ops4(void) {
+    ir b;
+    int64_t os[4][5];
+    /* MatMul: batch broadcast [2,2,3] x [1,4,3]^T -> [2,2,4]; transpose_a [3,2]^T x [3,2] -> [2,2]; 1-D [3] x [3,2] -> [2] */
+    {
+        float A[12], B[12], C[16], A2[6], B2[6], C2[4], a1[3] = {1, 2, 3}, c1[2];
+        fill(A, 12, 0.5f);
+        fill(B, 12, 0.25f);
+        fill(A2, 6, 1);
+        fill(B2, 6, 2);
+        ir_begin(&b, "mm");
+        int a = ir_param(&b, "a", "f32", "2,2,3", "FP32"), bb = ir_param(&b, "b", "f32", "1,4,3", "FP32");
+        ir_result(&b, S(ir_op(&b, "MatMul", "opset1", "transpose_b=\"true\"", 2, (src[]){S(a), S(bb)}, 1, "FP32", NULL)));
+        int a2 = ir_param(&b, "a2", "f32", "3,2", "FP32"), b2 = ir_param(&b, "b2", "f32", "3,2", "FP32");
+        ir_result(&b, S(ir_op(&b, "MatMul", "opset1", "transpose_a=\"true\"", 2, (src[]){S(a2), S(b2)}, 1, "FP32", NULL)));
+        int v = ir_param(&b, "v", "f32", "3", "FP32");
+        ir_result(&b, S(ir_op(&b, "MatMul", "opset1", NULL, 2, (src[]){S(v), S(b2)}, 1, "FP32", NULL)));
+        tin in[5] = {{T_F32, 3, {2, 2, 3}, A}, {T_F32, 3, {1, 4, 3}, B}, {T_F32, 2, {3, 2}, A2}, {T_F32, 2, {3, 2}, B2}, {T_F32, 1, {3}, a1}};
+        void* out[3] = {C, C2, c1};
+        EXPECT(run_graph(ir_end(&b), NULL, 0, 5, in, 3, out, os) == OK, "matmul graph: %s", err());
+        EXPECT(shape_is(os[0], 3, 2, 2, 4) && shape_is(os[1], 2, 2, 2, 0) && shape_is(os[2], 1, 2, 0, 0), "matmul shapes");
+        for (int bt = 0; bt < 2; bt++)
+            for (int m = 0; m < 2; m++)
+                for (int n = 0; n < 4; n++) {
+                    double w = 0;
+                    for (int k = 0; k < 3; k++) w += A[(bt * 2 + m) * 3 + k] * B[n * 3 + k];
+                    EXPECT(close_to(C[(bt * 2 + m) * 4 + n], (float)w, 1e-6f), "bmm[%d,%d,%d]", bt, m, n);
+                }
+        for (int m = 0; m < 2; m++)
+            for (int n = 0; n < 2; n++) {
+                double w = 0;
+                for (int k = 0; k < 3; k++) w += A2[k * 2 + m] * B2[k * 2 + n];
+                EXPECT(close_to(C2[m * 2 + n], (float)w, 1e-6f), "mm_ta[%d,%d]", m, n);
+            }
+        for (int n = 0; n < 2; n++) EXPECT(close_to(c1[n], a1[0] * B2[n] + a1[1] * B2[2 + n] + a1[2] * B2[4 + n], 1e-6f), "mm_1d[%d]", n);
+    }
+    /* Broadcast bidirectional [3,1] with [2,1,4] -> [2,3,4]; explicit [3] into [2,3] on axis 1 */
+    {
+        static uint8_t blob[64];
+        int64_t t1[3] = {2, 1, 4}, t2[2] = {2, 3}, am[1] = {1};
+        memcpy(blob, t1, 24);
+        memcpy(blob + 24, t2, 16);
+        memcpy(blob + 40, am, 8);
+        float d[3] = {1, 2, 3}, o1[24], o2[6];
+        ir_begin(&b, "bc");
+        int x = ir_param(&b, "x", "f32", "3,1", "FP32"), y = ir_param(&b, "y", "f32", "3", "FP32");
+        int c1 = ir_const(&b, "t1", "i64", "3", 0, 24, "I64"), c2 = ir_const(&b, "t2", "i64", "2", 24, 16, "I64");
+        int c3 = ir_const(&b, "am", "i64", "1", 40, 8, "I64");
+        ir_result(&b, S(ir_op(&b, "Broadcast", "opset3", "mode=\"bidirectional\"", 2, (src[]){S(x), S(c1)}, 1, "FP32", NULL)));
+        ir_result(&b, S(ir_op(&b, "Broadcast", "opset3", "mode=\"explicit\"", 3, (src[]){S(y), S(c2), S(c3)}, 1, "FP32", NULL)));
+        tin in[2] = {{T_F32, 2, {3, 1}, d}, {T_F32, 1, {3}, d}};
+        void* out[2] = {o1, o2};
+        EXPECT(run_graph(ir_end(&b), blob, 48, 2, in, 2, out, os) == OK, "broadcast graph: %s", err());
+        EXPECT(shape_is(os[0], 3, 2, 3, 4) && shape_is(os[1], 2, 2, 3, 0), "broadcast shapes");
+        EXPECT(o1[0] == 1 && o1[4] == 2 && o1[11] == 3 && o1[12] == 1 && o1[23] == 3, "bidirectional values");
+        EXPECT(o2[0] == 1 && o2[2] == 3 && o2[3] == 1 && o2[5] == 3, "explicit values");
+    }
+    /* StridedSlice, Tile, VariadicSplit, Range, Squeeze/Unsqueeze, ShapeOf */
+    {
+        static uint8_t blob[256];
+        int64_t beg[2] = {1, 0}, end[2] = {3, 0}, str[2] = {1, 2}, rep[2] = {2, 3}, ax1 = 1, lens[2] = {2, -1}, sq[2] = {0, -1};
+        float r0 = 1, r1 = 7, r2 = 2;
+        memcpy(blob, beg, 16);
+        memcpy(blob + 16, end, 16);
+        memcpy(blob + 32, str, 16);
+        memcpy(blob + 48, rep, 16);
+        memcpy(blob + 64, &ax1, 8);
+        memcpy(blob + 72, lens, 16);
+        memcpy(blob + 88, &r0, 4);
+        memcpy(blob + 92, &r1, 4);
+        memcpy(blob + 96, &r2, 4);
+        memcpy(blob + 104, sq, 16);
+        float x[20], t[2] = {5, 6}, o_ss[6], o_ss2[5], o_tile[12], o_s1[8], o_s2[12], o_r[3], o_u[3];
+        int64_t o_shape[3];
+        for (int i = 0; i < 20; i++) x[i] = (float)i;
+        ir_begin(&b, "misc");
+        int px = ir_param(&b, "x", "f32", "4,5", "FP32"), pt = ir_param(&b, "t", "f32", "2,1", "FP32");
+        int cb = ir_const(&b, "b", "i64", "2", 0, 16, "I64"), ce = ir_const(&b, "e", "i64", "2", 16, 16, "I64");
+        int cs = ir_const(&b, "s", "i64", "2", 32, 16, "I64"), cr = ir_const(&b, "r", "i64", "2", 48, 16, "I64");
+        int ca = ir_const(&b, "a", "i64", "", 64, 8, "I64"), cl = ir_const(&b, "l", "i64", "2", 72, 16, "I64");
+        int f0 = ir_const(&b, "r0", "f32", "", 88, 4, "FP32"), f1 = ir_const(&b, "r1", "f32", "", 92, 4, "FP32");
+        int f2 = ir_const(&b, "r2", "f32", "", 96, 4, "FP32"), cq = ir_const(&b, "q", "i64", "2", 104, 16, "I64");
+        ir_result(&b, S(ir_op(&b, "StridedSlice", "opset1", "begin_mask=\"0,0\" end_mask=\"0,1\"", 4, (src[]){S(px), S(cb), S(ce), S(cs)}, 1, "FP32", NULL)));
+        ir_result(&b, S(ir_op(&b, "StridedSlice", "opset1", "begin_mask=\"0,1\" end_mask=\"0,1\" shrink_axis_mask=\"1,0\"", 3, (src[]){S(px), S(cb), S(ce)}, 1, "FP32", NULL)));
+        ir_result(&b, S(ir_op(&b, "Tile", "opset1", NULL, 2, (src[]){S(pt), S(cr)}, 1, "FP32", NULL)));
+        int vs = ir_op(&b, "VariadicSplit", "opset1", NULL, 3, (src[]){S(px), S(ca), S(cl)}, 2, "FP32", NULL);
+        int s1 = ir_op(&b, "StridedSlice", "opset1", "begin_mask=\"1,1\" end_mask=\"0,1\"", 3, (src[]){S(vs), S(cb), S(cb)}, 1, "FP32", NULL);
+        (void)s1;
+        ir_result(&b, (src){vs, 0});
+        ir_result(&b, (src){vs, 1});
+        ir_result(&b, S(ir_op(&b, "Range", "opset4", "output_type=\"f32\"", 3, (src[]){S(f0), S(f1), S(f2)}, 1, "FP32", NULL)));
+        int sqz = ir_op(&b, "Squeeze", "opset1", NULL, 1, (src[]){S(pt)}, 1, "FP32", NULL);
+        int uns = ir_op(&b, "Unsqueeze", "opset1", NULL, 2, (src[]){S(sqz), S(cq)}, 1, "FP32", NULL);
+        ir_result(&b, S(ir_op(&b, "ShapeOf", "opset3", "output_type=\"i64\"", 1, (src[]){S(uns)}, 1, "I64", NULL)));
+        ir_result(&b, S(uns));
+        tin in[2] = {{T_F32, 2, {4, 5}, x}, {T_F32, 2, {2, 1}, t}};
+        void* out[8] = {o_ss, o_ss2, o_tile, o_s1, o_s2, o_r, o_shape, o_u};
+        static int64_t oss[8][5];
+        EXPECT(run_graph(ir_end(&b), blob, 120, 2, in, 8, out, oss) == OK, "misc graph: %s", err());
+        EXPECT(shape_is(oss[0], 2, 2, 3, 0), "strided slice shape");
+        float w_ss[6] = {5, 7, 9, 10, 12, 14};
+        for (int i = 0; i < 6; i++) EXPECT(o_ss[i] == w_ss[i], "ss[%d] = %g", i, o_ss[i]);
+        EXPECT(shape_is(oss[1], 1, 5, 0, 0) && o_ss2[0] == 5 && o_ss2[4] == 9, "shrink row 1: %g %g", o_ss2[0], o_ss2[4]);
+        EXPECT(shape_is(oss[2], 2, 4, 3, 0) && o_tile[0] == 5 && o_tile[3] == 6 && o_tile[6] == 5 && o_tile[11] == 6, "tile");
+        EXPECT(shape_is(oss[3], 2, 4, 2, 0) && shape_is(oss[4], 2, 4, 3, 0), "variadic split shapes");
+        EXPECT(o_s1[0] == 0 && o_s1[1] == 1 && o_s1[2] == 5 && o_s2[0] == 2 && o_s2[5] == 9, "variadic split values");
+        EXPECT(shape_is(oss[5], 1, 3, 0, 0) && o_r[0] == 1 && o_r[1] == 3 && o_r[2] == 5, "range");
+        EXPECT(o_shape[0] == 1 && o_shape[1] == 2 && o_shape[2] == 1, "shapeof(unsqueeze(squeeze)) = %lld %lld %lld",
+               (long long)o_shape[0], (long long)o_shape[1], (long long)o_shape[2]);
+        EXPECT(shape_is(oss[7], 3, 1, 2, 1), "unsqueeze shape");
+    }
+    /* Convert: truncation and saturation to i8/u8, f16 rounding at the boundary */
+    {
+        float x[4] = {-1.7f, 2.5f, 300, -300}, h[2] = {0.1f, 65504};
+        int8_t o8[4];
+        uint8_t ou[4];
+        uint16_t o16[2];
+        ir_begin(&b, "cvt");
+        int px = ir_param(&b, "x", "f32", "4", "FP32"), ph = ir_param(&b, "h", "f32", "2", "FP32");
+        ir_result(&b, S(ir_op(&b, "Convert", "opset1", "destination_type=\"i8\"", 1, (src[]){S(px)}, 1, "I8", NULL)));
+        ir_result(&b, S(ir_op(&b, "Convert", "opset1", "destination_type=\"u8\"", 1, (src[]){S(px)}, 1, "U8", NULL)));
+        ir_result(&b, S(ir_op(&b, "Convert", "opset1", "destination_type=\"f16\"", 1, (src[]){S(ph)}, 1, "FP16", NULL)));
+        tin in[2] = {{T_F32, 1, {4}, x}, {T_F32, 1, {2}, h}};
+        void* out[3] = {o8, ou, o16};
+        EXPECT(run_graph(ir_end(&b), NULL, 0, 2, in, 3, out, NULL) == OK, "convert graph: %s", err());
+        EXPECT(o8[0] == -1 && o8[1] == 2 && o8[2] == 127 && o8[3] == -128, "f32->i8 %d %d %d %d", o8[0], o8[1], o8[2], o8[3]);
+        EXPECT(ou[0] == 0 && ou[1] == 2 && ou[2] == 255 && ou[3] == 0, "f32->u8 %d %d %d %d", ou[0], ou[1], ou[2], ou[3]);
+        EXPECT(o16[0] == 0x2e66 && o16[1] == 0x7bff, "f32->f16 %04x %04x", o16[0], o16[1]);
+    }
+    /* ReduceMax over axes {0,2}, Select with broadcast, Gather batch_dims=1, ScatterNDUpdate, CumSum, Softmax axis 0 */
+    {
+        static uint8_t blob[128];
+        int64_t axes[2] = {0, 2}, one = 1, zero = 0;
+        memcpy(blob, axes, 16);
+        memcpy(blob + 16, &one, 8);
+        memcpy(blob + 24, &zero, 8);
+        float x[12], th[3] = {10, 20, 30}, el = -5, o_red[2], o_sel[6], o_g[8], o_sc[6], o_cs[3], o_sm[6];
+        uint8_t cond[2] = {1, 0};
+        float gd[12];
+        int64_t gi[4] = {2, 0, 1, 1}, si[2] = {2, 0};
+        float su[4] = {7, 8, 9, 10}, sd[6] = {0}, cs[3] = {1, 2, 3};
+        fill(x, 12, 1);
+        for (int i = 0; i < 12; i++) gd[i] = (float)i;
+        ir_begin(&b, "misc2");
+        int px = ir_param(&b, "x", "f32", "2,2,3", "FP32"), pc = ir_param(&b, "c", "boolean", "2,1", "BOOL");
+        int pt = ir_param(&b, "th", "f32", "1,3", "FP32"), pe = ir_param(&b, "el", "f32", "", "FP32");
+        int pgd = ir_param(&b, "gd", "f32", "2,3,2", "FP32"), pgi = ir_param(&b, "gi", "i64", "2,2", "I64");
+        int psd = ir_param(&b, "sd", "f32", "3,2", "FP32"), psi = ir_param(&b, "si", "i64", "2,1", "I64");
+        int psu = ir_param(&b, "su", "f32", "2,2", "FP32"), pcs = ir_param(&b, "cs", "f32", "3", "FP32");
+        int ca = ir_const(&b, "axes", "i64", "2", 0, 16, "I64"), c1 = ir_const(&b, "one", "i64", "", 16, 8, "I64");
+        int c0 = ir_const(&b, "zero", "i64", "", 24, 8, "I64");
+        ir_result(&b, S(ir_op(&b, "ReduceMax", "opset1", "keep_dims=\"false\"", 2, (src[]){S(px), S(ca)}, 1, "FP32", NULL)));
+        ir_result(&b, S(ir_op(&b, "Select", "opset1", NULL, 3, (src[]){S(pc), S(pt), S(pe)}, 1, "FP32", NULL)));
+        ir_result(&b, S(ir_op(&b, "Gather", "opset8", "batch_dims=\"1\"", 3, (src[]){S(pgd), S(pgi), S(c1)}, 1, "FP32", NULL)));
+        ir_result(&b, S(ir_op(&b, "ScatterNDUpdate", "opset4", NULL, 3, (src[]){S(psd), S(psi), S(psu)}, 1, "FP32", NULL)));
+        ir_result(&b, S(ir_op(&b, "CumSum", "opset3", "exclusive=\"true\" reverse=\"true\"", 2, (src[]){S(pcs), S(c0)}, 1, "FP32", NULL)));
+        ir_result(&b, S(ir_op(&b, "Softmax", "opset8", "axis=\"0\"", 1, (src[]){S(psd)}, 1, "FP32", NULL)));
+        tin in[10] = {{T_F32, 3, {2, 2, 3}, x}, {T_BOOL, 2, {2, 1}, cond}, {T_F32, 2, {1, 3}, th}, {T_F32, 0, {0}, &el},
+                      {T_F32, 3, {2, 3, 2}, gd}, {T_I64, 2, {2, 2}, gi}, {T_F32, 2, {3, 2}, sd}, {T_I64, 2, {2, 1}, si},
+                      {T_F32, 2, {2, 2}, su}, {T_F32, 1, {3}, cs}};
+        void* out[6] = {o_red, o_sel, o_g, o_sc, o_cs, o_sm};
+        static int64_t oss[6][5];
+        EXPECT(run_graph(ir_end(&b), blob, 32, 10, in, 6, out, oss) == OK, "misc2 graph: %s", err());
+        for (int j = 0; j < 2; j++) {
+            float w = -INFINITY;
+            for (int i0 = 0; i0 < 2; i0++)
+                for (int k = 0; k < 3; k++) w = fmaxf(w, x[(i0 * 2 + j) * 3 + k]);
+            EXPECT(shape_is(oss[0], 1, 2, 0, 0) && o_red[j] == w, "reduce max[%d] %g want %g", j, o_red[j], w);
+        }
+        EXPECT(shape_is(oss[1], 2, 2, 3, 0) && o_sel[0] == 10 && o_sel[2] == 30 && o_sel[3] == -5 && o_sel[5] == -5, "select");
+        /* batch 0 takes rows 2,0 of gd[0]; batch 1 rows 1,1 of gd[1] */
+        float wg[8] = {4, 5, 0, 1, 8, 9, 8, 9};
+        EXPECT(shape_is(oss[2], 3, 2, 2, 2), "gather batch_dims shape");
+        for (int i = 0; i < 8; i++) EXPECT(o_g[i] == wg[i], "gather bd[%d] = %g want %g", i, o_g[i], wg[i]);
+        float wsc[6] = {9, 10, 0, 0, 7, 8};
+        for (int i = 0; i < 6; i++) EXPECT(o_sc[i] == wsc[i], "scatternd[%d] = %g", i, o_sc[i]);
+        EXPECT(o_cs[0] == 5 && o_cs[1] == 3 && o_cs[2] == 0, "cumsum exclusive reverse %g %g %g", o_cs[0], o_cs[1], o_cs[2]);
+        EXPECT(close_to(o_sm[0], 1.0f / 3, 1e-6f) && close_to(o_sm[5], 1.0f / 3, 1e-6f), "softmax axis 0 of zeros");
+    }
+    /* Gelu tanh, Swish with beta, Clamp, comparisons, integer floor division */
+    {
+        float x[4] = {-2, -0.5f, 0.5f, 3}, beta = 2, o_g[4], o_s[4], o_c[4];
+        uint8_t o_lt[4];
+        int32_t ia[4] = {7, -7, 7, -7}, ib[4] = {2, 2, -2, -2}, o_div[4];
+        ir_begin(&b, "un");
+        int px = ir_param(&b, "x", "f32", "4", "FP32"), pb = ir_param(&b, "beta", "f32", "", "FP32");
+        int pa = ir_param(&b, "ia", "i32", "4", "I32"), pib = ir_param(&b, "ib", "i32", "4", "I32");
+        ir_result(&b, S(ir_op(&b, "Gelu", "opset7", "approximation_mode=\"tanh\"", 1, (src[]){S(px)}, 1, "FP32", NULL)));
+        ir_result(&b, S(ir_op(&b, "Swish", "opset4", NULL, 2, (src[]){S(px), S(pb)}, 1, "FP32", NULL)));
+        ir_result(&b, S(ir_op(&b, "Clamp", "opset1", "min=\"-1\" max=\"1.5\"", 1, (src[]){S(px)}, 1, "FP32", NULL)));
+        ir_result(&b, S(ir_op(&b, "Less", "opset1", NULL, 2, (src[]){S(px), S(px)}, 1, "BOOL", NULL)));
+        ir_result(&b, S(ir_op(&b, "Divide", "opset1", NULL, 2, (src[]){S(pa), S(pib)}, 1, "I32", NULL)));
+        tin in[4] = {{T_F32, 1, {4}, x}, {T_F32, 0, {0}, &beta}, {T_I32, 1, {4}, ia}, {T_I32, 1, {4}, ib}};
+        void* out[5] = {o_g, o_s, o_c, o_lt, o_div};
+        EXPECT(run_graph(ir_end(&b), NULL, 0, 4, in, 5, out, NULL) == OK, "unary graph: %s", err());
+        for (int i = 0; i < 4; i++) {
+            double v = x[i], g = 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+            EXPECT(close_to(o_g[i], (float)g, 1e-6f), "gelu tanh[%d]", i);
+            EXPECT(close_to(o_s[i], (float)(v / (1 + exp(-2 * v))), 1e-6f), "swish beta[%d]", i);
+            EXPECT(o_c[i] == fminf(fmaxf(x[i], -1), 1.5f), "clamp[%d]", i);
+            EXPECT(o_lt[i] == 0, "less[%d]", i);
+        }
+        EXPECT(o_div[0] == 3 && o_div[1] == -4 && o_div[2] == -4 && o_div[3] == 3, "python floor division %d %d %d %d",
+               o_div[0], o_div[1], o_div[2], o_div[3]);
+    }
+}
+
 static void test_faults(void) {
     ir b;
     ov_status_e st;
@@ -919,6 +1186,7 @@ int main(void) {
     test_ops2();
     test_state();
     test_ops3();
+    test_ops4();
     test_mutations();
     test_faults();
     ov_core_free(core);
