@@ -20,6 +20,7 @@ while [ $# -gt 0 ]; do
     *) [ -z "$out" ] || { echo "build.sh: one OUTDIR only" >&2; exit 2; }; out=$1; shift ;;
   esac
 done
+[ -z "$omit" ] || [ "$selftest" = 0 ] || { echo "build.sh: --selftest links every symbol; build it without --omit" >&2; exit 2; }
 [ -n "$out" ] || { echo "usage: build.sh [--omit SYMBOL]... [--with-props] [--selftest] OUTDIR" >&2; exit 2; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -46,9 +47,17 @@ $CC -std=c11 -D_GNU_SOURCE $CFLAGS $defs -Wall -Wextra -Wno-unused-parameter -fP
 mv "$out/libopenvino_c.so.tmp" "$out/libopenvino_c.so"
 ln -sf libopenvino_c.so "$out/$soname"
 rm -f "$vs"
+# the variant must lack exactly the named symbols: a misspelt --omit would otherwise build the full library
+for s in $omit; do
+  grep -q "[ *]$s(" "$here/ovd_decl.h" || { echo "build.sh: --omit $s: not a function of the double" >&2; exit 1; }
+  if command -v nm >/dev/null && nm -D --defined-only "$out/libopenvino_c.so" | awk '{print $3}' | grep -qx "$s"; then
+    echo "build.sh: --omit $s: the symbol is still exported" >&2; exit 1
+  fi
+done
 
 if [ "$selftest" = 1 ]; then
-  $CC -std=c11 -D_GNU_SOURCE $CFLAGS -Wall -Wextra -Wno-unused-parameter -o "$out/ovdouble_selftest" \
+  # shellcheck disable=SC2086
+  $CC -std=c11 -D_GNU_SOURCE $CFLAGS $defs -Wall -Wextra -Wno-unused-parameter -o "$out/ovdouble_selftest" \
     "$here/selftest.c" -L"$out" -lopenvino_c -Wl,-rpath,"$out" -lm
   "$out/ovdouble_selftest" "$out/libopenvino_c.so"
 fi

@@ -1135,6 +1135,28 @@ static void test_ops4(void) {
     }
 }
 
+#ifdef OVD_WITH_PROPS
+/* the 2026.4-style property arrays ([inferred] forms, built with --with-props) */
+static void test_props(void) {
+    ir b;
+    ov_status_e st;
+    ov_model_t* m = read(matmul_add_ir(&b), blob76, 76, &st);
+    ov_property_t p[2] = {{"PERFORMANCE_HINT", "LATENCY"}, {"INFERENCE_PRECISION_HINT", "f32"}};
+    ov_compiled_model_t* cm = NULL;
+    EXPECT(ov_core_compile_model_props(core, m, "CPU", 2, p, &cm) == OK, "compile_model_props: %s", err());
+    char* v = NULL;
+    EXPECT(ov_compiled_model_get_property(cm, "PERFORMANCE_HINT", &v) == OK && strcmp(v, "LATENCY") == 0, "read back");
+    ov_free(v);
+    ov_compiled_model_free(cm);
+    ov_property_t bad[1] = {{"NPUW_FOLD", "YES"}};
+    EXPECT(ov_core_compile_model_props(core, m, "CPU", 1, bad, &cm) == GENERAL_ERROR, "NPU key on CPU via _props");
+    ov_property_t nul[1] = {{"PERFORMANCE_HINT", NULL}};
+    EXPECT(ov_core_compile_model_props(core, m, "CPU", 1, nul, &cm) == INVALID_C_PARAM, "NULL value");
+    EXPECT(ov_core_set_properties(core, "CPU", 1, p) == OK, "set_properties: %s", err());
+    ov_model_free(m);
+}
+#endif
+
 static void test_faults(void) {
     ir b;
     ov_status_e st;
@@ -1189,6 +1211,9 @@ int main(void) {
     test_ops4();
     test_mutations();
     test_faults();
+#ifdef OVD_WITH_PROPS
+    test_props();
+#endif
     ov_core_free(core);
     static const char* live[] = {"live.core", "live.model", "live.compiled_model", "live.infer_request",
                                  "live.tensor", "live.port", "live.string", "live.shape", "live.bytes"};
