@@ -1140,6 +1140,76 @@ OVD_EXPORT ov_status_e ov_model_const_output_by_name(const ov_model_t* model, co
     RET(port_by_name(model->g, 0, tensor_name, output_port));
 }
 
+static ov_status_e single_port(ovd_graph* g, int is_input, ov_output_const_port_t** port) {
+    int n = is_input ? g->nparams : g->nresults;
+    if (n != 1) {
+        ovd_err("Exception from src/core/src/model.cpp: %s() must be called on a model with exactly one %s (it has %d)",
+                is_input ? "input" : "output", is_input ? "parameter" : "result", n);
+        return ovd_fail_status(GENERAL_ERROR);
+    }
+    *port = port_new(g, is_input, 0);
+    return OK;
+}
+
+OVD_EXPORT ov_status_e ov_model_const_input(const ov_model_t* model, ov_output_const_port_t** input_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(input_port);
+    RET(single_port(model->g, 1, input_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_const_output(const ov_model_t* model, ov_output_const_port_t** output_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(output_port);
+    RET(single_port(model->g, 0, output_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_input(const ov_model_t* model, ov_output_port_t** input_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(input_port);
+    RET(single_port(model->g, 1, input_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_output(const ov_model_t* model, ov_output_port_t** output_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(output_port);
+    RET(single_port(model->g, 0, output_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_input_by_index(const ov_model_t* model, const size_t index, ov_output_port_t** input_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(input_port);
+    RET(port_by_index(model->g, 1, index, input_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_output_by_index(const ov_model_t* model, const size_t index,
+                                                ov_output_port_t** output_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(output_port);
+    RET(port_by_index(model->g, 0, index, output_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_input_by_name(const ov_model_t* model, const char* tensor_name,
+                                              ov_output_port_t** input_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(tensor_name && input_port);
+    RET(port_by_name(model->g, 1, tensor_name, input_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_output_by_name(const ov_model_t* model, const char* tensor_name,
+                                               ov_output_port_t** output_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(tensor_name && output_port);
+    RET(port_by_name(model->g, 0, tensor_name, output_port));
+}
+
 OVD_EXPORT ov_status_e ov_port_get_element_type(const ov_output_const_port_t* port, ov_element_type_e* tensor_type) {
     ENTER;
     HANDLE(port, K_PORT);
@@ -1181,6 +1251,22 @@ OVD_EXPORT ov_status_e ov_port_get_partial_shape(const ov_output_const_port_t* p
 }
 
 OVD_EXPORT ov_status_e ov_port_get_shape(const ov_output_const_port_t* port, ov_shape_t* tensor_shape) {
+    ENTER;
+    HANDLE(port, K_PORT);
+    CHECK(tensor_shape);
+    const ovd_pshape* s = &port_out(port)->ps;
+    if (!ovd_ps_static(s)) {
+        char b[160];
+        ovd_ps_str(s, b, sizeof b);
+        ovd_err("Exception from src/core/src/partial_shape.cpp: get_shape was called on a descriptor::Tensor with "
+                "dynamic shape %s", b);
+        FAIL(GENERAL_ERROR);
+    }
+    shape_out(s, tensor_shape);
+    RET(OK);
+}
+
+OVD_EXPORT ov_status_e ov_const_port_get_shape(const ov_output_const_port_t* port, ov_shape_t* tensor_shape) {
     ENTER;
     HANDLE(port, K_PORT);
     CHECK(tensor_shape);
@@ -1393,6 +1479,22 @@ OVD_EXPORT ov_status_e ov_compiled_model_output_by_name(const ov_compiled_model_
     HANDLE(compiled_model, K_COMPILED);
     CHECK(name && output_port);
     RET(port_by_name(compiled_model->plan.g, 0, name, output_port));
+}
+
+OVD_EXPORT ov_status_e ov_compiled_model_input(const ov_compiled_model_t* compiled_model,
+                                               ov_output_const_port_t** input_port) {
+    ENTER;
+    HANDLE(compiled_model, K_COMPILED);
+    CHECK(input_port);
+    RET(single_port(compiled_model->plan.g, 1, input_port));
+}
+
+OVD_EXPORT ov_status_e ov_compiled_model_output(const ov_compiled_model_t* compiled_model,
+                                                ov_output_const_port_t** output_port) {
+    ENTER;
+    HANDLE(compiled_model, K_COMPILED);
+    CHECK(output_port);
+    RET(single_port(compiled_model->plan.g, 0, output_port));
 }
 
 OVD_EXPORT ov_status_e ov_compiled_model_get_property(const ov_compiled_model_t* compiled_model,
@@ -1738,6 +1840,41 @@ OVD_EXPORT ov_status_e ov_infer_request_set_tensor(ov_infer_request_t* infer_req
     FAIL(NOT_FOUND);
 }
 
+/* a port of the model the request was compiled from (the compiled model shares that graph) */
+static ov_status_e port_check(const ov_infer_request_t* r, const ov_output_const_port_t* port) {
+    if (port->g != r->cm->plan.g) {
+        ovd_err("Exception from src/inference/src/dev/isync_infer_request.cpp: Cannot find tensor for port: the port "
+                "belongs to another model");
+        return ovd_fail_status(NOT_FOUND);
+    }
+    return OK;
+}
+
+OVD_EXPORT ov_status_e ov_infer_request_set_tensor_by_port(ov_infer_request_t* infer_request,
+                                                           const ov_output_port_t* port, const ov_tensor_t* tensor) {
+    ENTER;
+    HANDLE(infer_request, K_REQUEST);
+    HANDLE(port, K_PORT);
+    HANDLE(tensor, K_TENSOR);
+    ov_status_e st = port_check(infer_request, port);
+    if (st != OK) RET(st);
+    if (ovd_fault_hit(FP_SET_TENSOR)) FAIL(GENERAL_ERROR);
+    RET(bind(infer_request, port->is_input, (size_t)port->index, tensor));
+}
+
+OVD_EXPORT ov_status_e ov_infer_request_set_tensor_by_const_port(ov_infer_request_t* infer_request,
+                                                                 const ov_output_const_port_t* port,
+                                                                 const ov_tensor_t* tensor) {
+    ENTER;
+    HANDLE(infer_request, K_REQUEST);
+    HANDLE(port, K_PORT);
+    HANDLE(tensor, K_TENSOR);
+    ov_status_e st = port_check(infer_request, port);
+    if (st != OK) RET(st);
+    if (ovd_fault_hit(FP_SET_TENSOR)) FAIL(GENERAL_ERROR);
+    RET(bind(infer_request, port->is_input, (size_t)port->index, tensor));
+}
+
 /* the request's own tensor for a port that has none bound yet (dynamic dims as 0) */
 static timpl* own_tensor(const ovd_out* port) {
     ovd_pshape s = port->ps;
@@ -1779,6 +1916,29 @@ OVD_EXPORT ov_status_e ov_infer_request_get_tensor(const ov_infer_request_t* inf
     if (i >= 0) RET(get_tensor(infer_request, false, (size_t)i, tensor));
     ovd_err("Exception from src/inference/src/dev/isync_infer_request.cpp: Port for tensor name %s was not found.", tensor_name);
     FAIL(NOT_FOUND);
+}
+
+OVD_EXPORT ov_status_e ov_infer_request_get_tensor_by_port(const ov_infer_request_t* infer_request,
+                                                           const ov_output_port_t* port, ov_tensor_t** tensor) {
+    ENTER;
+    HANDLE(infer_request, K_REQUEST);
+    HANDLE(port, K_PORT);
+    CHECK(tensor);
+    ov_status_e st = port_check(infer_request, port);
+    if (st != OK) RET(st);
+    RET(get_tensor(infer_request, port->is_input, (size_t)port->index, tensor));
+}
+
+OVD_EXPORT ov_status_e ov_infer_request_get_tensor_by_const_port(const ov_infer_request_t* infer_request,
+                                                                 const ov_output_const_port_t* port,
+                                                                 ov_tensor_t** tensor) {
+    ENTER;
+    HANDLE(infer_request, K_REQUEST);
+    HANDLE(port, K_PORT);
+    CHECK(tensor);
+    ov_status_e st = port_check(infer_request, port);
+    if (st != OK) RET(st);
+    RET(get_tensor(infer_request, port->is_input, (size_t)port->index, tensor));
 }
 
 OVD_EXPORT ov_status_e ov_infer_request_get_input_tensor_by_index(const ov_infer_request_t* infer_request,

@@ -65,6 +65,18 @@ OVD_EXPORT ov_status_e ov_model_const_input_by_name(const ov_model_t* model, con
                                                     ov_output_const_port_t** input_port);
 OVD_EXPORT ov_status_e ov_model_const_output_by_name(const ov_model_t* model, const char* tensor_name,
                                                      ov_output_const_port_t** output_port);
+OVD_EXPORT ov_status_e ov_model_const_input(const ov_model_t* model, ov_output_const_port_t** input_port);
+OVD_EXPORT ov_status_e ov_model_const_output(const ov_model_t* model, ov_output_const_port_t** output_port);
+OVD_EXPORT ov_status_e ov_model_input(const ov_model_t* model, ov_output_port_t** input_port);
+OVD_EXPORT ov_status_e ov_model_output(const ov_model_t* model, ov_output_port_t** output_port);
+OVD_EXPORT ov_status_e ov_model_input_by_index(const ov_model_t* model, const size_t index, ov_output_port_t** input_port);
+OVD_EXPORT ov_status_e ov_model_output_by_index(const ov_model_t* model, const size_t index,
+                                                ov_output_port_t** output_port);
+OVD_EXPORT ov_status_e ov_model_input_by_name(const ov_model_t* model, const char* tensor_name,
+                                              ov_output_port_t** input_port);
+OVD_EXPORT ov_status_e ov_model_output_by_name(const ov_model_t* model, const char* tensor_name,
+                                               ov_output_port_t** output_port);
+OVD_EXPORT ov_status_e ov_const_port_get_shape(const ov_output_const_port_t* port, ov_shape_t* tensor_shape);
 OVD_EXPORT ov_status_e ov_port_get_element_type(const ov_output_const_port_t* port,
                                                 ov_element_type_e* tensor_type);
 OVD_EXPORT ov_status_e ov_port_get_any_name(const ov_output_const_port_t* port, char** tensor_name);
@@ -85,6 +97,10 @@ OVD_EXPORT ov_status_e ov_compiled_model_input_by_name(const ov_compiled_model_t
                                                        const char* name, ov_output_const_port_t** input_port);
 OVD_EXPORT ov_status_e ov_compiled_model_output_by_name(const ov_compiled_model_t* compiled_model,
                                                         const char* name, ov_output_const_port_t** output_port);
+OVD_EXPORT ov_status_e ov_compiled_model_input(const ov_compiled_model_t* compiled_model,
+                                               ov_output_const_port_t** input_port);
+OVD_EXPORT ov_status_e ov_compiled_model_output(const ov_compiled_model_t* compiled_model,
+                                                ov_output_const_port_t** output_port);
 OVD_EXPORT ov_status_e ov_compiled_model_create_infer_request(const ov_compiled_model_t* compiled_model,
                                                               ov_infer_request_t** infer_request);
 OVD_EXPORT ov_status_e ov_compiled_model_set_property(const ov_compiled_model_t* compiled_model, ...);
@@ -105,6 +121,16 @@ OVD_EXPORT ov_status_e ov_infer_request_set_output_tensor_by_index(ov_infer_requ
                                                                    const size_t idx, const ov_tensor_t* tensor);
 OVD_EXPORT ov_status_e ov_infer_request_set_output_tensor(ov_infer_request_t* infer_request,
                                                           const ov_tensor_t* tensor);
+OVD_EXPORT ov_status_e ov_infer_request_set_tensor_by_port(ov_infer_request_t* infer_request,
+                                                           const ov_output_port_t* port, const ov_tensor_t* tensor);
+OVD_EXPORT ov_status_e ov_infer_request_set_tensor_by_const_port(ov_infer_request_t* infer_request,
+                                                                 const ov_output_const_port_t* port,
+                                                                 const ov_tensor_t* tensor);
+OVD_EXPORT ov_status_e ov_infer_request_get_tensor_by_port(const ov_infer_request_t* infer_request,
+                                                           const ov_output_port_t* port, ov_tensor_t** tensor);
+OVD_EXPORT ov_status_e ov_infer_request_get_tensor_by_const_port(const ov_infer_request_t* infer_request,
+                                                                 const ov_output_const_port_t* port,
+                                                                 ov_tensor_t** tensor);
 OVD_EXPORT ov_status_e ov_infer_request_get_tensor(const ov_infer_request_t* infer_request,
                                                    const char* tensor_name, ov_tensor_t** tensor);
 OVD_EXPORT ov_status_e ov_infer_request_get_input_tensor_by_index(const ov_infer_request_t* infer_request,
