@@ -13,9 +13,13 @@
 #define ENTER                                      \
     ovd_call _c;                                   \
     do {                                           \
-        static int _id = -1;                       \
-        if (_id < 0) _id = ovd_fn_id(__func__);    \
-        _c.fn = _id;                               \
+        static int _id = -1;                                         \
+        int _v = __atomic_load_n(&_id, __ATOMIC_RELAXED);            \
+        if (_v < 0) {                                                \
+            _v = ovd_fn_id(__func__);                                \
+            __atomic_store_n(&_id, _v, __ATOMIC_RELAXED);            \
+        }                                                            \
+        _c.fn = _v;                                                  \
         ovd_enter(&_c, __func__);                  \
     } while (0)
 #define RET(st) return ovd_leave(&_c, (st), NULL)
@@ -451,8 +455,12 @@ OVD_EXPORT const char* ov_get_error_info(ov_status_e status) {
 OVD_EXPORT const char* ov_get_last_err_msg(void) {
     ovd_call _c;
     static int id = -1;
-    if (id < 0) id = ovd_fn_id(__func__);
-    _c.fn = id;
+    int v = __atomic_load_n(&id, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = ovd_fn_id(__func__);
+        __atomic_store_n(&id, v, __ATOMIC_RELAXED);
+    }
+    _c.fn = v;
     ovd_enter(&_c, __func__);
     const char* c = ovd_last_error_copy();
     ovd_leave_void(&_c);

@@ -340,7 +340,7 @@ OVD_EXPORT size_t ovdouble_stats(char* buf, size_t cap) {
 static ovd_release rel;
 static char build_override[128];
 static char devices_v[256] = "CPU";
-static int64_t gpu_mem_v = 8589934592LL;
+static _Atomic int64_t gpu_mem_v = 8589934592LL;
 static _Atomic int64_t max_alloc_v;
 static _Atomic int const_at_infer_v;
 
@@ -394,7 +394,7 @@ const char* ovd_devices(void) {
     return copy;
 }
 
-int64_t ovd_gpu_mem(void) { return gpu_mem_v; }
+int64_t ovd_gpu_mem(void) { return atomic_load(&gpu_mem_v); }
 int64_t ovd_max_alloc(void) { return atomic_load(&max_alloc_v); }
 bool ovd_const_at_infer(void) { return atomic_load(&const_at_infer_v) != 0; }
 
@@ -523,7 +523,7 @@ OVD_EXPORT int ovdouble_set(const char* knob, const char* value) {
     }
     if (strcmp(knob, "gpu_mem") == 0) {
         if (parse_i64(value, &x)) return -2;
-        gpu_mem_v = x;
+        atomic_store(&gpu_mem_v, x);
         return 0;
     }
     return -1;
