@@ -574,15 +574,41 @@ static int exec_matmul(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
     bool fl = ovd_type_is_float(O->type);
     for (int64_t bi = 0; bi < nb; bi++, it_next(&it)) {
         int64_t oa = it.off[0] * M * K, ob = it.off[1] * K * N, oo = bi * M * N;
+        if (fl && sbn == 1 && N > 1) { /* B row-major [K, N]: accumulate whole output rows, contiguous in B */
+            double* acc = malloc(sizeof(double) * (size_t)N);
+            if (!acc) return ovd_err_alloc();
+            for (int64_t m = 0; m < M; m++) {
+                for (int64_t j = 0; j < N; j++) acc[j] = 0;
+                for (int64_t k = 0; k < K; k++) {
+                    double av = F(A)[oa + m * sam + k * sak];
+                    const float* pb = F(B) + ob + k * sbk;
+                    for (int64_t j = 0; j < N; j++) acc[j] += av * pb[j];
+                }
+                for (int64_t j = 0; j < N; j++) F(O)[oo + m * N + j] = (float)acc[j];
+            }
+            free(acc);
+            continue;
+        }
         for (int64_t m = 0; m < M; m++)
             for (int64_t j = 0; j < N; j++) {
                 if (fl) {
                     const float* pa = F(A) + oa + m * sam;
                     const float* pb = F(B) + ob + j * sbn;
                     double acc = 0;
-                    if (sak == 1 && sbk == 1)
-                        for (int64_t k = 0; k < K; k++) acc += (double)pa[k] * pb[k];
-                    else
+                    if (sak == 1 && sbk == 1) {
+                        /* independent partial sums keep the FP pipeline busy; the order is fixed, so results are
+                           deterministic */
+                        double p0 = 0, p1 = 0, p2 = 0, p3 = 0;
+                        int64_t k = 0;
+                        for (; k + 4 <= K; k += 4) {
+                            p0 += (double)pa[k] * pb[k];
+                            p1 += (double)pa[k + 1] * pb[k + 1];
+                            p2 += (double)pa[k + 2] * pb[k + 2];
+                            p3 += (double)pa[k + 3] * pb[k + 3];
+                        }
+                        for (; k < K; k++) p0 += (double)pa[k] * pb[k];
+                        acc = (p0 + p1) + (p2 + p3);
+                    } else
                         for (int64_t k = 0; k < K; k++) acc += (double)pa[k * sak] * pb[k * sbk];
                     F(O)[oo + m * N + j] = (float)acc;
                 } else {
