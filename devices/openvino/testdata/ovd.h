@@ -223,7 +223,7 @@ bool ovd_fault_hit(ovd_fault f); /* counts the call; true if it must fail (messa
 int64_t ovd_max_alloc(void);
 bool ovd_const_at_infer(void);
 
-typedef enum { L_CORE, L_MODEL, L_COMPILED, L_REQUEST, L_TENSOR, L_PORT, L_STRING, L_SHAPE, L_COUNT } ovd_live;
+typedef enum { L_CORE, L_MODEL, L_COMPILED, L_REQUEST, L_TENSOR, L_PORT, L_STRING, L_SHAPE, L_CONTEXT, L_COUNT } ovd_live;
 void ovd_live_add(ovd_live k, int64_t d);
 void ovd_live_bytes(int64_t d);
 typedef enum {
@@ -250,7 +250,7 @@ void ovd_clear_last_error(void);
 /* registry of every handle and every block handed to the caller, so frees of foreign or freed pointers and
  * calls with stale handles are caught instead of corrupting the heap */
 typedef enum { K_CORE = 1, K_MODEL, K_COMPILED, K_REQUEST, K_TENSOR, K_PORT, K_STRING, K_DIMS, K_PDIMS, K_DEVLIST,
-               K_VERLIST, K_PROFLIST } ovd_kind;
+               K_VERLIST, K_PROFLIST, K_CONTEXT } ovd_kind;
 void ovd_reg_add(const void* p, ovd_kind k);
 bool ovd_reg_has(const void* p, ovd_kind k);
 bool ovd_reg_del(const void* p, ovd_kind k);

@@ -93,6 +93,8 @@ typedef struct {
     ovd_type type;
     ovd_pshape shape;
     ovd_buf* buf;
+    int remote;       /* 0 host, 1 USM host/user (host-visible), 2 USM device (not host-visible) */
+    char device[64];  /* remote tensors: the context's device */
 } timpl;
 
 struct ov_tensor {
@@ -253,6 +255,11 @@ OVD_EXPORT ov_status_e ov_tensor_data(const ov_tensor_t* tensor, void** data) {
     ENTER;
     HANDLE(tensor, K_TENSOR);
     CHECK(data);
+    if (tensor->t->remote == 2) {
+        ovd_err("Exception from src/inference/src/dev/make_tensor.cpp: [GPU] data() of a USM device tensor is not "
+                "accessible from the host (ovdouble models device memory as unreachable)");
+        FAIL(GENERAL_ERROR);
+    }
     *data = tensor->t->buf->mem;
     RET(OK);
 }
@@ -2200,4 +2207,235 @@ OVD_EXPORT void ov_profiling_info_list_free(ov_profiling_info_list_t* profiling_
         profiling_infos->size = 0;
     }
     ovd_leave_void(&_c);
+}
+
+/* ---- remote contexts: GPU only; USM host and user buffers are host memory, USM device buffers are not host-visible
+ * (their MEM_HANDLE is an opaque value, their data() fails) ---- */
+struct ov_remote_context {
+    char device[64];
+    void* ocl_queue; /* as passed to ov_core_create_context, echoed by get_params */
+};
+
+static ov_status_e context_new(const char* device_name, void* queue, ov_remote_context_t** out) {
+    char dev[64], kind[32];
+    if (resolve_device(device_name, dev, sizeof dev)) return ovd_fail_status(GENERAL_ERROR);
+    dev_kind(dev, kind, sizeof kind);
+    if (strcmp(kind, "GPU") != 0) {
+        ovd_err("Exception from src/inference/src/dev/plugin.cpp: Not Implemented: %s plugin has no remote context", kind);
+        return ovd_fail_status(NOT_IMPLEMENTED);
+    }
+    ov_remote_context_t* c = calloc(1, sizeof *c);
+    snprintf(c->device, sizeof c->device, "%s", dev);
+    c->ocl_queue = queue;
+    ovd_reg_add(c, K_CONTEXT);
+    ovd_live_add(L_CONTEXT, 1);
+    *out = c;
+    return OK;
+}
+
+OVD_EXPORT ov_status_e ov_core_get_default_context(const ov_core_t* core, const char* device_name,
+                                                   ov_remote_context_t** context) {
+    ENTER;
+    HANDLE(core, K_CORE);
+    CHECK(device_name && context);
+    RET(context_new(device_name, NULL, context));
+}
+
+OVD_EXPORT ov_status_e ov_core_create_context(const ov_core_t* core, const char* device_name,
+                                              const size_t context_args_size, ov_remote_context_t** context, ...) {
+    ENTER;
+    HANDLE(core, K_CORE);
+    CHECK(device_name && context);
+    if (context_args_size % 2 || context_args_size > 16) {
+        ovd_err("ovdouble: context_args_size must be an even count of at most 16 (key, value) arguments; got %zu",
+                context_args_size);
+        FAIL(INVALID_C_PARAM);
+    }
+    va_list ap;
+    va_start(ap, context);
+    void* queue = NULL;
+    const char* type = NULL;
+    for (size_t i = 0; i < context_args_size / 2; i++) {
+        const char* k = va_arg(ap, const char*);
+        void* v = va_arg(ap, void*);
+        if (!k) {
+            va_end(ap);
+            CHECK(k);
+        }
+        if (strcmp(k, "CONTEXT_TYPE") == 0) type = v;
+        else if (strcmp(k, "OCL_QUEUE") == 0 || strcmp(k, "OCL_CONTEXT") == 0) queue = v;
+        else if (strcmp(k, "OCL_CONTEXT_DEVICE_ID") != 0 && strcmp(k, "TILE_ID") != 0 && strcmp(k, "VA_DEVICE") != 0) {
+            va_end(ap);
+            ovd_err("Exception from src/plugins/intel_gpu/src/plugin/remote_context.cpp: Unsupported context "
+                    "parameter %s", k);
+            FAIL(GENERAL_ERROR);
+        }
+    }
+    va_end(ap);
+    if (type && strcmp(type, "OCL") != 0 && strcmp(type, "VA_SHARED") != 0) {
+        ovd_err("Exception from src/plugins/intel_gpu/src/plugin/remote_context.cpp: Invalid CONTEXT_TYPE %s", type);
+        FAIL(GENERAL_ERROR);
+    }
+    RET(context_new(device_name, queue, context));
+}
+
+OVD_EXPORT void ov_remote_context_free(ov_remote_context_t* context) {
+    ENTER;
+    if (!context)
+        ovd_count(C_FREE_NULL, 1);
+    else if (!ovd_reg_del(context, K_CONTEXT))
+        ovd_count(C_BAD_FREE, 1);
+    else {
+        free(context);
+        ovd_live_add(L_CONTEXT, -1);
+    }
+    ovd_leave_void(&_c);
+}
+
+OVD_EXPORT ov_status_e ov_remote_context_get_device_name(const ov_remote_context_t* context, char** device_name) {
+    ENTER;
+    HANDLE(context, K_CONTEXT);
+    CHECK(device_name);
+    *device_name = ovd_api_string(context->device);
+    RET(OK);
+}
+
+OVD_EXPORT ov_status_e ov_remote_context_get_params(const ov_remote_context_t* context, size_t* size, char** params) {
+    ENTER;
+    HANDLE(context, K_CONTEXT);
+    CHECK(size && params);
+    char buf[256];
+    snprintf(buf, sizeof buf, "CONTEXT_TYPE OCL OCL_CONTEXT %p OCL_QUEUE %p", (void*)context, context->ocl_queue);
+    *params = ovd_api_string(buf);
+    *size = 3;
+    RET(OK);
+}
+
+static ov_status_e make_remote_tensor(const ov_remote_context_t* ctx, ov_element_type_e type, const ov_shape_t* shape,
+                                 int kind, void* user, ov_tensor_t** out) {
+    ovd_type t;
+    ovd_pshape ps;
+    if (type_in(type, &t) || shape_in(shape, &ps)) return ovd_fail_status(GENERAL_ERROR);
+    timpl* ti;
+    if (user) {
+        ti = calloc(1, sizeof *ti);
+        ti->refs = 1;
+        ti->type = t;
+        ti->shape = ps;
+        ti->buf = ovd_buf_wrap(user, ovd_type_bytes(t, ovd_ps_numel(&ps)));
+    } else {
+        ti = timpl_alloc(t, &ps);
+        if (!ti) return ovd_fail_status(UNKNOW_EXCEPTION);
+    }
+    ti->remote = kind;
+    snprintf(ti->device, sizeof ti->device, "%s", ctx->device);
+    *out = handle_new(ti);
+    return OK;
+}
+
+OVD_EXPORT ov_status_e ov_remote_context_create_host_tensor(const ov_remote_context_t* context,
+                                                            const ov_element_type_e type, const ov_shape_t shape,
+                                                            ov_tensor_t** tensor) {
+    ENTER;
+    HANDLE(context, K_CONTEXT);
+    CHECK(tensor);
+    if (ovd_fault_hit(FP_TENSOR_CREATE)) FAIL(GENERAL_ERROR);
+    RET(make_remote_tensor(context, type, &shape, 1, NULL, tensor));
+}
+
+OVD_EXPORT ov_status_e ov_remote_context_create_tensor(const ov_remote_context_t* context,
+                                                       const ov_element_type_e type, const ov_shape_t shape,
+                                                       const size_t object_args_size, ov_tensor_t** remote_tensor,
+                                                       ...) {
+    ENTER;
+    HANDLE(context, K_CONTEXT);
+    CHECK(remote_tensor);
+    if (object_args_size % 2 || object_args_size > 16) {
+        ovd_err("ovdouble: object_args_size must be an even count of at most 16 (key, value) arguments; got %zu",
+                object_args_size);
+        FAIL(INVALID_C_PARAM);
+    }
+    if (ovd_fault_hit(FP_TENSOR_CREATE)) FAIL(GENERAL_ERROR);
+    va_list ap;
+    va_start(ap, remote_tensor);
+    const char* mem = NULL;
+    void* handle = NULL;
+    for (size_t i = 0; i < object_args_size / 2; i++) {
+        const char* k = va_arg(ap, const char*);
+        void* v = va_arg(ap, void*);
+        if (!k) {
+            va_end(ap);
+            CHECK(k);
+        }
+        if (strcmp(k, "SHARED_MEM_TYPE") == 0) mem = v;
+        else if (strcmp(k, "MEM_HANDLE") == 0) handle = v;
+    }
+    va_end(ap);
+    if (!mem) {
+        ovd_err("Exception from src/plugins/intel_gpu/src/plugin/remote_context.cpp: SHARED_MEM_TYPE is required");
+        FAIL(GENERAL_ERROR);
+    }
+    int kind;
+    if (strcmp(mem, "USM_HOST_BUFFER") == 0) kind = 1;
+    else if (strcmp(mem, "USM_USER_BUFFER") == 0) kind = 1;
+    else if (strcmp(mem, "USM_DEVICE_BUFFER") == 0) kind = 2;
+    else {
+        ovd_err("Exception from src/plugins/intel_gpu/src/plugin/remote_context.cpp: ovdouble models only USM buffers, "
+                "not SHARED_MEM_TYPE %s", mem);
+        FAIL(NOT_IMPLEMENTED);
+    }
+    if (strcmp(mem, "USM_USER_BUFFER") == 0 && !handle) {
+        ovd_err("Exception from src/plugins/intel_gpu/src/plugin/remote_context.cpp: USM_USER_BUFFER needs MEM_HANDLE");
+        FAIL(GENERAL_ERROR);
+    }
+    RET(make_remote_tensor(context, type, &shape, kind, strcmp(mem, "USM_USER_BUFFER") == 0 ? handle : NULL, remote_tensor));
+}
+
+OVD_EXPORT ov_status_e ov_remote_tensor_get_params(ov_tensor_t* tensor, size_t* size, char** params) {
+    ENTER;
+    HANDLE(tensor, K_TENSOR);
+    CHECK(size && params);
+    const timpl* t = tensor->t;
+    if (!t->remote) {
+        ovd_err("Exception from src/inference/src/dev/remote_tensor.cpp: Tensor is not a remote tensor");
+        FAIL(GENERAL_ERROR);
+    }
+    char buf[256];
+    /* device memory gets an opaque handle: dereferencing it on the host would crash on a real GPU too */
+    uintptr_t h = t->remote == 2 ? ((uintptr_t)t->buf->mem ^ (uintptr_t)0x5a5a000000000000ULL) : (uintptr_t)t->buf->mem;
+    snprintf(buf, sizeof buf, "MEM_HANDLE 0x%llx OCL_CONTEXT 0x0 SHARED_MEM_TYPE %s", (unsigned long long)h,
+             t->remote == 2 ? "USM_DEVICE_BUFFER" : "USM_HOST_BUFFER");
+    *params = ovd_api_string(buf);
+    *size = 3;
+    RET(OK);
+}
+
+OVD_EXPORT ov_status_e ov_remote_tensor_get_device_name(ov_tensor_t* remote_tensor, char** device_name) {
+    ENTER;
+    HANDLE(remote_tensor, K_TENSOR);
+    CHECK(device_name);
+    if (!remote_tensor->t->remote) {
+        ovd_err("Exception from src/inference/src/dev/remote_tensor.cpp: Tensor is not a remote tensor");
+        FAIL(GENERAL_ERROR);
+    }
+    *device_name = ovd_api_string(remote_tensor->t->device);
+    RET(OK);
+}
+
+OVD_EXPORT ov_status_e ov_core_compile_model_with_context(const ov_core_t* core, const ov_model_t* model,
+                                                          const ov_remote_context_t* context,
+                                                          const size_t property_args_size,
+                                                          ov_compiled_model_t** compiled_model, ...) {
+    ENTER;
+    HANDLE(core, K_CORE);
+    HANDLE(model, K_MODEL);
+    HANDLE(context, K_CONTEXT);
+    CHECK(compiled_model);
+    const char* kv[64];
+    va_list ap;
+    va_start(ap, compiled_model);
+    int rc = read_pairs(ap, property_args_size, kv);
+    va_end(ap);
+    if (rc) FAIL(INVALID_C_PARAM);
+    RET(compile(core, model->g, context->device, property_args_size / 2, kv, compiled_model));
 }

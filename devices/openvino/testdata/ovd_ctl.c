@@ -189,7 +189,7 @@ static int nfn;
 static _Atomic int64_t fn_calls[MAXFN], fn_ns[MAXFN], fn_errors[MAXFN];
 static _Atomic int64_t live[L_COUNT], live_bytes_v, counters[C_COUNT], total_ns;
 static const char* live_names[L_COUNT] = {"core", "model", "compiled_model", "infer_request",
-                                          "tensor", "port", "string", "shape"};
+                                          "tensor", "port", "string", "shape", "context"};
 static const char* counter_names[C_COUNT] = {"infer.count", "infer.nodes", "compile.count", "compile.const_bytes",
                                              "import.count", "export.count", "faults.injected", "warn.precision",
                                              "warn.dims", "infer.output_reshaped", "free.null", "bad.free",

@@ -51,6 +51,29 @@ OVD_EXPORT ov_status_e ov_compiled_model_set_properties(const ov_compiled_model_
                                                         const ov_property_t* properties);
 #endif
 
+/* remote contexts (GPU): modelled with host memory, see README */
+OVD_EXPORT ov_status_e ov_core_get_default_context(const ov_core_t* core, const char* device_name,
+                                                   ov_remote_context_t** context);
+OVD_EXPORT ov_status_e ov_core_create_context(const ov_core_t* core, const char* device_name,
+                                              const size_t context_args_size, ov_remote_context_t** context, ...);
+OVD_EXPORT ov_status_e ov_core_compile_model_with_context(const ov_core_t* core, const ov_model_t* model,
+                                                          const ov_remote_context_t* context,
+                                                          const size_t property_args_size,
+                                                          ov_compiled_model_t** compiled_model, ...);
+OVD_EXPORT ov_status_e ov_remote_context_create_tensor(const ov_remote_context_t* context,
+                                                       const ov_element_type_e type, const ov_shape_t shape,
+                                                       const size_t object_args_size, ov_tensor_t** remote_tensor,
+                                                       ...);
+OVD_EXPORT ov_status_e ov_remote_context_create_host_tensor(const ov_remote_context_t* context,
+                                                            const ov_element_type_e type, const ov_shape_t shape,
+                                                            ov_tensor_t** tensor);
+OVD_EXPORT ov_status_e ov_remote_context_get_device_name(const ov_remote_context_t* context, char** device_name);
+OVD_EXPORT ov_status_e ov_remote_context_get_params(const ov_remote_context_t* context, size_t* size,
+                                                    char** params);
+OVD_EXPORT ov_status_e ov_remote_tensor_get_params(ov_tensor_t* tensor, size_t* size, char** params);
+OVD_EXPORT ov_status_e ov_remote_tensor_get_device_name(ov_tensor_t* remote_tensor, char** device_name);
+OVD_EXPORT void ov_remote_context_free(ov_remote_context_t* context);
+
 /* model and ports */
 OVD_EXPORT void ov_model_free(ov_model_t* model);
 OVD_EXPORT ov_status_e ov_model_inputs_size(const ov_model_t* model, size_t* input_size);

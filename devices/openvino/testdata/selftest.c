@@ -1173,6 +1173,56 @@ static void test_props(void) {
 }
 #endif
 
+/* GPU remote context: default context, USM host tensor as an input, device tensors not host-visible */
+static void test_remote(void) {
+    ovdouble_set("devices", "CPU,GPU");
+    ov_remote_context_t* ctx = NULL;
+    EXPECT(ov_core_get_default_context(core, "CPU", &ctx) == NOT_IMPLEMENTED, "no CPU remote context");
+    EXPECT(ov_core_get_default_context(core, "GPU", &ctx) == OK, "GPU default context: %s", err());
+    if (!ctx) return;
+    ir b;
+    ov_status_e st;
+    ov_model_t* m = read(matmul_add_ir(&b), blob76, 76, &st);
+    ov_compiled_model_t* cm = NULL;
+    EXPECT(ov_core_compile_model_with_context(core, m, ctx, 0, &cm) == OK, "compile with context: %s", err());
+    ov_model_free(m);
+    ov_shape_t s;
+    ov_shape_create(2, (int64_t[]){1, 4}, &s);
+    ov_tensor_t* th = NULL;
+    EXPECT(ov_remote_context_create_host_tensor(ctx, T_F32, s, &th) == OK, "host tensor: %s", err());
+    float* d = NULL;
+    EXPECT(ov_tensor_data(th, (void**)&d) == OK && d, "host tensor data");
+    for (int i = 0; i < 4; i++) d[i] = 1;
+    ov_tensor_t* tdev = NULL;
+    EXPECT(ov_remote_context_create_tensor(ctx, T_F32, s, 2, &tdev, "SHARED_MEM_TYPE", "USM_DEVICE_BUFFER") == OK, "device tensor: %s", err());
+    void* dd = NULL;
+    EXPECT(ov_tensor_data(tdev, &dd) == GENERAL_ERROR, "device tensor data() fails");
+    size_t np = 0;
+    char* params = NULL;
+    EXPECT(ov_remote_tensor_get_params(tdev, &np, &params) == OK && strstr(params, "USM_DEVICE_BUFFER"), "params %s", params);
+    ov_free(params);
+    ov_infer_request_t* r = NULL;
+    ov_compiled_model_create_infer_request(cm, &r);
+    EXPECT(ov_infer_request_set_input_tensor_by_index(r, 0, th) == OK, "bind USM host tensor");
+    EXPECT(ov_infer_request_infer(r) == OK, "infer on GPU: %s", err());
+    ov_tensor_t* o = NULL;
+    ov_infer_request_get_output_tensor_by_index(r, 0, &o);
+    float* y;
+    ov_tensor_data(o, (void**)&y);
+    EXPECT(y[0] == 6.5f && y[2] == 40, "GPU result %g %g", y[0], y[2]);
+    char* dn = NULL;
+    EXPECT(ov_remote_context_get_device_name(ctx, &dn) == OK && strcmp(dn, "GPU") == 0, "context device %s", dn);
+    ov_free(dn);
+    ov_tensor_free(o);
+    ov_tensor_free(th);
+    ov_tensor_free(tdev);
+    ov_shape_free(&s);
+    ov_infer_request_free(r);
+    ov_compiled_model_free(cm);
+    ov_remote_context_free(ctx);
+    ovdouble_set("devices", "CPU");
+}
+
 static void test_faults(void) {
     ir b;
     ov_status_e st;
@@ -1225,6 +1275,7 @@ int main(void) {
     test_state();
     test_ops3();
     test_ops4();
+    test_remote();
     test_mutations();
     test_faults();
 #ifdef OVD_WITH_PROPS
@@ -1232,7 +1283,7 @@ int main(void) {
 #endif
     ov_core_free(core);
     static const char* live[] = {"live.core", "live.model", "live.compiled_model", "live.infer_request",
-                                 "live.tensor", "live.port", "live.string", "live.shape", "live.bytes"};
+                                 "live.tensor", "live.port", "live.string", "live.shape", "live.context", "live.bytes"};
     for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
         EXPECT(ovdouble_stat(live[i]) == 0, "%s = %lld at exit", live[i], (long long)ovdouble_stat(live[i]));
     printf("ovdouble selftest: %d passed, %d failed\n", passed, failed);
