@@ -39,6 +39,7 @@ rm -f "$out/.ovdouble.stamp"
 
 # Hiding a symbol with a version script keeps the rest of the build identical: exact names beat the wildcard.
 vs="$out/.ovdouble.map.$$"
+trap 'rm -f "$vs" "$out/libopenvino_c.so.tmp.$$"' EXIT
 {
   echo "{ global: *;"
   if [ -n "$omit" ]; then
