@@ -24,7 +24,6 @@ int ovd_type_from_str(const char* s, ovd_type* t); /* IR or legacy precision nam
 int ovd_type_bits(ovd_type t);              /* bit width, 0 for dynamic/undefined/string */
 bool ovd_type_is_float(ovd_type t);
 bool ovd_type_is_int(ovd_type t);           /* integers and boolean */
-bool ovd_type_is_signed(ovd_type t);
 bool ovd_type_supported(ovd_type t);        /* the double can store and convert it */
 size_t ovd_type_bytes(ovd_type t, int64_t n); /* ceil(n * bits / 8) */
 int ovd_type_to_ext(ovd_type t);            /* numbering of the presented release; -1 if absent there */

@@ -407,7 +407,7 @@ static int parse_layer(const ovd_xnode* x, ovd_node* n) {
                 return ovd_err("layer %s id:%" PRId64 ": output port without a valid id", n->name, n->id);
             o->port_id = (int)pid;
             for (int k = 0; k < n->nout - 1; k++)
-                if (n->out[k].port_id == o->port_id || (n->nin && 0))
+                if (n->out[k].port_id == o->port_id)
                     return ovd_err("layer %s id:%" PRId64 ": duplicate output port id %d", n->name, n->id, o->port_id);
             for (int k = 0; k < n->nin; k++)
                 if (n->in_port_ids[k] == o->port_id)

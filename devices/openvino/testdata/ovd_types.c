@@ -125,8 +125,6 @@ bool ovd_type_is_int(ovd_type t) {
            t == T_U8 || t == T_U16 || t == T_U32 || t == T_U64 || t == T_U1 || t == T_U2 || t == T_U3 || t == T_U6;
 }
 
-bool ovd_type_is_signed(ovd_type t) { return t == T_I4 || t == T_I8 || t == T_I16 || t == T_I32 || t == T_I64; }
-
 bool ovd_type_supported(ovd_type t) {
     return ovd_type_is_float(t) ? t != T_NF4 : ovd_type_is_int(t) && t != T_U1 && t != T_U2 && t != T_U3 && t != T_U6;
 }
