@@ -917,18 +917,11 @@ static int infer_transpose(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_psha
     return 0;
 }
 
-/* out[i0..] = in[perm applied]: generic permuted copy through the input strides */
-static void permute_copy(const ovd_val* a, ovd_val* o, const int64_t* perm) {
-    int r = a->shape.rank;
-    int64_t ist[OVD_MAXR], acc = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        ist[i] = acc;
-        acc *= a->shape.d[i];
-    }
-    int64_t st[OVD_MAXR];
-    for (int i = 0; i < r; i++) st[i] = ist[perm[i]];
+/* copies o->n elements, walking o's shape in order and the input at `base` with per-axis strides `st` (elements) */
+static void gather_strided(const ovd_val* a, ovd_val* o, int64_t base, const int64_t* st) {
+    int r = o->shape.rank;
     size_t es = ovd_val_esize(a->type);
-    int64_t idx[OVD_MAXR] = {0}, off = 0;
+    int64_t idx[OVD_MAXR] = {0}, off = base;
     for (int64_t i = 0; i < o->n; i++) {
         memcpy((char*)o->data + i * es, (const char*)a->data + off * es, es);
         for (int d = r - 1; d >= 0; d--) {
@@ -939,6 +932,22 @@ static void permute_copy(const ovd_val* a, ovd_val* o, const int64_t* perm) {
             idx[d] = 0;
         }
     }
+}
+
+static void contiguous_strides(const ovd_pshape* s, int64_t* st) {
+    int64_t acc = 1;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= s->d[i];
+    }
+}
+
+/* out = in with its axes permuted: output axis i walks input axis perm[i] */
+static void permute_copy(const ovd_val* a, ovd_val* o, const int64_t* perm) {
+    int64_t ist[OVD_MAXR], st[OVD_MAXR];
+    contiguous_strides(&a->shape, ist);
+    for (int i = 0; i < a->shape.rank; i++) st[i] = ist[perm[i]];
+    gather_strided(a, o, 0, st);
 }
 
 static int exec_transpose(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
@@ -1275,29 +1284,13 @@ static int infer_slice(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* 
 }
 
 static void strided_copy(const ovd_val* a, ovd_val* o, const slice_plan* sp) {
-    int r = a->shape.rank;
-    int64_t ist[OVD_MAXR], acc = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        ist[i] = acc;
-        acc *= a->shape.d[i];
-    }
-    int64_t base = 0, st[OVD_MAXR];
-    for (int i = 0; i < r; i++) {
+    int64_t ist[OVD_MAXR], st[OVD_MAXR], base = 0;
+    contiguous_strides(&a->shape, ist);
+    for (int i = 0; i < a->shape.rank; i++) {
         base += sp->start[i] * ist[i];
         st[i] = sp->step[i] * ist[i];
     }
-    size_t es = ovd_val_esize(a->type);
-    int64_t idx[OVD_MAXR] = {0}, off = base;
-    for (int64_t i = 0; i < o->n; i++) {
-        memcpy((char*)o->data + i * es, (const char*)a->data + off * es, es);
-        for (int d = r - 1; d >= 0; d--) {
-            idx[d]++;
-            off += st[d];
-            if (idx[d] < o->shape.d[d]) break;
-            off -= st[d] * o->shape.d[d];
-            idx[d] = 0;
-        }
-    }
+    gather_strided(a, o, base, st);
 }
 
 static int exec_slice(const ovd_node* n, ovd_val* const* in, ovd_val** out) {

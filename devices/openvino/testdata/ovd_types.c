@@ -257,19 +257,15 @@ void ovd_decode(ovd_type t, const void* src, int64_t n, void* dst) {
     switch (t) {
     case T_F32: memcpy(f, s, (size_t)n * 4); break;
     case T_F16:
+    case T_BF16: {
+        float (*conv)(uint16_t) = t == T_F16 ? ovd_f16_to_f32 : bf16_to_f32;
         for (int64_t i = 0; i < n; i++) {
             uint16_t h;
             memcpy(&h, s + 2 * i, 2);
-            f[i] = ovd_f16_to_f32(h);
+            f[i] = conv(h);
         }
         break;
-    case T_BF16:
-        for (int64_t i = 0; i < n; i++) {
-            uint16_t h;
-            memcpy(&h, s + 2 * i, 2);
-            f[i] = bf16_to_f32(h);
-        }
-        break;
+    }
     case T_F64:
         for (int64_t i = 0; i < n; i++) {
             double d;
@@ -314,17 +310,14 @@ void ovd_encode(ovd_type t, const void* src, int64_t n, void* dst) {
     switch (t) {
     case T_F32: memcpy(d, f, (size_t)n * 4); break;
     case T_F16:
+    case T_BF16: {
+        uint16_t (*conv)(float) = t == T_F16 ? ovd_f32_to_f16 : f32_to_bf16;
         for (int64_t i = 0; i < n; i++) {
-            uint16_t h = ovd_f32_to_f16(f[i]);
+            uint16_t h = conv(f[i]);
             memcpy(d + 2 * i, &h, 2);
         }
         break;
-    case T_BF16:
-        for (int64_t i = 0; i < n; i++) {
-            uint16_t h = f32_to_bf16(f[i]);
-            memcpy(d + 2 * i, &h, 2);
-        }
-        break;
+    }
     case T_F64:
         for (int64_t i = 0; i < n; i++) {
             double x = f[i];
