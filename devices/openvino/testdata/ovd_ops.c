@@ -626,20 +626,24 @@ enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD };
 
 static int parse_reduce(ovd_node* n) { return ovd_attr_bool(n, "keep_dims", 0, &n->b[0]); }
 
-static int reduce_axes(const ovd_node* n, const ovd_in* in, int rank, bool* red, int* known) {
+/* axes input (scalar or 1-D integers, negative allowed) as a mask over `rank` axes; *known = 0 if not a known value */
+static int axes_mask(const ovd_node* n, const ovd_in* axes, int rank, bool* mask, int* known) {
     int64_t ax[OVD_MAXR * 2];
-    if (!is_int_input(&in[1])) return NODE_ERR(n, "Element type of axes input must be integer. Got: %s", ovd_type_name(in[1].t));
-    if (in[1].ps.rank > 1) return NODE_ERR(n, "Axes input must be a scalar or 1D input. Got: %s", pstr(&in[1].ps));
-    int k = known_list(&in[1], ax, OVD_MAXR * 2);
+    for (int i = 0; i < OVD_MAXR; i++) mask[i] = false;
+    int k = known_list(axes, ax, OVD_MAXR * 2);
     *known = k >= 0;
-    if (k < 0) return 0;
-    for (int i = 0; i < rank; i++) red[i] = false;
     for (int i = 0; i < k; i++) {
         int64_t a;
         if (norm_axis(n, ax[i], rank, &a)) return -1;
-        if (rank >= 0) red[a] = true;
+        if (rank >= 0) mask[a] = true;
     }
     return 0;
+}
+
+static int reduce_axes(const ovd_node* n, const ovd_in* in, int rank, bool* red, int* known) {
+    if (!is_int_input(&in[1])) return NODE_ERR(n, "Element type of axes input must be integer. Got: %s", ovd_type_name(in[1].t));
+    if (in[1].ps.rank > 1) return NODE_ERR(n, "Axes input must be a scalar or 1D input. Got: %s", pstr(&in[1].ps));
+    return axes_mask(n, &in[1], rank, red, known);
 }
 
 static int infer_reduce(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
@@ -812,22 +816,13 @@ static int infer_reshape(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape
 }
 
 static int squeeze_axes(const ovd_node* n, const ovd_in* in, int rank, bool* sq, int* known) {
-    for (int i = 0; i < OVD_MAXR; i++) sq[i] = false;
-    *known = 1;
-    if (n->nin < 2) return 0;
-    if (!is_int_input(&in[1])) return NODE_ERR(n, "Axes input must be integral, got %s", ovd_type_name(in[1].t));
-    int64_t ax[OVD_MAXR * 2];
-    int k = known_list(&in[1], ax, OVD_MAXR * 2);
-    if (k < 0) {
-        *known = 0;
+    if (n->nin < 2) {
+        for (int i = 0; i < OVD_MAXR; i++) sq[i] = false;
+        *known = 1;
         return 0;
     }
-    for (int i = 0; i < k; i++) {
-        int64_t a;
-        if (norm_axis(n, ax[i], rank, &a)) return -1;
-        if (rank >= 0) sq[a] = true;
-    }
-    return 0;
+    if (!is_int_input(&in[1])) return NODE_ERR(n, "Axes input must be integral, got %s", ovd_type_name(in[1].t));
+    return axes_mask(n, &in[1], rank, sq, known);
 }
 
 static int infer_squeeze(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
