@@ -2381,6 +2381,87 @@ static int exec_scatter_el(const ovd_node* n, ovd_val* const* in, ovd_val** out)
     return 0;
 }
 
+/* ---- ExtractImagePatches-3 (data [N, C, H, W]) -> [N, kh*kw*C, out_h, out_w]; the patch depth is ordered as in
+ * TensorFlow's extract_image_patches, which the spec names as the model: (row * kw + col) * C + channel ---- */
+static int parse_eip(ovd_node* n) {
+    static const char* names[3] = {"sizes", "strides", "rates"};
+    for (int i = 0; i < 3; i++) {
+        if (ovd_attr_list(n, names[i], true, &n->lists[i], &n->nlists[i])) return -1;
+        if (n->nlists[i] != 2) return NODE_ERR(n, "Attribute %s must have 2 values", names[i]);
+        for (int k = 0; k < 2; k++)
+            if (n->lists[i][k] <= 0) return NODE_ERR(n, "Attribute %s must be positive", names[i]);
+    }
+    const char* ap = ovd_attr_get(n, "auto_pad");
+    if (!ap) return ovd_err("ExtractImagePatches layer %s is missing mandatory attribute: auto_pad", n->name);
+    if (strcasecmp(ap, "valid") == 0) n->iv[0] = 1;
+    else if (strcasecmp(ap, "same_upper") == 0) n->iv[0] = 2;
+    else if (strcasecmp(ap, "same_lower") == 0) n->iv[0] = 3;
+    else return NODE_ERR(n, "auto_pad must be valid, same_upper or same_lower, got %s", ap);
+    return 0;
+}
+
+static void eip_geom(const ovd_node* n, int axis, int64_t in, int64_t* out, int64_t* pad_begin) {
+    int64_t k = n->lists[0][axis], s2 = n->lists[1][axis], r = n->lists[2][axis], eff = k + (k - 1) * (r - 1);
+    *pad_begin = 0;
+    if (n->iv[0] == 1) {
+        *out = in >= eff ? (in - eff) / s2 + 1 : 0;
+        return;
+    }
+    *out = (in + s2 - 1) / s2;
+    int64_t tot = (*out - 1) * s2 + eff - in;
+    if (tot < 0) tot = 0;
+    *pad_begin = n->iv[0] == 2 ? tot / 2 : tot - tot / 2;
+}
+
+static int infer_eip(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    ot[0] = in[0].t;
+    const ovd_pshape* d = &in[0].ps;
+    if (d->rank < 0) {
+        *os = dynrank();
+        os->rank = 4;
+        for (int i = 0; i < 4; i++) os->d[i] = -1;
+        return 0;
+    }
+    if (d->rank != 4) return NODE_ERR(n, "input tensor must be 4D tensor, got %s", pstr(d));
+    os->rank = 4;
+    os->d[0] = d->d[0];
+    os->d[1] = d->d[1] < 0 ? -1 : n->lists[0][0] * n->lists[0][1] * d->d[1];
+    for (int a = 0; a < 2; a++) {
+        int64_t pb;
+        if (d->d[2 + a] < 0) os->d[2 + a] = -1;
+        else eip_geom(n, a, d->d[2 + a], &os->d[2 + a], &pb);
+    }
+    return 0;
+}
+
+static int exec_eip(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val* a = in[0];
+    ovd_val* o = out[0];
+    int64_t N = a->shape.d[0], C = a->shape.d[1], H = a->shape.d[2], W = a->shape.d[3];
+    int64_t OH, OW, ph, pw;
+    eip_geom(n, 0, H, &OH, &ph);
+    eip_geom(n, 1, W, &OW, &pw);
+    int64_t kh = n->lists[0][0], kw = n->lists[0][1], sh = n->lists[1][0], sw = n->lists[1][1];
+    int64_t rh = n->lists[2][0], rw = n->lists[2][1], D = kh * kw * C;
+    bool fl = ovd_type_is_float(a->type);
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t i = 0; i < kh; i++)
+            for (int64_t j = 0; j < kw; j++)
+                for (int64_t c = 0; c < C; c++) {
+                    int64_t dch = (i * kw + j) * C + c;
+                    for (int64_t y = 0; y < OH; y++)
+                        for (int64_t x = 0; x < OW; x++) {
+                            int64_t iy = y * sh + i * rh - ph, ix = x * sw + j * rw - pw;
+                            int64_t dst = ((b * D + dch) * OH + y) * OW + x;
+                            bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+                            int64_t src = ((b * C + c) * H + iy) * W + ix;
+                            if (fl) F(o)[dst] = inside ? F(a)[src] : 0;
+                            else I(o)[dst] = inside ? I(a)[src] : 0;
+                        }
+                }
+    return 0;
+}
+
 /* ---- the op table: (name, first opset, class version) ---- */
 #define OP(name, opset, ver, code, parse, infer, exec, nmin, nmax, nout, alias) \
     {name, opset, ver, code, parse, infer, exec, nmin, nmax, nout, alias}
@@ -2441,6 +2522,7 @@ static const ovd_opdef ops[] = {
     OP("Pad", 1, 1, 0, parse_pad, infer_pad, exec_pad, 3, 4, 1, 0),
     OP("Pad", 12, 12, 0, parse_pad, infer_pad, exec_pad, 3, 4, 1, 0),
     OP("GroupConvolution", 1, 1, 0, parse_gconv, infer_gconv, exec_gconv, 2, 2, 1, 0),
+    OP("ExtractImagePatches", 3, 3, 0, parse_eip, infer_eip, exec_eip, 1, 1, 1, 0),
     OP("MVN", 6, 6, 0, parse_mvn, infer_norm, exec_norm, 2, 2, 1, 0),
     OP("NormalizeL2", 1, 0, 0, parse_l2, infer_norm, exec_norm, 2, 2, 1, 0),
     OP("ScatterElementsUpdate", 3, 3, 0, parse_scatter_el, infer_scatter_el, exec_scatter_el, 4, 4, 1, 0),

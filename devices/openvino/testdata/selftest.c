@@ -1223,6 +1223,31 @@ static void test_remote(void) {
     ovdouble_set("devices", "CPU");
 }
 
+/* ExtractImagePatches: 2x2 patches of a 1x2x3x3 image, stride 1, valid */
+static void test_eip(void) {
+    ir b;
+    ir_begin(&b, "eip");
+    int x = ir_param(&b, "x", "f32", "1,2,3,3", "FP32");
+    ir_result(&b, S(ir_op(&b, "ExtractImagePatches", "opset3", "sizes=\"2,2\" strides=\"1,1\" rates=\"1,1\" auto_pad=\"valid\"", 1, (src[]){S(x)}, 1, "FP32", NULL)));
+    float xv[18], o[32];
+    for (int i = 0; i < 18; i++) xv[i] = (float)i;
+    tin in[1] = {{T_F32, 4, {1, 2, 3, 3}, xv}};
+    void* out[1] = {o};
+    static int64_t os[1][5];
+    EXPECT(run_graph(ir_end(&b), NULL, 0, 1, in, 1, out, os) == OK, "eip: %s", err());
+    EXPECT(os[0][0] == 4 && os[0][2] == 8 && os[0][3] == 2 && os[0][4] == 2, "eip shape");
+    /* depth d = (i*2 + j)*2 + c; output [1, 8, 2, 2] */
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            for (int c = 0; c < 2; c++)
+                for (int y = 0; y < 2; y++)
+                    for (int xx = 0; xx < 2; xx++) {
+                        int d = (i * 2 + j) * 2 + c;
+                        float want = xv[(c * 3 + y + i) * 3 + xx + j];
+                        EXPECT(o[(d * 2 + y) * 2 + xx] == want, "eip d%d y%d x%d = %g want %g", d, y, xx, o[(d * 2 + y) * 2 + xx], want);
+                    }
+}
+
 static void test_faults(void) {
     ir b;
     ov_status_e st;
@@ -1276,6 +1301,7 @@ int main(void) {
     test_ops3();
     test_ops4();
     test_remote();
+    test_eip();
     test_mutations();
     test_faults();
 #ifdef OVD_WITH_PROPS
