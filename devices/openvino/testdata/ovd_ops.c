@@ -2189,7 +2189,7 @@ static int exec_readvalue(const ovd_node* n, ovd_val* const* in, ovd_val** out) 
 }
 
 static int exec_assign(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
-    memcpy(out[0]->data, in[0]->data, (size_t)in[0]->n * ovd_val_esize(in[0]->type));
+    if (n->nout) memcpy(out[0]->data, in[0]->data, (size_t)in[0]->n * ovd_val_esize(in[0]->type));
     state_put(n->var, in[0]);
     return 0;
 }
@@ -2563,6 +2563,8 @@ int ovd_op_known_anywhere(const char* type) {
 }
 
 int ovd_node_nout(const ovd_node* n) {
+    /* sinks: serializers write Result without an output port and Assign with or without one; both are accepted */
+    if ((strcmp(n->def->name, "Result") == 0 || strcmp(n->def->name, "Assign") == 0) && n->nout <= 1) return n->nout;
     if (n->def->nout >= 0) return n->def->nout;
     if (n->def->code == 0 && strcmp(n->def->name, "Split") == 0) return (int)n->iv[2];
     return n->nout; /* VariadicSplit: checked against split_lengths in infer */

@@ -746,7 +746,7 @@ static void test_state(void) {
     int init = ir_param(&b, "init", "f32", "2", "FP32");
     int rv = ir_op(&b, "ReadValue", "opset6", "variable_id=\"acc\" variable_type=\"f32\" variable_shape=\"2\"", 1, (src[]){S(init)}, 1, "FP32", NULL);
     int add = ir_op(&b, "Add", "opset1", NULL, 2, (src[]){S(rv), S(x)}, 1, "FP32", "sum");
-    ir_op(&b, "Assign", "opset6", "variable_id=\"acc\"", 1, (src[]){S(add)}, 1, "FP32", NULL);
+    ir_op(&b, "Assign", "opset6", "variable_id=\"acc\"", 1, (src[]){S(add)}, 0, "FP32", NULL); /* no output port */
     ir_result(&b, S(add));
     ov_status_e st;
     ov_model_t* m = read(ir_end(&b), NULL, 0, &st);
