@@ -1249,6 +1249,25 @@ static void test_eip(void) {
                     }
 }
 
+/* low-precision Constants of the weight extraction: f8e8m0 scales, f4e2m1 (MXFP4) and i4 values, element 2k low */
+static void test_lowp(void) {
+    static uint8_t blob[16] = {127, 128, 126, 0xff, 0x21, 0xf9, 0x8f, 0x70};
+    ir b;
+    ir_begin(&b, "lowp");
+    int c0 = ir_const(&b, "e8m0", "f8e8m0", "4", 0, 4, "F8E8M0");
+    int c1 = ir_const(&b, "e2m1", "f4e2m1", "4", 4, 2, "F4E2M1");
+    int c2 = ir_const(&b, "i4", "i4", "4", 6, 2, "I4");
+    ir_result(&b, S(ir_op(&b, "Convert", "opset1", "destination_type=\"f32\"", 1, (src[]){S(c0)}, 1, "FP32", NULL)));
+    ir_result(&b, S(ir_op(&b, "Convert", "opset1", "destination_type=\"f32\"", 1, (src[]){S(c1)}, 1, "FP32", NULL)));
+    ir_result(&b, S(ir_op(&b, "Convert", "opset1", "destination_type=\"f32\"", 1, (src[]){S(c2)}, 1, "FP32", NULL)));
+    float a[4], e[4], q[4];
+    void* out[3] = {a, e, q};
+    EXPECT(run_graph(ir_end(&b), blob, 8, 0, NULL, 3, out, NULL) == OK, "lowp graph: %s", err());
+    EXPECT(a[0] == 1 && a[1] == 2 && a[2] == 0.5f && isnan(a[3]), "f8e8m0 %g %g %g %g", a[0], a[1], a[2], a[3]);
+    EXPECT(e[0] == 0.5f && e[1] == 1 && e[2] == -0.5f && e[3] == -6, "f4e2m1 %g %g %g %g", e[0], e[1], e[2], e[3]);
+    EXPECT(q[0] == -1 && q[1] == -8 && q[2] == 0 && q[3] == 7, "i4 %g %g %g %g", q[0], q[1], q[2], q[3]);
+}
+
 static void test_faults(void) {
     ir b;
     ov_status_e st;
@@ -1303,6 +1322,7 @@ int main(void) {
     test_ops4();
     test_remote();
     test_eip();
+    test_lowp();
     test_mutations();
     test_faults();
 #ifdef OVD_WITH_PROPS
