@@ -221,6 +221,7 @@ typedef enum {
 bool ovd_fault_hit(ovd_fault f); /* counts the call; true if it must fail (message already set) */
 int64_t ovd_max_alloc(void);
 bool ovd_const_at_infer(void);
+bool ovd_strict(void); /* declared precisions/dims must match inference */
 
 typedef enum { L_CORE, L_MODEL, L_COMPILED, L_REQUEST, L_TENSOR, L_PORT, L_STRING, L_SHAPE, L_CONTEXT, L_COUNT } ovd_live;
 void ovd_live_add(ovd_live k, int64_t d);

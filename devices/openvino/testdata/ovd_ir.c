@@ -477,17 +477,35 @@ static int order_graph(ovd_graph* g) {
     return rc;
 }
 
-static void warn_declared(ovd_node* n) {
+/* declared output precisions and <dim>s are informational to OpenVINO; the double counts disagreements, and in
+ * strict mode rejects them so an IR writer can be held to exact metadata */
+static int check_declared(ovd_node* n) {
     for (int k = 0; k < n->nout; k++) {
         ovd_out* o = &n->out[k];
-        if (o->declared != o->type && !(o->declared == T_DYNAMIC || o->declared == T_UNDEF)) ovd_count(C_WARN_PRECISION, 1);
+        if (o->declared != o->type && !(o->declared == T_DYNAMIC || o->declared == T_UNDEF)) {
+            ovd_count(C_WARN_PRECISION, 1);
+            if (ovd_strict())
+                return ovd_err("ovdouble strict: %s layer %s id:%" PRId64 " output port %d declares precision %s, the "
+                               "inferred type is %s", n->type, n->name, n->id, o->port_id, ovd_type_name(o->declared),
+                               ovd_type_name(o->type));
+        }
         if (o->ps.rank >= 0 && o->dims.rank > 0) {
             bool bad = o->dims.rank != o->ps.rank;
             for (int i = 0; !bad && i < o->ps.rank; i++)
                 if (o->dims.d[i] >= 0 && o->ps.d[i] >= 0 && o->dims.d[i] != o->ps.d[i]) bad = true;
-            if (bad) ovd_count(C_WARN_DIMS, 1);
+            if (bad) {
+                ovd_count(C_WARN_DIMS, 1);
+                if (ovd_strict()) {
+                    char a[160], b[160];
+                    ovd_ps_str(&o->dims, a, sizeof a);
+                    ovd_ps_str(&o->ps, b, sizeof b);
+                    return ovd_err("ovdouble strict: %s layer %s id:%" PRId64 " output port %d declares dims %s, the "
+                                   "inferred shape is %s", n->type, n->name, n->id, o->port_id, a, b);
+                }
+            }
         }
     }
+    return 0;
 }
 
 static int const_check(ovd_graph* g, ovd_node* n) {
@@ -533,7 +551,7 @@ static int infer_node(ovd_graph* g, ovd_node* n) {
         n->out[k].type = ot[k];
         n->out[k].ps = ops[k];
     }
-    warn_declared(n);
+    if (check_declared(n)) return -1;
     if (strcmp(n->def->name, "Constant") == 0) {
         if (const_check(g, n)) return -1;
         if (ovd_ps_numel(&n->pshape) <= 4096 && ovd_type_supported(n->et)) n->out[0].known = decode_const(g, n);

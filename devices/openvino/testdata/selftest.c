@@ -335,6 +335,24 @@ static void test_invalid(void) {
         EXPECT(strstr(err(), cases[i].msg) != NULL, "%s: message '%s' lacks '%s'", cases[i].name, lasterr, cases[i].msg);
         ov_model_free(m);
     }
+    /* strict mode: a declared precision that disagrees with inference */
+    {
+        ir b;
+        ir_begin(&b, "strict");
+        int x = ir_param(&b, "x", "f32", "2", "FP32");
+        ir_result(&b, S(ir_op(&b, "Relu", "opset1", NULL, 1, (src[]){S(x)}, 1, "FP16", NULL)));
+        const char* xml = ir_end(&b);
+        ov_status_e st;
+        int64_t before = ovdouble_stat("warn.precision");
+        ov_model_t* m = read(xml, NULL, 0, &st);
+        EXPECT(st == OK && ovdouble_stat("warn.precision") == before + 1, "lenient: counted only");
+        ov_model_free(m);
+        ovdouble_set("strict", "1");
+        m = read(xml, NULL, 0, &st);
+        EXPECT(st == GENERAL_ERROR && strstr(err(), "declares precision f16"), "strict: %s", lasterr);
+        ov_model_free(m);
+        ovdouble_set("strict", "0");
+    }
     /* graph-level checks, written with the IR writer */
     struct {
         const char* name;
