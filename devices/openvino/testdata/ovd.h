@@ -170,7 +170,8 @@ typedef struct {
 int ovd_plan_build(ovd_plan* p, ovd_graph* g, bool fold);
 void ovd_plan_free(ovd_plan* p);
 /* runs the graph: inputs[i] are Parameter values in port types; outputs[j] receives new values */
-int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t* nodes_run);
+int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t* nodes_run, int64_t* node_ns);
+/* node_ns (may be NULL): per node, the nanoseconds its execution took in this run (0 if folded or not run) */
 
 /* variable states of one infer request (ReadValue/Assign); the executor reads the calling thread's current one */
 typedef struct {

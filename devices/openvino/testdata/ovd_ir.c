@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "ovd.h"
 
@@ -909,7 +910,13 @@ int ovd_plan_build(ovd_plan* p, ovd_graph* g, bool fold) {
     return 0;
 }
 
-int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t* nodes_run) {
+static int64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t* nodes_run, int64_t* node_ns) {
     const ovd_graph* g = p->g;
     int N = g->nnodes;
     ovd_val*** vals = calloc((size_t)N + 1, sizeof *vals);
@@ -920,6 +927,7 @@ int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t
     }
     int rc = 0;
     int64_t ran = 0;
+    if (node_ns) memset(node_ns, 0, sizeof(int64_t) * (size_t)N);
     for (int oi = 0; oi < g->norder && !rc; oi++) {
         int ni = g->order[oi];
         const ovd_node* n = &g->nodes[ni];
@@ -951,10 +959,12 @@ int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t
         ovd_val* in[16];
         for (int i = 0; i < n->nin; i++) in[i] = vals[n->in[i].node][n->in[i].out];
         ovd_val* out[64] = {0};
+        int64_t t0 = node_ns ? mono_ns() : 0;
         if (run_node(n, in, out, true)) {
             rc = -1;
             break;
         }
+        if (node_ns) node_ns[ni] = mono_ns() - t0;
         ran++;
         for (int k = 0; k < n->nout; k++) vals[ni][k] = out[k];
         for (int i = 0; i < n->nin; i++) {
