@@ -24,7 +24,6 @@ int ovd_type_from_str(const char* s, ovd_type* t); /* IR or legacy precision nam
 int ovd_type_bits(ovd_type t);              /* bit width, 0 for dynamic/undefined/string */
 bool ovd_type_is_float(ovd_type t);
 bool ovd_type_is_int(ovd_type t);           /* integers and boolean */
-bool ovd_type_is_signed(ovd_type t);
 bool ovd_type_supported(ovd_type t);        /* the double can store and convert it */
 size_t ovd_type_bytes(ovd_type t, int64_t n); /* ceil(n * bits / 8) */
 int ovd_type_to_ext(ovd_type t);            /* numbering of the presented release; -1 if absent there */
@@ -118,7 +117,9 @@ typedef struct ovd_node {
     double fv[2];           /* Clamp min/max, eps */
     int64_t* lists[5];      /* StridedSlice masks etc. */
     int nlists[5];
-    int live;               /* reached from a Result (or a Parameter) */
+    int live;               /* reached from a Result/Assign (or a Parameter) */
+    int ctrl;               /* Assign: the ReadValue of its variable (control dependency), else -1 */
+    char* var;              /* ReadValue/Assign variable_id */
 } ovd_node;
 
 typedef struct ovd_graph {
@@ -169,7 +170,18 @@ typedef struct {
 int ovd_plan_build(ovd_plan* p, ovd_graph* g, bool fold);
 void ovd_plan_free(ovd_plan* p);
 /* runs the graph: inputs[i] are Parameter values in port types; outputs[j] receives new values */
-int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t* nodes_run);
+int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t* nodes_run, int64_t* node_ns);
+/* node_ns (may be NULL): per node, the nanoseconds its execution took in this run (0 if folded or not run) */
+
+/* variable states of one infer request (ReadValue/Assign); the executor reads the calling thread's current one */
+typedef struct {
+    int n;
+    char** ids;
+    ovd_val** vals;
+} ovd_state;
+void ovd_state_use(ovd_state* s); /* NULL: none (read time, compile-time folding) */
+ovd_state* ovd_state_current(void);
+void ovd_state_free(ovd_state* s);
 
 /* ---- ops ----------------------------------------------------------------------------------------------- */
 typedef struct {
@@ -210,8 +222,9 @@ typedef enum {
 bool ovd_fault_hit(ovd_fault f); /* counts the call; true if it must fail (message already set) */
 int64_t ovd_max_alloc(void);
 bool ovd_const_at_infer(void);
+bool ovd_strict(void); /* declared precisions/dims must match inference */
 
-typedef enum { L_CORE, L_MODEL, L_COMPILED, L_REQUEST, L_TENSOR, L_PORT, L_STRING, L_SHAPE, L_COUNT } ovd_live;
+typedef enum { L_CORE, L_MODEL, L_COMPILED, L_REQUEST, L_TENSOR, L_PORT, L_STRING, L_SHAPE, L_CONTEXT, L_COUNT } ovd_live;
 void ovd_live_add(ovd_live k, int64_t d);
 void ovd_live_bytes(int64_t d);
 typedef enum {
@@ -238,7 +251,7 @@ void ovd_clear_last_error(void);
 /* registry of every handle and every block handed to the caller, so frees of foreign or freed pointers and
  * calls with stale handles are caught instead of corrupting the heap */
 typedef enum { K_CORE = 1, K_MODEL, K_COMPILED, K_REQUEST, K_TENSOR, K_PORT, K_STRING, K_DIMS, K_PDIMS, K_DEVLIST,
-               K_VERLIST, K_PROFLIST } ovd_kind;
+               K_VERLIST, K_PROFLIST, K_CONTEXT } ovd_kind;
 void ovd_reg_add(const void* p, ovd_kind k);
 bool ovd_reg_has(const void* p, ovd_kind k);
 bool ovd_reg_del(const void* p, ovd_kind k);

@@ -13,9 +13,13 @@
 #define ENTER                                      \
     ovd_call _c;                                   \
     do {                                           \
-        static int _id = -1;                       \
-        if (_id < 0) _id = ovd_fn_id(__func__);    \
-        _c.fn = _id;                               \
+        static int _id = -1;                                         \
+        int _v = __atomic_load_n(&_id, __ATOMIC_RELAXED);            \
+        if (_v < 0) {                                                \
+            _v = ovd_fn_id(__func__);                                \
+            __atomic_store_n(&_id, _v, __ATOMIC_RELAXED);            \
+        }                                                            \
+        _c.fn = _v;                                                  \
         ovd_enter(&_c, __func__);                  \
     } while (0)
 #define RET(st) return ovd_leave(&_c, (st), NULL)
@@ -89,6 +93,8 @@ typedef struct {
     ovd_type type;
     ovd_pshape shape;
     ovd_buf* buf;
+    int remote;       /* 0 host, 1 USM host/user (host-visible), 2 USM device (not host-visible) */
+    char device[64];  /* remote tensors: the context's device */
 } timpl;
 
 struct ov_tensor {
@@ -249,6 +255,11 @@ OVD_EXPORT ov_status_e ov_tensor_data(const ov_tensor_t* tensor, void** data) {
     ENTER;
     HANDLE(tensor, K_TENSOR);
     CHECK(data);
+    if (tensor->t->remote == 2) {
+        ovd_err("Exception from src/inference/src/dev/make_tensor.cpp: [GPU] data() of a USM device tensor is not "
+                "accessible from the host (ovdouble models device memory as unreachable)");
+        FAIL(GENERAL_ERROR);
+    }
     *data = tensor->t->buf->mem;
     RET(OK);
 }
@@ -451,8 +462,12 @@ OVD_EXPORT const char* ov_get_error_info(ov_status_e status) {
 OVD_EXPORT const char* ov_get_last_err_msg(void) {
     ovd_call _c;
     static int id = -1;
-    if (id < 0) id = ovd_fn_id(__func__);
-    _c.fn = id;
+    int v = __atomic_load_n(&id, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = ovd_fn_id(__func__);
+        __atomic_store_n(&id, v, __ATOMIC_RELAXED);
+    }
+    _c.fn = v;
     ovd_enter(&_c, __func__);
     const char* c = ovd_last_error_copy();
     ovd_leave_void(&_c);
@@ -1140,6 +1155,76 @@ OVD_EXPORT ov_status_e ov_model_const_output_by_name(const ov_model_t* model, co
     RET(port_by_name(model->g, 0, tensor_name, output_port));
 }
 
+static ov_status_e single_port(ovd_graph* g, int is_input, ov_output_const_port_t** port) {
+    int n = is_input ? g->nparams : g->nresults;
+    if (n != 1) {
+        ovd_err("Exception from src/core/src/model.cpp: %s() must be called on a model with exactly one %s (it has %d)",
+                is_input ? "input" : "output", is_input ? "parameter" : "result", n);
+        return ovd_fail_status(GENERAL_ERROR);
+    }
+    *port = port_new(g, is_input, 0);
+    return OK;
+}
+
+OVD_EXPORT ov_status_e ov_model_const_input(const ov_model_t* model, ov_output_const_port_t** input_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(input_port);
+    RET(single_port(model->g, 1, input_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_const_output(const ov_model_t* model, ov_output_const_port_t** output_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(output_port);
+    RET(single_port(model->g, 0, output_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_input(const ov_model_t* model, ov_output_port_t** input_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(input_port);
+    RET(single_port(model->g, 1, input_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_output(const ov_model_t* model, ov_output_port_t** output_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(output_port);
+    RET(single_port(model->g, 0, output_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_input_by_index(const ov_model_t* model, const size_t index, ov_output_port_t** input_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(input_port);
+    RET(port_by_index(model->g, 1, index, input_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_output_by_index(const ov_model_t* model, const size_t index,
+                                                ov_output_port_t** output_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(output_port);
+    RET(port_by_index(model->g, 0, index, output_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_input_by_name(const ov_model_t* model, const char* tensor_name,
+                                              ov_output_port_t** input_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(tensor_name && input_port);
+    RET(port_by_name(model->g, 1, tensor_name, input_port));
+}
+
+OVD_EXPORT ov_status_e ov_model_output_by_name(const ov_model_t* model, const char* tensor_name,
+                                               ov_output_port_t** output_port) {
+    ENTER;
+    HANDLE(model, K_MODEL);
+    CHECK(tensor_name && output_port);
+    RET(port_by_name(model->g, 0, tensor_name, output_port));
+}
+
 OVD_EXPORT ov_status_e ov_port_get_element_type(const ov_output_const_port_t* port, ov_element_type_e* tensor_type) {
     ENTER;
     HANDLE(port, K_PORT);
@@ -1181,6 +1266,22 @@ OVD_EXPORT ov_status_e ov_port_get_partial_shape(const ov_output_const_port_t* p
 }
 
 OVD_EXPORT ov_status_e ov_port_get_shape(const ov_output_const_port_t* port, ov_shape_t* tensor_shape) {
+    ENTER;
+    HANDLE(port, K_PORT);
+    CHECK(tensor_shape);
+    const ovd_pshape* s = &port_out(port)->ps;
+    if (!ovd_ps_static(s)) {
+        char b[160];
+        ovd_ps_str(s, b, sizeof b);
+        ovd_err("Exception from src/core/src/partial_shape.cpp: get_shape was called on a descriptor::Tensor with "
+                "dynamic shape %s", b);
+        FAIL(GENERAL_ERROR);
+    }
+    shape_out(s, tensor_shape);
+    RET(OK);
+}
+
+OVD_EXPORT ov_status_e ov_const_port_get_shape(const ov_output_const_port_t* port, ov_shape_t* tensor_shape) {
     ENTER;
     HANDLE(port, K_PORT);
     CHECK(tensor_shape);
@@ -1395,6 +1496,22 @@ OVD_EXPORT ov_status_e ov_compiled_model_output_by_name(const ov_compiled_model_
     RET(port_by_name(compiled_model->plan.g, 0, name, output_port));
 }
 
+OVD_EXPORT ov_status_e ov_compiled_model_input(const ov_compiled_model_t* compiled_model,
+                                               ov_output_const_port_t** input_port) {
+    ENTER;
+    HANDLE(compiled_model, K_COMPILED);
+    CHECK(input_port);
+    RET(single_port(compiled_model->plan.g, 1, input_port));
+}
+
+OVD_EXPORT ov_status_e ov_compiled_model_output(const ov_compiled_model_t* compiled_model,
+                                                ov_output_const_port_t** output_port) {
+    ENTER;
+    HANDLE(compiled_model, K_COMPILED);
+    CHECK(output_port);
+    RET(single_port(compiled_model->plan.g, 0, output_port));
+}
+
 OVD_EXPORT ov_status_e ov_compiled_model_get_property(const ov_compiled_model_t* compiled_model,
                                                       const char* property_key, char** property_value) {
     ENTER;
@@ -1579,7 +1696,8 @@ struct ov_infer_request {
     bool async_pending;
     ov_callback_t* callback;
     char* async_msg;
-    int64_t last_ns;
+    ovd_state state; /* ReadValue/Assign variables: fresh per request */
+    int64_t* node_ns; /* per node, the last infer's execution time (profiling info) */
 };
 
 OVD_EXPORT ov_status_e ov_compiled_model_create_infer_request(const ov_compiled_model_t* compiled_model,
@@ -1596,6 +1714,7 @@ OVD_EXPORT ov_status_e ov_compiled_model_create_infer_request(const ov_compiled_
     r->in = calloc((size_t)r->nin + 1, sizeof(timpl*));
     r->out = calloc((size_t)r->nout + 1, sizeof(timpl*));
     r->out_owned = calloc((size_t)r->nout + 1, sizeof(bool));
+    r->node_ns = calloc((size_t)r->cm->plan.g->nnodes + 1, sizeof(int64_t));
     ovd_reg_add(r, K_REQUEST);
     ovd_live_add(L_REQUEST, 1);
     *infer_request = r;
@@ -1614,7 +1733,9 @@ OVD_EXPORT void ov_infer_request_free(ov_infer_request_t* r) {
         free(r->in);
         free(r->out);
         free(r->out_owned);
+        free(r->node_ns);
         free(r->async_msg);
+        ovd_state_free(&r->state);
         cm_unref(r->cm);
         free(r);
         ovd_live_add(L_REQUEST, -1);
@@ -1737,6 +1858,41 @@ OVD_EXPORT ov_status_e ov_infer_request_set_tensor(ov_infer_request_t* infer_req
     FAIL(NOT_FOUND);
 }
 
+/* a port of the model the request was compiled from (the compiled model shares that graph) */
+static ov_status_e port_check(const ov_infer_request_t* r, const ov_output_const_port_t* port) {
+    if (port->g != r->cm->plan.g) {
+        ovd_err("Exception from src/inference/src/dev/isync_infer_request.cpp: Cannot find tensor for port: the port "
+                "belongs to another model");
+        return ovd_fail_status(NOT_FOUND);
+    }
+    return OK;
+}
+
+OVD_EXPORT ov_status_e ov_infer_request_set_tensor_by_port(ov_infer_request_t* infer_request,
+                                                           const ov_output_port_t* port, const ov_tensor_t* tensor) {
+    ENTER;
+    HANDLE(infer_request, K_REQUEST);
+    HANDLE(port, K_PORT);
+    HANDLE(tensor, K_TENSOR);
+    ov_status_e st = port_check(infer_request, port);
+    if (st != OK) RET(st);
+    if (ovd_fault_hit(FP_SET_TENSOR)) FAIL(GENERAL_ERROR);
+    RET(bind(infer_request, port->is_input, (size_t)port->index, tensor));
+}
+
+OVD_EXPORT ov_status_e ov_infer_request_set_tensor_by_const_port(ov_infer_request_t* infer_request,
+                                                                 const ov_output_const_port_t* port,
+                                                                 const ov_tensor_t* tensor) {
+    ENTER;
+    HANDLE(infer_request, K_REQUEST);
+    HANDLE(port, K_PORT);
+    HANDLE(tensor, K_TENSOR);
+    ov_status_e st = port_check(infer_request, port);
+    if (st != OK) RET(st);
+    if (ovd_fault_hit(FP_SET_TENSOR)) FAIL(GENERAL_ERROR);
+    RET(bind(infer_request, port->is_input, (size_t)port->index, tensor));
+}
+
 /* the request's own tensor for a port that has none bound yet (dynamic dims as 0) */
 static timpl* own_tensor(const ovd_out* port) {
     ovd_pshape s = port->ps;
@@ -1778,6 +1934,29 @@ OVD_EXPORT ov_status_e ov_infer_request_get_tensor(const ov_infer_request_t* inf
     if (i >= 0) RET(get_tensor(infer_request, false, (size_t)i, tensor));
     ovd_err("Exception from src/inference/src/dev/isync_infer_request.cpp: Port for tensor name %s was not found.", tensor_name);
     FAIL(NOT_FOUND);
+}
+
+OVD_EXPORT ov_status_e ov_infer_request_get_tensor_by_port(const ov_infer_request_t* infer_request,
+                                                           const ov_output_port_t* port, ov_tensor_t** tensor) {
+    ENTER;
+    HANDLE(infer_request, K_REQUEST);
+    HANDLE(port, K_PORT);
+    CHECK(tensor);
+    ov_status_e st = port_check(infer_request, port);
+    if (st != OK) RET(st);
+    RET(get_tensor(infer_request, port->is_input, (size_t)port->index, tensor));
+}
+
+OVD_EXPORT ov_status_e ov_infer_request_get_tensor_by_const_port(const ov_infer_request_t* infer_request,
+                                                                 const ov_output_const_port_t* port,
+                                                                 ov_tensor_t** tensor) {
+    ENTER;
+    HANDLE(infer_request, K_REQUEST);
+    HANDLE(port, K_PORT);
+    CHECK(tensor);
+    ov_status_e st = port_check(infer_request, port);
+    if (st != OK) RET(st);
+    RET(get_tensor(infer_request, port->is_input, (size_t)port->index, tensor));
 }
 
 OVD_EXPORT ov_status_e ov_infer_request_get_input_tensor_by_index(const ov_infer_request_t* infer_request,
@@ -1851,7 +2030,19 @@ static int do_infer(ov_infer_request_t* r, int64_t* nodes) {
         }
         ovd_decode(port->type, t->buf->mem, ins[i]->n, ins[i]->data);
     }
-    if (!rc) rc = ovd_plan_run(&r->cm->plan, ins, outs, nodes);
+    /* variables change only if the whole infer succeeds: run on a copy, commit at the end */
+    ovd_state next = {0};
+    for (int i = 0; i < r->state.n; i++) {
+        next.ids = realloc(next.ids, sizeof(char*) * (size_t)(next.n + 1));
+        next.vals = realloc(next.vals, sizeof(ovd_val*) * (size_t)(next.n + 1));
+        next.ids[next.n] = ovd_strdup(r->state.ids[i]);
+        next.vals[next.n++] = ovd_val_ref(r->state.vals[i]);
+    }
+    if (!rc) {
+        ovd_state_use(&next);
+        rc = ovd_plan_run(&r->cm->plan, ins, outs, nodes, r->node_ns);
+        ovd_state_use(NULL);
+    }
     /* check every output before writing any, so a failure leaves them all untouched */
     for (int j = 0; j < r->nout && !rc; j++) {
         const ovd_out* port = ovd_graph_out_port(g, j);
@@ -1899,6 +2090,12 @@ static int do_infer(ov_infer_request_t* r, int64_t* nodes) {
             t->shape = outs[j]->shape;
         }
         ovd_encode(port->type, outs[j]->data, outs[j]->n, t->buf->mem);
+    }
+    if (rc)
+        ovd_state_free(&next);
+    else {
+        ovd_state_free(&r->state);
+        r->state = next;
     }
     for (int i = 0; i < r->nin; i++) ovd_val_unref(ins[i]);
     for (int j = 0; j < r->nout; j++) ovd_val_unref(outs[j]);
@@ -1986,6 +2183,8 @@ OVD_EXPORT ov_status_e ov_infer_request_get_profiling_info(const ov_infer_reques
     for (int i = 0; i < g->norder; i++) {
         const ovd_node* n = &g->nodes[g->order[i]];
         p[i].status = infer_request->cm->plan.folded[g->order[i]] ? OPTIMIZED_OUT : EXECUTED;
+        /* microseconds, as ov::ProfilingInfo; the double's own single-threaded time */
+        p[i].real_time = p[i].cpu_time = infer_request->node_ns[g->order[i]] / 1000;
         p[i].node_name = ovd_strdup(n->name);
         p[i].exec_type = ovd_strdup("ref_any_f32");
         p[i].node_type = ovd_strdup(n->def->name);
@@ -2013,4 +2212,235 @@ OVD_EXPORT void ov_profiling_info_list_free(ov_profiling_info_list_t* profiling_
         profiling_infos->size = 0;
     }
     ovd_leave_void(&_c);
+}
+
+/* ---- remote contexts: GPU only; USM host and user buffers are host memory, USM device buffers are not host-visible
+ * (their MEM_HANDLE is an opaque value, their data() fails) ---- */
+struct ov_remote_context {
+    char device[64];
+    void* ocl_queue; /* as passed to ov_core_create_context, echoed by get_params */
+};
+
+static ov_status_e context_new(const char* device_name, void* queue, ov_remote_context_t** out) {
+    char dev[64], kind[32];
+    if (resolve_device(device_name, dev, sizeof dev)) return ovd_fail_status(GENERAL_ERROR);
+    dev_kind(dev, kind, sizeof kind);
+    if (strcmp(kind, "GPU") != 0) {
+        ovd_err("Exception from src/inference/src/dev/plugin.cpp: Not Implemented: %s plugin has no remote context", kind);
+        return ovd_fail_status(NOT_IMPLEMENTED);
+    }
+    ov_remote_context_t* c = calloc(1, sizeof *c);
+    snprintf(c->device, sizeof c->device, "%s", dev);
+    c->ocl_queue = queue;
+    ovd_reg_add(c, K_CONTEXT);
+    ovd_live_add(L_CONTEXT, 1);
+    *out = c;
+    return OK;
+}
+
+OVD_EXPORT ov_status_e ov_core_get_default_context(const ov_core_t* core, const char* device_name,
+                                                   ov_remote_context_t** context) {
+    ENTER;
+    HANDLE(core, K_CORE);
+    CHECK(device_name && context);
+    RET(context_new(device_name, NULL, context));
+}
+
+OVD_EXPORT ov_status_e ov_core_create_context(const ov_core_t* core, const char* device_name,
+                                              const size_t context_args_size, ov_remote_context_t** context, ...) {
+    ENTER;
+    HANDLE(core, K_CORE);
+    CHECK(device_name && context);
+    if (context_args_size % 2 || context_args_size > 16) {
+        ovd_err("ovdouble: context_args_size must be an even count of at most 16 (key, value) arguments; got %zu",
+                context_args_size);
+        FAIL(INVALID_C_PARAM);
+    }
+    va_list ap;
+    va_start(ap, context);
+    void* queue = NULL;
+    const char* type = NULL;
+    for (size_t i = 0; i < context_args_size / 2; i++) {
+        const char* k = va_arg(ap, const char*);
+        void* v = va_arg(ap, void*);
+        if (!k) {
+            va_end(ap);
+            CHECK(k);
+        }
+        if (strcmp(k, "CONTEXT_TYPE") == 0) type = v;
+        else if (strcmp(k, "OCL_QUEUE") == 0 || strcmp(k, "OCL_CONTEXT") == 0) queue = v;
+        else if (strcmp(k, "OCL_CONTEXT_DEVICE_ID") != 0 && strcmp(k, "TILE_ID") != 0 && strcmp(k, "VA_DEVICE") != 0) {
+            va_end(ap);
+            ovd_err("Exception from src/plugins/intel_gpu/src/plugin/remote_context.cpp: Unsupported context "
+                    "parameter %s", k);
+            FAIL(GENERAL_ERROR);
+        }
+    }
+    va_end(ap);
+    if (type && strcmp(type, "OCL") != 0 && strcmp(type, "VA_SHARED") != 0) {
+        ovd_err("Exception from src/plugins/intel_gpu/src/plugin/remote_context.cpp: Invalid CONTEXT_TYPE %s", type);
+        FAIL(GENERAL_ERROR);
+    }
+    RET(context_new(device_name, queue, context));
+}
+
+OVD_EXPORT void ov_remote_context_free(ov_remote_context_t* context) {
+    ENTER;
+    if (!context)
+        ovd_count(C_FREE_NULL, 1);
+    else if (!ovd_reg_del(context, K_CONTEXT))
+        ovd_count(C_BAD_FREE, 1);
+    else {
+        free(context);
+        ovd_live_add(L_CONTEXT, -1);
+    }
+    ovd_leave_void(&_c);
+}
+
+OVD_EXPORT ov_status_e ov_remote_context_get_device_name(const ov_remote_context_t* context, char** device_name) {
+    ENTER;
+    HANDLE(context, K_CONTEXT);
+    CHECK(device_name);
+    *device_name = ovd_api_string(context->device);
+    RET(OK);
+}
+
+OVD_EXPORT ov_status_e ov_remote_context_get_params(const ov_remote_context_t* context, size_t* size, char** params) {
+    ENTER;
+    HANDLE(context, K_CONTEXT);
+    CHECK(size && params);
+    char buf[256];
+    snprintf(buf, sizeof buf, "CONTEXT_TYPE OCL OCL_CONTEXT %p OCL_QUEUE %p", (void*)context, context->ocl_queue);
+    *params = ovd_api_string(buf);
+    *size = 3;
+    RET(OK);
+}
+
+static ov_status_e make_remote_tensor(const ov_remote_context_t* ctx, ov_element_type_e type, const ov_shape_t* shape,
+                                 int kind, void* user, ov_tensor_t** out) {
+    ovd_type t;
+    ovd_pshape ps;
+    if (type_in(type, &t) || shape_in(shape, &ps)) return ovd_fail_status(GENERAL_ERROR);
+    timpl* ti;
+    if (user) {
+        ti = calloc(1, sizeof *ti);
+        ti->refs = 1;
+        ti->type = t;
+        ti->shape = ps;
+        ti->buf = ovd_buf_wrap(user, ovd_type_bytes(t, ovd_ps_numel(&ps)));
+    } else {
+        ti = timpl_alloc(t, &ps);
+        if (!ti) return ovd_fail_status(UNKNOW_EXCEPTION);
+    }
+    ti->remote = kind;
+    snprintf(ti->device, sizeof ti->device, "%s", ctx->device);
+    *out = handle_new(ti);
+    return OK;
+}
+
+OVD_EXPORT ov_status_e ov_remote_context_create_host_tensor(const ov_remote_context_t* context,
+                                                            const ov_element_type_e type, const ov_shape_t shape,
+                                                            ov_tensor_t** tensor) {
+    ENTER;
+    HANDLE(context, K_CONTEXT);
+    CHECK(tensor);
+    if (ovd_fault_hit(FP_TENSOR_CREATE)) FAIL(GENERAL_ERROR);
+    RET(make_remote_tensor(context, type, &shape, 1, NULL, tensor));
+}
+
+OVD_EXPORT ov_status_e ov_remote_context_create_tensor(const ov_remote_context_t* context,
+                                                       const ov_element_type_e type, const ov_shape_t shape,
+                                                       const size_t object_args_size, ov_tensor_t** remote_tensor,
+                                                       ...) {
+    ENTER;
+    HANDLE(context, K_CONTEXT);
+    CHECK(remote_tensor);
+    if (object_args_size % 2 || object_args_size > 16) {
+        ovd_err("ovdouble: object_args_size must be an even count of at most 16 (key, value) arguments; got %zu",
+                object_args_size);
+        FAIL(INVALID_C_PARAM);
+    }
+    if (ovd_fault_hit(FP_TENSOR_CREATE)) FAIL(GENERAL_ERROR);
+    va_list ap;
+    va_start(ap, remote_tensor);
+    const char* mem = NULL;
+    void* handle = NULL;
+    for (size_t i = 0; i < object_args_size / 2; i++) {
+        const char* k = va_arg(ap, const char*);
+        void* v = va_arg(ap, void*);
+        if (!k) {
+            va_end(ap);
+            CHECK(k);
+        }
+        if (strcmp(k, "SHARED_MEM_TYPE") == 0) mem = v;
+        else if (strcmp(k, "MEM_HANDLE") == 0) handle = v;
+    }
+    va_end(ap);
+    if (!mem) {
+        ovd_err("Exception from src/plugins/intel_gpu/src/plugin/remote_context.cpp: SHARED_MEM_TYPE is required");
+        FAIL(GENERAL_ERROR);
+    }
+    int kind;
+    if (strcmp(mem, "USM_HOST_BUFFER") == 0) kind = 1;
+    else if (strcmp(mem, "USM_USER_BUFFER") == 0) kind = 1;
+    else if (strcmp(mem, "USM_DEVICE_BUFFER") == 0) kind = 2;
+    else {
+        ovd_err("Exception from src/plugins/intel_gpu/src/plugin/remote_context.cpp: ovdouble models only USM buffers, "
+                "not SHARED_MEM_TYPE %s", mem);
+        FAIL(NOT_IMPLEMENTED);
+    }
+    if (strcmp(mem, "USM_USER_BUFFER") == 0 && !handle) {
+        ovd_err("Exception from src/plugins/intel_gpu/src/plugin/remote_context.cpp: USM_USER_BUFFER needs MEM_HANDLE");
+        FAIL(GENERAL_ERROR);
+    }
+    RET(make_remote_tensor(context, type, &shape, kind, strcmp(mem, "USM_USER_BUFFER") == 0 ? handle : NULL, remote_tensor));
+}
+
+OVD_EXPORT ov_status_e ov_remote_tensor_get_params(ov_tensor_t* tensor, size_t* size, char** params) {
+    ENTER;
+    HANDLE(tensor, K_TENSOR);
+    CHECK(size && params);
+    const timpl* t = tensor->t;
+    if (!t->remote) {
+        ovd_err("Exception from src/inference/src/dev/remote_tensor.cpp: Tensor is not a remote tensor");
+        FAIL(GENERAL_ERROR);
+    }
+    char buf[256];
+    /* device memory gets an opaque handle: dereferencing it on the host would crash on a real GPU too */
+    uintptr_t h = t->remote == 2 ? ((uintptr_t)t->buf->mem ^ (uintptr_t)0x5a5a000000000000ULL) : (uintptr_t)t->buf->mem;
+    snprintf(buf, sizeof buf, "MEM_HANDLE 0x%llx OCL_CONTEXT 0x0 SHARED_MEM_TYPE %s", (unsigned long long)h,
+             t->remote == 2 ? "USM_DEVICE_BUFFER" : "USM_HOST_BUFFER");
+    *params = ovd_api_string(buf);
+    *size = 3;
+    RET(OK);
+}
+
+OVD_EXPORT ov_status_e ov_remote_tensor_get_device_name(ov_tensor_t* remote_tensor, char** device_name) {
+    ENTER;
+    HANDLE(remote_tensor, K_TENSOR);
+    CHECK(device_name);
+    if (!remote_tensor->t->remote) {
+        ovd_err("Exception from src/inference/src/dev/remote_tensor.cpp: Tensor is not a remote tensor");
+        FAIL(GENERAL_ERROR);
+    }
+    *device_name = ovd_api_string(remote_tensor->t->device);
+    RET(OK);
+}
+
+OVD_EXPORT ov_status_e ov_core_compile_model_with_context(const ov_core_t* core, const ov_model_t* model,
+                                                          const ov_remote_context_t* context,
+                                                          const size_t property_args_size,
+                                                          ov_compiled_model_t** compiled_model, ...) {
+    ENTER;
+    HANDLE(core, K_CORE);
+    HANDLE(model, K_MODEL);
+    HANDLE(context, K_CONTEXT);
+    CHECK(compiled_model);
+    const char* kv[64];
+    va_list ap;
+    va_start(ap, compiled_model);
+    int rc = read_pairs(ap, property_args_size, kv);
+    va_end(ap);
+    if (rc) FAIL(INVALID_C_PARAM);
+    RET(compile(core, model->g, context->device, property_args_size / 2, kv, compiled_model));
 }

@@ -43,6 +43,7 @@ typedef struct ov_infer_request ov_infer_request_t;
 typedef struct ov_tensor ov_tensor_t;
 typedef struct ov_output_const_port ov_output_const_port_t;
 typedef struct ov_output_const_port ov_output_port_t;
+typedef struct ov_remote_context ov_remote_context_t;
 
 typedef struct {
     int64_t rank;

@@ -189,7 +189,7 @@ static int nfn;
 static _Atomic int64_t fn_calls[MAXFN], fn_ns[MAXFN], fn_errors[MAXFN];
 static _Atomic int64_t live[L_COUNT], live_bytes_v, counters[C_COUNT], total_ns;
 static const char* live_names[L_COUNT] = {"core", "model", "compiled_model", "infer_request",
-                                          "tensor", "port", "string", "shape"};
+                                          "tensor", "port", "string", "shape", "context"};
 static const char* counter_names[C_COUNT] = {"infer.count", "infer.nodes", "compile.count", "compile.const_bytes",
                                              "import.count", "export.count", "faults.injected", "warn.precision",
                                              "warn.dims", "infer.output_reshaped", "free.null", "bad.free",
@@ -340,9 +340,10 @@ OVD_EXPORT size_t ovdouble_stats(char* buf, size_t cap) {
 static ovd_release rel;
 static char build_override[128];
 static char devices_v[256] = "CPU";
-static int64_t gpu_mem_v = 8589934592LL;
+static _Atomic int64_t gpu_mem_v = 8589934592LL;
 static _Atomic int64_t max_alloc_v;
 static _Atomic int const_at_infer_v;
+static _Atomic int strict_v;
 
 static int set_version(const char* v) {
     int y = 0, m = 0, p = 0;
@@ -394,9 +395,10 @@ const char* ovd_devices(void) {
     return copy;
 }
 
-int64_t ovd_gpu_mem(void) { return gpu_mem_v; }
+int64_t ovd_gpu_mem(void) { return atomic_load(&gpu_mem_v); }
 int64_t ovd_max_alloc(void) { return atomic_load(&max_alloc_v); }
 bool ovd_const_at_infer(void) { return atomic_load(&const_at_infer_v) != 0; }
+bool ovd_strict(void) { return atomic_load(&strict_v) != 0; }
 
 /* ---- fault injection ---- */
 static const char* fault_names[FP_COUNT] = {
@@ -515,6 +517,10 @@ OVD_EXPORT int ovdouble_set(const char* knob, const char* value) {
         atomic_store(&const_at_infer_v, *value && strcmp(value, "0") != 0);
         return 0;
     }
+    if (strcmp(knob, "strict") == 0) {
+        atomic_store(&strict_v, *value && strcmp(value, "0") != 0);
+        return 0;
+    }
     if (strcmp(knob, "max_alloc") == 0) {
         if (!*value) value = "0";
         if (parse_i64(value, &x)) return -2;
@@ -523,7 +529,7 @@ OVD_EXPORT int ovdouble_set(const char* knob, const char* value) {
     }
     if (strcmp(knob, "gpu_mem") == 0) {
         if (parse_i64(value, &x)) return -2;
-        gpu_mem_v = x;
+        atomic_store(&gpu_mem_v, x);
         return 0;
     }
     return -1;
@@ -536,7 +542,8 @@ __attribute__((constructor)) static void ovd_init(void) {
     } envs[] = {{"OVDOUBLE_VERSION", "version"},     {"OVDOUBLE_BUILD_NUMBER", "build_number"},
                 {"OVDOUBLE_DEVICES", "devices"},     {"OVDOUBLE_FAIL", "fail"},
                 {"OVDOUBLE_LOG", "log"},             {"OVDOUBLE_CONST_AT_INFER", "const_at_infer"},
-                {"OVDOUBLE_MAX_ALLOC", "max_alloc"}, {"OVDOUBLE_GPU_MEM", "gpu_mem"}};
+                {"OVDOUBLE_MAX_ALLOC", "max_alloc"}, {"OVDOUBLE_GPU_MEM", "gpu_mem"},
+                {"OVDOUBLE_STRICT", "strict"}};
     set_version("2025.1");
     for (size_t i = 0; i < sizeof envs / sizeof envs[0]; i++) {
         const char* v = getenv(envs[i].env);

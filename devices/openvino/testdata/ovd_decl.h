@@ -51,6 +51,29 @@ OVD_EXPORT ov_status_e ov_compiled_model_set_properties(const ov_compiled_model_
                                                         const ov_property_t* properties);
 #endif
 
+/* remote contexts (GPU): modelled with host memory, see README */
+OVD_EXPORT ov_status_e ov_core_get_default_context(const ov_core_t* core, const char* device_name,
+                                                   ov_remote_context_t** context);
+OVD_EXPORT ov_status_e ov_core_create_context(const ov_core_t* core, const char* device_name,
+                                              const size_t context_args_size, ov_remote_context_t** context, ...);
+OVD_EXPORT ov_status_e ov_core_compile_model_with_context(const ov_core_t* core, const ov_model_t* model,
+                                                          const ov_remote_context_t* context,
+                                                          const size_t property_args_size,
+                                                          ov_compiled_model_t** compiled_model, ...);
+OVD_EXPORT ov_status_e ov_remote_context_create_tensor(const ov_remote_context_t* context,
+                                                       const ov_element_type_e type, const ov_shape_t shape,
+                                                       const size_t object_args_size, ov_tensor_t** remote_tensor,
+                                                       ...);
+OVD_EXPORT ov_status_e ov_remote_context_create_host_tensor(const ov_remote_context_t* context,
+                                                            const ov_element_type_e type, const ov_shape_t shape,
+                                                            ov_tensor_t** tensor);
+OVD_EXPORT ov_status_e ov_remote_context_get_device_name(const ov_remote_context_t* context, char** device_name);
+OVD_EXPORT ov_status_e ov_remote_context_get_params(const ov_remote_context_t* context, size_t* size,
+                                                    char** params);
+OVD_EXPORT ov_status_e ov_remote_tensor_get_params(ov_tensor_t* tensor, size_t* size, char** params);
+OVD_EXPORT ov_status_e ov_remote_tensor_get_device_name(ov_tensor_t* remote_tensor, char** device_name);
+OVD_EXPORT void ov_remote_context_free(ov_remote_context_t* context);
+
 /* model and ports */
 OVD_EXPORT void ov_model_free(ov_model_t* model);
 OVD_EXPORT ov_status_e ov_model_inputs_size(const ov_model_t* model, size_t* input_size);
@@ -65,6 +88,18 @@ OVD_EXPORT ov_status_e ov_model_const_input_by_name(const ov_model_t* model, con
                                                     ov_output_const_port_t** input_port);
 OVD_EXPORT ov_status_e ov_model_const_output_by_name(const ov_model_t* model, const char* tensor_name,
                                                      ov_output_const_port_t** output_port);
+OVD_EXPORT ov_status_e ov_model_const_input(const ov_model_t* model, ov_output_const_port_t** input_port);
+OVD_EXPORT ov_status_e ov_model_const_output(const ov_model_t* model, ov_output_const_port_t** output_port);
+OVD_EXPORT ov_status_e ov_model_input(const ov_model_t* model, ov_output_port_t** input_port);
+OVD_EXPORT ov_status_e ov_model_output(const ov_model_t* model, ov_output_port_t** output_port);
+OVD_EXPORT ov_status_e ov_model_input_by_index(const ov_model_t* model, const size_t index, ov_output_port_t** input_port);
+OVD_EXPORT ov_status_e ov_model_output_by_index(const ov_model_t* model, const size_t index,
+                                                ov_output_port_t** output_port);
+OVD_EXPORT ov_status_e ov_model_input_by_name(const ov_model_t* model, const char* tensor_name,
+                                              ov_output_port_t** input_port);
+OVD_EXPORT ov_status_e ov_model_output_by_name(const ov_model_t* model, const char* tensor_name,
+                                               ov_output_port_t** output_port);
+OVD_EXPORT ov_status_e ov_const_port_get_shape(const ov_output_const_port_t* port, ov_shape_t* tensor_shape);
 OVD_EXPORT ov_status_e ov_port_get_element_type(const ov_output_const_port_t* port,
                                                 ov_element_type_e* tensor_type);
 OVD_EXPORT ov_status_e ov_port_get_any_name(const ov_output_const_port_t* port, char** tensor_name);
@@ -85,6 +120,10 @@ OVD_EXPORT ov_status_e ov_compiled_model_input_by_name(const ov_compiled_model_t
                                                        const char* name, ov_output_const_port_t** input_port);
 OVD_EXPORT ov_status_e ov_compiled_model_output_by_name(const ov_compiled_model_t* compiled_model,
                                                         const char* name, ov_output_const_port_t** output_port);
+OVD_EXPORT ov_status_e ov_compiled_model_input(const ov_compiled_model_t* compiled_model,
+                                               ov_output_const_port_t** input_port);
+OVD_EXPORT ov_status_e ov_compiled_model_output(const ov_compiled_model_t* compiled_model,
+                                                ov_output_const_port_t** output_port);
 OVD_EXPORT ov_status_e ov_compiled_model_create_infer_request(const ov_compiled_model_t* compiled_model,
                                                               ov_infer_request_t** infer_request);
 OVD_EXPORT ov_status_e ov_compiled_model_set_property(const ov_compiled_model_t* compiled_model, ...);
@@ -105,6 +144,16 @@ OVD_EXPORT ov_status_e ov_infer_request_set_output_tensor_by_index(ov_infer_requ
                                                                    const size_t idx, const ov_tensor_t* tensor);
 OVD_EXPORT ov_status_e ov_infer_request_set_output_tensor(ov_infer_request_t* infer_request,
                                                           const ov_tensor_t* tensor);
+OVD_EXPORT ov_status_e ov_infer_request_set_tensor_by_port(ov_infer_request_t* infer_request,
+                                                           const ov_output_port_t* port, const ov_tensor_t* tensor);
+OVD_EXPORT ov_status_e ov_infer_request_set_tensor_by_const_port(ov_infer_request_t* infer_request,
+                                                                 const ov_output_const_port_t* port,
+                                                                 const ov_tensor_t* tensor);
+OVD_EXPORT ov_status_e ov_infer_request_get_tensor_by_port(const ov_infer_request_t* infer_request,
+                                                           const ov_output_port_t* port, ov_tensor_t** tensor);
+OVD_EXPORT ov_status_e ov_infer_request_get_tensor_by_const_port(const ov_infer_request_t* infer_request,
+                                                                 const ov_output_const_port_t* port,
+                                                                 ov_tensor_t** tensor);
 OVD_EXPORT ov_status_e ov_infer_request_get_tensor(const ov_infer_request_t* infer_request,
                                                    const char* tensor_name, ov_tensor_t** tensor);
 OVD_EXPORT ov_status_e ov_infer_request_get_input_tensor_by_index(const ov_infer_request_t* infer_request,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "ovd.h"
 
@@ -247,6 +248,7 @@ static void node_free(ovd_node* n) {
     }
     free(n->out);
     for (int i = 0; i < 5; i++) free(n->lists[i]);
+    free(n->var);
 }
 
 void ovd_graph_unref(ovd_graph* g) {
@@ -406,7 +408,7 @@ static int parse_layer(const ovd_xnode* x, ovd_node* n) {
                 return ovd_err("layer %s id:%" PRId64 ": output port without a valid id", n->name, n->id);
             o->port_id = (int)pid;
             for (int k = 0; k < n->nout - 1; k++)
-                if (n->out[k].port_id == o->port_id || (n->nin && 0))
+                if (n->out[k].port_id == o->port_id)
                     return ovd_err("layer %s id:%" PRId64 ": duplicate output port id %d", n->name, n->id, o->port_id);
             for (int k = 0; k < n->nin; k++)
                 if (n->in_port_ids[k] == o->port_id)
@@ -428,23 +430,27 @@ static int parse_layer(const ovd_xnode* x, ovd_node* n) {
 
 static int order_graph(ovd_graph* g) {
     int N = g->nnodes;
-    int* color = calloc((size_t)N, sizeof(int));
+    int* color = calloc((size_t)(N > 0 ? N : 1), sizeof(int));
     int* stack = malloc(sizeof(int) * (size_t)N * 2 + 2);
     int* pos = malloc(sizeof(int) * (size_t)N + 1);
     g->order = malloc(sizeof(int) * (size_t)N + 1);
     g->norder = 0;
     int rc = 0;
-    for (int r = 0; r < g->nresults && !rc; r++) {
+    /* roots: every Result and Assign, in XML order */
+    for (int root = 0; root < N && !rc; root++) {
         int sp = 0;
-        if (color[g->results[r]]) continue;
-        stack[sp++] = g->results[r];
-        pos[g->results[r]] = 0;
-        color[g->results[r]] = 1;
+        const char* rn = g->nodes[root].def->name;
+        if (color[root] || (strcmp(rn, "Result") != 0 && strcmp(rn, "Assign") != 0)) continue;
+        stack[sp++] = root;
+        pos[root] = 0;
+        color[root] = 1;
         while (sp && !rc) {
             int v = stack[sp - 1];
             ovd_node* n = &g->nodes[v];
-            if (pos[v] < n->nin) {
-                int u = n->in[pos[v]++].node;
+            int extra = n->ctrl >= 0 ? 1 : 0;
+            if (pos[v] < n->nin + extra) {
+                int u = pos[v] < n->nin ? n->in[pos[v]].node : n->ctrl;
+                pos[v]++;
                 if (color[u] == 1) {
                     rc = ovd_err("Model contains a cycle through layer %s id:%" PRId64, g->nodes[u].name, g->nodes[u].id);
                 } else if (color[u] == 0) {
@@ -472,17 +478,35 @@ static int order_graph(ovd_graph* g) {
     return rc;
 }
 
-static void warn_declared(ovd_node* n) {
+/* declared output precisions and <dim>s are informational to OpenVINO; the double counts disagreements, and in
+ * strict mode rejects them so an IR writer can be held to exact metadata */
+static int check_declared(ovd_node* n) {
     for (int k = 0; k < n->nout; k++) {
         ovd_out* o = &n->out[k];
-        if (o->declared != o->type && !(o->declared == T_DYNAMIC || o->declared == T_UNDEF)) ovd_count(C_WARN_PRECISION, 1);
+        if (o->declared != o->type && !(o->declared == T_DYNAMIC || o->declared == T_UNDEF)) {
+            ovd_count(C_WARN_PRECISION, 1);
+            if (ovd_strict())
+                return ovd_err("ovdouble strict: %s layer %s id:%" PRId64 " output port %d declares precision %s, the "
+                               "inferred type is %s", n->type, n->name, n->id, o->port_id, ovd_type_name(o->declared),
+                               ovd_type_name(o->type));
+        }
         if (o->ps.rank >= 0 && o->dims.rank > 0) {
             bool bad = o->dims.rank != o->ps.rank;
             for (int i = 0; !bad && i < o->ps.rank; i++)
                 if (o->dims.d[i] >= 0 && o->ps.d[i] >= 0 && o->dims.d[i] != o->ps.d[i]) bad = true;
-            if (bad) ovd_count(C_WARN_DIMS, 1);
+            if (bad) {
+                ovd_count(C_WARN_DIMS, 1);
+                if (ovd_strict()) {
+                    char a[160], b[160];
+                    ovd_ps_str(&o->dims, a, sizeof a);
+                    ovd_ps_str(&o->ps, b, sizeof b);
+                    return ovd_err("ovdouble strict: %s layer %s id:%" PRId64 " output port %d declares dims %s, the "
+                                   "inferred shape is %s", n->type, n->name, n->id, o->port_id, a, b);
+                }
+            }
         }
     }
+    return 0;
 }
 
 static int const_check(ovd_graph* g, ovd_node* n) {
@@ -528,7 +552,7 @@ static int infer_node(ovd_graph* g, ovd_node* n) {
         n->out[k].type = ot[k];
         n->out[k].ps = ops[k];
     }
-    warn_declared(n);
+    if (check_declared(n)) return -1;
     if (strcmp(n->def->name, "Constant") == 0) {
         if (const_check(g, n)) return -1;
         if (ovd_ps_numel(&n->pshape) <= 4096 && ovd_type_supported(n->et)) n->out[0].known = decode_const(g, n);
@@ -541,7 +565,9 @@ static int infer_node(ovd_graph* g, ovd_node* n) {
         n->out[0].known = v;
         return 0;
     }
-    if (!all_known || n->nin == 0 || strcmp(n->def->name, "Result") == 0) return 0;
+    if (!all_known || n->nin == 0 || strcmp(n->def->name, "Result") == 0 || strcmp(n->def->name, "ReadValue") == 0 ||
+        strcmp(n->def->name, "Assign") == 0)
+        return 0;
     for (int k = 0; k < nout; k++) {
         int64_t ne = ovd_ps_numel(&ops[k]);
         if (ne < 0 || ne > 4096) return 0;
@@ -605,6 +631,7 @@ ovd_graph* ovd_ir_read(const char* xml, size_t len, const void* weights, size_t 
     for (int i = 0; i < layers->nchild && !rc; i++) {
         if (strcmp(layers->ch[i]->tag, "layer") != 0) continue;
         ovd_node* n = &g->nodes[k];
+        n->ctrl = -1;
         rc = parse_layer(layers->ch[i], n);
         ids[k].id = n->id;
         ids[k].idx = k;
@@ -682,12 +709,46 @@ ovd_graph* ovd_ir_read(const char* xml, size_t len, const void* weights, size_t 
             goto done;
         }
     }
-    if (g->nresults == 0) {
+    int nsinks = g->nresults;
+    for (int i = 0; i < g->nnodes; i++) {
+        ovd_node* n = &g->nodes[i];
+        if (strcmp(n->def->name, "Assign") != 0) continue;
+        nsinks++;
+        for (int j = 0; j < g->nnodes; j++)
+            if (strcmp(g->nodes[j].def->name, "ReadValue") == 0 && strcmp(g->nodes[j].var, n->var) == 0) n->ctrl = j;
+        if (n->ctrl < 0) {
+            rc = ovd_err("Unable to read the model: Assign %s id:%" PRId64 " has no ReadValue with variable_id %s", n->name,
+                         n->id, n->var);
+            goto done;
+        }
+    }
+    if (nsinks == 0) {
         rc = ovd_err("Unable to read the model: it has no Result layers");
         goto done;
     }
     if ((rc = order_graph(g))) goto done;
     for (int i = 0; i < g->norder && !rc; i++) rc = infer_node(g, &g->nodes[g->order[i]]);
+    for (int i = 0; i < g->norder && !rc; i++) {
+        ovd_node* n = &g->nodes[g->order[i]];
+        if (strcmp(n->def->name, "Assign") != 0) continue;
+        const ovd_node* rv = &g->nodes[n->ctrl];
+        const ovd_out* src = &g->nodes[n->in[0].node].out[n->in[0].out];
+        if (src->type != rv->et)
+            rc = ovd_err("Exception from src/core/src/op/assign.cpp: Variable %s: Assign input type %s differs from the "
+                         "variable type %s", n->var, ovd_type_name(src->type), ovd_type_name(rv->et));
+        else if (src->ps.rank >= 0 && rv->pshape.rank >= 0) {
+            bool ok = src->ps.rank == rv->pshape.rank;
+            for (int d = 0; ok && d < src->ps.rank; d++)
+                ok = src->ps.d[d] < 0 || rv->pshape.d[d] < 0 || src->ps.d[d] == rv->pshape.d[d];
+            if (!ok) {
+                char a[160], b[160];
+                ovd_ps_str(&src->ps, a, sizeof a);
+                ovd_ps_str(&rv->pshape, b, sizeof b);
+                rc = ovd_err("Exception from src/core/src/op/assign.cpp: Variable %s: Assign input shape %s is not "
+                             "compatible with the variable shape %s", n->var, a, b);
+            }
+        }
+    }
     for (int i = 0; i < g->norder; i++) {
         ovd_node* n = &g->nodes[g->order[i]];
         if (strcmp(n->def->name, "Constant") == 0) g->nconsts++;
@@ -795,7 +856,7 @@ int ovd_plan_build(ovd_plan* p, ovd_graph* g, bool fold) {
     for (int oi = 0; oi < g->norder; oi++) {
         int ni = g->order[oi];
         ovd_node* n = &g->nodes[ni];
-        if (is_op(n, "Parameter") || is_op(n, "Result")) continue;
+        if (is_op(n, "Parameter") || is_op(n, "Result") || is_op(n, "ReadValue") || is_op(n, "Assign")) continue;
         ovd_val* out[64] = {0};
         if (is_op(n, "Constant")) {
             if (!ovd_type_supported(n->et)) {
@@ -849,7 +910,13 @@ int ovd_plan_build(ovd_plan* p, ovd_graph* g, bool fold) {
     return 0;
 }
 
-int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t* nodes_run) {
+static int64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t* nodes_run, int64_t* node_ns) {
     const ovd_graph* g = p->g;
     int N = g->nnodes;
     ovd_val*** vals = calloc((size_t)N + 1, sizeof *vals);
@@ -860,6 +927,7 @@ int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t
     }
     int rc = 0;
     int64_t ran = 0;
+    if (node_ns) memset(node_ns, 0, sizeof(int64_t) * (size_t)N);
     for (int oi = 0; oi < g->norder && !rc; oi++) {
         int ni = g->order[oi];
         const ovd_node* n = &g->nodes[ni];
@@ -891,10 +959,12 @@ int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t
         ovd_val* in[16];
         for (int i = 0; i < n->nin; i++) in[i] = vals[n->in[i].node][n->in[i].out];
         ovd_val* out[64] = {0};
+        int64_t t0 = node_ns ? mono_ns() : 0;
         if (run_node(n, in, out, true)) {
             rc = -1;
             break;
         }
+        if (node_ns) node_ns[ni] = mono_ns() - t0;
         ran++;
         for (int k = 0; k < n->nout; k++) vals[ni][k] = out[k];
         for (int i = 0; i < n->nin; i++) {
@@ -919,4 +989,19 @@ int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t
         }
     *nodes_run = ran;
     return rc;
+}
+
+/* ---- variable state ---- */
+static _Thread_local ovd_state* cur_state;
+void ovd_state_use(ovd_state* s) { cur_state = s; }
+ovd_state* ovd_state_current(void) { return cur_state; }
+
+void ovd_state_free(ovd_state* s) {
+    for (int i = 0; i < s->n; i++) {
+        free(s->ids[i]);
+        ovd_val_unref(s->vals[i]);
+    }
+    free(s->ids);
+    free(s->vals);
+    memset(s, 0, sizeof *s);
 }

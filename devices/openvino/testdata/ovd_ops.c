@@ -256,8 +256,8 @@ static int exec_convert(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
 }
 
 /* ---- element-wise binary ---- */
-enum { B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_SQDIFF, B_MOD, B_FLOORMOD,
-       B_EQ, B_NE, B_LT, B_GT, B_LE, B_GE, B_AND, B_OR, B_XOR };
+enum { B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAX, B_MIN, B_SQDIFF, B_MOD, B_FLOORMOD, B_BAND, B_BOR, B_BXOR, B_SHL,
+       B_SHR, B_EQ, B_NE, B_LT, B_GT, B_LE, B_GE, B_AND, B_OR, B_XOR };
 
 static int parse_binary(ovd_node* n) {
     if (parse_bcast(n)) return -1;
@@ -272,7 +272,11 @@ static int infer_binary(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape*
                         ovd_type_name(in[0].t), ovd_type_name(in[1].t));
     if (c >= B_AND && in[0].t != T_BOOL)
         return NODE_ERR(n, "The element type of the input tensor must be boolean (got %s).", ovd_type_name(in[0].t));
-    if (c < B_EQ && in[0].t == T_BOOL) return NODE_ERR(n, "Arguments cannot have boolean element type (argument element type: boolean).");
+    if (c >= B_BAND && c <= B_SHR) {
+        if (!ovd_type_is_int(in[0].t) || (in[0].t == T_BOOL && c >= B_SHL))
+            return NODE_ERR(n, "The element type of the input tensor must be integer or boolean (got %s).", ovd_type_name(in[0].t));
+    } else if (c < B_EQ && in[0].t == T_BOOL)
+        return NODE_ERR(n, "Arguments cannot have boolean element type (argument element type: boolean).");
     ot[0] = c >= B_EQ ? T_BOOL : in[0].t;
     return shape_eq_or_bcast(n, &in[0].ps, &in[1].ps, &os[0]);
 }
@@ -325,6 +329,11 @@ static inline int64_t ibin(int c, int64_t a, int64_t b, bool pydiv, int* err) {
     case B_SQDIFF: return (a - b) * (a - b);
     case B_MOD: if (b == 0) { *err = 1; return 0; } return a % b;
     case B_FLOORMOD: { if (b == 0) { *err = 1; return 0; } int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+    case B_BAND: return a & b;
+    case B_BOR: return a | b;
+    case B_BXOR: return a ^ b;
+    case B_SHL: return (b < 0 || b > 63) ? 0 : (int64_t)((uint64_t)a << b);
+    case B_SHR: return (b < 0 || b > 63) ? (a < 0 ? -1 : 0) : a >> b;
     case B_EQ: return a == b;
     case B_NE: return a != b;
     case B_LT: return a < b;
@@ -375,7 +384,7 @@ static int exec_binary(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
 
 /* ---- element-wise unary ---- */
 enum { U_SQRT, U_EXP, U_LOG, U_SIN, U_COS, U_TANH, U_SIGMOID, U_RELU, U_NEG, U_ABS, U_FLOOR, U_CEIL, U_ERF,
-       U_GELU, U_SWISH, U_SOFTPLUS, U_HSWISH, U_MISH, U_CLAMP, U_NOT, U_SIGN, U_ELU_UNUSED };
+       U_GELU, U_SWISH, U_SOFTPLUS, U_HSWISH, U_MISH, U_CLAMP, U_NOT, U_SIGN, U_BNOT };
 
 static int parse_unary(ovd_node* n) {
     int c = n->def->code;
@@ -399,6 +408,8 @@ static int infer_unary(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* 
     int c = n->def->code;
     if (c == U_NOT) {
         if (in[0].t != T_BOOL) return NODE_ERR(n, "The element type of the input tensor must be boolean (got %s).", ovd_type_name(in[0].t));
+    } else if (c == U_BNOT) {
+        if (!ovd_type_is_int(in[0].t)) return NODE_ERR(n, "The element type of the input tensor must be integer or boolean (got %s).", ovd_type_name(in[0].t));
     } else if (in[0].t == T_BOOL)
         return NODE_ERR(n, "The element type of the input tensor must be numeric (got boolean).");
     bool float_only = c == U_GELU || c == U_SWISH || c == U_SOFTPLUS || c == U_HSWISH || c == U_MISH || c == U_ERF ||
@@ -463,6 +474,7 @@ static int exec_unary(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
         case U_ABS: r = x < 0 ? -x : x; break;
         case U_RELU: r = x > 0 ? x : 0; break;
         case U_NOT: r = !x; break;
+        case U_BNOT: r = a->type == T_BOOL ? !x : ~x; break;
         case U_SIGN: r = (x > 0) - (x < 0); break;
         case U_FLOOR: case U_CEIL: r = x; break;
         case U_CLAMP: {
@@ -562,15 +574,41 @@ static int exec_matmul(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
     bool fl = ovd_type_is_float(O->type);
     for (int64_t bi = 0; bi < nb; bi++, it_next(&it)) {
         int64_t oa = it.off[0] * M * K, ob = it.off[1] * K * N, oo = bi * M * N;
+        if (fl && sbn == 1 && N > 1) { /* B row-major [K, N]: accumulate whole output rows, contiguous in B */
+            double* acc = malloc(sizeof(double) * (size_t)N);
+            if (!acc) return ovd_err_alloc();
+            for (int64_t m = 0; m < M; m++) {
+                for (int64_t j = 0; j < N; j++) acc[j] = 0;
+                for (int64_t k = 0; k < K; k++) {
+                    double av = F(A)[oa + m * sam + k * sak];
+                    const float* pb = F(B) + ob + k * sbk;
+                    for (int64_t j = 0; j < N; j++) acc[j] += av * pb[j];
+                }
+                for (int64_t j = 0; j < N; j++) F(O)[oo + m * N + j] = (float)acc[j];
+            }
+            free(acc);
+            continue;
+        }
         for (int64_t m = 0; m < M; m++)
             for (int64_t j = 0; j < N; j++) {
                 if (fl) {
                     const float* pa = F(A) + oa + m * sam;
                     const float* pb = F(B) + ob + j * sbn;
                     double acc = 0;
-                    if (sak == 1 && sbk == 1)
-                        for (int64_t k = 0; k < K; k++) acc += (double)pa[k] * pb[k];
-                    else
+                    if (sak == 1 && sbk == 1) {
+                        /* independent partial sums keep the FP pipeline busy; the order is fixed, so results are
+                           deterministic */
+                        double p0 = 0, p1 = 0, p2 = 0, p3 = 0;
+                        int64_t k = 0;
+                        for (; k + 4 <= K; k += 4) {
+                            p0 += (double)pa[k] * pb[k];
+                            p1 += (double)pa[k + 1] * pb[k + 1];
+                            p2 += (double)pa[k + 2] * pb[k + 2];
+                            p3 += (double)pa[k + 3] * pb[k + 3];
+                        }
+                        for (; k < K; k++) p0 += (double)pa[k] * pb[k];
+                        acc = (p0 + p1) + (p2 + p3);
+                    } else
                         for (int64_t k = 0; k < K; k++) acc += (double)pa[k * sak] * pb[k * sbk];
                     F(O)[oo + m * N + j] = (float)acc;
                 } else {
@@ -588,20 +626,24 @@ enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD };
 
 static int parse_reduce(ovd_node* n) { return ovd_attr_bool(n, "keep_dims", 0, &n->b[0]); }
 
-static int reduce_axes(const ovd_node* n, const ovd_in* in, int rank, bool* red, int* known) {
+/* axes input (scalar or 1-D integers, negative allowed) as a mask over `rank` axes; *known = 0 if not a known value */
+static int axes_mask(const ovd_node* n, const ovd_in* axes, int rank, bool* mask, int* known) {
     int64_t ax[OVD_MAXR * 2];
-    if (!is_int_input(&in[1])) return NODE_ERR(n, "Element type of axes input must be integer. Got: %s", ovd_type_name(in[1].t));
-    if (in[1].ps.rank > 1) return NODE_ERR(n, "Axes input must be a scalar or 1D input. Got: %s", pstr(&in[1].ps));
-    int k = known_list(&in[1], ax, OVD_MAXR * 2);
+    for (int i = 0; i < OVD_MAXR; i++) mask[i] = false;
+    int k = known_list(axes, ax, OVD_MAXR * 2);
     *known = k >= 0;
-    if (k < 0) return 0;
-    for (int i = 0; i < rank; i++) red[i] = false;
     for (int i = 0; i < k; i++) {
         int64_t a;
         if (norm_axis(n, ax[i], rank, &a)) return -1;
-        if (rank >= 0) red[a] = true;
+        if (rank >= 0) mask[a] = true;
     }
     return 0;
+}
+
+static int reduce_axes(const ovd_node* n, const ovd_in* in, int rank, bool* red, int* known) {
+    if (!is_int_input(&in[1])) return NODE_ERR(n, "Element type of axes input must be integer. Got: %s", ovd_type_name(in[1].t));
+    if (in[1].ps.rank > 1) return NODE_ERR(n, "Axes input must be a scalar or 1D input. Got: %s", pstr(&in[1].ps));
+    return axes_mask(n, &in[1], rank, red, known);
 }
 
 static int infer_reduce(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
@@ -774,22 +816,13 @@ static int infer_reshape(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape
 }
 
 static int squeeze_axes(const ovd_node* n, const ovd_in* in, int rank, bool* sq, int* known) {
-    for (int i = 0; i < OVD_MAXR; i++) sq[i] = false;
-    *known = 1;
-    if (n->nin < 2) return 0;
-    if (!is_int_input(&in[1])) return NODE_ERR(n, "Axes input must be integral, got %s", ovd_type_name(in[1].t));
-    int64_t ax[OVD_MAXR * 2];
-    int k = known_list(&in[1], ax, OVD_MAXR * 2);
-    if (k < 0) {
-        *known = 0;
+    if (n->nin < 2) {
+        for (int i = 0; i < OVD_MAXR; i++) sq[i] = false;
+        *known = 1;
         return 0;
     }
-    for (int i = 0; i < k; i++) {
-        int64_t a;
-        if (norm_axis(n, ax[i], rank, &a)) return -1;
-        if (rank >= 0) sq[a] = true;
-    }
-    return 0;
+    if (!is_int_input(&in[1])) return NODE_ERR(n, "Axes input must be integral, got %s", ovd_type_name(in[1].t));
+    return axes_mask(n, &in[1], rank, sq, known);
 }
 
 static int infer_squeeze(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
@@ -879,18 +912,11 @@ static int infer_transpose(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_psha
     return 0;
 }
 
-/* out[i0..] = in[perm applied]: generic permuted copy through the input strides */
-static void permute_copy(const ovd_val* a, ovd_val* o, const int64_t* perm) {
-    int r = a->shape.rank;
-    int64_t ist[OVD_MAXR], acc = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        ist[i] = acc;
-        acc *= a->shape.d[i];
-    }
-    int64_t st[OVD_MAXR];
-    for (int i = 0; i < r; i++) st[i] = ist[perm[i]];
+/* copies o->n elements, walking o's shape in order and the input at `base` with per-axis strides `st` (elements) */
+static void gather_strided(const ovd_val* a, ovd_val* o, int64_t base, const int64_t* st) {
+    int r = o->shape.rank;
     size_t es = ovd_val_esize(a->type);
-    int64_t idx[OVD_MAXR] = {0}, off = 0;
+    int64_t idx[OVD_MAXR] = {0}, off = base;
     for (int64_t i = 0; i < o->n; i++) {
         memcpy((char*)o->data + i * es, (const char*)a->data + off * es, es);
         for (int d = r - 1; d >= 0; d--) {
@@ -901,6 +927,22 @@ static void permute_copy(const ovd_val* a, ovd_val* o, const int64_t* perm) {
             idx[d] = 0;
         }
     }
+}
+
+static void contiguous_strides(const ovd_pshape* s, int64_t* st) {
+    int64_t acc = 1;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= s->d[i];
+    }
+}
+
+/* out = in with its axes permuted: output axis i walks input axis perm[i] */
+static void permute_copy(const ovd_val* a, ovd_val* o, const int64_t* perm) {
+    int64_t ist[OVD_MAXR], st[OVD_MAXR];
+    contiguous_strides(&a->shape, ist);
+    for (int i = 0; i < a->shape.rank; i++) st[i] = ist[perm[i]];
+    gather_strided(a, o, 0, st);
 }
 
 static int exec_transpose(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
@@ -1237,29 +1279,13 @@ static int infer_slice(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* 
 }
 
 static void strided_copy(const ovd_val* a, ovd_val* o, const slice_plan* sp) {
-    int r = a->shape.rank;
-    int64_t ist[OVD_MAXR], acc = 1;
-    for (int i = r - 1; i >= 0; i--) {
-        ist[i] = acc;
-        acc *= a->shape.d[i];
-    }
-    int64_t base = 0, st[OVD_MAXR];
-    for (int i = 0; i < r; i++) {
+    int64_t ist[OVD_MAXR], st[OVD_MAXR], base = 0;
+    contiguous_strides(&a->shape, ist);
+    for (int i = 0; i < a->shape.rank; i++) {
         base += sp->start[i] * ist[i];
         st[i] = sp->step[i] * ist[i];
     }
-    size_t es = ovd_val_esize(a->type);
-    int64_t idx[OVD_MAXR] = {0}, off = base;
-    for (int64_t i = 0; i < o->n; i++) {
-        memcpy((char*)o->data + i * es, (const char*)a->data + off * es, es);
-        for (int d = r - 1; d >= 0; d--) {
-            idx[d]++;
-            off += st[d];
-            if (idx[d] < o->shape.d[d]) break;
-            off -= st[d] * o->shape.d[d];
-            idx[d] = 0;
-        }
-    }
+    gather_strided(a, o, base, st);
 }
 
 static int exec_slice(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
@@ -1285,7 +1311,7 @@ static int64_t mask_at(const ovd_node* n, int m, int i) { return i < n->nlists[m
 
 /* StridedSlice: new axes first reshape the input view, then each remaining axis is sliced or shrunk */
 static int strided_plan(const ovd_node* n, const ovd_in* in, ovd_pshape* os, slice_plan* sp, ovd_pshape* view, int* known) {
-    for (int i = 1; i < 4; i++)
+    for (int i = 1; i < n->nin; i++)
         if (!is_int_input(&in[i])) return NODE_ERR(n, "begin/end/stride inputs must be integral, got %s", ovd_type_name(in[i].t));
     int64_t b[OVD_MAXR], e[OVD_MAXR], s[OVD_MAXR];
     int kb = known_list(&in[1], b, OVD_MAXR), ke = known_list(&in[2], e, OVD_MAXR);
@@ -1675,6 +1701,767 @@ static int exec_cumsum(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
     return 0;
 }
 
+/* ---- ScaledDotProductAttention-13 (Q, K, V, [attn_mask], [scale]) ---- */
+static int parse_sdpa(ovd_node* n) { return ovd_attr_bool(n, "causal", 0, &n->b[0]); }
+
+static int infer_sdpa(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    const ovd_pshape *q = &in[0].ps, *k = &in[1].ps, *v = &in[2].ps;
+    if (!ovd_type_is_float(in[0].t) || in[1].t != in[0].t || in[2].t != in[0].t)
+        return NODE_ERR(n, "Query, key and value must have the same floating-point element type (%s, %s, %s)",
+                        ovd_type_name(in[0].t), ovd_type_name(in[1].t), ovd_type_name(in[2].t));
+    if (n->nin > 3 && in[3].t != T_BOOL && in[3].t != in[0].t)
+        return NODE_ERR(n, "Mask input must be boolean or of the query type, got %s", ovd_type_name(in[3].t));
+    if (n->nin > 4 && (in[4].t != in[0].t || in[4].ps.rank > 1))
+        return NODE_ERR(n, "Scale input must be a scalar of the query type");
+    ot[0] = in[0].t;
+    if (q->rank < 0 || k->rank < 0 || v->rank < 0) {
+        *os = dynrank();
+        return 0;
+    }
+    if (q->rank < 2 || k->rank != q->rank || v->rank != q->rank)
+        return NODE_ERR(n, "Query, key and value must have the same rank >= 2: %s %s %s", pstr(q), pstr(k), pstr(v));
+    int r = q->rank;
+    int64_t eq = q->d[r - 1], ek = k->d[r - 1];
+    if (eq >= 0 && ek >= 0 && eq != ek) return NODE_ERR(n, "Query and key embedding sizes differ: %s vs %s", pstr(q), pstr(k));
+    int64_t sk = k->d[r - 2], sv = v->d[r - 2];
+    if (sk >= 0 && sv >= 0 && sk != sv) return NODE_ERR(n, "Key and value sequence lengths differ: %s vs %s", pstr(k), pstr(v));
+    ovd_pshape bq = *q, bk = *k, bv = *v, t, b;
+    bq.rank = bk.rank = bv.rank = r - 2;
+    if (bcast2(n, &bq, &bk, &t) || bcast2(n, &t, &bv, &b)) return -1;
+    *os = b;
+    os->rank = r;
+    os->d[r - 2] = q->d[r - 2];
+    os->d[r - 1] = v->d[r - 1];
+    return 0;
+}
+
+static int exec_sdpa(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val *Q = in[0], *K = in[1], *V = in[2];
+    const ovd_val* M = n->nin > 3 && !n->b[0] ? in[3] : NULL;
+    ovd_val* O = out[0];
+    int r = Q->shape.rank;
+    int64_t L = Q->shape.d[r - 2], E = Q->shape.d[r - 1], S = K->shape.d[r - 2], Ev = V->shape.d[r - 1];
+    double scale = n->nin > 4 ? ovd_val_get(in[4], 0) : 1.0 / sqrt((double)E);
+    ovd_pshape bq = Q->shape, bk = K->shape, bv = V->shape, bo = O->shape;
+    bq.rank = bk.rank = bv.rank = bo.rank = r - 2;
+    /* the mask broadcasts to [batch..., L, S] */
+    ovd_pshape ms = {0}, full = bo;
+    full.rank = r;
+    full.d[r - 2] = L;
+    full.d[r - 1] = S;
+    int64_t mst[OVD_MAXR] = {0};
+    if (M) {
+        ms = M->shape;
+        if (ms.rank > r) return NODE_ERR(n, "Mask rank %d is above the query rank %d", ms.rank, r);
+        ovd_pshape chk;
+        if (bcast2(n, &ms, &full, &chk)) return -1;
+        bstrides(&ms, &full, mst);
+    }
+    const ovd_pshape* ss[3] = {&bq, &bk, &bv};
+    nditer it;
+    it_init(&it, &bo, 3, ss);
+    int64_t nb = ovd_ps_numel(&bo);
+    double* w = malloc(sizeof(double) * (size_t)(S ? S : 1));
+    int64_t bidx[OVD_MAXR] = {0};
+    for (int64_t bi = 0; bi < nb; bi++, it_next(&it)) {
+        const float* q = F(Q) + it.off[0] * L * E;
+        const float* k = F(K) + it.off[1] * S * E;
+        const float* v = F(V) + it.off[2] * S * Ev;
+        float* o = F(O) + bi * L * Ev;
+        int64_t moff = 0;
+        for (int d = 0; d < r - 2; d++) moff += bidx[d] * mst[d];
+        for (int64_t l = 0; l < L; l++) {
+            double mx = -INFINITY;
+            for (int64_t s2 = 0; s2 < S; s2++) {
+                double acc = 0;
+                for (int64_t e = 0; e < E; e++) acc += (double)q[l * E + e] * k[s2 * E + e];
+                acc *= scale;
+                if (n->b[0] && s2 > l) acc = -INFINITY;
+                if (M) {
+                    int64_t mi = moff + l * mst[r - 2] + s2 * mst[r - 1];
+                    if (M->type == T_BOOL) {
+                        if (!I(M)[mi]) acc = -INFINITY;
+                    } else
+                        acc += F(M)[mi];
+                }
+                w[s2] = acc;
+                if (acc > mx) mx = acc;
+            }
+            double sum = 0;
+            for (int64_t s2 = 0; s2 < S; s2++) {
+                w[s2] = mx == -INFINITY ? 0 : exp(w[s2] - mx);
+                sum += w[s2];
+            }
+            for (int64_t e = 0; e < Ev; e++) {
+                double acc = 0;
+                for (int64_t s2 = 0; s2 < S; s2++) acc += w[s2] * v[s2 * Ev + e];
+                o[l * Ev + e] = sum > 0 ? (float)(acc / sum) : NAN;
+            }
+        }
+        for (int d = r - 3; d >= 0; d--) {
+            if (++bidx[d] < bo.d[d]) break;
+            bidx[d] = 0;
+        }
+    }
+    free(w);
+    return 0;
+}
+
+/* ---- TopK-1/3/11 (data, k) -> values, indices ---- */
+static int parse_topk(ovd_node* n) {
+    if (ovd_attr_int(n, "axis", 0, true, &n->iv[0])) return -1;
+    const char* m = ovd_attr_get(n, "mode");
+    const char* so = ovd_attr_get(n, "sort");
+    if (!m) return ovd_err("TopK layer %s is missing mandatory attribute: mode", n->name);
+    if (strcasecmp(m, "max") == 0) n->iv[1] = 0;
+    else if (strcasecmp(m, "min") == 0) n->iv[1] = 1;
+    else return NODE_ERR(n, "Invalid mode '%s' (max, min)", m);
+    n->iv[2] = 0;
+    if (so) {
+        if (strcasecmp(so, "value") == 0) n->iv[2] = 0;
+        else if (strcasecmp(so, "index") == 0) n->iv[2] = 1;
+        else if (strcasecmp(so, "none") == 0) n->iv[2] = 2;
+        else return NODE_ERR(n, "Invalid sort '%s' (value, index, none)", so);
+    }
+    n->et = T_I32;
+    const char* it = ovd_attr_get(n, "index_element_type");
+    if (it && n->ver >= 3 && (ovd_type_from_str(it, &n->et) || (n->et != T_I32 && n->et != T_I64)))
+        return NODE_ERR(n, "index_element_type must be i32 or i64, got %s", it);
+    return ovd_attr_bool(n, "stable", 0, &n->b[0]);
+}
+
+static int infer_topk(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    if (!is_int_input(&in[1])) return NODE_ERR(n, "K input must be of an integral type, got %s", ovd_type_name(in[1].t));
+    if (in[1].ps.rank > 0 && !(in[1].ps.rank == 1 && in[1].ps.d[0] == 1)) return NODE_ERR(n, "K input must be a scalar");
+    ot[0] = in[0].t;
+    ot[1] = n->et;
+    os[0] = os[1] = in[0].ps;
+    if (in[0].ps.rank < 0) return 0;
+    if (in[0].ps.rank == 0) return NODE_ERR(n, "TopK needs a non-scalar input");
+    int64_t ax;
+    if (norm_axis(n, n->iv[0], in[0].ps.rank, &ax)) return -1;
+    int64_t k[1];
+    int64_t kv = known_list(&in[1], k, 1) == 1 ? k[0] : -1;
+    if (kv < -1 || (in[1].v && kv < 0)) return NODE_ERR(n, "K must be non-negative, got %" PRId64, kv);
+    int64_t dim = in[0].ps.d[ax];
+    if (kv >= 0 && dim >= 0 && kv > dim && n->ver < 3) return NODE_ERR(n, "K %" PRId64 " exceeds the dimension %" PRId64, kv, dim);
+    os[0].d[ax] = os[1].d[ax] = kv < 0 ? -1 : (dim >= 0 && kv > dim ? dim : kv);
+    return 0;
+}
+
+typedef struct {
+    double v;
+    int64_t i;
+} kv_pair;
+static int topk_max(const void* a, const void* b) {
+    const kv_pair *x = a, *y = b;
+    if (x->v != y->v) return x->v > y->v ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+static int topk_min(const void* a, const void* b) {
+    const kv_pair *x = a, *y = b;
+    if (x->v != y->v) return x->v < y->v ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+static int by_index(const void* a, const void* b) {
+    const kv_pair *x = a, *y = b;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int exec_topk(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val* a = in[0];
+    int64_t ax;
+    norm_axis(n, n->iv[0], a->shape.rank, &ax);
+    int64_t outer = numel_of(&a->shape, 0, (int)ax), D = a->shape.d[ax], inner = numel_of(&a->shape, (int)ax + 1, a->shape.rank);
+    int64_t K = out[0]->shape.d[ax];
+    kv_pair* p = malloc(sizeof(kv_pair) * (size_t)(D ? D : 1));
+    bool fl = ovd_type_is_float(a->type);
+    for (int64_t q = 0; q < outer; q++)
+        for (int64_t i = 0; i < inner; i++) {
+            for (int64_t d = 0; d < D; d++) {
+                int64_t s2 = (q * D + d) * inner + i;
+                p[d].v = fl ? F(a)[s2] : (double)I(a)[s2];
+                p[d].i = d;
+            }
+            /* ties keep the lower index first, which is also the stable order */
+            qsort(p, (size_t)D, sizeof *p, n->iv[1] ? topk_min : topk_max);
+            if (n->iv[2] == 1) qsort(p, (size_t)K, sizeof *p, by_index);
+            for (int64_t k = 0; k < K; k++) {
+                int64_t d = (q * K + k) * inner + i;
+                if (fl) F(out[0])[d] = (float)p[k].v;
+                else I(out[0])[d] = (int64_t)p[k].v;
+                I(out[1])[d] = p[k].i;
+            }
+        }
+    free(p);
+    return 0;
+}
+
+/* ---- Pad-1/12 (data, pads_begin, pads_end, [pad_value]) ---- */
+static int parse_pad(ovd_node* n) {
+    const char* m = ovd_attr_get(n, "pad_mode");
+    n->iv[0] = 0;
+    if (m) {
+        static const char* names[] = {"constant", "edge", "reflect", "symmetric"};
+        n->iv[0] = -1;
+        for (int i = 0; i < 4; i++)
+            if (strcasecmp(m, names[i]) == 0) n->iv[0] = i;
+        if (n->iv[0] < 0) return NODE_ERR(n, "Invalid pad_mode '%s'", m);
+    }
+    if (n->iv[0] != 0 && n->nin == 4) return NODE_ERR(n, "pad_value is only allowed in constant mode");
+    return 0;
+}
+
+static int pad_amounts(const ovd_node* n, const ovd_in* in, int rank, int64_t* pb, int64_t* pe, int* known) {
+    if (!is_int_input(&in[1]) || !is_int_input(&in[2])) return NODE_ERR(n, "pads_begin and pads_end must be integral");
+    if (n->nin == 4 && (in[3].t != in[0].t || in[3].ps.rank > 0)) return NODE_ERR(n, "pad_value must be a scalar of the data type");
+    int kb = known_list(&in[1], pb, OVD_MAXR), ke = known_list(&in[2], pe, OVD_MAXR);
+    *known = kb >= 0 && ke >= 0 && rank >= 0;
+    if (!*known) return 0;
+    if (kb != rank || ke != rank) return NODE_ERR(n, "pads_begin/pads_end must have %d elements (got %d, %d)", rank, kb, ke);
+    for (int i = 0; i < rank; i++)
+        if (n->ver < 12 && (pb[i] < 0 || pe[i] < 0)) return NODE_ERR(n, "Pad-1 pads must be non-negative");
+    return 0;
+}
+
+static int infer_pad(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    ot[0] = in[0].t;
+    int64_t pb[OVD_MAXR], pe[OVD_MAXR];
+    int known;
+    if (pad_amounts(n, in, in[0].ps.rank, pb, pe, &known)) return -1;
+    *os = in[0].ps;
+    for (int i = 0; i < os->rank; i++) {
+        if (!known || os->d[i] < 0) {
+            os->d[i] = -1;
+            continue;
+        }
+        int64_t d = os->d[i], o = d + pb[i] + pe[i];
+        if (o < 0) return NODE_ERR(n, "Pads produce a negative dimension at axis %d", i);
+        if (n->iv[0] >= 2 && (pb[i] > d - (n->iv[0] == 2) || pe[i] > d - (n->iv[0] == 2)))
+            return NODE_ERR(n, "Pads for reflect/symmetric mode are too large for dimension %" PRId64 " at axis %d", d, i);
+        os->d[i] = o;
+    }
+    return 0;
+}
+
+static int exec_pad(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val* a = in[0];
+    ovd_val* o = out[0];
+    int64_t pb[OVD_MAXR], pe[OVD_MAXR];
+    int known;
+    ovd_in tmp[4];
+    for (int i = 0; i < n->nin; i++) tmp[i] = (ovd_in){in[i]->type, in[i]->shape, in[i]};
+    if (pad_amounts(n, tmp, a->shape.rank, pb, pe, &known)) return -1;
+    int r = a->shape.rank;
+    int64_t st[OVD_MAXR], acc = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= a->shape.d[i];
+    }
+    size_t es = ovd_val_esize(a->type);
+    bool fl = ovd_type_is_float(a->type);
+    int64_t idx[OVD_MAXR] = {0};
+    for (int64_t i = 0; i < o->n; i++) {
+        int64_t off = 0;
+        bool outside = false;
+        for (int d = 0; d < r && !outside; d++) {
+            int64_t D = a->shape.d[d], s2 = idx[d] - pb[d];
+            if (s2 < 0 || s2 >= D) {
+                switch (n->iv[0]) {
+                case 0: outside = true; break;
+                case 1: s2 = s2 < 0 ? 0 : D - 1; break;
+                case 2: s2 = s2 < 0 ? -s2 : 2 * (D - 1) - s2; break;
+                case 3: s2 = s2 < 0 ? -s2 - 1 : 2 * D - 1 - s2; break;
+                }
+            }
+            off += s2 * st[d];
+        }
+        if (outside) {
+            if (fl) F(o)[i] = n->nin == 4 ? F(in[3])[0] : 0;
+            else I(o)[i] = n->nin == 4 ? I(in[3])[0] : 0;
+        } else
+            memcpy((char*)o->data + i * es, (const char*)a->data + off * es, es);
+        for (int d = r - 1; d >= 0; d--) {
+            if (++idx[d] < o->shape.d[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return 0;
+}
+
+/* ---- GroupConvolution-1 (data [N, C, spatial...], filters [G, Cout/G, Cin/G, kernel...]) ---- */
+static int parse_gconv(ovd_node* n) {
+    static const char* names[4] = {"strides", "pads_begin", "pads_end", "dilations"};
+    for (int i = 0; i < 4; i++)
+        if (ovd_attr_list(n, names[i], i != 1 && i != 2 ? true : false, &n->lists[i], &n->nlists[i])) return -1;
+    const char* ap = ovd_attr_get(n, "auto_pad");
+    n->iv[0] = 0; /* explicit */
+    if (ap) {
+        if (strcasecmp(ap, "explicit") == 0 || strcasecmp(ap, "notset") == 0) n->iv[0] = 0;
+        else if (strcasecmp(ap, "valid") == 0) n->iv[0] = 1;
+        else if (strcasecmp(ap, "same_upper") == 0) n->iv[0] = 2;
+        else if (strcasecmp(ap, "same_lower") == 0) n->iv[0] = 3;
+        else return NODE_ERR(n, "Invalid auto_pad '%s'", ap);
+    }
+    if (n->iv[0] == 0 && (!ovd_attr_get(n, "pads_begin") || !ovd_attr_get(n, "pads_end")))
+        return ovd_err("GroupConvolution layer %s is missing mandatory attribute: pads_begin/pads_end", n->name);
+    return 0;
+}
+
+/* output spatial sizes and the effective begin pads */
+static int gconv_geom(const ovd_node* n, const ovd_pshape* x, const ovd_pshape* f, int64_t* osz, int64_t* pbeg) {
+    int sp = x->rank - 2;
+    if (n->nlists[0] != sp || n->nlists[3] != sp || (n->iv[0] == 0 && (n->nlists[1] != sp || n->nlists[2] != sp)))
+        return NODE_ERR(n, "strides/dilations/pads must have %d values", sp);
+    for (int i = 0; i < sp; i++) {
+        int64_t in = x->d[2 + i], k = f->d[3 + i], s2 = n->lists[0][i], dl = n->lists[3][i];
+        if (s2 <= 0 || dl <= 0) return NODE_ERR(n, "strides and dilations must be positive");
+        int64_t ek = (k - 1) * dl + 1;
+        int64_t b = 0, e = 0;
+        if (n->iv[0] == 0) {
+            b = n->lists[1][i];
+            e = n->lists[2][i];
+        } else if (n->iv[0] >= 2 && in >= 0) {
+            int64_t o = (in + s2 - 1) / s2, tot = (o - 1) * s2 + ek - in;
+            if (tot < 0) tot = 0;
+            b = n->iv[0] == 2 ? tot / 2 : tot - tot / 2;
+            e = tot - b;
+        }
+        pbeg[i] = b;
+        if (in < 0 || k < 0) {
+            osz[i] = -1;
+            continue;
+        }
+        int64_t o = (in + b + e - ek) / s2 + 1;
+        if (in + b + e < ek) return NODE_ERR(n, "Kernel after dilation is larger than the padded input at spatial axis %d", i);
+        osz[i] = o;
+    }
+    return 0;
+}
+
+static int infer_gconv(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    if (in[0].t != in[1].t || !ovd_type_is_float(in[0].t))
+        return NODE_ERR(n, "Element types of data and filters must be equal floating types (%s, %s)", ovd_type_name(in[0].t), ovd_type_name(in[1].t));
+    ot[0] = in[0].t;
+    const ovd_pshape *x = &in[0].ps, *f = &in[1].ps;
+    if (x->rank < 0 || f->rank < 0) {
+        *os = dynrank();
+        return 0;
+    }
+    if (x->rank < 3 || x->rank > 5 || f->rank != x->rank + 1)
+        return NODE_ERR(n, "Data rank %d (3..5) and filter rank %d (data rank + 1) are inconsistent", x->rank, f->rank);
+    int64_t G = f->d[0], cin = x->d[1];
+    if (G >= 0 && f->d[2] >= 0 && cin >= 0 && G * f->d[2] != cin)
+        return NODE_ERR(n, "Input channels %" PRId64 " must equal groups %" PRId64 " x filter input channels %" PRId64, cin, G, f->d[2]);
+    int64_t osz[3], pbeg[3];
+    if (gconv_geom(n, x, f, osz, pbeg)) return -1;
+    os->rank = x->rank;
+    os->d[0] = x->d[0];
+    os->d[1] = G >= 0 && f->d[1] >= 0 ? G * f->d[1] : -1;
+    for (int i = 0; i < x->rank - 2; i++) os->d[2 + i] = osz[i];
+    return 0;
+}
+
+static int exec_gconv(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val *X = in[0], *W = in[1];
+    ovd_val* O = out[0];
+    int sp = X->shape.rank - 2;
+    int64_t osz[3], pbeg[3];
+    if (gconv_geom(n, &X->shape, &W->shape, osz, pbeg)) return -1;
+    int64_t N = X->shape.d[0], G = W->shape.d[0], CO = W->shape.d[1], CI = W->shape.d[2];
+    int64_t isz[3] = {1, 1, 1}, ksz[3] = {1, 1, 1}, os3[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
+    for (int i = 0; i < sp; i++) {
+        isz[i] = X->shape.d[2 + i];
+        ksz[i] = W->shape.d[3 + i];
+        os3[i] = osz[i];
+        st[i] = n->lists[0][i];
+        dl[i] = n->lists[3][i];
+        pb[i] = pbeg[i];
+    }
+    int64_t iplane = isz[0] * isz[1] * isz[2], kplane = ksz[0] * ksz[1] * ksz[2], oplane = os3[0] * os3[1] * os3[2];
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t g = 0; g < G; g++)
+            for (int64_t co = 0; co < CO; co++)
+                for (int64_t o0 = 0; o0 < os3[0]; o0++)
+                    for (int64_t o1 = 0; o1 < os3[1]; o1++)
+                        for (int64_t o2 = 0; o2 < os3[2]; o2++) {
+                            double acc = 0;
+                            for (int64_t ci = 0; ci < CI; ci++) {
+                                const float* xp = F(X) + (b * G * CI + g * CI + ci) * iplane;
+                                const float* wp = F(W) + ((g * CO + co) * CI + ci) * kplane;
+                                for (int64_t k0 = 0; k0 < ksz[0]; k0++) {
+                                    int64_t i0 = o0 * st[0] + k0 * dl[0] - pb[0];
+                                    if (i0 < 0 || i0 >= isz[0]) continue;
+                                    for (int64_t k1 = 0; k1 < ksz[1]; k1++) {
+                                        int64_t i1 = o1 * st[1] + k1 * dl[1] - pb[1];
+                                        if (i1 < 0 || i1 >= isz[1]) continue;
+                                        for (int64_t k2 = 0; k2 < ksz[2]; k2++) {
+                                            int64_t i2 = o2 * st[2] + k2 * dl[2] - pb[2];
+                                            if (i2 < 0 || i2 >= isz[2]) continue;
+                                            acc += (double)xp[(i0 * isz[1] + i1) * isz[2] + i2] * wp[(k0 * ksz[1] + k1) * ksz[2] + k2];
+                                        }
+                                    }
+                                }
+                            }
+                            F(O)[((b * G + g) * CO + co) * oplane + (o0 * os3[1] + o1) * os3[2] + o2] = (float)acc;
+                        }
+    return 0;
+}
+
+/* ---- ReadValue-3/6 ([init]) and Assign-3/6 (value): variables live in the infer request ---- */
+static ovd_val* state_get(const char* id) {
+    ovd_state* s = ovd_state_current();
+    for (int i = 0; s && i < s->n; i++)
+        if (strcmp(s->ids[i], id) == 0) return s->vals[i];
+    return NULL;
+}
+
+static void state_put(const char* id, ovd_val* v) {
+    ovd_state* s = ovd_state_current();
+    if (!s) return;
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->ids[i], id) == 0) {
+            ovd_val_unref(s->vals[i]);
+            s->vals[i] = ovd_val_ref(v);
+            return;
+        }
+    s->ids = realloc(s->ids, sizeof(char*) * (size_t)(s->n + 1));
+    s->vals = realloc(s->vals, sizeof(ovd_val*) * (size_t)(s->n + 1));
+    s->ids[s->n] = ovd_strdup(id);
+    s->vals[s->n++] = ovd_val_ref(v);
+}
+
+static int parse_variable(ovd_node* n, bool readvalue) {
+    const char* id = ovd_attr_get(n, "variable_id");
+    if (!id) return ovd_err("%s layer %s id:%" PRId64 " is missing mandatory attribute: variable_id", n->type, n->name, n->id);
+    n->var = ovd_strdup(id);
+    if (!readvalue) return 0;
+    const char* t = ovd_attr_get(n, "variable_type");
+    const char* sh = ovd_attr_get(n, "variable_shape");
+    if (n->ver >= 6) {
+        if (!t || !sh) return ovd_err("ReadValue layer %s is missing mandatory attribute: variable_type/variable_shape", n->name);
+        if (ovd_type_from_str(t, &n->et) || !ovd_type_supported(n->et)) return NODE_ERR(n, "Incorrect variable_type %s", t);
+        if (ovd_parse_shape(sh, &n->pshape)) return -1;
+    } else {
+        n->et = T_DYNAMIC;
+        n->pshape.rank = -1;
+    }
+    if (n->ver < 6 && n->nin != 1) return NODE_ERR(n, "ReadValue-3 needs its initial value input");
+    return 0;
+}
+
+static int parse_readvalue(ovd_node* n) { return parse_variable(n, true); }
+static int parse_assign(ovd_node* n) { return parse_variable(n, false); }
+
+static int infer_readvalue(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    if (n->et == T_DYNAMIC) { /* ReadValue-3 takes type and shape from its init */
+        n->et = in[0].t;
+        n->pshape = in[0].ps;
+    }
+    if (n->nin == 1) {
+        if (in[0].t != n->et)
+            return NODE_ERR(n, "The type of the initial value %s differs from variable_type %s", ovd_type_name(in[0].t), ovd_type_name(n->et));
+        const ovd_pshape *a = &in[0].ps, *b = &n->pshape;
+        bool ok = a->rank < 0 || b->rank < 0 || a->rank == b->rank;
+        for (int d = 0; ok && a->rank >= 0 && b->rank >= 0 && d < a->rank; d++) ok = a->d[d] < 0 || b->d[d] < 0 || a->d[d] == b->d[d];
+        if (!ok) return NODE_ERR(n, "The shape of the initial value %s is not compatible with variable_shape %s", pstr(a), pstr(b));
+    }
+    ot[0] = n->et;
+    const ovd_val* st = state_get(n->var);
+    if (st) os[0] = st->shape;
+    else if (n->nin == 1 && ovd_ps_static(&in[0].ps)) os[0] = in[0].ps;
+    else if (ovd_ps_static(&n->pshape) || ovd_state_current() == NULL) os[0] = n->pshape;
+    else { /* no state and no init: a fresh variable of a dynamic shape is empty */
+        os[0] = n->pshape;
+        if (os[0].rank < 0) os[0].rank = 0;
+        for (int d = 0; d < os[0].rank; d++)
+            if (os[0].d[d] < 0) os[0].d[d] = 0;
+    }
+    return 0;
+}
+
+static int exec_readvalue(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val* st = state_get(n->var);
+    const ovd_val* src = st ? st : n->nin == 1 ? in[0] : NULL;
+    if (src) memcpy(out[0]->data, src->data, (size_t)src->n * ovd_val_esize(src->type));
+    else memset(out[0]->data, 0, (size_t)out[0]->n * ovd_val_esize(out[0]->type));
+    return 0;
+}
+
+static int exec_assign(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    if (n->nout) memcpy(out[0]->data, in[0]->data, (size_t)in[0]->n * ovd_val_esize(in[0]->type));
+    state_put(n->var, in[0]);
+    return 0;
+}
+
+/* ---- MVN-6 (data, axes) and NormalizeL2-0 (data, axes) ---- */
+static int parse_mvn(ovd_node* n) {
+    if (ovd_attr_bool(n, "normalize_variance", 0, &n->b[0]) || ovd_attr_float(n, "eps", 0, true, &n->fv[0])) return -1;
+    const char* m = ovd_attr_get(n, "eps_mode");
+    if (!m) return ovd_err("MVN layer %s is missing mandatory attribute: eps_mode", n->name);
+    if (strcasecmp(m, "inside_sqrt") == 0) n->iv[0] = 0;
+    else if (strcasecmp(m, "outside_sqrt") == 0) n->iv[0] = 1;
+    else return NODE_ERR(n, "Invalid eps_mode '%s'", m);
+    return 0;
+}
+
+static int parse_l2(ovd_node* n) {
+    if (ovd_attr_float(n, "eps", 0, true, &n->fv[0])) return -1;
+    const char* m = ovd_attr_get(n, "eps_mode");
+    if (!m) return ovd_err("NormalizeL2 layer %s is missing mandatory attribute: eps_mode", n->name);
+    if (strcasecmp(m, "add") == 0) n->iv[0] = 0;
+    else if (strcasecmp(m, "max") == 0) n->iv[0] = 1;
+    else return NODE_ERR(n, "Invalid eps_mode '%s'", m);
+    return 0;
+}
+
+static int infer_norm(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    if (!ovd_type_is_float(in[0].t)) return NODE_ERR(n, "Input must be floating-point, got %s", ovd_type_name(in[0].t));
+    bool red[OVD_MAXR];
+    int known;
+    if (reduce_axes(n, in, in[0].ps.rank, red, &known)) return -1;
+    ot[0] = in[0].t;
+    os[0] = in[0].ps;
+    return 0;
+}
+
+/* normalizes over the axes: MVN (mean/variance) or L2 */
+static int exec_norm(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val* a = in[0];
+    bool red[OVD_MAXR];
+    int known;
+    ovd_in tmp[2] = {{a->type, a->shape, a}, {in[1]->type, in[1]->shape, in[1]}};
+    if (reduce_axes(n, tmp, a->shape.rank, red, &known)) return -1;
+    int r = a->shape.rank;
+    int64_t st[OVD_MAXR], acc = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        st[i] = red[i] ? 0 : acc;
+        if (!red[i]) acc *= a->shape.d[i];
+    }
+    int64_t ng = acc, cnt = ng ? a->n / ng : 1;
+    double *s1 = calloc((size_t)ng + 1, sizeof(double)), *s2 = calloc((size_t)ng + 1, sizeof(double));
+    int64_t* map = malloc(sizeof(int64_t) * (size_t)(a->n ? a->n : 1));
+    int64_t idx[OVD_MAXR] = {0}, off = 0;
+    for (int64_t i = 0; i < a->n; i++) {
+        map[i] = off;
+        s1[off] += F(a)[i];
+        s2[off] += (double)F(a)[i] * F(a)[i];
+        for (int d = r - 1; d >= 0; d--) {
+            idx[d]++;
+            off += st[d];
+            if (idx[d] < a->shape.d[d]) break;
+            off -= st[d] * a->shape.d[d];
+            idx[d] = 0;
+        }
+    }
+    bool mvn = strcmp(n->def->name, "MVN") == 0;
+    double eps = n->fv[0];
+    for (int64_t i = 0; i < a->n; i++) {
+        int64_t g = map[i];
+        double x = F(a)[i], y;
+        if (mvn) {
+            double mean = s1[g] / (double)cnt;
+            y = x - mean;
+            if (n->b[0]) {
+                double var = s2[g] / (double)cnt - mean * mean;
+                if (var < 0) var = 0;
+                y /= n->iv[0] == 0 ? sqrt(var + eps) : sqrt(var) + eps;
+            }
+        } else {
+            double ss = s2[g];
+            y = x / sqrt(n->iv[0] == 0 ? ss + eps : (ss > eps ? ss : eps));
+        }
+        F(out[0])[i] = (float)y;
+    }
+    free(s1);
+    free(s2);
+    free(map);
+    return 0;
+}
+
+/* ---- ScatterElementsUpdate-3/12 (data, indices, updates, axis) ---- */
+static int parse_scatter_el(ovd_node* n) {
+    n->iv[0] = 0;
+    const char* r = ovd_attr_get(n, "reduction");
+    if (r && n->ver >= 12) {
+        static const char* names[] = {"none", "sum", "prod", "min", "max", "mean"};
+        n->iv[0] = -1;
+        for (int i = 0; i < 6; i++)
+            if (strcasecmp(r, names[i]) == 0) n->iv[0] = i;
+        if (n->iv[0] < 0) return NODE_ERR(n, "Invalid reduction '%s'", r);
+    }
+    return ovd_attr_bool(n, "use_init_val", 1, &n->b[0]);
+}
+
+static int infer_scatter_el(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    if (in[0].t != in[2].t) return NODE_ERR(n, "Data type and updates type are required to be the same (%s vs %s).", ovd_type_name(in[0].t), ovd_type_name(in[2].t));
+    if (!is_int_input(&in[1]) || !is_int_input(&in[3])) return NODE_ERR(n, "Indices and axis must be integral.");
+    const ovd_pshape *d = &in[0].ps, *ix = &in[1].ps, *u = &in[2].ps;
+    if (ix->rank >= 0 && u->rank >= 0) {
+        bool ok = ix->rank == u->rank;
+        for (int i = 0; ok && i < ix->rank; i++) ok = ix->d[i] < 0 || u->d[i] < 0 || ix->d[i] == u->d[i];
+        if (!ok) return NODE_ERR(n, "Indices and updates input shapes are required to be equal (%s vs %s).", pstr(ix), pstr(u));
+    }
+    if (d->rank >= 0 && ix->rank >= 0 && d->rank != ix->rank) return NODE_ERR(n, "Indices rank and data rank are required to be equal (%s vs %s).", pstr(ix), pstr(d));
+    ot[0] = in[0].t;
+    os[0] = *d;
+    return 0;
+}
+
+static int exec_scatter_el(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val *D = in[0], *X = in[1], *U = in[2];
+    ovd_val* o = out[0];
+    int64_t ax;
+    if (norm_axis(n, ovd_val_geti(in[3], 0), D->shape.rank, &ax)) return -1;
+    size_t es = ovd_val_esize(D->type);
+    memcpy(o->data, D->data, (size_t)D->n * es);
+    int r = D->shape.rank;
+    int64_t dst[OVD_MAXR], acc = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        dst[i] = acc;
+        acc *= D->shape.d[i];
+    }
+    bool fl = ovd_type_is_float(D->type);
+    int red = n->iv[0];
+    int64_t* hits = red == 5 || !n->b[0] ? calloc((size_t)D->n + 1, sizeof(int64_t)) : NULL;
+    if (!n->b[0] && red)
+        for (int64_t i = 0; i < D->n; i++) {
+            double init = red == 2 ? 1 : red == 3 ? INFINITY : red == 4 ? -INFINITY : 0;
+            if (fl) F(o)[i] = (float)init;
+            else I(o)[i] = red == 3 ? INT64_MAX : red == 4 ? INT64_MIN : (int64_t)init;
+        }
+    int64_t idx[OVD_MAXR] = {0};
+    for (int64_t i = 0; i < X->n; i++) {
+        int64_t v = I(X)[i];
+        if (v < 0) v += D->shape.d[ax];
+        if (v < 0 || v >= D->shape.d[ax]) {
+            free(hits);
+            return NODE_ERR(n, "ScatterElementsUpdate index %" PRId64 " is out of range for axis %" PRId64, I(X)[i], ax);
+        }
+        int64_t off = 0;
+        for (int d = 0; d < r; d++) off += (d == ax ? v : idx[d]) * dst[d];
+        if (hits) hits[off]++;
+        if (fl) {
+            float u = F(U)[i], *p = &F(o)[off];
+            switch (red) {
+            case 0: *p = u; break;
+            case 1: case 5: *p += u; break;
+            case 2: *p *= u; break;
+            case 3: *p = fminf(*p, u); break;
+            case 4: *p = fmaxf(*p, u); break;
+            }
+        } else {
+            int64_t u = I(U)[i], *p = &I(o)[off];
+            switch (red) {
+            case 0: *p = u; break;
+            case 1: case 5: *p += u; break;
+            case 2: *p *= u; break;
+            case 3: *p = *p < u ? *p : u; break;
+            case 4: *p = *p > u ? *p : u; break;
+            }
+        }
+        for (int d = r - 1; d >= 0; d--) {
+            if (++idx[d] < X->shape.d[d]) break;
+            idx[d] = 0;
+        }
+    }
+    if (red == 5)
+        for (int64_t i = 0; i < D->n; i++) {
+            int64_t c = hits[i] + (n->b[0] ? 1 : 0);
+            if (!hits[i] || !c) continue;
+            if (fl) F(o)[i] /= (float)c;
+            else I(o)[i] /= c;
+        }
+    if (!n->b[0] && red && red != 5)
+        for (int64_t i = 0; i < D->n; i++)
+            if (!hits[i]) memcpy((char*)o->data + i * es, (const char*)D->data + i * es, es);
+    if (!fl)
+        for (int64_t i = 0; i < o->n; i++) I(o)[i] = ovd_wrap_int(o->type, I(o)[i]);
+    free(hits);
+    return 0;
+}
+
+/* ---- ExtractImagePatches-3 (data [N, C, H, W]) -> [N, kh*kw*C, out_h, out_w]; the patch depth is ordered as in
+ * TensorFlow's extract_image_patches, which the spec names as the model: (row * kw + col) * C + channel ---- */
+static int parse_eip(ovd_node* n) {
+    static const char* names[3] = {"sizes", "strides", "rates"};
+    for (int i = 0; i < 3; i++) {
+        if (ovd_attr_list(n, names[i], true, &n->lists[i], &n->nlists[i])) return -1;
+        if (n->nlists[i] != 2) return NODE_ERR(n, "Attribute %s must have 2 values", names[i]);
+        for (int k = 0; k < 2; k++)
+            if (n->lists[i][k] <= 0) return NODE_ERR(n, "Attribute %s must be positive", names[i]);
+    }
+    const char* ap = ovd_attr_get(n, "auto_pad");
+    if (!ap) return ovd_err("ExtractImagePatches layer %s is missing mandatory attribute: auto_pad", n->name);
+    if (strcasecmp(ap, "valid") == 0) n->iv[0] = 1;
+    else if (strcasecmp(ap, "same_upper") == 0) n->iv[0] = 2;
+    else if (strcasecmp(ap, "same_lower") == 0) n->iv[0] = 3;
+    else return NODE_ERR(n, "auto_pad must be valid, same_upper or same_lower, got %s", ap);
+    return 0;
+}
+
+static void eip_geom(const ovd_node* n, int axis, int64_t in, int64_t* out, int64_t* pad_begin) {
+    int64_t k = n->lists[0][axis], s2 = n->lists[1][axis], r = n->lists[2][axis], eff = k + (k - 1) * (r - 1);
+    *pad_begin = 0;
+    if (n->iv[0] == 1) {
+        *out = in >= eff ? (in - eff) / s2 + 1 : 0;
+        return;
+    }
+    *out = (in + s2 - 1) / s2;
+    int64_t tot = (*out - 1) * s2 + eff - in;
+    if (tot < 0) tot = 0;
+    *pad_begin = n->iv[0] == 2 ? tot / 2 : tot - tot / 2;
+}
+
+static int infer_eip(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
+    ot[0] = in[0].t;
+    const ovd_pshape* d = &in[0].ps;
+    if (d->rank < 0) {
+        *os = dynrank();
+        os->rank = 4;
+        for (int i = 0; i < 4; i++) os->d[i] = -1;
+        return 0;
+    }
+    if (d->rank != 4) return NODE_ERR(n, "input tensor must be 4D tensor, got %s", pstr(d));
+    os->rank = 4;
+    os->d[0] = d->d[0];
+    os->d[1] = d->d[1] < 0 ? -1 : n->lists[0][0] * n->lists[0][1] * d->d[1];
+    for (int a = 0; a < 2; a++) {
+        int64_t pb;
+        if (d->d[2 + a] < 0) os->d[2 + a] = -1;
+        else eip_geom(n, a, d->d[2 + a], &os->d[2 + a], &pb);
+    }
+    return 0;
+}
+
+static int exec_eip(const ovd_node* n, ovd_val* const* in, ovd_val** out) {
+    const ovd_val* a = in[0];
+    ovd_val* o = out[0];
+    int64_t N = a->shape.d[0], C = a->shape.d[1], H = a->shape.d[2], W = a->shape.d[3];
+    int64_t OH, OW, ph, pw;
+    eip_geom(n, 0, H, &OH, &ph);
+    eip_geom(n, 1, W, &OW, &pw);
+    int64_t kh = n->lists[0][0], kw = n->lists[0][1], sh = n->lists[1][0], sw = n->lists[1][1];
+    int64_t rh = n->lists[2][0], rw = n->lists[2][1], D = kh * kw * C;
+    bool fl = ovd_type_is_float(a->type);
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t i = 0; i < kh; i++)
+            for (int64_t j = 0; j < kw; j++)
+                for (int64_t c = 0; c < C; c++) {
+                    int64_t dch = (i * kw + j) * C + c;
+                    for (int64_t y = 0; y < OH; y++)
+                        for (int64_t x = 0; x < OW; x++) {
+                            int64_t iy = y * sh + i * rh - ph, ix = x * sw + j * rw - pw;
+                            int64_t dst = ((b * D + dch) * OH + y) * OW + x;
+                            bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+                            int64_t src = ((b * C + c) * H + iy) * W + ix;
+                            if (fl) F(o)[dst] = inside ? F(a)[src] : 0;
+                            else I(o)[dst] = inside ? I(a)[src] : 0;
+                        }
+                }
+    return 0;
+}
+
 /* ---- the op table: (name, first opset, class version) ---- */
 #define OP(name, opset, ver, code, parse, infer, exec, nmin, nmax, nout, alias) \
     {name, opset, ver, code, parse, infer, exec, nmin, nmax, nout, alias}
@@ -1728,6 +2515,25 @@ static const ovd_opdef ops[] = {
     OP("ShapeOf", 1, 0, 0, parse_shapeof, infer_shapeof, exec_shapeof, 1, 1, 1, 0),
     OP("ShapeOf", 3, 3, 0, parse_shapeof, infer_shapeof, exec_shapeof, 1, 1, 1, 0),
     OP("CumSum", 3, 0, 0, parse_cumsum, infer_cumsum, exec_cumsum, 1, 2, 1, 0),
+    OP("ScaledDotProductAttention", 13, 13, 0, parse_sdpa, infer_sdpa, exec_sdpa, 3, 5, 1, 0),
+    OP("TopK", 1, 1, 0, parse_topk, infer_topk, exec_topk, 2, 2, 2, 0),
+    OP("TopK", 3, 3, 0, parse_topk, infer_topk, exec_topk, 2, 2, 2, 0),
+    OP("TopK", 11, 11, 0, parse_topk, infer_topk, exec_topk, 2, 2, 2, 0),
+    OP("Pad", 1, 1, 0, parse_pad, infer_pad, exec_pad, 3, 4, 1, 0),
+    OP("Pad", 12, 12, 0, parse_pad, infer_pad, exec_pad, 3, 4, 1, 0),
+    OP("GroupConvolution", 1, 1, 0, parse_gconv, infer_gconv, exec_gconv, 2, 2, 1, 0),
+    OP("ExtractImagePatches", 3, 3, 0, parse_eip, infer_eip, exec_eip, 1, 1, 1, 0),
+    OP("MVN", 6, 6, 0, parse_mvn, infer_norm, exec_norm, 2, 2, 1, 0),
+    OP("NormalizeL2", 1, 0, 0, parse_l2, infer_norm, exec_norm, 2, 2, 1, 0),
+    OP("ScatterElementsUpdate", 3, 3, 0, parse_scatter_el, infer_scatter_el, exec_scatter_el, 4, 4, 1, 0),
+    OP("ScatterElementsUpdate", 12, 12, 0, parse_scatter_el, infer_scatter_el, exec_scatter_el, 4, 4, 1, 0),
+    BIN("BitwiseAnd", 13, B_BAND), BIN("BitwiseOr", 13, B_BOR), BIN("BitwiseXor", 13, B_BXOR),
+    BIN("BitwiseLeftShift", 15, B_SHL), BIN("BitwiseRightShift", 15, B_SHR),
+    UN("BitwiseNot", 13, 13, U_BNOT),
+    OP("ReadValue", 3, 3, 0, parse_readvalue, infer_readvalue, exec_readvalue, 1, 1, 1, 0),
+    OP("ReadValue", 6, 6, 0, parse_readvalue, infer_readvalue, exec_readvalue, 0, 1, 1, 0),
+    OP("Assign", 3, 3, 0, parse_assign, infer_identity, exec_assign, 1, 1, 1, 0),
+    OP("Assign", 6, 6, 0, parse_assign, infer_identity, exec_assign, 1, 1, 1, 0),
 };
 
 static const char* canonical(const char* type) {
@@ -1757,6 +2563,8 @@ int ovd_op_known_anywhere(const char* type) {
 }
 
 int ovd_node_nout(const ovd_node* n) {
+    /* sinks: serializers write Result without an output port and Assign with or without one; both are accepted */
+    if ((strcmp(n->def->name, "Result") == 0 || strcmp(n->def->name, "Assign") == 0) && n->nout <= 1) return n->nout;
     if (n->def->nout >= 0) return n->def->nout;
     if (n->def->code == 0 && strcmp(n->def->name, "Split") == 0) return (int)n->iv[2];
     return n->nout; /* VariadicSplit: checked against split_lengths in infer */

@@ -125,8 +125,6 @@ bool ovd_type_is_int(ovd_type t) {
            t == T_U8 || t == T_U16 || t == T_U32 || t == T_U64 || t == T_U1 || t == T_U2 || t == T_U3 || t == T_U6;
 }
 
-bool ovd_type_is_signed(ovd_type t) { return t == T_I4 || t == T_I8 || t == T_I16 || t == T_I32 || t == T_I64; }
-
 bool ovd_type_supported(ovd_type t) {
     return ovd_type_is_float(t) ? t != T_NF4 : ovd_type_is_int(t) && t != T_U1 && t != T_U2 && t != T_U3 && t != T_U6;
 }
@@ -259,19 +257,15 @@ void ovd_decode(ovd_type t, const void* src, int64_t n, void* dst) {
     switch (t) {
     case T_F32: memcpy(f, s, (size_t)n * 4); break;
     case T_F16:
+    case T_BF16: {
+        float (*conv)(uint16_t) = t == T_F16 ? ovd_f16_to_f32 : bf16_to_f32;
         for (int64_t i = 0; i < n; i++) {
             uint16_t h;
             memcpy(&h, s + 2 * i, 2);
-            f[i] = ovd_f16_to_f32(h);
+            f[i] = conv(h);
         }
         break;
-    case T_BF16:
-        for (int64_t i = 0; i < n; i++) {
-            uint16_t h;
-            memcpy(&h, s + 2 * i, 2);
-            f[i] = bf16_to_f32(h);
-        }
-        break;
+    }
     case T_F64:
         for (int64_t i = 0; i < n; i++) {
             double d;
@@ -316,17 +310,14 @@ void ovd_encode(ovd_type t, const void* src, int64_t n, void* dst) {
     switch (t) {
     case T_F32: memcpy(d, f, (size_t)n * 4); break;
     case T_F16:
+    case T_BF16: {
+        uint16_t (*conv)(float) = t == T_F16 ? ovd_f32_to_f16 : f32_to_bf16;
         for (int64_t i = 0; i < n; i++) {
-            uint16_t h = ovd_f32_to_f16(f[i]);
+            uint16_t h = conv(f[i]);
             memcpy(d + 2 * i, &h, 2);
         }
         break;
-    case T_BF16:
-        for (int64_t i = 0; i < n; i++) {
-            uint16_t h = f32_to_bf16(f[i]);
-            memcpy(d + 2 * i, &h, 2);
-        }
-        break;
+    }
     case T_F64:
         for (int64_t i = 0; i < n; i++) {
             double x = f[i];
