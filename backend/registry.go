@@ -119,8 +119,10 @@ func (s *registrySet) init(opts Options) (Backend, error) {
 	try := func(d Device) (Backend, bool) {
 		b, err := d.Init(opts)
 		if err == nil {
+			Logger().Info("backend: started", "device", d.Name(), "type", d.Type().String(), "threads", opts.Threads)
 			return b, true
 		}
+		Logger().Info("backend: device did not start", "device", d.Name(), "err", err)
 		why = append(why, fmt.Errorf("%s: %w", d.Name(), err))
 		return nil, false
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
@@ -52,6 +54,11 @@ type SchedulerOptions struct {
 	// computation can start while the last one still runs (pipeline
 	// parallelism).
 	Parallel bool
+	// Profile times every split: the copies of its inputs, and its
+	// computation up to the backend's Synchronize (which the scheduler
+	// then waits for, giving up overlap between backends). Profile
+	// reports the times of the last computation.
+	Profile bool
 }
 
 // Scheduler runs a graph across several backends (ggml_backend_sched): it
@@ -104,6 +111,8 @@ type Scheduler struct {
 	prevNodeIDs, prevLeafs []int
 
 	eval             EvalCallback
+	profile          bool
+	times            []splitTimes // per split, of the last computation when profiling
 	isReset, isAlloc bool
 	// allocated is the graph AllocGraph placed while isAlloc.
 	allocated *graph.Graph
@@ -163,6 +172,7 @@ func NewScheduler(backends []Backend, opts SchedulerOptions) (*Scheduler, error)
 		backends:  append([]Backend(nil), backends...),
 		bufts:     make([]buffer.Type, n),
 		opOffload: opts.OpOffload,
+		profile:   opts.Profile,
 		ids:       map[*graph.Tensor]int{},
 		copies:    map[*graph.Tensor]map[int][]*graph.Tensor{},
 		isReset:   true,
@@ -396,6 +406,14 @@ func (s *Scheduler) AllocGraph(g *graph.Graph) error {
 		return err
 	}
 	s.isAlloc, s.allocated = true, g
+	if l := Logger(); l.Enabled(context.Background(), slog.LevelDebug) {
+		sizes := make([]uint64, len(s.backends))
+		for i := range sizes {
+			sizes[i] = s.galloc.BufferSize(i)
+		}
+		l.Debug("backend: scheduler placed a graph", "nodes", len(g.Nodes), "splits", len(s.splits),
+			"copy", s.curCopy, "buffer_sizes", sizes)
+	}
 	return nil
 }
 
@@ -946,6 +964,9 @@ func (s *Scheduler) allocSplits() error {
 func (s *Scheduler) computeSplits(ctx context.Context) error {
 	prev := -1
 	var ex usedExperts
+	if s.profile {
+		s.times = make([]splitTimes, len(s.splits))
+	}
 	for k := range s.splits {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("backend: graph compute stopped before split %d of %d: %w", k, len(s.splits), err)
@@ -959,14 +980,22 @@ func (s *Scheduler) computeSplits(ctx context.Context) error {
 				return err
 			}
 		}
+		start := time.Now()
 		for i := range sp.inputs {
 			in := sp.inputs[i]
 			if err := s.copyInput(sp, i, &ex); err != nil {
 				return fmt.Errorf("copying %s to %s: %w", in.Name, be.Name(), err)
 			}
 		}
+		copied := time.Now()
 		if err := s.computeSplit(ctx, be, sp.g); err != nil {
 			return err
+		}
+		if s.profile {
+			if err := be.Synchronize(); err != nil {
+				return err
+			}
+			s.times[k] = splitTimes{copy: copied.Sub(start), compute: time.Since(copied)}
 		}
 		if e := s.event(sp.backend); e != nil {
 			if err := e.Record(be); err != nil {

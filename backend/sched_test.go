@@ -144,12 +144,14 @@ func run(t *testing.T, backends []backend.Backend, opts backend.SchedulerOptions
 }
 
 type schedCase struct {
-	name    string
-	net     net
-	splits  int
-	inputs  int               // split inputs (copies) in all
-	placed  map[string]string // node or leaf name -> backend name
-	backend []string          // per split
+	name   string
+	net    net
+	splits int
+	inputs int // split inputs (copies) in all
+	// perSplit, when set, is the number of inputs of each split.
+	perSplit []int
+	placed   map[string]string // node or leaf name -> backend name
+	backend  []string          // per split
 	// first is the device before the CPU, fakeDev when nil;
 	// hostWeights puts the weights in CPU memory.
 	first       backend.Device
@@ -260,7 +262,7 @@ func schedCases() []schedCase {
 		placed: map[string]string{"a": "FAKE0", "r": "FAKE0", "s": "CPU"},
 	}, {
 		// Each add reads one more input from the CPU: after 30 copies
-		// the split ends.
+		// the split ends, so the second split copies the other 5.
 		name: "too many inputs",
 		net: func(c *graph.Context, weight, input func(...int64) *graph.Tensor) *graph.Tensor {
 			acc := weight(3)
@@ -269,7 +271,7 @@ func schedCases() []schedCase {
 			}
 			return acc
 		},
-		splits: 2, inputs: 35, backend: []string{"FAKE0", "FAKE0"},
+		splits: 2, inputs: 35, backend: []string{"FAKE0", "FAKE0"}, perSplit: []int{backend.MaxSplitInputs, 5},
 	}, {
 		// A weight in host memory keeps its op on the CPU, and the
 		// CPU's expansion takes the rest: the device gets nothing.
@@ -337,6 +339,9 @@ func TestSchedulerSplits(t *testing.T) {
 			for i := range s.NSplits() {
 				b, in := s.SplitInputs(i)
 				n += len(in)
+				if i < len(tc.perSplit) {
+					assert.Len(t, in, tc.perSplit[i], "inputs of split %d", i)
+				}
 				if i < len(tc.backend) {
 					assert.Equal(t, tc.backend[i], b.Name(), "split %d", i)
 				}
@@ -723,4 +728,23 @@ func TestSchedulerCopiesUsedExperts(t *testing.T) {
 	_, host2 := fakeAndCPU(t)
 	_, want := moe([]backend.Backend{host2}, backend.SchedulerOptions{})
 	assert.Equal(t, want, got)
+}
+
+// Profile counts each backend's nodes, splits and copies, and with
+// SchedulerOptions.Profile times them.
+func TestSchedulerProfile(t *testing.T) {
+	for _, timed := range []bool{false, true} {
+		fake, host := fakeAndCPU(t)
+		// Splits: FAKE0 (x+w, a*a), CPU (sqr), FAKE0 (c+c).
+		s, _, _ := run(t, []backend.Backend{fake, host}, backend.SchedulerOptions{Profile: timed}, fakeMem, chainWithWeight, nil)
+		p := s.Profile()
+		require.Len(t, p, 2)
+		assert.Same(t, fake, p[0].Backend)
+		assert.Equal(t, []int{3, 2, 2}, []int{p[0].Nodes, p[0].Splits, p[0].Copies})
+		assert.Equal(t, []int{1, 1, 1}, []int{p[1].Nodes, p[1].Splits, p[1].Copies})
+		assert.Equal(t, timed, p[0].Compute > 0 && p[1].Compute > 0)
+		if !timed {
+			assert.Zero(t, p[0].Compute+p[0].Copy+p[1].Compute+p[1].Copy)
+		}
+	}
 }

@@ -203,6 +203,7 @@ var testGraphs = []testGraph{
 		return []*graph.Tensor{c.SumRows(g), c.Mean(c.L2Norm(x, 1e-6)), c.Cumsum(n)}
 	}},
 	{"view-inplace", viewInplace},
+	{"output-read-once", outputReadOnce},
 	{"input-node", inputNode},
 	{"llama-2x8", llama(2, 8, false)},
 	{"llama-4x16", llama(4, 16, false)},
@@ -210,6 +211,14 @@ var testGraphs = []testGraph{
 	{"transformer-f32-2x8", transformer(2, 8, quant.F32)},
 	{"transformer-f16-4x16", transformer(4, 16, quant.F16)},
 	{"transformer-q8_0-4x32", transformer(4, 32, quant.Q8_0)},
+}
+
+// outputReadOnce is an output whose only reader may run in place: it must
+// not, or the output is lost (ggml's gallocr skips OUTPUT parents too).
+func outputReadOnce(c *graph.Context) []*graph.Tensor {
+	x := input(c, 64, 4)
+	a := c.Add(x, x)
+	return []*graph.Tensor{a, c.Sqr(a)}
 }
 
 // build builds a graph from b in a context without memory, its outputs
@@ -312,6 +321,13 @@ func computeMatches(b builder, init func(*rand.Rand, *graph.Tensor) bool, place 
 		}
 		if !bytes.Equal(na.Data, nb.Data) {
 			return fmt.Errorf("node %d (%s) differs when placed by the allocator", i, nb)
+		}
+	}
+	// Outputs must still hold their values once the whole graph ran: a
+	// later node placed over one (run in place over it, say) breaks it.
+	for i, na := range ga.Nodes {
+		if nb := gb.Nodes[i]; nb.Flags&graph.FlagOutput != 0 && !bytes.Equal(na.Data, nb.Data) {
+			return fmt.Errorf("output node %d (%s) was overwritten after it was computed", i, nb)
 		}
 	}
 	return nil

@@ -161,6 +161,11 @@ func (b *checked) locate(t *graph.Tensor) (at, n uint64, err error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("%w: %s (%s)", ErrNotPlaced, owner, b)
 	}
+	if n == 0 {
+		// An empty view may lie anywhere, past its source's end too, as
+		// graph and ggml allow; it has no byte to reach.
+		return e.at + min(offs, e.size), 0, nil
+	}
 	if offs > e.size || n > e.size-offs {
 		return 0, 0, fmt.Errorf("%w: %s: %d bytes at %d exceed the %d bytes of its memory", ErrOutOfBounds, t, n, offs, e.size)
 	}

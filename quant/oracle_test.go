@@ -75,7 +75,7 @@ func readManifest(t *testing.T, dir string) []manifestRow {
 	sc.Scan() // header
 	for sc.Scan() {
 		c := strings.Split(sc.Text(), "\t")
-		require.Len(t, c, 13)
+		require.Len(t, c, 10)
 		id, err := strconv.Atoi(c[1])
 		require.NoError(t, err)
 		nrows, _ := strconv.Atoi(c[5])
@@ -84,7 +84,7 @@ func readManifest(t *testing.T, dir string) []manifestRow {
 		ts, _ := strconv.Atoi(c[8])
 		rows = append(rows, manifestRow{
 			set: c[0], typ: Type(id), typeName: c[2], imatrix: c[4] == "1",
-			nrows: nrows, nPerRow: nPerRow, hasDeq: c[10] == "1", blockSize: bs, typeSize: ts,
+			nrows: nrows, nPerRow: nPerRow, hasDeq: c[9] == "1", blockSize: bs, typeSize: ts,
 		})
 	}
 	require.NoError(t, sc.Err())

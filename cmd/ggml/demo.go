@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
@@ -61,42 +62,26 @@ func runDemo(args []string, stdout io.Writer) error {
 		return err
 	}
 
-	opts, err := backend.OptionsFromEnv()
+	backends, closeAll, err := openBackends(f.device, f.threads)
 	if err != nil {
 		return err
 	}
-	if f.device != "" {
-		if _, err := backend.DeviceByName(f.device); err != nil {
-			return fmt.Errorf("%w: -device: %v", errUsage, err)
-		}
-		opts.Devices = []string{f.device}
-	}
-	opts.Threads = f.threads
-	main, err := backend.Init(opts)
-	if err != nil {
-		return err
-	}
-	defer main.Close()
-	cpu, err := backend.Init(backend.Options{Devices: []string{"CPU"}, Threads: f.threads})
-	if err != nil {
-		return err
-	}
-	defer cpu.Close()
-
-	backends := []backend.Backend{main, cpu}
-	if main.Device().Type() == backend.DeviceCPU {
-		backends = []backend.Backend{main}
-	}
-	res, err := runBlock(backends, d, f.seed)
+	defer closeAll()
+	main, cpu := backends[0], backends[len(backends)-1]
+	res, err := runBlock(backends, d, f.seed, 1)
 	if err != nil {
 		return fmt.Errorf("on %s: %w", main.Name(), err)
 	}
-	ref, err := runBlock([]backend.Backend{cpu}, d, f.seed)
+	ref, err := runBlock([]backend.Backend{cpu}, d, f.seed, 1)
 	if err != nil {
 		return fmt.Errorf("CPU-only run: %w", err)
 	}
 
-	fmt.Fprintf(stdout, "device: %s (%s), fallback CPU, threads %d, seed %d\n", main.Name(), main.Device().Description(), f.threads, f.seed)
+	threads := fmt.Sprint(f.threads)
+	if f.threads == 0 {
+		threads = fmt.Sprintf("%d (-threads 0: every CPU the Go runtime uses)", runtime.GOMAXPROCS(0))
+	}
+	fmt.Fprintf(stdout, "device: %s (%s), fallback CPU, threads %s, seed %d\n", main.Name(), main.Device().Description(), threads, f.seed)
 	fmt.Fprintf(stdout, "block: embd %d, heads %d (kv %d) of %d, ffn %d, tokens %d, ctx %d, rope %s, Q4_0 weights, F16 KV cache\n\n",
 		d.embd, d.heads, d.kvHeads, d.headDim, d.ff, d.tokens, d.ctx, f.rope)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -109,6 +94,9 @@ func runDemo(args []string, stdout io.Writer) error {
 	}
 	maxDiff, nmse := agreement(res.out, ref.out)
 	fmt.Fprintf(stdout, "\nsplits: %d\n", res.splits)
+	if err := writeProfile(stdout, res.profile, res.walls[0]); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "checksum: sum %.6f, fnv64a %016x\n", sum(res.out), checksum(res.out))
 	fmt.Fprintf(stdout, "agreement with a CPU-only run: max abs diff %g, nmse %g\n", maxDiff, nmse)
 	lib, err := ggmlref.Default()
@@ -128,12 +116,19 @@ func runDemo(args []string, stdout io.Writer) error {
 // runBlockGGML computes the same block, with the same weights and inputs,
 // on the real ggml's CPU backend through the mirror.
 func runBlockGGML(lib *ggmlref.Lib, d blockDims, seed uint64, threads int) ([]float32, error) {
+	out, _, err := timeBlockGGML(lib, d, seed, threads, 1)
+	return out, err
+}
+
+// timeBlockGGML is runBlockGGML computing runs times, with the time of each
+// computation (the mirror's: copies in and out included).
+func timeBlockGGML(lib *ggmlref.Lib, d blockDims, seed uint64, threads, runs int) ([]float32, []time.Duration, error) {
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	e, err := mirror.New(lib, threads)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer e.Close()
 	// The mirror copies Go memory in and out, so every tensor gets some.
@@ -153,19 +148,24 @@ func runBlockGGML(lib *ggmlref.Lib, d blockDims, seed uint64, threads int) ([]fl
 		err = leafErr
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	setGo := func(t *graph.Tensor, data []byte, offset uint64) error {
 		copy(t.Data[offset:], data)
 		return nil
 	}
-	if err := setBlockInputs(in, d, seed, setGo); err != nil {
-		return nil, err
+	var walls []time.Duration
+	for range max(runs, 1) {
+		if err := setBlockInputs(in, d, seed, setGo); err != nil {
+			return nil, nil, err
+		}
+		start := time.Now()
+		if err := e.Compute(g); err != nil {
+			return nil, nil, err
+		}
+		walls = append(walls, time.Since(start))
 	}
-	if err := e.Compute(g); err != nil {
-		return nil, err
-	}
-	return f32s(out.Data), nil
+	return f32s(out.Data), walls, nil
 }
 
 // placement is which device ran a node.
@@ -175,13 +175,17 @@ type blockResult struct {
 	placed []placement
 	splits int
 	out    []float32
+	// walls are the times of the computations, profile the scheduler's
+	// of the last.
+	walls   []time.Duration
+	profile []backend.BackendProfile
 }
 
 // runBlock builds the demo block with weights and KV cache in the first
-// backend's memory, computes it with a scheduler over backends and returns
-// where each node ran and the output.
-func runBlock(backends []backend.Backend, d blockDims, seed uint64) (res blockResult, err error) {
-	s, err := backend.NewScheduler(backends, backend.SchedulerOptions{})
+// backend's memory, computes it runs times with a scheduler over backends
+// and returns where each node ran, the times and the output.
+func runBlock(backends []backend.Backend, d blockDims, seed uint64, runs int) (res blockResult, err error) {
+	s, err := backend.NewScheduler(backends, backend.SchedulerOptions{Profile: true})
 	if err != nil {
 		return res, err
 	}
@@ -230,12 +234,19 @@ func runBlock(backends []backend.Backend, d blockDims, seed uint64) (res blockRe
 	if err := s.AllocGraph(g); err != nil {
 		return res, err
 	}
-	if err := setBlockInputs(in, d, seed, buffer.SetTensor); err != nil {
-		return res, err
+	for range max(runs, 1) {
+		// The allocator may have placed intermediates over the inputs'
+		// memory: set them before every computation, as with ggml.
+		if err := setBlockInputs(in, d, seed, buffer.SetTensor); err != nil {
+			return res, err
+		}
+		start := time.Now()
+		if err := s.GraphCompute(g); err != nil {
+			return res, err
+		}
+		res.walls = append(res.walls, time.Since(start))
 	}
-	if err := s.GraphCompute(g); err != nil {
-		return res, err
-	}
+	res.profile = s.Profile()
 	raw := make([]byte, out.NBytes())
 	if err := buffer.GetTensor(out, raw, 0); err != nil {
 		return res, err

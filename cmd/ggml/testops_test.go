@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -131,17 +132,27 @@ func TestTestOpsSupport(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	oracle, err := os.ReadFile(filepath.Join(dir, "cpu_support.csv"))
 	require.NoError(t, err)
-	header := func(s string) string { return s[:strings.IndexByte(s, '\n')] }
-	require.Equal(t, header(string(oracle)), header(out))
-	rows := func(s string) map[string]string { // "op","params" -> the rest
+	// The oracle keeps only the columns the tests read; ours has ggml's
+	// full layout. Both are read by column name.
+	rows := func(s string) map[string]string { // op, params -> supported
+		recs, err := csv.NewReader(strings.NewReader(s)).ReadAll()
+		require.NoError(t, err)
+		require.NotEmpty(t, recs)
+		col := map[string]int{}
+		for i, h := range recs[0] {
+			col[h] = i
+		}
+		for _, h := range []string{"backend_name", "op_name", "op_params", "test_mode", "supported"} {
+			require.Contains(t, col, h)
+		}
 		m := map[string]string{}
-		for _, l := range strings.Split(strings.TrimSpace(s), "\n")[1:] {
-			f := strings.SplitN(l, `","`, 4)
-			require.Len(t, f, 4, l)
-			m[f[1]+`","`+f[2]] = f[3]
+		for _, r := range recs[1:] {
+			require.Equal(t, "support", r[col["test_mode"]])
+			m[r[col["op_name"]]+" "+r[col["op_params"]]] = r[col["supported"]]
 		}
 		return m
 	}
+	require.True(t, strings.HasPrefix(out, `"backend_name","op_name","op_params","test_mode","supported","error_message","backend_reg_name"`+"\n"), "ggml's support-mode header")
 	ours, ggml := rows(out), rows(string(oracle))
 	require.Len(t, ours, len(optest.Cases(false, nil)))
 	common := 0
@@ -173,4 +184,14 @@ func TestTestOpsProgress(t *testing.T) {
 	n := len(optest.Cases(false, []string{"ADD"}))
 	require.Contains(t, bar.String(), fmt.Sprintf("] %d/%d cases, 0 failed", n, n))
 	require.NotContains(t, out+out2, "\r", "stdout stays parseable")
+}
+
+// Every device the command links (and the tests' fakes) keeps its caps and
+// optional interfaces consistent; RunDevice refuses one that does not.
+func TestDevicesCaps(t *testing.T) {
+	fakes(t)
+	require.NotEmpty(t, backend.Devices())
+	for _, d := range backend.Devices() {
+		require.NoError(t, backend.CheckCaps(d), d.Name())
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +17,7 @@ import (
 // command) makes the device known to package backend.
 func init() {
 	if err := backend.Register(cpuRegistry); err != nil {
-		slog.Warn("cpu: device not registered", "err", err)
+		backend.Logger().Warn("cpu: device not registered", "err", err)
 	}
 }
 

@@ -33,6 +33,12 @@ type Options struct {
 
 // Engine computes graphs on the CPU. It owns a pool of worker goroutines
 // that live until Close; an Engine computes one graph at a time.
+//
+// It is what the CPU device's backend runs on. Programs normally start
+// that backend (backend.Init with "CPU") instead; an Engine is for code
+// that computes host tensors outside the backend API: device test doubles
+// checking their results, the conformance suite, tools computing single
+// nodes (ComputeNode).
 type Engine struct {
 	pool *pool
 }
@@ -72,7 +78,7 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 	if k == nil || !SupportsOp(t) {
 		return fmt.Errorf("%w: %s", ErrUnsupported, describe(t))
 	}
-	if k.view {
+	if empty(t.Op) {
 		return nil // the memory already holds the result
 	}
 	if err := hasData(t); err != nil {
@@ -112,11 +118,15 @@ func kernelFor(t *graph.Tensor) *kernel {
 		return nil
 	}
 	k := &kernels[t.Op]
-	if !k.view && k.compute == nil {
+	if !empty(t.Op) && k.compute == nil {
 		return nil
 	}
 	return k
 }
+
+// empty reports whether op computes nothing: a leaf, or a view of its
+// source's memory (ggml_op_is_empty).
+func empty(op ops.Op) bool { return op == ops.None || op.IsView() }
 
 // describe names an operation with its types and shapes for errors.
 func describe(t *graph.Tensor) string {

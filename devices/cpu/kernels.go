@@ -16,20 +16,13 @@ type kernel struct {
 	// workSize is the scratch memory compute needs for t on nth threads
 	// (nil: none).
 	workSize func(t *graph.Tensor, nth int) int
-	// view marks operations whose result is a view of a source's memory:
-	// there is nothing to compute.
-	view bool
 }
 
 // kernels is indexed by ops.Op. Each family of operations adds its entries
 // in its own section.
 var kernels = [ops.OpCount]kernel{
-	// Views and reshapes: the result is the source's memory.
-	ops.None:      {view: true},
-	ops.View:      {view: true},
-	ops.Reshape:   {view: true},
-	ops.Permute:   {view: true},
-	ops.Transpose: {view: true},
+	// Leafs, views and reshapes have no entry: the result is the
+	// source's memory (empty).
 
 	// Element-wise: binary, unary, GLU and the math ops.
 	ops.Add:       {supports: supportsBinary, compute: computeBinary},

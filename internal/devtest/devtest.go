@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -209,9 +210,25 @@ func (d *Device) SupportsOp(t *graph.Tensor) bool {
 	return cpu.SupportsOp(t)
 }
 
-// Init starts a backend; options are ignored.
-func (d *Device) Init(backend.Options) (backend.Backend, error) {
-	b := &Backend{dev: d, eng: cpu.New(cpu.Options{Threads: d.cfg.Threads})}
+// Init starts a backend. The device takes one parameter
+// (backend.Options.Params, GGML_DEVICE="FAKE0:threads=4"): threads, the
+// kernels' thread count instead of Config.Threads; any other key is an
+// error, as it must be for a real device, so that a typo is not ignored.
+func (d *Device) Init(opts backend.Options) (backend.Backend, error) {
+	threads := d.cfg.Threads
+	for k, v := range opts.DeviceParams(d.Name()) {
+		switch k {
+		case "threads":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > backend.MaxThreads {
+				return nil, fmt.Errorf("%w: %s: threads=%q is not a thread count from 1 to %d", backend.ErrArgument, d.Name(), v, backend.MaxThreads)
+			}
+			threads = n
+		default:
+			return nil, fmt.Errorf("%w: %s has no parameter %q (it has: threads)", backend.ErrArgument, d.Name(), k)
+		}
+	}
+	b := &Backend{dev: d, eng: cpu.New(cpu.Options{Threads: threads})}
 	if d.cfg.Async {
 		b.q = newQueue()
 	}

@@ -148,3 +148,20 @@ func TestEventsMatchCaps(t *testing.T) {
 	require.NoError(t, e.Free())
 	assert.ErrorIs(t, e.Free(), backend.ErrArgument)
 }
+
+func TestParams(t *testing.T) {
+	d := devtest.New(devtest.Config{Name: "P0"})
+	opts, err := backend.ParseDeviceSelection("P0:threads=3")
+	require.NoError(t, err)
+	b, err := d.Init(opts)
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+	for _, bad := range []string{"P0:threads=0", "P0:threads=x", "P0:thread=2"} {
+		opts, err := backend.ParseDeviceSelection(bad)
+		require.NoError(t, err)
+		_, err = d.Init(opts)
+		assert.ErrorIs(t, err, backend.ErrArgument, bad)
+	}
+	_, err = d.Init(backend.Options{Params: map[string]map[string]string{"OTHER0": {"x": "1"}}})
+	assert.NoError(t, err, "another device's parameters are not this one's")
+}

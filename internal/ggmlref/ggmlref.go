@@ -54,6 +54,7 @@ type Lib struct {
 	getTypeTraits     uintptr
 	getTypeTraitsCPU  uintptr
 	cpuFP32ToFP16     uintptr
+	bf16ToFP32Row     uintptr
 	dequantizeQ8K     uintptr
 	version, commit   string
 	fp16ToFP32        func(uint16) float32
@@ -147,6 +148,7 @@ func OpenVariant(dir, variant string) (*Lib, error) {
 		{base, "ggml_get_type_traits", &l.getTypeTraits},
 		{cpu, "ggml_get_type_traits_cpu", &l.getTypeTraitsCPU},
 		{cpu, "ggml_cpu_fp32_to_fp16", &l.cpuFP32ToFP16},
+		{base, "ggml_bf16_to_fp32_row", &l.bf16ToFP32Row},
 		{base, "dequantize_row_q8_K", &l.dequantizeQ8K},
 	}
 	for _, s := range syms {
@@ -202,7 +204,7 @@ func OpenVariant(dir, variant string) (*Lib, error) {
 func (l *Lib) dlopen(name string) (*dynlib.Library, error) {
 	lib, err := dynlib.Open(filepath.Join(l.dir, name))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotAvailable, err)
+		return nil, fmt.Errorf("%w: %w", ErrNotAvailable, err)
 	}
 	l.libs = append(l.libs, lib)
 	return lib, nil
@@ -211,7 +213,7 @@ func (l *Lib) dlopen(name string) (*dynlib.Library, error) {
 func (l *Lib) dlsym(lib *dynlib.Library, name string) (uintptr, error) {
 	p, err := lib.Sym(name)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrNotAvailable, err)
+		return 0, fmt.Errorf("%w: %w", ErrNotAvailable, err)
 	}
 	return p, nil
 }
@@ -232,7 +234,7 @@ func (l *Lib) pickVariant(want string) (string, *dynlib.Library, error) {
 		lib, err := dynlib.Open(p)
 		if err != nil {
 			if want != "" {
-				return "", nil, fmt.Errorf("%w: %v", ErrNotAvailable, err)
+				return "", nil, fmt.Errorf("%w: %w", ErrNotAvailable, err)
 			}
 			continue
 		}
@@ -540,8 +542,21 @@ func (l *Lib) FP16ToFP32(h uint16) float32 { return l.fp16ToFP32(h) }
 // FP32ToFP16 is ggml_fp32_to_fp16 (scalar path).
 func (l *Lib) FP32ToFP16(f float32) uint16 { return l.fp32ToFP16(f) }
 
-// BF16ToFP32 is ggml_bf16_to_fp32.
+// BF16ToFP32 is ggml_bf16_to_fp32. A signalling NaN comes back quieted:
+// the float travels through purego's float result path; BF16ToFP32Row
+// keeps every bit.
 func (l *Lib) BF16ToFP32(h uint16) float32 { return l.bf16ToFP32(h) }
+
+// BF16ToFP32Row is ggml_bf16_to_fp32_row, which writes the floats to
+// memory, bit for bit.
+func (l *Lib) BF16ToFP32Row(src []uint16) []float32 {
+	dst := make([]float32, len(src))
+	if len(src) > 0 {
+		purego.SyscallN(l.bf16ToFP32Row, uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&dst[0])), uintptr(len(src)))
+	}
+	runtime.KeepAlive(src)
+	return dst
+}
 
 // FP32ToBF16 is ggml_fp32_to_bf16.
 func (l *Lib) FP32ToBF16(f float32) uint16 { return l.fp32ToBF16(f) }

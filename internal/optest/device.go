@@ -113,6 +113,9 @@ func RunDevice(dev backend.Device, opts Options) (*Report, error) {
 	if err := backend.Availability(dev); err != nil {
 		return nil, err
 	}
+	if err := backend.CheckCaps(dev); err != nil {
+		return nil, err
+	}
 	be, err := dev.Init(opts.Backend)
 	if err != nil {
 		return nil, fmt.Errorf("optest: starting %s: %w", dev.Name(), err)

@@ -155,3 +155,20 @@ func TestRunDeviceSkipsRefused(t *testing.T) {
 	TestDevice(rec, dev, Options{Ref: ref, Ops: []string{"MUL"}})
 	assert.Equal(t, []string{"ADDONLY0: no case passed (0 passed, 0 failed, " + fmt.Sprint(len(Cases(false, []string{"MUL"}))) + " skipped)"}, rec.errs)
 }
+
+// lyingDevice claims events it does not have.
+type lyingDevice struct{ *devtest.Device }
+
+func (d lyingDevice) Props() backend.Props {
+	p := d.Device.Props()
+	p.Caps.Events = true
+	return p
+}
+
+func TestRunDeviceChecksCaps(t *testing.T) {
+	ref, closeRef := CPURef()
+	defer closeRef()
+	_, err := RunDevice(lyingDevice{devtest.New(devtest.Config{Name: "LIAR0"})}, Options{Ref: ref, Ops: []string{"ADD"}})
+	require.ErrorIs(t, err, backend.ErrArgument)
+	require.ErrorContains(t, err, "Caps.Events is true")
+}

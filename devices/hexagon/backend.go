@@ -1,0 +1,131 @@
+package hexagon
+
+import (
+	"fmt"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/devices/hexagon/internal/htp"
+	"github.com/ggml-go/ggml/graph"
+)
+
+// hexBackend is a stream of work on a device's session. Graphs become op
+// batches sent over the dspqueue without waiting (async); Synchronize
+// waits for every answer. A DSP failure status, a queue failure or a
+// malformed answer marks the session: that compute or synchronize and
+// every later one return the error (wrapping ErrSession), the process
+// goes on, and other devices are unaffected.
+type hexBackend struct {
+	dev    *device
+	s      *session
+	closed bool
+}
+
+func (b *hexBackend) Name() string           { return b.dev.cfg.Name }
+func (b *hexBackend) Device() backend.Device { return b.dev }
+func (b *hexBackend) check() error {
+	if b.closed {
+		return fmt.Errorf("%w: %s", backend.ErrClosed, b.Name())
+	}
+	return b.s.err
+}
+
+// SetTensorAsync writes t once the batches in flight are done (they may
+// read it), then returns: the write itself is a host copy.
+func (b *hexBackend) SetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
+	b.s.work.Lock()
+	defer b.s.work.Unlock()
+	if err := b.check(); err != nil {
+		return err
+	}
+	if err := b.s.sync(); err != nil {
+		return err
+	}
+	return buffer.SetTensor(t, data, offset)
+}
+
+// GetTensorAsync waits for the batches queued so far, then reads t.
+func (b *hexBackend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
+	b.s.work.Lock()
+	defer b.s.work.Unlock()
+	if err := b.check(); err != nil {
+		return err
+	}
+	if err := b.s.sync(); err != nil {
+		return err
+	}
+	return buffer.GetTensor(t, data, offset)
+}
+
+func (b *hexBackend) Synchronize() error {
+	b.s.work.Lock()
+	defer b.s.work.Unlock()
+	if b.closed {
+		return fmt.Errorf("%w: %s", backend.ErrClosed, b.Name())
+	}
+	return b.s.sync()
+}
+
+// GraphCompute turns g's nodes into DSP ops and queues them; batches go
+// out as they fill, the last one before returning.
+func (b *hexBackend) GraphCompute(g *graph.Graph) error {
+	b.s.work.Lock()
+	defer b.s.work.Unlock()
+	if err := b.check(); err != nil {
+		return err
+	}
+	for _, t := range g.Nodes {
+		if isNoop(t.Op) || t.IsEmpty() {
+			continue
+		}
+		n, err := newNode(t)
+		if err != nil {
+			return err
+		}
+		if err := b.prepare(n); err != nil {
+			return err
+		}
+		if err := b.s.enqueue(n); err != nil {
+			return err
+		}
+	}
+	return b.s.flushBatch()
+}
+
+// prepare repacks a quantized matmul weight set untiled (run-time repack)
+// and marks the output as written in ggml's layout.
+func (b *hexBackend) prepare(n *opNode) error {
+	if n.op == htp.OpMulMat || n.op == htp.OpMulMatID {
+		w := n.inputs[0]
+		x, err := extraOf(w)
+		if err != nil {
+			return err
+		}
+		if isTiledType(w.Type) && !x.tiled() {
+			if b.dev.opts.RTRepack == 0 || !isTiledWeight(w) {
+				return fmt.Errorf("hexagon: %s: the DSP reads %s weights tiled, and %s is not (GGML_HEXAGON_RT_REPACK=0 or a view)",
+					b.Name(), w.Type, w)
+			}
+			if err := b.s.sync(); err != nil {
+				return err
+			}
+			if err := runtimeRepack(w, x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Close waits for queued work. The session stays open: it belongs to the
+// device, as in the seed, and the registry's Close releases it.
+func (b *hexBackend) Close() error {
+	b.s.work.Lock()
+	defer b.s.work.Unlock()
+	if b.closed {
+		return nil
+	}
+	err := b.s.sync()
+	b.closed = true
+	return err
+}

@@ -1,0 +1,42 @@
+// Package hexagon is the Hexagon NPU device: ggml graphs computed by
+// ggml's HTP library (libggml-htp-vNN.so) on a Qualcomm DSP, reached
+// through libcdsprpc (FastRPC, rpcmem, dspqueue), which is loaded at run
+// time through purego, without cgo. It reimplements the host side of
+// ggml's ggml-hexagon.cpp: devices from GGML_HEXAGON_DEVICES (the registry
+// "HTP"), one FastRPC session per device, rpcmem buffers mapped into the
+// DSP, weights repacked into the DSP's tiled layout, and op batches in
+// shared memory sent over a dspqueue.
+//
+// Importing the package registers the registry, configured from the
+// GGML_HEXAGON_* variables (OptionsFromEnv); NewRegistry gives one with
+// Options set by the caller.
+//
+// Verification: everything here runs against the C test double under
+// testdata/ (a libcdsprpc written from the public API, with an emulated
+// DSP); claims are "verified on the double" unless they say otherwise.
+// The wire protocol is ggml's public one (d99724f, see internal/htp);
+// the seed's additions whose headers are not public are not verified
+// against a real DSP library. Without cgo this runs on Linux (Qualcomm
+// Linux boards) and Windows on Snapdragon; Android builds need
+// CGO_ENABLED=1 because purego does there.
+package hexagon
+
+import (
+	"log/slog"
+
+	"github.com/ggml-go/ggml/backend"
+)
+
+var std = &Registry{fromEnv: true}
+
+// The registry registers itself; it reads the GGML_HEXAGON_* variables
+// when its devices are first listed, and bad variables make its devices
+// unavailable with the reason.
+func init() {
+	if err := backend.Register(std); err != nil {
+		slog.Warn("hexagon: registry not registered", "err", err)
+	}
+}
+
+// Default is the registry registered from the environment.
+func Default() *Registry { return std }

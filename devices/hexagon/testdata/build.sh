@@ -1,0 +1,39 @@
+#!/bin/sh
+# Builds the libcdsprpc test double (and its variants) into OUTDIR; with --selftest also builds and runs the
+# C self-test against each variant. Needs only a C11 compiler (cc, or $CC) with libc, libm and pthread.
+set -eu
+selftest=0
+if [ "${1:-}" = "--selftest" ]; then selftest=1; shift; fi
+if [ $# -ne 1 ]; then
+    echo "usage: $0 [--selftest] OUTDIR" >&2
+    exit 2
+fi
+out=$1
+here=$(cd "$(dirname "$0")" && pwd)
+cc=${CC:-cc}
+cflags="-std=c11 -O1 -g -fPIC -pthread -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter"
+mkdir -p "$out/nosysreq" "$out/noalloc2" "$out/.obj"
+obj=$out/.obj
+# Only core.c differs between the variants; the rest is compiled once.
+for f in queue ops wire_check; do
+    # shellcheck disable=SC2086
+    $cc $cflags -c -o "$obj/$f.o" "$here/$f.c"
+done
+common="$obj/queue.o $obj/ops.o $obj/wire_check.o"
+link() { # link OUTFILE CPPFLAGS...
+    o=$1; shift
+    # shellcheck disable=SC2086
+    $cc $cflags "$@" -c -o "$o.core.o" "$here/core.c"
+    # -soname as the real library, for loaders that look at it
+    # shellcheck disable=SC2086
+    $cc $cflags -shared -Wl,-soname,libcdsprpc.so.1 -o "$o" "$o.core.o" $common -lm
+    rm -f "$o.core.o"
+}
+link "$out/libcdsprpc.so"
+link "$out/nosysreq/libcdsprpc.so" -DHD_NO_SYSREQ
+link "$out/noalloc2/libcdsprpc.so" -DHD_NO_SYSREQ -DHD_NO_ALLOC2
+if [ $selftest -eq 1 ]; then
+    # shellcheck disable=SC2086
+    $cc $cflags -o "$out/selftest" "$here/selftest.c" -ldl -lm
+    "$out/selftest" "$out"
+fi

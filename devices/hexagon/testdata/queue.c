@@ -1,0 +1,635 @@
+/*
+ * dspqueue and the emulated DSP thread: one thread per started queue reads op batches, validates them against the
+ * double's tables (blocks, mappings, the queue's domain), executes the ops and answers like the public skel's
+ * process_opbatch().
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "htpdouble.h"
+
+static int is_extended_map(int flags) {
+    return flags == FASTRPC_MAP_FD_EXTENDED || flags == FASTRPC_MAP_FD_DELAYED_EXTENDED;
+}
+
+static struct dspqueue *queue_lookup(dspqueue_t q) {
+    if (!q) return NULL;
+    for (int i = 0; i < HD_MAX_QUEUES; i++)
+        if (hd.queues[i] == q && q->live) return q;
+    return NULL;
+}
+
+struct dspqueue *hd_queue_by_export(uint64_t id) {
+    for (int i = 0; i < HD_MAX_QUEUES; i++)
+        if (hd.queues[i] && hd.queues[i]->live && hd.queues[i]->exported && hd.queues[i]->export_id == id)
+            return hd.queues[i];
+    return NULL;
+}
+
+static size_t packet_cost(uint32_t nbuf, uint32_t len) { return 16 + (size_t) nbuf * 24 + ((len + 7u) & ~7u); }
+
+static void packet_free(struct hd_packet *p) {
+    if (!p) return;
+    free(p->bufs);
+    free(p->msg);
+    free(p);
+}
+
+static struct hd_packet *packet_new(uint32_t flags, uint32_t nbuf, const struct dspqueue_buffer *bufs, uint32_t len,
+                                    const uint8_t *msg) {
+    struct hd_packet *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->flags = flags; p->nbuf = nbuf; p->len = len; p->cost = packet_cost(nbuf, len);
+    if (nbuf) {
+        p->bufs = malloc(sizeof *bufs * nbuf);
+        if (!p->bufs) { free(p); return NULL; }
+        memcpy(p->bufs, bufs, sizeof *bufs * nbuf);
+    }
+    if (len) {
+        p->msg = malloc(len);
+        if (!p->msg) { packet_free(p); return NULL; }
+        memcpy(p->msg, msg, len);
+    }
+    return p;
+}
+
+static void ring_push(struct hd_ring *r, struct hd_packet *p) {
+    p->next = NULL;
+    if (r->tail) r->tail->next = p; else r->head = p;
+    r->tail = p;
+    r->used += p->cost;
+    r->count++;
+}
+
+static struct hd_packet *ring_pop(struct hd_ring *r) {
+    struct hd_packet *p = r->head;
+    if (!p) return NULL;
+    r->head = p->next;
+    if (!r->head) r->tail = NULL;
+    r->used -= p->cost;
+    r->count--;
+    return p;
+}
+
+static void ring_clear(struct hd_ring *r) {
+    struct hd_packet *p;
+    while ((p = ring_pop(r))) packet_free(p);
+}
+
+/* Waits on q->cv until *ready or the timeout; returns 0, AEE_EEXPIRED, AEE_EWOULDBLOCK (timeout 0) or
+ * AEE_EINTERRUPTED (queue closed). */
+static int wait_for(struct dspqueue *q, int (*ready)(struct dspqueue *, void *), void *arg, uint32_t timeout_us) {
+    if (ready(q, arg)) return 0;
+    if (timeout_us == 0) return AEE_EWOULDBLOCK;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    uint64_t ns = (uint64_t) dl.tv_nsec + (uint64_t) timeout_us * 1000ull;
+    dl.tv_sec += (time_t) (ns / 1000000000ull);
+    dl.tv_nsec = (long) (ns % 1000000000ull);
+    while (!ready(q, arg)) {
+        if (!q->live) return AEE_EINTERRUPTED;
+        if (timeout_us == DSPQUEUE_TIMEOUT_NONE) pthread_cond_wait(&q->cv, &hd.mu);
+        else if (pthread_cond_timedwait(&q->cv, &hd.mu, &dl) == ETIMEDOUT) return ready(q, arg) ? 0 : AEE_EEXPIRED;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- host API */
+
+HD_EXPORT int dspqueue_create(int domain, uint32_t flags, uint32_t req_queue_size, uint32_t resp_queue_size,
+                              dspqueue_callback_t packet_callback, dspqueue_callback_t error_callback,
+                              void *callback_context, dspqueue_t *queue) {
+    pthread_mutex_lock(&hd.mu);
+    int rc = 0;
+    uint32_t code;
+    int ordinal = hd.n_queues_created + 1;
+    if (hd.cfg.nodsp) rc = AEE_EUNSUPPORTED;
+    else if (!queue || flags != 0) rc = AEE_EBADPARM;
+    else if (hd_fault(HD_F_QUEUE_CREATE, ordinal, -1, domain, -1, &code)) { rc = (int) code; hd.n_queues_created++; }
+    else if (!hd_domain_exists(domain)) { rc = AEE_EUNSUPPORTED; hd_violation("dspqueue_create: domain %d does not exist or its session is not reserved", domain); }
+    else if (req_queue_size > HD_DSPQUEUE_MAX_QUEUE || resp_queue_size > HD_DSPQUEUE_MAX_QUEUE) rc = AEE_EBADPARM;
+    else {
+        int idx = -1;
+        for (int i = 0; i < HD_MAX_QUEUES && idx < 0; i++)
+            if (!hd.queues[i]) idx = i;
+        struct dspqueue *q = idx < 0 ? NULL : calloc(1, sizeof *q);
+        if (!q) rc = AEE_ENOMEMORY;
+        else {
+            hd.n_queues_created++;
+            q->idx = idx; q->live = 1; q->ordinal = ordinal; q->domain = domain;
+            q->packet_cb = packet_callback; q->error_cb = error_callback; q->cb_ctx = callback_context;
+            q->req.cap = req_queue_size ? req_queue_size : 65536;
+            q->rsp.cap = resp_queue_size ? resp_queue_size : 65536;
+            pthread_cond_init(&q->cv, NULL);
+            hd.queues[idx] = q;
+            *queue = q;
+        }
+    }
+    hd_log("dspqueue_create(domain %d, flags %u, req %u, rsp %u, cb %s) -> 0x%x q%d", domain, flags, req_queue_size,
+           resp_queue_size, packet_callback ? "set" : "NULL", (unsigned) rc, rc ? 0 : ordinal);
+    pthread_mutex_unlock(&hd.mu);
+    return rc;
+}
+
+HD_EXPORT int dspqueue_close(dspqueue_t queue) {
+    pthread_mutex_lock(&hd.mu);
+    int rc = 0;
+    uint32_t code;
+    struct dspqueue *q = queue_lookup(queue);
+    if (!q) { rc = AEE_EBADPARM; hd_violation("dspqueue_close(%p): unknown queue", (void *) queue); }
+    else if (hd_fault(HD_F_QUEUE_CLOSE, q->ordinal, -1, q->domain, -1, &code)) rc = (int) code;
+    else if (q->bound) { rc = AEE_ERPC; hd_violation("dspqueue_close(q%d): still open on the DSP (htp_iface_stop first)", q->ordinal); }
+    else {
+        if (q->rsp.count) hd_log("dspqueue_close(q%d): %u unread responses dropped", q->ordinal, q->rsp.count);
+        if (q->req.count) hd_log("dspqueue_close(q%d): %u unprocessed requests dropped", q->ordinal, q->req.count);
+        q->live = 0;
+        pthread_cond_broadcast(&q->cv);
+    }
+    hd_log("dspqueue_close(q%d) -> 0x%x", q ? q->ordinal : 0, (unsigned) rc);
+    if (q && !q->live) {
+        /* blocked host calls on this queue see EINTERRUPTED; the struct is freed only once nobody waits */
+        while (q->busy) pthread_cond_wait(&q->cv, &hd.mu);
+        ring_clear(&q->req);
+        ring_clear(&q->rsp);
+        hd.queues[q->idx] = NULL;
+        pthread_cond_destroy(&q->cv);
+        free(q);
+    }
+    pthread_mutex_unlock(&hd.mu);
+    return rc;
+}
+
+HD_EXPORT int dspqueue_export(dspqueue_t queue, uint64_t *queue_id) {
+    pthread_mutex_lock(&hd.mu);
+    int rc = 0;
+    uint32_t code;
+    struct dspqueue *q = queue_lookup(queue);
+    if (!q || !queue_id) rc = AEE_EBADPARM;
+    else if (hd_fault(HD_F_QUEUE_EXPORT, q->ordinal, -1, q->domain, -1, &code)) rc = (int) code;
+    else {
+        if (!q->exported) { q->export_id = hd.next_export_id++; q->exported = 1; }
+        *queue_id = q->export_id;
+    }
+    hd_log("dspqueue_export(q%d) -> 0x%x id 0x%" PRIx64, q ? q->ordinal : 0, (unsigned) rc, q && !rc ? q->export_id : 0);
+    pthread_mutex_unlock(&hd.mu);
+    return rc;
+}
+
+/* Write-time checks of an op batch's sequencing: id not in flight, batch memory not overlapping a batch in
+ * flight. Returns 1 if the batch is bad (violation logged). Records it as in flight otherwise. */
+static int track_batch(struct dspqueue *q, const struct dspqueue_buffer *b, uint32_t len, const uint8_t *msg) {
+    if (len < sizeof(struct htp_opbatch_req) || !b) return 0; /* the DSP thread rejects the shape */
+    uint32_t id;
+    memcpy(&id, msg, 4);
+    for (int i = 0; i < q->n_inflight; i++) {
+        struct hd_inflight *f = &q->inflight[i];
+        if (f->id == id) {
+            hd_violation("dspqueue_write(q%d): batch id %u reused while its previous batch is in flight (stale sequence)",
+                         q->ordinal, id);
+            return 1;
+        }
+        if (f->fd == b->fd && b->offset < f->off + f->size && f->off < (uint64_t) b->offset + b->size) {
+            hd_violation("dspqueue_write(q%d): batch id %u memory [%u, +%u) overlaps batch %u still in flight",
+                         q->ordinal, id, b->offset, b->size, f->id);
+            return 1;
+        }
+    }
+    if (q->n_inflight == HD_MAX_INFLIGHT) { hd_violation("dspqueue_write(q%d): more than %d batches in flight", q->ordinal, HD_MAX_INFLIGHT); return 1; }
+    q->inflight[q->n_inflight++] = (struct hd_inflight) { .id = id, .fd = b->fd, .off = b->offset, .size = b->size };
+    return 0;
+}
+
+static void retire_batch(struct dspqueue *q, uint32_t id) {
+    for (int i = 0; i < q->n_inflight; i++)
+        if (q->inflight[i].id == id) {
+            q->inflight[i] = q->inflight[--q->n_inflight];
+            return;
+        }
+}
+
+struct space_arg { size_t cost; };
+static int has_space(struct dspqueue *q, void *arg) {
+    return !q->live || q->req.used + ((struct space_arg *) arg)->cost <= q->req.cap;
+}
+
+static int write_common(const char *fn, dspqueue_t queue, uint32_t flags, uint32_t num_buffers,
+                        struct dspqueue_buffer *buffers, uint32_t message_length, const uint8_t *message,
+                        uint32_t timeout_us) {
+    pthread_mutex_lock(&hd.mu);
+    int rc = 0;
+    uint32_t code;
+    struct dspqueue *q = queue_lookup(queue);
+    if (!q) { rc = AEE_EBADPARM; hd_violation("%s(%p): unknown queue", fn, (void *) queue); goto out; }
+    if (hd_fault(HD_F_QUEUE_WRITE, q->ordinal, -1, q->domain, -1, &code)) { rc = (int) code; goto out; }
+    if (num_buffers > HD_DSPQUEUE_MAX_BUFFERS || (num_buffers && !buffers) || message_length > HD_DSPQUEUE_MAX_MESSAGE ||
+        (message_length && !message)) { rc = AEE_EBADPARM; goto out; }
+    for (uint32_t i = 0; i < num_buffers; i++) {
+        struct dspqueue_buffer *b = &buffers[i];
+        struct hd_block *blk = hd_block_by_fd((int) b->fd);
+        if (!blk || !hd_map_find(q->domain, (int) b->fd)) {
+            rc = AEE_ENOSUCHMAP;
+            hd_violation("%s(q%d): buffer %u fd %u is not fastrpc_mmap'ed in domain %d", fn, q->ordinal, i, b->fd, q->domain);
+            goto out;
+        }
+        if ((uint64_t) b->offset + b->size > blk->size || (b->ptr && (uint8_t *) b->ptr != (uint8_t *) blk->base + b->offset)) {
+            rc = AEE_EBADPARM;
+            hd_violation("%s(q%d): buffer %u fd %u ptr %p offset %u size %u outside block %p + %zu", fn, q->ordinal, i,
+                         b->fd, b->ptr, b->offset, b->size, blk->base, blk->size);
+            goto out;
+        }
+    }
+    size_t cost = packet_cost(num_buffers, message_length);
+    if (cost > q->req.cap) { rc = AEE_EBADPARM; goto out; }
+    struct space_arg sa = { cost };
+    q->busy++;
+    rc = wait_for(q, has_space, &sa, timeout_us);
+    q->busy--;
+    if (!q->live) { pthread_cond_broadcast(&q->cv); rc = AEE_EINTERRUPTED; goto out; }
+    if (rc) goto out;
+    struct hd_packet *p = packet_new(flags, num_buffers, buffers, message_length, message);
+    if (!p) { rc = AEE_ENOMEMORY; goto out; }
+    p->bad = track_batch(q, num_buffers ? buffers : NULL, message_length, message);
+    p->tracked = !p->bad && message_length >= sizeof(struct htp_opbatch_req) && num_buffers;
+    ring_push(&q->req, p);
+    pthread_cond_broadcast(&q->cv);
+out:
+    hd_log("%s(q%d, flags 0x%x, %u bufs, %u B) -> 0x%x", fn, q ? q->ordinal : 0, flags, num_buffers, message_length,
+           (unsigned) rc);
+    pthread_mutex_unlock(&hd.mu);
+    return rc;
+}
+
+HD_EXPORT int dspqueue_write(dspqueue_t queue, uint32_t flags, uint32_t num_buffers, struct dspqueue_buffer *buffers,
+                             uint32_t message_length, const uint8_t *message, uint32_t timeout_us) {
+    return write_common("dspqueue_write", queue, flags, num_buffers, buffers, message_length, message, timeout_us);
+}
+
+HD_EXPORT int dspqueue_write_noblock(dspqueue_t queue, uint32_t flags, uint32_t num_buffers,
+                                     struct dspqueue_buffer *buffers, uint32_t message_length, const uint8_t *message) {
+    return write_common("dspqueue_write_noblock", queue, flags, num_buffers, buffers, message_length, message, 0);
+}
+
+static int has_rsp(struct dspqueue *q, void *arg) { (void) arg; return !q->live || q->rsp.count > 0; }
+
+static int read_common(const char *fn, dspqueue_t queue, uint32_t *flags, uint32_t max_buffers, uint32_t *num_buffers,
+                       struct dspqueue_buffer *buffers, uint32_t max_message_length, uint32_t *message_length,
+                       uint8_t *message, uint32_t timeout_us, int consume) {
+    pthread_mutex_lock(&hd.mu);
+    int rc = 0;
+    uint32_t code;
+    struct dspqueue *q = queue_lookup(queue);
+    if (!q) { rc = AEE_EBADPARM; hd_violation("%s(%p): unknown queue", fn, (void *) queue); goto out; }
+    if (hd_fault(HD_F_QUEUE_READ, q->ordinal, -1, q->domain, -1, &code)) { rc = (int) code; goto out; }
+    if (q->packet_cb && consume && timeout_us) {
+        hd_violation("%s(q%d): blocking read on a queue with a packet callback", fn, q->ordinal);
+    }
+    q->busy++;
+    rc = wait_for(q, has_rsp, NULL, timeout_us);
+    q->busy--;
+    if (!q->live) { pthread_cond_broadcast(&q->cv); rc = AEE_EINTERRUPTED; goto out; }
+    if (rc) goto out;
+    struct hd_packet *p = q->rsp.head;
+    if (flags) *flags = (p->len ? DSPQUEUE_PACKET_FLAG_MESSAGE : 0) | (p->nbuf ? DSPQUEUE_PACKET_FLAG_BUFFERS : 0);
+    if (num_buffers) *num_buffers = p->nbuf;
+    if (message_length) *message_length = p->len;
+    if (!consume) goto out;
+    if (p->nbuf > max_buffers || p->len > max_message_length || (p->nbuf && !buffers) || (p->len && !message)) {
+        rc = AEE_EBADPARM;
+        goto out;
+    }
+    if (p->nbuf) memcpy(buffers, p->bufs, sizeof *buffers * p->nbuf);
+    if (p->len) memcpy(message, p->msg, p->len);
+    ring_pop(&q->rsp);
+    if (p->tracked) retire_batch(q, p->batch_id);
+    packet_free(p);
+    pthread_cond_broadcast(&q->cv);
+out:
+    hd_logv(2, "%s(q%d) -> 0x%x", fn, q ? q->ordinal : 0, (unsigned) rc);
+    pthread_mutex_unlock(&hd.mu);
+    return rc;
+}
+
+HD_EXPORT int dspqueue_read(dspqueue_t queue, uint32_t *flags, uint32_t max_buffers, uint32_t *num_buffers,
+                            struct dspqueue_buffer *buffers, uint32_t max_message_length, uint32_t *message_length,
+                            uint8_t *message, uint32_t timeout_us) {
+    return read_common("dspqueue_read", queue, flags, max_buffers, num_buffers, buffers, max_message_length,
+                       message_length, message, timeout_us, 1);
+}
+
+HD_EXPORT int dspqueue_read_noblock(dspqueue_t queue, uint32_t *flags, uint32_t max_buffers, uint32_t *num_buffers,
+                                    struct dspqueue_buffer *buffers, uint32_t max_message_length,
+                                    uint32_t *message_length, uint8_t *message) {
+    return read_common("dspqueue_read_noblock", queue, flags, max_buffers, num_buffers, buffers, max_message_length,
+                       message_length, message, 0, 1);
+}
+
+HD_EXPORT int dspqueue_peek(dspqueue_t queue, uint32_t *flags, uint32_t *num_buffers, uint32_t *message_length,
+                            uint32_t timeout_us) {
+    return read_common("dspqueue_peek", queue, flags, 0, num_buffers, NULL, 0, message_length, NULL, timeout_us, 0);
+}
+
+HD_EXPORT int dspqueue_peek_noblock(dspqueue_t queue, uint32_t *flags, uint32_t *num_buffers,
+                                    uint32_t *message_length) {
+    return read_common("dspqueue_peek_noblock", queue, flags, 0, num_buffers, NULL, 0, message_length, NULL, 0, 0);
+}
+
+/* ---------------------------------------------------------------- the DSP thread */
+
+static struct hd_handle *bound_handle(const struct dspqueue *q) {
+    for (int i = 0; i < HD_MAX_HANDLES; i++)
+        if (hd.handles[i].live && hd.handles[i].started && hd.handles[i].queue == q->idx) return &hd.handles[i];
+    return NULL;
+}
+
+/* Strided extent in bytes of a wire tensor, or UINT64_MAX if its type or row length is invalid. */
+static uint64_t tensor_extent(const struct htp_tensor *t) {
+    uint32_t ts = hd_type_size(t->type), bs = hd_type_blck(t->type);
+    if (!ts) return UINT64_MAX;
+    for (int i = 0; i < 4; i++)
+        if (t->ne[i] == 0) return 0;
+    if (t->ne[0] % bs) return UINT64_MAX;
+    uint64_t ext = bs == 1 ? ts : (uint64_t) t->ne[0] / bs * ts;
+    for (int i = bs == 1 ? 0 : 1; i < 4; i++) ext += (uint64_t) (t->ne[i] - 1) * t->nb[i];
+    return ext;
+}
+
+struct batch {
+    struct dspqueue *q;
+    struct hd_handle *h;
+    struct hd_packet *pkt;
+    uint8_t *mem;                       /* host view of the batch buffer */
+    struct htp_opbatch_req req;
+    uint64_t seq; int has_seq;
+    struct htp_buf_desc *bufs; struct htp_tensor *tens; struct htp_op_desc *ops; struct htp_prof_desc *profs;
+    struct hd_block *blk[HTP_OP_MAX_BUFS];
+    struct hd_block *dblk;
+    struct hd_tensor *views;
+};
+
+#define REJECT(...) do { hd_violation(__VA_ARGS__); return 0; } while (0)
+
+/* Validates the batch (called with hd.mu held); returns 1 if it may execute. */
+static int validate(struct batch *b) {
+    struct dspqueue *q = b->q;
+    struct hd_packet *p = b->pkt;
+    if (p->len >= sizeof b->req) memcpy(&b->req, p->msg, sizeof b->req);
+    if (p->bad) return 0;
+    if (p->len != sizeof(struct htp_opbatch_req) && p->len != sizeof(struct hd_opbatch_req_seq))
+        REJECT("batch q%d: message of %u bytes (expected 24, or 32 with seq)", q->ordinal, p->len);
+    if (p->nbuf != 1) REJECT("batch q%d: %u buffers (expected exactly 1)", q->ordinal, p->nbuf);
+    if (p->len == sizeof(struct hd_opbatch_req_seq)) {
+        memcpy(&b->seq, p->msg + 24, 8);
+        b->has_seq = 1;
+        if (b->seq == 0) REJECT("batch q%d id %u: seq 0", q->ordinal, b->req.id);
+        if (q->have_seq && b->seq != q->last_seq + 1)
+            REJECT("batch q%d id %u: stale sequence number %" PRIu64 " (expected %" PRIu64 ")", q->ordinal, b->req.id,
+                   b->seq, q->last_seq + 1);
+        q->have_seq = 1;
+        q->last_seq = b->seq;
+    }
+    struct dspqueue_buffer *db = &p->bufs[0];
+    b->dblk = hd_block_by_fd((int) db->fd);
+    if (!b->dblk || !hd_map_find(q->domain, (int) db->fd))
+        REJECT("batch q%d id %u: batch buffer fd %u not mapped", q->ordinal, b->req.id, db->fd);
+    b->mem = (uint8_t *) b->dblk->base + db->offset;
+    const struct htp_opbatch_req *r = &b->req;
+    if (r->n_bufs > HTP_OP_MAX_BUFS) REJECT("batch q%d id %u: n_bufs %u > %d", q->ordinal, r->id, r->n_bufs, HTP_OP_MAX_BUFS);
+    if (r->n_tensors > HTP_OP_MAX_TENSORS) REJECT("batch q%d id %u: n_tensors %u > %d", q->ordinal, r->id, r->n_tensors, HTP_OP_MAX_TENSORS);
+    uint64_t bsz = sizeof(struct htp_buf_desc) * (uint64_t) r->n_bufs, tsz = sizeof(struct htp_tensor) * (uint64_t) r->n_tensors,
+             osz = sizeof(struct htp_op_desc) * (uint64_t) r->n_ops, psz = sizeof(struct htp_prof_desc) * (uint64_t) r->n_ops,
+             trsz = (uint64_t) (HTP_MAX_NTHREADS + 1) * r->n_traces * sizeof(struct htp_trace_desc);
+    if (db->size < bsz + tsz + osz + psz + trsz)
+        REJECT("batch q%d id %u: buffer of %u bytes < %" PRIu64 " needed (bufs %u, tensors %u, ops %u, traces %u)",
+               q->ordinal, r->id, db->size, bsz + tsz + osz + psz + trsz, r->n_bufs, r->n_tensors, r->n_ops, r->n_traces);
+    b->bufs = (struct htp_buf_desc *) b->mem;
+    b->tens = (struct htp_tensor *) (b->mem + bsz);
+    b->ops = (struct htp_op_desc *) (b->mem + bsz + tsz);
+    b->profs = (struct htp_prof_desc *) (b->mem + bsz + tsz + osz);
+
+    uint64_t vmem = 0;
+    for (uint32_t i = 0; i < r->n_bufs; i++) {
+        struct htp_buf_desc *d = &b->bufs[i];
+        struct hd_block *blk = hd_block_by_fd((int) d->fd);
+        struct hd_map *m = hd_map_find(q->domain, (int) d->fd);
+        if (!blk) REJECT("batch q%d id %u: buffer %u fd %u is not an rpcmem block", q->ordinal, r->id, i, d->fd);
+        if (!m) REJECT("batch q%d id %u: buffer %u fd %u is not mapped in domain %d", q->ordinal, r->id, i, d->fd, q->domain);
+        if (d->base != (uint64_t) (uintptr_t) blk->base)
+            REJECT("batch q%d id %u: buffer %u fd %u base 0x%" PRIx64 " != block base %p", q->ordinal, r->id, i, d->fd,
+                   d->base, blk->base);
+        if (d->size == 0 || d->size > blk->size || d->size > m->len)
+            REJECT("batch q%d id %u: buffer %u fd %u size %" PRIu64 " (block %zu, mapped %zu)", q->ordinal, r->id, i,
+                   d->fd, d->size, blk->size, m->len);
+        if (d->flags & ~1u) REJECT("batch q%d id %u: buffer %u flags 0x%x", q->ordinal, r->id, i, d->flags);
+        for (uint32_t j = 0; j < i; j++)
+            if (b->bufs[j].fd == d->fd) REJECT("batch q%d id %u: fd %u listed twice (buffers %u and %u)", q->ordinal, r->id, d->fd, j, i);
+        if (!(d->flags & 1u) && !is_extended_map(m->flags)) vmem += d->size;
+        b->blk[i] = blk;
+    }
+    if (b->h && vmem > b->h->max_vmem)
+        REJECT("batch q%d id %u: %" PRIu64 " bytes of buffers > max_vmem %" PRIu64, q->ordinal, r->id, vmem, b->h->max_vmem);
+    for (uint32_t i = 0; i < r->n_tensors; i++) {
+        struct htp_tensor *t = &b->tens[i];
+        if (t->bi >= r->n_bufs) REJECT("batch q%d id %u: tensor %u buffer index %u >= n_bufs %u", q->ordinal, r->id, i, t->bi, r->n_bufs);
+        if (t->ti != i) REJECT("batch q%d id %u: tensor %u carries index %u", q->ordinal, r->id, i, t->ti);
+        if ((uint64_t) t->data + t->size > b->bufs[t->bi].size)
+            REJECT("batch q%d id %u: tensor %u offset %u + size %u past its buffer %u (%" PRIu64 " bytes)", q->ordinal,
+                   r->id, i, t->data, t->size, t->bi, b->bufs[t->bi].size);
+        uint64_t ext = tensor_extent(t);
+        if (ext == UINT64_MAX) REJECT("batch q%d id %u: tensor %u type %u / ne0 %u invalid", q->ordinal, r->id, i, t->type, t->ne[0]);
+        if (ext > t->size)
+            REJECT("batch q%d id %u: tensor %u spans %" PRIu64 " bytes (ne %u %u %u %u, nb %u %u %u %u) > size %u",
+                   q->ordinal, r->id, i, ext, t->ne[0], t->ne[1], t->ne[2], t->ne[3], t->nb[0], t->nb[1], t->nb[2],
+                   t->nb[3], t->size);
+        if (t->flags & ~3u) REJECT("batch q%d id %u: tensor %u flags 0x%x", q->ordinal, r->id, i, t->flags);
+    }
+    for (uint32_t i = 0; i < r->n_ops; i++) {
+        struct htp_op_desc *o = &b->ops[i];
+        if (o->opcode >= HTP_OP_INVALID) REJECT("batch q%d id %u: op %u opcode %u", q->ordinal, r->id, i, o->opcode);
+        for (int s = 0; s < HTP_OP_MAX_INPUTS; s++)
+            if (o->src[s] != HTP_NO_TENSOR && o->src[s] >= r->n_tensors)
+                REJECT("batch q%d id %u: op %u (%s) src[%d] = %u >= n_tensors %u", q->ordinal, r->id, i,
+                       hd_op_name(o->opcode), s, o->src[s], r->n_tensors);
+        for (int s = 0; s < HTP_OP_MAX_OUTPUTS; s++)
+            if (o->dst[s] != HTP_NO_TENSOR && o->dst[s] >= r->n_tensors)
+                REJECT("batch q%d id %u: op %u (%s) dst[%d] = %u >= n_tensors %u", q->ordinal, r->id, i,
+                       hd_op_name(o->opcode), s, o->dst[s], r->n_tensors);
+        if (o->dst[0] == HTP_NO_TENSOR) REJECT("batch q%d id %u: op %u (%s) without dst", q->ordinal, r->id, i, hd_op_name(o->opcode));
+        if (o->flags & ~(uint32_t) HTP_OPFLAGS_SKIP_COMPUTE) REJECT("batch q%d id %u: op %u flags 0x%x", q->ordinal, r->id, i, o->flags);
+    }
+    return 1;
+}
+
+static void respond(struct batch *b, uint32_t status, uint32_t usecs) {
+    struct dspqueue *q = b->q;
+    struct hd_opbatch_rsp_seq rsp;
+    memset(&rsp, 0, sizeof rsp);
+    rsp.base.id = b->req.id;
+    rsp.base.status = status;
+    rsp.base.n_bufs = b->req.n_bufs;
+    rsp.base.n_tensors = b->req.n_tensors;
+    rsp.base.n_ops = b->req.n_ops;
+    rsp.base.usecs = usecs;
+    rsp.seq = b->seq;
+    uint32_t len = b->has_seq ? sizeof(struct hd_opbatch_rsp_seq) : sizeof(struct htp_opbatch_rsp), code;
+    if (hd_fault(HD_F_RSP_SIZE, q->ordinal, -1, q->domain, -1, &code)) len = code < sizeof rsp ? code : sizeof rsp;
+    struct dspqueue_buffer db = b->pkt->bufs ? b->pkt->bufs[0] : (struct dspqueue_buffer) { 0 };
+    db.flags = DSPQUEUE_BUFFER_FLAG_FLUSH_SENDER | DSPQUEUE_BUFFER_FLAG_INVALIDATE_RECIPIENT;
+    struct hd_packet *p = packet_new(0, b->pkt->nbuf ? 1 : 0, &db, len, (const uint8_t *) &rsp);
+    if (!p) { hd_violation("batch q%d: out of memory for the response", q->ordinal); return; }
+    p->batch_id = b->req.id;
+    p->tracked = !b->pkt->bad && b->pkt->tracked;
+    while (q->live && !q->stop && q->rsp.used + p->cost > q->rsp.cap) pthread_cond_wait(&q->cv, &hd.mu);
+    if (!q->live || q->stop) { packet_free(p); return; }
+    ring_push(&q->rsp, p);
+    pthread_cond_broadcast(&q->cv);
+}
+
+/* Executes a validated batch with hd.mu released; the blocks stay pinned so a host that frees them meanwhile is
+ * reported instead of crashing the thread. Returns the batch status. */
+static uint32_t execute(struct batch *b, uint32_t prof_mode) {
+    const struct htp_opbatch_req *r = &b->req;
+    struct hd_tensor *views = calloc(r->n_tensors ? r->n_tensors : 1, sizeof *views);
+    struct htp_tensor *tcopy = malloc(sizeof *tcopy * (r->n_tensors ? r->n_tensors : 1));
+    struct htp_op_desc *ocopy = malloc(sizeof *ocopy * (r->n_ops ? r->n_ops : 1));
+    if (!views || !tcopy || !ocopy) { free(views); free(tcopy); free(ocopy); return HTP_STATUS_INTERNAL_ERR; }
+    memcpy(tcopy, b->tens, sizeof *tcopy * r->n_tensors);
+    memcpy(ocopy, b->ops, sizeof *ocopy * r->n_ops);
+    for (uint32_t i = 0; i < r->n_tensors; i++) {
+        views[i].d = &tcopy[i];
+        views[i].p = (uint8_t *) b->blk[tcopy[i].bi]->base + tcopy[i].data;
+    }
+    for (uint32_t i = 0; i < r->n_bufs; i++) b->blk[i]->pins++;
+    b->dblk->pins++;
+    if (hd.cfg.rewrite) {
+        /* what the real DSP does to the descriptors in place: its own VAs */
+        for (uint32_t i = 0; i < r->n_bufs; i++) b->bufs[i].base = 0xc0000000u + (uint64_t) i * 0x04000000u;
+        for (uint32_t i = 0; i < r->n_tensors; i++)
+            b->tens[i].data = (uint32_t) (b->bufs[tcopy[i].bi].base + tcopy[i].data);
+    }
+    int do_exec = hd.cfg.exec;
+    struct dspqueue *q = b->q;
+    pthread_mutex_unlock(&hd.mu);
+
+    uint32_t status = HTP_STATUS_OK;
+    uint64_t t_exec = 0;
+    uint64_t counts[HTP_OP_INVALID] = { 0 };
+    uint32_t failed_op = UINT32_MAX;
+    for (uint32_t i = 0; i < r->n_ops && status == HTP_STATUS_OK; i++) {
+        const struct htp_op_desc *o = &ocopy[i];
+        struct hd_tensor *src[HTP_OP_MAX_INPUTS], *dst[HTP_OP_MAX_OUTPUTS];
+        for (int s = 0; s < HTP_OP_MAX_INPUTS; s++) src[s] = o->src[s] == HTP_NO_TENSOR ? NULL : &views[o->src[s]];
+        for (int s = 0; s < HTP_OP_MAX_OUTPUTS; s++) dst[s] = o->dst[s] == HTP_NO_TENSOR ? NULL : &views[o->dst[s]];
+        uint32_t code;
+        pthread_mutex_lock(&hd.mu);
+        int injected = hd_fault(HD_F_OP, q->ordinal, -1, q->domain, (int) o->opcode, &code);
+        pthread_mutex_unlock(&hd.mu);
+        uint64_t t0 = hd_now_ns();
+        if (injected) status = code;
+        else if (do_exec && !(o->flags & HTP_OPFLAGS_SKIP_COMPUTE)) status = (uint32_t) hd_exec_op(o, src, dst);
+        uint64_t dt = hd_now_ns() - t0;
+        t_exec += dt;
+        counts[o->opcode] += status == HTP_STATUS_OK;
+        if (status != HTP_STATUS_OK) failed_op = i;
+        if (prof_mode) {
+            struct htp_prof_desc *pd = &b->profs[i];
+            memset(pd, 0, sizeof *pd);
+            pd->opcode = o->opcode;
+            pd->usecs = (uint32_t) (dt / 1000);
+            pd->cycles_start = (uint32_t) t0;
+            pd->cycles_stop = (uint32_t) (t0 + dt);
+        }
+    }
+
+    pthread_mutex_lock(&hd.mu);
+    for (uint32_t i = 0; i < r->n_bufs; i++) hd_block_unpin(b->blk[i]);
+    hd_block_unpin(b->dblk);
+    hd.st.exec_ns += t_exec;
+    for (uint32_t i = 0; i < HTP_OP_INVALID; i++) { hd.st.op_count[i] += counts[i]; hd.st.ops += counts[i]; }
+    if (hd.cfg.log_level >= 2)
+        for (uint32_t i = 0; i < r->n_ops; i++)
+            hd_logv(2, "  op #%u %s src %d %d %d %d %d %d dst %d", i, hd_op_name(ocopy[i].opcode),
+                    (int16_t) ocopy[i].src[0], (int16_t) ocopy[i].src[1], (int16_t) ocopy[i].src[2],
+                    (int16_t) ocopy[i].src[3], (int16_t) ocopy[i].src[4], (int16_t) ocopy[i].src[5],
+                    (int16_t) ocopy[i].dst[0]);
+    if (failed_op != UINT32_MAX)
+        hd_log("batch q%d id %u: op #%u %s -> status %u", q->ordinal, r->id, failed_op,
+               hd_op_name(ocopy[failed_op].opcode), status);
+    free(views); free(tcopy); free(ocopy);
+    return status;
+}
+
+static void process(struct dspqueue *q, struct hd_packet *pkt) {
+    struct batch b = { .q = q, .pkt = pkt, .h = bound_handle(q) };
+    uint64_t t0 = hd_now_ns();
+    int ok = validate(&b);
+    hd.st.validate_ns += hd_now_ns() - t0;
+    uint32_t status;
+    if (!ok) {
+        hd.st.batches_rejected++;
+        if (hd.cfg.reject_hang) {
+            hd_log("batch q%d id %u rejected: dropped without an answer (reject=hang)", q->ordinal, b.req.id);
+            if (pkt->tracked) retire_batch(q, b.req.id);
+            return;
+        }
+        status = HTP_STATUS_INVAL_PARAMS;
+    } else {
+        uint64_t t1 = hd_now_ns();
+        status = execute(&b, b.h ? b.h->prof_mode : 0);
+        if (hd.cfg.delay_us) {
+            uint32_t d = hd.cfg.delay_us;
+            pthread_mutex_unlock(&hd.mu);
+            usleep(d);
+            pthread_mutex_lock(&hd.mu);
+        }
+        hd.st.batches++;
+        t0 = t1;
+    }
+    hd_log("batch q%d id %u seq %" PRIu64 " bufs %u tensors %u ops %u -> status %u", q->ordinal, b.req.id, b.seq,
+           b.req.n_bufs, b.req.n_tensors, b.req.n_ops, status);
+    respond(&b, status, (uint32_t) ((hd_now_ns() - t0) / 1000));
+}
+
+static void *dsp_thread(void *arg) {
+    struct dspqueue *q = arg;
+    pthread_mutex_lock(&hd.mu);
+    while (!q->stop) {
+        struct hd_packet *p = ring_pop(&q->req);
+        if (!p) { pthread_cond_wait(&q->cv, &hd.mu); continue; }
+        pthread_cond_broadcast(&q->cv); /* space for blocked writers */
+        process(q, p);
+        packet_free(p);
+        dspqueue_callback_t cb = q->packet_cb;
+        void *ctx = q->cb_ctx;
+        if (cb && !q->stop) {
+            pthread_mutex_unlock(&hd.mu);
+            cb(q, 0, ctx);
+            pthread_mutex_lock(&hd.mu);
+        }
+    }
+    pthread_mutex_unlock(&hd.mu);
+    return NULL;
+}
+
+int hd_queue_start(struct dspqueue *q) {
+    q->stop = 0;
+    if (pthread_create(&q->thread, NULL, dsp_thread, q)) return AEE_ENOMEMORY;
+    q->thread_live = 1;
+    return 0;
+}
+
+void hd_queue_stop(struct dspqueue *q) {
+    if (!q->thread_live) return;
+    q->stop = 1;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&hd.mu);
+    pthread_join(q->thread, NULL);
+    pthread_mutex_lock(&hd.mu);
+    q->thread_live = 0;
+    if (q->req.count) hd_log("htp_iface_stop(q%d): %u batches were never processed", q->ordinal, q->req.count);
+}
