@@ -65,8 +65,10 @@ func (d *device) Props() backend.Props {
 // BufferType is OPENVINO<i>.
 func (d *device) BufferType() buffer.Type { return d.bt }
 
-// HostBufferType is OPENVINO<i>_HOST.
-func (d *device) HostBufferType() buffer.Type { return d.hbt }
+// HostType is the seed's OPENVINO<i>_HOST buffer type. It is not offered
+// as backend.HostBufferTyper: the seed's caps say host_buffer=false, and
+// its memory is ordinary host memory, no faster to copy from.
+func (d *device) HostType() buffer.Type { return d.hbt }
 
 // SupportsBufferType accepts the device's own types and any host type, as
 // the seed.

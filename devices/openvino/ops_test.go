@@ -20,6 +20,9 @@ func TestOpsOnDouble(t *testing.T) {
 	// bounds it): the NPU run keeps the weights' formats (REQUANT_KQUANT=native).
 	for _, c := range []struct{ version, device, requant string }{{"2025.1", "CPU", ""}, {"2025.0", "CPU", ""}, {"2025.1", "NPU", "native"}, {"2025.1", "GPU", ""}} {
 		t.Run(c.version+"/"+c.device, func(t *testing.T) {
+			if testing.Short() && (c.version != "2025.1" || c.device != "CPU") {
+				t.Skip("-short: one configuration")
+			}
 			knob(t, p, "version", c.version)
 			knob(t, p, "devices", "CPU,GPU,NPU")
 			dev := openDevice(t, p, Options{Device: c.device, RequantKQuant: c.requant})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/quant"
@@ -176,4 +177,22 @@ func TestSpillDir(t *testing.T) {
 	bad := openDevice(t, p, Options{SpillDir: dir + "/missing"})
 	_, err = bad.BufferType().Alloc(4096)
 	require.ErrorContains(t, err, "GGML_OPENVINO_SPILL_DIR")
+}
+
+func TestBufferTypes(t *testing.T) {
+	p := buildDouble(t)
+	dev := openDevice(t, p, Options{})
+	bt, ht := dev.BufferType(), dev.HostType()
+	require.Equal(t, "OPENVINO0", bt.Name())
+	require.Equal(t, "OPENVINO0_HOST", ht.Name())
+	require.False(t, bt.IsHost())
+	require.True(t, ht.IsHost())
+	require.EqualValues(t, 32, bt.Alignment())
+	require.True(t, dev.SupportsBufferType(bt) && dev.SupportsBufferType(ht) && dev.SupportsBufferType(buffer.CPU()))
+	w := graph.NewContext(graph.ContextOptions{}).NewTensor(quant.Q4_1, 64, 3)
+	l, ok := layoutFor(w, KindCPU, true)
+	require.True(t, ok)
+	require.Equal(t, l.total, bt.AllocSize(w), "room for the converted layout")
+	require.Equal(t, w.NBytes(), ht.AllocSize(w), "the host type converts nothing")
+	require.Equal(t, backend.Caps{Mmap: true}, dev.Props().Caps)
 }
