@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -29,6 +30,10 @@ type compiledModel struct {
 	freeMem func() error
 	params  []slot // Parameter order
 	results []slot // Result order
+	// dump is the DUMP_IR path prefix of this model ("" when not dumped);
+	// its first run also writes the inputs next to it.
+	dump        string
+	dumpedInput bool
 }
 
 // slot says how to find, in a graph of the cached structure, the tensor a
@@ -284,9 +289,11 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	}
 	xml := b.m.xml("ggml_graph", func(c constRef) uint64 { return uint64(absolute(c) - lo) })
 	if be.opts.DumpIR {
-		if err := dumpIR(b.m, xml, cm, absolute); err != nil {
+		name, err := dumpIR(b.m, absolute)
+		if err != nil {
 			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)
 		}
+		cm.dump = name
 	}
 	if irMutator != nil {
 		xml = irMutator(xml)
@@ -394,6 +401,10 @@ func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
 			st.outAddr[i] = a
 		}
 	}
+	if cm.dump != "" && !cm.dumpedInput {
+		cm.dumpedInput = true
+		dumpInputs(cm, k)
+	}
 	ti := be.clock()
 	err := n.call("ov_infer_request_infer", n.infer, st.req)
 	be.inferTime += be.clock() - ti
@@ -458,12 +469,14 @@ func scatterInto(t *graph.Tensor, src []byte) {
 	}
 }
 
-// dumpIR writes the model as model_<n>.xml and .bin (the constants packed
-// into one blob), for GGML_OPENVINO_DUMP_IR.
-func dumpIR(m *irModel, _ []byte, _ *compiledModel, absolute func(constRef) uintptr) error {
+// dumpIR writes the model as ggml_openvino_ir/model_<n>.xml and .bin
+// (the constants packed into one blob), for GGML_OPENVINO_DUMP_IR; the
+// first run adds model_<n>.input<i>.bin, each Parameter's bytes, so the
+// model can be replayed outside the process. It returns the path prefix.
+func dumpIR(m *irModel, absolute func(constRef) uintptr) (string, error) {
 	dir := "ggml_openvino_ir"
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return "", err
 	}
 	var blob []byte
 	offs := map[int]uint64{}
@@ -474,12 +487,23 @@ func dumpIR(m *irModel, _ []byte, _ *compiledModel, absolute func(constRef) uint
 		offs[c.layer] = off
 	}
 	xml := m.xml("ggml_graph", func(c constRef) uint64 { return offs[c.layer] })
-	dumpSeq++
-	name := filepath.Join(dir, "model_"+strconv.Itoa(dumpSeq))
-	return errors.Join(os.WriteFile(name+".xml", xml, 0o644), os.WriteFile(name+".bin", blob, 0o644))
+	name := filepath.Join(dir, "model_"+strconv.FormatInt(dumpSeq.Add(1), 10))
+	return name, errors.Join(os.WriteFile(name+".xml", xml, 0o644), os.WriteFile(name+".bin", blob, 0o644))
 }
 
-var dumpSeq int
+// dumpInputs writes the current inputs of a dumped model.
+func dumpInputs(cm *compiledModel, k keyInfo) {
+	for i, s := range cm.params {
+		t := k.resolve(s.loc)
+		n := uint64(t.NElements()) * uint64(t.Type.TypeSize())
+		if err := os.WriteFile(cm.dump+".input"+strconv.Itoa(i)+".bin", memBytes(t, n), 0o644); err != nil {
+			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)
+			return
+		}
+	}
+}
+
+var dumpSeq atomic.Int64
 
 // irMutator, set by tests only, alters the IR before it is read, to show
 // that the double catches a wrong one.
