@@ -3,6 +3,7 @@ package openvino
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -298,6 +299,16 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	if irMutator != nil {
 		xml = irMutator(xml)
 	}
+	blob := ""
+	if dir := be.opts.CompiledModelCacheDir; dir != "" && n.importModel != 0 && n.exportModel != 0 {
+		blob = compiledBlobPath(dir, b.m, g)
+		if ok, err := be.importModel(cm, blob); ok || err != nil {
+			if err != nil {
+				be.freeModel(cm)
+			}
+			return cm, err
+		}
+	}
 	var wt uintptr
 	if len(b.m.consts) > 0 {
 		var err error
@@ -331,7 +342,63 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	if be.opts.Profiling > 0 {
 		slog.Info("openvino: compiled", "nodes", len(g.Nodes), "layers", len(b.m.layers), "build", t1.Sub(t0), "compile", time.Since(t1))
 	}
+	if blob != "" {
+		// Exported under a temporary name and renamed, so a reader never
+		// imports a half-written blob.
+		tmp := blob + ".tmp"
+		p := cstr(tmp)
+		if err := n.call("ov_compiled_model_export_model", n.exportModel, cm.cm, uintptr(unsafe.Pointer(p))); err != nil {
+			slog.Warn("openvino: GGML_OPENVINO_COMPILED_MODEL_CACHE_DIR: export", "err", err)
+		} else if err := os.Rename(tmp, blob); err != nil {
+			slog.Warn("openvino: GGML_OPENVINO_COMPILED_MODEL_CACHE_DIR", "err", err)
+		}
+		runtime.KeepAlive(p)
+	}
 	return cm, nil
+}
+
+// compiledBlobPath names the exported model of a graph: a hash of its IR
+// with the Constants numbered instead of placed (addresses differ between
+// processes) and of the weights' names and types, as the seed keys its
+// compiled-model cache by the graph's structure and names. A different
+// model with the same names and shapes needs the folder emptied.
+func compiledBlobPath(dir string, m *irModel, g *graph.Graph) string {
+	h := fnv.New64a()
+	h.Write(m.xml("ggml_graph", func(c constRef) uint64 { return uint64(c.layer) }))
+	for _, n := range g.Nodes {
+		for _, s := range n.Src {
+			if s != nil && s.Op == ops.None {
+				fmt.Fprintf(h, "|%s:%d", s.Name, s.Type)
+			}
+		}
+	}
+	return filepath.Join(dir, fmt.Sprintf("ggml-ov-%016x.blob", h.Sum64()))
+}
+
+// importModel loads an exported compiled model, when the file exists.
+func (be *ovBackend) importModel(cm *compiledModel, path string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil || len(data) == 0 {
+		return false, nil // unreadable: compile instead
+	}
+	n, rt := be.dev.rt.lib, be.dev.rt
+	mem, free, err := hostAlloc(uint64(len(data)))
+	if err != nil {
+		return false, err
+	}
+	defer free()
+	copy(mem, data)
+	dev := cstr(rt.device)
+	err = n.call("ov_core_import_model", n.importModel, rt.core, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), uintptr(unsafe.Pointer(dev)), uintptr(unsafe.Pointer(&cm.cm)))
+	runtime.KeepAlive(dev)
+	if err != nil {
+		cm.cm = 0
+		return false, err
+	}
+	return true, nil
 }
 
 // run binds the inputs and outputs of the current graph (where their

@@ -223,3 +223,29 @@ func TestDumpIR(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, in, 2*8*4)
 }
+
+// COMPILED_MODEL_CACHE_DIR: a compiled model is exported once, and a
+// fresh device (another process, as far as the cache knows) imports it
+// instead of compiling.
+func TestCompiledModelCacheDir(t *testing.T) {
+	p := buildDouble(t)
+	dir := t.TempDir()
+	d1 := openDevice(t, p, Options{CompiledModelCacheDir: dir})
+	be1 := newBackend(d1)
+	defer be1.Close()
+	g1, _, _, y1 := addGraph(t, d1, 8)
+	c0, i0 := doubleStat(t, p, "calls.ov_core_compile_model"), doubleStat(t, p, "import.count")
+	require.NoError(t, be1.GraphCompute(g1))
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, ents, 1)
+
+	d2 := openDevice(t, p, Options{CompiledModelCacheDir: dir})
+	be2 := newBackend(d2)
+	defer be2.Close()
+	g2, _, _, y2 := addGraph(t, d2, 8)
+	require.NoError(t, be2.GraphCompute(g2))
+	require.Equal(t, c0+1, doubleStat(t, p, "calls.ov_core_compile_model"), "the second device does not compile")
+	require.Equal(t, i0+1, doubleStat(t, p, "import.count"))
+	require.Equal(t, getF32(t, y1), getF32(t, y2))
+}
