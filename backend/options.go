@@ -114,7 +114,7 @@ func ParseDeviceSelection(s string) (Options, error) {
 		}
 		p, err := parseParams(params)
 		if err != nil {
-			return Options{}, fmt.Errorf("%w: device %s in %q: %v", ErrArgument, name, s, err)
+			return Options{}, fmt.Errorf("%w: device %s in %q: %w", ErrArgument, name, s, err)
 		}
 		if o.Params == nil {
 			o.Params = map[string]map[string]string{}

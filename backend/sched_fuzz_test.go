@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -187,6 +188,7 @@ func FuzzScheduler(f *testing.F) {
 		host := cpuBackend(t)
 		backends = append(backends, host)
 
+		rest := slices.Clone(b)
 		g, leafs, outs, err := fuzzGraph(t, &b, backends)
 		if err != nil {
 			require.ErrorIs(t, err, graph.ErrShape, "only shape errors are expected from the builders")
@@ -199,6 +201,10 @@ func FuzzScheduler(f *testing.F) {
 			require.True(t, errors.Is(err, backend.ErrUnsupported), "%v", err)
 			return
 		}
+		// The same graph again, from the same bytes, with its weights in
+		// host memory: the CPU alone cannot read the devices'.
+		g, leafs, outs, err = fuzzGraph(t, &rest, []backend.Backend{host})
+		require.NoError(t, err)
 		want, _, err := computeFuzz(t, []backend.Backend{host}, backend.SchedulerOptions{}, g, leafs, outs)
 		require.NoError(t, err)
 		for i := range want {

@@ -91,9 +91,9 @@ func Measure(f Figure, opts Options) (Result, error) {
 			}
 		}
 	}
-	r.Ours, r.OursIters = sides[0].median(), sides[0].iters
+	r.Ours, r.OursIters = sides[0].medians(), sides[0].iters
 	if len(sides) > 1 {
-		r.Ref, r.RefIters = sides[1].median(), sides[1].iters
+		r.Ref, r.RefIters = sides[1].medians(), sides[1].iters
 	}
 	return r, nil
 }
@@ -131,9 +131,9 @@ func (s *side) sample() error {
 	return nil
 }
 
-func (s *side) median() Time { return Time{Wall: median(s.wall), CPU: median(s.cpu)} }
+func (s *side) medians() Time { return Time{Wall: medianOf(s.wall), CPU: medianOf(s.cpu)} }
 
-func median(ds []time.Duration) time.Duration {
+func medianOf(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}

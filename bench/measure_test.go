@@ -42,9 +42,9 @@ func TestMeasureReportsErrors(t *testing.T) {
 }
 
 func TestMedian(t *testing.T) {
-	require.Equal(t, 3*time.Second, median([]time.Duration{5 * time.Second, 1 * time.Second, 3 * time.Second, 9 * time.Second, 2 * time.Second}))
-	require.Equal(t, 25*time.Millisecond, median([]time.Duration{10 * time.Millisecond, 40 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond}))
-	require.Zero(t, median(nil))
+	require.Equal(t, 3*time.Second, medianOf([]time.Duration{5 * time.Second, 1 * time.Second, 3 * time.Second, 9 * time.Second, 2 * time.Second}))
+	require.Equal(t, 25*time.Millisecond, medianOf([]time.Duration{10 * time.Millisecond, 40 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond}))
+	require.Zero(t, medianOf(nil))
 }
 
 func TestWriteRow(t *testing.T) {

@@ -204,7 +204,10 @@ func Of(t *graph.Tensor) (Buffer, error) {
 }
 
 // SetTensor copies data into t's memory from byte offset of t, in whatever
-// buffer t is placed (ggml_backend_tensor_set).
+// buffer t is placed (ggml_backend_tensor_set), and is done when it
+// returns. Backend.SetTensorAsync is the same copy queued on a backend (for
+// a device that overlaps copies with its work); backend.SetFloat32 writes a
+// tensor's values converting them to its type.
 func SetTensor(t *graph.Tensor, data []byte, offset uint64) error {
 	b, err := Of(t)
 	if err != nil {
@@ -214,7 +217,9 @@ func SetTensor(t *graph.Tensor, data []byte, offset uint64) error {
 }
 
 // GetTensor copies t's memory from byte offset of t into data, from
-// whatever buffer t is placed in (ggml_backend_tensor_get).
+// whatever buffer t is placed in (ggml_backend_tensor_get). It does not
+// wait for a backend still computing t: Synchronize it first, or use
+// backend.GetFloat32, which does.
 func GetTensor(t *graph.Tensor, data []byte, offset uint64) error {
 	b, err := Of(t)
 	if err != nil {

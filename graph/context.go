@@ -196,7 +196,9 @@ func (t *Tensor) setName(name string) {
 	t.Name = name
 }
 
-// SetInput marks t as a graph input and returns it.
+// SetInput marks t as a graph input and returns it. It is a function, not
+// a method of the Context, so that it wraps any builder call
+// (SetInput(c.NewTensor(...))) and passes a nil (failed) tensor through.
 func SetInput(t *Tensor) *Tensor {
 	if t != nil {
 		t.Flags |= FlagInput

@@ -76,7 +76,11 @@ func runDemo(args []string, stdout io.Writer) error {
 		return fmt.Errorf("CPU-only run: %w", err)
 	}
 
-	fmt.Fprintf(stdout, "device: %s (%s), fallback CPU, threads %d, seed %d\n", main.Name(), main.Device().Description(), f.threads, f.seed)
+	threads := fmt.Sprint(f.threads)
+	if f.threads == 0 {
+		threads = fmt.Sprintf("%d (-threads 0: every CPU the Go runtime uses)", runtime.GOMAXPROCS(0))
+	}
+	fmt.Fprintf(stdout, "device: %s (%s), fallback CPU, threads %s, seed %d\n", main.Name(), main.Device().Description(), threads, f.seed)
 	fmt.Fprintf(stdout, "block: embd %d, heads %d (kv %d) of %d, ffn %d, tokens %d, ctx %d, rope %s, Q4_0 weights, F16 KV cache\n\n",
 		d.Embd, d.Heads, d.KVHeads, d.HeadDim, d.FF, d.Tokens, d.Ctx, f.rope)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)

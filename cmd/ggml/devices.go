@@ -43,6 +43,13 @@ func printDevices(w io.Writer, devs []backend.Device) {
 	if len(devs) == 0 {
 		fmt.Fprintln(w, "no devices registered")
 	}
+	// Devices that hold converted weights (OpenVINO) say how much memory
+	// their weight buffers take, so weights held twice show.
+	for _, d := range devs {
+		if wb, ok := d.(interface{ WeightBytes() uint64 }); ok {
+			fmt.Fprintf(w, "%s: weight buffers hold %.1f MiB\n", d.Name(), float64(wb.WeightBytes())/(1<<20))
+		}
+	}
 	for _, u := range unavailable {
 		r := u.Reason
 		fmt.Fprintf(w, "\n%s: %s", u.Name(), r.Kind)

@@ -23,6 +23,7 @@ import (
 	// Devices register themselves with package backend when linked in.
 	_ "github.com/ggml-go/ggml/devices/cpu"
 	_ "github.com/ggml-go/ggml/devices/hexagon"
+	_ "github.com/ggml-go/ggml/devices/openvino"
 )
 
 type command struct {

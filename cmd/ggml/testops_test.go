@@ -88,6 +88,14 @@ func TestTestOpsAnyDevice(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "device ASYNCFAKE0 (devtest fake device, 2 threads) against CPU")
 	require.Equal(t, fmt.Sprintf("%d passed, 0 failed, 0 skipped", n), lastLine(out))
+	// Parameters reach the device, which refuses one it does not have.
+	code, _, errOut = runCmd("test-ops", "-b", "ASYNCFAKE0:threads=1", "-o", "ADD", "-ref", "cpu")
+	require.Equal(t, 0, code, errOut)
+	code, _, errOut = runCmd("test-ops", "-b", "ASYNCFAKE0:nope=1", "-o", "ADD", "-ref", "cpu")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, `has no parameter "nope"`)
+	code, _, errOut = runCmd("test-ops", "-b", "ASYNCFAKE0,CPU")
+	require.Equal(t, 2, code, errOut)
 
 	// A wrong device fails, each case named, and the report says so.
 	dir := t.TempDir()

@@ -3,7 +3,9 @@
 // each operation's rows across threads, and the supports-op rule that says
 // exactly what it can compute. Its results are what the accelerators are
 // checked against, so the kernels favour clarity; they agree with ggml's CPU
-// backend within test-backend-ops tolerances.
+// backend within test-backend-ops tolerances. The matrix products reach
+// their arithmetic through a kernel set (traits.go): assembly where the
+// processor has it, the generic Go otherwise or on request.
 package cpu
 
 import (
@@ -29,12 +31,22 @@ type Options struct {
 	// Threads is the number of threads an operation is split across; 0
 	// means runtime.GOMAXPROCS(0).
 	Threads int
+	// Generic makes the matrix products use the portable Go kernels
+	// instead of the processor's assembly ones (see EnvGeneric).
+	Generic bool
 }
 
 // Engine computes graphs on the CPU. It owns a pool of worker goroutines
 // that live until Close; an Engine computes one graph at a time.
+//
+// It is what the CPU device's backend runs on. Programs normally start
+// that backend (backend.Init with "CPU") instead; an Engine is for code
+// that computes host tensors outside the backend API: device test doubles
+// checking their results, the conformance suite, tools computing single
+// nodes (ComputeNode).
 type Engine struct {
 	pool *pool
+	kset *kernelSet
 	// work is the scratch memory of the last operation that asked for
 	// some, reused (cleared) by the next.
 	work []byte
@@ -46,8 +58,14 @@ func New(opts Options) *Engine {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	return &Engine{pool: newPool(n)}
+	e := &Engine{pool: newPool(n), kset: selectKernels(opts)}
+	e.pool.setKernels(e.kset)
+	return e
 }
+
+// Kernels names the kernel set the matrix products use: "generic", or the
+// instruction sets of the assembly ones (such as "avx2").
+func (e *Engine) Kernels() string { return e.kset.name }
 
 // Threads is the number of threads each operation is split across.
 func (e *Engine) Threads() int { return e.pool.n }

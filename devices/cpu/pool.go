@@ -19,6 +19,7 @@ type Params struct {
 	Work []byte
 
 	barrier *barrier
+	kset    *kernelSet // the engine's kernels (traits.go)
 }
 
 // Barrier waits until every thread of the operation has reached it.
@@ -133,6 +134,15 @@ func newPool(n int) *pool {
 		go p.worker(i+1, &w)
 	}
 	return p
+}
+
+// setKernels gives every thread's Params the engine's kernel set (before
+// the first run; the workers read it only inside an operation).
+func (p *pool) setKernels(k *kernelSet) {
+	for i := range p.params {
+		p.params[i].kset = k
+	}
+	p.alone.kset = k
 }
 
 func (p *pool) worker(ith int, s *sleeper) {

@@ -62,13 +62,13 @@ done: \
 	VZEROUPPER \
 	RET
 
-BINARY(·addAVX2, VADDPS, VADDSS)
-BINARY(·subAVX2, VSUBPS, VSUBSS)
-BINARY(·mulAVX2, VMULPS, VMULSS)
-BINARY(·divAVX2, VDIVPS, VDIVSS)
+BINARY(·vecAddAVX2, VADDPS, VADDSS)
+BINARY(·vecSubAVX2, VSUBPS, VSUBSS)
+BINARY(·vecMulAVX2, VMULPS, VMULSS)
+BINARY(·vecDivAVX2, VDIVPS, VDIVSS)
 
-// func scaleAVX2(x *float32, n int, s float32)
-TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+// func vecScaleAVX2(x *float32, n int, s float32)
+TEXT ·vecScaleAVX2(SB), NOSPLIT, $0-20
 	MOVQ x+0(FP), DI
 	MOVQ n+8(FP), CX
 	VBROADCASTSS s+16(FP), Y15
@@ -106,8 +106,8 @@ sdone:
 	VZEROUPPER
 	RET
 
-// func madAVX2(y, x *float32, n int, s float32)
-TEXT ·madAVX2(SB), NOSPLIT, $0-28
+// func vecMadAVX2(y, x *float32, n int, s float32)
+TEXT ·vecMadAVX2(SB), NOSPLIT, $0-28
 	MOVQ y+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -155,8 +155,8 @@ mdone:
 	VZEROUPPER
 	RET
 
-// func dotAVX2(x, y *float32, n int) float32
-TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+// func vecDotAVX2(x, y *float32, n int) float32
+TEXT ·vecDotAVX2(SB), NOSPLIT, $0-28
 	MOVQ x+0(FP), SI
 	MOVQ y+8(FP), DX
 	MOVQ n+16(FP), CX
@@ -210,8 +210,8 @@ ddone:
 	MOVSS X0, ret+24(FP)
 	RET
 
-// func dotF16AVX2(x, y *uint16, n int) float32
-TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28
+// func vecDotF16AVX2(x, y *uint16, n int) float32
+TEXT ·vecDotF16AVX2(SB), NOSPLIT, $0-28
 	MOVQ x+0(FP), SI
 	MOVQ y+8(FP), DX
 	MOVQ n+16(FP), CX
@@ -275,8 +275,8 @@ hdone:
 	MOVSS X0, ret+24(FP)
 	RET
 
-// func madF16AVX2(y, x *uint16, n int, s float32)
-TEXT ·madF16AVX2(SB), NOSPLIT, $0-28
+// func vecMadF16AVX2(y, x *uint16, n int, s float32)
+TEXT ·vecMadF16AVX2(SB), NOSPLIT, $0-28
 	MOVQ y+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -336,8 +336,8 @@ fdone:
 	VZEROUPPER
 	RET
 
-// func scaleF16AVX2(y *uint16, n int, s float32)
-TEXT ·scaleF16AVX2(SB), NOSPLIT, $0-20
+// func vecScaleF16AVX2(y *uint16, n int, s float32)
+TEXT ·vecScaleF16AVX2(SB), NOSPLIT, $0-20
 	MOVQ y+0(FP), DI
 	MOVQ n+8(FP), CX
 	VBROADCASTSS s+16(FP), Y15
@@ -367,8 +367,8 @@ gdone:
 	VZEROUPPER
 	RET
 
-// func f16ToF32AVX2(dst *float32, src *uint16, n int)
-TEXT ·f16ToF32AVX2(SB), NOSPLIT, $0-24
+// func vecF16ToF32AVX2(dst *float32, src *uint16, n int)
+TEXT ·vecF16ToF32AVX2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX

@@ -18,6 +18,7 @@ import (
 type hexBackend struct {
 	dev    *device
 	s      *session
+	gen    uint64
 	closed bool
 }
 
@@ -27,25 +28,25 @@ func (b *hexBackend) check() error {
 	if b.closed {
 		return fmt.Errorf("%w: %s", backend.ErrClosed, b.Name())
 	}
+	if b.gen != b.s.gen {
+		return fmt.Errorf("%w: %s failed and was reopened for a newer backend", ErrSession, b.Name())
+	}
 	return b.s.err
 }
 
 // SetTensorAsync writes t once the batches in flight are done (they may
 // read it), then returns: the write itself is a host copy.
 func (b *hexBackend) SetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
-	b.s.work.Lock()
-	defer b.s.work.Unlock()
-	if err := b.check(); err != nil {
-		return err
-	}
-	if err := b.s.sync(); err != nil {
-		return err
-	}
-	return buffer.SetTensor(t, data, offset)
+	return b.afterQueue(func() error { return buffer.SetTensor(t, data, offset) })
 }
 
 // GetTensorAsync waits for the batches queued so far, then reads t.
 func (b *hexBackend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
+	return b.afterQueue(func() error { return buffer.GetTensor(t, data, offset) })
+}
+
+// afterQueue runs fn once every batch queued so far is done.
+func (b *hexBackend) afterQueue(fn func() error) error {
 	b.s.work.Lock()
 	defer b.s.work.Unlock()
 	if err := b.check(); err != nil {
@@ -54,14 +55,14 @@ func (b *hexBackend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64)
 	if err := b.s.sync(); err != nil {
 		return err
 	}
-	return buffer.GetTensor(t, data, offset)
+	return fn()
 }
 
 func (b *hexBackend) Synchronize() error {
 	b.s.work.Lock()
 	defer b.s.work.Unlock()
-	if b.closed {
-		return fmt.Errorf("%w: %s", backend.ErrClosed, b.Name())
+	if err := b.check(); err != nil {
+		return err
 	}
 	return b.s.sync()
 }
@@ -74,13 +75,25 @@ func (b *hexBackend) GraphCompute(g *graph.Graph) error {
 	if err := b.check(); err != nil {
 		return err
 	}
+	var nodes []*graph.Tensor
 	for _, t := range g.Nodes {
-		if isNoop(t.Op) || t.IsEmpty() {
-			continue
+		if !isNoop(t.Op) && !t.IsEmpty() {
+			nodes = append(nodes, t)
 		}
-		n, err := newNode(t)
-		if err != nil {
-			return err
+	}
+	for i := 0; i < len(nodes); i++ {
+		t := nodes[i]
+		var n *opNode
+		if b.dev.opts.OpFusion && i+1 < len(nodes) {
+			if n = fuse(g, t, nodes[i+1]); n != nil {
+				i++
+			}
+		}
+		if n == nil {
+			var err error
+			if n, err = newNode(t); err != nil {
+				return err
+			}
 		}
 		if err := b.prepare(n); err != nil {
 			return err
@@ -95,7 +108,7 @@ func (b *hexBackend) GraphCompute(g *graph.Graph) error {
 // prepare repacks a quantized matmul weight set untiled (run-time repack)
 // and marks the output as written in ggml's layout.
 func (b *hexBackend) prepare(n *opNode) error {
-	if n.op == htp.OpMulMat || n.op == htp.OpMulMatID {
+	if n.op == htp.OpMulMat || n.op == htp.OpMulMatID || n.op == htp.OpMulMatAdd {
 		w := n.inputs[0]
 		x, err := extraOf(w)
 		if err != nil {
@@ -125,7 +138,10 @@ func (b *hexBackend) Close() error {
 	if b.closed {
 		return nil
 	}
-	err := b.s.sync()
+	err := b.check()
+	if err == nil {
+		err = b.s.sync()
+	}
 	b.closed = true
 	return err
 }

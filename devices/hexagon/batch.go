@@ -209,28 +209,30 @@ func (b *opBatch) fits(n *opNode) (bool, error) {
 // add appends node; the caller checked that it fits.
 func (b *opBatch) add(n *opNode) error {
 	o := htp.OpDesc{Opcode: uint32(n.op), Params: n.params, KernelParams: n.kparams}
-	for i, t := range n.inputs {
-		o.Src[i] = htp.NoTensor
-		if t != nil {
-			ti, err := b.addTensor(t)
-			if err != nil {
-				return err
-			}
-			o.Src[i] = uint16(ti)
-		}
+	if err := b.indices(o.Src[:], n.inputs[:]); err != nil {
+		return err
 	}
-	for i, t := range n.outputs {
-		o.Dst[i] = htp.NoTensor
-		if t != nil {
-			ti, err := b.addTensor(t)
-			if err != nil {
-				return err
-			}
-			o.Dst[i] = uint16(ti)
-		}
+	if err := b.indices(o.Dst[:], n.outputs[:]); err != nil {
+		return err
 	}
 	b.ops = append(b.ops, o)
 	b.nodes = append(b.nodes, n)
+	return nil
+}
+
+// indices writes the tensor index of each of ts (NoTensor for nil) into
+// idx, adding the tensors to the batch.
+func (b *opBatch) indices(idx []uint16, ts []*graph.Tensor) error {
+	for i, t := range ts {
+		idx[i] = htp.NoTensor
+		if t != nil {
+			ti, err := b.addTensor(t)
+			if err != nil {
+				return err
+			}
+			idx[i] = uint16(ti)
+		}
+	}
 	return nil
 }
 
@@ -388,7 +390,11 @@ func (s *session) flushPending(all bool) error {
 		}
 		s.rspSeq = want
 		if st := htp.Status(rsp.Status); st.Failed() {
-			return s.broken(&DSPError{Device: s.name, Batch: want, Status: st})
+			de := &DSPError{Device: s.name, Batch: want, Status: st}
+			if s.perCall {
+				return de
+			}
+			return s.broken(de)
 		}
 		if s.opts.Profile != 0 {
 			s.dumpProfile(&rsp, &buf)

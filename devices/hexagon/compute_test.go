@@ -279,3 +279,28 @@ func TestHostBuffer(t *testing.T) {
 	_, devs = openRegistry(t, o)
 	require.Nil(t, devs[0].(backend.HostBufferTyper).HostBufferType())
 }
+
+// TestDMA64: on v81 weights are mapped extended (FASTRPC_MAP_FD_DELAYED_
+// EXTENDED, 2 MiB-aligned blocks, HTP_BUF_EXTENDED, outside vmem); with
+// GGML_HEXAGON_DMA64=0 they are not.
+func TestDMA64(t *testing.T) {
+	d := double.Open(t, double.Full)
+	for _, dma := range []int{Auto, 0} {
+		d.Reset()
+		d.Configure(t, "arch=81")
+		o := testOptions(d)
+		o.DMA64 = dma
+		r, devs := openRegistry(t, o)
+		require.Equal(t, 81, r.Arch())
+		checkCompute(t, devs[0])
+		log := d.Log()
+		if dma == Auto {
+			require.Contains(t, log, "flags 18) -> 0x0")
+			require.Regexp(t, `rpcmem_alloc2\(heap 25, flags 0x1, 2097152\)`, log)
+		} else {
+			require.NotContains(t, log, "flags 18)")
+		}
+		require.Empty(t, d.Violations())
+		require.NoError(t, r.Close())
+	}
+}

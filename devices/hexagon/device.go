@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 
 	"github.com/ggml-go/ggml/backend"
@@ -96,6 +97,10 @@ func (r *Registry) discover() {
 		r.arch = a
 	}
 	opts := r.opts.resolve(r.arch)
+	if runtime.GOOS == "android" && r.arch < 75 && len(opts.Devices) > 1 {
+		slog.Warn("hexagon: one device only on SoCs before v75", "arch", r.arch)
+		opts.Devices = opts.Devices[:1]
+	}
 	domains, discovered := r.domains()
 	for i, cfg := range opts.Devices {
 		d, err := newDevice(r, opts, cfg, domains, discovered)
@@ -325,11 +330,36 @@ func (d *device) SupportsBufferType(bt buffer.Type) bool { return bt == d.bt || 
 // OffloadOp is false: the seed has no offload rule.
 func (d *device) OffloadOp(*graph.Tensor) bool { return false }
 
-// Init returns a backend on the device's session.
-func (d *device) Init(backend.Options) (backend.Backend, error) {
+// Init returns a backend on the device's session. A session a failure
+// marked is reopened first: the backends started before keep reporting
+// the failure, the new one starts clean.
+//
+// Device parameters (GGML_DEVICE="HTP0:dsp_errors=per_call"):
+// dsp_errors=sticky (the default, as the seed) marks the session on a DSP
+// failure status; per_call makes it an error of the compute or
+// synchronize that reads it only, the session staying usable (queue and
+// protocol failures always mark it).
+func (d *device) Init(o backend.Options) (backend.Backend, error) {
+	perCall := false
+	for k, v := range o.DeviceParams(d.cfg.Name) {
+		switch {
+		case k == "dsp_errors" && (v == "sticky" || v == "per_call"):
+			perCall = v == "per_call"
+		case k == "dsp_errors":
+			return nil, fmt.Errorf("%w: %s: dsp_errors=%q (want sticky or per_call)", backend.ErrArgument, d.cfg.Name, v)
+		default:
+			return nil, fmt.Errorf("%w: %s has no parameter %q (it has dsp_errors)", backend.ErrArgument, d.cfg.Name, k)
+		}
+	}
 	s, err := d.sess()
 	if err != nil {
 		return nil, err
 	}
-	return &hexBackend{dev: d, s: s}, nil
+	if err := s.reopen(); err != nil {
+		return nil, err
+	}
+	s.work.Lock()
+	s.perCall = perCall
+	s.work.Unlock()
+	return &hexBackend{dev: d, s: s, gen: s.gen}, nil
 }

@@ -23,6 +23,7 @@ type DeviceConfig struct {
 	Group []DeviceConfig
 }
 
+// String describes the device: name, core, virtual session, group.
 func (c DeviceConfig) String() string {
 	s := fmt.Sprintf("%s (phys %d, virt %d)", c.Name, c.Physical, c.Virtual)
 	if len(c.Group) > 0 {

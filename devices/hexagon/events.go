@@ -160,10 +160,13 @@ func NewComm(bs ...backend.Backend) (*Comm, error) {
 	return c, nil
 }
 
+// Free releases the communicator (it holds no device resources).
+func (c *Comm) Free() { c.backends = nil }
+
 // AllReduce sums ts (one per rank, same type F32 or F16, contiguous, the
 // same element count) and leaves the sum in each.
 func (c *Comm) AllReduce(ts []*graph.Tensor) error {
-	if len(ts) != len(c.backends) {
+	if len(c.backends) == 0 || len(ts) != len(c.backends) {
 		return fmt.Errorf("%w: %d tensors for %d ranks", buffer.ErrArgument, len(ts), len(c.backends))
 	}
 	for _, t := range ts {

@@ -21,6 +21,11 @@ func computeErr(t *testing.T, dev backend.Device) error {
 	t.Helper()
 	b, err := dev.Init(backend.Options{})
 	require.NoError(t, err)
+	return computeOn(t, dev, b)
+}
+
+func computeOn(t *testing.T, dev backend.Device, b backend.Backend) error {
+	t.Helper()
 	mg := newMMGraph(t, dev, rand.New(rand.NewPCG(7, 8)), quant.Q8_0, 64, 32, 2)
 	defer mg.free()
 	if err := b.GraphCompute(mg.g); err != nil {
@@ -42,7 +47,8 @@ func TestDSPFaults(t *testing.T) {
 			require.ErrorAs(t, err, &de)
 			require.Equal(t, htp.StatusNoSupport, de.Status)
 		}},
-		{"vtcm", "fail.op=1:5@o4", func(t *testing.T, err error) {
+		// @o8: MUL_MAT_ADD, the matmul fused with its ADD.
+		{"vtcm", "fail.op=1:5@o8", func(t *testing.T, err error) {
 			var de *DSPError
 			require.ErrorAs(t, err, &de)
 			require.Equal(t, htp.StatusVTCMTooSmall, de.Status)
@@ -54,6 +60,10 @@ func TestDSPFaults(t *testing.T) {
 		}},
 		{"read interrupted", "fail.queue_read=1:0x2e", func(t *testing.T, err error) {
 			require.ErrorIs(t, err, fastrpc.EInterrupted)
+		}},
+		{"dsp crash", "fail.crash=1", func(t *testing.T, err error) {
+			require.ErrorIs(t, err, fastrpc.EBadState)
+			require.ErrorContains(t, err, "dspqueue_read")
 		}},
 		{"short answer", "fail.rsp_size=1:80", func(t *testing.T, err error) {
 			require.ErrorContains(t, err, "bad answer: 80 bytes")
@@ -76,24 +86,29 @@ func TestDSPFaults(t *testing.T) {
 			if c.name == "write on second session" {
 				bad = devs[1]
 			}
-			err := computeErr(t, bad)
+			failed, err := bad.Init(backend.Options{})
+			require.NoError(t, err)
+			err = computeOn(t, bad, failed)
 			require.Error(t, err, d.Log())
 			require.ErrorIs(t, err, ErrSession)
 			c.check(t, err)
-			// Marked: the next calls fail at once with the same error.
-			b, _ := bad.Init(backend.Options{})
-			require.ErrorIs(t, b.Synchronize(), ErrSession)
+			// Marked: the backend's next calls fail at once.
 			start := time.Now()
-			require.ErrorIs(t, computeErr(t, bad), ErrSession)
+			require.ErrorIs(t, failed.Synchronize(), ErrSession)
+			require.ErrorIs(t, failed.GraphCompute(&graph.Graph{}), ErrSession)
 			require.Less(t, time.Since(start), time.Second)
-			d.Configure(t, "fail.op=off;fail.queue_write=off;fail.queue_read=off;fail.rsp_size=off;delay_us=0")
+			d.Configure(t, "fail.op=off;fail.queue_write=off;fail.queue_read=off;fail.rsp_size=off;fail.crash=off;delay_us=0")
+			// A new backend reopens the session and computes; the old
+			// one still reports the failure.
+			checkCompute(t, bad)
+			require.ErrorIs(t, failed.Synchronize(), ErrSession)
 			for _, dv := range devs {
 				if dv != bad {
 					checkCompute(t, dv)
 				}
 			}
 			require.NoError(t, r.Close())
-			if c.name != "no answer" {
+			if c.name != "no answer" && c.name != "dsp crash" {
 				require.Empty(t, d.Leaks(), d.Log())
 			}
 		})
@@ -172,4 +187,27 @@ func mustNode(t *testing.T, tt *graph.Tensor) *opNode {
 	n, err := newNode(tt)
 	require.NoError(t, err)
 	return n
+}
+
+// TestPerCallDSPErrors: with dsp_errors=per_call a failure status fails
+// the call that reads it and the session goes on; unknown parameters are
+// refused.
+func TestPerCallDSPErrors(t *testing.T) {
+	d := double.Open(t, double.Full)
+	_, devs := openRegistry(t, testOptions(d))
+	params := func(kv map[string]string) backend.Options {
+		return backend.Options{Params: map[string]map[string]string{"HTP0": kv}}
+	}
+	_, err := devs[0].Init(params(map[string]string{"nosuch": "1"}))
+	require.ErrorIs(t, err, backend.ErrArgument)
+	_, err = devs[0].Init(params(map[string]string{"dsp_errors": "never"}))
+	require.ErrorIs(t, err, backend.ErrArgument)
+	b, err := devs[0].Init(params(map[string]string{"dsp_errors": "per_call"}))
+	require.NoError(t, err)
+	d.Configure(t, "fail.op=1:3")
+	err = computeOn(t, devs[0], b)
+	var de *DSPError
+	require.ErrorAs(t, err, &de)
+	require.NotErrorIs(t, err, ErrSession)
+	require.NoError(t, computeOn(t, devs[0], b), "the session goes on")
 }

@@ -25,6 +25,7 @@ import (
 	"log/slog"
 
 	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/buffer"
 )
 
 var std = &Registry{fromEnv: true}
@@ -40,3 +41,24 @@ func init() {
 
 // Default is the registry registered from the environment.
 func Default() *Registry { return std }
+
+// SplitBufferTyper is a registry with a buffer type for tensors split
+// over its devices (the seed's ggml_backend_split_buffer_type extension).
+type SplitBufferTyper interface {
+	SplitBufferType(main int) buffer.Type
+}
+
+// Communicator is a registry that makes communicators for all-reduce over
+// its backends (the seed's ggml_backend_comm_init, _free and
+// _allreduce_tensor extensions).
+type Communicator interface {
+	NewComm(bs ...backend.Backend) (*Comm, error)
+}
+
+var (
+	_ SplitBufferTyper = (*Registry)(nil)
+	_ Communicator     = (*Registry)(nil)
+)
+
+// NewComm is the package's NewComm, as the registry's extension.
+func (r *Registry) NewComm(bs ...backend.Backend) (*Comm, error) { return NewComm(bs...) }

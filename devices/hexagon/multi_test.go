@@ -90,7 +90,8 @@ func TestMultiSession(t *testing.T) {
 	require.NoError(t, err)
 	_, err = NewComm(b0, b1)
 	require.ErrorIs(t, err, backend.ErrUnsupported)
-	comm, err := NewComm(b0, b3)
+	var cm Communicator = r
+	comm, err := cm.NewComm(b0, b3)
 	require.NoError(t, err)
 	var ts []*graph.Tensor
 	var vals [][]float32
@@ -113,6 +114,8 @@ func TestMultiSession(t *testing.T) {
 			require.InDelta(t, vals[0][i]+vals[1][i], got[i], 1e-6)
 		}
 	}
+	comm.Free()
+	require.Error(t, comm.AllReduce(ts), "freed")
 	for _, b := range bufs {
 		require.NoError(t, b.Free())
 	}

@@ -6,12 +6,12 @@ import (
 	"github.com/ggml-go/ggml/devices/hexagon/internal/htp"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
+	"github.com/ggml-go/ggml/quant"
 )
 
 // htpOp maps a ggml node to its opcode (op_remap_to_htp of the public
-// snapshot): CONT becomes CPY, GELU_QUICK becomes UNARY_GELU (which the
-// public kernel parameters tell apart; without them it is not offered),
-// the GLUs their GLU_* codes, the rest one to one. OpInvalid for what the
+// snapshot): CONT becomes CPY, GELU_QUICK becomes UNARY_GELU, the GLUs
+// their GLU_* codes, the rest one to one. OpInvalid for what the
 // DSP does not compute.
 func htpOp(t *graph.Tensor) htp.Op {
 	switch t.Op {
@@ -85,7 +85,10 @@ func htpOp(t *graph.Tensor) htp.Op {
 		switch t.Params.Unary() {
 		case ops.UnarySiLU:
 			return htp.OpUnarySilu
-		case ops.UnaryGELU:
+		case ops.UnaryGELUQuick:
+			// The public DSP computes UNARY_GELU as x*sigmoid(1.702x),
+			// GELU_QUICK, whatever the host asked (its kernel parameters
+			// do not change that): ggml's tanh GELU is not offered.
 			return htp.OpUnaryGelu
 		case ops.UnarySigmoid:
 			return htp.OpUnarySigmoid
@@ -155,4 +158,46 @@ func opDesc(t *graph.Tensor) string {
 		return ops.GluOp(t.Params.I32(0)).String()
 	}
 	return t.Op.String()
+}
+
+// fuse returns the op that computes a and its follower b together (the
+// public snapshot's try_fuse_node), or nil: RMS_NORM then a MUL of its
+// output becomes RMS_NORM_MUL, MUL_MAT then an ADD of its output becomes
+// MUL_MAT_ADD. a's output is then never written, so it must have no
+// other use and not be a graph output. Verified on the double (which
+// executes both fused ops); not verified against a real DSP.
+func fuse(g *graph.Graph, a, b *graph.Tensor) *opNode {
+	if g.UseCount(a) != 1 || a.Flags&graph.FlagOutput != 0 || a.Type != quant.F32 || b.Type != quant.F32 {
+		return nil
+	}
+	other := func() *graph.Tensor {
+		switch {
+		case b.Src[0] == a && b.Src[1] != a:
+			return b.Src[1]
+		case b.Src[1] == a && b.Src[0] != a:
+			return b.Src[0]
+		}
+		return nil
+	}()
+	if other == nil || other.Type != quant.F32 || b.Ne != a.Ne || !canRepeat(other, b) {
+		return nil
+	}
+	var n *opNode
+	switch {
+	case a.Op == ops.RMSNorm && b.Op == ops.Mul:
+		n = &opNode{op: htp.OpRMSNormMul}
+	case a.Op == ops.MulMat && b.Op == ops.Add:
+		n = &opNode{op: htp.OpMulMatAdd}
+	default:
+		return nil
+	}
+	n.node, n.params = b, [htp.MaxParams]int32(a.Params)
+	copy(n.inputs[:], a.Src[:2])
+	if a.Op == ops.RMSNorm {
+		n.inputs[1] = other
+	} else {
+		n.inputs[2] = other
+	}
+	n.outputs[0] = b
+	return n
 }

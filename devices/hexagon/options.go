@@ -32,6 +32,7 @@ const (
 var powerNames = [...]string{"low_power_saver", "power_saver", "high_power_saver", "low_balanced", "balanced",
 	"high_performance", "sustained_high_performance", "burst"}
 
+// String is the mode's name as GGML_HEXAGON_POWER_MODE spells it.
 func (m PowerMode) String() string {
 	if m >= 0 && int(m) < len(powerNames) {
 		return powerNames[m]

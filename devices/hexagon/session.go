@@ -21,10 +21,12 @@ type SessionError struct {
 	Err    error
 }
 
+// Error names the device, the step and the cause.
 func (e *SessionError) Error() string {
 	return fmt.Sprintf("hexagon: %s: session open failed at %s: %v", e.Device, e.Step, e.Err)
 }
 
+// Unwrap gives the cause (a fastrpc.Error for a FastRPC code).
 func (e *SessionError) Unwrap() error { return e.Err }
 
 // ErrSession marks a session a DSP error or a queue failure has broken:
@@ -39,6 +41,7 @@ type DSPError struct {
 	Status htp.Status
 }
 
+// Error names the device, the batch and the status.
 func (e *DSPError) Error() string {
 	return fmt.Sprintf("hexagon: %s: the DSP failed batch %d: %s", e.Device, e.Batch, e.Status)
 }
@@ -89,6 +92,13 @@ type session struct {
 
 	// responseTimeout bounds the wait for one batch's answer.
 	responseTimeout time.Duration
+	// perCall makes a DSP failure status an error of the call that
+	// reads it only, not a mark on the session (the dsp_errors=per_call
+	// device parameter).
+	perCall bool
+	// gen counts reopenings; a backend started before the last one
+	// keeps reporting the failure that caused it.
+	gen uint64
 }
 
 // openSession brings a session up in the seed's order; on failure it
@@ -135,7 +145,9 @@ func (s *session) allocate() error {
 		return s.fail("opening "+uri, err)
 	}
 	s.opened = true
-	s.hwinfo()
+	if err := s.hwinfo(); err != nil {
+		return s.fail("checking the DSP library (htp_iface_hwinfo)", err)
+	}
 	if err := s.lib.SetLatency(s.handle); err != nil {
 		slog.Warn("hexagon: no FastRPC QoS latency mode", "device", s.name, "err", err)
 	}
@@ -185,12 +197,20 @@ func (s *session) allocate() error {
 }
 
 // hwinfo resolves threads, HMX and VTCM from the DSP's answer and the
-// options; on failure the seed's defaults: 8 threads, 1 HMX, 8 MiB.
-func (s *session) hwinfo() {
+// options; when the call fails, the seed's defaults: 8 threads, 1 HMX,
+// 8 MiB. An answer no DSP gives (no threads, more than 64, no VTCM or more
+// than 1 GiB, more than 16 HMX units) is an error: method indices and
+// packing are positional, so a DSP library built from another IDL answers
+// garbage instead of failing, and starting it would go on that way.
+func (s *session) hwinfo() error {
 	out, err := s.lib.Invoke(s.handle, htp.HwinfoCall())
 	var hw htp.HWInfo
 	if err == nil {
 		hw, err = htp.DecodeHwinfo(out)
+		if err == nil && (hw.NThreads == 0 || hw.NThreads > 64 || hw.VTCMSize == 0 || hw.VTCMSize > GiB || hw.NHMX > 16) {
+			return fmt.Errorf("the DSP library answered %d threads, %d HMX, %d bytes of VTCM: its interface does not match %s",
+				hw.NThreads, hw.NHMX, hw.VTCMSize, htp.ProtocolVersion)
+		}
 	}
 	if err != nil {
 		slog.Warn("hexagon: hwinfo failed, using defaults", "device", s.name, "err", err)
@@ -214,6 +234,7 @@ func (s *session) hwinfo() {
 		}
 		s.vtcm = s.opts.VTCMSize
 	}
+	return nil
 }
 
 // measureVmem maps pinned blocks (3 x 1 GiB, then 256 MiB steps) until
@@ -281,8 +302,9 @@ func (s *session) release() error {
 		s.etm = false
 	}
 	if s.profiling {
+		// The seed's order: after stop, where a DSP may refuse it.
 		if _, err := s.lib.Invoke(s.handle, htp.ProfilerCall(0, [htp.ProfPMUNCnt]uint32{})); err != nil {
-			slog.Warn("hexagon: disabling the profiler", "device", s.name, "err", err)
+			s.debug("disabling the profiler", "err", err)
 		}
 		s.profiling = false
 	}
@@ -299,6 +321,35 @@ func (s *session) release() error {
 		s.opened = false
 	}
 	return errors.Join(errs...)
+}
+
+// reopen replaces a broken session by a new one on the same domain (and
+// its group's), for a new backend of the device: the old one is released,
+// the bring-up runs again, buffers are mapped again when next used.
+func (s *session) reopen() error {
+	s.work.Lock()
+	defer s.work.Unlock()
+	if s.err == nil {
+		return nil
+	}
+	group := s.group
+	if err := s.release(); err != nil {
+		slog.Warn("hexagon: releasing a failed session", "device", s.name, "err", err)
+	}
+	for _, x := range append([]*session{s}, group...) {
+		x.domainID, x.sessionID, x.reqSeq, x.rspSeq, x.err = x.dom.id, 0, 0, 0, nil
+		if err := x.allocate(); err != nil {
+			_ = s.release()
+			for _, g := range group {
+				_ = g.release()
+			}
+			s.err = fmt.Errorf("%w: %w", ErrSession, err)
+			return err
+		}
+	}
+	s.group = group
+	s.gen++
+	return nil
 }
 
 func (s *session) addMapping(b *block) {

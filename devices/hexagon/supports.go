@@ -44,7 +44,7 @@ func supportsOp(t *graph.Tensor) bool {
 		return unaryOK(t, s0)
 	case ops.Unary:
 		switch t.Params.Unary() {
-		case ops.UnaryNeg, ops.UnaryExp, ops.UnarySigmoid, ops.UnarySoftplus, ops.UnaryTanh, ops.UnarySiLU, ops.UnaryGELU:
+		case ops.UnaryNeg, ops.UnaryExp, ops.UnarySigmoid, ops.UnarySoftplus, ops.UnaryTanh, ops.UnarySiLU, ops.UnaryGELUQuick:
 			return unaryOK(t, s0)
 		}
 		return false

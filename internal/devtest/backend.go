@@ -142,24 +142,7 @@ func (b *Backend) SetTensorAsync(t *graph.Tensor, data []byte, offset uint64) er
 }
 
 func (b *Backend) write(t *graph.Tensor, data []byte, offset uint64) error {
-	r, err := b.part(t, offset, len(data))
-	if err != nil {
-		return err
-	}
-	snap := *t
-	return b.do(func() error {
-		if f := b.dev.cfg.Faults.Set; f != nil {
-			if err := f(&snap); err != nil {
-				return err
-			}
-		}
-		mem, err := r.bytes()
-		if err != nil {
-			return err
-		}
-		copy(mem[r.at:r.at+r.n], data)
-		return nil
-	})
+	return b.transfer(t, data, offset, true)
 }
 
 // GetTensorAsync reads t from offset into data: at once, or queued (data
@@ -168,14 +151,25 @@ func (b *Backend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64) er
 	if err := b.open(); err != nil {
 		return err
 	}
+	return b.transfer(t, data, offset, false)
+}
+
+// transfer copies between data and t's memory from offset, into the
+// device when set, out of it otherwise, after the fault hook: at once, or
+// queued. t's place is taken now.
+func (b *Backend) transfer(t *graph.Tensor, data []byte, offset uint64, set bool) error {
 	r, err := b.part(t, offset, len(data))
 	if err != nil {
 		return err
 	}
+	fault := b.dev.cfg.Faults.Get
+	if set {
+		fault = b.dev.cfg.Faults.Set
+	}
 	snap := *t
 	return b.do(func() error {
-		if f := b.dev.cfg.Faults.Get; f != nil {
-			if err := f(&snap); err != nil {
+		if fault != nil {
+			if err := fault(&snap); err != nil {
 				return err
 			}
 		}
@@ -183,7 +177,11 @@ func (b *Backend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64) er
 		if err != nil {
 			return err
 		}
-		copy(data, mem[r.at:r.at+r.n])
+		if dev := mem[r.at : r.at+r.n]; set {
+			copy(dev, data)
+		} else {
+			copy(data, dev)
+		}
 		return nil
 	})
 }

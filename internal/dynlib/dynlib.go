@@ -27,7 +27,7 @@ type Library struct {
 func Open(path string) (*Library, error) {
 	h, err := open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w %s: %v", ErrOpen, path, err)
+		return nil, fmt.Errorf("%w %s: %w", ErrOpen, path, err)
 	}
 	return &Library{path: path, handle: h}, nil
 }
@@ -39,7 +39,7 @@ func (l *Library) Path() string { return l.path }
 func (l *Library) Sym(name string) (uintptr, error) {
 	p, err := sym(l.handle, name)
 	if err != nil || p == 0 {
-		return 0, fmt.Errorf("%w: %s in %s: %v", ErrSymbol, name, l.path, err)
+		return 0, fmt.Errorf("%w: %s in %s: %w", ErrSymbol, name, l.path, err)
 	}
 	return p, nil
 }

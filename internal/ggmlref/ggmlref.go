@@ -204,7 +204,7 @@ func OpenVariant(dir, variant string) (*Lib, error) {
 func (l *Lib) dlopen(name string) (*dynlib.Library, error) {
 	lib, err := dynlib.Open(filepath.Join(l.dir, name))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotAvailable, err)
+		return nil, fmt.Errorf("%w: %w", ErrNotAvailable, err)
 	}
 	l.libs = append(l.libs, lib)
 	return lib, nil
@@ -213,7 +213,7 @@ func (l *Lib) dlopen(name string) (*dynlib.Library, error) {
 func (l *Lib) dlsym(lib *dynlib.Library, name string) (uintptr, error) {
 	p, err := lib.Sym(name)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrNotAvailable, err)
+		return 0, fmt.Errorf("%w: %w", ErrNotAvailable, err)
 	}
 	return p, nil
 }
@@ -234,7 +234,7 @@ func (l *Lib) pickVariant(want string) (string, *dynlib.Library, error) {
 		lib, err := dynlib.Open(p)
 		if err != nil {
 			if want != "" {
-				return "", nil, fmt.Errorf("%w: %v", ErrNotAvailable, err)
+				return "", nil, fmt.Errorf("%w: %w", ErrNotAvailable, err)
 			}
 			continue
 		}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
 	"github.com/ggml-go/ggml/ops"
@@ -57,10 +56,9 @@ func TestAttnCaseNames(t *testing.T) {
 // TestAttnNaive compares the family's cases with attnNaive, an independent
 // float64 implementation of the operations' definitions.
 func TestAttnNaive(t *testing.T) {
-	e := cpu.New(cpu.Options{Threads: 2})
-	defer e.Close()
+	e := cpuBackend(t, 2)
 	for _, c := range attnTestCases() {
-		r := Run(c, CPU{e}, attnNaive{}, 3)
+		r := RunBackend(c, e, attnNaive{}, 3)
 		require.Equal(t, Passed, r.Status, "%s: %s", c.Name, r.Detail)
 	}
 }

@@ -348,7 +348,9 @@ func RunBackend(c Case, be backend.Backend, ref Executor, seed int64) (r Result)
 	}
 	p, err := place(dev, d)
 	defer func() {
-		if err := p.free(); err != nil && r.Status != Failed {
+		// A case that failed midway may leave work queued on the
+		// buffers: wait for it before freeing them.
+		if err := errors.Join(be.Synchronize(), p.free()); err != nil && r.Status != Failed {
 			r = r.fail("%s: freeing the buffers: %v", dev.Name(), err)
 		}
 	}()

@@ -54,10 +54,9 @@ func matmulSupportedByGGML(c Case) bool {
 // permutations, views and expert selection, the tolerance absorbing the
 // quantization of the activations.
 func TestMatmulNaive(t *testing.T) {
-	e := cpu.New(cpu.Options{Threads: 4})
-	defer e.Close()
+	e := cpuBackend(t, 4)
 	for _, c := range Cases(testFull(), matmulOps) {
-		r := Run(c, CPU{e}, naiveMatmul{}, 3)
+		r := RunBackend(c, e, naiveMatmul{}, 3)
 		if r.Status == Skipped && !matmulSupportedByGGML(c) {
 			continue
 		}

@@ -1,10 +1,18 @@
 // Package optest is ggml-go's op-conformance suite, after ggml's
 // test-backend-ops: cases build small graphs around one operation with
-// varied shapes, types, strides, views and parameters; Run computes a case
-// on a device under test and on a reference (our CPU device, or the real
-// ggml through the graph mirror) and compares the outputs with
-// test-backend-ops' error measures and tolerances. Cases either side does
-// not support are skipped, never passed.
+// varied shapes, types, strides, views, parameters and magnitudes.
+// RunDevice (TestDevice in a package's tests) runs them on any
+// backend.Device through the device's own buffers, weights in WEIGHTS
+// buffers and sentinels between the tensors, and compares the outputs with
+// a reference (the real ggml through the graph mirror, or our CPU device)
+// with test-backend-ops' error measures and tolerances. Cases either side
+// does not support are skipped, never passed; a device error is a failure.
+//
+// A device package is tested with one call:
+//
+//	func TestConformance(t *testing.T) {
+//		optest.TestDevice(t, mydevice.Device(), optest.Options{})
+//	}
 package optest
 
 import (

@@ -8,55 +8,65 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/devtest"
+	"github.com/ggml-go/ggml/ops"
 )
 
+// cpuBackend starts a CPU backend on threads threads.
+func cpuBackend(t testing.TB, threads int) backend.Backend {
+	t.Helper()
+	b, err := cpu.Device().Init(backend.Options{Threads: threads})
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
 // TestCPUSelfConsistent runs every case (quick, or full with OPTEST_FULL=1)
-// with our CPU device against itself on 3 threads and 1: results must be
-// identical, whatever the thread count.
+// with our CPU device on 3 threads, through its buffers, against itself on
+// 1: results must be identical, whatever the thread count.
 func TestCPUSelfConsistent(t *testing.T) {
 	one := cpu.New(cpu.Options{Threads: 1})
 	defer one.Close()
-	three := cpu.New(cpu.Options{Threads: 3})
-	defer three.Close()
+	three := cpuBackend(t, 3)
 	cases := Cases(testFull(), nil)
 	require.NotEmpty(t, cases)
 	var tally Tally
 	for _, c := range cases {
 		c.Tol = Tolerance{Exact: true}
-		r := Run(c, CPU{three}, CPU{one}, 1)
+		r := RunBackend(c, three, CPU{one}, 1)
 		tally.Add(r)
 		require.NotEqual(t, Failed, r.Status, "%s: %s", c.Name, r.Detail)
 	}
 	t.Logf("3 threads against 1: %s", tally.String())
 }
 
-// skewed computes on the CPU and then changes one output element, so a
-// comparison must fail and say where.
-type skewed struct{ CPU }
-
-func (s skewed) Compute(g *graph.Graph) error {
-	if err := s.CPU.Compute(g); err != nil {
-		return err
-	}
-	out := g.Nodes[len(g.Nodes)-1]
-	v := math.Float32frombits(binary.LittleEndian.Uint32(out.Data[4*7:]))
-	binary.LittleEndian.PutUint32(out.Data[4*7:], math.Float32bits(v+1))
-	return nil
-}
+// skewed is a device that computes on the CPU's kernels and then changes
+// element 7 of every ADD, so a comparison must fail and say where.
+var skewed = devtest.New(devtest.Config{Name: "SKEWED0", Type: backend.DeviceGPU,
+	Faults: devtest.Faults{Corrupt: func(n *graph.Tensor, mem []byte, at uint64) {
+		if n.Op == ops.Add {
+			v := math.Float32frombits(binary.LittleEndian.Uint32(mem[at+4*7:]))
+			binary.LittleEndian.PutUint32(mem[at+4*7:], math.Float32bits(v+1))
+		}
+	}}})
 
 func TestMismatchDetail(t *testing.T) {
 	eng := cpu.New(cpu.Options{Threads: 1})
 	defer eng.Close()
+	be, err := skewed.Init(backend.Options{})
+	require.NoError(t, err)
+	defer be.Close()
 	c := Cases(false, []string{"ADD"})[1] // ne=[20,5,4,3]
-	r := Run(c, skewed{CPU{eng}}, CPU{eng}, 1)
+	r := RunBackend(c, be, CPU{eng}, 1)
 	require.Equal(t, Failed, r.Status)
 	require.Regexp(t, `^output 0 \(node_0\): outputs differ: NMSE \S+ > 1e-07; first difference at element 7 \[7,0,0,0\]: `+
 		`got \S+, reference \S+; largest at element 7 \[7,0,0,0\]`, r.Detail)
 
 	c.Tol.Exact = true
-	r = Run(c, skewed{CPU{eng}}, CPU{eng}, 1)
+	r = RunBackend(c, be, CPU{eng}, 1)
 	require.Regexp(t, `element 7 \[7,0,0,0\]: got \S+, reference \S+ \(exact match required\)$`, r.Detail)
 }
 

@@ -1,7 +1,6 @@
 package optest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -11,7 +10,8 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// Executor computes graphs: a device under test or a reference.
+// Executor computes graphs in Go memory (Tensor.Data): a reference the
+// device under test is compared with.
 type Executor interface {
 	// Name identifies the executor in reports ("CPU", "ggml").
 	Name() string
@@ -43,41 +43,26 @@ type Result struct {
 	Detail string
 }
 
-// guardSize is the number of sentinel bytes after every tensor's memory;
-// they must be unchanged after compute (test-backend-ops uses 1024 floats).
-const guardSize = 1024
-
-var guardPattern = func() []byte {
-	b := make([]byte, guardSize)
-	for i := range b {
-		b[i] = byte(0xa5 ^ i*7)
-	}
-	return b
-}()
-
-// instance is one built copy of a case: graph, outputs and guarded memory.
+// instance is one built copy of a case: its context, graph and outputs.
 type instance struct {
 	ctx     *graph.Context
 	graph   *graph.Graph
 	outputs []*graph.Tensor
-	bufs    map[*graph.Tensor][]byte // full buffer incl. guard, per owning tensor
 }
 
-// build builds c with every tensor in Go memory followed by guard bytes.
+// build builds c with every tensor in Go memory, as the reference side of
+// a run needs it: the Executors (the ggml mirror, our CPU engine) read and
+// write Tensor.Data. The device under test gets its memory from its own
+// buffer types instead (RunBackend).
 func build(c Case) (*instance, error) {
 	in, err := buildGraph(c)
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range in.ctx.Tensors() {
-		if t.ViewSrc != nil {
-			continue
+		if t.ViewSrc == nil {
+			t.Data = make([]byte, t.NBytes())
 		}
-		n := t.NBytes()
-		buf := make([]byte, n+guardSize)
-		copy(buf[n:], guardPattern)
-		t.Data = buf[:n:n]
-		in.bufs[t] = buf
 	}
 	for _, t := range in.ctx.Tensors() {
 		if v := t.ViewSrc; v != nil {
@@ -105,7 +90,7 @@ func buildGraph(c Case) (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &instance{ctx: ctx, graph: g, outputs: outs, bufs: map[*graph.Tensor][]byte{}}, nil
+	return &instance{ctx: ctx, graph: g, outputs: outs}, nil
 }
 
 // fill initializes the inputs (leafs) the same way for any seed-equal call.
@@ -193,59 +178,6 @@ func readRow(t *graph.Tensor, off, rowBytes uint64, row []float32) error {
 	return quant.DequantizeInto(row, t.Type, t.Data[off:off+rowBytes])
 }
 
-// Run computes case c on dut and ref with inputs drawn from seed and
-// compares the outputs.
-func Run(c Case, dut, ref Executor, seed int64) Result {
-	r := Result{Case: c, Op: OpNameOf(c.Name)}
-	if c.GGMLBug != "" && (dut.Name() == "ggml" || ref.Name() == "ggml") {
-		return r.skip("known ggml 0.25.1 bug: %s", c.GGMLBug)
-	}
-	a, err := build(c)
-	if err != nil {
-		return r.fail("build: %v", err)
-	}
-	b, err := build(c)
-	if err != nil {
-		return r.fail("build: %v", err)
-	}
-	if err := dut.Supports(a.graph); err != nil {
-		return r.skip("%s: %v", dut.Name(), err)
-	}
-	if err := ref.Supports(b.graph); err != nil {
-		return r.skip("%s: %v", ref.Name(), err)
-	}
-	if err := a.fill(c, seed); err != nil {
-		return r.fail("inputs: %v", err)
-	}
-	if err := b.fill(c, seed); err != nil {
-		return r.fail("inputs: %v", err)
-	}
-	if err := dut.Compute(a.graph); err != nil {
-		return r.fail("%s: %v", dut.Name(), err)
-	}
-	if err := ref.Compute(b.graph); err != nil {
-		return r.fail("%s: %v", ref.Name(), err)
-	}
-	if err := a.checkGuards(); err != nil {
-		return r.fail("%s: %v", dut.Name(), err)
-	}
-	for i := range a.outputs {
-		got, err := Floats(a.outputs[i])
-		if err != nil {
-			return r.fail("output %d: %v", i, err)
-		}
-		want, err := Floats(b.outputs[i])
-		if err != nil {
-			return r.fail("reference output %d: %v", i, err)
-		}
-		if err := compare(c.Tol, want, got, a.outputs[i]); err != nil {
-			return r.fail("output %d (%s): %v", i, a.outputs[i].Name, err)
-		}
-	}
-	r.Status = Passed
-	return r
-}
-
 func (r Result) fail(format string, args ...any) Result {
 	r.Status, r.Detail = Failed, fmt.Sprintf(format, args...)
 	return r
@@ -254,20 +186,6 @@ func (r Result) fail(format string, args ...any) Result {
 func (r Result) skip(format string, args ...any) Result {
 	r.Status, r.Detail = Skipped, fmt.Sprintf(format, args...)
 	return r
-}
-
-func (in *instance) checkGuards() error {
-	for t, buf := range in.bufs {
-		n := len(buf) - guardSize
-		if !bytes.Equal(buf[n:], guardPattern) {
-			for i := range guardSize {
-				if buf[n+i] != guardPattern[i] {
-					return fmt.Errorf("wrote %d bytes past the end of %s", i+1, t)
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // ErrMismatch reports outputs that differ beyond the tolerance.

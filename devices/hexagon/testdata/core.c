@@ -20,17 +20,29 @@ struct hd_state hd = { .mu = PTHREAD_MUTEX_INITIALIZER };
 /* ---------------------------------------------------------------- log */
 
 #define HD_LOG_CAP (16u << 20)
-static char *log_buf, *viol_buf;
-static size_t log_len, viol_len;
+struct logbuf { char *p; size_t len, cap; };
+static struct logbuf log_all, log_viol;
 static uint64_t log_seq, log_dropped;
 static FILE *log_file;
 
-static void buf_append(char **buf, size_t *len, const char *s, size_t n) {
-    if (*len + n + 1 > HD_LOG_CAP) { log_dropped++; return; }
-    if (!*buf) { *buf = malloc(HD_LOG_CAP); if (!*buf) return; }
-    memcpy(*buf + *len, s, n);
-    *len += n;
-    (*buf)[*len] = 0;
+static void buf_append(struct logbuf *b, const char *s, size_t n) {
+    if (b->len + n + 1 > HD_LOG_CAP) { log_dropped++; return; }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) { log_dropped++; return; }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void buf_clear(struct logbuf *b) {
+    b->len = 0;
+    if (b->p) b->p[0] = 0;
 }
 
 static void log_line(int violation, const char *fmt, va_list ap) {
@@ -41,8 +53,8 @@ static void log_line(int violation, const char *fmt, va_list ap) {
     if (len > sizeof line - 2) len = sizeof line - 2;
     line[len++] = '\n';
     line[len] = 0;
-    buf_append(&log_buf, &log_len, line, len);
-    if (violation) buf_append(&viol_buf, &viol_len, line, len);
+    buf_append(&log_all, line, len);
+    if (violation) buf_append(&log_viol, line, len);
     if (log_file) { fputs(line, log_file); fflush(log_file); }
 }
 
@@ -97,13 +109,15 @@ static const struct { const char *name; uint32_t code; } fault_points[HD_F_COUNT
     [HD_F_QUEUE_READ] = { "queue_read", AEE_EEXPIRED },
     [HD_F_OP] = { "op", HTP_STATUS_INTERNAL_ERR },
     [HD_F_RSP_SIZE] = { "rsp_size", 80 },
+    [HD_F_CRASH] = { "crash", AEE_ENOSUCH },
 };
 
 static void config_defaults(void) {
     hd.cfg = (struct hd_config) {
         .nodsp = 0, .arch = 73, .cores = 1, .sysreq = 0, .hw_threads = 6, .hw_hmx = 1, .vtcm = 8u << 20,
         .unsigned_required = 1, .dma64 = 1, .mem_limit = 8ull << 30, .map_limit = HD_DEFAULT_MAX_VMEM,
-        .reject_hang = 0, .rewrite = 1, .delay_us = 0, .exec = 1, .log_level = 1,
+        .reject_hang = 0, .rewrite = 1, .delay_us = 0, .exec = 1, .log_level = 1, .protocol = HD_PROTO_PUBLIC,
+        .fence_timeout_us = 1000000,
     };
     memset(hd.faults, 0, sizeof hd.faults);
 }
@@ -181,6 +195,19 @@ static int set_knob(const char *k, const char *v) {
         else return -1;
         return 0;
     }
+    if (!strcmp(k, "protocol")) {
+        if (!strcmp(v, "public")) hd.cfg.protocol = HD_PROTO_PUBLIC;
+        else if (!strcmp(v, "qdev")) hd.cfg.protocol = HD_PROTO_QDEV;
+        else if (!strcmp(v, "seed")) hd.cfg.protocol = HD_PROTO_SEED;
+        else return -1;
+        return 0;
+    }
+    if (!strcmp(k, "gelu")) {
+        if (!strcmp(v, "quick")) hd.cfg.gelu_tanh = 0;
+        else if (!strcmp(v, "tanh")) hd.cfg.gelu_tanh = 1;
+        else return -1;
+        return 0;
+    }
     if (!strcmp(k, "sysreq")) {
         if (!strcmp(v, "list")) hd.cfg.sysreq = 0;
         else if (!strcmp(v, "unsupported")) hd.cfg.sysreq = 1;
@@ -191,7 +218,7 @@ static int set_knob(const char *k, const char *v) {
     if (parse_u64(v, &u)) return -1;
     if (!strcmp(k, "nodsp")) hd.cfg.nodsp = u != 0;
     else if (!strcmp(k, "arch")) { if (u < 60 || u > 99) return -1; hd.cfg.arch = (int) u; }
-    else if (!strcmp(k, "cores")) { if (u < 1 || u > 2) return -1; hd.cfg.cores = (int) u; }
+    else if (!strcmp(k, "cores")) { if (u < 1 || u > 4) return -1; hd.cfg.cores = (int) u; }
     else if (!strcmp(k, "hw_threads")) { if (u < 1 || u > 64) return -1; hd.cfg.hw_threads = (uint32_t) u; }
     else if (!strcmp(k, "hw_hmx")) hd.cfg.hw_hmx = (uint32_t) u;
     else if (!strcmp(k, "vtcm")) hd.cfg.vtcm = u;
@@ -202,6 +229,7 @@ static int set_knob(const char *k, const char *v) {
     else if (!strcmp(k, "rewrite")) hd.cfg.rewrite = u != 0;
     else if (!strcmp(k, "delay_us")) hd.cfg.delay_us = (uint32_t) u;
     else if (!strcmp(k, "exec")) hd.cfg.exec = u != 0;
+    else if (!strcmp(k, "fence_timeout_us")) hd.cfg.fence_timeout_us = (uint32_t) u;
     else if (!strcmp(k, "log")) { if (u > 2) return -1; hd.cfg.log_level = (int) u; }
     else return -1;
     return 0;
@@ -235,9 +263,8 @@ HD_EXPORT void htpdouble_reset(void) {
     pthread_mutex_lock(&hd.mu);
     config_defaults();
     memset(&hd.st, 0, sizeof hd.st);
-    log_len = viol_len = 0;
-    if (log_buf) log_buf[0] = 0;
-    if (viol_buf) viol_buf[0] = 0;
+    buf_clear(&log_all);
+    buf_clear(&log_viol);
     log_dropped = 0;
     hd.n_handles_opened = hd.n_queues_created = 0;
     /* session reservations and unsigned-module flags go too, except where live objects still use them */
@@ -246,7 +273,7 @@ HD_EXPORT void htpdouble_reset(void) {
             int eff = phys + HD_NUM_DOMAINS * sess, used = 0;
             for (int i = 0; i < HD_MAX_HANDLES; i++) used |= hd.handles[i].live && hd.handles[i].domain == eff;
             for (int i = 0; i < HD_MAX_QUEUES; i++) used |= hd.queues[i] && hd.queues[i]->domain == eff;
-            for (int i = 0; i < HD_MAX_MAPS; i++) used |= hd.maps[i].live && hd.maps[i].domain == eff;
+            for (int i = 0; i < hd.n_maps; i++) used |= hd.maps[i].live && hd.maps[i].domain == eff;
             if (!used) { hd.reserved[phys][sess] = 0; hd.unsigned_on[eff] = 0; }
         }
     pthread_mutex_unlock(&hd.mu);
@@ -263,22 +290,21 @@ static size_t copy_out(const char *src, size_t len, char *buf, size_t cap) {
 
 HD_EXPORT size_t htpdouble_log(char *buf, size_t cap) {
     pthread_mutex_lock(&hd.mu);
-    size_t n = copy_out(log_buf, log_len, buf, cap);
+    size_t n = copy_out(log_all.p, log_all.len, buf, cap);
     pthread_mutex_unlock(&hd.mu);
     return n;
 }
 
 HD_EXPORT void htpdouble_log_clear(void) {
     pthread_mutex_lock(&hd.mu);
-    log_len = viol_len = 0;
-    if (log_buf) log_buf[0] = 0;
-    if (viol_buf) viol_buf[0] = 0;
+    buf_clear(&log_all);
+    buf_clear(&log_viol);
     pthread_mutex_unlock(&hd.mu);
 }
 
 HD_EXPORT size_t htpdouble_violations(char *buf, size_t cap) {
     pthread_mutex_lock(&hd.mu);
-    size_t n = copy_out(viol_buf, viol_len, buf, cap);
+    size_t n = copy_out(log_viol.p, log_viol.len, buf, cap);
     pthread_mutex_unlock(&hd.mu);
     return n;
 }
@@ -299,18 +325,18 @@ HD_EXPORT uint64_t htpdouble_stat(const char *name) {
     pthread_mutex_lock(&hd.mu);
     uint64_t v = UINT64_MAX;
     if (!strncmp(name, "op.", 3)) {
-        for (uint32_t i = 0; i < HTP_OP_INVALID; i++)
-            if (!strcmp(name + 3, hd_op_name(i))) v = hd.st.op_count[i];
+        for (uint32_t i = 0; i < HD_OP_COUNT; i++)
+            if (i != HTP_OP_INVALID && !strcmp(name + 3, hd_op_name(i))) v = hd.st.op_count[i];
         pthread_mutex_unlock(&hd.mu);
         return v;
     }
     uint64_t n = 0, bytes = 0;
     if (!strcmp(name, "rpcmem_live") || !strcmp(name, "rpcmem_live_bytes")) {
-        for (int i = 0; i < HD_MAX_BLOCKS; i++)
+        for (int i = 0; i < hd.n_blocks; i++)
             if (hd.blocks[i].live) { n++; bytes += hd.blocks[i].size; }
         v = name[11] ? bytes : n;
     } else if (!strcmp(name, "maps_live")) {
-        for (int i = 0; i < HD_MAX_MAPS; i++) n += hd.maps[i].live != 0;
+        for (int i = 0; i < hd.n_maps; i++) n += hd.maps[i].live != 0;
         v = n;
     } else if (!strcmp(name, "iface_maps_live")) {
         for (int i = 0; i < HD_MAX_IFACE_MAPS; i++) n += hd.imaps[i].live != 0;
@@ -330,7 +356,7 @@ HD_EXPORT uint64_t htpdouble_stat(const char *name) {
     }
 #define ST(f) else if (!strcmp(name, #f)) v = hd.st.f;
     ST(rpcmem_allocs) ST(rpcmem_frees) ST(batches) ST(batches_rejected) ST(ops) ST(exec_ns) ST(validate_ns)
-    ST(violations) ST(faults_fired)
+    ST(violations) ST(faults_fired) ST(dsp_busy_ns) ST(dsp_wall_ns) ST(rsp_wakeup_ns)
 #undef ST
     else if (!strcmp(name, "log_dropped")) v = log_dropped;
     pthread_mutex_unlock(&hd.mu);
@@ -346,20 +372,32 @@ __attribute__((constructor)) static void hd_init(void) {
     hd.next_export_id = 0x51d0000000000001ull;
 }
 
+/* On dlclose: the logs go; live blocks and threads are the host's leaks and stay visible as such until exit. */
+__attribute__((destructor)) static void hd_fini(void) {
+    free(log_all.p);
+    free(log_viol.p);
+    log_all = log_viol = (struct logbuf) { 0 };
+    if (log_file) fclose(log_file);
+    log_file = NULL;
+}
+
 /* ---------------------------------------------------------------- domains */
 
-static const char *const domain_names[5] = { "adsp", "mdsp", "sdsp", "cdsp", "cdsp1" };
+/* remote.h's domains, then two more NSPs of the double's own invention (cores=3/4; ids 5 and 6 are unused in the
+ * open-source library): real multi-NSP systems name and number their NSPs differently (hexagon.md 6.6). */
+#define HD_N_DOMAIN_NAMES 7
+static const char *const domain_names[HD_N_DOMAIN_NAMES] = { "adsp", "mdsp", "sdsp", "cdsp", "cdsp1", "cdsp2", "cdsp3" };
 
-const char *hd_domain_name(int phys) { return phys >= 0 && phys < 5 ? domain_names[phys] : "?"; }
+const char *hd_domain_name(int phys) { return phys >= 0 && phys < HD_N_DOMAIN_NAMES ? domain_names[phys] : "?"; }
 
 static int domain_by_name(const char *name, uint32_t len) {
     if (!name) return -1;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < HD_N_DOMAIN_NAMES; i++)
         if (strlen(domain_names[i]) == len && !strncmp(name, domain_names[i], len)) return i;
     return -1;
 }
 
-static int phys_exists(int phys) { return phys == CDSP_DOMAIN_ID || (phys == CDSP1_DOMAIN_ID && hd.cfg.cores >= 2); }
+static int phys_exists(int phys) { return phys >= CDSP_DOMAIN_ID && phys < CDSP_DOMAIN_ID + hd.cfg.cores; }
 
 /* An effective domain the host may use: an existing NSP and session 0 or a reserved session. */
 int hd_domain_exists(int domain) {
@@ -371,19 +409,19 @@ int hd_domain_exists(int domain) {
 /* ---------------------------------------------------------------- rpcmem */
 
 struct hd_block *hd_block_by_fd(int fd) {
-    for (int i = 0; i < HD_MAX_BLOCKS; i++)
+    for (int i = 0; i < hd.n_blocks; i++)
         if (hd.blocks[i].live && hd.blocks[i].fd == fd) return &hd.blocks[i];
     return NULL;
 }
 
 static struct hd_block *block_by_ptr(void *p) {
-    for (int i = 0; i < HD_MAX_BLOCKS; i++)
+    for (int i = 0; i < hd.n_blocks; i++)
         if (hd.blocks[i].live && hd.blocks[i].base == p) return &hd.blocks[i];
     return NULL;
 }
 
 static struct hd_block *block_containing(void *p) {
-    for (int i = 0; i < HD_MAX_BLOCKS; i++) {
+    for (int i = 0; i < hd.n_blocks; i++) {
         struct hd_block *b = &hd.blocks[i];
         if (b->live && (uint8_t *) p >= (uint8_t *) b->base && (uint8_t *) p < (uint8_t *) b->base + b->size) return b;
     }
@@ -415,7 +453,7 @@ static void *alloc_locked(const char *fn, int heap, uint32_t flags, size_t size)
     if (size == 0) { hd_log("%s(heap %d, flags 0x%x, 0) -> NULL", fn, heap, flags); return NULL; }
     size_t rounded = (size + 4095) & ~(size_t) 4095;
     uint64_t live = 0;
-    for (int i = 0; i < HD_MAX_BLOCKS; i++)
+    for (int i = 0; i < hd.n_blocks; i++)
         if (hd.blocks[i].live) live += hd.blocks[i].size;
     if (live + rounded > hd.cfg.mem_limit) {
         hd_log("%s(heap %d, flags 0x%x, %zu) -> NULL (mem_limit)", fn, heap, flags, size);
@@ -424,6 +462,7 @@ static void *alloc_locked(const char *fn, int heap, uint32_t flags, size_t size)
     struct hd_block *slot = NULL;
     for (int i = 0; i < HD_MAX_BLOCKS && !slot; i++)
         if (!hd.blocks[i].live && !hd.blocks[i].zombie) slot = &hd.blocks[i];
+    if (slot && slot - hd.blocks >= hd.n_blocks) hd.n_blocks = (int) (slot - hd.blocks) + 1;
     if (!slot) { hd_log("%s -> NULL (block table full)", fn); return NULL; }
     int fd = memfd_create("htpdouble-rpcmem", MFD_CLOEXEC);
     if (fd < 0) { hd_log("%s -> NULL (memfd_create: %s)", fn, strerror(errno)); return NULL; }
@@ -480,7 +519,7 @@ HD_EXPORT void rpcmem_free(void *po) {
         pthread_mutex_unlock(&hd.mu);
         return;
     }
-    for (int i = 0; i < HD_MAX_MAPS; i++)
+    for (int i = 0; i < hd.n_maps; i++)
         if (hd.maps[i].live && hd.maps[i].fd == b->fd) {
             hd_violation("rpcmem_free(%p): fd %d still mapped in domain %d (fastrpc_munmap first)", po, b->fd,
                          hd.maps[i].domain);
@@ -516,7 +555,7 @@ HD_EXPORT int rpcmem_to_fd(void *po) {
 /* ---------------------------------------------------------------- fastrpc_mmap */
 
 struct hd_map *hd_map_find(int domain, int fd) {
-    for (int i = 0; i < HD_MAX_MAPS; i++)
+    for (int i = 0; i < hd.n_maps; i++)
         if (hd.maps[i].live && hd.maps[i].domain == domain && hd.maps[i].fd == fd) return &hd.maps[i];
     return NULL;
 }
@@ -539,11 +578,12 @@ HD_EXPORT int fastrpc_mmap(int domain, int fd, void *addr, int offset, size_t le
     else if (hd_map_find(domain, fd)) { rc = AEE_EBADPARM; hd_violation("fastrpc_mmap: fd %d already mapped in domain %d", fd, domain); }
     else {
         uint64_t mapped = 0;
-        for (int i = 0; i < HD_MAX_MAPS; i++)
+        for (int i = 0; i < hd.n_maps; i++)
             if (hd.maps[i].live && hd.maps[i].domain == domain && !is_extended(hd.maps[i].flags)) mapped += hd.maps[i].len;
         struct hd_map *slot = NULL;
         for (int i = 0; i < HD_MAX_MAPS && !slot; i++)
             if (!hd.maps[i].live) slot = &hd.maps[i];
+        if (slot && slot - hd.maps >= hd.n_maps) hd.n_maps = (int) (slot - hd.maps) + 1;
         if (!is_extended(flags) && mapped + length > hd.cfg.map_limit) rc = AEE_ENOMEMORY;
         else if (!slot) rc = AEE_ENOMEMORY;
         else *slot = (struct hd_map) { .domain = domain, .fd = fd, .addr = addr, .len = length, .flags = flags, .live = 1 };
@@ -805,9 +845,13 @@ HD_EXPORT int remote_handle64_open(const char *name, remote_handle64 *ph) {
     }
     hd_log("remote_handle64_open(%s) -> 0x%x h 0x%" PRIx64, name ? name : "(null)", (unsigned) rc,
            !rc && ph ? *ph : 0);
+    int nodsp = hd.cfg.nodsp;
     pthread_mutex_unlock(&hd.mu);
+    if (nodsp) errno = ENOENT; /* as the probe saw: the library found no /dev/fastrpc-cdsp* */
     return rc;
 }
+
+static int iface_stop(struct hd_handle *h);
 
 HD_EXPORT int remote_handle64_close(remote_handle64 handle) {
     pthread_mutex_lock(&hd.mu);
@@ -817,8 +861,9 @@ HD_EXPORT int remote_handle64_close(remote_handle64 handle) {
     if (hd.cfg.nodsp && !h) rc = AEE_EINVHANDLE;
     else if (!h) { rc = AEE_EINVHANDLE; hd_violation("remote_handle64_close(0x%" PRIx64 "): unknown handle", handle); }
     else if (hd_fault(HD_F_CLOSE, -1, h->ordinal, h->domain, -1, &code)) rc = (int) code;
-    else if (h->started) { rc = AEE_EITEMBUSY; hd_violation("remote_handle64_close: handle still started (htp_iface_stop first)"); }
+    else if (h->started && !h->dead) { rc = AEE_EITEMBUSY; hd_violation("remote_handle64_close: handle still started (htp_iface_stop first)"); }
     else {
+        if (h->started) iface_stop(h); /* dead DSP process: nothing left to stop on the DSP */
         for (int i = 0; i < HD_MAX_IFACE_MAPS; i++)
             if (hd.imaps[i].live && hd.imaps[i].handle == handle_index(h)) hd.imaps[i].live = 0;
         h->live = 0;
@@ -950,6 +995,12 @@ HD_EXPORT int remote_handle64_invoke(remote_handle64 handle, uint32_t sc, remote
         return AEE_EINVHANDLE;
     }
     const char *name = mid < sizeof methods / sizeof methods[0] && methods[mid].name ? methods[mid].name : NULL;
+    if (h->dead) {
+        /* the DSP process is gone; stop still tears the host-side state down so the host can release */
+        if (mid == HTP_IFACE_STOP && h->started) iface_stop(h);
+        rc = AEE_ECONNRESET;
+        goto out;
+    }
     if (!name) { rc = AEE_EUNSUPPORTED; hd_violation("remote_handle64_invoke: unknown method %u (sc 0x%08x)", mid, sc); goto out; }
     if (hd_fault(HD_F_INVOKE, -1, h->ordinal, h->domain, -1, &code) ||
         hd_fault(methods[mid].fp, -1, h->ordinal, h->domain, -1, &code)) { rc = (int) code; goto out; }

@@ -29,6 +29,7 @@ enum {
     AEE_EINVHANDLE = 0x2C,
     AEE_ENOSUCH = 39,
     AEE_EINTERRUPTED = 46,
+    AEE_ECONNRESET = 104,
     AEE_EINVALIDDOMAIN = 0x39,
     AEE_ENOSUCHMAP = 0x48,
     AEE_EBADSIZE = 0x4D,
@@ -184,6 +185,33 @@ struct htp_opbatch_rsp {
  * the request gains a trailing u64 seq (32 B), the response a trailing u64 seq (96 B). */
 struct hd_opbatch_req_seq { struct htp_opbatch_req base; uint64_t seq; };
 struct hd_opbatch_rsp_seq { struct htp_opbatch_rsp base; uint64_t seq; };
+/* Seed-era op descriptor with HTP_OP_MAX_INPUTS = 10 (hexagon.md 2.2: the Rust port and the fake harness; NOT
+ * verified): 232 bytes, src[10] @200, dst[4] @220. Used with protocol=seed. */
+#define HD_SEED_MAX_INPUTS 10
+struct hd_seed_op_desc {
+    uint32_t opcode; uint32_t flags; int32_t params[HTP_OP_MAX_PARAMS]; int32_t kernel_params[HTP_OP_MAX_KERN_PARAMS];
+    uint16_t src[HD_SEED_MAX_INPUTS]; uint16_t dst[HTP_OP_MAX_OUTPUTS]; uint16_t pad[2];
+};
+/* Seed-era tensor flags (hexagon.md 2.2, unverified) and the I8 type of fence tensors. */
+enum { HD_SEED_TENSOR_WEIGHT = 1u << 0, HD_SEED_TENSOR_TILED = 1u << 1, HD_SEED_TENSOR_FENCE = 1u << 2 };
+#define HD_TYPE_I8 24u
+/* Wire protocol flavours (protocol= knob). */
+enum {
+    HD_PROTO_PUBLIC = 0, /* ggml d99724f */
+    HD_PROTO_QDEV = 1,   /* qualcomm/llama.cpp dev htp-ops.h @4f400747: d99724f's table + FENCE 47, WEIGHT/REPACK */
+    HD_PROTO_SEED = 2,   /* hexagon.md's reconstruction of the seed: Rust-port table, 10 inputs (unverified) */
+};
+/* Internal op ids: the public opcodes, then the ones only the later tables have. */
+enum {
+    HD_OP_ABS = HTP_OP_INVALID + 1, HD_OP_LOG, HD_OP_RELU, HD_OP_LEAKY_RELU, HD_OP_FENCE, HD_OP_CPY_FENCE,
+    HD_OP_MDEV_GROUP, HD_OP_ALLREDUCE, HD_OP_ALLREDUCE_ADD, HD_OP_SEED_OTHER, HD_OP_COUNT
+};
+/* An op descriptor of either layout, decoded; opcode is the internal id. */
+struct hd_op {
+    uint32_t opcode; uint32_t wire_opcode; uint32_t flags;
+    int32_t params[HTP_OP_MAX_PARAMS]; int32_t kernel_params[HTP_OP_MAX_KERN_PARAMS];
+    uint16_t src[HD_SEED_MAX_INPUTS]; uint16_t dst[HTP_OP_MAX_OUTPUTS];
+};
 
 /* htp_iface method ids (qaic numbering: open 0, close 1, declared methods from 2) */
 enum { HTP_IFACE_START = 2, HTP_IFACE_STOP = 3, HTP_IFACE_MMAP = 4, HTP_IFACE_MUNMAP = 5, HTP_IFACE_PROFILER = 6,
@@ -215,6 +243,7 @@ struct hd_handle {
     int live; uint32_t gen; int ordinal; int domain; int phys; int session;
     int started; int queue; uint32_t sess_id; uint32_t n_hvx, n_hmx; uint64_t max_vmem, vtcm; uint32_t power_mode;
     int seed_start; uint32_t prof_mode; uint32_t etm;
+    int dead; /* its DSP process died: invokes fail with AEE_ECONNRESET, close still releases it */
 };
 
 /* A packet in one direction of a queue. */
@@ -223,6 +252,8 @@ struct hd_packet {
     struct dspqueue_buffer *bufs; uint8_t *msg;
     int bad;           /* request: verdict of the write-time sequence checks (violation already logged) */
     int tracked;       /* request: recorded in flight; response: retires that entry when the host reads it */
+    uint64_t t_queued; /* when the packet entered its ring */
+    int reader_waiting; /* response: a host read was blocked when it was queued */
     uint32_t batch_id; /* response: the batch it answers */
 };
 struct hd_ring { struct hd_packet *head, *tail; size_t used, cap; uint32_t count; };
@@ -234,9 +265,10 @@ struct dspqueue {
     int idx; int live; int ordinal; int domain; uint64_t export_id; int exported; int bound;
     dspqueue_callback_t packet_cb, error_cb; void *cb_ctx;
     struct hd_ring req, rsp;
-    pthread_cond_t cv; pthread_t thread; int thread_live; int stop; int busy;
+    pthread_cond_t cv; pthread_t thread; int thread_live; int stop; int busy; int readers;
     struct hd_inflight inflight[HD_MAX_INFLIGHT]; int n_inflight;
     uint64_t last_seq; int have_seq;
+    int dead; /* the emulated DSP process died (fail.crash): calls fail with AEE_EBADSTATE */
 };
 
 enum hd_fault_point {
@@ -244,7 +276,7 @@ enum hd_fault_point {
     HD_F_IFACE_START, HD_F_IFACE_STOP, HD_F_IFACE_MMAP, HD_F_IFACE_MUNMAP, HD_F_IFACE_PROFILER, HD_F_IFACE_ETM,
     HD_F_IFACE_HWINFO, HD_F_DSP_INFO, HD_F_LATENCY, HD_F_SESSION_RESERVE, HD_F_SESSION_EFFECTIVE,
     HD_F_SESSION_UNSIGNED, HD_F_SESSION_URI, HD_F_SYSREQ, HD_F_QUEUE_CREATE, HD_F_QUEUE_EXPORT, HD_F_QUEUE_CLOSE,
-    HD_F_QUEUE_WRITE, HD_F_QUEUE_READ, HD_F_OP, HD_F_RSP_SIZE, HD_F_COUNT
+    HD_F_QUEUE_WRITE, HD_F_QUEUE_READ, HD_F_OP, HD_F_RSP_SIZE, HD_F_CRASH, HD_F_COUNT
 };
 struct hd_fault { int set; uint64_t first, count, seen; uint32_t code; char sel; int64_t selv; };
 
@@ -253,11 +285,15 @@ struct hd_config {
     uint32_t hw_threads, hw_hmx; uint64_t vtcm;
     int unsigned_required; int dma64; uint64_t mem_limit, map_limit;
     int reject_hang; int rewrite; uint32_t delay_us; int exec; int log_level;
+    int protocol;             /* HD_PROTO_*: opcode table, op descriptor size, tensor flags */
+    uint32_t fence_timeout_us;
+    int gelu_tanh;            /* UNARY_GELU as ggml's tanh form instead of d99724f's DSP (x * sigmoid(1.702 x)) */
 };
 
 struct hd_stats {
-    uint64_t rpcmem_allocs, rpcmem_frees, batches, batches_rejected, ops, exec_ns, validate_ns, violations,
-        faults_fired, op_count[HTP_OP_INVALID + 1];
+    uint64_t rpcmem_allocs, rpcmem_frees, batches, batches_rejected, ops, exec_ns, validate_ns, dsp_busy_ns, dsp_wall_ns,
+        rsp_wakeup_ns, violations,
+        faults_fired, op_count[HD_OP_COUNT];
 };
 
 struct hd_state {
@@ -273,6 +309,7 @@ struct hd_state {
     int reserved[HD_NUM_DOMAINS][HD_NUM_SESSIONS];
     int unsigned_on[HD_NUM_DOMAINS * HD_NUM_SESSIONS];
     int n_handles_opened, n_queues_created;
+    int n_blocks, n_maps; /* high-water marks of the blocks[] and maps[] slots in use, to bound the scans */
     uint64_t next_export_id;
 };
 extern struct hd_state hd;
@@ -297,9 +334,12 @@ void hd_queue_stop(struct dspqueue *q); /* called with hd.mu held; drops it whil
 
 /* ops.c: a tensor as the DSP thread sees it (host pointer resolved). */
 struct hd_tensor { const struct htp_tensor *d; uint8_t *p; };
+/* Name of an internal op id (htp-ops.h names without HTP_OP_). */
 const char *hd_op_name(uint32_t opcode);
+/* Internal op id of a wire opcode under the configured protocol; HD_OP_COUNT if the opcode is invalid. */
+uint32_t hd_map_opcode(uint32_t wire);
 /* Executes one op; returns an htp_status. src/dst entries are NULL where the descriptor has 0xffff. */
-int hd_exec_op(const struct htp_op_desc *op, struct hd_tensor *const src[HTP_OP_MAX_INPUTS],
+int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_INPUTS],
                struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS]);
 /* Bytes per block and elements per block of a wire type; 0 for an unknown type. */
 uint32_t hd_type_size(uint32_t type);

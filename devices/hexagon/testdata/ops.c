@@ -3,28 +3,58 @@
  * wire descriptors (ne/nb strides, ggml op_params), with quantized MUL_MAT weights read in the tiled layout of
  * docs/reference/hexagon.md section 10. Written for clarity, not speed.
  */
+#define _GNU_SOURCE
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "htpdouble.h"
 
-static const char *const op_names[HTP_OP_INVALID + 1] = {
+static const char *const op_names[HD_OP_COUNT] = {
     "MUL", "ADD", "SUB", "DIV", "MUL_MAT", "MUL_MAT_ID", "MUL_MAT_QKV", "MUL_MAT_FFN", "MUL_MAT_ADD", "RMS_NORM",
     "RMS_NORM_MUL", "UNARY_SILU", "UNARY_GELU", "UNARY_SIGMOID", "UNARY_EXP", "UNARY_NEG", "UNARY_SOFTPLUS",
     "UNARY_TANH", "GLU_SWIGLU", "GLU_SWIGLU_OAI", "GLU_GEGLU", "SOFTMAX", "ADD_ID", "ROPE", "FLASH_ATTN_EXT",
     "SET_ROWS", "GET_ROWS", "SCALE", "CPY", "ARGSORT", "SQR", "SQRT", "SUM_ROWS", "SSM_CONV", "REPEAT", "CUMSUM",
     "FILL", "DIAG", "SOLVE_TRI", "L2_NORM", "GATED_DELTA_NET", "TRI", "PAD", "NORM", "CONCAT", "CLAMP", "IM2COL",
-    "INVALID",
+    "INVALID", "ABS", "LOG", "RELU", "LEAKY_RELU", "FENCE", "CPY_FENCE", "MDEV_GROUP", "ALLREDUCE", "ALLREDUCE_ADD",
+    "SEED_OTHER",
 };
 
-const char *hd_op_name(uint32_t opcode) { return op_names[opcode < HTP_OP_INVALID ? opcode : HTP_OP_INVALID]; }
+const char *hd_op_name(uint32_t opcode) { return opcode < HD_OP_COUNT ? op_names[opcode] : "INVALID"; }
+
+/* The seed-era opcode table (hexagon.md 3, third-party Rust port; NOT verified). Opcodes it lists that the double
+ * does not know map to SEED_OTHER (answered NO_SUPPORT). */
+#define SO HD_OP_SEED_OTHER
+static const uint32_t seed_opcodes[] = {
+    HTP_OP_MUL, HTP_OP_ADD, HTP_OP_SUB, HTP_OP_DIV, HTP_OP_MUL_MAT, HTP_OP_MUL_MAT_ID, SO /* MUL_MAT_NX */,
+    SO /* MUL_MAT_ID_NX */, HTP_OP_MUL_MAT_ADD, HTP_OP_RMS_NORM, HTP_OP_RMS_NORM_MUL, HTP_OP_UNARY_SILU,
+    HTP_OP_UNARY_GELU, HTP_OP_UNARY_SIGMOID, HTP_OP_UNARY_EXP, HTP_OP_UNARY_NEG, HTP_OP_UNARY_SOFTPLUS,
+    HTP_OP_UNARY_TANH, HD_OP_ABS, HD_OP_LOG, HD_OP_RELU, HTP_OP_GLU_SWIGLU, HTP_OP_GLU_SWIGLU_OAI, HTP_OP_GLU_GEGLU,
+    SO /* GEGLU_QUICK */, HTP_OP_SOFTMAX, HTP_OP_ADD_ID, HTP_OP_ROPE, HTP_OP_FLASH_ATTN_EXT, HTP_OP_SET_ROWS,
+    HTP_OP_GET_ROWS, HTP_OP_SCALE, HTP_OP_CPY, HD_OP_CPY_FENCE, HTP_OP_ARGSORT, SO /* TOP_K */, HTP_OP_SQR,
+    HTP_OP_SQRT, HTP_OP_SUM_ROWS, HTP_OP_SSM_CONV, HTP_OP_REPEAT, HTP_OP_CUMSUM, HTP_OP_FILL, HTP_OP_DIAG,
+    HTP_OP_SOLVE_TRI, HTP_OP_L2_NORM, HTP_OP_GATED_DELTA_NET, HTP_OP_TRI, HTP_OP_PAD, HTP_OP_NORM, HTP_OP_CONCAT,
+    HTP_OP_CLAMP, HD_OP_LEAKY_RELU, HTP_OP_IM2COL, HD_OP_FENCE, HD_OP_ALLREDUCE, HD_OP_ALLREDUCE_ADD,
+    SO /* GLU_SWIGLU_CLAMP */, HD_OP_MDEV_GROUP, SO /* ROLL */,
+};
+#undef SO
+_Static_assert(sizeof seed_opcodes / sizeof *seed_opcodes == 60, "seed opcode table: 0..59");
+
+uint32_t hd_map_opcode(uint32_t wire) {
+    switch (hd.cfg.protocol) {
+    case HD_PROTO_SEED: return wire < sizeof seed_opcodes / sizeof *seed_opcodes ? seed_opcodes[wire] : HD_OP_COUNT;
+    case HD_PROTO_QDEV: return wire < HTP_OP_INVALID ? wire : wire == HTP_OP_INVALID ? HD_OP_FENCE : HD_OP_COUNT;
+    default: return wire < HTP_OP_INVALID ? wire : HD_OP_COUNT;
+    }
+}
 
 uint32_t hd_type_size(uint32_t type) {
     switch (type) {
     case HTP_TYPE_F32: case HTP_TYPE_I32: return 4;
     case HTP_TYPE_F16: return 2;
     case HTP_TYPE_I64: return 8;
+    case HD_TYPE_I8: return 1;
     case HTP_TYPE_Q4_0: case HTP_TYPE_IQ4_NL: case HTP_TYPE_Q4_0_TILED: return 18;
     case HTP_TYPE_Q4_1: case HTP_TYPE_Q4_1_TILED: return 20;
     case HTP_TYPE_Q8_0: case HTP_TYPE_Q8_0_TILED: return 34;
@@ -35,7 +65,7 @@ uint32_t hd_type_size(uint32_t type) {
 
 uint32_t hd_type_blck(uint32_t type) {
     switch (type) {
-    case HTP_TYPE_F32: case HTP_TYPE_I32: case HTP_TYPE_F16: case HTP_TYPE_I64: return 1;
+    case HTP_TYPE_F32: case HTP_TYPE_I32: case HTP_TYPE_F16: case HTP_TYPE_I64: case HD_TYPE_I8: return 1;
     default: return hd_type_size(type) ? 32 : 0;
     }
 }
@@ -110,7 +140,7 @@ static int64_t ld_index(const struct hd_tensor *t, int64_t i0, int64_t i1, int64
     int32_t v; memcpy(&v, p, 4); return v;
 }
 
-static float param_f(const struct htp_op_desc *op, int i) { float f; memcpy(&f, &op->params[i], 4); return f; }
+static float param_f(const struct hd_op *op, int i) { float f; memcpy(&f, &op->params[i], 4); return f; }
 
 static int is_float(const struct hd_tensor *t) { return t && (TY(t) == HTP_TYPE_F32 || TY(t) == HTP_TYPE_F16); }
 static int is_index(const struct hd_tensor *t) { return t && (TY(t) == HTP_TYPE_I32 || TY(t) == HTP_TYPE_I64); }
@@ -152,7 +182,8 @@ static float gelu(float x) {
 static float unary(uint32_t opc, float x, float s, float b) {
     switch (opc) {
     case HTP_OP_UNARY_SILU: return x / (1.0f + expf(-x));
-    case HTP_OP_UNARY_GELU: return gelu(x);
+    /* d99724f's DSP computes UNARY_GELU (for GELU and GELU_QUICK alike) as x * sigmoid(1.702 x) */
+    case HTP_OP_UNARY_GELU: return hd.cfg.gelu_tanh ? gelu(x) : x / (1.0f + expf(-1.702f * x));
     case HTP_OP_UNARY_SIGMOID: return 1.0f / (1.0f + expf(-x));
     case HTP_OP_UNARY_EXP: return expf(x);
     case HTP_OP_UNARY_NEG: return -x;
@@ -161,11 +192,15 @@ static float unary(uint32_t opc, float x, float s, float b) {
     case HTP_OP_SQR: return x * x;
     case HTP_OP_SQRT: return sqrtf(x);
     case HTP_OP_SCALE: return x * s + b;
+    case HD_OP_ABS: return fabsf(x);
+    case HD_OP_LOG: return logf(x);
+    case HD_OP_RELU: return x > 0 ? x : 0.0f;
+    case HD_OP_LEAKY_RELU: return x > 0 ? x : x * s;
     default: return NAN;
     }
 }
 
-static int op_unary(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *d) {
+static int op_unary(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *d) {
     if (!a) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
     if (!same_shape(a, d)) return HTP_STATUS_INVAL_PARAMS;
@@ -175,7 +210,7 @@ static int op_unary(const struct htp_op_desc *op, struct hd_tensor *a, struct hd
     return HTP_STATUS_OK;
 }
 
-static int op_rms_norm(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *w, struct hd_tensor *d) {
+static int op_rms_norm(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *w, struct hd_tensor *d) {
     if (!a) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d) || (w && !is_float(w))) return HTP_STATUS_NO_SUPPORT;
     if (!same_shape(a, d) || (w && !repeats(w, a))) return HTP_STATUS_INVAL_PARAMS;
@@ -193,7 +228,7 @@ static int op_rms_norm(const struct htp_op_desc *op, struct hd_tensor *a, struct
     return HTP_STATUS_OK;
 }
 
-static int op_glu(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *b, struct hd_tensor *d) {
+static int op_glu(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *b, struct hd_tensor *d) {
     if (!a) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d) || (b && !is_float(b))) return HTP_STATUS_NO_SUPPORT;
     int swapped = op->params[1] != 0;
@@ -230,7 +265,7 @@ static float alibi_slope(float max_bias, int64_t n_head, int64_t h) {
     return h < n_head_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * (h - n_head_log2) + 1));
 }
 
-static int op_softmax(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *mask, struct hd_tensor *sinks,
+static int op_softmax(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *mask, struct hd_tensor *sinks,
                       struct hd_tensor *d) {
     if (!a) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d) || (mask && !is_float(mask)) || (sinks && TY(sinks) != HTP_TYPE_F32))
@@ -273,7 +308,7 @@ static float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) 
     return (float) n_dims * logf((float) n_ctx_orig / (n_rot * 2.0f * 3.14159265358979323846f)) / (2.0f * logf(base));
 }
 
-static int op_rope(const struct htp_op_desc *op, struct hd_tensor *a, struct hd_tensor *pos, struct hd_tensor *ff,
+static int op_rope(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *pos, struct hd_tensor *ff,
                    struct hd_tensor *d) {
     if (!a || !pos) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d) || TY(pos) != HTP_TYPE_I32 || (ff && TY(ff) != HTP_TYPE_F32)) return HTP_STATUS_NO_SUPPORT;
@@ -365,7 +400,7 @@ static int op_cpy(struct hd_tensor *a, struct hd_tensor *d) {
 
 /* ---------------------------------------------------------------- flash attention */
 
-static int op_flash_attn(const struct htp_op_desc *op, struct hd_tensor *q, struct hd_tensor *k, struct hd_tensor *v,
+static int op_flash_attn(const struct hd_op *op, struct hd_tensor *q, struct hd_tensor *k, struct hd_tensor *v,
                          struct hd_tensor *mask, struct hd_tensor *sinks, struct hd_tensor *d) {
     if (!q || !k || !v) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(q) || !is_float(k) || !is_float(v) || !is_float(d) || (mask && !is_float(mask)) ||
@@ -471,35 +506,81 @@ static void dequant_tiled_row(uint32_t qt, const uint8_t *mat, int64_t n_ktiles,
     }
 }
 
+/* Row n of a weight in ggml's flat block layout (seed protocol without the TILED flag). */
+static void dequant_flat_row(uint32_t qt, const uint8_t *rowp, int64_t K, float *out) {
+    uint32_t bs = hd_type_size(qt);
+    for (int64_t kb = 0; kb * 32 < K; kb++) {
+        const uint8_t *blk = rowp + (size_t) kb * bs;
+        for (int k = 0; k < 32 && kb * 32 + k < K; k++) {
+            float v;
+            if (qt == HTP_TYPE_Q8_0) v = (float) (int8_t) blk[2 + k] * f16_at(blk);
+            else {
+                const uint8_t *qs = blk + (qt == HTP_TYPE_Q4_1 ? 4 : qt == HTP_TYPE_MXFP4 ? 1 : 2);
+                int q = k < 16 ? qs[k] & 0xf : qs[k - 16] >> 4;
+                switch (qt) {
+                case HTP_TYPE_Q4_0: v = (float) (q - 8) * f16_at(blk); break;
+                case HTP_TYPE_IQ4_NL: v = (float) kvalues_iq4nl[q] * f16_at(blk); break;
+                case HTP_TYPE_Q4_1: v = (float) q * f16_at(blk) + f16_at(blk + 2); break;
+                default: v = (float) kvalues_mxfp4[q] * ldexpf(1.0f, (int) blk[0] - 128); break;
+                }
+            }
+            out[kb * 32 + k] = v;
+        }
+    }
+}
+
+/* The weight operand of MUL_MAT / MUL_MAT_ID: a float matrix, a tiled quantized one (ne0/ne1 padded to 32) or,
+ * with protocol=seed and no TILED flag, quantized in ggml's flat layout. */
+struct weight { struct hd_tensor *t; uint32_t qt; int quant, tiled; };
+
+static int weight_init(struct weight *w, struct hd_tensor *t, int64_t K, int64_t N) {
+    w->t = t;
+    w->qt = base_quant(TY(t));
+    w->quant = tile_bytes(w->qt) != 0;
+    /* d99724f repacks every quantized weight; the later protocols say so with TILED (qdev: REPACK), both 1 << 1 */
+    w->tiled = w->quant && (hd.cfg.protocol == HD_PROTO_PUBLIC || w->qt != TY(t) || (t->d->flags & HD_SEED_TENSOR_TILED));
+    if (!w->quant && !is_float(t)) return HTP_STATUS_NO_SUPPORT;
+    if (w->tiled ? (NE(t, 0) % 32 || NE(t, 1) % 32 || K > NE(t, 0) || N > NE(t, 1) ||
+                    (int64_t) tile_bytes(w->qt) * (NE(t, 0) / 32) * (NE(t, 1) / 32) > NB(t, 2))
+                 : (NE(t, 0) != K || NE(t, 1) < N))
+        return HTP_STATUS_INVAL_PARAMS;
+    return HTP_STATUS_OK;
+}
+
+static void weight_row(const struct weight *w, int64_t n, int64_t i2, int64_t i3, int64_t K, float *row) {
+    if (w->tiled) dequant_tiled_row(w->qt, at(w->t, 0, 0, i2, i3), NE(w->t, 0) / 32, n, K, row);
+    else if (w->quant) dequant_flat_row(w->qt, at(w->t, 0, n, i2, i3), K, row);
+    else for (int64_t k = 0; k < K; k++) row[k] = ld(w->t, k, n, i2, i3);
+}
+
+static double dot(const float *row, const float *x, int64_t K) {
+    double acc = 0;
+    for (int64_t k = 0; k < K; k++) acc += (double) row[k] * x[k];
+    return acc;
+}
+
 static int op_mul_mat(struct hd_tensor *w, struct hd_tensor *x, struct hd_tensor *add, struct hd_tensor *d) {
     if (!w || !x) return HTP_STATUS_INVAL_PARAMS;
-    uint32_t qt = base_quant(TY(w));
-    int tiled = tile_bytes(qt) != 0;
-    if ((!tiled && !is_float(w)) || !is_float(x) || !is_float(d) || (add && !is_float(add))) return HTP_STATUS_NO_SUPPORT;
+    if (!is_float(x) || !is_float(d) || (add && !is_float(add))) return HTP_STATUS_NO_SUPPORT;
     int64_t K = NE(x, 0), N = NE(d, 0), M = NE(x, 1);
-    if (NE(d, 1) != M || NE(d, 2) != NE(x, 2) || NE(d, 3) != NE(x, 3) || NE(x, 2) % NE(w, 2) || NE(x, 3) % NE(w, 3))
+    struct weight wt;
+    int rc = weight_init(&wt, w, K, N);
+    if (rc != HTP_STATUS_OK) return rc;
+    if ((!wt.tiled && NE(w, 1) != N) || NE(d, 1) != M || NE(d, 2) != NE(x, 2) || NE(d, 3) != NE(x, 3) ||
+        NE(x, 2) % NE(w, 2) || NE(x, 3) % NE(w, 3) || (add && !repeats(add, d)))
         return HTP_STATUS_INVAL_PARAMS;
-    if (tiled ? (NE(w, 0) % 32 || NE(w, 1) % 32 || K > NE(w, 0) || N > NE(w, 1) ||
-                 (int64_t) tile_bytes(qt) * (NE(w, 0) / 32) * (NE(w, 1) / 32) > NB(w, 2))
-              : (NE(w, 0) != K || NE(w, 1) != N))
-        return HTP_STATUS_INVAL_PARAMS;
-    if (add && !repeats(add, d)) return HTP_STATUS_INVAL_PARAMS;
     int64_t r2 = NE(x, 2) / NE(w, 2), r3 = NE(x, 3) / NE(w, 3);
-    float *row = malloc(sizeof *row * (size_t) K);
-    double *xs = malloc(sizeof *xs * (size_t) (K * M));
+    float *row = malloc(sizeof *row * (size_t) K), *xs = malloc(sizeof *xs * (size_t) (K * M));
     if (!row || !xs) { free(row); free(xs); return HTP_STATUS_INTERNAL_ERR; }
     for (int64_t i3 = 0; i3 < NE(d, 3); i3++)
         for (int64_t i2 = 0; i2 < NE(d, 2); i2++) {
-            int64_t w2 = i2 / r2, w3 = i3 / r3;
+            /* the activations of this matrix, converted once */
             for (int64_t m = 0; m < M; m++)
                 for (int64_t k = 0; k < K; k++) xs[m * K + k] = ld(x, k, m, i2, i3);
             for (int64_t n = 0; n < N; n++) {
-                if (tiled) dequant_tiled_row(qt, at(w, 0, 0, w2, w3), NE(w, 0) / 32, n, K, row);
-                else for (int64_t k = 0; k < K; k++) row[k] = ld(w, k, n, w2, w3);
+                weight_row(&wt, n, i2 / r2, i3 / r3, K, row);
                 for (int64_t m = 0; m < M; m++) {
-                    double acc = 0;
-                    const double *xm = xs + m * K;
-                    for (int64_t k = 0; k < K; k++) acc += (double) row[k] * xm[k];
+                    double acc = dot(row, xs + m * K, K);
                     if (add) acc += ld(add, n % NE(add, 0), m % NE(add, 1), i2 % NE(add, 2), i3 % NE(add, 3));
                     st(d, n, m, i2, i3, (float) acc);
                 }
@@ -510,9 +591,264 @@ static int op_mul_mat(struct hd_tensor *w, struct hd_tensor *x, struct hd_tensor
     return HTP_STATUS_OK;
 }
 
+/* dst[:, e, t] = as[ids[e, t]] . b[:, e % ne11, t] */
+static int op_mul_mat_id(struct hd_tensor *as, struct hd_tensor *b, struct hd_tensor *ids, struct hd_tensor *d) {
+    if (!as || !b || !ids) return HTP_STATUS_INVAL_PARAMS;
+    if (!is_float(b) || !is_float(d) || TY(ids) != HTP_TYPE_I32) return HTP_STATUS_NO_SUPPORT;
+    int64_t K = NE(b, 0), N = NE(d, 0), n_used = NE(ids, 0), T = NE(ids, 1);
+    struct weight wt;
+    int rc = weight_init(&wt, as, K, N);
+    if (rc != HTP_STATUS_OK) return rc;
+    if (NE(d, 1) != n_used || NE(d, 2) != T || NE(b, 2) != T || n_used % NE(b, 1) || NE(as, 3) != 1)
+        return HTP_STATUS_INVAL_PARAMS;
+    float *row = malloc(sizeof *row * (size_t) K), *xs = malloc(sizeof *xs * (size_t) K);
+    if (!row || !xs) { free(row); free(xs); return HTP_STATUS_INTERNAL_ERR; }
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t e = 0; e < n_used; e++) {
+            int64_t ex = ld_index(ids, e, t, 0);
+            if (ex < 0 || ex >= NE(as, 2)) { free(row); free(xs); return HTP_STATUS_INVAL_PARAMS; }
+            for (int64_t k = 0; k < K; k++) xs[k] = ld(b, k, e % NE(b, 1), t, 0);
+            for (int64_t n = 0; n < N; n++) {
+                weight_row(&wt, n, ex, 0, K, row);
+                st(d, n, e, t, 0, (float) dot(row, xs, K));
+            }
+        }
+    free(row);
+    free(xs);
+    return HTP_STATUS_OK;
+}
+
+/* ---------------------------------------------------------------- more row ops and shape ops */
+
+static int op_reduce_norm(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *d) {
+    if (!a) return HTP_STATUS_INVAL_PARAMS;
+    if (!is_float(a) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
+    int sum_rows = op->opcode == HTP_OP_SUM_ROWS;
+    if (sum_rows ? (NE(d, 0) != 1 || NE(d, 1) != NE(a, 1) || NE(d, 2) != NE(a, 2) || NE(d, 3) != NE(a, 3)) : !same_shape(a, d))
+        return HTP_STATUS_INVAL_PARAMS;
+    float eps = param_f(op, 0);
+    int64_t n = NE(a, 0);
+    FOR_ROWS(a) {
+        double sum = 0, sq = 0;
+        for (int64_t i0 = 0; i0 < n; i0++) { double x = ld(a, i0, i1, i2, i3); sum += x; sq += x * x; }
+        if (sum_rows) { st(d, 0, i1, i2, i3, (float) sum); continue; }
+        if (op->opcode == HTP_OP_CUMSUM) {
+            double c = 0;
+            for (int64_t i0 = 0; i0 < n; i0++) { c += ld(a, i0, i1, i2, i3); st(d, i0, i1, i2, i3, (float) c); }
+            continue;
+        }
+        double mean = op->opcode == HTP_OP_NORM ? sum / (double) n : 0.0, scale;
+        if (op->opcode == HTP_OP_NORM) {
+            double var = 0;
+            for (int64_t i0 = 0; i0 < n; i0++) { double x = ld(a, i0, i1, i2, i3) - mean; var += x * x; }
+            scale = 1.0 / sqrt(var / (double) n + eps);
+        } else {
+            scale = 1.0 / fmax(sqrt(sq), (double) eps); /* L2_NORM */
+        }
+        for (int64_t i0 = 0; i0 < n; i0++) st(d, i0, i1, i2, i3, (float) ((ld(a, i0, i1, i2, i3) - mean) * scale));
+    }
+    return HTP_STATUS_OK;
+}
+
+static int op_clamp_fill_tri(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *d) {
+    if (!is_float(d) || (a && !is_float(a))) return HTP_STATUS_NO_SUPPORT;
+    if (op->opcode != HTP_OP_FILL && (!a || !same_shape(a, d))) return HTP_STATUS_INVAL_PARAMS;
+    float lo = param_f(op, 0), hi = param_f(op, 1);
+    int tri = op->params[0];
+    if (op->opcode == HTP_OP_TRI && (tri < 0 || tri > 3)) return HTP_STATUS_INVAL_PARAMS;
+    FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++) {
+        float v;
+        if (op->opcode == HTP_OP_FILL) v = lo;
+        else if (op->opcode == HTP_OP_CLAMP) v = fminf(fmaxf(ld(a, i0, i1, i2, i3), lo), hi);
+        else {
+            /* ggml_tri_type: UPPER_DIAG 0, UPPER 1, LOWER_DIAG 2, LOWER 3 (column i0 against row i1) */
+            int keep = tri == 0 ? i0 >= i1 : tri == 1 ? i0 > i1 : tri == 2 ? i0 <= i1 : i0 < i1;
+            v = keep ? ld(a, i0, i1, i2, i3) : 0.0f;
+        }
+        st(d, i0, i1, i2, i3, v);
+    }
+    return HTP_STATUS_OK;
+}
+
+/* element copy of any type the wire knows by its size (REPEAT, CONCAT, DIAG move elements, never convert) */
+static void copy_elem(const struct hd_tensor *d, int64_t j0, int64_t j1, int64_t j2, int64_t j3,
+                      const struct hd_tensor *s, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    memcpy(at(d, j0, j1, j2, j3), at(s, i0, i1, i2, i3), hd_type_size(TY(d)));
+}
+
+static int plain(const struct hd_tensor *t) { return hd_type_blck(TY(t)) == 1; }
+
+static int op_repeat(struct hd_tensor *a, struct hd_tensor *d) {
+    if (!a) return HTP_STATUS_INVAL_PARAMS;
+    if (!plain(a) || TY(a) != TY(d)) return HTP_STATUS_NO_SUPPORT;
+    if (!repeats(a, d)) return HTP_STATUS_INVAL_PARAMS;
+    FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++)
+        copy_elem(d, i0, i1, i2, i3, a, i0 % NE(a, 0), i1 % NE(a, 1), i2 % NE(a, 2), i3 % NE(a, 3));
+    return HTP_STATUS_OK;
+}
+
+static int op_concat(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *b, struct hd_tensor *d) {
+    if (!a || !b) return HTP_STATUS_INVAL_PARAMS;
+    int dim = op->params[0];
+    if (!plain(a) || TY(a) != TY(b) || TY(a) != TY(d)) return HTP_STATUS_NO_SUPPORT;
+    if (dim < 0 || dim > 3) return HTP_STATUS_INVAL_PARAMS;
+    for (int i = 0; i < 4; i++)
+        if (NE(d, i) != (i == dim ? NE(a, i) + NE(b, i) : NE(a, i)) || (i != dim && NE(b, i) != NE(a, i)))
+            return HTP_STATUS_INVAL_PARAMS;
+    FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++) {
+        int64_t j[4] = { i0, i1, i2, i3 };
+        if (j[dim] < NE(a, dim)) copy_elem(d, i0, i1, i2, i3, a, i0, i1, i2, i3);
+        else {
+            j[dim] -= NE(a, dim);
+            copy_elem(d, i0, i1, i2, i3, b, j[0], j[1], j[2], j[3]);
+        }
+    }
+    return HTP_STATUS_OK;
+}
+
+static int op_pad(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *d) {
+    if (!a) return HTP_STATUS_INVAL_PARAMS;
+    if (!is_float(a) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
+    if (op->params[8]) return HTP_STATUS_NO_SUPPORT; /* circular padding */
+    const int32_t *p = op->params; /* lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3 */
+    for (int i = 0; i < 4; i++)
+        if (p[2 * i] < 0 || p[2 * i + 1] < 0 || NE(d, i) != NE(a, i) + p[2 * i] + p[2 * i + 1]) return HTP_STATUS_INVAL_PARAMS;
+    FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++) {
+        int64_t j0 = i0 - p[0], j1 = i1 - p[2], j2 = i2 - p[4], j3 = i3 - p[6];
+        int in = j0 >= 0 && j0 < NE(a, 0) && j1 >= 0 && j1 < NE(a, 1) && j2 >= 0 && j2 < NE(a, 2) && j3 >= 0 && j3 < NE(a, 3);
+        st(d, i0, i1, i2, i3, in ? ld(a, j0, j1, j2, j3) : 0.0f);
+    }
+    return HTP_STATUS_OK;
+}
+
+static int op_diag(struct hd_tensor *a, struct hd_tensor *d) {
+    if (!a) return HTP_STATUS_INVAL_PARAMS;
+    if (!is_float(a) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
+    if (NE(a, 1) != 1 || NE(d, 0) != NE(a, 0) || NE(d, 1) != NE(a, 0) || NE(d, 2) != NE(a, 2) || NE(d, 3) != NE(a, 3))
+        return HTP_STATUS_INVAL_PARAMS;
+    FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++) st(d, i0, i1, i2, i3, i0 == i1 ? ld(a, i0, 0, i2, i3) : 0.0f);
+    return HTP_STATUS_OK;
+}
+
+static const struct hd_tensor *sort_t;
+static int64_t sort_i1, sort_i2, sort_i3;
+static int sort_desc;
+static int cmp_idx(const void *x, const void *y) {
+    float a = ld(sort_t, *(const int32_t *) x, sort_i1, sort_i2, sort_i3), b = ld(sort_t, *(const int32_t *) y, sort_i1, sort_i2, sort_i3);
+    int c = a < b ? -1 : a > b ? 1 : *(const int32_t *) x - *(const int32_t *) y;
+    return sort_desc ? -c : c;
+}
+
+static int op_argsort(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *d) {
+    if (!a) return HTP_STATUS_INVAL_PARAMS;
+    if (!is_float(a) || TY(d) != HTP_TYPE_I32) return HTP_STATUS_NO_SUPPORT;
+    if (!same_shape(a, d) || op->params[0] < 0 || op->params[0] > 1) return HTP_STATUS_INVAL_PARAMS;
+    int32_t *idx = malloc(sizeof *idx * (size_t) NE(a, 0));
+    if (!idx) return HTP_STATUS_INTERNAL_ERR;
+    FOR_ROWS(a) {
+        for (int64_t i0 = 0; i0 < NE(a, 0); i0++) idx[i0] = (int32_t) i0;
+        /* the DSP thread runs one op at a time; the comparator's context is per call */
+        sort_t = a; sort_i1 = i1; sort_i2 = i2; sort_i3 = i3; sort_desc = op->params[0] == 1;
+        qsort(idx, (size_t) NE(a, 0), sizeof *idx, cmp_idx);
+        for (int64_t i0 = 0; i0 < NE(a, 0); i0++) memcpy(at(d, i0, i1, i2, i3), &idx[i0], 4);
+    }
+    free(idx);
+    return HTP_STATUS_OK;
+}
+
+static int op_add_id(struct hd_tensor *a, struct hd_tensor *b, struct hd_tensor *ids, struct hd_tensor *d) {
+    if (!a || !b || !ids) return HTP_STATUS_INVAL_PARAMS;
+    if (!is_float(a) || !is_float(b) || !is_float(d) || TY(ids) != HTP_TYPE_I32) return HTP_STATUS_NO_SUPPORT;
+    if (!same_shape(a, d) || NE(b, 0) != NE(a, 0) || NE(ids, 0) != NE(a, 1) || NE(ids, 1) != NE(a, 2)) return HTP_STATUS_INVAL_PARAMS;
+    FOR_ROWS(a) {
+        int64_t e = ld_index(ids, i1, i2, 0);
+        if (e < 0 || e >= NE(b, 1)) return HTP_STATUS_INVAL_PARAMS;
+        for (int64_t i0 = 0; i0 < NE(a, 0); i0++) st(d, i0, i1, i2, i3, ld(a, i0, i1, i2, i3) + ld(b, i0, e, 0, 0));
+    }
+    return HTP_STATUS_OK;
+}
+
+/* ---------------------------------------------------------------- fences (seed era; NOT verified) */
+
+/* The slot of a fence tensor (I8, flag FENCE, ne = {slot size >= 8, n_slots, 1, 1}) chosen by params[2]:
+ * u32 seq @0, u32 status @4 (hexagon.md 2.4). */
+static uint32_t *fence_slot(const struct hd_op *op, struct hd_tensor *f) {
+    if (!f || TY(f) != HD_TYPE_I8 || !(f->d->flags & HD_SEED_TENSOR_FENCE) || NE(f, 0) < 8) return NULL;
+    int32_t slot = op->params[2];
+    if (slot < 0 || slot >= NE(f, 1)) return NULL;
+    return (uint32_t *) at(f, 0, slot, 0, 0);
+}
+
+static int fence_signal(const struct hd_op *op, struct hd_tensor *f, uint32_t seq) {
+    uint32_t *slot = fence_slot(op, f);
+    if (!slot) return HTP_STATUS_INVAL_PARAMS;
+    __atomic_store_n(&slot[1], (uint32_t) HTP_STATUS_OK, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot[0], seq, __ATOMIC_RELEASE);
+    return HTP_STATUS_OK;
+}
+
+/* Waits until (int32)(slot.seq - seq) >= 0; INTERNAL_ERR after fence_timeout_us, a slot status > OK passed on. */
+static int fence_wait(const uint32_t *slot, uint32_t seq) {
+    uint64_t deadline = hd_now_ns() + (uint64_t) hd.cfg.fence_timeout_us * 1000ull;
+    while ((int32_t) (__atomic_load_n(&slot[0], __ATOMIC_ACQUIRE) - seq) < 0) {
+        if (hd_now_ns() > deadline) return HTP_STATUS_INTERNAL_ERR;
+        sched_yield();
+    }
+    uint32_t st = __atomic_load_n(&slot[1], __ATOMIC_RELAXED);
+    return st > HTP_STATUS_OK ? (int) st : HTP_STATUS_OK;
+}
+
+/* FENCE: params[0] seq, params[1] 1 = signal / 0 = wait. */
+static int op_fence(const struct hd_op *op, struct hd_tensor *f) {
+    uint32_t seq = (uint32_t) op->params[0];
+    if (op->params[1] == 1) return fence_signal(op, f, seq);
+    if (op->params[1] != 0) return HTP_STATUS_INVAL_PARAMS;
+    uint32_t *slot = fence_slot(op, f);
+    return slot ? fence_wait(slot, seq) : HTP_STATUS_INVAL_PARAMS;
+}
+
+#define HD_ALLREDUCE_MAX_RANKS 4
+
+/* ALLREDUCE (seed-era, FULL mode; the double's convention, see README): kernel_params[0] rank, [1] n_ranks;
+ * src[0..n) every rank's data, src[n..2n) every rank's fence tensor; params[0] entry seq, params[1] exit seq;
+ * dst[0] = the sum over ranks. Each rank signals entry, waits for all, sums into a private buffer, signals exit
+ * (done reading), waits for all, and only then writes dst[0], which may be its own input. */
+static int op_allreduce(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_INPUTS], struct hd_tensor *d) {
+    int32_t rank = op->kernel_params[0], n = op->kernel_params[1];
+    if (n < 2 || n > HD_ALLREDUCE_MAX_RANKS || rank < 0 || rank >= n) return HTP_STATUS_INVAL_PARAMS;
+    uint32_t *slots[HD_ALLREDUCE_MAX_RANKS];
+    for (int32_t k = 0; k < n; k++) {
+        struct hd_tensor *x = src[k];
+        if (!x || !is_float(x) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
+        if (!same_shape(x, d)) return HTP_STATUS_INVAL_PARAMS;
+        if (!(slots[k] = fence_slot(op, src[n + k]))) return HTP_STATUS_INVAL_PARAMS;
+    }
+    uint32_t entry = (uint32_t) op->params[0], exit_seq = (uint32_t) op->params[1];
+    float *sum = malloc(sizeof *sum * (size_t) nelements(d));
+    if (!sum) return HTP_STATUS_INTERNAL_ERR;
+    int rc = fence_signal(op, src[n + rank], entry);
+    for (int32_t k = 0; k < n && rc == HTP_STATUS_OK; k++) rc = fence_wait(slots[k], entry);
+    if (rc == HTP_STATUS_OK) {
+        int64_t j = 0;
+        FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++, j++) {
+            double acc = 0;
+            for (int32_t k = 0; k < n; k++) acc += ld(src[k], i0, i1, i2, i3);
+            sum[j] = (float) acc;
+        }
+        rc = fence_signal(op, src[n + rank], exit_seq);
+        for (int32_t k = 0; k < n && rc == HTP_STATUS_OK; k++) rc = fence_wait(slots[k], exit_seq);
+    }
+    if (rc == HTP_STATUS_OK) {
+        int64_t j = 0;
+        FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++, j++) st(d, i0, i1, i2, i3, sum[j]);
+    }
+    free(sum);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- dispatch */
 
-int hd_exec_op(const struct htp_op_desc *op, struct hd_tensor *const src[HTP_OP_MAX_INPUTS],
+int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_INPUTS],
                struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS]) {
     struct hd_tensor *d = dst[0];
     switch (op->opcode) {
@@ -521,7 +857,14 @@ int hd_exec_op(const struct htp_op_desc *op, struct hd_tensor *const src[HTP_OP_
     case HTP_OP_RMS_NORM_MUL: return src[1] ? op_rms_norm(op, src[0], src[1], d) : HTP_STATUS_INVAL_PARAMS;
     case HTP_OP_SCALE: case HTP_OP_UNARY_SILU: case HTP_OP_UNARY_GELU: case HTP_OP_UNARY_SIGMOID: case HTP_OP_UNARY_EXP:
     case HTP_OP_UNARY_NEG: case HTP_OP_UNARY_SOFTPLUS: case HTP_OP_UNARY_TANH: case HTP_OP_SQR: case HTP_OP_SQRT:
+    case HD_OP_ABS: case HD_OP_LOG: case HD_OP_RELU: case HD_OP_LEAKY_RELU:
         return op_unary(op, src[0], d);
+    case HD_OP_FENCE: return op_fence(op, src[0]);
+    case HD_OP_ALLREDUCE: return op_allreduce(op, src, d);
+    case HD_OP_CPY_FENCE: {
+        int st = op_cpy(src[0], d);
+        return st == HTP_STATUS_OK ? fence_signal(op, src[1], (uint32_t) op->params[0]) : st;
+    }
     case HTP_OP_GLU_SWIGLU: case HTP_OP_GLU_GEGLU: case HTP_OP_GLU_SWIGLU_OAI: return op_glu(op, src[0], src[1], d);
     case HTP_OP_SOFTMAX: return op_softmax(op, src[0], src[1], src[2], d);
     case HTP_OP_ROPE: return op_rope(op, src[0], src[1], src[2], d);
@@ -531,6 +874,25 @@ int hd_exec_op(const struct htp_op_desc *op, struct hd_tensor *const src[HTP_OP_
     case HTP_OP_FLASH_ATTN_EXT: return op_flash_attn(op, src[0], src[1], src[2], src[3], src[4], d);
     case HTP_OP_MUL_MAT: return op_mul_mat(src[0], src[1], NULL, d);
     case HTP_OP_MUL_MAT_ADD: return src[2] ? op_mul_mat(src[0], src[1], src[2], d) : HTP_STATUS_INVAL_PARAMS;
+    case HTP_OP_MUL_MAT_QKV: case HTP_OP_MUL_MAT_FFN: {
+        /* d99724f's fusion of 3 (K, V, Q) / 2 matmuls sharing src1: inputs {W0, x, W1[, W2]}, outputs dst[0..] */
+        int n = op->opcode == HTP_OP_MUL_MAT_QKV ? 3 : 2;
+        for (int k = 0; k < n; k++) {
+            if (!dst[k]) return HTP_STATUS_INVAL_PARAMS;
+            int st = op_mul_mat(src[k ? k + 1 : 0], src[1], NULL, dst[k]);
+            if (st != HTP_STATUS_OK) return st;
+        }
+        return HTP_STATUS_OK;
+    }
+    case HTP_OP_MUL_MAT_ID: return op_mul_mat_id(src[0], src[1], src[2], d);
+    case HTP_OP_ADD_ID: return op_add_id(src[0], src[1], src[2], d);
+    case HTP_OP_SUM_ROWS: case HTP_OP_NORM: case HTP_OP_L2_NORM: case HTP_OP_CUMSUM: return op_reduce_norm(op, src[0], d);
+    case HTP_OP_CLAMP: case HTP_OP_FILL: case HTP_OP_TRI: return op_clamp_fill_tri(op, src[0], d);
+    case HTP_OP_REPEAT: return op_repeat(src[0], d);
+    case HTP_OP_CONCAT: return op_concat(op, src[0], src[1], d);
+    case HTP_OP_PAD: return op_pad(op, src[0], d);
+    case HTP_OP_DIAG: return op_diag(src[0], d);
+    case HTP_OP_ARGSORT: return op_argsort(op, src[0], d);
     default: return HTP_STATUS_NO_SUPPORT;
     }
 }

@@ -61,6 +61,7 @@ static struct hd_packet *packet_new(uint32_t flags, uint32_t nbuf, const struct 
 
 static void ring_push(struct hd_ring *r, struct hd_packet *p) {
     p->next = NULL;
+    p->t_queued = hd_now_ns();
     if (r->tail) r->tail->next = p; else r->head = p;
     r->tail = p;
     r->used += p->cost;
@@ -215,7 +216,7 @@ static void retire_batch(struct dspqueue *q, uint32_t id) {
 
 struct space_arg { size_t cost; };
 static int has_space(struct dspqueue *q, void *arg) {
-    return !q->live || q->req.used + ((struct space_arg *) arg)->cost <= q->req.cap;
+    return !q->live || q->dead || q->req.used + ((struct space_arg *) arg)->cost <= q->req.cap;
 }
 
 static int write_common(const char *fn, dspqueue_t queue, uint32_t flags, uint32_t num_buffers,
@@ -227,6 +228,7 @@ static int write_common(const char *fn, dspqueue_t queue, uint32_t flags, uint32
     struct dspqueue *q = queue_lookup(queue);
     if (!q) { rc = AEE_EBADPARM; hd_violation("%s(%p): unknown queue", fn, (void *) queue); goto out; }
     if (hd_fault(HD_F_QUEUE_WRITE, q->ordinal, -1, q->domain, -1, &code)) { rc = (int) code; goto out; }
+    if (q->dead) { rc = AEE_EBADSTATE; goto out; }
     if (num_buffers > HD_DSPQUEUE_MAX_BUFFERS || (num_buffers && !buffers) || message_length > HD_DSPQUEUE_MAX_MESSAGE ||
         (message_length && !message)) { rc = AEE_EBADPARM; goto out; }
     for (uint32_t i = 0; i < num_buffers; i++) {
@@ -251,6 +253,7 @@ static int write_common(const char *fn, dspqueue_t queue, uint32_t flags, uint32
     rc = wait_for(q, has_space, &sa, timeout_us);
     q->busy--;
     if (!q->live) { pthread_cond_broadcast(&q->cv); rc = AEE_EINTERRUPTED; goto out; }
+    if (q->dead) { rc = AEE_EBADSTATE; goto out; }
     if (rc) goto out;
     struct hd_packet *p = packet_new(flags, num_buffers, buffers, message_length, message);
     if (!p) { rc = AEE_ENOMEMORY; goto out; }
@@ -275,7 +278,7 @@ HD_EXPORT int dspqueue_write_noblock(dspqueue_t queue, uint32_t flags, uint32_t 
     return write_common("dspqueue_write_noblock", queue, flags, num_buffers, buffers, message_length, message, 0);
 }
 
-static int has_rsp(struct dspqueue *q, void *arg) { (void) arg; return !q->live || q->rsp.count > 0; }
+static int has_rsp(struct dspqueue *q, void *arg) { (void) arg; return !q->live || q->dead || q->rsp.count > 0; }
 
 static int read_common(const char *fn, dspqueue_t queue, uint32_t *flags, uint32_t max_buffers, uint32_t *num_buffers,
                        struct dspqueue_buffer *buffers, uint32_t max_message_length, uint32_t *message_length,
@@ -286,14 +289,18 @@ static int read_common(const char *fn, dspqueue_t queue, uint32_t *flags, uint32
     struct dspqueue *q = queue_lookup(queue);
     if (!q) { rc = AEE_EBADPARM; hd_violation("%s(%p): unknown queue", fn, (void *) queue); goto out; }
     if (hd_fault(HD_F_QUEUE_READ, q->ordinal, -1, q->domain, -1, &code)) { rc = (int) code; goto out; }
+    if (q->dead && !q->rsp.count) { rc = AEE_EBADSTATE; goto out; }
     if (q->packet_cb && consume && timeout_us) {
         hd_violation("%s(q%d): blocking read on a queue with a packet callback", fn, q->ordinal);
     }
     q->busy++;
+    q->readers++;
     rc = wait_for(q, has_rsp, NULL, timeout_us);
+    q->readers--;
     q->busy--;
     if (!q->live) { pthread_cond_broadcast(&q->cv); rc = AEE_EINTERRUPTED; goto out; }
     if (rc) goto out;
+    if (q->dead && !q->rsp.count) { rc = AEE_EBADSTATE; goto out; }
     struct hd_packet *p = q->rsp.head;
     if (flags) *flags = (p->len ? DSPQUEUE_PACKET_FLAG_MESSAGE : 0) | (p->nbuf ? DSPQUEUE_PACKET_FLAG_BUFFERS : 0);
     if (num_buffers) *num_buffers = p->nbuf;
@@ -306,6 +313,7 @@ static int read_common(const char *fn, dspqueue_t queue, uint32_t *flags, uint32
     if (p->nbuf) memcpy(buffers, p->bufs, sizeof *buffers * p->nbuf);
     if (p->len) memcpy(message, p->msg, p->len);
     ring_pop(&q->rsp);
+    if (p->reader_waiting) hd.st.rsp_wakeup_ns += hd_now_ns() - p->t_queued;
     if (p->tracked) retire_batch(q, p->batch_id);
     packet_free(p);
     pthread_cond_broadcast(&q->cv);
@@ -366,7 +374,8 @@ struct batch {
     uint8_t *mem;                       /* host view of the batch buffer */
     struct htp_opbatch_req req;
     uint64_t seq; int has_seq;
-    struct htp_buf_desc *bufs; struct htp_tensor *tens; struct htp_op_desc *ops; struct htp_prof_desc *profs;
+    struct htp_buf_desc *bufs; struct htp_tensor *tens; struct htp_prof_desc *profs;
+    struct hd_op *ops;                  /* decoded copy of the op descriptors (freed by process) */
     struct hd_block *blk[HTP_OP_MAX_BUFS];
     struct hd_block *dblk;
     struct hd_tensor *views;
@@ -402,14 +411,13 @@ static int validate(struct batch *b) {
     if (r->n_bufs > HTP_OP_MAX_BUFS) REJECT("batch q%d id %u: n_bufs %u > %d", q->ordinal, r->id, r->n_bufs, HTP_OP_MAX_BUFS);
     if (r->n_tensors > HTP_OP_MAX_TENSORS) REJECT("batch q%d id %u: n_tensors %u > %d", q->ordinal, r->id, r->n_tensors, HTP_OP_MAX_TENSORS);
     uint64_t bsz = sizeof(struct htp_buf_desc) * (uint64_t) r->n_bufs, tsz = sizeof(struct htp_tensor) * (uint64_t) r->n_tensors,
-             osz = sizeof(struct htp_op_desc) * (uint64_t) r->n_ops, psz = sizeof(struct htp_prof_desc) * (uint64_t) r->n_ops,
+             osz = (hd.cfg.protocol == HD_PROTO_SEED ? sizeof(struct hd_seed_op_desc) : sizeof(struct htp_op_desc)) * (uint64_t) r->n_ops, psz = sizeof(struct htp_prof_desc) * (uint64_t) r->n_ops,
              trsz = (uint64_t) (HTP_MAX_NTHREADS + 1) * r->n_traces * sizeof(struct htp_trace_desc);
     if (db->size < bsz + tsz + osz + psz + trsz)
         REJECT("batch q%d id %u: buffer of %u bytes < %" PRIu64 " needed (bufs %u, tensors %u, ops %u, traces %u)",
                q->ordinal, r->id, db->size, bsz + tsz + osz + psz + trsz, r->n_bufs, r->n_tensors, r->n_ops, r->n_traces);
     b->bufs = (struct htp_buf_desc *) b->mem;
     b->tens = (struct htp_tensor *) (b->mem + bsz);
-    b->ops = (struct htp_op_desc *) (b->mem + bsz + tsz);
     b->profs = (struct htp_prof_desc *) (b->mem + bsz + tsz + osz);
 
     uint64_t vmem = 0;
@@ -422,9 +430,10 @@ static int validate(struct batch *b) {
         if (d->base != (uint64_t) (uintptr_t) blk->base)
             REJECT("batch q%d id %u: buffer %u fd %u base 0x%" PRIx64 " != block base %p", q->ordinal, r->id, i, d->fd,
                    d->base, blk->base);
-        if (d->size == 0 || d->size > blk->size || d->size > m->len)
-            REJECT("batch q%d id %u: buffer %u fd %u size %" PRIu64 " (block %zu, mapped %zu)", q->ordinal, r->id, i,
-                   d->fd, d->size, blk->size, m->len);
+        /* the DSP maps `size` bytes of the fd itself (HAP_mmap), so the bound is the block, not the fastrpc_mmap length */
+        if (d->size == 0 || d->size > blk->size)
+            REJECT("batch q%d id %u: buffer %u fd %u size %" PRIu64 " (block %zu)", q->ordinal, r->id, i, d->fd,
+                   d->size, blk->size);
         if (d->flags & ~1u) REJECT("batch q%d id %u: buffer %u flags 0x%x", q->ordinal, r->id, i, d->flags);
         for (uint32_t j = 0; j < i; j++)
             if (b->bufs[j].fd == d->fd) REJECT("batch q%d id %u: fd %u listed twice (buffers %u and %u)", q->ordinal, r->id, d->fd, j, i);
@@ -446,12 +455,38 @@ static int validate(struct batch *b) {
             REJECT("batch q%d id %u: tensor %u spans %" PRIu64 " bytes (ne %u %u %u %u, nb %u %u %u %u) > size %u",
                    q->ordinal, r->id, i, ext, t->ne[0], t->ne[1], t->ne[2], t->ne[3], t->nb[0], t->nb[1], t->nb[2],
                    t->nb[3], t->size);
-        if (t->flags & ~3u) REJECT("batch q%d id %u: tensor %u flags 0x%x", q->ordinal, r->id, i, t->flags);
+        if (t->flags & ~(hd.cfg.protocol == HD_PROTO_PUBLIC ? 3u : 7u))
+            REJECT("batch q%d id %u: tensor %u flags 0x%x", q->ordinal, r->id, i, t->flags);
+        if (t->type == HD_TYPE_I8 && hd.cfg.protocol == HD_PROTO_PUBLIC)
+            REJECT("batch q%d id %u: tensor %u type I8 (fence tensors need protocol=qdev or seed)", q->ordinal, r->id, i);
     }
+    b->ops = calloc(r->n_ops ? r->n_ops : 1, sizeof *b->ops);
+    if (!b->ops) REJECT("batch q%d id %u: out of memory for %u ops", q->ordinal, r->id, r->n_ops);
+    const uint8_t *raw = b->mem + bsz + tsz;
     for (uint32_t i = 0; i < r->n_ops; i++) {
-        struct htp_op_desc *o = &b->ops[i];
-        if (o->opcode >= HTP_OP_INVALID) REJECT("batch q%d id %u: op %u opcode %u", q->ordinal, r->id, i, o->opcode);
-        for (int s = 0; s < HTP_OP_MAX_INPUTS; s++)
+        struct hd_op *o = &b->ops[i];
+        if (hd.cfg.protocol == HD_PROTO_SEED) {
+            struct hd_seed_op_desc w;
+            memcpy(&w, raw + i * sizeof w, sizeof w);
+            o->wire_opcode = w.opcode; o->flags = w.flags;
+            memcpy(o->params, w.params, sizeof o->params);
+            memcpy(o->kernel_params, w.kernel_params, sizeof o->kernel_params);
+            memcpy(o->src, w.src, sizeof o->src);
+            memcpy(o->dst, w.dst, sizeof o->dst);
+        } else {
+            struct htp_op_desc w;
+            memcpy(&w, raw + i * sizeof w, sizeof w);
+            o->wire_opcode = w.opcode; o->flags = w.flags;
+            memcpy(o->params, w.params, sizeof o->params);
+            memcpy(o->kernel_params, w.kernel_params, sizeof o->kernel_params);
+            for (int s = 0; s < HD_SEED_MAX_INPUTS; s++) o->src[s] = s < HTP_OP_MAX_INPUTS ? w.src[s] : HTP_NO_TENSOR;
+            memcpy(o->dst, w.dst, sizeof o->dst);
+        }
+        o->opcode = hd_map_opcode(o->wire_opcode);
+        if (o->opcode == HD_OP_COUNT)
+            REJECT("batch q%d id %u: op %u opcode %u not in the %s table", q->ordinal, r->id, i, o->wire_opcode,
+                   hd.cfg.protocol == HD_PROTO_SEED ? "seed" : hd.cfg.protocol == HD_PROTO_QDEV ? "qdev" : "public");
+        for (int s = 0; s < HD_SEED_MAX_INPUTS; s++)
             if (o->src[s] != HTP_NO_TENSOR && o->src[s] >= r->n_tensors)
                 REJECT("batch q%d id %u: op %u (%s) src[%d] = %u >= n_tensors %u", q->ordinal, r->id, i,
                        hd_op_name(o->opcode), s, o->src[s], r->n_tensors);
@@ -486,7 +521,9 @@ static void respond(struct batch *b, uint32_t status, uint32_t usecs) {
     p->tracked = !b->pkt->bad && b->pkt->tracked;
     while (q->live && !q->stop && q->rsp.used + p->cost > q->rsp.cap) pthread_cond_wait(&q->cv, &hd.mu);
     if (!q->live || q->stop) { packet_free(p); return; }
+    p->reader_waiting = q->readers > 0;
     ring_push(&q->rsp, p);
+    hd.st.dsp_wall_ns += p->t_queued - b->pkt->t_queued;
     pthread_cond_broadcast(&q->cv);
 }
 
@@ -496,10 +533,9 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
     const struct htp_opbatch_req *r = &b->req;
     struct hd_tensor *views = calloc(r->n_tensors ? r->n_tensors : 1, sizeof *views);
     struct htp_tensor *tcopy = malloc(sizeof *tcopy * (r->n_tensors ? r->n_tensors : 1));
-    struct htp_op_desc *ocopy = malloc(sizeof *ocopy * (r->n_ops ? r->n_ops : 1));
-    if (!views || !tcopy || !ocopy) { free(views); free(tcopy); free(ocopy); return HTP_STATUS_INTERNAL_ERR; }
+    const struct hd_op *ocopy = b->ops;
+    if (!views || !tcopy) { free(views); free(tcopy); return HTP_STATUS_INTERNAL_ERR; }
     memcpy(tcopy, b->tens, sizeof *tcopy * r->n_tensors);
-    memcpy(ocopy, b->ops, sizeof *ocopy * r->n_ops);
     for (uint32_t i = 0; i < r->n_tensors; i++) {
         views[i].d = &tcopy[i];
         views[i].p = (uint8_t *) b->blk[tcopy[i].bi]->base + tcopy[i].data;
@@ -518,16 +554,16 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
 
     uint32_t status = HTP_STATUS_OK;
     uint64_t t_exec = 0;
-    uint64_t counts[HTP_OP_INVALID] = { 0 };
+    uint64_t counts[HD_OP_COUNT] = { 0 };
     uint32_t failed_op = UINT32_MAX;
     for (uint32_t i = 0; i < r->n_ops && status == HTP_STATUS_OK; i++) {
-        const struct htp_op_desc *o = &ocopy[i];
-        struct hd_tensor *src[HTP_OP_MAX_INPUTS], *dst[HTP_OP_MAX_OUTPUTS];
-        for (int s = 0; s < HTP_OP_MAX_INPUTS; s++) src[s] = o->src[s] == HTP_NO_TENSOR ? NULL : &views[o->src[s]];
+        const struct hd_op *o = &ocopy[i];
+        struct hd_tensor *src[HD_SEED_MAX_INPUTS], *dst[HTP_OP_MAX_OUTPUTS];
+        for (int s = 0; s < HD_SEED_MAX_INPUTS; s++) src[s] = o->src[s] == HTP_NO_TENSOR ? NULL : &views[o->src[s]];
         for (int s = 0; s < HTP_OP_MAX_OUTPUTS; s++) dst[s] = o->dst[s] == HTP_NO_TENSOR ? NULL : &views[o->dst[s]];
         uint32_t code;
         pthread_mutex_lock(&hd.mu);
-        int injected = hd_fault(HD_F_OP, q->ordinal, -1, q->domain, (int) o->opcode, &code);
+        int injected = hd_fault(HD_F_OP, q->ordinal, -1, q->domain, (int) o->wire_opcode, &code);
         pthread_mutex_unlock(&hd.mu);
         uint64_t t0 = hd_now_ns();
         if (injected) status = code;
@@ -539,7 +575,7 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
         if (prof_mode) {
             struct htp_prof_desc *pd = &b->profs[i];
             memset(pd, 0, sizeof *pd);
-            pd->opcode = o->opcode;
+            pd->opcode = o->wire_opcode;
             pd->usecs = (uint32_t) (dt / 1000);
             pd->cycles_start = (uint32_t) t0;
             pd->cycles_stop = (uint32_t) (t0 + dt);
@@ -550,7 +586,7 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
     for (uint32_t i = 0; i < r->n_bufs; i++) hd_block_unpin(b->blk[i]);
     hd_block_unpin(b->dblk);
     hd.st.exec_ns += t_exec;
-    for (uint32_t i = 0; i < HTP_OP_INVALID; i++) { hd.st.op_count[i] += counts[i]; hd.st.ops += counts[i]; }
+    for (uint32_t i = 0; i < HD_OP_COUNT; i++) { hd.st.op_count[i] += counts[i]; hd.st.ops += counts[i]; }
     if (hd.cfg.log_level >= 2)
         for (uint32_t i = 0; i < r->n_ops; i++)
             hd_logv(2, "  op #%u %s src %d %d %d %d %d %d dst %d", i, hd_op_name(ocopy[i].opcode),
@@ -560,13 +596,34 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
     if (failed_op != UINT32_MAX)
         hd_log("batch q%d id %u: op #%u %s -> status %u", q->ordinal, r->id, failed_op,
                hd_op_name(ocopy[failed_op].opcode), status);
-    free(views); free(tcopy); free(ocopy);
+    free(views); free(tcopy);
     return status;
+}
+
+/* fail.crash: the DSP process dies instead of answering this batch. Host calls on the queue then fail with
+ * AEE_EBADSTATE ("queue is in bad-state", dspqueue.h), the error callback gets AEE_ENOSUCH (hexagon.md 6.5), and
+ * invokes on the handle fail with AEE_ECONNRESET. */
+static int crash(struct dspqueue *q, struct hd_handle *h) {
+    uint32_t code;
+    if (!hd_fault(HD_F_CRASH, q->ordinal, h ? h->ordinal : -1, q->domain, -1, &code)) return 0;
+    q->dead = 1;
+    if (h) h->dead = 1;
+    hd_log("DSP process of q%d died (fail.crash), error callback %s", q->ordinal, q->error_cb ? "called" : "not set");
+    pthread_cond_broadcast(&q->cv);
+    dspqueue_callback_t cb = q->error_cb;
+    void *ctx = q->cb_ctx;
+    if (cb) {
+        pthread_mutex_unlock(&hd.mu);
+        cb(q, (int) code, ctx);
+        pthread_mutex_lock(&hd.mu);
+    }
+    return 1;
 }
 
 static void process(struct dspqueue *q, struct hd_packet *pkt) {
     struct batch b = { .q = q, .pkt = pkt, .h = bound_handle(q) };
-    uint64_t t0 = hd_now_ns();
+    if (q->dead || crash(q, b.h)) return;
+    uint64_t t0 = hd_now_ns(), t_start = t0;
     int ok = validate(&b);
     hd.st.validate_ns += hd_now_ns() - t0;
     uint32_t status;
@@ -575,6 +632,7 @@ static void process(struct dspqueue *q, struct hd_packet *pkt) {
         if (hd.cfg.reject_hang) {
             hd_log("batch q%d id %u rejected: dropped without an answer (reject=hang)", q->ordinal, b.req.id);
             if (pkt->tracked) retire_batch(q, b.req.id);
+            free(b.ops);
             return;
         }
         status = HTP_STATUS_INVAL_PARAMS;
@@ -592,7 +650,10 @@ static void process(struct dspqueue *q, struct hd_packet *pkt) {
     }
     hd_log("batch q%d id %u seq %" PRIu64 " bufs %u tensors %u ops %u -> status %u", q->ordinal, b.req.id, b.seq,
            b.req.n_bufs, b.req.n_tensors, b.req.n_ops, status);
-    respond(&b, status, (uint32_t) ((hd_now_ns() - t0) / 1000));
+    free(b.ops);
+    uint64_t now = hd_now_ns();
+    hd.st.dsp_busy_ns += now - t_start;
+    respond(&b, status, (uint32_t) ((now - t0) / 1000));
 }
 
 static void *dsp_thread(void *arg) {

@@ -211,7 +211,7 @@ func (e *Executor) replaceBackend(err error) error {
 	e.backend.Free()
 	b, nerr := e.lib.NewCPUBackendPool(threads, e.backend.Pool())
 	if nerr != nil {
-		return fmt.Errorf("%w; and no new backend: %v", err, nerr)
+		return fmt.Errorf("%w; and no new backend: %w", err, nerr)
 	}
 	e.backend = b
 	return err

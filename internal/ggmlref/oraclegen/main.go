@@ -9,7 +9,7 @@
 // unpacked data set with -from): inputs/sin.f32, outlier.f32 and
 // imatrix.f32, conv/f32_in.f32, matmul/w_src.f32 and x.f32, and
 // cpu_support.csv (the output of ggml's test-backend-ops in support mode,
-// which is not a library call; its two columns no test reads are dropped).
+// which is not a library call, kept verbatim: tests compare its layout).
 // Everything else is computed: quant/<set>/<type>.bin with .deq.f32,
 // manifest.tsv, conv/*, matmul/<type>.w.bin and .y_n1/.y_n8.f32. The
 // archive is deterministic (sorted names, zero times, fixed modes), so
@@ -24,7 +24,6 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
@@ -95,12 +94,6 @@ func run(from, out, verify string) error {
 		}
 		files[name] = b
 	}
-	csvData, err := compactSupport(files["cpu_support.csv"])
-	if err != nil {
-		return err
-	}
-	files["cpu_support.csv"] = csvData
-
 	dir, err := ggmlref.LibDir()
 	if err != nil {
 		return err
@@ -313,38 +306,6 @@ func maskZeroQ8KSums(want, got []byte) []byte {
 
 func isNonZero(v byte) bool { return v != 0 }
 
-// compactSupport keeps the columns of cpu_support.csv the tests read.
-func compactSupport(b []byte) ([]byte, error) {
-	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("cpu_support.csv: %w", err)
-	}
-	keep := []string{"backend_name", "op_name", "op_params", "test_mode", "supported"}
-	if len(rows) == 0 {
-		return nil, errors.New("cpu_support.csv is empty")
-	}
-	idx := make([]int, len(keep))
-	for i, name := range keep {
-		idx[i] = slices.Index(rows[0], name)
-		if idx[i] < 0 {
-			return nil, fmt.Errorf("cpu_support.csv has no %q column", name)
-		}
-	}
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	for _, r := range rows {
-		out := make([]string, len(idx))
-		for i, j := range idx {
-			out[i] = r[j]
-		}
-		if err := w.Write(out); err != nil {
-			return nil, err
-		}
-	}
-	w.Flush()
-	return buf.Bytes(), w.Error()
-}
-
 func sums(files map[string][]byte) []byte {
 	var b strings.Builder
 	for _, name := range sortedNames(files) {
@@ -398,7 +359,7 @@ func writeArchive(path string, files map[string][]byte) error {
 func compare(files map[string][]byte, dir string) error {
 	var differ []string
 	for _, name := range sortedNames(files) {
-		if name == "SHA256SUMS" || name == "VERSION.txt" || name == "manifest.tsv" || name == "cpu_support.csv" {
+		if name == "SHA256SUMS" || name == "VERSION.txt" || name == "manifest.tsv" {
 			continue // formats of our own
 		}
 		want, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))

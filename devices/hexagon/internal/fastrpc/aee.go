@@ -119,6 +119,7 @@ func (e Error) Meaning() string {
 	return ""
 }
 
+// Error gives the code in hex, its name and what it usually means.
 func (e Error) Error() string {
 	s := fmt.Sprintf("fastrpc: 0x%x %s", uint32(e), e.Name())
 	if m := e.Meaning(); m != "" {

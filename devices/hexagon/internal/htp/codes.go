@@ -80,6 +80,7 @@ var opNames = [...]string{
 	"FENCE", "CPY_FENCE", "MDEV_GROUP", "ALLREDUCE", "ALLREDUCE_ADD",
 }
 
+// String is the opcode's name in htp-ops.h without HTP_OP_.
 func (o Op) String() string {
 	if int(o) < len(opNames) {
 		return opNames[o]
@@ -107,6 +108,7 @@ const (
 // Failed reports whether s is a failure (s > OK, as the seed tests it).
 func (s Status) Failed() bool { return s > StatusOK }
 
+// String is the status as the seed prints it ("NO-SUPPORT").
 func (s Status) String() string {
 	switch s {
 	case StatusOK:

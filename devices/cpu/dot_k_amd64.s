@@ -1,0 +1,353 @@
+//go:build !purego
+
+#include "dot_amd64.h"
+
+// K-quant weights against Q8_K activations (292-byte blocks: float32 d,
+// int8 qs[256], int16 bsums[16]). Each super-block's integer sums are
+// exact (maddubs of the unsigned levels with the activations, madd with
+// the sub-block scales; minimums and offsets through the bsums); the float
+// part is acc += float(isum) * (d * dy), then, with minimums,
+// acc -= float(msum) * (dmin * dy). The scales are unpacked once per
+// super-block, the quants of each 64 (Q4_K, Q5_K) or 128 (Q6_K) elements
+// once for all columns.
+
+// Q4_K and Q5_K share their bodies, K4DOT1 and K4DOT4, over blocks of XB
+// bytes whose four 64-element chunks C0..C3 decode into Y4 and Y5 (with
+// their scales in Y12, Y13).
+#define Q4KC0 Q4KLOAD(16, 0, 32)
+#define Q4KC1 Q4KLOAD(48, 64, 96)
+#define Q4KC2 Q4KLOAD(80, 128, 160)
+#define Q4KC3 Q4KLOAD(112, 192, 224)
+
+// Q5_K (fp16 d, fp16 dmin, scales[12], qh[32], qs[128]): bit c of qh[l] is
+// the fifth bit of element 32c+l. FIFTH5K moves bit 2k of each qh byte to
+// bit 4 of the low chunk's levels with SHLO, bit 2k+1 to the high chunk's
+// with SHHI.
+#define FIFTH5K(SHLO, SHHI) \
+	VMOVDQU 16(SI), Y6;          \
+	SHLO, Y6, Y7;                \
+	VPAND   hi10<>(SB), Y7, Y7;  \
+	VPOR    Y7, Y4, Y4;          \
+	SHHI, Y6, Y6;                \
+	VPAND   hi10<>(SB), Y6, Y6;  \
+	VPOR    Y6, Y5, Y5
+
+#define Q5KC0 Q4KLOAD(48, 0, 32); FIFTH5K(VPSLLW $4, VPSLLW $3)
+#define Q5KC1 Q4KLOAD(80, 64, 96); FIFTH5K(VPSLLW $2, VPSLLW $1)
+#define Q5KC2 Q4KLOAD(112, 128, 160); FIFTH5K(VPSLLW $0, VPSRLW $1)
+#define Q5KC3 Q4KLOAD(144, 192, 224); FIFTH5K(VPSRLW $2, VPSRLW $3)
+
+#define K4DOT1(C0, C1, C2, C3, XB) \
+	MOVQ   n+0(FP), CX;          \
+	MOVQ   x+8(FP), SI;          \
+	MOVQ   y+16(FP), DI;         \
+	VXORPS Y0, Y0, Y0;           \
+loop:                            \
+	TESTQ CX, CX;                \
+	JZ    done;                  \
+	DECODEQ4K;                   \
+	VPXOR Y8, Y8, Y8;            \
+	C0;                          \
+	Q4KCOL(4, 36, DI, Y8);       \
+	C1;                          \
+	Q4KCOL(68, 100, DI, Y8);     \
+	C2;                          \
+	Q4KCOL(132, 164, DI, Y8);    \
+	C3;                          \
+	Q4KCOL(196, 228, DI, Y8);    \
+	Q4KFIN(DI, Y8, Y0);          \
+	ADDQ  $XB, SI;               \
+	ADDQ  $292, DI;              \
+	DECQ  CX;                    \
+	JMP   loop;                  \
+done:                            \
+	HSUM(Y0, X0, X1);            \
+	VMOVSS X0, ret+24(FP);       \
+	VZEROUPPER;                  \
+	RET
+
+#define K4COLS(ylo, yhi) \
+	Q4KCOL(ylo, yhi, R8, Y8);   \
+	Q4KCOL(ylo, yhi, R9, Y9);   \
+	Q4KCOL(ylo, yhi, R10, Y10); \
+	Q4KCOL(ylo, yhi, R11, Y11)
+
+#define K4DOT4(C0, C1, C2, C3, XB) \
+	X4BEGIN;                      \
+loop:                            \
+	TESTQ CX, CX;                \
+	JZ    done;                  \
+	DECODEQ4K;                   \
+	VPXOR Y8, Y8, Y8;            \
+	VPXOR Y9, Y9, Y9;            \
+	VPXOR Y10, Y10, Y10;         \
+	VPXOR Y11, Y11, Y11;         \
+	C0;                          \
+	K4COLS(4, 36);               \
+	C1;                          \
+	K4COLS(68, 100);             \
+	C2;                          \
+	K4COLS(132, 164);            \
+	C3;                          \
+	K4COLS(196, 228);            \
+	Q4KFIN(R8, Y8, Y0);          \
+	Q4KFIN(R9, Y9, Y1);          \
+	Q4KFIN(R10, Y10, Y2);        \
+	Q4KFIN(R11, Y11, Y3);        \
+	ADDQ  $XB, SI;               \
+	ADDQ  $292, R8;              \
+	ADDQ  $292, R9;              \
+	ADDQ  $292, R10;             \
+	ADDQ  $292, R11;             \
+	DECQ  CX;                    \
+	JMP   loop;                  \
+done:                            \
+	X4END
+
+// Q2_K (scales[16]: scale in the low nibble, minimum in the high one;
+// qs[64]; fp16 d; fp16 dmin): element 128n+32s+l is bits 2s of
+// qs[32n+l], in 16-element sub-blocks 8n+2s+(l/16). Q2KSTEP takes the
+// levels of one 32-element step from Y4 (shifted into its low two bits)
+// with the scale pair made from X15 (m as in Q6KPAIR).
+#define Q2KSTEP(y, m) \
+	VPAND      three<>(SB), Y4, Y5;     \
+	VPSHUFB    q6shuf<>+m(SB), X15, X7; \
+	VPMOVZXBW  X7, Y7;                  \
+	VPMADDUBSW y(DI), Y5, Y6;           \
+	VPMADDWD   Y7, Y6, Y6;              \
+	VPADDD     Y6, Y10, Y10
+
+#define Q2KHALF(q, y, m) \
+	VMOVDQU q(SI), Y4;         \
+	Q2KSTEP(y, m);             \
+	VPSRLW  $2, Y4, Y4;        \
+	Q2KSTEP(y+32, m+16);       \
+	VPSRLW  $2, Y4, Y4;        \
+	Q2KSTEP(y+64, m+32);       \
+	VPSRLW  $2, Y4, Y4;        \
+	Q2KSTEP(y+96, m+48)
+
+// Q3_K (hmask[32], qs[64], scales[12], fp16 d): element 128c+32s+l is
+// bits 2s of qs[32c+l] plus 4 where bit 4c+s of hmask[l] is set, minus 4;
+// 16-element sub-blocks with 6-bit scales offset by 32 (low nibbles in
+// bytes 0-7, high bit pairs in bytes 8-11). Q3KSTEP adds one 32-element
+// step: the unsigned level (two bits from Y4, the hmask bit from Y12 moved
+// to bit 2 by HSH) meets y, and the offset of 4 goes through the bsums at
+// the end.
+#define Q3KSTEP(y, m, HSH) \
+	VPAND      three<>(SB), Y4, Y5;     \
+	HSH, Y12, Y7;                       \
+	VPAND      four<>(SB), Y7, Y7;      \
+	VPOR       Y7, Y5, Y5;              \
+	VPSHUFB    q6shuf<>+m(SB), X15, X8; \
+	VPMOVSXBW  X8, Y8;                  \
+	VPMADDUBSW y(DI), Y5, Y6;           \
+	VPMADDWD   Y8, Y6, Y6;              \
+	VPADDD     Y6, Y10, Y10
+
+#define Q3KHALF(q, y, m, H0, H1, H2, H3) \
+	VMOVDQU q(SI), Y4;           \
+	Q3KSTEP(y, m, H0);           \
+	VPSRLW  $2, Y4, Y4;          \
+	Q3KSTEP(y+32, m+16, H1);     \
+	VPSRLW  $2, Y4, Y4;          \
+	Q3KSTEP(y+64, m+32, H2);     \
+	VPSRLW  $2, Y4, Y4;          \
+	Q3KSTEP(y+96, m+48, H3)
+
+// Q3KSCALES unpacks the sixteen scales into X15 (bytes, offset removed)
+// and Y14 (words), using AX, BX, DX, R12, R13.
+#define Q3KSCALES \
+	MOVL      96(SI), AX;             \
+	MOVL      100(SI), BX;            \
+	MOVL      104(SI), DX;            \
+	MOVL      AX, R12;                \
+	ANDL      $0x0f0f0f0f, R12;       \
+	MOVL      DX, R13;                \
+	ANDL      $0x03030303, R13;       \
+	SHLL      $4, R13;                \
+	ORL       R13, R12;               \
+	VMOVD     R12, X15;               \
+	MOVL      BX, R12;                \
+	ANDL      $0x0f0f0f0f, R12;       \
+	MOVL      DX, R13;                \
+	SHRL      $2, R13;                \
+	ANDL      $0x03030303, R13;       \
+	SHLL      $4, R13;                \
+	ORL       R13, R12;               \
+	VPINSRD   $1, R12, X15, X15;      \
+	SHRL      $4, AX;                 \
+	ANDL      $0x0f0f0f0f, AX;        \
+	MOVL      DX, R13;                \
+	SHRL      $4, R13;                \
+	ANDL      $0x03030303, R13;       \
+	SHLL      $4, R13;                \
+	ORL       R13, AX;                \
+	VPINSRD   $2, AX, X15, X15;       \
+	SHRL      $4, BX;                 \
+	ANDL      $0x0f0f0f0f, BX;        \
+	SHRL      $6, DX;                 \
+	ANDL      $0x03030303, DX;        \
+	SHLL      $4, DX;                 \
+	ORL       DX, BX;                 \
+	VPINSRD   $3, BX, X15, X15;       \
+	VPSUBB    thirty2<>(SB), X15, X15; \
+	VPMOVSXBW X15, Y14
+
+// func dotQ4_KAVX2(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-28
+	K4DOT1(Q4KC0, Q4KC1, Q4KC2, Q4KC3, 144)
+
+// func dotQ4_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ4_Kx4AVX2(SB), NOSPLIT, $0-32
+	K4DOT4(Q4KC0, Q4KC1, Q4KC2, Q4KC3, 144)
+
+// func dotQ5_KAVX2(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $0-28
+	K4DOT1(Q5KC0, Q5KC1, Q5KC2, Q5KC3, 176)
+
+// func dotQ5_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ5_Kx4AVX2(SB), NOSPLIT, $0-32
+	K4DOT4(Q5KC0, Q5KC1, Q5KC2, Q5KC3, 176)
+
+// func dotQ2_KAVX2(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ2_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), DI
+	VXORPS Y0, Y0, Y0
+
+q2kloop:
+	TESTQ        CX, CX
+	JZ           q2kdone
+	VMOVDQU      0(SI), X15
+	VPSRLW       $4, X15, X14
+	VPAND        nib<>(SB), X14, X14
+	VPAND        nib<>(SB), X15, X15
+	VPMOVZXBW    X14, Y14
+	VPMADDWD     260(DI), Y14, Y14
+	VPXOR        Y10, Y10, Y10
+	Q2KHALF(16, 4, 0)
+	Q2KHALF(48, 132, 64)
+	VCVTDQ2PS    Y10, Y10
+	FP16MUL(80(SI), 0(DI), X6, Y6)
+	VFMADD231PS  Y6, Y10, Y0
+	VCVTDQ2PS    Y14, Y14
+	FP16MUL(82(SI), 0(DI), X6, Y6)
+	VFNMADD231PS Y6, Y14, Y0
+	ADDQ         $84, SI
+	ADDQ         $292, DI
+	DECQ         CX
+	JMP          q2kloop
+
+q2kdone:
+	HSUM(Y0, X0, X1)
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+
+// func dotQ6_KAVX2(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), DI
+	VXORPS Y0, Y0, Y0
+
+q6kloop:
+	TESTQ CX, CX
+	JZ    q6kdone
+	Q6KSCALES
+	VPXOR Y10, Y10, Y10
+	DECODEQ6KHALF(0, 128)
+	Q6KSTEP1(4, 0, Y8)
+	Q6KSTEP1(36, 16, Y9)
+	Q6KSTEP1(68, 32, Y4)
+	Q6KSTEP1(100, 48, Y5)
+	DECODEQ6KHALF(64, 160)
+	Q6KSTEP1(132, 64, Y8)
+	Q6KSTEP1(164, 80, Y9)
+	Q6KSTEP1(196, 96, Y4)
+	Q6KSTEP1(228, 112, Y5)
+	Q6KFIN(DI, Y10, Y0)
+	ADDQ  $210, SI
+	ADDQ  $292, DI
+	DECQ  CX
+	JMP   q6kloop
+
+q6kdone:
+	HSUM(Y0, X0, X1)
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ6_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ6_Kx4AVX2(SB), NOSPLIT, $256-32
+	X4BEGIN
+
+q6kx4loop:
+	TESTQ CX, CX
+	JZ    q6kx4done
+	Q6KSCALES
+	Q6KPAIRS
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	DECODEQ6KHALF(0, 128)
+	Q6KCOL(4, 0, R8, Y10)
+	Q6KCOL(4, 0, R9, Y11)
+	Q6KCOL(4, 0, R10, Y12)
+	Q6KCOL(4, 0, R11, Y13)
+	DECODEQ6KHALF(64, 160)
+	Q6KCOL(132, 128, R8, Y10)
+	Q6KCOL(132, 128, R9, Y11)
+	Q6KCOL(132, 128, R10, Y12)
+	Q6KCOL(132, 128, R11, Y13)
+	Q6KFIN(R8, Y10, Y0)
+	Q6KFIN(R9, Y11, Y1)
+	Q6KFIN(R10, Y12, Y2)
+	Q6KFIN(R11, Y13, Y3)
+	ADDQ  $210, SI
+	ADDQ  $292, R8
+	ADDQ  $292, R9
+	ADDQ  $292, R10
+	ADDQ  $292, R11
+	DECQ  CX
+	JMP   q6kx4loop
+
+q6kx4done:
+	X4END
+
+// func dotQ3_KAVX2(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ3_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), DI
+	VXORPS Y0, Y0, Y0
+
+q3kloop:
+	TESTQ       CX, CX
+	JZ          q3kdone
+	Q3KSCALES
+	VMOVDQU     260(DI), Y13
+	VPMADDWD    Y14, Y13, Y13
+	VPXOR       Y10, Y10, Y10
+	VMOVDQU     0(SI), Y12
+	Q3KHALF(32, 4, 0, VPSLLW $2, VPSLLW $1, VPSLLW $0, VPSRLW $1)
+	Q3KHALF(64, 132, 64, VPSRLW $2, VPSRLW $3, VPSRLW $4, VPSRLW $5)
+	VPSLLD      $2, Y13, Y13
+	VPSUBD      Y13, Y10, Y10
+	VCVTDQ2PS   Y10, Y10
+	FP16MUL(108(SI), 0(DI), X6, Y6)
+	VFMADD231PS Y6, Y10, Y0
+	ADDQ        $110, SI
+	ADDQ        $292, DI
+	DECQ        CX
+	JMP         q3kloop
+
+q3kdone:
+	HSUM(Y0, X0, X1)
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET

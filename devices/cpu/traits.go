@@ -1,0 +1,117 @@
+package cpu
+
+import (
+	"os"
+	"sync"
+
+	"github.com/ggml-go/ggml/quant"
+)
+
+// The matrix products reach their per-type arithmetic through a kernel
+// set: ggml's type_traits_cpu, one entry per element type. The generic set
+// is quant's portable Go (the reference the other devices are checked
+// against); an architecture file may add a faster set, built from Go
+// assembly and chosen at run time from the processor's features. The
+// generic set stays selectable:
+//
+//   - at build time, with the purego build tag (go build -tags purego),
+//     which leaves every assembly file out;
+//   - at run time, with Options.Generic, or for every Engine of a process
+//     with the environment variable GGML_CPU_GENERIC=1.
+
+// EnvGeneric is the environment variable that, set to 1, makes every
+// Engine use the generic kernels (as Options.Generic does).
+const EnvGeneric = "GGML_CPU_GENERIC"
+
+// typeTraits is what the CPU does with one element type.
+type typeTraits struct {
+	// vecDotType is the type src1's rows are converted to before they
+	// meet rows of this type in vecDot.
+	vecDotType quant.Type
+	// fromFloat converts a row of floats to this type; quant.ErrNonFinite
+	// reports a row the type cannot represent.
+	fromFloat func(dst []byte, src []float32) error
+	// vecDot is the dot product of n elements of x (this type) with n
+	// elements of y (vecDotType), under quant.DotKernel's contract. nil
+	// when the type has no vec_dot.
+	vecDot func(n int, x, y []byte) float32
+	// vecDot4 (optional) computes, for nrows rows of x stride bytes
+	// apart and four rows of y, out[4r+c] = vecDot(n, row r, y[c]),
+	// reading each row of x once for all four; each result is bit for bit
+	// vecDot's, so a product's result does not depend on which columns
+	// were grouped. scratch holds at least n/8 float32s.
+	vecDot4 func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32)
+}
+
+// kernelSet is a full traits table and the name it is reported under.
+type kernelSet struct {
+	name   string
+	traits [quant.TypeCount]typeTraits
+}
+
+// genericKernels is quant's portable arithmetic for every type.
+var genericKernels = newGenericKernels()
+
+func newGenericKernels() *kernelSet {
+	s := &kernelSet{name: "generic"}
+	for t := range quant.TypeCount {
+		typ := quant.Type(t)
+		tr := &s.traits[t]
+		tr.vecDotType = typ.VecDotType()
+		tr.vecDot = quant.DotKernel(typ)
+		tr.fromFloat = func(dst []byte, src []float32) error {
+			_, err := quant.FromFloat(dst, typ, src)
+			return err
+		}
+	}
+	return s
+}
+
+// archKernels, when an architecture file sets it (from an init function),
+// returns the fast kernel set for this processor, or nil when the
+// processor lacks the features its assembly needs.
+var archKernels func() *kernelSet
+
+var (
+	fastOnce sync.Once
+	fast     *kernelSet
+)
+
+// fastKernels is the best kernel set for this processor: the
+// architecture's when it has one, else the generic set.
+func fastKernels() *kernelSet {
+	fastOnce.Do(func() {
+		fast = genericKernels
+		if archKernels != nil {
+			if s := archKernels(); s != nil {
+				fast = s
+			}
+		}
+	})
+	return fast
+}
+
+// selectKernels is the set an Engine with opts computes with.
+func selectKernels(opts Options) *kernelSet {
+	if opts.Generic || os.Getenv(EnvGeneric) == "1" {
+		return genericKernels
+	}
+	return fastKernels()
+}
+
+// deriveGeneric returns a copy of the generic set named name, for an
+// architecture file to override entries in.
+func deriveGeneric(name string) *kernelSet {
+	s := *genericKernels
+	s.name = name
+	return &s
+}
+
+// kernels returns the kernel set of p's engine (the best one when p was
+// made outside an engine, as in some tests).
+func (p *Params) kernels() *kernelSet {
+	if p.kset != nil {
+		return p.kset
+	}
+	return fastKernels()
+}

@@ -1,0 +1,237 @@
+//go:build !purego
+
+package cpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/ggml-go/ggml/quant"
+)
+
+// The amd64 kernels need AVX2, FMA and F16C (Haswell and later, every
+// Zen): ggml's own baseline for its fast x86 builds.
+func init() { archKernels = amd64Kernels }
+
+func hasAVX2Set() bool { return cpu.X86.HasAVX2 && cpu.X86.HasFMA && hasF16C() }
+
+// hasF16C reads CPUID leaf 1 (ECX bit 29) itself: golang.org/x/sys/cpu
+// reports F16C only from v0.48, which needs Go 1.26, and go.mod stays on
+// the oldest Go the library supports. CPUID leaf 1 exists on every amd64
+// processor; cpu.X86.HasAVX2 being true already means the OS saves the
+// YMM state F16C instructions use.
+func hasF16C() bool { return cpuid1ECX()&(1<<29) != 0 }
+
+// cpuid1ECX returns ECX of CPUID leaf 1 (cpuid_amd64.s).
+func cpuid1ECX() uint32
+
+func amd64Kernels() *kernelSet {
+	if !hasAVX2Set() {
+		return nil
+	}
+	s := deriveGeneric("avx2")
+	for _, k := range avx2Dots {
+		tr := &s.traits[k.typ]
+		tr.vecDot, tr.vecDot4 = k.dot, k.dot4
+	}
+	for _, q := range avx2Quantizers {
+		s.traits[q.typ].fromFloat = q.fromFloat(s.traits[q.typ].fromFloat)
+	}
+	return s
+}
+
+// avx2Quantizer is an activation type's assembly from_float over whole
+// blocks; the generic one stays for what it does not take (lengths off
+// the block size, short destinations, and the error of non-finite input).
+type avx2Quantizer struct {
+	typ      quant.Type
+	block    int
+	quantize func(nb int, x, y unsafe.Pointer) int
+}
+
+var avx2Quantizers = []avx2Quantizer{
+	{quant.Q8_0, 32, quantizeQ8_0AVX2},
+	{quant.Q8_1, 32, quantizeQ8_1AVX2},
+	{quant.Q8_K, 256, quantizeQ8_KAVX2},
+}
+
+func (q avx2Quantizer) fromFloat(generic func([]byte, []float32) error) func([]byte, []float32) error {
+	return func(dst []byte, src []float32) error {
+		nb := len(src) / q.block
+		if len(src)%q.block != 0 || int64(len(dst)) < q.typ.RowSize(int64(len(src))) {
+			return generic(dst, src)
+		}
+		if nb > 0 && q.quantize(nb, unsafe.Pointer(unsafe.SliceData(src)), ptr(dst)) != 0 {
+			return generic(dst, src)
+		}
+		return nil
+	}
+}
+
+// avx2Dot is one type's assembly pair. The kernels take the number of
+// blocks (of elements for F32 and F16) and base pointers: the slices'
+// lengths have been checked by the product's supports rule, as
+// quant.DotKernel's contract says.
+type avx2Dot struct {
+	typ  quant.Type
+	dot  func(n int, x, y []byte) float32
+	dot4 func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32)
+}
+
+var avx2Dots = []avx2Dot{
+	{quant.F32, wrap1(1, dotF32AVX2), wrap4(1, dotF32x4AVX2)},
+	{quant.F16, wrap1(1, dotF16AVX2), wrap4(1, dotF16x4AVX2)},
+	{quant.BF16, wrap1(1, dotBF16AVX2), wrap4(1, dotBF16x4AVX2)},
+	{quant.Q8_0, wrap1(32, dotQ8_0AVX2), wrapRows(quant.Q8_0, dotQ8_0x4AVX2)},
+	{quant.Q4_0, wrap1(32, dotQ4_0AVX2), wrapRows(quant.Q4_0, dotQ4_0x4AVX2)},
+	{quant.Q5_0, wrap1(32, dotQ5_0AVX2), wrapRows(quant.Q5_0, dotQ5_0x4AVX2)},
+	{quant.IQ4_NL, wrap1(32, dotIQ4_NLAVX2), wrapRows(quant.IQ4_NL, dotIQ4_NLx4AVX2)},
+	{quant.MXFP4, wrap1(32, dotMXFP4AVX2), nil},
+	{quant.Q4_1, wrap1(32, dotQ4_1AVX2), wrap4(32, dotQ4_1x4AVX2)},
+	{quant.Q5_1, wrap1(32, dotQ5_1AVX2), wrap4(32, dotQ5_1x4AVX2)},
+	{quant.Q2_K, wrap1(256, dotQ2_KAVX2), nil},
+	{quant.Q3_K, wrap1(256, dotQ3_KAVX2), nil},
+	{quant.Q4_K, wrap1(256, dotQ4_KAVX2), wrap4(256, dotQ4_Kx4AVX2)},
+	{quant.Q5_K, wrap1(256, dotQ5_KAVX2), wrap4(256, dotQ5_Kx4AVX2)},
+	{quant.Q6_K, wrap1(256, dotQ6_KAVX2), wrap4(256, dotQ6_Kx4AVX2)},
+}
+
+func ptr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
+
+// wrap1 adapts a kernel over n/per units to the traits' vecDot.
+func wrap1(per int, k func(int, unsafe.Pointer, unsafe.Pointer) float32) func(int, []byte, []byte) float32 {
+	return func(n int, x, y []byte) float32 { return k(n/per, ptr(x), ptr(y)) }
+}
+
+// wrap4 adapts a four-column kernel over one row of n/per units to
+// vecDot4, row by row.
+func wrap4(per int, k func(int, unsafe.Pointer, *[4]unsafe.Pointer, *[4]float32)) func(int, []byte, uint64, int, *[4][]byte, []float32, []float32) {
+	return func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, _, out []float32) {
+		ys := [4]unsafe.Pointer{ptr(y[0]), ptr(y[1]), ptr(y[2]), ptr(y[3])}
+		for r := range nrows {
+			k(n/per, ptr(x[uint64(r)*stride:]), &ys, (*[4]float32)(out[4*r:4*r+4]))
+		}
+	}
+}
+
+// wrapRows adapts a kernel that walks the rows itself, with the column
+// scales converted once into scratch, to vecDot4. It checks the lengths
+// the assembly cannot.
+func wrapRows(typ quant.Type, k func(int, unsafe.Pointer, uintptr, int, *[4]unsafe.Pointer, *float32, *float32)) func(int, []byte, uint64, int, *[4][]byte, []float32, []float32) {
+	return func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32) {
+		nb := n / 32
+		if nrows < 1 || len(scratch) < 4*nb+1 || len(out) < 4*nrows ||
+			uint64(len(x)) < uint64(nrows-1)*stride+uint64(typ.RowSize(int64(n))) {
+			panic(fmt.Sprintf("cpu: %s vecDot4 of %d rows: operands too short", typ, nrows))
+		}
+		ys := [4]unsafe.Pointer{ptr(y[0]), ptr(y[1]), ptr(y[2]), ptr(y[3])}
+		k(nb, ptr(x), uintptr(stride), nrows, &ys, unsafe.SliceData(scratch), unsafe.SliceData(out))
+	}
+}
+
+// The assembly kernels. dotTAVX2(n, x, y) is the dot product of n units
+// (blocks; elements for F32 and F16) of type T at x with n units of its
+// vec_dot type at y; dotTx4AVX2(n, x, y, out) sets out[c] to
+// dotTAVX2(n, x, y[c]) for the four y, bit for bit. The Q8_0-activation
+// ones walk nrows rows of x stride bytes apart themselves, out[4r+c]
+// getting row r's, after converting the four columns' scales into dy
+// (4n floats). Q8_0 activations must
+// hold quants in [-127, 127], as every Q8_0 quantizer writes: -128 does
+// not survive the sign trick (as in ggml's AVX2 kernels).
+
+//go:noescape
+func dotF32AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotF32x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotF16AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotF16x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ8_0AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ8_0x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+
+//go:noescape
+func dotQ4_0AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_0x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+
+//go:noescape
+func dotQ5_0AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ5_0x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+
+//go:noescape
+func dotIQ4_NLAVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotIQ4_NLx4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+
+//go:noescape
+func dotMXFP4AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_KAVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ6_KAVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ6_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotBF16AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotBF16x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ4_1AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_1x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ5_1AVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ5_1x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ5_KAVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ5_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ2_KAVX2(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ3_KAVX2(n int, x, y unsafe.Pointer) float32
+
+// quantizeQ8_0AVX2 and quantizeQ8_1AVX2 write nb blocks of x's floats at y
+// as quant's reference quantizers do; nonzero means x held NaN or infinity.
+//
+//go:noescape
+func quantizeQ8_0AVX2(nb int, x, y unsafe.Pointer) int
+
+//go:noescape
+func quantizeQ8_1AVX2(nb int, x, y unsafe.Pointer) int
+
+// quantizeQ8_KAVX2 is the same for Q8_K blocks.
+//
+//go:noescape
+func quantizeQ8_KAVX2(nb int, x, y unsafe.Pointer) int

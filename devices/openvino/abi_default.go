@@ -1,0 +1,26 @@
+//go:build !(windows && amd64) && !(darwin && arm64)
+
+package openvino
+
+import "unsafe"
+
+// callShape passes an ov_shape_t by value. On SysV amd64 (linux, darwin)
+// a 16-byte struct of two INTEGER eightbytes travels in two integer
+// registers, and on AAPCS64 (linux, windows/arm64) a composite of at most
+// 16 bytes in two general registers, exactly as two separate integer
+// arguments would: so the struct is flattened into (rank, dims). Verified
+// on the double on linux/amd64; the arm64 forms are not verified.
+func callShape(n *native, name string, fn, et uintptr, rank int64, dims []int64, ptr uintptr, out *uintptr) error {
+	if ptr == 0 {
+		return n.call(name, fn, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), uintptr(unsafe.Pointer(out)))
+	}
+	return n.call(name, fn, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), ptr, uintptr(unsafe.Pointer(out)))
+}
+
+// variadicPairs reports whether a variadic C function may be called with
+// a fixed-arity argument list naming its extra (pointer) arguments. On
+// SysV amd64 the variadic pointers go in the same registers/stack slots as
+// named ones (purego sets AL = 0: no vector registers used), and on
+// linux/windows AAPCS64 variadic integer arguments are passed like named
+// ones, so the fixed form is ABI-correct there.
+const variadicPairs = true

@@ -1,0 +1,20 @@
+package openvino
+
+import "unsafe"
+
+// callShape passes an ov_shape_t by value. The Microsoft x64 convention
+// passes an aggregate larger than 8 bytes by reference to a caller-owned
+// copy: s is that copy (callers keep it alive across the call). Not
+// verified (no windows OpenVINO here).
+func callShape(n *native, name string, fn, et uintptr, rank int64, dims []int64, ptr uintptr, out *uintptr) error {
+	s := &ovShape{rank: rank, dims: uintptr(unsafe.Pointer(&dims[0]))}
+	if ptr == 0 {
+		return n.call(name, fn, et, uintptr(unsafe.Pointer(s)), uintptr(unsafe.Pointer(out)))
+	}
+	return n.call(name, fn, et, uintptr(unsafe.Pointer(s)), ptr, uintptr(unsafe.Pointer(out)))
+}
+
+// variadicPairs: Microsoft x64 passes variadic arguments in the same
+// registers and stack slots as named ones, so a fixed-arity call naming
+// the extra pointer arguments is ABI-correct. Not verified.
+const variadicPairs = true

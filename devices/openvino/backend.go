@@ -1,0 +1,579 @@
+package openvino
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
+)
+
+// compiledModel is a graph compiled by OpenVINO: shared by every backend
+// of the device (the seed's process-wide compiled-model cache).
+type compiledModel struct {
+	key     string
+	cm      uintptr
+	weights uintptr // the U8 tensor over the weights blob
+	side    []byte  // small constants, outside the Go heap
+	freeMem func() error
+	params  []slot // Parameter order
+	results []slot // Result order
+	// dump is the DUMP_IR path prefix of this model ("" when not dumped);
+	// its first run also writes the inputs next to it.
+	dump        string
+	dumpedInput bool
+}
+
+// slot says how to find, in a graph of the cached structure, the tensor a
+// Parameter or Result is bound to, and what it must be.
+type slot struct {
+	loc   locator
+	et    elemType
+	shape []int64
+}
+
+type modelCache struct {
+	mu     sync.Mutex
+	models map[string]*compiledModel
+	hits   int
+}
+
+func newModelCache() *modelCache { return &modelCache{models: map[string]*compiledModel{}} }
+
+// ovBackend runs graphs on the device: one infer request per compiled
+// model, per backend.
+type ovBackend struct {
+	dev    *device
+	opts   Options
+	reqs   map[*compiledModel]*reqState
+	closed bool
+	// last is the key of the previous graph and a snapshot of what it
+	// was computed from: the same graph again skips building the key.
+	last     keyInfo
+	lastSnap []tensorSnap
+	// inferTime is the time spent in ov_infer_request_infer by clock
+	// (wall time unless a benchmark sets a CPU clock), so the host's own
+	// share of a compute can be measured.
+	inferTime time.Duration
+	clock     func() time.Duration
+}
+
+func newBackend(d *device) *ovBackend { return newBackendOpts(d, d.rt.opts) }
+
+func newBackendOpts(d *device, o Options) *ovBackend {
+	start := time.Now()
+	return &ovBackend{dev: d, opts: o, reqs: map[*compiledModel]*reqState{}, clock: func() time.Duration { return time.Since(start) }}
+}
+
+func (be *ovBackend) Name() string           { return be.dev.name }
+func (be *ovBackend) Device() backend.Device { return be.dev }
+func (be *ovBackend) Synchronize() error     { return nil }
+func (be *ovBackend) SetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
+	return tensorIO(t, func(b interface {
+		SetTensor(*graph.Tensor, []byte, uint64) error
+	}) error {
+		return b.SetTensor(t, data, offset)
+	})
+}
+
+func (be *ovBackend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
+	return tensorIO(t, func(b interface {
+		GetTensor(*graph.Tensor, []byte, uint64) error
+	}) error {
+		return b.GetTensor(t, data, offset)
+	})
+}
+
+func tensorIO[I any](t *graph.Tensor, f func(I) error) error {
+	buf := t.Buffer
+	if t.ViewSrc != nil {
+		buf = t.ViewSrc.Buffer
+	}
+	b, ok := buf.(I)
+	if !ok {
+		return fmt.Errorf("openvino: %s is not in a buffer", t.Name)
+	}
+	return f(b)
+}
+
+// Close frees the backend's infer requests; the compiled models stay for
+// other backends.
+func (be *ovBackend) Close() error {
+	if be.closed {
+		return nil
+	}
+	be.closed = true
+	for _, r := range be.reqs {
+		r.free(be.dev.rt.lib)
+	}
+	clear(be.reqs)
+	return nil
+}
+
+// GraphCompute translates g to IR (or finds it compiled), binds its
+// inputs and outputs and runs it. A failure leaves the backend usable.
+func (be *ovBackend) GraphCompute(g *graph.Graph) error {
+	if be.closed {
+		return backend.ErrClosed
+	}
+	if len(g.Nodes) == 0 {
+		return nil
+	}
+	rt := be.dev.rt
+	t0 := time.Now()
+	k, ok := be.sameGraph(g)
+	if !ok {
+		k = graphKey(g, rt.kind)
+		be.last, be.lastSnap = k, snapshot(g, be.lastSnap[:0])
+	}
+	cache := be.dev.cache
+	var cm *compiledModel
+	if !be.opts.DisableCache {
+		cache.mu.Lock()
+		cm = cache.models[k.key]
+		if cm != nil {
+			cache.hits++
+		}
+		cache.mu.Unlock()
+		if cm != nil && be.opts.ReleaseWeightsEnabled(rt.kind) {
+			if n := be.dev.weights.release(); n > 0 {
+				slog.Info("openvino: released host weight buffers", "bytes", n)
+			}
+		}
+	}
+	if cm == nil {
+		var err error
+		if cm, err = be.compile(g, k); err != nil {
+			return err
+		}
+		if be.opts.DisableCache {
+			defer be.dropModel(cm)
+		} else {
+			cache.mu.Lock()
+			if old := cache.models[k.key]; old != nil {
+				be.freeModel(cm)
+				cm = old
+			} else {
+				cache.models[k.key] = cm
+			}
+			cache.mu.Unlock()
+		}
+	}
+	req, err := be.request(cm)
+	if err != nil {
+		return err
+	}
+	t1 := time.Now()
+	err = be.run(req, cm, k)
+	if be.opts.Profiling > 0 {
+		slog.Info("openvino: graph", "nodes", len(g.Nodes), "prepare", t1.Sub(t0), "infer", time.Since(t1))
+	}
+	return err
+}
+
+// reqState is an infer request and what its ports are bound to: the
+// addresses of the inputs and outputs (rebound only when they change),
+// and scratch memory for outputs copied out after the infer.
+type reqState struct {
+	req             uintptr
+	inAddr, outAddr []uintptr
+	scratch         [][]byte
+	freeScratch     []func() error
+}
+
+func (r *reqState) free(n *native) {
+	purego.SyscallN(n.inferRequestFree, r.req)
+	for _, f := range r.freeScratch {
+		_ = f()
+	}
+}
+
+func (be *ovBackend) request(cm *compiledModel) (*reqState, error) {
+	if r, ok := be.reqs[cm]; ok {
+		return r, nil
+	}
+	n := be.dev.rt.lib
+	var r uintptr
+	if err := n.call("ov_compiled_model_create_infer_request", n.createInferRequest, cm.cm, uintptr(unsafe.Pointer(&r))); err != nil {
+		return nil, err
+	}
+	st := &reqState{req: r, inAddr: make([]uintptr, len(cm.params)), outAddr: make([]uintptr, len(cm.results)),
+		scratch: make([][]byte, len(cm.results))}
+	be.reqs[cm] = st
+	return st, nil
+}
+
+func (be *ovBackend) dropModel(cm *compiledModel) {
+	if r, ok := be.reqs[cm]; ok {
+		r.free(be.dev.rt.lib)
+		delete(be.reqs, cm)
+	}
+	be.freeModel(cm)
+}
+
+func (be *ovBackend) freeModel(cm *compiledModel) {
+	n := be.dev.rt.lib
+	if cm.cm != 0 {
+		purego.SyscallN(n.compiledModelFree, cm.cm)
+	}
+	n.freeTensor(cm.weights)
+	if cm.freeMem != nil {
+		_ = cm.freeMem()
+	}
+}
+
+// compile builds the IR of g and compiles it.
+func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) {
+	rt := be.dev.rt
+	n := rt.lib
+	t0 := time.Now()
+	b := newBuilder(be.dev, g)
+	if err := b.translate(g); err != nil {
+		return nil, err
+	}
+	outs := b.outputs(g)
+	if len(outs) == 0 {
+		return nil, fmt.Errorf("%w: graph writes nothing", ErrTranslate)
+	}
+	cm := &compiledModel{key: k.key}
+	for _, p := range b.params {
+		loc, ok := k.locs[p.t]
+		if !ok {
+			return nil, fmt.Errorf("%w: input %s not reachable from the graph", ErrTranslate, p.t.Name)
+		}
+		cm.params = append(cm.params, slot{loc: loc, et: p.et, shape: p.shape})
+	}
+	for _, o := range outs {
+		loc, ok := k.locs[o.t]
+		if !ok {
+			return nil, fmt.Errorf("%w: output %s not reachable from the graph", ErrTranslate, o.t.Name)
+		}
+		b.m.result(o.t.Name, o.v)
+		cm.results = append(cm.results, slot{loc: loc, et: o.v.et, shape: o.v.shape})
+	}
+	// The weights blob spans every weight constant and the side blob.
+	if len(b.m.side) > 0 {
+		mem, free, err := hostAlloc(uint64(len(b.m.side)))
+		if err != nil {
+			return nil, err
+		}
+		copy(mem, b.m.side)
+		cm.side, cm.freeMem = mem, free
+	}
+	lo, hi := ^uintptr(0), uintptr(0)
+	sideBase := uintptr(0)
+	if len(cm.side) > 0 {
+		sideBase = uintptr(unsafe.Pointer(&cm.side[0]))
+	}
+	absolute := func(c constRef) uintptr {
+		if c.addr != 0 {
+			return c.addr
+		}
+		return sideBase + uintptr(c.off)
+	}
+	for _, c := range b.m.consts {
+		a := absolute(c)
+		lo, hi = min(lo, a), max(hi, a+uintptr(c.size))
+	}
+	xml := b.m.xml("ggml_graph", func(c constRef) uint64 { return uint64(absolute(c) - lo) })
+	if be.opts.DumpIR {
+		name, err := dumpIR(b.m, absolute)
+		if err != nil {
+			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)
+		}
+		cm.dump = name
+	}
+	if irMutator != nil {
+		xml = irMutator(xml)
+	}
+	blob := ""
+	if dir := be.opts.CompiledModelCacheDir; dir != "" && n.importModel != 0 && n.exportModel != 0 {
+		blob = compiledBlobPath(dir, b.m, g)
+		if ok, err := be.importModel(cm, blob); ok || err != nil {
+			if err != nil {
+				be.freeModel(cm)
+			}
+			return cm, err
+		}
+	}
+	var wt uintptr
+	if len(b.m.consts) > 0 {
+		var err error
+		if wt, err = n.hostTensor(etU8, []int64{int64(hi - lo)}, lo); err != nil {
+			be.freeModel(cm)
+			return nil, err
+		}
+		cm.weights = wt
+	}
+	var model uintptr
+	x := cstr(string(xml))
+	err := n.call("ov_core_read_model_from_memory_buffer", n.readModelFromMemory, rt.core, uintptr(unsafe.Pointer(x)), uintptr(len(xml)), wt, uintptr(unsafe.Pointer(&model)))
+	runtime.KeepAlive(x)
+	if err != nil {
+		be.freeModel(cm)
+		return nil, err
+	}
+	t1 := time.Now()
+	dev := cstr(rt.device)
+	// ov_core_compile_model is variadic: called with property_args_size
+	// 0 and no extra argument, the one form correct on every ABI (the
+	// device's properties were set on the core at start-up).
+	err = n.call("ov_core_compile_model", n.compileModel, rt.core, model, uintptr(unsafe.Pointer(dev)), 0, uintptr(unsafe.Pointer(&cm.cm)))
+	runtime.KeepAlive(dev)
+	purego.SyscallN(n.modelFree, model)
+	if err != nil {
+		cm.cm = 0
+		be.freeModel(cm)
+		return nil, err
+	}
+	if be.opts.Profiling > 0 {
+		slog.Info("openvino: compiled", "nodes", len(g.Nodes), "layers", len(b.m.layers), "build", t1.Sub(t0), "compile", time.Since(t1))
+	}
+	if blob != "" {
+		// Exported under a temporary name and renamed, so a reader never
+		// imports a half-written blob.
+		tmp := blob + ".tmp"
+		p := cstr(tmp)
+		if err := n.call("ov_compiled_model_export_model", n.exportModel, cm.cm, uintptr(unsafe.Pointer(p))); err != nil {
+			slog.Warn("openvino: GGML_OPENVINO_COMPILED_MODEL_CACHE_DIR: export", "err", err)
+		} else if err := os.Rename(tmp, blob); err != nil {
+			slog.Warn("openvino: GGML_OPENVINO_COMPILED_MODEL_CACHE_DIR", "err", err)
+		}
+		runtime.KeepAlive(p)
+	}
+	return cm, nil
+}
+
+// compiledBlobPath names the exported model of a graph: a hash of its IR
+// with the Constants numbered instead of placed (addresses differ between
+// processes) and of the weights' names and types, as the seed keys its
+// compiled-model cache by the graph's structure and names. A different
+// model with the same names and shapes needs the folder emptied.
+func compiledBlobPath(dir string, m *irModel, g *graph.Graph) string {
+	h := fnv.New64a()
+	h.Write(m.xml("ggml_graph", func(c constRef) uint64 { return uint64(c.layer) }))
+	for _, n := range g.Nodes {
+		for _, s := range n.Src {
+			if s != nil && s.Op == ops.None {
+				fmt.Fprintf(h, "|%s:%d", s.Name, s.Type)
+			}
+		}
+	}
+	return filepath.Join(dir, fmt.Sprintf("ggml-ov-%016x.blob", h.Sum64()))
+}
+
+// importModel loads an exported compiled model, when the file exists.
+func (be *ovBackend) importModel(cm *compiledModel, path string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil || len(data) == 0 {
+		return false, nil // unreadable: compile instead
+	}
+	n, rt := be.dev.rt.lib, be.dev.rt
+	mem, free, err := hostAlloc(uint64(len(data)))
+	if err != nil {
+		return false, err
+	}
+	defer free()
+	copy(mem, data)
+	dev := cstr(rt.device)
+	err = n.call("ov_core_import_model", n.importModel, rt.core, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), uintptr(unsafe.Pointer(dev)), uintptr(unsafe.Pointer(&cm.cm)))
+	runtime.KeepAlive(dev)
+	if err != nil {
+		cm.cm = 0
+		return false, err
+	}
+	return true, nil
+}
+
+// run binds the inputs and outputs of the current graph (where their
+// memory moved since the last run) and infers.
+func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
+	n := be.dev.rt.lib
+	bind := func(name string, fn uintptr, i int, s slot, a uintptr) error {
+		h, err := n.hostTensor(s.et, s.shape, a)
+		if err != nil {
+			return err
+		}
+		defer n.freeTensor(h) // the request keeps its own reference
+		return n.call(name, fn, st.req, uintptr(i), h)
+	}
+	var inRegions []region
+	for i, s := range cm.params {
+		t := k.resolve(s.loc)
+		if err := checkSlot(t, s, true); err != nil {
+			return fmt.Errorf("openvino: input %d: %w", i, err)
+		}
+		if a := addr(t); a != st.inAddr[i] {
+			st.inAddr[i] = 0
+			if err := bind("ov_infer_request_set_input_tensor_by_index", n.setInputByIndex, i, s, a); err != nil {
+				return err
+			}
+			st.inAddr[i] = a
+		}
+		inRegions = append(inRegions, extent(t))
+	}
+	copyOut := make([]bool, len(cm.results))
+	var outRegions []region
+	for i, s := range cm.results {
+		t := k.resolve(s.loc)
+		if err := checkSlot(t, s, false); err != nil {
+			return fmt.Errorf("openvino: output %d: %w", i, err)
+		}
+		r := extent(t)
+		// Bound zero-copy over the ggml memory unless it is strided or
+		// overlaps an input or another output (OpenVINO may write an
+		// output before it has read every input): then bound to scratch
+		// memory and copied after.
+		copyOut[i] = !(t.ViewSrc == nil || t.IsContiguous())
+		for _, o := range inRegions {
+			copyOut[i] = copyOut[i] || o.overlaps(r)
+		}
+		for _, o := range outRegions {
+			copyOut[i] = copyOut[i] || o.overlaps(r)
+		}
+		outRegions = append(outRegions, r)
+		a := addr(t)
+		if copyOut[i] {
+			if st.scratch[i] == nil {
+				mem, free, err := hostAlloc(uint64(t.NElements()) * uint64(t.Type.TypeSize()))
+				if err != nil {
+					return err
+				}
+				st.scratch[i] = mem
+				st.freeScratch = append(st.freeScratch, free)
+			}
+			a = uintptr(unsafe.Pointer(&st.scratch[i][0]))
+		}
+		if a != st.outAddr[i] {
+			st.outAddr[i] = 0
+			if err := bind("ov_infer_request_set_output_tensor_by_index", n.setOutputByIndex, i, s, a); err != nil {
+				return err
+			}
+			st.outAddr[i] = a
+		}
+	}
+	if cm.dump != "" && !cm.dumpedInput {
+		cm.dumpedInput = true
+		dumpInputs(cm, k)
+	}
+	ti := be.clock()
+	err := n.call("ov_infer_request_infer", n.infer, st.req)
+	be.inferTime += be.clock() - ti
+	if err != nil {
+		return err
+	}
+	for i, s := range cm.results {
+		if copyOut[i] {
+			scatterInto(k.resolve(s.loc), st.scratch[i])
+		}
+	}
+	return nil
+}
+
+// checkSlot verifies, before binding, that t has the element type and
+// size the compiled model's port expects and memory to bind.
+func checkSlot(t *graph.Tensor, s slot, whole bool) error {
+	if t == nil {
+		return fmt.Errorf("tensor not found in the graph")
+	}
+	et, err := ggmlElem(t.Type)
+	if err != nil {
+		return err
+	}
+	if et != s.et {
+		return fmt.Errorf("%s is %v, the model's port is %v", t.Name, et, s.et)
+	}
+	n := int64(1)
+	for _, d := range s.shape {
+		n *= d
+	}
+	if n != t.NElements() {
+		return fmt.Errorf("%s has %d elements, the model's port %v", t.Name, t.NElements(), s.shape)
+	}
+	if addr(t) == 0 {
+		return fmt.Errorf("%s has no host memory", t.Name)
+	}
+	return nil
+}
+
+// scatterInto writes src, t's elements in logical order, into t's memory
+// with t's strides.
+func scatterInto(t *graph.Tensor, src []byte) {
+	es := uint64(t.Type.TypeSize())
+	dst := memBytes(t, uint64(extent(t).hi-extent(t).lo))
+	if t.ViewSrc == nil || t.IsContiguous() {
+		copy(dst, src)
+		return
+	}
+	i := uint64(0)
+	for i3 := int64(0); i3 < t.Ne[3]; i3++ {
+		for i2 := int64(0); i2 < t.Ne[2]; i2++ {
+			for i1 := int64(0); i1 < t.Ne[1]; i1++ {
+				row := uint64(i1)*t.Nb[1] + uint64(i2)*t.Nb[2] + uint64(i3)*t.Nb[3]
+				for i0 := int64(0); i0 < t.Ne[0]; i0++ {
+					o := row + uint64(i0)*t.Nb[0]
+					copy(dst[o:o+es], src[i*es:(i+1)*es])
+					i++
+				}
+			}
+		}
+	}
+}
+
+// dumpIR writes the model as ggml_openvino_ir/model_<n>.xml and .bin
+// (the constants packed into one blob), for GGML_OPENVINO_DUMP_IR; the
+// first run adds model_<n>.input<i>.bin, each Parameter's bytes, so the
+// model can be replayed outside the process. It returns the path prefix.
+func dumpIR(m *irModel, absolute func(constRef) uintptr) (string, error) {
+	dir := "ggml_openvino_ir"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var blob []byte
+	offs := map[int]uint64{}
+	for _, c := range m.consts {
+		off := align64(uint64(len(blob)))
+		blob = append(blob, make([]byte, off-uint64(len(blob)))...)
+		blob = append(blob, unsafe.Slice((*byte)(cPtr(absolute(c))), c.size)...)
+		offs[c.layer] = off
+	}
+	xml := m.xml("ggml_graph", func(c constRef) uint64 { return offs[c.layer] })
+	name := filepath.Join(dir, "model_"+strconv.FormatInt(dumpSeq.Add(1), 10))
+	return name, errors.Join(os.WriteFile(name+".xml", xml, 0o644), os.WriteFile(name+".bin", blob, 0o644))
+}
+
+// dumpInputs writes the current inputs of a dumped model.
+func dumpInputs(cm *compiledModel, k keyInfo) {
+	for i, s := range cm.params {
+		t := k.resolve(s.loc)
+		n := uint64(t.NElements()) * uint64(t.Type.TypeSize())
+		if err := os.WriteFile(cm.dump+".input"+strconv.Itoa(i)+".bin", memBytes(t, n), 0o644); err != nil {
+			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)
+			return
+		}
+	}
+}
+
+var dumpSeq atomic.Int64
+
+// irMutator, set by tests only, alters the IR before it is read, to show
+// that the double catches a wrong one.
+var irMutator func(xml []byte) []byte
+
+var _ = ops.None

@@ -1,0 +1,295 @@
+package openvino
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/graph"
+)
+
+// tensorAlignment is ggml's TENSOR_ALIGNMENT, the seed's buffer alignment.
+const tensorAlignment = 32
+
+// ErrWeightsReleased reports a use of weights whose host memory
+// GGML_OPENVINO_RELEASE_WEIGHTS dropped: a recompile, or a new model's
+// weights set while a released one is pinned.
+var ErrWeightsReleased = errors.New("openvino: host weights were released (GGML_OPENVINO_RELEASE_WEIGHTS)")
+
+// bufferType is the device's buffer type (OPENVINO0) or its host buffer
+// type (OPENVINO0_HOST): host memory outside the Go heap, aligned to 32
+// bytes, without a size limit. Weights set into a WEIGHTS buffer of the
+// device type are converted to OpenVINO's layout in place; the host type
+// keeps ggml's bytes (the CPU reads them), and its quantized weights are
+// converted when a graph is built.
+type bufferType struct {
+	dev  *device
+	name string
+	host bool
+}
+
+func (bt *bufferType) Name() string       { return bt.name }
+func (bt *bufferType) Alignment() uint64  { return tensorAlignment }
+func (bt *bufferType) MaxSize() uint64    { return math.MaxUint64 }
+func (bt *bufferType) IsHost() bool       { return bt.host }
+func (bt *bufferType) DeviceName() string { return bt.dev.name }
+
+// AllocSize is the seed's get_alloc_size: a 2-D or 3-D quantized weight
+// needs its extracted layout's total size (more than its ggml bytes when
+// the scales and zero points do not fit in the space the ggml blocks
+// leave), plus, here, room for a copy of the original bytes where the
+// conversion is lossy, so get-tensor can return them. The host type
+// converts nothing and needs t.NBytes().
+func (bt *bufferType) AllocSize(t *graph.Tensor) uint64 {
+	if !bt.host {
+		if l, ok := layoutFor(t, bt.dev.rt.kind, bt.dev.rt.requant()); ok {
+			return l.total
+		}
+	}
+	return t.NBytes()
+}
+
+// Alloc returns a zeroed buffer: anonymous host memory, or with
+// GGML_OPENVINO_SPILL_DIR (device type, not on windows) a shared mapping
+// of an unlinked file there, whose pages the kernel can write back and
+// drop.
+func (bt *bufferType) Alloc(size uint64) (buffer.Buffer, error) {
+	st := &storage{typ: bt, extras: map[*graph.Tensor]*tensorExtra{}}
+	if size > 0 {
+		var err error
+		if bt.dev.rt.opts.SpillDir != "" && !bt.host {
+			st.mem, st.release, err = spillMap(bt.dev.rt.opts.SpillDir, size)
+		} else {
+			st.mem, st.release, err = hostAlloc(size)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buffer.New(bt, st, size)
+}
+
+// hostAlloc takes size bytes of zeroed host memory from a CPU buffer,
+// which owns it (mmap or VirtualAlloc, outside the Go heap).
+func hostAlloc(size uint64) ([]byte, func() error, error) {
+	b, err := buffer.CPU().Alloc(size)
+	if err != nil {
+		return nil, nil, err
+	}
+	return unsafe.Slice((*byte)(cPtr(b.Base())), size), b.Free, nil
+}
+
+// tensorExtra is a tensor's state in a device buffer (the seed's
+// tensor->extra): where it lies, and for a converted weight its layout.
+// Views share their source's extra.
+type tensorExtra struct {
+	st *storage
+	at uint64
+	// weight is set once the tensor was set as a weight; layout is
+	// non-nil when it was converted.
+	weight bool
+	layout *extractedLayout
+}
+
+// storage is a device buffer's memory and its tensors' extras.
+type storage struct {
+	typ     *bufferType
+	mem     []byte
+	release func() error
+
+	mu     sync.Mutex
+	extras map[*graph.Tensor]*tensorExtra
+}
+
+func (s *storage) Bytes() []byte { return s.mem }
+
+func (s *storage) Base() uintptr {
+	if len(s.mem) == 0 {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(&s.mem[0]))
+}
+
+func (s *storage) Release() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.typ.dev.weights.forget(s)
+	rel := s.release
+	s.mem, s.release, s.extras = nil, nil, nil
+	if rel != nil {
+		return rel()
+	}
+	return nil
+}
+
+// InitTensor records where t lies; a view takes its source's extra, as
+// the seed's init_tensor.
+func (s *storage) InitTensor(t *graph.Tensor, at uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.ViewSrc != nil {
+		if e, ok := t.ViewSrc.Extra.(*tensorExtra); ok {
+			t.Extra = e
+		}
+		return nil
+	}
+	e := &tensorExtra{st: s, at: at}
+	s.extras[t] = e
+	t.Extra = e
+	return nil
+}
+
+// Reset drops every tensor's extra.
+func (s *storage) Reset() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t := range s.extras {
+		if t.Extra != nil {
+			t.Extra = nil
+		}
+	}
+	clear(s.extras)
+	return nil
+}
+
+// SetTensor is the seed's set_tensor: a whole 2-D weight (or 3-D quantized
+// expert weight) set into a WEIGHTS buffer of the device type is converted
+// to OpenVINO's layout; anything else is copied.
+func (s *storage) SetTensor(t *graph.Tensor, u buffer.Usage, at, offset uint64, data []byte) error {
+	e := s.extraOf(t)
+	whole := offset == 0 && uint64(len(data)) == t.NBytes() && t.ViewSrc == nil
+	shapeOK := (t.Ne[2] == 1 && t.Ne[3] == 1) || (t.Ne[3] == 1 && t.Type.IsQuantized())
+	if u == buffer.UsageWeights && whole && shapeOK && !s.typ.host && e != nil {
+		if err := s.typ.dev.weights.register(s); err != nil {
+			return fmt.Errorf("%w: setting %s", err, t.Name)
+		}
+		e.weight, e.layout = true, nil
+		if l, ok := layoutFor(t, s.typ.dev.rt.kind, s.typ.dev.rt.requant()); ok {
+			if err := extract(t, l, data, s.mem[at:at+l.total]); err != nil {
+				return err
+			}
+			e.layout = &l
+			return nil
+		}
+	} else if e != nil && e.layout != nil {
+		// A partial write over a converted weight: make it plain ggml
+		// bytes again first, then write.
+		orig := make([]byte, t.NBytes())
+		if err := restore(t, *e.layout, s.mem[at:], orig); err != nil {
+			return err
+		}
+		copy(s.mem[at:], orig)
+		e.layout = nil
+	}
+	copy(s.mem[at+offset:], data)
+	return nil
+}
+
+// GetTensor returns ggml's bytes, also for a converted weight.
+func (s *storage) GetTensor(t *graph.Tensor, _ buffer.Usage, at, offset uint64, data []byte) error {
+	if e := s.extraOf(t); e != nil && e.layout != nil && t.ViewSrc == nil {
+		orig := make([]byte, t.NBytes())
+		if err := restore(t, *e.layout, s.mem[at:], orig); err != nil {
+			return err
+		}
+		copy(data, orig[offset:])
+		return nil
+	}
+	copy(data, s.mem[at+offset:])
+	return nil
+}
+
+func (s *storage) extraOf(t *graph.Tensor) *tensorExtra {
+	e, _ := t.Extra.(*tensorExtra)
+	if e != nil && e.st != s {
+		return nil
+	}
+	return e
+}
+
+// addr is the address of t's first byte in a device buffer, or 0 when t
+// is not placed in one.
+func addr(t *graph.Tensor) uintptr {
+	if len(t.Data) > 0 {
+		return uintptr(unsafe.Pointer(&t.Data[0]))
+	}
+	base := t
+	if t.ViewSrc != nil {
+		base = t.ViewSrc
+	}
+	e, ok := base.Extra.(*tensorExtra)
+	if !ok || e.st == nil || len(e.st.mem) == 0 {
+		return 0
+	}
+	a := e.st.Base() + uintptr(e.at)
+	if t.ViewSrc != nil {
+		a += uintptr(t.ViewOffs)
+	}
+	return a
+}
+
+// weightRegistry is the seed's weight-buffer registry for
+// GGML_OPENVINO_RELEASE_WEIGHTS: every buffer holding weights, dropped
+// once with madvise after the first compiled-model cache hit.
+type weightRegistry struct {
+	mu       sync.Mutex
+	bufs     map[*storage]bool
+	released bool
+}
+
+func (r *weightRegistry) register(s *storage) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		// The seed aborts: a second model loading while the first's
+		// compiled graph is pinned would be run with the wrong weights.
+		return fmt.Errorf("%w: this mode supports one model per process; unset it for multi-model runs", ErrWeightsReleased)
+	}
+	if r.bufs == nil {
+		r.bufs = map[*storage]bool{}
+	}
+	r.bufs[s] = true
+	return nil
+}
+
+func (r *weightRegistry) forget(s *storage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.bufs, s)
+}
+
+func (r *weightRegistry) isReleased() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.released
+}
+
+// bytes is the weight memory held: the size of every buffer with weights.
+func (r *weightRegistry) bytes() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n uint64
+	for s := range r.bufs {
+		n += uint64(len(s.mem))
+	}
+	return n
+}
+
+// release drops the pages of every weight buffer (kept mapped, reading as
+// zeros); it returns the bytes dropped.
+func (r *weightRegistry) release() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return 0
+	}
+	r.released = true
+	var n uint64
+	for s := range r.bufs {
+		n += dropPages(s.mem)
+	}
+	return n
+}

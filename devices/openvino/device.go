@@ -1,0 +1,223 @@
+package openvino
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/internal/devlib"
+	"github.com/ggml-go/ggml/internal/dynlib"
+)
+
+// Name is the registry's name, ggml's GGML_OPENVINO_NAME; devices are
+// Name followed by their index (OPENVINO0).
+const Name = "OPENVINO"
+
+// The OpenVINO registry registers itself with the options of the
+// environment, so that importing the package makes OPENVINO0 known.
+func init() {
+	if err := backend.Register(defaultRegistry); err != nil {
+		slog.Warn("openvino: registry not registered", "err", err)
+	}
+}
+
+var defaultRegistry = &Registry{fromEnv: true}
+
+// Default is the registry registered with package backend (options from
+// the environment).
+func Default() *Registry { return defaultRegistry }
+
+// Registry is the OpenVINO registry: one device, OPENVINO0, running on
+// the OpenVINO device chosen by Options.Device, as ggml-openvino (whose
+// device count is 1). The library is loaded on the first Devices call.
+type Registry struct {
+	fromEnv bool
+	opts    Options
+
+	once sync.Once
+	dev  backend.Device
+}
+
+// NewRegistry returns a registry using opts instead of the environment,
+// for programs that configure the device themselves (and for tests). It
+// is not registered with package backend.
+func NewRegistry(opts Options) *Registry { return &Registry{opts: opts} }
+
+// Name is "OPENVINO".
+func (r *Registry) Name() string { return Name }
+
+// Devices lists OPENVINO0: usable, or an *backend.Unavailable saying why
+// not (library not found and where it was searched, a missing symbol, a
+// version too old, a failed probe or start-up).
+func (r *Registry) Devices() []backend.Device {
+	r.once.Do(func() {
+		opts := r.opts
+		if r.fromEnv {
+			var err error
+			opts, err = OptionsFromEnv()
+			if err == nil {
+				// GGML_DEVICE=OPENVINO0:device=GPU;cache_dir=/x
+				var bo backend.Options
+				if bo, err = backend.OptionsFromEnv(); err == nil {
+					err = opts.ApplyParams(bo.DeviceParams(Name + "0"))
+				}
+			}
+			if err != nil {
+				r.dev = backend.NewUnavailable(Name+"0", "OpenVINO", backend.DeviceGPU,
+					backend.Reason{Kind: backend.InitFailed, Library: libraryName, Err: err})
+				return
+			}
+		}
+		rt, reason := open(opts)
+		if reason != nil {
+			r.dev = backend.NewUnavailable(Name+"0", "OpenVINO", backend.DeviceGPU, *reason)
+			return
+		}
+		r.dev = newDevice(0, rt)
+	})
+	return []backend.Device{r.dev}
+}
+
+// runtimeCtx is the loaded library, its core and the device chosen: what
+// every buffer and backend of the device shares (ggml-openvino's
+// singleton core and device config).
+type runtimeCtx struct {
+	lib    *native
+	core   uintptr
+	opts   Options
+	device string // the OpenVINO device name used ("CPU", "GPU.1")
+	kind   Kind
+	avail  []string
+	path   string
+}
+
+// open loads the library, reads and checks its version, verifies the
+// element-type numbering with a probe and creates the core. It returns a
+// Reason on any failure.
+func open(opts Options) (*runtimeCtx, *backend.Reason) {
+	lib, tried, err := loadLibrary(opts.Lib)
+	if err != nil {
+		r := devlib.Reason(libraryName, tried, err)
+		return nil, &r
+	}
+	fail := func(kind backend.ReasonKind, err error) (*runtimeCtx, *backend.Reason) {
+		_ = lib.Close()
+		return nil, &backend.Reason{Kind: kind, Library: lib.Path(), Err: err}
+	}
+	n, err := bind(lib)
+	if err != nil {
+		var ms *missingSymbol
+		if errors.As(err, &ms) {
+			_ = lib.Close()
+			return nil, &backend.Reason{Kind: backend.SymbolMissing, Library: lib.Path(), Symbol: ms.name, Err: err}
+		}
+		return fail(backend.InitFailed, err)
+	}
+	v, err := n.readVersion()
+	if err != nil {
+		return fail(backend.InitFailed, err)
+	}
+	if v.Less(MinVersion) {
+		_ = lib.Close()
+		return nil, &backend.Reason{Kind: backend.VersionTooOld, Library: lib.Path(), Version: v.String(), MinVersion: MinVersion.String()}
+	}
+	n.version, n.num = v, numberingFor(v)
+	if err := n.probe(); err != nil {
+		return fail(backend.InitFailed, err)
+	}
+	core, err := n.createCore()
+	if err != nil {
+		return fail(backend.InitFailed, err)
+	}
+	avail, err := n.devices(core)
+	if err != nil {
+		n.freeCore(core)
+		return fail(backend.InitFailed, err)
+	}
+	device := opts.Device
+	if device == "" {
+		device = "CPU"
+	}
+	if !slices.Contains(avail, device) {
+		// ggml-openvino warns and falls back to the CPU plugin.
+		slog.Warn("openvino: device not available, falling back to CPU", "device", device, "available", avail)
+		device = "CPU"
+		if !slices.Contains(avail, "CPU") {
+			n.freeCore(core)
+			return fail(backend.InitFailed, fmt.Errorf("openvino: neither %s nor CPU among the available devices %v", opts.Device, avail))
+		}
+	}
+	rt := &runtimeCtx{lib: n, core: core, opts: opts, device: device, kind: KindOf(device), avail: avail, path: lib.Path()}
+	if err := rt.configure(); err != nil {
+		n.freeCore(core)
+		return fail(backend.InitFailed, err)
+	}
+	return rt, nil
+}
+
+// loadLibrary finds libopenvino_c: GGML_OPENVINO_LIB as a file is used
+// alone; as a folder it is searched first, then the standard places, then
+// the system loader. tried lists every path looked at.
+func loadLibrary(libOpt string) (*dynlib.Library, []string, error) {
+	if libOptIsFile(libOpt) {
+		tried := []string{libOpt}
+		if _, err := os.Stat(libOpt); err != nil {
+			return nil, tried, fmt.Errorf("%w: %s: %v", dynlib.ErrNotFound, libOpt, err)
+		}
+		lib, err := dynlib.Open(libOpt)
+		return lib, tried, err
+	}
+	dirs := searchDirs(libOpt, os.Getenv, runtime.GOOS, runtime.GOARCH)
+	return dynlib.Load(candidateNames(dirs), dirs)
+}
+
+// configure sets the compile configuration of ggml-openvino's
+// device_config::init on the core: the NPU's NPUW settings and the plugin
+// cache folder.
+func (rt *runtimeCtx) configure() error {
+	for _, p := range rt.compileConfig() {
+		if err := rt.lib.setProperty(rt.core, rt.device, p[0], p[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requant reports whether weights are requantized as the seed does
+// (token_embd/output per-row Q8_0, Q4_0 in groups of 128 on the NPU);
+// GGML_OPENVINO_REQUANT_KQUANT=native keeps every weight's own format.
+func (rt *runtimeCtx) requant() bool { return rt.opts.RequantKQuant != "native" }
+
+// compileConfig is ggml-openvino's compile_config for the device.
+func (rt *runtimeCtx) compileConfig() [][2]string {
+	var props [][2]string
+	if rt.kind == KindNPU {
+		props = [][2]string{
+			{"NPU_COMPILER_DYNAMIC_QUANTIZATION", "YES"}, {"NPU_USE_NPUW", "YES"}, {"NPUW_DEVICES", "NPU"},
+			{"NPUW_FOLD", "YES"}, {"NPUW_WEIGHTS_BANK", "shared"}, {"NPUW_FUNCALL_FOR_ALL", "YES"},
+			{"NPUW_FUNCALL_ASYNC", "YES"}, {"NPUW_DQ", "YES"}, {"NPUW_DQ_FULL", "NO"},
+		}
+		if rt.opts.NPUCompileConfig != "" {
+			props = append(props, [2]string{"NPU_COMPILATION_MODE_PARAMS", rt.opts.NPUCompileConfig})
+		}
+	}
+	// A compiled-model cache folder replaces the plugin cache (the
+	// exported blob already skips compilation).
+	if rt.opts.CacheDir != "" && rt.opts.CompiledModelCacheDir == "" {
+		key := "CACHE_DIR"
+		if rt.kind == KindNPU {
+			key = "NPUW_CACHE_DIR"
+		}
+		props = append(props, [2]string{key, filepath.Clean(rt.opts.CacheDir)}, [2]string{"CACHE_MODE", "OPTIMIZE_SIZE"})
+	}
+	if rt.opts.Profiling >= 2 {
+		props = append(props, [2]string{"PERF_COUNT", "YES"})
+	}
+	return props
+}

@@ -1,0 +1,243 @@
+package openvino
+
+import (
+	"hash/fnv"
+	"strconv"
+
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
+)
+
+// locator finds a tensor in a graph of a cached structure: node i itself
+// (src < 0) or its source src, or that tensor's ViewSrc.
+type locator struct {
+	node, src int
+	viewSrc   bool
+}
+
+// keyInfo is a graph's compiled-model cache key and where its tensors are.
+type keyInfo struct {
+	key  string
+	g    *graph.Graph
+	locs map[*graph.Tensor]locator
+}
+
+func (k keyInfo) resolve(l locator) *graph.Tensor {
+	if l.node < 0 || l.node >= len(k.g.Nodes) {
+		return nil
+	}
+	t := k.g.Nodes[l.node]
+	if l.src >= 0 {
+		t = t.Src[l.src]
+	}
+	if t != nil && l.viewSrc {
+		t = t.ViewSrc
+	}
+	return t
+}
+
+// graphKey is the seed's graph_key made exact: the structure of every
+// node (op, type, shape, strides, parameters, view offsets) and of every
+// external source, which sources are the same tensor, the weights by
+// address (Constants point at them), the content of quantized inputs
+// folded into the model, and which written tensors share memory. Two
+// graphs with the same key compile to the same model and bind the same
+// way.
+func graphKey(g *graph.Graph, k Kind) keyInfo {
+	ki := keyInfo{g: g, locs: make(map[*graph.Tensor]locator, 2*len(g.Nodes))}
+	nodeIdx := make(map[*graph.Tensor]int, len(g.Nodes))
+	for i, n := range g.Nodes {
+		nodeIdx[n] = i
+	}
+	ext := map[*graph.Tensor]int{}
+	buf := make([]byte, 0, 64*len(g.Nodes))
+	buf = append(buf, byte('0'+k))
+	var ref func(t *graph.Tensor, l locator)
+	desc := func(t *graph.Tensor) {
+		buf = strconv.AppendInt(buf, int64(t.Type), 10)
+		for i := 0; i < 4; i++ {
+			buf = append(buf, ',')
+			buf = strconv.AppendInt(buf, t.Ne[i], 10)
+			buf = append(buf, ':')
+			buf = strconv.AppendUint(buf, t.Nb[i], 10)
+		}
+		buf = append(buf, '@')
+		buf = strconv.AppendUint(buf, t.ViewOffs, 10)
+	}
+	ref = func(t *graph.Tensor, l locator) {
+		if t == nil {
+			buf = append(buf, '-')
+			return
+		}
+		if _, ok := ki.locs[t]; !ok {
+			ki.locs[t] = l
+		}
+		if i, ok := nodeIdx[t]; ok && t.Op != ops.None {
+			buf = append(buf, 'n')
+			buf = strconv.AppendInt(buf, int64(i), 10)
+			return
+		}
+		if id, ok := ext[t]; ok {
+			buf = append(buf, 'x')
+			buf = strconv.AppendInt(buf, int64(id), 10)
+			return
+		}
+		ext[t] = len(ext)
+		buf = append(buf, 'X')
+		desc(t)
+		if e, ok := t.Extra.(*tensorExtra); ok && e.weight {
+			buf = append(buf, 'w')
+			buf = strconv.AppendUint(buf, uint64(addr(t)), 16)
+			if e.layout != nil {
+				buf = append(buf, 'q')
+				buf = strconv.AppendUint(buf, e.layout.total, 10)
+			}
+		} else if t.Type.IsQuantized() && t.ViewSrc == nil {
+			h := fnv.New64a()
+			h.Write(memBytes(t, t.NBytes()))
+			buf = append(buf, 'h')
+			buf = strconv.AppendUint(buf, h.Sum64(), 16)
+		}
+		if t.ViewSrc != nil {
+			buf = append(buf, 'v')
+			vl := l
+			vl.viewSrc = true
+			ref(t.ViewSrc, vl)
+		}
+	}
+	for i, n := range g.Nodes {
+		if _, ok := ki.locs[n]; !ok {
+			ki.locs[n] = locator{node: i, src: -1}
+		}
+		buf = append(buf, '|')
+		buf = strconv.AppendInt(buf, int64(n.Op), 10)
+		buf = append(buf, ' ')
+		desc(n)
+		for _, p := range n.Params {
+			buf = append(buf, ',')
+			buf = strconv.AppendInt(buf, int64(p), 10)
+		}
+		if n.ViewSrc != nil {
+			buf = append(buf, 'V')
+			ref(n.ViewSrc, locator{node: i, src: -1, viewSrc: true})
+		}
+		for j, s := range n.Src {
+			if s == nil {
+				continue
+			}
+			buf = append(buf, ' ')
+			buf = strconv.AppendInt(buf, int64(j), 10)
+			buf = append(buf, '=')
+			ref(s, locator{node: i, src: j})
+		}
+	}
+	// Which written tensors share memory decides which results exist.
+	buf = append(buf, '#')
+	for _, d := range deadWrites(g) {
+		buf = strconv.AppendInt(buf, int64(d), 10)
+		buf = append(buf, ',')
+	}
+	ki.key = string(buf)
+	return ki
+}
+
+// deadWrites lists the positions of nodes whose memory a later node of g
+// overwrites (allocator reuse), by the rule outputs applies.
+func deadWrites(g *graph.Graph) []int {
+	type w struct {
+		base        *graph.Tensor
+		first, last int
+		r           region
+	}
+	var ws []w
+	idx := map[*graph.Tensor]int{}
+	for i, n := range g.Nodes {
+		if isViewOp(n.Op) {
+			continue
+		}
+		base := n
+		if n.ViewSrc != nil {
+			base = n.ViewSrc
+		}
+		if j, ok := idx[base]; ok {
+			ws[j].last = i
+			continue
+		}
+		idx[base] = len(ws)
+		ws = append(ws, w{base, i, i, extent(base)})
+	}
+	var dead []int
+	for _, a := range ws {
+		for _, o := range ws {
+			if o.base != a.base && o.first > a.last && o.r.overlaps(a.r) {
+				dead = append(dead, a.first)
+				break
+			}
+		}
+	}
+	return dead
+}
+
+// tensorSnap is what a graph's key was built from, per node and source,
+// so that the same graph computed again is recognized in O(nodes) with no
+// allocation.
+type tensorSnap struct {
+	t        *graph.Tensor
+	typ      int32
+	op       ops.Op
+	ne       [4]int64
+	nb       [4]uint64
+	params   ops.Params
+	src      [graph.MaxSrc]*graph.Tensor
+	viewSrc  *graph.Tensor
+	viewOffs uint64
+	addr     uintptr
+	extra    any
+	layout   *extractedLayout
+}
+
+func snap(t *graph.Tensor) tensorSnap {
+	s := tensorSnap{t: t, typ: int32(t.Type), op: t.Op, ne: t.Ne, nb: t.Nb, params: t.Params, src: t.Src,
+		viewSrc: t.ViewSrc, viewOffs: t.ViewOffs, addr: addr(t), extra: t.Extra}
+	if e, ok := t.Extra.(*tensorExtra); ok {
+		s.layout = e.layout
+	}
+	return s
+}
+
+// snapshot records every node of g and every source of one.
+func snapshot(g *graph.Graph, into []tensorSnap) []tensorSnap {
+	for _, n := range g.Nodes {
+		into = append(into, snap(n))
+		for _, s := range n.Src {
+			if s != nil {
+				into = append(into, snap(s))
+			}
+		}
+	}
+	return into
+}
+
+// sameGraph reports whether g is the graph of the last key, unchanged.
+func (be *ovBackend) sameGraph(g *graph.Graph) (keyInfo, bool) {
+	if be.last.g != g || len(be.lastSnap) == 0 {
+		return keyInfo{}, false
+	}
+	i := 0
+	for _, n := range g.Nodes {
+		if i >= len(be.lastSnap) || be.lastSnap[i] != snap(n) {
+			return keyInfo{}, false
+		}
+		i++
+		for _, s := range n.Src {
+			if s == nil {
+				continue
+			}
+			if i >= len(be.lastSnap) || be.lastSnap[i] != snap(s) {
+				return keyInfo{}, false
+			}
+			i++
+		}
+	}
+	return be.last, i == len(be.lastSnap)
+}

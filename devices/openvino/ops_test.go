@@ -1,0 +1,34 @@
+package openvino
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/internal/optest"
+)
+
+// The conformance suite through the device's own buffers (weights in
+// WEIGHTS buffers, converted as set), on the double presenting each
+// element-type numbering, and as an NPU (the seed's NPU rules and
+// requantization), against the real ggml (our CPU device when it is not
+// installed and GGML_REF_REQUIRED is unset).
+func TestOpsOnDouble(t *testing.T) {
+	p := buildDouble(t)
+	// The NPU's Q4_0-in-128 requantization moves quantized results 4e-3
+	// (NMSE) from ggml's, beyond the suite's tolerances (TestExtractRoundTrip
+	// bounds it): the NPU run keeps the weights' formats (REQUANT_KQUANT=native).
+	for _, c := range []struct{ version, device, requant string }{{"2025.1", "CPU", ""}, {"2025.0", "CPU", ""}, {"2025.1", "NPU", "native"}, {"2025.1", "GPU", ""}} {
+		t.Run(c.version+"/"+c.device, func(t *testing.T) {
+			if testing.Short() && (c.version != "2025.1" || c.device != "CPU") {
+				t.Skip("-short: one configuration")
+			}
+			knob(t, p, "version", c.version)
+			knob(t, p, "devices", "CPU,GPU,NPU")
+			dev := openDevice(t, p, Options{Device: c.device, RequantKQuant: c.requant})
+			require.Equal(t, c.device, dev.rt.device)
+			rep := optest.TestDevice(t, dev, optest.Options{Seed: 11})
+			require.Positive(t, rep.Tally.Count(optest.Passed))
+		})
+	}
+}

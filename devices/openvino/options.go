@@ -1,0 +1,364 @@
+package openvino
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Kind is the class of OpenVINO device a backend runs on. The supports-op
+// rules and the compile configuration depend on it, as in ggml-openvino.
+type Kind int
+
+// Device kinds.
+const (
+	KindCPU Kind = iota
+	KindGPU
+	KindNPU
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindCPU:
+		return "CPU"
+	case KindGPU:
+		return "GPU"
+	case KindNPU:
+		return "NPU"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// KindOf classifies an OpenVINO device name: "GPU", "GPU.1" are GPUs,
+// "NPU" is the NPU, anything else runs as the CPU. ggml-openvino compares
+// the name with "GPU" exactly, so its GPU rules miss "GPU.1"; here every
+// GPU.N gets them, since the rules exist because of the GPU plugin.
+func KindOf(device string) Kind {
+	d := strings.ToUpper(device)
+	switch {
+	case d == "GPU" || strings.HasPrefix(d, "GPU."):
+		return KindGPU
+	case d == "NPU" || strings.HasPrefix(d, "NPU."):
+		return KindNPU
+	}
+	return KindCPU
+}
+
+// Tri is a setting that can be left unset, so that another one decides
+// (GGML_OPENVINO_REDUCE_COMPILE_MEM and RELEASE_WEIGHTS inherit from
+// MEMORY_OPTIMIZE; MANUAL_GQA_ATTN defaults by device).
+type Tri int8
+
+// Tri values.
+const (
+	Unset Tri = iota
+	Off
+	On
+)
+
+// Or is t's value, or def when t is Unset.
+func (t Tri) Or(def bool) bool {
+	if t == Unset {
+		return def
+	}
+	return t == On
+}
+
+func triOf(b bool) Tri {
+	if b {
+		return On
+	}
+	return Off
+}
+
+// Options are the settings of the OpenVINO device, one field per
+// GGML_OPENVINO_* environment variable of ggml-openvino, with the same
+// meaning (OptionsFromEnv reads them). Go programs may fill it directly
+// and pass it to NewRegistry.
+type Options struct {
+	// Lib is a libopenvino_c file or a folder holding it
+	// (GGML_OPENVINO_LIB; ggml-go only: the C backend links it).
+	Lib string
+	// Device is the OpenVINO device: CPU, GPU, GPU.N or NPU
+	// (GGML_OPENVINO_DEVICE, default CPU). A device the runtime does not
+	// list falls back to CPU with a warning, as ggml-openvino does.
+	Device string
+	// CacheDir is the plugins' model cache folder (GGML_OPENVINO_CACHE_DIR):
+	// CACHE_DIR (NPU: NPUW_CACHE_DIR) and CACHE_MODE=OPTIMIZE_SIZE.
+	CacheDir string
+	// CompiledModelCacheDir is where compiled models are exported and
+	// imported from (GGML_OPENVINO_COMPILED_MODEL_CACHE_DIR).
+	CompiledModelCacheDir string
+	// CompiledModelCacheOnly: weights are never read, a missing compiled
+	// model is an error (GGML_OPENVINO_COMPILED_MODEL_CACHE_ONLY).
+	CompiledModelCacheOnly bool
+	// PrefillChunkSize is the NPU prefill chunk (GGML_OPENVINO_PREFILL_CHUNK_SIZE, 256).
+	PrefillChunkSize int
+	// NPUCompileConfig goes to NPU_COMPILATION_MODE_PARAMS
+	// (GGML_OPENVINO_NPU_COMPILE_CONFIG).
+	NPUCompileConfig string
+	// StatefulExecution keeps the KV cache inside the model, CPU/GPU only
+	// (GGML_OPENVINO_STATEFUL_EXECUTION).
+	StatefulExecution bool
+	// DisableKVStateRelayout (GGML_OPENVINO_DISABLE_KV_STATE_RELAYOUT).
+	DisableKVStateRelayout bool
+	// DisableCache turns off the in-process compiled-model cache
+	// (GGML_OPENVINO_DISABLE_CACHE).
+	DisableCache bool
+	// EnableCache is read and ignored, as by ggml-openvino
+	// (GGML_OPENVINO_ENABLE_CACHE, legacy).
+	EnableCache bool
+	// DisableKVSlice binds the whole KV cache instead of n_kv rows
+	// (GGML_OPENVINO_DISABLE_KV_SLICE).
+	DisableKVSlice bool
+	// ManualGQAAttn expands GQA heads instead of an SDPA broadcast;
+	// unset means on for GPU only (GGML_OPENVINO_MANUAL_GQA_ATTN).
+	ManualGQAAttn Tri
+	// MemoryOptimize implies ReduceCompileMem, and ReleaseWeights on GPU,
+	// where those are unset (GGML_OPENVINO_MEMORY_OPTIMIZE).
+	MemoryOptimize bool
+	// ReduceCompileMem streams requantization (GGML_OPENVINO_REDUCE_COMPILE_MEM).
+	ReduceCompileMem Tri
+	// ReleaseWeights drops host weight pages after the first compiled
+	// model cache hit, GPU only (GGML_OPENVINO_RELEASE_WEIGHTS).
+	ReleaseWeights Tri
+	// SpillDir backs weight buffers with an unlinked file there
+	// (GGML_OPENVINO_SPILL_DIR; not on Windows). Use real storage, not tmpfs.
+	SpillDir string
+	// EnableFallback splits graphs with a CPU fallback inside the device
+	// (GGML_OPENVINO_ENABLE_FALLBACK).
+	EnableFallback bool
+	// LogUnsupportedOps logs every op supports-op refuses, with the reason
+	// (GGML_OPENVINO_LOG_UNSUPPORTED_OPS).
+	LogUnsupportedOps bool
+	// Profiling logs build/compile/infer times; >= 2 also PERF_COUNT
+	// (GGML_OPENVINO_PROFILING).
+	Profiling int
+	// DumpCgraph writes cgraph_ov.txt (GGML_OPENVINO_DUMP_CGRAPH).
+	DumpCgraph bool
+	// DumpIR writes every IR as .xml/.bin with its inputs (GGML_OPENVINO_DUMP_IR).
+	DumpIR bool
+	// DebugInput, DebugOutput print I/O tensor information
+	// (GGML_OPENVINO_DEBUG_INPUT, GGML_OPENVINO_DEBUG_OUTPUT).
+	DebugInput, DebugOutput bool
+	// DebugNode names intermediates to add as outputs and print
+	// (GGML_OPENVINO_DEBUG_NODE, comma-separated).
+	DebugNode []string
+	// PrintCgraphTensorAddress (GGML_OPENVINO_PRINT_CGRAPH_TENSOR_ADDRESS).
+	PrintCgraphTensorAddress bool
+	// ForceStatic takes the static (NPU-shape) path on any device
+	// (GGML_OPENVINO_FORCE_STATIC).
+	ForceStatic bool
+	// MoEOp: 0 disables the MoE fusions on GPU (GGML_OPENVINO_MOE_OP, 1).
+	MoEOp int
+	// LogSWALayers (GGML_OPENVINO_LOG_SWA_LAYERS).
+	LogSWALayers bool
+	// NativeSoftplus uses SoftPlus-4 instead of the stable decomposition
+	// (GGML_OPENVINO_NATIVE_SOFTPLUS).
+	NativeSoftplus bool
+	// DisableRemoteOutputs (GGML_OPENVINO_DISABLE_REMOTE_OUTPUTS).
+	DisableRemoteOutputs bool
+	// RequantKQuant: q4_sym128, q4_sym128_all, q4_asym64, q4_asym64_all,
+	// native (GGML_OPENVINO_REQUANT_KQUANT).
+	RequantKQuant string
+	// FullGraphKey keys the compiled-model cache by every node
+	// (GGML_OPENVINO_FULL_GRAPH_KEY).
+	FullGraphKey bool
+}
+
+// DefaultOptions are the settings with no variable set.
+func DefaultOptions() Options {
+	return Options{Device: "CPU", PrefillChunkSize: 256, MoEOp: 1}
+}
+
+// EnvPrefix starts every variable OptionsFromEnv reads.
+const EnvPrefix = "GGML_OPENVINO_"
+
+// optionVar binds one variable (without the prefix) to its field.
+type optionVar struct {
+	name string
+	set  func(o *Options, v string) error
+}
+
+func boolVar(name string, f func(o *Options) *bool) optionVar {
+	return optionVar{name, func(o *Options, v string) error { *f(o) = atoi(v) != 0; return nil }}
+}
+
+func triVar(name string, f func(o *Options) *Tri) optionVar {
+	return optionVar{name, func(o *Options, v string) error { *f(o) = triOf(atoi(v) != 0); return nil }}
+}
+
+func intVar(name string, f func(o *Options) *int) optionVar {
+	return optionVar{name, func(o *Options, v string) error { *f(o) = atoi(v); return nil }}
+}
+
+func strVar(name string, f func(o *Options) *string) optionVar {
+	return optionVar{name, func(o *Options, v string) error { *f(o) = v; return nil }}
+}
+
+var optionVars = []optionVar{
+	strVar("LIB", func(o *Options) *string { return &o.Lib }),
+	strVar("DEVICE", func(o *Options) *string { return &o.Device }),
+	strVar("CACHE_DIR", func(o *Options) *string { return &o.CacheDir }),
+	strVar("COMPILED_MODEL_CACHE_DIR", func(o *Options) *string { return &o.CompiledModelCacheDir }),
+	boolVar("COMPILED_MODEL_CACHE_ONLY", func(o *Options) *bool { return &o.CompiledModelCacheOnly }),
+	{"PREFILL_CHUNK_SIZE", func(o *Options, v string) error {
+		n := atoi(v)
+		if n <= 0 {
+			return fmt.Errorf("openvino: %sPREFILL_CHUNK_SIZE=%q: need a positive chunk size", EnvPrefix, v)
+		}
+		o.PrefillChunkSize = n
+		return nil
+	}},
+	strVar("NPU_COMPILE_CONFIG", func(o *Options) *string { return &o.NPUCompileConfig }),
+	boolVar("STATEFUL_EXECUTION", func(o *Options) *bool { return &o.StatefulExecution }),
+	boolVar("DISABLE_KV_STATE_RELAYOUT", func(o *Options) *bool { return &o.DisableKVStateRelayout }),
+	boolVar("DISABLE_CACHE", func(o *Options) *bool { return &o.DisableCache }),
+	boolVar("ENABLE_CACHE", func(o *Options) *bool { return &o.EnableCache }),
+	boolVar("DISABLE_KV_SLICE", func(o *Options) *bool { return &o.DisableKVSlice }),
+	triVar("MANUAL_GQA_ATTN", func(o *Options) *Tri { return &o.ManualGQAAttn }),
+	boolVar("MEMORY_OPTIMIZE", func(o *Options) *bool { return &o.MemoryOptimize }),
+	triVar("REDUCE_COMPILE_MEM", func(o *Options) *Tri { return &o.ReduceCompileMem }),
+	triVar("RELEASE_WEIGHTS", func(o *Options) *Tri { return &o.ReleaseWeights }),
+	strVar("SPILL_DIR", func(o *Options) *string { return &o.SpillDir }),
+	boolVar("ENABLE_FALLBACK", func(o *Options) *bool { return &o.EnableFallback }),
+	boolVar("LOG_UNSUPPORTED_OPS", func(o *Options) *bool { return &o.LogUnsupportedOps }),
+	intVar("PROFILING", func(o *Options) *int { return &o.Profiling }),
+	boolVar("DUMP_CGRAPH", func(o *Options) *bool { return &o.DumpCgraph }),
+	boolVar("DUMP_IR", func(o *Options) *bool { return &o.DumpIR }),
+	boolVar("DEBUG_INPUT", func(o *Options) *bool { return &o.DebugInput }),
+	boolVar("DEBUG_OUTPUT", func(o *Options) *bool { return &o.DebugOutput }),
+	{"DEBUG_NODE", func(o *Options, v string) error { o.DebugNode = splitList(v); return nil }},
+	boolVar("PRINT_CGRAPH_TENSOR_ADDRESS", func(o *Options) *bool { return &o.PrintCgraphTensorAddress }),
+	boolVar("FORCE_STATIC", func(o *Options) *bool { return &o.ForceStatic }),
+	intVar("MOE_OP", func(o *Options) *int { return &o.MoEOp }),
+	boolVar("LOG_SWA_LAYERS", func(o *Options) *bool { return &o.LogSWALayers }),
+	boolVar("NATIVE_SOFTPLUS", func(o *Options) *bool { return &o.NativeSoftplus }),
+	boolVar("DISABLE_REMOTE_OUTPUTS", func(o *Options) *bool { return &o.DisableRemoteOutputs }),
+	{"REQUANT_KQUANT", func(o *Options, v string) error {
+		switch v {
+		case "q4_sym128", "q4_sym128_all", "q4_asym64", "q4_asym64_all", "native":
+			o.RequantKQuant = v
+			return nil
+		}
+		return fmt.Errorf("openvino: %sREQUANT_KQUANT=%q: want q4_sym128, q4_sym128_all, q4_asym64, q4_asym64_all or native", EnvPrefix, v)
+	}},
+	boolVar("FULL_GRAPH_KEY", func(o *Options) *bool { return &o.FullGraphKey }),
+}
+
+// OptionVariables lists every environment variable OptionsFromEnv reads.
+func OptionVariables() []string {
+	names := make([]string, len(optionVars))
+	for i, v := range optionVars {
+		names[i] = EnvPrefix + v.name
+	}
+	return names
+}
+
+// OptionsFromEnv returns DefaultOptions with every GGML_OPENVINO_* variable
+// that is set and not empty applied (ggml_openvino_getenv_*: unset or empty
+// means the default; booleans are true when the value reads as a non-zero
+// integer, as atoi). A value that cannot mean anything (a chunk size of 0,
+// an unknown REQUANT_KQUANT) is an error naming the variable, not a silent
+// default.
+func OptionsFromEnv() (Options, error) {
+	return optionsFrom(os.Getenv)
+}
+
+func optionsFrom(getenv func(string) string) (Options, error) {
+	o := DefaultOptions()
+	for _, v := range optionVars {
+		val := getenv(EnvPrefix + v.name)
+		if val == "" {
+			continue
+		}
+		if err := v.set(&o, val); err != nil {
+			return DefaultOptions(), err
+		}
+	}
+	return o, nil
+}
+
+// ApplyParams sets options from device parameters ("device=GPU",
+// "cache_dir=/x"): the variable names without the GGML_OPENVINO_ prefix, in
+// any case, with the variables' meaning. An unknown key is an error.
+func (o *Options) ApplyParams(params map[string]string) error {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		name := strings.ToUpper(strings.TrimPrefix(strings.ToUpper(k), EnvPrefix))
+		found := false
+		for _, v := range optionVars {
+			if v.name == name {
+				if err := v.set(o, params[k]); err != nil {
+					return err
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("openvino: unknown device parameter %q", k)
+		}
+	}
+	return nil
+}
+
+// ReduceCompileMemEnabled is REDUCE_COMPILE_MEM, else MEMORY_OPTIMIZE.
+func (o *Options) ReduceCompileMemEnabled() bool { return o.ReduceCompileMem.Or(o.MemoryOptimize) }
+
+// ReleaseWeightsEnabled is RELEASE_WEIGHTS, else MEMORY_OPTIMIZE, and only
+// on a GPU (whose plugin keeps a device copy of the weights).
+func (o *Options) ReleaseWeightsEnabled(k Kind) bool {
+	return k == KindGPU && o.ReleaseWeights.Or(o.MemoryOptimize)
+}
+
+// ManualGQAAttnEnabled is MANUAL_GQA_ATTN, else true on a GPU only.
+func (o *Options) ManualGQAAttnEnabled(k Kind) bool { return o.ManualGQAAttn.Or(k == KindGPU) }
+
+// Stateful reports whether the KV cache lives in the model: asked for, and
+// not on the NPU (ggml-openvino ignores it there).
+func (o *Options) Stateful(k Kind) bool { return o.StatefulExecution && k != KindNPU }
+
+// Static reports whether graphs take the static (NPU) path.
+func (o *Options) Static(k Kind) bool { return k == KindNPU || o.ForceStatic }
+
+// atoi reads a leading decimal integer as C's atoi does: leading blanks,
+// an optional sign, digits up to the first non-digit; 0 when there are
+// none. "1", " 2x", "+3" are true booleans; "yes", "true" are false, as in
+// ggml-openvino.
+func atoi(s string) int {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\v' || s[i] == '\f') {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	n := 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		if n < 1<<30 {
+			n = n*10 + int(s[i]-'0')
+		}
+	}
+	if neg {
+		return -n
+	}
+	return n
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

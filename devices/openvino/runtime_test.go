@@ -1,0 +1,251 @@
+package openvino
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// addGraph is y = a + b in a compute buffer of the device.
+func addGraph(t *testing.T, dev *device, n int64) (g *graph.Graph, a, b, y *graph.Tensor) {
+	ctx := graph.NewContext(graph.ContextOptions{})
+	a, b = ctx.NewTensor(quant.F32, n, 2), ctx.NewTensor(quant.F32, n, 2)
+	a.Name, b.Name = "a", "b"
+	y = ctx.Add(a, b)
+	y.Name = "y"
+	g, err := ctx.Build(y)
+	require.NoError(t, err)
+	buf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
+	require.NoError(t, err)
+	t.Cleanup(func() { buf.Free() })
+	x := make([]float32, 2*n)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	require.NoError(t, buffer.SetTensor(a, f32Bytes(x), 0))
+	require.NoError(t, buffer.SetTensor(b, f32Bytes(x), 0))
+	return g, a, b, y
+}
+
+func getF32(t *testing.T, x *graph.Tensor) []float32 {
+	b := make([]byte, x.NBytes())
+	require.NoError(t, buffer.GetTensor(x, b, 0))
+	return bytesF32(b)
+}
+
+// A compiled model is reused for a graph of the same structure (also a
+// fresh one in new buffers, by another backend); DISABLE_CACHE compiles
+// every time.
+func TestCompiledModelCache(t *testing.T) {
+	p := buildDouble(t)
+	dev := openDevice(t, p, Options{})
+	before := doubleStat(t, p, "compile.count")
+	be := newBackend(dev)
+	defer be.Close()
+	g, _, _, y := addGraph(t, dev, 16)
+	require.NoError(t, be.GraphCompute(g))
+	require.NoError(t, be.GraphCompute(g))
+	g2, _, _, y2 := addGraph(t, dev, 16)
+	be2 := newBackend(dev)
+	defer be2.Close()
+	require.NoError(t, be2.GraphCompute(g2))
+	require.Equal(t, before+1, doubleStat(t, p, "compile.count"), "one compile for three computes")
+	require.Equal(t, float32(2*31), getF32(t, y)[31])
+	require.Equal(t, getF32(t, y), getF32(t, y2))
+	g3, _, _, _ := addGraph(t, dev, 8)
+	require.NoError(t, be.GraphCompute(g3))
+	require.Equal(t, before+2, doubleStat(t, p, "compile.count"), "another shape is another model")
+
+	nc := openDevice(t, p, Options{DisableCache: true})
+	be3 := newBackend(nc)
+	defer be3.Close()
+	g4, _, _, _ := addGraph(t, nc, 16)
+	before = doubleStat(t, p, "compile.count")
+	require.NoError(t, be3.GraphCompute(g4))
+	require.NoError(t, be3.GraphCompute(g4))
+	require.Equal(t, before+2, doubleStat(t, p, "compile.count"))
+}
+
+// OpenVINO's errors come back with their message; a failed compile or
+// infer leaves the output untouched and the backend usable.
+func TestFailuresLeaveBackendUsable(t *testing.T) {
+	p := buildDouble(t)
+	dev := openDevice(t, p, Options{})
+	be := newBackend(dev)
+	defer be.Close()
+	g, _, _, y := addGraph(t, dev, 32)
+	require.NoError(t, y.Buffer.(buffer.Buffer).MemsetTensor(y, 0x7f, 0, y.NBytes()))
+	marker := getF32(t, y)
+
+	knob(t, p, "fail", "compile")
+	err := be.GraphCompute(g)
+	require.ErrorIs(t, err, ErrNative)
+	require.Contains(t, err.Error(), "injected failure at compile")
+	require.Equal(t, marker, getF32(t, y))
+	knob(t, p, "fail", "")
+	require.Zero(t, doubleStat(t, p, "live.string"), "error messages are freed")
+
+	require.NoError(t, be.GraphCompute(g))
+	require.Equal(t, float32(2*5), getF32(t, y)[5])
+
+	g2, _, _, y2 := addGraph(t, dev, 32)
+	require.NoError(t, y2.Buffer.(buffer.Buffer).MemsetTensor(y2, 0x7f, 0, y2.NBytes()))
+	knob(t, p, "fail", "infer")
+	err = be.GraphCompute(g2)
+	require.ErrorContains(t, err, "injected failure at infer")
+	require.Equal(t, marker, getF32(t, y2), "a failed infer writes nothing")
+	knob(t, p, "fail", "")
+	require.NoError(t, be.GraphCompute(g2))
+	require.Equal(t, getF32(t, y), getF32(t, y2))
+
+	knob(t, p, "fail", "alloc")
+	g3, _, _, _ := addGraph(t, dev, 64)
+	err = be.GraphCompute(g3)
+	require.ErrorContains(t, err, "bad_alloc")
+	knob(t, p, "fail", "")
+	require.NoError(t, be.GraphCompute(g3))
+}
+
+// RELEASE_WEIGHTS (GPU): after the first cache hit the host weight pages
+// are dropped; a later compile needing them, or setting another model's
+// weights, is an error, never silent garbage.
+func TestReleaseWeights(t *testing.T) {
+	p := buildDouble(t)
+	knob(t, p, "devices", "CPU,GPU")
+	dev := openDevice(t, p, Options{Device: "GPU", ReleaseWeights: On})
+	require.Equal(t, KindGPU, dev.Kind())
+	r := rand.New(rand.NewPCG(3, 3))
+	_, _, _, _ = mulMatWeights(t, dev, quant.F16, "blk.0.w.weight", 64, 4, 2, r)
+	require.False(t, dev.weights.isReleased())
+	// the same graph structure over the same weights... needs the same
+	// weight buffer: run it twice through one graph
+	ctxW := graph.NewContext(graph.ContextOptions{})
+	w := ctxW.NewTensor(quant.F16, 64, 4)
+	wbuf, err := buffer.AllocContextTensors(ctxW, dev.BufferType())
+	require.NoError(t, err)
+	defer wbuf.Free()
+	wbuf.SetUsage(buffer.UsageWeights)
+	require.NoError(t, buffer.SetTensor(w, make([]byte, w.NBytes()), 0))
+	ctx := graph.NewContext(graph.ContextOptions{})
+	x := ctx.NewTensor(quant.F32, 64, 2)
+	y := ctx.MulMat(w, x)
+	g, err := ctx.Build(y)
+	require.NoError(t, err)
+	cbuf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
+	require.NoError(t, err)
+	defer cbuf.Free()
+	be := newBackend(dev)
+	defer be.Close()
+	require.NoError(t, be.GraphCompute(g))
+	require.NoError(t, be.GraphCompute(g)) // cache hit: released
+	require.True(t, dev.weights.isReleased())
+	// a new model's weights
+	err = buffer.SetTensor(w, make([]byte, w.NBytes()), 0)
+	require.ErrorIs(t, err, ErrWeightsReleased)
+	// a recompile over released weights
+	ctx2 := graph.NewContext(graph.ContextOptions{})
+	x2 := ctx2.NewTensor(quant.F32, 64, 3)
+	y2 := ctx2.MulMat(w, x2)
+	g2, err := ctx2.Build(y2)
+	require.NoError(t, err)
+	cbuf2, err := buffer.AllocContextTensors(ctx2, dev.BufferType())
+	require.NoError(t, err)
+	defer cbuf2.Free()
+	require.ErrorIs(t, be.GraphCompute(g2), ErrWeightsReleased)
+}
+
+// SPILL_DIR backs weight buffers with an unlinked file there.
+func TestSpillDir(t *testing.T) {
+	p := buildDouble(t)
+	dir := t.TempDir()
+	dev := openDevice(t, p, Options{SpillDir: dir})
+	r := rand.New(rand.NewPCG(4, 4))
+	got, want, _, _ := mulMatWeights(t, dev, quant.Q4_0, "blk.0.s.weight", 256, 4, 2, r)
+	require.Less(t, nmse(got, want), 1e-10)
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, ents, "the spill file is unlinked at once")
+	_, err = dev.BufferType().(*bufferType).Alloc(1 << 20)
+	require.NoError(t, err)
+	bad := openDevice(t, p, Options{SpillDir: dir + "/missing"})
+	_, err = bad.BufferType().Alloc(4096)
+	require.ErrorContains(t, err, "GGML_OPENVINO_SPILL_DIR")
+}
+
+func TestBufferTypes(t *testing.T) {
+	p := buildDouble(t)
+	dev := openDevice(t, p, Options{})
+	bt, ht := dev.BufferType(), dev.HostType()
+	require.Equal(t, "OPENVINO0", bt.Name())
+	require.Equal(t, "OPENVINO0_HOST", ht.Name())
+	require.False(t, bt.IsHost())
+	require.True(t, ht.IsHost())
+	require.EqualValues(t, 32, bt.Alignment())
+	require.True(t, dev.SupportsBufferType(bt) && dev.SupportsBufferType(ht) && dev.SupportsBufferType(buffer.CPU()))
+	w := graph.NewContext(graph.ContextOptions{}).NewTensor(quant.Q4_1, 64, 3)
+	l, ok := layoutFor(w, KindCPU, true)
+	require.True(t, ok)
+	require.Equal(t, l.total, bt.AllocSize(w), "room for the converted layout")
+	require.Equal(t, w.NBytes(), ht.AllocSize(w), "the host type converts nothing")
+	require.Equal(t, backend.Caps{Mmap: true}, dev.Props().Caps)
+}
+
+// DUMP_IR writes each model as .xml/.bin with its inputs (replaying them
+// through ov_core_read_model is not tested).
+func TestDumpIR(t *testing.T) {
+	p := buildDouble(t)
+	dir := t.TempDir()
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	require.NoError(t, os.Chdir(dir))
+	defer os.Chdir(wd)
+	dev := openDevice(t, p, Options{DumpIR: true})
+	be := newBackend(dev)
+	defer be.Close()
+	g, _, _, _ := addGraph(t, dev, 8)
+	require.NoError(t, be.GraphCompute(g))
+	ents, err := os.ReadDir("ggml_openvino_ir")
+	require.NoError(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	require.Len(t, names, 4, "%v", names) // xml, bin, two inputs
+	in, err := os.ReadFile(filepath.Join("ggml_openvino_ir", names[1]))
+	require.NoError(t, err)
+	require.Len(t, in, 2*8*4)
+}
+
+// COMPILED_MODEL_CACHE_DIR: a compiled model is exported once, and a
+// fresh device (another process, as far as the cache knows) imports it
+// instead of compiling.
+func TestCompiledModelCacheDir(t *testing.T) {
+	p := buildDouble(t)
+	dir := t.TempDir()
+	d1 := openDevice(t, p, Options{CompiledModelCacheDir: dir})
+	be1 := newBackend(d1)
+	defer be1.Close()
+	g1, _, _, y1 := addGraph(t, d1, 8)
+	c0, i0 := doubleStat(t, p, "calls.ov_core_compile_model"), doubleStat(t, p, "import.count")
+	require.NoError(t, be1.GraphCompute(g1))
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, ents, 1)
+
+	d2 := openDevice(t, p, Options{CompiledModelCacheDir: dir})
+	be2 := newBackend(d2)
+	defer be2.Close()
+	g2, _, _, y2 := addGraph(t, d2, 8)
+	require.NoError(t, be2.GraphCompute(g2))
+	require.Equal(t, c0+1, doubleStat(t, p, "calls.ov_core_compile_model"), "the second device does not compile")
+	require.Equal(t, i0+1, doubleStat(t, p, "import.count"))
+	require.Equal(t, getF32(t, y1), getF32(t, y2))
+}

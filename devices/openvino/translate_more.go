@@ -1,0 +1,194 @@
+package openvino
+
+import (
+	"fmt"
+
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
+)
+
+func init() {
+	opTranslators[ops.Set] = translateSet
+	opTranslators[ops.Diag] = translateDiag
+	opTranslators[ops.Tri] = translateTri
+	opTranslators[ops.Pad] = translatePad
+	opTranslators[ops.AddID] = translateAddID
+	opTranslators[ops.MulMatID] = translateMulMatID
+}
+
+// translateSet: a copy of src0 with src1 written over the region of
+// strides nb1..nb3 at offset (src0's own layout: supports-op requires the
+// strides to be src0's).
+func translateSet(b *builder, n *graph.Tensor) (value, error) {
+	a, src := n.Src[0], n.Src[1]
+	if !a.IsContiguous() {
+		return value{}, fmt.Errorf("set into a non-contiguous tensor")
+	}
+	av, err := b.get(a)
+	if err != nil {
+		return value{}, err
+	}
+	sv, err := b.get(src)
+	if err != nil {
+		return value{}, err
+	}
+	p := ops.SetParamsOf(n.Params)
+	region := &graph.Tensor{Type: a.Type, Ne: src.Ne, ViewOffs: uint64(p.Offset),
+		Nb: [4]uint64{uint64(a.Type.TypeSize()), uint64(p.Nb1), uint64(p.Nb2), uint64(p.Nb3)}}
+	idx, err := viewIndices(region)
+	if err != nil {
+		return value{}, err
+	}
+	for _, i := range idx {
+		if i < 0 || i >= a.NElements() {
+			return value{}, fmt.Errorf("set region outside its destination")
+		}
+	}
+	flat := b.reshape(av, []int64{a.NElements()})
+	upd := b.reshape(b.convert(b.convert(sv, etF32), av.et), []int64{src.NElements()})
+	out := b.m.add("ScatterUpdate", "opset3", nil, av.et, flat.shape, flat, b.indexConst(idx), upd, b.m.constI64(nil, 0))
+	return b.reshape(out, ovShapeOf(n)), nil
+}
+
+// translateDiag: [n, 1] rows to [n, n] diagonal matrices.
+func translateDiag(b *builder, n *graph.Tensor) (value, error) {
+	x, err := b.f32(n.Src[0])
+	if err != nil {
+		return value{}, err
+	}
+	d := n.Ne[0]
+	eye := make([]float32, d*d)
+	for i := int64(0); i < d; i++ {
+		eye[i*d+i] = 1
+	}
+	y := b.binary("Multiply", x, b.m.constF32([]int64{1, 1, d, d}, eye...))
+	return b.finish(n, y)
+}
+
+// translateTri keeps the triangle TRI's type names, zero elsewhere (a
+// Select, so that NaN and Inf outside it become 0 as in ggml).
+func translateTri(b *builder, n *graph.Tensor) (value, error) {
+	x, err := b.f32(n.Src[0])
+	if err != nil {
+		return value{}, err
+	}
+	typ := ops.TriParamsOf(n.Params).Type
+	if !typ.Valid() {
+		return value{}, fmt.Errorf("tri type %d", typ)
+	}
+	r, c := n.Ne[1], n.Ne[0]
+	mask := make([]byte, r*c)
+	for i1 := int64(0); i1 < r; i1++ {
+		for i0 := int64(0); i0 < c; i0++ {
+			if typ.Keep(i0, i1) {
+				mask[i1*c+i0] = 1
+			}
+		}
+	}
+	m := b.m.sideConst(etBoolean, []int64{1, 1, r, c}, mask)
+	y := b.m.add("Select", "opset1", []attr{{"auto_broadcast", "numpy"}}, etF32, x.shape, m, x, b.m.scalarF32(0))
+	return b.finish(n, y)
+}
+
+// translatePad extends each dimension by ggml_pad_ext's left and right
+// counts: zeros, or with the circular flag the row wrapped around (a
+// Gather of indices modulo the extent); negative counts crop.
+func translatePad(b *builder, n *graph.Tensor) (value, error) {
+	p := ops.PadParamsOf(n.Params)
+	x, err := b.f32(n.Src[0])
+	if err != nil {
+		return value{}, err
+	}
+	zero := b.m.scalarF32(0)
+	for d := 0; d < 4; d++ {
+		axis := 3 - d
+		lp, rp := int64(p.LP[d]), int64(p.RP[d])
+		if lp == 0 && rp == 0 {
+			continue
+		}
+		ext := x.shape[axis]
+		if p.Circular {
+			idx := make([]int64, ext+lp+rp)
+			for i := range idx {
+				idx[i] = ((int64(i)-lp)%ext + ext) % ext
+			}
+			x = b.gather(x, b.indexConst(idx), int64(axis))
+			continue
+		}
+		if lp < 0 || rp < 0 { // crop first
+			x = b.sliceAxis(x, axis, max(-lp, 0), ext-max(-rp, 0))
+		}
+		parts := []value{}
+		side := func(k int64) {
+			if k <= 0 {
+				return
+			}
+			shape := cloneShape(x.shape)
+			shape[axis] = k
+			parts = append(parts, b.m.add("Broadcast", "opset3", []attr{{"mode", "numpy"}}, etF32, shape, zero, b.m.i64s(shape...)))
+		}
+		side(lp)
+		parts = append(parts, x)
+		side(rp)
+		if len(parts) > 1 {
+			shape := cloneShape(x.shape)
+			shape[axis] += max(lp, 0) + max(rp, 0)
+			x = b.m.add("Concat", "opset1", []attr{{"axis", fmt.Sprint(axis)}}, etF32, shape, parts...)
+		}
+	}
+	return b.finish(n, x)
+}
+
+// translateAddID: a[i0, i1, i2] + b[i0, ids[i1, i2]].
+func translateAddID(b *builder, n *graph.Tensor) (value, error) {
+	a, bias, ids := n.Src[0], n.Src[1], n.Src[2]
+	av, err := b.f32(a)
+	if err != nil {
+		return value{}, err
+	}
+	bv, err := b.f32(bias)
+	if err != nil {
+		return value{}, err
+	}
+	iv, err := b.get(ids)
+	if err != nil {
+		return value{}, err
+	}
+	rows := b.reshape(bv, []int64{bias.Ne[1], bias.Ne[0]})
+	sel := b.gather(rows, b.reshape(iv, []int64{ids.Ne[1] * ids.Ne[0]}), 0)
+	return b.finish(n, b.binary("Add", av, b.reshape(sel, ovShapeOf(n))))
+}
+
+// translateMulMatID: for every token t and slot e, expert ids[e, t]'s
+// matrix times b[:, e % n_b1, t] — the selected experts gathered, then
+// one batched MatMul (the standard-opset form of ggml-openvino's
+// GatherMatmul).
+func translateMulMatID(b *builder, n *graph.Tensor) (value, error) {
+	as, src, ids := n.Src[0], n.Src[1], n.Src[2]
+	w, err := b.f32(as)
+	if err != nil {
+		return value{}, err
+	}
+	x, err := b.f32(src)
+	if err != nil {
+		return value{}, err
+	}
+	iv, err := b.get(ids)
+	if err != nil {
+		return value{}, err
+	}
+	K, M, E := as.Ne[0], as.Ne[1], as.Ne[2]
+	U, T := ids.Ne[0], ids.Ne[1]
+	if src.Ne[2] != T || (src.Ne[1] != 1 && src.Ne[1] != U) || as.Ne[3] != 1 || src.Ne[3] != 1 {
+		return value{}, fmt.Errorf("mul_mat_id shapes %v %v %v", as.Ne, src.Ne, ids.Ne)
+	}
+	we := b.reshape(w, []int64{E, M, K})
+	sel := b.gather(we, b.reshape(iv, []int64{T * U}), 0) // [T*U, M, K]
+	xs := b.reshape(x, []int64{T, src.Ne[1], K})
+	if src.Ne[1] != U {
+		xs = b.m.add("Broadcast", "opset3", []attr{{"mode", "numpy"}}, etF32, []int64{T, U, K}, xs, b.m.i64s(T, U, K))
+	}
+	xs = b.reshape(xs, []int64{T * U, 1, K})
+	y := b.m.add("MatMul", "opset1", []attr{{"transpose_a", "false"}, {"transpose_b", "true"}}, etF32, []int64{T * U, 1, M}, xs, sel)
+	return b.finish(n, b.reshape(y, ovShapeOf(n)))
+}
