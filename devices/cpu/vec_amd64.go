@@ -5,17 +5,14 @@ package cpu
 import (
 	"unsafe"
 
-	"golang.org/x/sys/cpu"
-
-	"github.com/ggml-go/ggml/internal/cpuid"
 
 	"github.com/ggml-go/ggml/quant"
 )
 
-// The amd64 primitives need AVX2, FMA and F16C, ggml's baseline for its
-// fast x86 builds.
+// The amd64 primitives need what the matrix kernels do (hasAVX2Set: AVX2,
+// FMA and F16C).
 func init() {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpuid.HasF16C() {
+	if hasAVX2Set() {
 		vec = avx2Vec
 	}
 }
