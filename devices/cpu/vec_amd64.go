@@ -5,7 +5,6 @@ package cpu
 import (
 	"unsafe"
 
-
 	"github.com/ggml-go/ggml/quant"
 )
 
