@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/ggml-go/ggml/internal/cpuid"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -15,17 +16,10 @@ import (
 // Zen): ggml's own baseline for its fast x86 builds.
 func init() { archKernels = amd64Kernels }
 
-func hasAVX2Set() bool { return cpu.X86.HasAVX2 && cpu.X86.HasFMA && hasF16C() }
-
-// hasF16C reads CPUID leaf 1 (ECX bit 29) itself: golang.org/x/sys/cpu
-// reports F16C only from v0.48, which needs Go 1.26, and go.mod stays on
-// the oldest Go the library supports. CPUID leaf 1 exists on every amd64
-// processor; cpu.X86.HasAVX2 being true already means the OS saves the
-// YMM state F16C instructions use.
-func hasF16C() bool { return cpuid1ECX()&(1<<29) != 0 }
-
-// cpuid1ECX returns ECX of CPUID leaf 1 (cpuid_amd64.s).
-func cpuid1ECX() uint32
+// F16C comes from internal/cpuid: golang.org/x/sys/cpu reports it only
+// from v0.48, which needs Go 1.26, and go.mod stays on the oldest Go the
+// library supports.
+func hasAVX2Set() bool { return cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpuid.HasF16C() }
 
 func amd64Kernels() *kernelSet {
 	if !hasAVX2Set() {

@@ -3,9 +3,6 @@
 package cpu
 
 import (
-	"os"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,20 +21,3 @@ func TestAVX2SetSelected(t *testing.T) {
 	require.Equal(t, "avx2", e.Kernels())
 }
 
-// TestF16CMatchesKernel: our CPUID reading agrees with the flags Linux
-// reports for the processor.
-func TestF16CMatchesKernel(t *testing.T) {
-	info, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		t.Skipf("no /proc/cpuinfo to compare with: %v", err)
-	}
-	var flags []string
-	for _, line := range strings.Split(string(info), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "flags" {
-			flags = strings.Fields(v)
-			break
-		}
-	}
-	require.NotEmpty(t, flags, "no flags line in /proc/cpuinfo")
-	require.Equal(t, slices.Contains(flags, "f16c"), hasF16C())
-}
