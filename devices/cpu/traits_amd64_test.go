@@ -20,4 +20,3 @@ func TestAVX2SetSelected(t *testing.T) {
 	defer e.Close()
 	require.Equal(t, "avx2", e.Kernels())
 }
-
