@@ -80,6 +80,22 @@ type Tensor struct {
 	Extra any
 }
 
+// OpDesc is ggml_op_desc: the unary or GLU function's name ("SILU",
+// "SWIGLU") for UNARY and GLU tensors, the operation's name otherwise;
+// "NONE" for a nil tensor.
+func (t *Tensor) OpDesc() string {
+	if t == nil {
+		return ops.None.String()
+	}
+	switch t.Op {
+	case ops.Unary:
+		return t.Params.Unary().String()
+	case ops.GLU:
+		return ops.GluOp(t.Params.I32(0)).String()
+	}
+	return t.Op.String()
+}
+
 // NElements is the total number of elements.
 func (t *Tensor) NElements() int64 {
 	if t == nil {

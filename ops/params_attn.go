@@ -185,3 +185,22 @@ func (p GatedDeltaNetParams) Params() Params {
 func GatedDeltaNetParamsOf(q Params) GatedDeltaNetParams {
 	return GatedDeltaNetParams{K: q.I32(0)}
 }
+
+// RopeYarnRamp is ggml's rope_yarn_ramp: how much of YaRN's extrapolated
+// angle dimension pair i0/2 takes, between the corr dims low and high.
+// It keeps C's MIN/MAX operand order so NaN and infinite corrections
+// (n_ctx_orig = 0) come out as in ggml.
+func RopeYarnRamp(low, high float32, i0 int) float32 {
+	d := high - low
+	if 0.001 > d {
+		d = 0.001
+	}
+	y := (float32(i0/2) - low) / d
+	if 0 > y {
+		y = 0
+	}
+	if 1 < y {
+		y = 1
+	}
+	return 1 - y
+}

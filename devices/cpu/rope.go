@@ -96,28 +96,11 @@ func (c *ropeCache) yarn(thetaExtrap float32, i0 int) (float32, float32) {
 	theta := thetaInterp
 	mscale := rp.AttnFactor
 	if rp.ExtFactor != 0 {
-		rampMix := ropeYarnRamp(c.corr[0], c.corr[1], i0) * rp.ExtFactor
+		rampMix := ops.RopeYarnRamp(c.corr[0], c.corr[1], i0) * rp.ExtFactor
 		theta = thetaInterp*(1-rampMix) + thetaExtrap*rampMix
 		mscale *= 1 + 0.1*logf(1/rp.FreqScale)
 	}
 	return float32(math.Cos(float64(theta))) * mscale, float32(math.Sin(float64(theta))) * mscale
-}
-
-// ropeYarnRamp is rope_yarn_ramp, with C's MIN/MAX operand order so NaN
-// and infinite corrections (n_ctx_orig = 0) come out as in ggml.
-func ropeYarnRamp(low, high float32, i0 int) float32 {
-	d := high - low
-	if 0.001 > d {
-		d = 0.001
-	}
-	y := (float32(i0/2) - low) / d
-	if 0 > y {
-		y = 0
-	}
-	if 1 < y {
-		y = 1
-	}
-	return 1 - y
 }
 
 // set stores the rotation of pair i0/2 for angle theta (before frequency

@@ -304,12 +304,12 @@ func (d *device) SupportsOp(t *graph.Tensor) bool {
 	if t == nil {
 		return false
 	}
-	if d.opts.OpFilter != nil && d.opts.OpFilter.MatchString(opDesc(t)) {
+	if d.opts.OpFilter != nil && d.opts.OpFilter.MatchString(t.OpDesc()) {
 		return false
 	}
 	ok := safeSupports(t)
 	if d.opts.Verbose > 0 {
-		slog.Debug("hexagon: supports-op", "device", d.cfg.Name, "op", opDesc(t), "tensor", t.String(), "ok", ok)
+		slog.Debug("hexagon: supports-op", "device", d.cfg.Name, "op", t.OpDesc(), "tensor", t.String(), "ok", ok)
 	}
 	return ok
 }

@@ -128,7 +128,7 @@ func isNoop(op ops.Op) bool {
 func newNode(t *graph.Tensor) (*opNode, error) {
 	op := htpOp(t)
 	if op == htp.OpInvalid {
-		return nil, fmt.Errorf("hexagon: %s (%s) is not computed by the DSP", t, opDesc(t))
+		return nil, fmt.Errorf("hexagon: %s (%s) is not computed by the DSP", t, t.OpDesc())
 	}
 	n := &opNode{op: op, node: t, params: [htp.MaxParams]int32(t.Params)}
 	for i, s := range t.Src {
@@ -146,18 +146,6 @@ func newNode(t *graph.Tensor) (*opNode, error) {
 	}
 	n.outputs[0] = t
 	return n, nil
-}
-
-// opDesc is ggml_op_desc: the unary or GLU function's name for those
-// ops, else the op's name.
-func opDesc(t *graph.Tensor) string {
-	switch t.Op {
-	case ops.Unary:
-		return t.Params.Unary().String()
-	case ops.GLU:
-		return ops.GluOp(t.Params.I32(0)).String()
-	}
-	return t.Op.String()
 }
 
 // fuse returns the op that computes a and its follower b together (the

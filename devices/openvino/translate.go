@@ -1037,7 +1037,7 @@ func translateRope(b *builder, n *graph.Tensor) (value, error) {
 	for i := int64(0); i < h; i++ {
 		mix := float32(0)
 		if rp.ExtFactor != 0 {
-			mix = ropeYarnRamp(corr[0], corr[1], int(2*i)) * rp.ExtFactor
+			mix = ops.RopeYarnRamp(corr[0], corr[1], int(2*i)) * rp.ExtFactor
 		}
 		freq[i] = th * (rp.FreqScale*(1-mix) + mix)
 		th *= step
@@ -1161,20 +1161,4 @@ func imropeStream(s [ops.RopeSections]int32, i int) int64 {
 		return 0
 	}
 	return 3
-}
-
-// ropeYarnRamp is ggml's rope_yarn_ramp (C's MIN/MAX operand order).
-func ropeYarnRamp(low, high float32, i0 int) float32 {
-	d := high - low
-	if 0.001 > d {
-		d = 0.001
-	}
-	y := (float32(i0/2) - low) / d
-	if 0 > y {
-		y = 0
-	}
-	if 1 < y {
-		y = 1
-	}
-	return 1 - y
 }

@@ -444,7 +444,7 @@ func firstByteDiff(a, b []byte) int {
 // describeNode names a node's operation, types and shapes for a skip.
 func describeNode(n *graph.Tensor) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %v", OpName(n), n.Type, n.Ne)
+	fmt.Fprintf(&b, "%s %s %v", n.OpDesc(), n.Type, n.Ne)
 	for i, s := range n.Src {
 		if s != nil {
 			fmt.Fprintf(&b, " src%d=%s%v", i, s.Type, s.Ne)

@@ -22,7 +22,6 @@ import (
 	"strings"
 
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/ops"
 )
 
 // Case is one conformance case.
@@ -105,18 +104,6 @@ func OpNameOf(caseName string) string {
 		return caseName[:i]
 	}
 	return caseName
-}
-
-// OpName is test-backend-ops' name for t's operation: the unary or GLU
-// operation for UNARY and GLU tensors, the operation's name otherwise.
-func OpName(t *graph.Tensor) string {
-	switch t.Op {
-	case ops.Unary:
-		return t.Params.Unary().String()
-	case ops.GLU:
-		return ops.GluOp(t.Params.I32(0)).String()
-	}
-	return t.Op.String()
 }
 
 // Families lists the registered family names, sorted.

@@ -109,7 +109,7 @@ func caseSupported(d describer, op, params string) (bool, error) {
 	}
 	// test-backend-ops names a few composite cases itself
 	// ("MUL_MAT_HADAMARD"); only a ggml operation's name is checked.
-	if name := OpName(outs[0]); name != op && isOpName(op) {
+	if name := outs[0].OpDesc(); name != op && isOpName(op) {
 		return false, fmt.Errorf("case %s computes %s, not %s", c.Name, name, op)
 	}
 	return cpu.SupportsOp(outs[0]), nil
