@@ -168,7 +168,7 @@ func loadLibrary(libOpt string) (*dynlib.Library, []string, error) {
 	if libOptIsFile(libOpt) {
 		tried := []string{libOpt}
 		if _, err := os.Stat(libOpt); err != nil {
-			return nil, tried, fmt.Errorf("%w: %s: %v", dynlib.ErrNotFound, libOpt, err)
+			return nil, tried, fmt.Errorf("%w: %s: %w", dynlib.ErrNotFound, libOpt, err)
 		}
 		lib, err := dynlib.Open(libOpt)
 		return lib, tried, err
