@@ -529,9 +529,13 @@ static void dequant_flat_row(uint32_t qt, const uint8_t *rowp, int64_t K, float 
     }
 }
 
-/* The weight operand of MUL_MAT / MUL_MAT_ID: a float matrix, a tiled quantized one (ne0/ne1 padded to 32) or,
- * with protocol=seed and no TILED flag, quantized in ggml's flat layout. */
+/* The weight operand of MUL_MAT / MUL_MAT_ID: a float matrix, a tiled quantized one or, with protocol=seed and no
+ * TILED flag, quantized in ggml's flat layout. A tiled weight's ne may be its own (ne1 not a multiple of 32) or
+ * already padded; either way its bytes are the padded layout of hexagon.md 10 (nb2 = nb1 * ne1_pad), which is
+ * what the extent is checked against, and only the real rows are read. */
 struct weight { struct hd_tensor *t; uint32_t qt; int quant, tiled; };
+
+static int64_t ktiles(const struct hd_tensor *t) { return (NE(t, 0) + 31) / 32; }
 
 static int weight_init(struct weight *w, struct hd_tensor *t, int64_t K, int64_t N) {
     w->t = t;
@@ -540,15 +544,17 @@ static int weight_init(struct weight *w, struct hd_tensor *t, int64_t K, int64_t
     /* d99724f repacks every quantized weight; the later protocols say so with TILED (qdev: REPACK), both 1 << 1 */
     w->tiled = w->quant && (hd.cfg.protocol == HD_PROTO_PUBLIC || w->qt != TY(t) || (t->d->flags & HD_SEED_TENSOR_TILED));
     if (!w->quant && !is_float(t)) return HTP_STATUS_NO_SUPPORT;
-    if (w->tiled ? (NE(t, 0) % 32 || NE(t, 1) % 32 || K > NE(t, 0) || N > NE(t, 1) ||
-                    (int64_t) tile_bytes(w->qt) * (NE(t, 0) / 32) * (NE(t, 1) / 32) > NB(t, 2))
-                 : (NE(t, 0) != K || NE(t, 1) < N))
+    if (!w->tiled) return NE(t, 0) != K || NE(t, 1) < N ? HTP_STATUS_INVAL_PARAMS : HTP_STATUS_OK;
+    uint64_t mat = (uint64_t) tile_bytes(w->qt) * (uint64_t) ktiles(t) * (uint64_t) ((NE(t, 1) + 31) / 32);
+    if (NE(t, 0) % 32 || K > NE(t, 0) || N > NE(t, 1) || (NE(t, 2) > 1 && mat > (uint64_t) NB(t, 2)) ||
+        (NE(t, 3) > 1 && mat * (uint64_t) NE(t, 2) > (uint64_t) NB(t, 3)) ||
+        (uint64_t) (NE(t, 2) - 1) * NB(t, 2) + (uint64_t) (NE(t, 3) - 1) * NB(t, 3) + mat > t->d->size)
         return HTP_STATUS_INVAL_PARAMS;
     return HTP_STATUS_OK;
 }
 
 static void weight_row(const struct weight *w, int64_t n, int64_t i2, int64_t i3, int64_t K, float *row) {
-    if (w->tiled) dequant_tiled_row(w->qt, at(w->t, 0, 0, i2, i3), NE(w->t, 0) / 32, n, K, row);
+    if (w->tiled) dequant_tiled_row(w->qt, at(w->t, 0, 0, i2, i3), ktiles(w->t), n, K, row);
     else if (w->quant) dequant_flat_row(w->qt, at(w->t, 0, n, i2, i3), K, row);
     else for (int64_t k = 0; k < K; k++) row[k] = ld(w->t, k, n, i2, i3);
 }
@@ -706,15 +712,24 @@ static int op_concat(const struct hd_op *op, struct hd_tensor *a, struct hd_tens
     return HTP_STATUS_OK;
 }
 
+static int64_t wrap_index(int64_t i, int64_t n) { return ((i % n) + n) % n; }
+
+/* ggml's PAD: params lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3 (negative ones crop) and, at [8], circular. Zero fill,
+ * or with circular every element wraps around the source (ggml CPU's ggml_compute_forward_pad). */
 static int op_pad(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *d) {
     if (!a) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d)) return HTP_STATUS_NO_SUPPORT;
-    if (op->params[8]) return HTP_STATUS_NO_SUPPORT; /* circular padding */
-    const int32_t *p = op->params; /* lp0, rp0, lp1, rp1, lp2, rp2, lp3, rp3 */
+    const int32_t *p = op->params;
+    int circular = p[8] != 0;
     for (int i = 0; i < 4; i++)
-        if (p[2 * i] < 0 || p[2 * i + 1] < 0 || NE(d, i) != NE(a, i) + p[2 * i] + p[2 * i + 1]) return HTP_STATUS_INVAL_PARAMS;
+        if (NE(d, i) != NE(a, i) + p[2 * i] + p[2 * i + 1] || (circular && NE(a, i) == 0 && NE(d, i) > 0))
+            return HTP_STATUS_INVAL_PARAMS;
     FOR_ROWS(d) for (int64_t i0 = 0; i0 < NE(d, 0); i0++) {
         int64_t j0 = i0 - p[0], j1 = i1 - p[2], j2 = i2 - p[4], j3 = i3 - p[6];
+        if (circular) {
+            j0 = wrap_index(j0, NE(a, 0)); j1 = wrap_index(j1, NE(a, 1));
+            j2 = wrap_index(j2, NE(a, 2)); j3 = wrap_index(j3, NE(a, 3));
+        }
         int in = j0 >= 0 && j0 < NE(a, 0) && j1 >= 0 && j1 < NE(a, 1) && j2 >= 0 && j2 < NE(a, 2) && j3 >= 0 && j3 < NE(a, 3);
         st(d, i0, i1, i2, i3, in ? ld(a, j0, j1, j2, j3) : 0.0f);
     }

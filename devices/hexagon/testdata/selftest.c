@@ -2,7 +2,8 @@
  * Self-test of the double: loads the built variants with dlopen like a host would, brings a session up, runs one
  * op batch (ADD, MUL_MAT over a tiled Q4_0 weight, RMS_NORM) checked against a direct computation, shows three
  * bad batches rejected (tensor offset past its buffer, unmapped fd, stale sequence numbers), exercises a few fault
- * points and the "no DSP" answers, releases everything and checks that nothing leaked; then, with protocol=seed on
+ * points and the "no DSP" answers, releases everything and checks that nothing leaked; a tiled weight with its real
+ * ne1 and cropping/circular PAD; then, with protocol=seed on
  * a two-core group, a FENCE wait on one core released by a CPY_FENCE on the other. Usage: selftest OUTDIR.
  */
 #define _GNU_SOURCE
@@ -230,6 +231,110 @@ static void test_batches(struct api *a) {
           a->stat("violations") - viol0);
     printf("batches %" PRIu64 ", ops %" PRIu64 ", exec %" PRIu64 " us, validate %" PRIu64 " us\n", a->stat("batches"),
            a->stat("ops"), a->stat("exec_ns") / 1000, a->stat("validate_ns") / 1000);
+}
+
+/* A tiled Q4_0 weight sent with its own ne (N = 40 rows, not a multiple of 32) and the strides/size of the padded
+ * layout (hexagon.md 10: nb2 = nb1 * ne1_pad), two matrices; then the same tensor with the size of an unpadded
+ * layout, which is rejected. PAD with negative (cropping) pads, zero and circular, against ggml CPU's rule. */
+static void test_real_ne(struct api *a) {
+    struct session s;
+    int rc = hx_bring_up(a, &s, "cdsp", 0);
+    CHECK(rc == 0, "bring-up failed at step %d", rc);
+    if (rc) return;
+    enum { K = 32, N = 40, NP = 64, M = 3, NM = 2 };
+    uint64_t rs = 7;
+    static float Wf[NM][N][K], X[NM][M][K];
+    uint8_t *w = s.data; /* 2 matrices x 2 column tiles x 1 K-tile x 576 */
+    for (int i2 = 0; i2 < NM; i2++)
+        for (int ct = 0; ct < 2; ct++) {
+            uint8_t *tile = w + (size_t) (i2 * 2 + ct) * 576;
+            for (int row = 0; row < 32; row++) {
+                int n = ct * 32 + row;
+                uint8_t q[32];
+                uint16_t d = 0;
+                if (n < N) {
+                    d = hx_fp16((float) (0.01 + hx_urand(&rs) * 0.05));
+                    for (int k = 0; k < K; k++) {
+                        q[k] = (uint8_t) (hx_urand(&rs) * 16);
+                        Wf[i2][n][k] = (float) (q[k] - 8) * hx_fp16_to_f(d);
+                    }
+                } else memset(q, 8, sizeof q);
+                for (int cp = 0; cp < 16; cp++) tile[cp * 32 + row] = (uint8_t) (q[2 * cp] | (q[2 * cp + 1] << 4));
+                memcpy(tile + 512 + 2 * row, &d, 2);
+            }
+        }
+    float *x = (float *) (s.data + 8192);
+    for (int i2 = 0; i2 < NM; i2++)
+        for (int m = 0; m < M; m++)
+            for (int k = 0; k < K; k++) x[(i2 * M + m) * K + k] = X[i2][m][k] = (float) (hx_urand(&rs) * 2 - 1);
+    struct batch b = { .nb = 1 };
+    b.bufs[0] = (struct htp_buf_desc) { (uint64_t) (uintptr_t) s.data, DATA_SIZE, 0, (uint32_t) s.data_fd };
+    uint16_t tW = hx_add_tensor(&b, 0, 0, HTP_TYPE_Q4_0, (uint32_t[4]) { K, N, NM, 1 }, 18, 18);
+    b.tens[tW].nb[2] = 18 * NP;
+    b.tens[tW].nb[3] = b.tens[tW].size = 18 * NP * NM;
+    uint16_t tX = hx_add_tensor(&b, 0, 8192, HTP_TYPE_F32, (uint32_t[4]) { K, M, NM, 1 }, 4, K * 4);
+    uint16_t tD = hx_add_tensor(&b, 0, 16384, HTP_TYPE_F32, (uint32_t[4]) { N, M, NM, 1 }, 4, N * 4);
+    hx_add_op(&b, HTP_OP_MUL_MAT, tW, tX, tD);
+    CHECK(hx_send_batch(&s, &b, 0, 0, 0) == 0, "write ne1=40 batch");
+    uint32_t st = hx_read_rsp(&s, NULL);
+    CHECK(st == HTP_STATUS_OK, "MUL_MAT over a tiled weight with ne1 = 40: status %u", st);
+    const float *D = (const float *) (s.data + 16384);
+    double maxerr = 0;
+    for (int i2 = 0; i2 < NM; i2++)
+        for (int m = 0; m < M; m++)
+            for (int n = 0; n < N; n++) {
+                double acc = 0;
+                for (int k = 0; k < K; k++) acc += (double) Wf[i2][n][k] * X[i2][m][k];
+                double err = fabs(D[(i2 * M + m) * N + n] - acc);
+                if (err > maxerr) maxerr = err;
+            }
+    CHECK(st == HTP_STATUS_OK && maxerr < 1e-4, "MUL_MAT(q4_0 tiled, ne1 = 40, 2 matrices) max error %g", maxerr);
+    struct batch small = b;
+    small.tens[tW].nb[2] = 18 * N;
+    small.tens[tW].nb[3] = small.tens[tW].size = 18 * N * NM;
+    CHECK(hx_send_batch(&s, &small, 0, 0, 0) == 0, "write unpadded-size batch");
+    st = hx_read_rsp(&s, NULL);
+    CHECK(st == HTP_STATUS_INVAL_PARAMS, "tiled weight smaller than its padded layout: status %u", st);
+
+    /* PAD: a [5,4,3,2] -> lp/rp per dim below; negative pads crop */
+    static const int32_t pads[2][9] = { { -1, -2, 2, -1, 0, 1, -1, 0, 0 }, { 2, -1, -1, 3, -2, 1, 1, 1, 1 } };
+    const int64_t ne[4] = { 5, 4, 3, 2 };
+    float *pa = (float *) (s.data + 32768);
+    for (int i = 0; i < 5 * 4 * 3 * 2; i++) pa[i] = (float) i + 0.5f;
+    for (int c = 0; c < 2; c++) {
+        const int32_t *p = pads[c];
+        uint32_t dn[4];
+        for (int i = 0; i < 4; i++) dn[i] = (uint32_t) (ne[i] + p[2 * i] + p[2 * i + 1]);
+        struct batch pb = { .nb = 1 };
+        pb.bufs[0] = b.bufs[0];
+        uint16_t ta = hx_add_tensor(&pb, 0, 32768, HTP_TYPE_F32, (uint32_t[4]) { 5, 4, 3, 2 }, 4, 20);
+        uint16_t td = hx_add_tensor(&pb, 0, 40960, HTP_TYPE_F32, dn, 4, dn[0] * 4);
+        memcpy(hx_add_op(&pb, HTP_OP_PAD, ta, HTP_NO_TENSOR, td)->params, p, sizeof pads[c]);
+        CHECK(hx_send_batch(&s, &pb, 0, 0, 0) == 0, "write PAD batch");
+        st = hx_read_rsp(&s, NULL);
+        CHECK(st == HTP_STATUS_OK, "PAD %s with negative pads: status %u", c ? "circular" : "zero", st);
+        const float *pd = (const float *) (s.data + 40960);
+        int bad = 0;
+        for (int64_t i3 = 0; i3 < dn[3]; i3++)
+            for (int64_t i2 = 0; i2 < dn[2]; i2++)
+                for (int64_t i1 = 0; i1 < dn[1]; i1++)
+                    for (int64_t i0 = 0; i0 < dn[0]; i0++) {
+                        const int64_t ii[4] = { i0, i1, i2, i3 };
+                        int64_t src = 0, stride = 1, inside = 1;
+                        for (int k = 0; k < 4; k++) {
+                            /* ggml CPU: inside when lp <= i < ne - rp; circular wraps i - lp into [0, ne_src) */
+                            int64_t j = ii[k] - p[2 * k];
+                            if (c) j = (j % ne[k] + ne[k]) % ne[k];
+                            else inside &= ii[k] >= p[2 * k] && ii[k] < (int64_t) dn[k] - p[2 * k + 1];
+                            src += j * stride;
+                            stride *= ne[k];
+                        }
+                        float want = inside ? pa[src] : 0.0f;
+                        bad += pd[((i3 * dn[2] + i2) * dn[1] + i1) * dn[0] + i0] != want;
+                    }
+        CHECK(st == HTP_STATUS_OK && bad == 0, "PAD %s: %d wrong elements", c ? "circular" : "zero", bad);
+    }
+    hx_release(&s);
 }
 
 /* protocol=seed (or qdev) on a two-core group: a FENCE wait on cdsp1's queue is released by a CPY_FENCE (qdev: CPY
@@ -486,6 +591,7 @@ int main(int argc, char **argv) {
     if (hx_load(&a, path)) return 1;
     a.reset();
     test_batches(&a);
+    test_real_ne(&a);
     test_fences(&a, 0);
     test_fences(&a, 1);
     test_allreduce(&a, 2);
