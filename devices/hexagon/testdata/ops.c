@@ -308,14 +308,40 @@ static float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) 
     return (float) n_dims * logf((float) n_ctx_orig / (n_rot * 2.0f * 3.14159265358979323846f)) / (2.0f * logf(base));
 }
 
+/* ggml_rope_type: NEOX 2, MROPE 8, VISION 24 (MROPE | 16), IMROPE 40 (MROPE | 32) */
+enum { ROPE_NEOX = 2, ROPE_MROPE = 8, ROPE_VISION = 24, ROPE_IMROPE = 40 };
+
+/* Which of the four positions (t, h, w, e) pair `sector` of a multi-section rope turns by: consecutive sections,
+ * or for IMROPE the t/h/w sections interleaved with period 3 (ggml CPU's mrope cache). */
+static int mrope_axis(const int32_t s[4], int imrope, int sector) {
+    if (imrope) {
+        if (sector % 3 == 1 && sector < 3 * s[1]) return 1;
+        if (sector % 3 == 2 && sector < 3 * s[2]) return 2;
+        if (sector % 3 == 0 && sector < 3 * s[0]) return 0;
+        return 3;
+    }
+    if (sector < s[0]) return 0;
+    if (sector < s[0] + s[1]) return 1;
+    if (sector < s[0] + s[1] + s[2]) return 2;
+    return 3;
+}
+
 static int op_rope(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor *pos, struct hd_tensor *ff,
                    struct hd_tensor *d) {
     if (!a || !pos) return HTP_STATUS_INVAL_PARAMS;
     if (!is_float(a) || !is_float(d) || TY(pos) != HTP_TYPE_I32 || (ff && TY(ff) != HTP_TYPE_F32)) return HTP_STATUS_NO_SUPPORT;
     int n_dims = op->params[1], mode = op->params[2], n_ctx_orig = op->params[4], n_offs = op->params[15];
-    if (mode != 0 && mode != 2) return HTP_STATUS_NO_SUPPORT; /* MROPE / VISION / IMROPE not emulated */
-    if (!same_shape(a, d) || n_dims <= 0 || n_dims % 2 || n_offs < 0 || n_offs % 2 || n_offs + n_dims > NE(a, 0) ||
-        NE(pos, 0) < NE(a, 2) || (ff && NE(ff, 0) < n_dims / 2))
+    if (mode != 0 && mode != ROPE_NEOX && mode != ROPE_MROPE && mode != ROPE_VISION && mode != ROPE_IMROPE)
+        return HTP_STATUS_NO_SUPPORT;
+    int mrope = (mode & ROPE_MROPE) != 0, vision = mode == ROPE_VISION;
+    const int32_t *sec = &op->params[11];
+    int sect_dims = sec[0] + sec[1] + sec[2] + sec[3];
+    /* VISION turns pairs (i, i + n_dims) over the whole row, so it rotates 2 * n_dims values */
+    int n_rot = vision ? 2 * n_dims : n_dims;
+    if (!same_shape(a, d) || n_dims <= 0 || n_dims % 2 || n_offs < 0 || n_offs % 2 || n_offs + n_rot > NE(a, 0) ||
+        (vision && n_offs + n_rot != NE(a, 0)) || NE(pos, 0) < (mrope ? 4 : 1) * NE(a, 2) ||
+        (ff && NE(ff, 0) < n_rot / 2) ||
+        (mrope && (sec[0] < 0 || sec[1] < 0 || sec[2] < 0 || sec[3] < 0 || sect_dims <= 0 || sect_dims > NE(a, 0))))
         return HTP_STATUS_INVAL_PARAMS;
     float freq_base = param_f(op, 5), freq_scale = param_f(op, 6), ext_factor = param_f(op, 7),
           attn_factor = param_f(op, 8), beta_fast = param_f(op, 9), beta_slow = param_f(op, 10);
@@ -323,14 +349,28 @@ static int op_rope(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor
     float corr[2];
     corr[0] = fmaxf(0.0f, floorf(yarn_corr_dim(n_dims, n_ctx_orig, beta_fast, freq_base)));
     corr[1] = fminf((float) (n_dims - 1), ceilf(yarn_corr_dim(n_dims, n_ctx_orig, beta_slow, freq_base)));
-    float *cs = malloc(sizeof *cs * (size_t) n_dims);
+    float *cs = malloc(sizeof *cs * (size_t) n_rot);
     if (!cs) return HTP_STATUS_INTERNAL_ERR;
     for (int64_t i3 = 0; i3 < NE(a, 3); i3++)
         for (int64_t i2 = 0; i2 < NE(a, 2); i2++) {
-            float p = ld(pos, i2, 0, 0, 0), theta = p;
-            for (int i0 = 0; i0 < n_dims; i0 += 2) {
+            /* ggml keeps one running theta per position and multiplies each by theta_scale every pair (float) */
+            float base[4], theta[4];
+            for (int k = 0; k < 4; k++) base[k] = theta[k] = ld(pos, i2 + (mrope ? k * NE(a, 2) : 0), 0, 0, 0);
+            for (int i0 = 0; i0 < n_rot; i0 += 2) {
+                int axis = 0;
+                if (mrope) {
+                    int sector = (i0 / 2) % sect_dims;
+                    /* VISION restarts each section's theta at its first pair */
+                    if (vision) {
+                        if (sector == 0) theta[0] = base[0];
+                        else if (sector == sec[0]) theta[1] = base[1];
+                        else if (sector == sec[0] + sec[1]) theta[2] = base[2];
+                        else if (sector == sec[0] + sec[1] + sec[2]) theta[3] = base[3];
+                    }
+                    axis = mrope_axis(sec, mode == ROPE_IMROPE, sector);
+                }
                 float f = ff ? ld(ff, i0 / 2, 0, 0, 0) : 1.0f;
-                float extrap = theta / f, interp = freq_scale * extrap, th = interp, mscale = attn_factor;
+                float extrap = theta[axis] / f, interp = freq_scale * extrap, th = interp, mscale = attn_factor;
                 if (ext_factor != 0.0f) {
                     float mix = yarn_ramp(corr[0], corr[1], i0) * ext_factor;
                     th = interp * (1 - mix) + extrap * mix;
@@ -338,13 +378,15 @@ static int op_rope(const struct hd_op *op, struct hd_tensor *a, struct hd_tensor
                 }
                 cs[i0] = cosf(th) * mscale;
                 cs[i0 + 1] = sinf(th) * mscale;
-                theta *= theta_scale;
+                for (int k = 0; k < 4; k++) theta[k] *= theta_scale;
             }
+            /* NORMAL turns adjacent pairs; NEOX / MROPE / IMROPE pair i with i + n_dims/2, VISION i with i + n_dims */
+            int64_t half = vision ? n_dims : n_dims / 2;
             for (int64_t i1 = 0; i1 < NE(a, 1); i1++) {
                 for (int64_t i0 = 0; i0 < NE(a, 0); i0++) st(d, i0, i1, i2, i3, ld(a, i0, i1, i2, i3));
-                for (int i0 = 0; i0 < n_dims; i0 += 2) {
+                for (int i0 = 0; i0 < n_rot; i0 += 2) {
                     int64_t j0 = mode == 0 ? n_offs + i0 : n_offs + i0 / 2;
-                    int64_t j1 = mode == 0 ? j0 + 1 : j0 + n_dims / 2;
+                    int64_t j1 = mode == 0 ? j0 + 1 : j0 + half;
                     float x0 = ld(a, j0, i1, i2, i3), x1 = ld(a, j1, i1, i2, i3);
                     st(d, j0, i1, i2, i3, x0 * cs[i0] - x1 * cs[i0 + 1]);
                     st(d, j1, i1, i2, i3, x0 * cs[i0 + 1] + x1 * cs[i0]);
@@ -643,16 +685,41 @@ static int op_reduce_norm(const struct hd_op *op, struct hd_tensor *a, struct hd
             for (int64_t i0 = 0; i0 < n; i0++) { c += ld(a, i0, i1, i2, i3); st(d, i0, i1, i2, i3, (float) c); }
             continue;
         }
-        double mean = op->opcode == HTP_OP_NORM ? sum / (double) n : 0.0, scale;
         if (op->opcode == HTP_OP_NORM) {
+            /* ggml CPU's rounding: the sums run in double, but the mean, x - mean, the variance and the scale are
+             * floats; with a large offset the float mean is what the result is centred on */
+            float mean = (float) sum / (float) n;
             double var = 0;
-            for (int64_t i0 = 0; i0 < n; i0++) { double x = ld(a, i0, i1, i2, i3) - mean; var += x * x; }
-            scale = 1.0 / sqrt(var / (double) n + eps);
-        } else {
-            scale = 1.0 / fmax(sqrt(sq), (double) eps); /* L2_NORM */
+            for (int64_t i0 = 0; i0 < n; i0++) { float x = ld(a, i0, i1, i2, i3) - mean; var += (double) (x * x); }
+            float scale = 1.0f / sqrtf((float) var / (float) n + eps);
+            for (int64_t i0 = 0; i0 < n; i0++) st(d, i0, i1, i2, i3, (ld(a, i0, i1, i2, i3) - mean) * scale);
+            continue;
         }
-        for (int64_t i0 = 0; i0 < n; i0++) st(d, i0, i1, i2, i3, (float) ((ld(a, i0, i1, i2, i3) - mean) * scale));
+        double scale = 1.0 / fmax(sqrt(sq), (double) eps); /* L2_NORM */
+        for (int64_t i0 = 0; i0 < n; i0++) st(d, i0, i1, i2, i3, (float) (ld(a, i0, i1, i2, i3) * scale));
     }
+    return HTP_STATUS_OK;
+}
+
+/* SOLVE_TRI: X with A X = B, A (n x n, ne0 = ne1 = n) lower triangular, B and X n rows of k values (ne0 = k);
+ * forward substitution with a float sum, row by row as ggml CPU; A broadcasts over the batch dims. */
+static int op_solve_tri(struct hd_tensor *A, struct hd_tensor *B, struct hd_tensor *d) {
+    if (!A || !B) return HTP_STATUS_INVAL_PARAMS;
+    if (TY(A) != HTP_TYPE_F32 || TY(B) != HTP_TYPE_F32 || TY(d) != HTP_TYPE_F32) return HTP_STATUS_NO_SUPPORT;
+    int64_t n = NE(A, 0), k = NE(B, 0);
+    if (NE(A, 1) != n || NE(B, 1) != n || !same_shape(B, d) || NE(A, 2) == 0 || NE(A, 3) == 0 ||
+        NE(B, 2) % NE(A, 2) || NE(B, 3) % NE(A, 3))
+        return HTP_STATUS_INVAL_PARAMS;
+    for (int64_t i3 = 0; i3 < NE(d, 3); i3++)
+        for (int64_t i2 = 0; i2 < NE(d, 2); i2++) {
+            int64_t a2 = i2 % NE(A, 2), a3 = i3 % NE(A, 3);
+            for (int64_t r = 0; r < n; r++)
+                for (int64_t c = 0; c < k; c++) {
+                    float sum = 0.0f;
+                    for (int64_t t = 0; t < r; t++) sum += ld(A, t, r, a2, a3) * ld(d, c, t, i2, i3);
+                    st(d, c, r, i2, i3, (ld(B, c, r, i2, i3) - sum) / ld(A, r, r, a2, a3));
+                }
+        }
     return HTP_STATUS_OK;
 }
 
@@ -903,6 +970,7 @@ int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_I
     case HTP_OP_ADD_ID: return op_add_id(src[0], src[1], src[2], d);
     case HTP_OP_SUM_ROWS: case HTP_OP_NORM: case HTP_OP_L2_NORM: case HTP_OP_CUMSUM: return op_reduce_norm(op, src[0], d);
     case HTP_OP_CLAMP: case HTP_OP_FILL: case HTP_OP_TRI: return op_clamp_fill_tri(op, src[0], d);
+    case HTP_OP_SOLVE_TRI: return op_solve_tri(src[0], src[1], d);
     case HTP_OP_REPEAT: return op_repeat(src[0], d);
     case HTP_OP_CONCAT: return op_concat(op, src[0], src[1], d);
     case HTP_OP_PAD: return op_pad(op, src[0], d);

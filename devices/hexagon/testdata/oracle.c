@@ -49,6 +49,8 @@ static struct {
     T *(*soft_max_ext)(C *, T *, T *, float, float);
     void (*soft_max_add_sinks)(T *, T *);
     T *(*rope_ext)(C *, T *, T *, T *, int, int, int, float, float, float, float, float, float);
+    T *(*rope_multi)(C *, T *, T *, T *, int, int *, int, int, float, float, float, float, float, float);
+    T *(*solve_tri)(C *, T *, T *, bool, bool, bool);
     T *(*get_rows)(C *, T *, T *);
     T *(*set_rows)(C *, T *, T *, T *);
     T *(*cpy)(C *, T *, T *);
@@ -93,7 +95,8 @@ static int load_ggml(const char *dir) {
         B(softplus, "ggml_softplus"), B(tanh, "ggml_tanh"), B(sqr, "ggml_sqr"), B(sqrt, "ggml_sqrt"),
         B(swiglu, "ggml_swiglu"), B(swiglu_split, "ggml_swiglu_split"), B(geglu_split, "ggml_geglu_split"),
         B(swiglu_oai, "ggml_swiglu_oai"), B(soft_max_ext, "ggml_soft_max_ext"),
-        B(soft_max_add_sinks, "ggml_soft_max_add_sinks"), B(rope_ext, "ggml_rope_ext"), B(get_rows, "ggml_get_rows"),
+        B(soft_max_add_sinks, "ggml_soft_max_add_sinks"), B(rope_ext, "ggml_rope_ext"),
+        B(rope_multi, "ggml_rope_multi"), B(solve_tri, "ggml_solve_tri"), B(get_rows, "ggml_get_rows"),
         B(set_rows, "ggml_set_rows"), B(cpy, "ggml_cpy"), B(flash_attn_ext, "ggml_flash_attn_ext"),
         B(fa_add_sinks, "ggml_flash_attn_ext_add_sinks"), B(mul_mat, "ggml_mul_mat"), B(sum_rows, "ggml_sum_rows"),
         B(cumsum, "ggml_cumsum"), B(diag, "ggml_diag"), B(norm, "ggml_norm"), B(l2_norm, "ggml_l2_norm"),
@@ -411,6 +414,33 @@ static void cases_rope(void) {
     }
 }
 
+/* MROPE / VISION / IMROPE: four positions per token, sections in params[11..14]; yarn and freq factors on the
+ * odd variants */
+static void cases_rope_multi(void) {
+    static const struct { const char *name; int mode, ne0, n_dims, sec[4]; } mv[] = {
+        { "ROPE mrope n_dims=48 sections 8,8,4,4", 8, 64, 48, { 8, 8, 4, 4 } },
+        { "ROPE mrope yarn freq_factors", 8, 64, 48, { 12, 6, 6, 0 } },
+        { "ROPE imrope n_dims=48 sections 11,7,6,0", 40, 64, 48, { 11, 7, 6, 0 } },
+        { "ROPE imrope yarn freq_factors", 40, 64, 48, { 4, 8, 8, 4 } },
+        { "ROPE vision n_dims=32 sections 8,8,0,0", 24, 64, 32, { 8, 8, 0, 0 } },
+        { "ROPE vision yarn freq_factors", 24, 64, 32, { 10, 6, 8, 8 } },
+    };
+    for (size_t v = 0; v < sizeof mv / sizeof *mv; v++) {
+        C *ctx = ctx_new();
+        int yarn = v & 1, n_rot = mv[v].mode == 24 ? 2 * mv[v].n_dims : mv[v].n_dims;
+        T *a = g.new4(ctx, G_F32, mv[v].ne0, 4, 5, 1), *pos = g.new4(ctx, G_I32, 20, 1, 1, 1);
+        T *ff = yarn ? g.new4(ctx, G_F32, n_rot / 2, 1, 1, 1) : NULL;
+        fill(a, -1, 1);
+        for (int i = 0; i < 20; i++) ((int32_t *) g.data(pos))[i] = 3 + 17 * i - 5 * (i / 5) * (i % 3);
+        if (ff) fill(ff, 1, 4);
+        int sec[4] = { mv[v].sec[0], mv[v].sec[1], mv[v].sec[2], mv[v].sec[3] };
+        T *n = g.rope_multi(ctx, a, pos, ff, mv[v].n_dims, sec, mv[v].mode, 4096, 10000.0f, yarn ? 0.25f : 1.0f,
+                            yarn ? 1.0f : 0.0f, 1.0f, 32.0f, 1.0f);
+        run(ctx, mv[v].name, HTP_OP_ROPE, n, n, 1e-7);
+        g.free(ctx);
+    }
+}
+
 static void cases_rows_cpy(void) {
     C *ctx = ctx_new();
     T *a = g.new4(ctx, G_F32, 33, 10, 3, 1), *idx = g.new4(ctx, G_I32, 6, 3, 1, 1);
@@ -504,6 +534,16 @@ static void cases_more(void) {
     run(ctx, "CUMSUM", HTP_OP_CUMSUM, n, n, 1e-7);
     n = g.norm(ctx, a, 1e-5f);
     run(ctx, "NORM eps=1e-5", HTP_OP_NORM, n, n, 1e-7);
+    T *off = g.new4(ctx, G_F32, 1024, 4, 1, 1);
+    fill(off, 9999, 10001);
+    n = g.norm(ctx, off, 1e-5f);
+    run(ctx, "NORM offset 10000 (float mean)", HTP_OP_NORM, n, n, 1e-7);
+    T *A = g.new4(ctx, G_F32, 12, 12, 2, 1), *B = g.new4(ctx, G_F32, 5, 12, 2, 1);
+    fill(A, -1, 1); fill(B, -1, 1);
+    for (int64_t k = 0; k < 2; k++)
+        for (int64_t i = 0; i < 12; i++) ((float *) g.data(A))[k * 144 + i * 13] = 2.0f + (float) i * 0.25f;
+    n = g.solve_tri(ctx, A, B, true, true, false);
+    run(ctx, "SOLVE_TRI 12x12, 5 rhs", HTP_OP_SOLVE_TRI, n, n, 1e-7);
     n = g.l2_norm(ctx, a, 1e-6f);
     run(ctx, "L2_NORM eps=1e-6", HTP_OP_L2_NORM, n, n, 1e-7);
     n = g.fill_(ctx, a, 0.75f);
@@ -582,6 +622,7 @@ int main(int argc, char **argv) {
     cases_glu();
     cases_softmax();
     cases_rope();
+    cases_rope_multi();
     cases_rows_cpy();
     cases_flash_attn();
     cases_mul_mat();
