@@ -73,21 +73,13 @@ func initFake(t *testing.T, d backend.Device) backend.Backend {
 	return b
 }
 
-func f32Bytes(vs []float32) []byte {
-	out := make([]byte, 4*len(vs))
-	for i, v := range vs {
-		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
-	}
-	return out
-}
-
 // values gives tensor number k of a network deterministic contents.
 func values(k int, n int64) []byte {
 	vs := make([]float32, n)
 	for i := range vs {
 		vs[i] = float32(math.Sin(float64(100*k + i + 1)))
 	}
-	return f32Bytes(vs)
+	return quant.F32Bytes(vs)
 }
 
 // net builds a network from weights (placed before the graph is split)

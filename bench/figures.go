@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -109,7 +108,7 @@ func MatMul(t quant.Type, n int) Workload {
 			for i := range x {
 				x[i] = float32(math.Sin(0.01 * float64(i)))
 			}
-			return f32Bytes(x), nil
+			return quant.F32Bytes(x), nil
 		},
 	}
 }
@@ -170,7 +169,7 @@ func Dispatch(elems int) Workload {
 			for i := range ones {
 				ones[i] = 1
 			}
-			return f32Bytes(ones), nil
+			return quant.F32Bytes(ones), nil
 		},
 	}
 }
@@ -235,12 +234,4 @@ func (s Setup) Quantize(t quant.Type, activation bool) (Case, error) {
 		c.Ref = func() error { return s.Lib.QuantizeChunkInto(theirs, uint32(t), src, QuantRows, QuantCols, nil) }
 	}
 	return c, nil
-}
-
-func f32Bytes(vs []float32) []byte {
-	b := make([]byte, 4*len(vs))
-	for i, v := range vs {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return b
 }

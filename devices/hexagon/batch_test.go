@@ -74,14 +74,14 @@ func TestBatching(t *testing.T) {
 		const n = 40
 		g, x, y, bufs := chain(t, devs[0], n, split)
 		xs := randF32(rand.New(rand.NewPCG(1, 2)), 128)
-		require.NoError(t, buffer.SetTensor(x, f32bytes(xs), 0))
+		require.NoError(t, buffer.SetTensor(x, quant.F32Bytes(xs), 0))
 		b, err := devs[0].Init(backend.Options{})
 		require.NoError(t, err)
 		d.ClearLog()
 		require.NoError(t, backend.Compute(b, g))
 		out := make([]byte, y.NBytes())
 		require.NoError(t, buffer.GetTensor(y, out, 0))
-		requireClose(t, chainWant(xs, n), bytesF32(out), 1e-5)
+		requireClose(t, chainWant(xs, n), quant.BytesF32(out), 1e-5)
 		batches := regexp.MustCompile(`(?m)^\d+ batch q\d+ id \d+ seq \d+ bufs (\d+) tensors (\d+) ops (\d+)`).FindAllStringSubmatch(d.Log(), -1)
 		require.Len(t, batches, n/4, "batches of 4 ops")
 		for _, m := range batches {

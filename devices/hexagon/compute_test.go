@@ -1,7 +1,6 @@
 package hexagon
 
 import (
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -14,22 +13,6 @@ import (
 	double "github.com/ggml-go/ggml/internal/hexdouble"
 	"github.com/ggml-go/ggml/quant"
 )
-
-func f32bytes(x []float32) []byte {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return b
-}
-
-func bytesF32(b []byte) []float32 {
-	x := make([]float32, len(b)/4)
-	for i := range x {
-		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return x
-}
 
 func randF32(r *rand.Rand, n int) []float32 {
 	x := make([]float32, n)
@@ -70,8 +53,8 @@ func newMMGraph(t *testing.T, dev backend.Device, r *rand.Rand, typ quant.Type, 
 	require.NoError(t, err)
 	mg.bufs = []buffer.Buffer{wbuf, cbuf}
 	mg.xs, mg.ys = randF32(r, int(k*n)), randF32(r, int(m*n))
-	require.NoError(t, buffer.SetTensor(mg.x, f32bytes(mg.xs), 0))
-	require.NoError(t, buffer.SetTensor(mg.y, f32bytes(mg.ys), 0))
+	require.NoError(t, buffer.SetTensor(mg.x, quant.F32Bytes(mg.xs), 0))
+	require.NoError(t, buffer.SetTensor(mg.y, quant.F32Bytes(mg.ys), 0))
 	t.Cleanup(mg.free)
 	return mg
 }
@@ -122,7 +105,7 @@ func TestComputeOnDouble(t *testing.T) {
 		require.NoError(t, backend.Compute(b, mg.g), "%s\n%s", typ, d.Log())
 		got := make([]byte, mg.out.NBytes())
 		require.NoError(t, b.GetTensorAsync(mg.out, got, 0))
-		requireClose(t, mg.want(t), bytesF32(got), 1e-3)
+		requireClose(t, mg.want(t), quant.BytesF32(got), 1e-3)
 		// The weight reads back in ggml's layout.
 		wb := make([]byte, len(mg.wq))
 		require.NoError(t, buffer.GetTensor(mg.w, wb, 0))
@@ -200,7 +183,7 @@ func checkGraph(t *testing.T, dev backend.Device, mg *mmGraph) {
 	require.NoError(t, backend.Compute(b, mg.g))
 	out := make([]byte, mg.out.NBytes())
 	require.NoError(t, b.GetTensorAsync(mg.out, out, 0))
-	requireClose(t, mg.want(t), bytesF32(out), 1e-3)
+	requireClose(t, mg.want(t), quant.BytesF32(out), 1e-3)
 	require.NoError(t, b.Close())
 }
 
@@ -266,12 +249,12 @@ func TestHostBuffer(t *testing.T) {
 	require.NotNil(t, a.Data, "host memory")
 	r := rand.New(rand.NewPCG(1, 1))
 	xa, xb := randF32(r, 128), randF32(r, 128)
-	copy(a.Data, f32bytes(xa))
-	copy(bb.Data, f32bytes(xb))
+	copy(a.Data, quant.F32Bytes(xa))
+	copy(bb.Data, quant.F32Bytes(xb))
 	be, err := devs[0].Init(backend.Options{})
 	require.NoError(t, err)
 	require.NoError(t, backend.Compute(be, g))
-	got := bytesF32(c.Data)
+	got := quant.BytesF32(c.Data)
 	for i := range xa {
 		require.Equal(t, xa[i]+xb[i], got[i])
 	}

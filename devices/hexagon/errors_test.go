@@ -88,7 +88,7 @@ func checkCompute(t *testing.T, dev backend.Device) {
 	require.NoError(t, backend.Compute(b, mg.g))
 	got := make([]byte, mg.out.NBytes())
 	require.NoError(t, b.GetTensorAsync(mg.out, got, 0))
-	requireClose(t, mg.want(t), bytesF32(got), 1e-3)
+	requireClose(t, mg.want(t), quant.BytesF32(got), 1e-3)
 	require.NoError(t, b.Close())
 	mg.free()
 }

@@ -39,14 +39,14 @@ func TestFusion(t *testing.T) {
 		buf, err := buffer.AllocContextTensors(ctx, devs[0].BufferType())
 		require.NoError(t, err)
 		xs, ws := randF32(rng, 192), randF32(rng, 64)
-		require.NoError(t, buffer.SetTensor(x, f32bytes(xs), 0))
-		require.NoError(t, buffer.SetTensor(w, f32bytes(ws), 0))
+		require.NoError(t, buffer.SetTensor(x, quant.F32Bytes(xs), 0))
+		require.NoError(t, buffer.SetTensor(w, quant.F32Bytes(ws), 0))
 		b, err := devs[0].Init(backend.Options{})
 		require.NoError(t, err)
 		require.NoError(t, backend.Compute(b, g))
 		out := make([]byte, y.NBytes())
 		require.NoError(t, buffer.GetTensor(y, out, 0))
-		got := bytesF32(out)
+		got := quant.BytesF32(out)
 		for row := range 3 {
 			var ss float64
 			for _, v := range xs[row*64 : row*64+64] {

@@ -60,7 +60,7 @@ func TestMultiSession(t *testing.T) {
 		buf1, err := buffer.AllocContextTensors(ctx1, dst.BufferType())
 		require.NoError(t, err)
 		xs := randF32(rng, 1024)
-		require.NoError(t, b0.SetTensorAsync(a, f32bytes(xs), 0))
+		require.NoError(t, b0.SetTensorAsync(a, quant.F32Bytes(xs), 0))
 		require.NoError(t, b0.GraphCompute(g0))
 		ev, err := devs[0].(backend.EventCreator).NewEvent()
 		require.NoError(t, err)
@@ -70,7 +70,7 @@ func TestMultiSession(t *testing.T) {
 		require.NoError(t, b1.GraphCompute(g1))
 		out := make([]byte, s.NBytes())
 		require.NoError(t, b1.GetTensorAsync(s, out, 0))
-		got := bytesF32(out)
+		got := quant.BytesF32(out)
 		for i, x := range xs {
 			require.InDelta(t, 2*x*x, got[i], 1e-5)
 		}

@@ -54,7 +54,7 @@ func decodeBlockIn(tb testing.TB, dev *device, bt buffer.Type, embd, ctxLen int6
 		for i := range x {
 			x[i] = float32(r.NormFloat64()) * 0.05
 		}
-		q := f32Bytes(x)
+		q := quant.F32Bytes(x)
 		if w.Type != quant.F32 {
 			q, err = quant.Quantize(w.Type, x, int(w.Ne[1]), int(w.Ne[0]), nil)
 			require.NoError(tb, err)
@@ -90,7 +90,7 @@ func decodeBlockIn(tb testing.TB, dev *device, bt buffer.Type, embd, ctxLen int6
 	for i := range xs {
 		xs[i] = float32(r.NormFloat64())
 	}
-	require.NoError(tb, buffer.SetTensor(x, f32Bytes(xs), 0))
+	require.NoError(tb, buffer.SetTensor(x, quant.F32Bytes(xs), 0))
 	for _, cache := range []*graph.Tensor{ck, cv} {
 		v := make([]float32, cache.NElements())
 		for i := range v {
@@ -145,7 +145,7 @@ func TestDecodeBlockMatchesCPU(t *testing.T) {
 						x[i] = quant.FP16ToFP32(binary.LittleEndian.Uint16(raw[2*i:]))
 					}
 				} else {
-					x = bytesF32(raw)
+					x = quant.BytesF32(raw)
 				}
 				out = append(out, x)
 			}

@@ -30,15 +30,15 @@ func addGraph(t *testing.T, dev *device, n int64) (g *graph.Graph, a, b, y *grap
 	for i := range x {
 		x[i] = float32(i)
 	}
-	require.NoError(t, buffer.SetTensor(a, f32Bytes(x), 0))
-	require.NoError(t, buffer.SetTensor(b, f32Bytes(x), 0))
+	require.NoError(t, buffer.SetTensor(a, quant.F32Bytes(x), 0))
+	require.NoError(t, buffer.SetTensor(b, quant.F32Bytes(x), 0))
 	return g, a, b, y
 }
 
 func getF32(t *testing.T, x *graph.Tensor) []float32 {
 	b := make([]byte, x.NBytes())
 	require.NoError(t, buffer.GetTensor(x, b, 0))
-	return bytesF32(b)
+	return quant.BytesF32(b)
 }
 
 // A compiled model is reused for a graph of the same structure (also a

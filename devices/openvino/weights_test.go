@@ -1,8 +1,6 @@
 package openvino
 
 import (
-	"encoding/binary"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -12,22 +10,6 @@ import (
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/quant"
 )
-
-func f32Bytes(x []float32) []byte {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return b
-}
-
-func bytesF32(b []byte) []float32 {
-	x := make([]float32, len(b)/4)
-	for i := range x {
-		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return x
-}
 
 // mulMatWeights runs y = W x on the device with W in a WEIGHTS buffer of
 // the device's type (converted when set) and x, y in a compute buffer,
@@ -52,7 +34,7 @@ func mulMatRun(t *testing.T, dev *device, ty quant.Type, name string, k, m, n in
 	for i := range wf {
 		wf[i] = float32(r.NormFloat64())
 	}
-	wq := f32Bytes(wf)
+	wq := quant.F32Bytes(wf)
 	if ty != quant.F32 {
 		wq, err = quant.Quantize(ty, wf, int(m), int(k), nil)
 		require.NoError(t, err)
@@ -80,7 +62,7 @@ func mulMatRun(t *testing.T, dev *device, ty quant.Type, name string, k, m, n in
 	for i := range xf {
 		xf[i] = float32(r.NormFloat64())
 	}
-	require.NoError(t, buffer.SetTensor(x, f32Bytes(xf), 0))
+	require.NoError(t, buffer.SetTensor(x, quant.F32Bytes(xf), 0))
 
 	be := newBackend(dev)
 	t.Cleanup(func() { be.Close() })
@@ -89,7 +71,7 @@ func mulMatRun(t *testing.T, dev *device, ty quant.Type, name string, k, m, n in
 	}
 	out := make([]byte, y.NBytes())
 	require.NoError(t, buffer.GetTensor(y, out, 0))
-	got = bytesF32(out)
+	got = quant.BytesF32(out)
 	want = make([]float32, m*n)
 	for j := int64(0); j < n; j++ {
 		for i := int64(0); i < m; i++ {

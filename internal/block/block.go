@@ -201,7 +201,7 @@ func Data(t *graph.Tensor, d Dims, seed uint64) ([]byte, error) {
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
 		}
-		return f32Bytes(x), nil
+		return quant.F32Bytes(x), nil
 	case NamePos:
 		pos := make([]byte, 4*d.Tokens)
 		for i := range d.Tokens {
@@ -232,12 +232,4 @@ func SetInputs(in Inputs, d Dims, seed uint64, set func(t *graph.Tensor, data []
 		}
 	}
 	return nil
-}
-
-func f32Bytes(vs []float32) []byte {
-	b := make([]byte, 4*len(vs))
-	for i, v := range vs {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return b
 }

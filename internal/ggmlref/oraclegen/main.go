@@ -132,14 +132,6 @@ func f32s(b []byte) []float32 {
 	return v
 }
 
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
 func u16Bytes(v []uint16) []byte {
 	b := make([]byte, 2*len(v))
 	for i, x := range v {
@@ -170,7 +162,7 @@ func genQuant(lib *ggmlref.Lib, files map[string][]byte) error {
 			if err != nil {
 				return err
 			}
-			files[base+".deq.f32"] = f32Bytes(d)
+			files[base+".deq.f32"] = quant.F32Bytes(d)
 		}
 		fmt.Fprintf(&manifest, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", set, typ, typ, method, b2i(useImatrix),
 			nrows, nPerRow, typ.BlockSize(), typ.TypeSize(), b2i(deq))
@@ -232,10 +224,10 @@ func genConv(lib *ggmlref.Lib, files map[string][]byte) {
 	for h := range 1 << 16 {
 		f16[h], all[h] = lib.FP16ToFP32(uint16(h)), uint16(h)
 	}
-	files["conv/f16_to_f32_all.f32"] = f32Bytes(f16)
+	files["conv/f16_to_f32_all.f32"] = quant.F32Bytes(f16)
 	// The row conversion: the scalar one's float result would quiet the
 	// signalling NaNs on the way through purego.
-	files["conv/bf16_to_f32_all.f32"] = f32Bytes(lib.BF16ToFP32Row(all))
+	files["conv/bf16_to_f32_all.f32"] = quant.F32Bytes(lib.BF16ToFP32Row(all))
 	in := f32s(files["conv/f32_in.f32"])
 	toF16, toBF16 := make([]uint16, len(in)), make([]uint16, len(in))
 	for i, v := range in {
@@ -279,7 +271,7 @@ func genMatmul(lib *ggmlref.Lib, files map[string][]byte) error {
 				return err
 			}
 			copy(a.Data, wq)
-			copy(b.Data, f32Bytes(x[:k*n]))
+			copy(b.Data, quant.F32Bytes(x[:k*n]))
 			if err := e.Compute(g); err != nil {
 				return fmt.Errorf("matmul %s n=%d: %w", typ, n, err)
 			}
