@@ -69,6 +69,8 @@ type ovBackend struct {
 	// share of a compute can be measured.
 	inferTime time.Duration
 	clock     func() time.Duration
+	// static is the NPU static path's state (npu.go).
+	static staticState
 }
 
 func newBackend(d *device) *ovBackend { return newBackendOpts(d, d.rt.opts) }
@@ -116,6 +118,7 @@ func (be *ovBackend) Close() error {
 		return nil
 	}
 	be.closed = true
+	be.static.free()
 	for _, r := range be.reqs {
 		r.free(be.dev.rt.lib)
 	}
@@ -138,6 +141,11 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 	if !ok {
 		k = graphKey(g, rt.kind)
 		be.last, be.lastSnap = k, snapshot(g, be.lastSnap[:0])
+	}
+	if be.opts.Static(rt.kind) && !be.static.inside {
+		if done, err := be.computeStatic(g, k); done {
+			return err
+		}
 	}
 	cache := be.dev.cache
 	var cm *compiledModel

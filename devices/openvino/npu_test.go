@@ -1,0 +1,215 @@
+package openvino
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/devices/cpu"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// lmModel is a one-block language model as llama.cpp builds it: token
+// embeddings by GET_ROWS, K and V written into F16 caches by SET_ROWS,
+// attention over the first n_kv cells (padded to 16, as llama.cpp pads
+// n_kv), the last token's row selected by GET_ROWS of output ids, logits.
+type lmModel struct {
+	embd, hd, heads, kvh, ff, vocab, ctx int64
+	w                                    map[string]*graph.Tensor
+	ck, cv                               *graph.Tensor
+	bt                                   buffer.Type
+	bufs                                 []buffer.Buffer
+}
+
+func newLM(tb testing.TB, bt buffer.Type, ctx int64) *lmModel {
+	m := &lmModel{embd: 128, hd: 32, heads: 4, kvh: 2, ff: 256, vocab: 96, ctx: ctx, w: map[string]*graph.Tensor{}, bt: bt}
+	r := rand.New(rand.NewPCG(7, 9))
+	wc := graph.NewContext(graph.ContextOptions{})
+	add := func(name string, ty quant.Type, ne ...int64) {
+		t := wc.NewTensor(ty, ne...)
+		t.Name = name
+		m.w[name] = t
+	}
+	kv := m.kvh * m.hd
+	add("token_embd.weight", quant.F32, m.embd, m.vocab)
+	add("blk.0.attn_q.weight", quant.F16, m.embd, m.embd)
+	add("blk.0.attn_k.weight", quant.F16, m.embd, kv)
+	add("blk.0.attn_v.weight", quant.F16, m.embd, kv)
+	add("blk.0.attn_output.weight", quant.F16, m.embd, m.embd)
+	add("blk.0.ffn_gate.weight", quant.F16, m.embd, m.ff)
+	add("blk.0.ffn_up.weight", quant.F16, m.embd, m.ff)
+	add("blk.0.ffn_down.weight", quant.F16, m.ff, m.embd)
+	add("blk.0.attn_norm.weight", quant.F32, m.embd)
+	add("blk.0.ffn_norm.weight", quant.F32, m.embd)
+	add("output.weight", quant.F16, m.embd, m.vocab)
+	wb, err := buffer.AllocContextTensors(wc, bt)
+	require.NoError(tb, err)
+	wb.SetUsage(buffer.UsageWeights)
+	for _, t := range wc.Tensors() {
+		x := make([]float32, t.NElements())
+		for i := range x {
+			x[i] = float32(r.NormFloat64()) * 0.1
+		}
+		require.NoError(tb, buffer.SetTensor(t, toType(t.Type, x), 0))
+	}
+	cc := graph.NewContext(graph.ContextOptions{})
+	m.ck, m.cv = cc.NewTensor(quant.F16, kv, ctx), cc.NewTensor(quant.F16, kv, ctx)
+	m.ck.Name, m.cv.Name = "cache_k_l0", "cache_v_l0"
+	cb, err := buffer.AllocContextTensors(cc, bt)
+	require.NoError(tb, err)
+	m.bufs = append(m.bufs, wb, cb)
+	tb.Cleanup(func() {
+		for _, b := range m.bufs {
+			b.Free()
+		}
+	})
+	m.clearCache(tb)
+	return m
+}
+
+func toType(ty quant.Type, x []float32) []byte {
+	if ty == quant.F32 {
+		return quant.F32Bytes(x)
+	}
+	h := make([]byte, 2*len(x))
+	for i, f := range x {
+		binary.LittleEndian.PutUint16(h[2*i:], quant.FP32ToFP16(f))
+	}
+	return h
+}
+
+func (m *lmModel) clearCache(tb testing.TB) {
+	for _, c := range []*graph.Tensor{m.ck, m.cv} {
+		require.NoError(tb, buffer.SetTensor(c, make([]byte, c.NBytes()), 0))
+	}
+}
+
+// step builds the graph for tokens at positions p0.. and returns it with
+// its logits.
+func (m *lmModel) step(tb testing.TB, tokens []int32, p0 int64) (*graph.Graph, *graph.Tensor) {
+	n := int64(len(tokens))
+	nkv := min(m.ctx, (p0+n+15)/16*16)
+	c := graph.NewContext(graph.ContextOptions{})
+	in := func(ty quant.Type, ne ...int64) *graph.Tensor { return graph.SetInput(c.NewTensor(ty, ne...)) }
+	tok, pos, kidx, out := in(quant.I32, n), in(quant.I32, n), in(quant.I64, n), in(quant.I32, 1)
+	mask := in(quant.F16, nkv, n)
+	w := m.w
+	x := c.GetRows(w["token_embd.weight"], tok)
+	h := c.Mul(c.RMSNorm(x, 1e-5), w["blk.0.attn_norm.weight"])
+	q := c.Rope(c.Reshape(c.MulMat(w["blk.0.attn_q.weight"], h), m.hd, m.heads, n), pos, int32(m.hd), ops.RopeNormal)
+	k := c.Rope(c.Reshape(c.MulMat(w["blk.0.attn_k.weight"], h), m.hd, m.kvh, n), pos, int32(m.hd), ops.RopeNormal)
+	v := c.MulMat(w["blk.0.attn_v.weight"], h)
+	kw := c.SetRows(m.ck, c.Reshape(k, m.kvh*m.hd, n), kidx)
+	vw := c.SetRows(m.cv, v, kidx)
+	kk := c.Permute(c.View3D(kw, m.hd, m.kvh, nkv, uint64(m.hd)*2, m.ck.Nb[1], 0), 0, 2, 1, 3)
+	vv := c.Permute(c.View3D(vw, m.hd, m.kvh, nkv, uint64(m.hd)*2, m.cv.Nb[1], 0), 0, 2, 1, 3)
+	fa := c.FlashAttnExt(c.Permute(q, 0, 2, 1, 3), kk, vv, mask, float32(1/math.Sqrt(float64(m.hd))), 0, 0)
+	x2 := c.Add(c.MulMat(w["blk.0.attn_output.weight"], c.Reshape(fa, m.embd, n)), x)
+	h2 := c.Mul(c.RMSNorm(x2, 1e-5), w["blk.0.ffn_norm.weight"])
+	y := c.Add(c.MulMat(w["blk.0.ffn_down.weight"], c.SwiGLUSplit(c.MulMat(w["blk.0.ffn_gate.weight"], h2),
+		c.MulMat(w["blk.0.ffn_up.weight"], h2))), x2)
+	logits := c.MulMat(w["output.weight"], c.GetRows(y, out))
+	g, err := c.Build(logits)
+	require.NoError(tb, c.Err())
+	require.NoError(tb, err)
+	b, err := buffer.AllocContextTensors(c, m.bt)
+	require.NoError(tb, err)
+	m.bufs = append(m.bufs, b)
+	ints := func(t *graph.Tensor, f func(i int64) int64) {
+		es := t.Type.TypeSize()
+		raw := make([]byte, int64(es)*t.NElements())
+		for i := int64(0); i < t.NElements(); i++ {
+			writeInt(raw[i*int64(es):], int64(es), f(i))
+		}
+		require.NoError(tb, buffer.SetTensor(t, raw, 0))
+	}
+	ints(tok, func(i int64) int64 { return int64(tokens[i]) })
+	ints(pos, func(i int64) int64 { return p0 + i })
+	ints(kidx, func(i int64) int64 { return p0 + i })
+	ints(out, func(int64) int64 { return n - 1 })
+	mk := make([]float32, nkv*n)
+	for i := int64(0); i < n; i++ {
+		for j := int64(0); j < nkv; j++ {
+			if j > p0+i {
+				mk[i*nkv+j] = float32(math.Inf(-1))
+			}
+		}
+	}
+	require.NoError(tb, buffer.SetTensor(mask, toType(quant.F16, mk), 0))
+	return g, logits
+}
+
+// runLM runs a prompt then decode steps through compute, returning each
+// step's logits and the K cache at the end.
+func runLM(tb testing.TB, m *lmModel, prompt []int32, decode int, compute func(*graph.Graph) error) ([][]float32, []byte) {
+	var logits [][]float32
+	g, l := m.step(tb, prompt, 0)
+	require.NoError(tb, compute(g))
+	logits = append(logits, quant.BytesF32(l.Data))
+	p := int64(len(prompt))
+	for s := 0; s < decode; s++ {
+		g, l = m.step(tb, []int32{int32((s*7 + 3) % int(m.vocab))}, p)
+		require.NoError(tb, compute(g))
+		logits = append(logits, quant.BytesF32(l.Data))
+		p++
+	}
+	return logits, append([]byte(nil), m.ck.Data...)
+}
+
+func prompt(n int) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32((i*13 + 5) % 96)
+	}
+	return p
+}
+
+// On the NPU a prompt longer than the chunk runs as padded chunks of the
+// prefill model, and decode steps (each a new graph over a growing n_kv)
+// all reuse one decode model over the whole cache: two compiles for the
+// whole conversation, results as the CPU device computes them.
+func TestNPUStaticPrefillDecode(t *testing.T) {
+	p := buildDouble(t)
+	knob(t, p, "devices", "CPU,NPU")
+	dev := openDevice(t, p, Options{Device: "NPU", PrefillChunkSize: 16})
+	require.Equal(t, KindNPU, dev.rt.kind)
+	m := newLM(t, dev.HostType(), 64)
+	be := newBackend(dev)
+	defer be.Close()
+	c0 := doubleStat(t, p, "compile.count")
+	got, gotK := runLM(t, m, prompt(37), 4, be.GraphCompute)
+	compiles := doubleStat(t, p, "compile.count") - c0
+	require.Equal(t, int64(2), compiles, "a prefill and a decode model for 37 tokens in chunks of 16 and 4 steps")
+	require.Equal(t, 3+4, be.static.runs, "3 prefill chunks, 4 decode steps")
+
+	m.clearCache(t)
+	cpuDev := cpu.New(cpu.Options{Threads: 1})
+	want, wantK := runLM(t, m, prompt(37), 4, cpuDev.Compute)
+	for i := range got {
+		e := nmse(got[i], want[i])
+		t.Logf("step %d: logits NMSE %.3g", i, e)
+		require.Less(t, e, 5e-4, "step %d", i)
+	}
+	// The cache rows written (41 tokens) match; the padding of the last
+	// chunk wrote only into cell 37, which the next token overwrote.
+	kvRow := int(m.ck.Nb[1])
+	e := nmse(f16s(gotK[:41*kvRow]), f16s(wantK[:41*kvRow]))
+	require.Less(t, e, 5e-4, "K cache rows")
+}
+
+func f16s(b []byte) []float32 {
+	x := make([]float32, len(b)/2)
+	for i := range x {
+		x[i] = quant.FP16ToFP32(binary.LittleEndian.Uint16(b[2*i:]))
+	}
+	return x
+}
+
+var _ backend.Backend = (*ovBackend)(nil)
