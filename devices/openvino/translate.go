@@ -935,7 +935,15 @@ func translateGetRows(b *builder, n *graph.Tensor) (value, error) {
 // translateSetRows: a[ids[i]] = b[i] (ggml_set_rows), a ScatterUpdate of
 // the destination's contents along its rows.
 func translateSetRows(b *builder, n *graph.Tensor) (value, error) {
-	a, src, ids := n.Src[0], n.Src[1], n.Src[2]
+	// Sources as ggml orders them: the rows, their row numbers, then the
+	// destination (the result is a view of it).
+	src, ids, a := n.Src[0], n.Src[1], n.Src[2]
+	if a == nil {
+		a = n.ViewSrc
+	}
+	if src == nil || ids == nil || a == nil {
+		return value{}, fmt.Errorf("set_rows without rows, row numbers or destination")
+	}
 	dst, err := b.get(a)
 	if err != nil {
 		return value{}, err
