@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,7 +29,7 @@ type lmModel struct {
 	bufs                                 []buffer.Buffer
 }
 
-func newLM(tb testing.TB, bt buffer.Type, ctx int64) *lmModel {
+func newLM(tb testing.TB, wbt, bt buffer.Type, ctx int64) *lmModel {
 	m := &lmModel{embd: 128, hd: 32, heads: 4, kvh: 2, ff: 256, vocab: 96, ctx: ctx, w: map[string]*graph.Tensor{}, bt: bt}
 	r := rand.New(rand.NewPCG(7, 9))
 	wc := graph.NewContext(graph.ContextOptions{})
@@ -49,7 +50,7 @@ func newLM(tb testing.TB, bt buffer.Type, ctx int64) *lmModel {
 	add("blk.0.attn_norm.weight", quant.F32, m.embd)
 	add("blk.0.ffn_norm.weight", quant.F32, m.embd)
 	add("output.weight", quant.F16, m.embd, m.vocab)
-	wb, err := buffer.AllocContextTensors(wc, bt)
+	wb, err := buffer.AllocContextTensors(wc, wbt)
 	require.NoError(tb, err)
 	wb.SetUsage(buffer.UsageWeights)
 	for _, t := range wc.Tensors() {
@@ -180,7 +181,9 @@ func TestNPUStaticPrefillDecode(t *testing.T) {
 	knob(t, p, "devices", "CPU,NPU")
 	dev := openDevice(t, p, Options{Device: "NPU", PrefillChunkSize: 16})
 	require.Equal(t, KindNPU, dev.rt.kind)
-	m := newLM(t, dev.HostType(), 64)
+	// Weights in the device's weight buffer (Constants in the IR), the
+	// rest in host memory; the CPU run gets the same model on the host.
+	m := newLM(t, dev.BufferType(), dev.HostType(), 64)
 	be := newBackend(dev)
 	defer be.Close()
 	c0 := doubleStat(t, p, "compile.count")
@@ -189,9 +192,9 @@ func TestNPUStaticPrefillDecode(t *testing.T) {
 	require.Equal(t, int64(2), compiles, "a prefill and a decode model for 37 tokens in chunks of 16 and 4 steps")
 	require.Equal(t, 3+4, be.static.runs, "3 prefill chunks, 4 decode steps")
 
-	m.clearCache(t)
+	host := newLM(t, dev.HostType(), dev.HostType(), 64)
 	cpuDev := cpu.New(cpu.Options{Threads: 1})
-	want, wantK := runLM(t, m, prompt(37), 4, cpuDev.Compute)
+	want, wantK := runLM(t, host, prompt(37), 4, cpuDev.Compute)
 	for i := range got {
 		e := nmse(got[i], want[i])
 		t.Logf("step %d: logits NMSE %.3g", i, e)
@@ -199,7 +202,7 @@ func TestNPUStaticPrefillDecode(t *testing.T) {
 	}
 	// The cache rows written (41 tokens) match; the padding of the last
 	// chunk wrote only into cell 37, which the next token overwrote.
-	kvRow := int(m.ck.Nb[1])
+	kvRow := int(host.ck.Nb[1])
 	e := nmse(f16s(gotK[:41*kvRow]), f16s(wantK[:41*kvRow]))
 	require.Less(t, e, 5e-4, "K cache rows")
 }
@@ -213,3 +216,38 @@ func f16s(b []byte) []float32 {
 }
 
 var _ backend.Backend = (*ovBackend)(nil)
+
+// The double refuses on the NPU what the NPU plugin refuses: a model with
+// a dynamic dimension (one Parameter's shape made "?" in the IR we send).
+// The same IR compiles on the CPU, which takes dynamic shapes.
+func TestNPUDoubleRefusesDynamicShape(t *testing.T) {
+	p := buildDouble(t)
+	knob(t, p, "devices", "CPU,NPU")
+	dynamic := regexp.MustCompile(`(type="Parameter" version="opset1">\n<data shape=")([0-9]+)(")`)
+	irMutator = func(x []byte) []byte {
+		done := false
+		return dynamic.ReplaceAllFunc(x, func(m []byte) []byte {
+			if done {
+				return m
+			}
+			done = true
+			return dynamic.ReplaceAll(m, []byte(`${1}?${3}`))
+		})
+	}
+	defer func() { irMutator = nil }()
+	for _, device := range []string{"NPU", "CPU"} {
+		dev := openDevice(t, p, Options{Device: device, PrefillChunkSize: 16, ForceStatic: true, DisableCache: true})
+		m := newLM(t, dev.BufferType(), dev.HostType(), 64)
+		be := newBackend(dev)
+		g, _ := m.step(t, prompt(20), 0)
+		err := be.GraphCompute(g)
+		be.Close()
+		if device == "NPU" {
+			require.ErrorIs(t, err, ErrNative)
+			require.Contains(t, err.Error(), "only models with static shapes are supported")
+			t.Log(err)
+		} else {
+			require.NoError(t, err, "the CPU plugin takes the dynamic dimension")
+		}
+	}
+}
