@@ -35,6 +35,8 @@ type compiledModel struct {
 	// its first run also writes the inputs next to it.
 	dump        string
 	dumpedInput bool
+	// stateful: the model keeps KV caches in variables (stateful.go).
+	stateful bool
 }
 
 // slot says how to find, in a graph of the cached structure, the tensor a
@@ -71,6 +73,10 @@ type ovBackend struct {
 	clock     func() time.Duration
 	// static is the NPU static path's state (npu.go).
 	static staticState
+	// stateResets counts the fresh requests the stateful policy made;
+	// kvOwner is the request that last wrote the KV cache.
+	stateResets int
+	kvOwner     *reqState
 }
 
 func newBackend(d *device) *ovBackend { return newBackendOpts(d, d.rt.opts) }
@@ -140,6 +146,9 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 	k, ok := be.sameGraph(g)
 	if !ok {
 		k = graphKey(g, rt.kind)
+		if be.opts.statefulOn(rt.kind) {
+			k.key += statefulKeyTag
+		}
 		be.last, be.lastSnap = k, snapshot(g, be.lastSnap[:0])
 	}
 	if be.opts.Static(rt.kind) && !be.static.inside {
@@ -181,6 +190,9 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 		}
 	}
 	req, err := be.request(cm)
+	if err == nil && be.opts.statefulOn(rt.kind) {
+		req, err = be.stateStep(g, cm, req)
+	}
 	if err != nil {
 		return err
 	}
@@ -200,6 +212,9 @@ type reqState struct {
 	inAddr, outAddr []uintptr
 	scratch         [][]byte
 	freeScratch     []func() error
+	// kvSize is the tokens its variables hold, infers its runs
+	// (stateful execution only).
+	kvSize, infers int64
 }
 
 func (r *reqState) free(n *native) {
@@ -249,6 +264,9 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	n := rt.lib
 	t0 := time.Now()
 	b := newBuilder(be.dev, g)
+	if be.opts.statefulOn(rt.kind) {
+		b.stateIDs = map[*graph.Tensor]string{}
+	}
 	if err := b.translate(g); err != nil {
 		return nil, err
 	}
@@ -256,7 +274,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	if len(outs) == 0 {
 		return nil, fmt.Errorf("%w: graph writes nothing", ErrTranslate)
 	}
-	cm := &compiledModel{key: k.key}
+	cm := &compiledModel{key: k.key, stateful: len(b.stateIDs) > 0}
 	for _, p := range b.params {
 		loc, ok := k.locs[p.t]
 		if !ok {
@@ -265,6 +283,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		cm.params = append(cm.params, slot{loc: loc, et: p.et, shape: p.shape})
 	}
 	for _, o := range outs {
+		b.stateAssign(o)
 		loc, ok := k.locs[o.t]
 		if !ok {
 			return nil, fmt.Errorf("%w: output %s not reachable from the graph", ErrTranslate, o.t.Name)
