@@ -60,6 +60,9 @@ func (be *ovBackend) computeStatic(g *graph.Graph, k keyInfo) (done bool, err er
 	if st.src != g || st.key != k.key {
 		st.free()
 		info, err := analyzeStatic(g)
+		if err == nil && be.opts.EnableFallback && splitGraph(g) {
+			err = notStatic("a split piece of a model (GGML_OPENVINO_ENABLE_FALLBACK)")
+		}
 		if err != nil {
 			if errors.Is(err, errNotStatic) {
 				if st.refused != k.key {
