@@ -158,7 +158,8 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 	}
 	cache := be.dev.cache
 	var cm *compiledModel
-	if !be.opts.DisableCache {
+	noCache := be.uncached(g)
+	if !noCache {
 		cache.mu.Lock()
 		cm = cache.models[k.key]
 		if cm != nil {
@@ -176,7 +177,7 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 		if cm, err = be.compile(g, k); err != nil {
 			return err
 		}
-		if be.opts.DisableCache {
+		if noCache {
 			defer be.dropModel(cm)
 		} else {
 			cache.mu.Lock()
@@ -335,6 +336,10 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 			}
 			return cm, err
 		}
+	}
+	if be.opts.CompiledModelCacheOnly {
+		be.freeModel(cm)
+		return nil, be.cacheOnlyMiss(blob)
 	}
 	var wt uintptr
 	if len(b.m.consts) > 0 {
