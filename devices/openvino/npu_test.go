@@ -177,8 +177,16 @@ func prompt(n int) []int32 {
 // all reuse one decode model over the whole cache: two compiles for the
 // whole conversation, results as the CPU device computes them.
 func TestNPUStaticPrefillDecode(t *testing.T) {
+	// Both element-type numberings (2025.0, 2025.1+).
+	for _, v := range []string{"2025.0", "2025.1"} {
+		t.Run(v, func(t *testing.T) { testNPUStatic(t, v) })
+	}
+}
+
+func testNPUStatic(t *testing.T, version string) {
 	p := buildDouble(t)
 	knob(t, p, "devices", "CPU,NPU")
+	knob(t, p, "version", version)
 	dev := openDevice(t, p, Options{Device: "NPU", PrefillChunkSize: 16})
 	require.Equal(t, KindNPU, dev.rt.kind)
 	// Weights in the device's weight buffer (Constants in the IR), the
@@ -250,4 +258,64 @@ func TestNPUDoubleRefusesDynamicShape(t *testing.T) {
 			require.NoError(t, err, "the CPU plugin takes the dynamic dimension")
 		}
 	}
+}
+
+// The padding of a prefill chunk, element by element: positions, tokens
+// and KV indices continue with last+1, the mask gets -inf columns up to
+// ctx and padding rows with a zero diagonal, output indices are taken
+// relative to the chunk; a pad past the cache is an error.
+func TestStaticChunkPadding(t *testing.T) {
+	mk := func(ty quant.Type, ne ...int64) (*graph.Tensor, func() error) {
+		n := int64(ty.TypeSize())
+		for _, d := range ne {
+			n *= d
+		}
+		mem, free, err := hostAlloc(uint64(n))
+		require.NoError(t, err)
+		x := &graph.Tensor{Type: ty, Data: mem}
+		for i := range x.Ne {
+			x.Ne[i] = 1
+		}
+		copy(x.Ne[:], ne)
+		x.Nb = denseNb(ty, x.Ne)
+		return x, free
+	}
+	info := &staticInfo{rowsOf: map[*graph.Tensor]int64{}}
+	idx, f1 := mk(quant.I64, 5)
+	defer f1()
+	for i := 0; i < 5; i++ {
+		writeInt(idx.Data[8*i:], 8, int64(10+i))
+	}
+	cidx, f2 := mk(quant.I64, 4)
+	defer f2()
+	info.rowsOf[idx] = 16
+	require.NoError(t, fillInput(info, roleKVIdx, idx, cidx, 4, 1))
+	got := []int64{readInt(cidx.Data, 8), readInt(cidx.Data[8:], 8), readInt(cidx.Data[16:], 8), readInt(cidx.Data[24:], 8)}
+	require.Equal(t, []int64{14, 15, 15, 15}, got, "token 4, then padding with 14+1")
+	info.rowsOf[idx] = 15
+	require.ErrorContains(t, fillInput(info, roleKVIdx, idx, cidx, 4, 1), "past the cache")
+
+	mask, f3 := mk(quant.F16, 3, 5) // n_kv 3, 5 tokens
+	defer f3()
+	for i := range 15 {
+		binary.LittleEndian.PutUint16(mask.Data[2*i:], quant.FP32ToFP16(float32(i)))
+	}
+	cm, f4 := mk(quant.F16, 6, 4) // ctx 6, chunk 4
+	defer f4()
+	require.NoError(t, fillMask(mask, cm, mask.Data, cm.Data, 4, 1))
+	row := func(i int) []float32 { return f16s(cm.Data[12*i : 12*i+12]) }
+	inf := float32(math.Inf(-1))
+	require.Equal(t, []float32{12, 13, 14, inf, inf, inf}, row(0), "token 4's mask row, padded to ctx")
+	require.Equal(t, []float32{inf, 0, inf, inf, inf, inf}, row(1), "a padding row: zero diagonal")
+	require.Equal(t, []float32{inf, inf, inf, 0, inf, inf}, row(3))
+
+	out, f5 := mk(quant.I32, 2)
+	defer f5()
+	binary.LittleEndian.PutUint32(out.Data, 3)
+	binary.LittleEndian.PutUint32(out.Data[4:], 6)
+	cout, f6 := mk(quant.I32, 2)
+	defer f6()
+	require.NoError(t, fillInput(info, roleOut, out, cout, 4, 4))
+	require.Equal(t, []uint32{0, 2}, []uint32{binary.LittleEndian.Uint32(cout.Data), binary.LittleEndian.Uint32(cout.Data[4:])},
+		"output 3 is in another chunk, output 6 is row 2 of this one")
 }
