@@ -14,20 +14,12 @@ import (
 )
 
 // staticPlan is one re-shaped clone of a graph (the prefill chunk or the
-// decode step), its memory, and which of its tensors stand for which of
-// the graph's.
+// decode step) and which of its tensors stand for which of the graph's.
 type staticPlan struct {
-	info  *staticInfo
-	tok   int64
-	g     *graph.Graph
-	m     map[*graph.Tensor]*graph.Tensor
-	alloc *buffer.GraphAllocator
-}
-
-func (p *staticPlan) free() {
-	if p != nil && p.alloc != nil {
-		_ = p.alloc.Free()
-	}
+	info *staticInfo
+	tok  int64
+	g    *graph.Graph
+	m    map[*graph.Tensor]*graph.Tensor
 }
 
 // staticState is a backend's static-path state: the plans of the last
@@ -45,12 +37,21 @@ type staticState struct {
 	inside bool
 	// runs counts the clone computes (chunks and decode steps).
 	runs int
+	// allocs place the clones, one per token length: a new graph of the
+	// same family (the next decode step) reuses the memory, so the
+	// clone's inputs keep their addresses and stay bound.
+	allocs map[int64]*buffer.GraphAllocator
 }
 
+// drop forgets the plans (their clones hold the last graph's tensors).
+func (st *staticState) drop() { st.prefill, st.decode, st.src = nil, nil, nil }
+
 func (st *staticState) free() {
-	st.prefill.free()
-	st.decode.free()
-	st.prefill, st.decode, st.src = nil, nil, nil
+	st.drop()
+	for _, a := range st.allocs {
+		_ = a.Free()
+	}
+	st.allocs = nil
 }
 
 // computeStatic runs g on the static path. done is false when g is not a
@@ -58,7 +59,7 @@ func (st *staticState) free() {
 func (be *ovBackend) computeStatic(g *graph.Graph, k keyInfo) (done bool, err error) {
 	st := &be.static
 	if st.src != g || st.key != k.key {
-		st.free()
+		st.drop()
 		info, err := analyzeStatic(g)
 		if err == nil && be.opts.EnableFallback && splitGraph(g) {
 			err = notStatic("a split piece of a model (GGML_OPENVINO_ENABLE_FALLBACK)")
@@ -79,7 +80,7 @@ func (be *ovBackend) computeStatic(g *graph.Graph, k keyInfo) (done bool, err er
 			st.prefill, err = be.newPlan(info, int64(be.opts.PrefillChunkSize))
 		}
 		if err != nil {
-			st.free()
+			st.drop()
 			if errors.Is(err, errNotStatic) {
 				st.refused = k.key
 				slog.Debug("openvino: graph computed with its own shapes", "reason", err)
@@ -91,7 +92,7 @@ func (be *ovBackend) computeStatic(g *graph.Graph, k keyInfo) (done bool, err er
 		// first decode after a prefill does not wait for a compile.
 		if st.prefill != nil {
 			if err := be.precompile(st.decode.g); err != nil {
-				st.free()
+				st.drop()
 				return true, err
 			}
 		}
@@ -116,15 +117,21 @@ func (be *ovBackend) newPlan(info *staticInfo, tok int64) (*staticPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := buffer.NewGraphAllocator(be.dev.HostType())
-	if err != nil {
-		return nil, err
+	st := &be.static
+	a := st.allocs[tok]
+	if a == nil {
+		if a, err = buffer.NewGraphAllocator(be.dev.HostType()); err != nil {
+			return nil, err
+		}
+		if st.allocs == nil {
+			st.allocs = map[int64]*buffer.GraphAllocator{}
+		}
+		st.allocs[tok] = a
 	}
 	if err := a.AllocGraph(g); err != nil {
-		_ = a.Free()
 		return nil, err
 	}
-	return &staticPlan{info: info, tok: tok, g: g, m: m, alloc: a}, nil
+	return &staticPlan{info: info, tok: tok, g: g, m: m}, nil
 }
 
 // precompile makes sure the model of g is in the compiled-model cache.
