@@ -29,8 +29,8 @@ type staticState struct {
 	key     string
 	prefill *staticPlan
 	decode  *staticPlan
-	// refused remembers the last graph the path declined, so that its
-	// reason is logged once.
+	// refused is the key of the last graph the path declined: the same
+	// structure again is declined without a new analysis.
 	refused string
 	// inside is set while a clone is computed, which must not take the
 	// static path again.
@@ -58,6 +58,9 @@ func (st *staticState) free() {
 // graph the path re-shapes: the caller computes it as it is.
 func (be *ovBackend) computeStatic(g *graph.Graph, k keyInfo) (done bool, err error) {
 	st := &be.static
+	if st.refused == k.key {
+		return false, nil // declined before: same structure, same answer
+	}
 	if st.src != g || st.key != k.key {
 		st.drop()
 		info, err := analyzeStatic(g)
@@ -66,10 +69,8 @@ func (be *ovBackend) computeStatic(g *graph.Graph, k keyInfo) (done bool, err er
 		}
 		if err != nil {
 			if errors.Is(err, errNotStatic) {
-				if st.refused != k.key {
-					st.refused = k.key
-					slog.Debug("openvino: graph computed with its own shapes", "reason", err)
-				}
+				st.refused = k.key
+				slog.Debug("openvino: graph computed with its own shapes", "reason", err)
 				return false, nil
 			}
 			return true, err
@@ -89,10 +90,21 @@ func (be *ovBackend) computeStatic(g *graph.Graph, k keyInfo) (done bool, err er
 			return true, err
 		}
 		// The seed compiles both models of the family on a miss, so the
-		// first decode after a prefill does not wait for a compile.
-		if st.prefill != nil {
-			if err := be.precompile(st.decode.g); err != nil {
+		// first decode after a prefill does not wait for a compile. A
+		// clone the translators refuse although its graph is accepted
+		// (a re-shaping the tagging got wrong) is not the user's error:
+		// the graph then runs as it is.
+		for _, p := range []*staticPlan{st.prefill, st.decode} {
+			if p == nil {
+				continue
+			}
+			if err := be.precompile(p.g); err != nil {
 				st.drop()
+				if errors.Is(err, ErrTranslate) {
+					st.refused = k.key
+					slog.Warn("openvino: static path: re-shaped graph not translated; computed with its own shapes", "err", err)
+					return false, nil
+				}
 				return true, err
 			}
 		}

@@ -392,6 +392,9 @@ func (s *staticInfo) opTags(t *graph.Tensor) (axisTags, error) {
 		if t.Ne != t.Src[0].Ne {
 			return axisTags{}, notStatic("%s %s changes the shape", t.Op, t.Name)
 		}
+		if t.Op == ops.Rope && src[1][0] != a[2] {
+			return axisTags{}, notStatic("ROPE %s: positions and rotated rows count different things", t.Name)
+		}
 		if t.Op == ops.Rope || t.Op == ops.RMSNorm || t.Op == ops.Norm || t.Op == ops.L2Norm || t.Op == ops.SoftMax {
 			if a[0] == tagTok {
 				return axisTags{}, notStatic("%s %s along the tokens", t.Op, t.Name)
