@@ -319,3 +319,29 @@ func TestStaticChunkPadding(t *testing.T) {
 	require.Equal(t, []uint32{0, 2}, []uint32{binary.LittleEndian.Uint32(cout.Data), binary.LittleEndian.Uint32(cout.Data[4:])},
 		"output 3 is in another chunk, output 6 is row 2 of this one")
 }
+
+// A graph the static path cannot re-shape (the decode block writes K and V
+// with CPY into views at a fixed offset, not SET_ROWS) is computed on the
+// NPU with its own static shapes, and still matches the CPU device.
+func TestNPUStaticDeclinesCpyCache(t *testing.T) {
+	p := buildDouble(t)
+	knob(t, p, "devices", "CPU,NPU")
+	dev := openDevice(t, p, Options{Device: "NPU", RequantKQuant: "native"})
+	g := decodeBlockIn(t, dev, dev.HostType(), 256, 64)
+	_, err := analyzeStatic(g)
+	require.ErrorIs(t, err, errNotStatic)
+	require.ErrorContains(t, err, "CPY")
+	be := newBackend(dev)
+	defer be.Close()
+	var last *graph.Tensor
+	for _, n := range g.Nodes {
+		if n.Op == ops.Add {
+			last = n
+		}
+	}
+	require.NoError(t, be.GraphCompute(g))
+	got := quant.BytesF32(last.Data)
+	require.Zero(t, be.static.runs, "not through the static path")
+	require.NoError(t, cpu.New(cpu.Options{Threads: 1}).Compute(g))
+	require.Less(t, nmse(got, quant.BytesF32(last.Data)), 5e-4)
+}
