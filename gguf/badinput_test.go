@@ -124,6 +124,8 @@ func TestBadKV(t *testing.T) {
 	parseErr(t, (&raw{}).header(3, 0, 1).str(KeyAlignment).u32(uint32(TypeArray)).u32(uint32(TypeUint32)).u64(1).u32(32).b,
 		"general.alignment is an array of u32, must be u32")
 	parseErr(t, (&raw{}).header(3, 0, 1).kvU32(KeyAlignment, 0).b, "alignment 0 is not a power of 2")
+	// ggml finds keys with strcmp: "general.alignment\x00x" is general.alignment.
+	parseErr(t, (&raw{}).header(3, 0, 1).kvU32(KeyAlignment+"\x00x", 24).b, "alignment 24 is not a power of 2")
 	parseErr(t, (&raw{}).header(3, 0, 1).kvU32(KeyAlignment, 24).b, "alignment 24 is not a power of 2")
 }
 
@@ -150,6 +152,8 @@ func TestBadTensorInfo(t *testing.T) {
 	parseErr(t, two, `"y" at offset 32 overlaps the previous tensor, which ends at 64`)
 	dup := (&raw{}).header(3, 2, 0).tensor("x", quant.F32, 0, 4).tensor("x", quant.F32, 32, 4).pad(32).bytes(make([]byte, 64)).b
 	parseErr(t, dup, `duplicate tensor name "x"`)
+	nul := (&raw{}).header(3, 2, 0).tensor("x\x00a", quant.F32, 0, 4).tensor("x\x00b", quant.F32, 32, 4).pad(32).bytes(make([]byte, 64)).b
+	parseErr(t, nul, `duplicate tensor name "x"`)
 	// The header ends beyond the last aligned position the file reaches.
 	short := (&raw{}).header(3, 1, 0).tensor("x", quant.F32, 0, 0).b
 	parseErr(t, short, "the data section would start at 64")
@@ -169,7 +173,7 @@ func TestMutations(t *testing.T) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
 	for range 2000 {
 		kvs := randomKVs(r, 4, false)
-		tensors, data := randomTensors(r, 3)
+		tensors, data := randomTensors(r, 3, false)
 		b := writeFile(t, r, kvs, tensors, data)
 		for range 1 + r.IntN(4) {
 			i := r.IntN(len(b))
@@ -202,7 +206,7 @@ func FuzzReader(f *testing.F) {
 	f.Add(twoTensors())
 	for range 8 {
 		kvs := randomKVs(r, 5, false)
-		tensors, data := randomTensors(r, 3)
+		tensors, data := randomTensors(r, 3, false)
 		f.Add(writeFile(f, r, kvs, tensors, data))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) { checkParse(t, b) })

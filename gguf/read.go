@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/quant"
@@ -186,7 +187,8 @@ func (f *File) KVs() []KV { return append([]KV(nil), f.kvs...) }
 // NumKV is the number of metadata pairs.
 func (f *File) NumKV() int { return len(f.kvs) }
 
-// Lookup returns the value stored under key.
+// Lookup returns the value stored under key, found as ggml finds keys
+// (strcmp): a stored key with a NUL answers to its part before the NUL.
 func (f *File) Lookup(key string) (Value, bool) {
 	i, ok := f.keys[key]
 	if !ok {
@@ -365,15 +367,22 @@ func (p *parser) file() (*File, error) {
 	}
 	f.kvs = make([]KV, 0, nKV)
 	f.keys = make(map[string]int, nKV)
+	seen := make(map[string]bool, nKV)
 	for i := uint64(0); i < nKV; i++ {
 		kv, err := p.kv()
 		if err != nil {
 			return nil, fmt.Errorf("key %d: %w", i, err)
 		}
-		if _, dup := f.keys[kv.Key]; dup {
+		if seen[kv.Key] {
 			return nil, fmt.Errorf("%w: key %d: duplicate key %q", ErrFormat, i, kv.Key)
 		}
-		f.keys[kv.Key] = len(f.kvs)
+		seen[kv.Key] = true
+		// ggml compares whole keys for duplicates but finds them with
+		// strcmp: a key with a NUL answers to its part before the NUL,
+		// the first such key winning. Lookups here do the same.
+		if _, ok := f.keys[cString(kv.Key)]; !ok {
+			f.keys[cString(kv.Key)] = len(f.kvs)
+		}
 		f.kvs = append(f.kvs, kv)
 	}
 	if f.Alignment, err = alignmentOf(f.Lookup(KeyAlignment)); err != nil {
@@ -502,6 +511,9 @@ func (p *parser) tensorInfo() (TensorInfo, error) {
 	if len(ti.Name) > MaxNameLen {
 		return ti, fmt.Errorf("%w: name of %d bytes, at most %d allowed", ErrFormat, len(ti.Name), MaxNameLen)
 	}
+	// ggml keeps tensor names as C strings: a NUL ends the name (and two
+	// names equal up to their NUL are duplicates).
+	ti.Name = cString(ti.Name)
 	nDims, err := p.u32("dimension count")
 	if err != nil {
 		return ti, err
@@ -563,6 +575,14 @@ func (p *parser) dataSection(f *File) error {
 	}
 	f.DataSize = next
 	return nil
+}
+
+// cString is s up to its first NUL, what C code sees of it.
+func cString(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // alignUp rounds n up to a multiple of a, a power of two; it wraps to a
