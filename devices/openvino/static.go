@@ -268,7 +268,7 @@ func (s *staticInfo) viewTags(t *graph.Tensor) (axisTags, error) {
 	if a := bt.has(tagTok); a >= 0 {
 		found := false
 		for i := 0; i < graph.MaxDims; i++ {
-			if t.Nb[i] == base.Nb[a] && t.Ne[i] == base.Ne[a] && (t.Ne[i] > 1 || !found) {
+			if t.Nb[i] == base.Nb[a] && t.Ne[i] == base.Ne[a] {
 				tg[i], found = tagTok, true
 				break
 			}
