@@ -35,9 +35,25 @@ var neonFloatDots = []asmDot{
 }
 
 // neonDots and sdotDots are the integer kernels without and with dotprod.
-var neonDots = []asmDot{}
+var neonDots = []asmDot{
+	{quant.Q8_0, wrap1(32, dotQ8_0NEON), nil},
+	{quant.Q4_0, wrap1(32, dotQ4_0NEON), nil},
+	{quant.Q5_0, wrap1(32, dotQ5_0NEON), nil},
+	{quant.IQ4_NL, wrap1(32, dotIQ4_NLNEON), nil},
+	{quant.MXFP4, wrap1(32, dotMXFP4NEON), nil},
+	{quant.Q4_1, wrap1(32, dotQ4_1NEON), nil},
+	{quant.Q5_1, wrap1(32, dotQ5_1NEON), nil},
+}
 
-var sdotDots = []asmDot{}
+var sdotDots = []asmDot{
+	{quant.Q8_0, wrap1(32, dotQ8_0SDOT), nil},
+	{quant.Q4_0, wrap1(32, dotQ4_0SDOT), nil},
+	{quant.Q5_0, wrap1(32, dotQ5_0SDOT), nil},
+	{quant.IQ4_NL, wrap1(32, dotIQ4_NLSDOT), nil},
+	{quant.MXFP4, wrap1(32, dotMXFP4SDOT), nil},
+	{quant.Q4_1, wrap1(32, dotQ4_1SDOT), nil},
+	{quant.Q5_1, wrap1(32, dotQ5_1SDOT), nil},
+}
 
 var neonQuantizers = []asmQuantizer{}
 
@@ -53,3 +69,45 @@ func dotF16NEON(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
 func dotBF16NEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ8_0NEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ8_0SDOT(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_0NEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_0SDOT(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ5_0NEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ5_0SDOT(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotIQ4_NLNEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotIQ4_NLSDOT(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotMXFP4NEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotMXFP4SDOT(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_1NEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_1SDOT(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ5_1NEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ5_1SDOT(n int, x, y unsafe.Pointer) float32
