@@ -44,6 +44,12 @@
 #define SMIN4S(m, n, d) ENC3(0x4EA06C00, m, n, d)
 #define MLAE4S(m, i, n, d) WORD $(0x6F800000 | (((i)&1)<<21) | (((i)>>1)<<11) | ((m)<<16) | ((n)<<5) | (d))
 #define ADDV4S(n, d) ENC2(0x4EB1B800, n, d)
+#define ADDP8H(m, n, d) ENC3(0x4E60BC00, m, n, d)
+#define SMULL4S(m, n, d) ENC3(0x0E60C000, m, n, d)
+#define SMULL24S(m, n, d) ENC3(0x4E60C000, m, n, d)
+// SCVTFS: the scalar int32 in S(n) to a float in S(n); DUPS1: S(d) = V(n).s[1].
+#define SCVTFS(n, d) ENC2(0x5E21D800, n, d)
+#define DUPS1(n, d) ENC2(0x5E0C0400, n, d)
 #define SMULL8H(m, n, d) ENC3(0x0E20C000, m, n, d)
 #define SMULL28H(m, n, d) ENC3(0x4E20C000, m, n, d)
 #define SADDLP4S(n, d) ENC2(0x4E602800, n, d)

@@ -43,6 +43,8 @@ var neonDots = []asmDot{
 	{quant.MXFP4, wrap1(32, dotMXFP4NEON), nil},
 	{quant.Q4_1, wrap1(32, dotQ4_1NEON), nil},
 	{quant.Q5_1, wrap1(32, dotQ5_1NEON), nil},
+	{quant.Q4_K, wrap1(256, dotQ4_KNEON), nil},
+	{quant.Q6_K, wrap1(256, dotQ6_KNEON), nil},
 }
 
 var sdotDots = []asmDot{
@@ -53,6 +55,8 @@ var sdotDots = []asmDot{
 	{quant.MXFP4, wrap1(32, dotMXFP4SDOT), nil},
 	{quant.Q4_1, wrap1(32, dotQ4_1SDOT), nil},
 	{quant.Q5_1, wrap1(32, dotQ5_1SDOT), nil},
+	{quant.Q4_K, wrap1(256, dotQ4_KSDOT), nil},
+	{quant.Q6_K, wrap1(256, dotQ6_KSDOT), nil},
 }
 
 var neonQuantizers = []asmQuantizer{}
@@ -111,3 +115,15 @@ func dotQ5_1NEON(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
 func dotQ5_1SDOT(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_KNEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ6_KNEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ4_KSDOT(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ6_KSDOT(n int, x, y unsafe.Pointer) float32

@@ -1,0 +1,184 @@
+//go:build !purego
+
+#include "dot_arm64.h"
+
+// K-quant weights against Q8_K activations (292-byte blocks: float32 d,
+// int8 qs[256], int16 bsums[16]). A super-block's integer sums are exact:
+// each sub-block's dot (IDOT) is multiplied by its scale into the int32
+// lanes of V1 (MLA by element), the minimums meet the bsums (V31); then
+// acc += float(isum) * (d*dy) - float(msum) * (dmin*dy), in F0.
+
+// Q4_K (fp16 d, fp16 dmin, scales[12], qs[128]): the eight 6-bit scales
+// and minimums are unpacked from three words as ggml's kmask trick does:
+// scales 0-3 and minimums 0-3 are the low six bits of words 0 and 1; for
+// 4-7, the low (scales) or high (minimums) nibbles of word 2 with the top
+// two bits of words 0 and 1 above them. Scales go to V25 (0-3) and V26
+// (4-7) as int32s, the minimums as int16s to V27.
+#define Q4KSCALES \
+	MOVWU  4(R1), R3;              \
+	MOVWU  8(R1), R4;              \
+	MOVWU  12(R1), R5;             \
+	MOVW   $0x3f3f3f3f, R6;        \
+	MOVW   $0x0f0f0f0f, R9;        \
+	MOVW   $0x03030303, R12;       \
+	ANDW   R6, R3, R7;             \
+	ANDW   R6, R4, R8;             \
+	ANDW   R9, R5, R10;            \
+	LSRW   $6, R3, R11;            \
+	ANDW   R12, R11, R11;          \
+	ORRW   R11<<4, R10, R10;       \
+	LSRW   $4, R5, R13;            \
+	ANDW   R9, R13, R13;           \
+	LSRW   $6, R4, R11;            \
+	ANDW   R12, R11, R11;          \
+	ORRW   R11<<4, R13, R13;       \
+	VMOV   R7, V24.S[0];           \
+	VMOV   R10, V24.S[1];          \
+	VUXTL  V24.B8, V24.H8;         \
+	VUXTL  V24.H4, V25.S4;         \
+	VUXTL2 V24.H8, V26.S4;         \
+	VMOV   R8, V27.S[0];           \
+	VMOV   R13, V27.S[1];          \
+	VUXTL  V27.B8, V27.H8
+
+// Q4KCHUNK adds the 64 elements of quant bytes 32c..32c+31 (R3, advanced)
+// against y (R4, advanced): low nibbles are sub-block 2c (scale in
+// V(S0).s[L0]), high ones 2c+1 (V(S1).s[L1]).
+#define Q4KCHUNK(IDOTZ, IDOT, S0, L0, S1, L1) \
+	VLD1.P 32(R3), [V4.B16, V5.B16];                 \
+	VLD1.P 64(R4), [V16.B16, V17.B16, V18.B16, V19.B16]; \
+	VAND   V30.B16, V4.B16, V6.B16;                  \
+	VAND   V30.B16, V5.B16, V7.B16;                  \
+	VUSHR  $4, V4.B16, V8.B16;                       \
+	VUSHR  $4, V5.B16, V9.B16;                       \
+	IDOTZ(6, 16, 10);                                \
+	IDOT(7, 17, 10);                                 \
+	MLAE4S(S0, L0, 10, 1);                           \
+	IDOTZ(8, 18, 11);                                \
+	IDOT(9, 19, 11);                                 \
+	MLAE4S(S1, L1, 11, 1)
+
+#define Q4KDOT(IDOTZ, IDOT) \
+	MOVD  n+0(FP), R0;                   \
+	MOVD  x+8(FP), R1;                   \
+	MOVD  y+16(FP), R2;                  \
+	FMOVS ZR, F0;                        \
+	VMOVI $15, V30.B16;                  \
+loop:                                    \
+	CBZ   R0, done;                      \
+	Q4KSCALES;                           \
+	ADD   $260, R2, R3;                  \
+	VLD1  (R3), [V16.H8, V17.H8];        \
+	ADDP8H(17, 16, 16);                  \
+	SMULL4S(27, 16, 31);                 \
+	SMULL24S(27, 16, 19);                \
+	VADD  V19.S4, V31.S4, V31.S4;        \
+	ADDV4S(31, 31);                      \
+	SCVTFS(31, 31);                      \
+	VEOR  V1.B16, V1.B16, V1.B16;        \
+	ADD   $16, R1, R3;                   \
+	ADD   $4, R2, R4;                    \
+	Q4KCHUNK(IDOTZ, IDOT, 25, 0, 25, 1); \
+	Q4KCHUNK(IDOTZ, IDOT, 25, 2, 25, 3); \
+	Q4KCHUNK(IDOTZ, IDOT, 26, 0, 26, 1); \
+	Q4KCHUNK(IDOTZ, IDOT, 26, 2, 26, 3); \
+	ADDV4S(1, 1);                        \
+	SCVTFS(1, 1);                        \
+	FMOVS (R1), F20;                     \
+	FCVTL4S(20, 20);                     \
+	FMOVS (R2), F21;                     \
+	FMULE(21, 0, 20, 20);                \
+	DUPS1(20, 22);                       \
+	FMADDS F20, F0, F1, F0;              \
+	FMSUBS F22, F0, F31, F0;             \
+	ADD   $144, R1;                      \
+	ADD   $292, R2;                      \
+	SUB   $1, R0;                        \
+	B     loop;                          \
+done:                                    \
+	FMOVS F0, ret+24(FP);                \
+	RET
+
+// Q6_K (ql[128], qh[64], int8 scales[16], fp16 d): in each 128-element
+// half h, element 32s+l (s < 4, l < 32) is the low (s even) or high nibble
+// of ql[64h + 32(s&1) + l] with bits 2s, 2s+1 of qh[32h+l] above it, minus
+// 32; its 16-element sub-blocks run in y's order, scale 8h+k for y's k-th
+// 16 bytes. Q6KSTEP makes sub-block k from QL (nibble taken by QLOP) and
+// QH (bits moved to 4-5 by QHOP), meets y's V(Y), and adds it scaled by
+// V(S).s[L] into V1.
+#define Q6KSTEP(IDOTZ, QLOP, QL, QHOP, QH, Y, S, L) \
+	QLOP, QL.B16, V10.B16;        \
+	QHOP, QH.B16, V11.B16;        \
+	VAND V29.B16, V11.B16, V11.B16; \
+	VORR V11.B16, V10.B16, V10.B16; \
+	VSUB V28.B16, V10.B16, V10.B16; \
+	IDOTZ(10, Y, 12);             \
+	MLAE4S(S, L, 12, 1)
+
+#define Q6KHALF(IDOTZ, S0, S1) \
+	VLD1.P 64(R3), [V4.B16, V5.B16, V6.B16, V7.B16];      \
+	VLD1.P 32(R5), [V8.B16, V9.B16];                      \
+	VLD1.P 64(R4), [V16.B16, V17.B16, V18.B16, V19.B16];  \
+	VLD1.P 64(R4), [V20.B16, V21.B16, V22.B16, V23.B16];  \
+	Q6KSTEP(IDOTZ, VAND V30.B16, V4, VSHL $4, V8, 16, S0, 0); \
+	Q6KSTEP(IDOTZ, VAND V30.B16, V5, VSHL $4, V9, 17, S0, 1); \
+	Q6KSTEP(IDOTZ, VAND V30.B16, V6, VSHL $2, V8, 18, S0, 2); \
+	Q6KSTEP(IDOTZ, VAND V30.B16, V7, VSHL $2, V9, 19, S0, 3); \
+	Q6KSTEP(IDOTZ, VUSHR $4, V4, VAND V29.B16, V8, 20, S1, 0); \
+	Q6KSTEP(IDOTZ, VUSHR $4, V5, VAND V29.B16, V9, 21, S1, 1); \
+	Q6KSTEP(IDOTZ, VUSHR $4, V6, VUSHR $2, V8, 22, S1, 2); \
+	Q6KSTEP(IDOTZ, VUSHR $4, V7, VUSHR $2, V9, 23, S1, 3)
+
+#define Q6KDOT(IDOTZ) \
+	MOVD  n+0(FP), R0;             \
+	MOVD  x+8(FP), R1;             \
+	MOVD  y+16(FP), R2;            \
+	FMOVS ZR, F0;                  \
+	VMOVI $15, V30.B16;            \
+	VMOVI $48, V29.B16;            \
+	VMOVI $32, V28.B16;            \
+loop:                              \
+	CBZ   R0, done;                \
+	ADD   $192, R1, R3;            \
+	VLD1  (R3), [V20.B16];         \
+	SXTL8H(20, 21);                \
+	SXTL28H(20, 22);               \
+	SXTL4S(21, 24);                \
+	SXTL24S(21, 25);               \
+	SXTL4S(22, 26);                \
+	SXTL24S(22, 27);               \
+	VEOR  V1.B16, V1.B16, V1.B16;  \
+	MOVD  R1, R3;                  \
+	ADD   $128, R1, R5;            \
+	ADD   $4, R2, R4;              \
+	Q6KHALF(IDOTZ, 24, 25);        \
+	Q6KHALF(IDOTZ, 26, 27);        \
+	ADDV4S(1, 1);                  \
+	SCVTFS(1, 1);                  \
+	H2S(208(R1), R6, F20);         \
+	FMOVS (R2), F21;               \
+	FMULS F21, F20, F20;           \
+	FMADDS F20, F0, F1, F0;        \
+	ADD   $210, R1;                \
+	ADD   $292, R2;                \
+	SUB   $1, R0;                  \
+	B     loop;                    \
+done:                              \
+	FMOVS F0, ret+24(FP);          \
+	RET
+
+// func dotQ4_KNEON(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ4_KNEON(SB), NOSPLIT, $0-28
+	Q4KDOT(IDOTZNEON, IDOTNEON)
+
+// func dotQ4_KSDOT(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ4_KSDOT(SB), NOSPLIT, $0-28
+	Q4KDOT(IDOTZSDOT, IDOTSDOT)
+
+// func dotQ6_KNEON(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ6_KNEON(SB), NOSPLIT, $0-28
+	Q6KDOT(IDOTZNEON)
+
+// func dotQ6_KSDOT(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ6_KSDOT(SB), NOSPLIT, $0-28
+	Q6KDOT(IDOTZSDOT)
