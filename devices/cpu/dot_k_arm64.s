@@ -43,14 +43,16 @@
 
 // Q4KCHUNK adds the 64 elements of quant bytes 32c..32c+31 (R3, advanced)
 // against y (R4, advanced): low nibbles are sub-block 2c (scale in
-// V(S0).s[L0]), high ones 2c+1 (V(S1).s[L1]).
-#define Q4KCHUNK(IDOTZ, IDOT, S0, L0, S1, L1) \
+// V(S0).s[L0]), high ones 2c+1 (V(S1).s[L1]). FIFTH(OPLO, OPHI) may add
+// bits to the levels (Q5_K).
+#define Q4KCHUNK(IDOTZ, IDOT, S0, L0, S1, L1, FIFTH, OPLO, OPHI) \
 	VLD1.P 32(R3), [V4.B16, V5.B16];                 \
 	VLD1.P 64(R4), [V16.B16, V17.B16, V18.B16, V19.B16]; \
 	VAND   V30.B16, V4.B16, V6.B16;                  \
 	VAND   V30.B16, V5.B16, V7.B16;                  \
 	VUSHR  $4, V4.B16, V8.B16;                       \
 	VUSHR  $4, V5.B16, V9.B16;                       \
+	FIFTH(OPLO, OPHI);                               \
 	IDOTZ(6, 16, 10);                                \
 	IDOT(7, 17, 10);                                 \
 	MLAE4S(S0, L0, 10, 1);                           \
@@ -58,12 +60,56 @@
 	IDOT(9, 19, 11);                                 \
 	MLAE4S(S1, L1, 11, 1)
 
-#define Q4KDOT(IDOTZ, IDOT) \
+#define NOFIFTH(OPLO, OPHI)
+
+// Q4KQS and Q5KQS point R3 at the quant bytes and R4 at y's quants; Q5_K
+// (fp16 d, fp16 dmin, scales[12], qh[32], qs[128]) loads qh into V12, V13
+// on the way.
+#define Q4KQS \
+	ADD $16, R1, R3; \
+	ADD $4, R2, R4
+
+#define Q5KQS \
+	ADD    $16, R1, R3;              \
+	VLD1.P 32(R3), [V12.B16, V13.B16]; \
+	ADD    $4, R2, R4
+
+// FIFTHK: bit 2c of qh[l] is the fifth bit of element 64c+l, bit 2c+1
+// that of 64c+32+l; OPLO and OPHI move them to bit 4 (V29 holds 0x10).
+#define FIFTHK(OPLO, OPHI) \
+	OPLO, V12.B16, V14.B16;         \
+	OPLO, V13.B16, V15.B16;         \
+	VAND V29.B16, V14.B16, V14.B16; \
+	VAND V29.B16, V15.B16, V15.B16; \
+	VORR V14.B16, V6.B16, V6.B16;   \
+	VORR V15.B16, V7.B16, V7.B16;   \
+	OPHI, V12.B16, V14.B16;         \
+	OPHI, V13.B16, V15.B16;         \
+	VAND V29.B16, V14.B16, V14.B16; \
+	VAND V29.B16, V15.B16, V15.B16; \
+	VORR V14.B16, V8.B16, V8.B16;   \
+	VORR V15.B16, V9.B16, V9.B16
+
+#define Q4KCHUNKS(IDOTZ, IDOT) \
+	Q4KCHUNK(IDOTZ, IDOT, 25, 0, 25, 1, NOFIFTH, X, X); \
+	Q4KCHUNK(IDOTZ, IDOT, 25, 2, 25, 3, NOFIFTH, X, X); \
+	Q4KCHUNK(IDOTZ, IDOT, 26, 0, 26, 1, NOFIFTH, X, X); \
+	Q4KCHUNK(IDOTZ, IDOT, 26, 2, 26, 3, NOFIFTH, X, X)
+
+#define Q5KCHUNKS(IDOTZ, IDOT) \
+	Q4KCHUNK(IDOTZ, IDOT, 25, 0, 25, 1, FIFTHK, VSHL $4, VSHL $3); \
+	Q4KCHUNK(IDOTZ, IDOT, 25, 2, 25, 3, FIFTHK, VSHL $2, VSHL $1); \
+	Q4KCHUNK(IDOTZ, IDOT, 26, 0, 26, 1, FIFTHK, VAND V29.B16, VUSHR $1); \
+	Q4KCHUNK(IDOTZ, IDOT, 26, 2, 26, 3, FIFTHK, VUSHR $2, VUSHR $3)
+
+// Q4KDOT is the Q4_K and Q5_K body, for blocks of XB bytes.
+#define Q4KDOT(IDOTZ, IDOT, QS, CHUNKS, XB) \
 	MOVD  n+0(FP), R0;                   \
 	MOVD  x+8(FP), R1;                   \
 	MOVD  y+16(FP), R2;                  \
 	FMOVS ZR, F0;                        \
 	VMOVI $15, V30.B16;                  \
+	VMOVI $16, V29.B16;                  \
 loop:                                    \
 	CBZ   R0, done;                      \
 	Q4KSCALES;                           \
@@ -76,12 +122,8 @@ loop:                                    \
 	ADDV4S(31, 31);                      \
 	SCVTFS(31, 31);                      \
 	VEOR  V1.B16, V1.B16, V1.B16;        \
-	ADD   $16, R1, R3;                   \
-	ADD   $4, R2, R4;                    \
-	Q4KCHUNK(IDOTZ, IDOT, 25, 0, 25, 1); \
-	Q4KCHUNK(IDOTZ, IDOT, 25, 2, 25, 3); \
-	Q4KCHUNK(IDOTZ, IDOT, 26, 0, 26, 1); \
-	Q4KCHUNK(IDOTZ, IDOT, 26, 2, 26, 3); \
+	QS;                                  \
+	CHUNKS(IDOTZ, IDOT);                 \
 	ADDV4S(1, 1);                        \
 	SCVTFS(1, 1);                        \
 	FMOVS (R1), F20;                     \
@@ -91,7 +133,7 @@ loop:                                    \
 	DUPS1(20, 22);                       \
 	FMADDS F20, F0, F1, F0;              \
 	FMSUBS F22, F0, F31, F0;             \
-	ADD   $144, R1;                      \
+	ADD   $XB, R1;                       \
 	ADD   $292, R2;                      \
 	SUB   $1, R0;                        \
 	B     loop;                          \
@@ -169,11 +211,19 @@ done:                              \
 
 // func dotQ4_KNEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_KNEON(SB), NOSPLIT, $0-28
-	Q4KDOT(IDOTZNEON, IDOTNEON)
+	Q4KDOT(IDOTZNEON, IDOTNEON, Q4KQS, Q4KCHUNKS, 144)
 
 // func dotQ4_KSDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_KSDOT(SB), NOSPLIT, $0-28
-	Q4KDOT(IDOTZSDOT, IDOTSDOT)
+	Q4KDOT(IDOTZSDOT, IDOTSDOT, Q4KQS, Q4KCHUNKS, 144)
+
+// func dotQ5_KNEON(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ5_KNEON(SB), NOSPLIT, $0-28
+	Q4KDOT(IDOTZNEON, IDOTNEON, Q5KQS, Q5KCHUNKS, 176)
+
+// func dotQ5_KSDOT(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ5_KSDOT(SB), NOSPLIT, $0-28
+	Q4KDOT(IDOTZSDOT, IDOTSDOT, Q5KQS, Q5KCHUNKS, 176)
 
 // func dotQ6_KNEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ6_KNEON(SB), NOSPLIT, $0-28
@@ -182,3 +232,189 @@ TEXT ·dotQ6_KNEON(SB), NOSPLIT, $0-28
 // func dotQ6_KSDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ6_KSDOT(SB), NOSPLIT, $0-28
 	Q6KDOT(IDOTZSDOT)
+
+// Q2_K (scales[16]: scale in the low nibble, minimum in the high one;
+// qs[64]; fp16 d; fp16 dmin) and Q3_K (hmask[32], qs[64], scales[12],
+// fp16 d): element 128h+32s+l holds bits 2s, 2s+1 of qs[32h+l], in
+// 16-element sub-blocks 8h+2s+l/16, which run in y's order. Q3_K adds 4
+// where bit 4h+s of hmask[l] is set and subtracts 4, so its levels are
+// signed and need no bsums; Q2_K's minimums go through them.
+//
+// Q23STEP makes one sub-block from Q (bits moved down by QOP, V30 holds 3),
+// lets HIGH(HOP, HQ) finish the level, meets y's V(Y) and adds it scaled
+// by V(S).s[L] into V1.
+#define Q23STEP(IDOTZ, QOP, Q, Y, S, L, HIGH, HOP, HQ) \
+	QOP, Q.B16, V10.B16;            \
+	VAND V30.B16, V10.B16, V10.B16; \
+	HIGH(HOP, HQ);                  \
+	IDOTZ(10, Y, 11);               \
+	MLAE4S(S, L, 11, 1)
+
+#define NOHIGH(HOP, HQ)
+
+// Q3HIGH: HOP moves bit 4h+s of the hmask bytes in HQ to bit 2 (V28
+// holds 4).
+#define Q3HIGH(HOP, HQ) \
+	HOP, HQ.B16, V14.B16;           \
+	VAND V28.B16, V14.B16, V14.B16; \
+	VORR V14.B16, V10.B16, V10.B16; \
+	VSUB V28.B16, V10.B16, V10.B16
+
+// Q23HALF is one 128-element half: quant bytes at R3 (advanced), y at R4
+// (advanced), scales 8h..8h+3 in V(S0), 8h+4..8h+7 in V(S1); H0-H3 are the
+// hmask shifts of s = 0..3.
+#define Q23HALF(IDOTZ, HIGH, S0, S1, H0, H1, H2, H3) \
+	VLD1.P 32(R3), [V4.B16, V5.B16];                     \
+	VLD1.P 64(R4), [V16.B16, V17.B16, V18.B16, V19.B16]; \
+	VLD1.P 64(R4), [V20.B16, V21.B16, V22.B16, V23.B16]; \
+	Q23STEP(IDOTZ, VAND V30.B16, V4, 16, S0, 0, HIGH, H0, V12); \
+	Q23STEP(IDOTZ, VAND V30.B16, V5, 17, S0, 1, HIGH, H0, V13); \
+	Q23STEP(IDOTZ, VUSHR $2, V4, 18, S0, 2, HIGH, H1, V12);     \
+	Q23STEP(IDOTZ, VUSHR $2, V5, 19, S0, 3, HIGH, H1, V13);     \
+	Q23STEP(IDOTZ, VUSHR $4, V4, 20, S1, 0, HIGH, H2, V12);     \
+	Q23STEP(IDOTZ, VUSHR $4, V5, 21, S1, 1, HIGH, H2, V13);     \
+	Q23STEP(IDOTZ, VUSHR $6, V4, 22, S1, 2, HIGH, H3, V12);     \
+	Q23STEP(IDOTZ, VUSHR $6, V5, 23, S1, 3, HIGH, H3, V13)
+
+// WIDEN16 widens the 16 scale bytes in V21 to int32s in V24-V27, using
+// V9 and V10.
+#define WIDEN16 \
+	VUXTL  V21.B8, V9.H8;   \
+	VUXTL2 V21.B16, V10.H8; \
+	VUXTL  V9.H4, V24.S4;    \
+	VUXTL2 V9.H8, V25.S4;    \
+	VUXTL  V10.H4, V26.S4;   \
+	VUXTL2 V10.H8, V27.S4
+
+#define Q2KDOT(IDOTZ) \
+	MOVD  n+0(FP), R0;                \
+	MOVD  x+8(FP), R1;                \
+	MOVD  y+16(FP), R2;               \
+	FMOVS ZR, F0;                     \
+	VMOVI $3, V30.B16;                \
+	VMOVI $15, V29.B16;               \
+loop:                                 \
+	CBZ   R0, done;                   \
+	VLD1  (R1), [V20.B16];            \
+	VAND  V29.B16, V20.B16, V21.B16;  \
+	VUSHR $4, V20.B16, V22.B16;       \
+	VUXTL  V22.B8, V9.H8;             \
+	VUXTL2 V22.B16, V10.H8;           \
+	ADD   $260, R2, R3;               \
+	VLD1  (R3), [V16.H8, V17.H8];     \
+	SMULL4S(9, 16, 31);               \
+	SMULL24S(9, 16, 19);              \
+	VADD  V19.S4, V31.S4, V31.S4;     \
+	SMULL4S(10, 17, 19);              \
+	VADD  V19.S4, V31.S4, V31.S4;     \
+	SMULL24S(10, 17, 19);             \
+	VADD  V19.S4, V31.S4, V31.S4;     \
+	ADDV4S(31, 31);                   \
+	SCVTFS(31, 31);                   \
+	WIDEN16;                           \
+	VEOR  V1.B16, V1.B16, V1.B16;     \
+	ADD   $16, R1, R3;                \
+	ADD   $4, R2, R4;                 \
+	Q23HALF(IDOTZ, NOHIGH, 24, 25, X, X, X, X); \
+	Q23HALF(IDOTZ, NOHIGH, 26, 27, X, X, X, X); \
+	ADDV4S(1, 1);                     \
+	SCVTFS(1, 1);                     \
+	FMOVS 80(R1), F20;                \
+	FCVTL4S(20, 20);                  \
+	FMOVS (R2), F21;                  \
+	FMULE(21, 0, 20, 20);             \
+	DUPS1(20, 22);                    \
+	FMADDS F20, F0, F1, F0;           \
+	FMSUBS F22, F0, F31, F0;          \
+	ADD   $84, R1;                    \
+	ADD   $292, R2;                   \
+	SUB   $1, R0;                     \
+	B     loop;                       \
+done:                                 \
+	FMOVS F0, ret+24(FP);             \
+	RET
+
+// Q3KSCALES unpacks the sixteen 6-bit scales (low nibbles in bytes 0-7,
+// top bit pairs in bytes 8-11), removes their offset of 32 and leaves them
+// as int32s in V24-V27.
+#define Q3KSCALES \
+	MOVWU  96(R1), R3;             \
+	MOVWU  100(R1), R4;            \
+	MOVWU  104(R1), R5;            \
+	MOVW   $0x0f0f0f0f, R9;        \
+	MOVW   $0x03030303, R12;       \
+	ANDW   R9, R3, R6;             \
+	ANDW   R12, R5, R7;            \
+	ORRW   R7<<4, R6, R6;          \
+	VMOV   R6, V20.S[0];           \
+	ANDW   R9, R4, R6;             \
+	LSRW   $2, R5, R7;             \
+	ANDW   R12, R7, R7;            \
+	ORRW   R7<<4, R6, R6;          \
+	VMOV   R6, V20.S[1];           \
+	LSRW   $4, R3, R6;             \
+	ANDW   R9, R6, R6;             \
+	LSRW   $4, R5, R7;             \
+	ANDW   R12, R7, R7;            \
+	ORRW   R7<<4, R6, R6;          \
+	VMOV   R6, V20.S[2];           \
+	LSRW   $4, R4, R6;             \
+	ANDW   R9, R6, R6;             \
+	LSRW   $6, R5, R7;             \
+	ANDW   R12, R7, R7;            \
+	ORRW   R7<<4, R6, R6;          \
+	VMOV   R6, V20.S[3];           \
+	VSUB   V29.B16, V20.B16, V20.B16; \
+	SXTL8H(20, 21);                \
+	SXTL28H(20, 22);               \
+	SXTL4S(21, 24);                \
+	SXTL24S(21, 25);               \
+	SXTL4S(22, 26);                \
+	SXTL24S(22, 27)
+
+#define Q3KDOT(IDOTZ) \
+	MOVD  n+0(FP), R0;                \
+	MOVD  x+8(FP), R1;                \
+	MOVD  y+16(FP), R2;               \
+	FMOVS ZR, F0;                     \
+	VMOVI $3, V30.B16;                \
+	VMOVI $32, V29.B16;               \
+	VMOVI $4, V28.B16;                \
+loop:                                 \
+	CBZ   R0, done;                   \
+	Q3KSCALES;                        \
+	VLD1  (R1), [V12.B16, V13.B16];   \
+	VEOR  V1.B16, V1.B16, V1.B16;     \
+	ADD   $32, R1, R3;                \
+	ADD   $4, R2, R4;                 \
+	Q23HALF(IDOTZ, Q3HIGH, 24, 25, VSHL $2, VSHL $1, VAND V28.B16, VUSHR $1); \
+	Q23HALF(IDOTZ, Q3HIGH, 26, 27, VUSHR $2, VUSHR $3, VUSHR $4, VUSHR $5); \
+	ADDV4S(1, 1);                     \
+	SCVTFS(1, 1);                     \
+	H2S(108(R1), R6, F20);            \
+	FMOVS (R2), F21;                  \
+	FMULS F21, F20, F20;              \
+	FMADDS F20, F0, F1, F0;           \
+	ADD   $110, R1;                   \
+	ADD   $292, R2;                   \
+	SUB   $1, R0;                     \
+	B     loop;                       \
+done:                                 \
+	FMOVS F0, ret+24(FP);             \
+	RET
+
+// func dotQ2_KNEON(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ2_KNEON(SB), NOSPLIT, $0-28
+	Q2KDOT(IDOTZNEON)
+
+// func dotQ2_KSDOT(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ2_KSDOT(SB), NOSPLIT, $0-28
+	Q2KDOT(IDOTZSDOT)
+
+// func dotQ3_KNEON(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ3_KNEON(SB), NOSPLIT, $0-28
+	Q3KDOT(IDOTZNEON)
+
+// func dotQ3_KSDOT(n int, x, y unsafe.Pointer) float32
+TEXT ·dotQ3_KSDOT(SB), NOSPLIT, $0-28
+	Q3KDOT(IDOTZSDOT)

@@ -45,6 +45,9 @@ var neonDots = []asmDot{
 	{quant.Q5_1, wrap1(32, dotQ5_1NEON), nil},
 	{quant.Q4_K, wrap1(256, dotQ4_KNEON), nil},
 	{quant.Q6_K, wrap1(256, dotQ6_KNEON), nil},
+	{quant.Q5_K, wrap1(256, dotQ5_KNEON), nil},
+	{quant.Q2_K, wrap1(256, dotQ2_KNEON), nil},
+	{quant.Q3_K, wrap1(256, dotQ3_KNEON), nil},
 }
 
 var sdotDots = []asmDot{
@@ -57,6 +60,9 @@ var sdotDots = []asmDot{
 	{quant.Q5_1, wrap1(32, dotQ5_1SDOT), nil},
 	{quant.Q4_K, wrap1(256, dotQ4_KSDOT), nil},
 	{quant.Q6_K, wrap1(256, dotQ6_KSDOT), nil},
+	{quant.Q5_K, wrap1(256, dotQ5_KSDOT), nil},
+	{quant.Q2_K, wrap1(256, dotQ2_KSDOT), nil},
+	{quant.Q3_K, wrap1(256, dotQ3_KSDOT), nil},
 }
 
 var neonQuantizers = []asmQuantizer{}
@@ -127,3 +133,21 @@ func dotQ4_KSDOT(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
 func dotQ6_KSDOT(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ5_KNEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ2_KNEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ3_KNEON(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ5_KSDOT(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ2_KSDOT(n int, x, y unsafe.Pointer) float32
+
+//go:noescape
+func dotQ3_KSDOT(n int, x, y unsafe.Pointer) float32
