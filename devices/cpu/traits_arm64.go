@@ -65,7 +65,11 @@ var sdotDots = []asmDot{
 	{quant.Q3_K, wrap1(256, dotQ3_KSDOT), nil},
 }
 
-var neonQuantizers = []asmQuantizer{}
+var neonQuantizers = []asmQuantizer{
+	{quant.Q8_0, 32, quantizeQ8_0NEON},
+	{quant.Q8_1, 32, quantizeQ8_1NEON},
+	{quant.Q8_K, 256, quantizeQ8_KNEON},
+}
 
 // The assembly kernels. dotTNEON(n, x, y) is the dot product of n units
 // (blocks; elements for F32, F16 and BF16) of type T at x with n units of
@@ -151,3 +155,17 @@ func dotQ2_KSDOT(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
 func dotQ3_KSDOT(n int, x, y unsafe.Pointer) float32
+
+// quantizeQ8_0NEON, quantizeQ8_1NEON and quantizeQ8_KNEON write nb blocks
+// of x's floats at y as quant's reference quantizers do; nonzero means they
+// stopped at input the generic quantizer must take (NaN, infinity, or a
+// scale too small to invert).
+//
+//go:noescape
+func quantizeQ8_0NEON(nb int, x, y unsafe.Pointer) int
+
+//go:noescape
+func quantizeQ8_1NEON(nb int, x, y unsafe.Pointer) int
+
+//go:noescape
+func quantizeQ8_KNEON(nb int, x, y unsafe.Pointer) int
