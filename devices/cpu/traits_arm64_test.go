@@ -5,6 +5,7 @@ package cpu
 import (
 	"math"
 	"math/rand"
+	"os"
 	"testing"
 	"unsafe"
 
@@ -14,11 +15,17 @@ import (
 
 // TestARM64SetSelected: the engines use the assembly, with dotprod exactly
 // where the processor has it, so the comparisons in traits_test.go test
-// the set this processor (or qemu's -cpu model) selects.
+// the set this processor (or qemu's -cpu model) selects. With
+// GGML_TEST_KERNELS set (as .ci/run does for each qemu model), that set
+// must be the one selected, so a model that stopped reporting dotprod
+// cannot leave its kernels untested.
 func TestARM64SetSelected(t *testing.T) {
 	want := "neon"
 	if cpu.ARM64.HasASIMDDP {
 		want = "neon-dotprod"
+	}
+	if w := os.Getenv("GGML_TEST_KERNELS"); w != "" {
+		require.Equal(t, w, want, "GGML_TEST_KERNELS: this processor selects %q", want)
 	}
 	t.Logf("ASIMDDP %v, ASIMDHP %v: kernel set %q", cpu.ARM64.HasASIMDDP, cpu.ARM64.HasASIMDHP, fastKernels().name)
 	require.Equal(t, want, fastKernels().name)
