@@ -102,44 +102,77 @@
 	Q4KCHUNK(IDOTZ, IDOT, 26, 0, 26, 1, FIFTHK, VAND V29.B16, VUSHR $1); \
 	Q4KCHUNK(IDOTZ, IDOT, 26, 2, 26, 3, FIFTHK, VUSHR $2, VUSHR $3)
 
-// Q4KDOT is the Q4_K and Q5_K body, for blocks of XB bytes.
-#define Q4KDOT(IDOTZ, IDOT, QS, CHUNKS, XB) \
-	MOVD  n+0(FP), R0;                   \
-	MOVD  x+8(FP), R1;                   \
-	MOVD  y+16(FP), R2;                  \
-	FMOVS ZR, F0;                        \
-	VMOVI $15, V30.B16;                  \
-	VMOVI $16, V29.B16;                  \
-loop:                                    \
-	CBZ   R0, done;                      \
-	Q4KSCALES;                           \
-	ADD   $260, R2, R3;                  \
-	VLD1  (R3), [V16.H8, V17.H8];        \
-	ADDP8H(17, 16, 16);                  \
-	SMULL4S(27, 16, 31);                 \
-	SMULL24S(27, 16, 19);                \
-	VADD  V19.S4, V31.S4, V31.S4;        \
-	ADDV4S(31, 31);                      \
-	SCVTFS(31, 31);                      \
-	VEOR  V1.B16, V1.B16, V1.B16;        \
-	QS;                                  \
-	CHUNKS(IDOTZ, IDOT);                 \
-	ADDV4S(1, 1);                        \
-	SCVTFS(1, 1);                        \
-	FMOVS (R1), F20;                     \
-	FCVTL4S(20, 20);                     \
-	FMOVS (R2), F21;                     \
-	FMULE(21, 0, 20, 20);                \
-	DUPS1(20, 22);                       \
-	FMADDS F20, F0, F1, F0;              \
-	FMSUBS F22, F0, F31, F0;             \
-	ADD   $XB, R1;                       \
-	ADD   $292, R2;                      \
-	SUB   $1, R0;                        \
-	B     loop;                          \
-done:                                    \
-	FMOVS F0, ret+24(FP);                \
+// KLOOP is the body of every K-quant kernel, for x blocks of XB bytes:
+// BLOCK(IDOTZ, IDOT) leaves a super-block's integer sum in the lanes of V1
+// (cleared for it) and, with minimums, their sum as a float in F31; FIN
+// folds them into F0 (KFIN, KFINMIN).
+#define KLOOP(SETUP, BLOCK, IDOTZ, IDOT, FIN, XB) \
+	MOVD  n+0(FP), R0;            \
+	MOVD  x+8(FP), R1;            \
+	MOVD  y+16(FP), R2;           \
+	FMOVS ZR, F0;                 \
+	SETUP;                        \
+loop:                             \
+	CBZ   R0, done;               \
+	VEOR  V1.B16, V1.B16, V1.B16; \
+	BLOCK(IDOTZ, IDOT);           \
+	ADDV4S(1, 1);                 \
+	SCVTFS(1, 1);                 \
+	FIN;                          \
+	ADD   $XB, R1;                \
+	ADD   $292, R2;               \
+	SUB   $1, R0;                 \
+	B     loop;                   \
+done:                             \
+	FMOVS F0, ret+24(FP);         \
 	RET
+
+// KFIN: F0 += F1 * fp16(d at off(R1)) * dy.
+#define KFIN(off) \
+	H2S(off(R1), R6, F20);  \
+	FMOVS  (R2), F21;       \
+	FMULS  F21, F20, F20;   \
+	FMADDS F20, F0, F1, F0
+
+// KFINMIN: F0 += F1 * d*dy - F31 * dmin*dy, for the fp16 pair d, dmin at
+// off(R1) (one conversion and one multiply make both scales).
+#define KFINMIN(off) \
+	FMOVS  off(R1), F20;    \
+	FCVTL4S(20, 20);        \
+	FMOVS  (R2), F21;       \
+	FMULE(21, 0, 20, 20);   \
+	DUPS1(20, 22);          \
+	FMADDS F20, F0, F1, F0; \
+	FMSUBS F22, F0, F31, F0
+
+// MINSUM4K puts in F31 the sum of the eight minimums (int16s in V(m))
+// times y's pairs of bsums (Q4_K's sub-blocks are 32 elements), using
+// V16, V17, V19.
+#define MINSUM4K(m) \
+	ADD   $260, R2, R3;           \
+	VLD1  (R3), [V16.H8, V17.H8]; \
+	ADDP8H(17, 16, 16);           \
+	SMULL4S(m, 16, 31);           \
+	SMULL24S(m, 16, 19);          \
+	VADD  V19.S4, V31.S4, V31.S4; \
+	ADDV4S(31, 31);               \
+	SCVTFS(31, 31)
+
+#define SETUPQ4K \
+	VMOVI $15, V30.B16; \
+	VMOVI $16, V29.B16
+
+#define Q4KBLOCK(IDOTZ, IDOT) \
+	Q4KSCALES;           \
+	MINSUM4K(27);        \
+	Q4KQS;               \
+	Q4KCHUNKS(IDOTZ, IDOT)
+
+#define Q5KBLOCK(IDOTZ, IDOT) \
+	Q4KSCALES;           \
+	MINSUM4K(27);        \
+	Q5KQS;               \
+	Q5KCHUNKS(IDOTZ, IDOT)
 
 // Q6_K (ql[128], qh[64], int8 scales[16], fp16 d): in each 128-element
 // half h, element 32s+l (s < 4, l < 32) is the low (s even) or high nibble
@@ -171,67 +204,54 @@ done:                                    \
 	Q6KSTEP(IDOTZ, VUSHR $4, V6, VUSHR $2, V8, 22, S1, 2); \
 	Q6KSTEP(IDOTZ, VUSHR $4, V7, VUSHR $2, V9, 23, S1, 3)
 
-#define Q6KDOT(IDOTZ) \
-	MOVD  n+0(FP), R0;             \
-	MOVD  x+8(FP), R1;             \
-	MOVD  y+16(FP), R2;            \
-	FMOVS ZR, F0;                  \
-	VMOVI $15, V30.B16;            \
-	VMOVI $48, V29.B16;            \
-	VMOVI $32, V28.B16;            \
-loop:                              \
-	CBZ   R0, done;                \
-	ADD   $192, R1, R3;            \
-	VLD1  (R3), [V20.B16];         \
-	SXTL8H(20, 21);                \
-	SXTL28H(20, 22);               \
-	SXTL4S(21, 24);                \
-	SXTL24S(21, 25);               \
-	SXTL4S(22, 26);                \
-	SXTL24S(22, 27);               \
-	VEOR  V1.B16, V1.B16, V1.B16;  \
-	MOVD  R1, R3;                  \
-	ADD   $128, R1, R5;            \
-	ADD   $4, R2, R4;              \
-	Q6KHALF(IDOTZ, 24, 25);        \
-	Q6KHALF(IDOTZ, 26, 27);        \
-	ADDV4S(1, 1);                  \
-	SCVTFS(1, 1);                  \
-	H2S(208(R1), R6, F20);         \
-	FMOVS (R2), F21;               \
-	FMULS F21, F20, F20;           \
-	FMADDS F20, F0, F1, F0;        \
-	ADD   $210, R1;                \
-	ADD   $292, R2;                \
-	SUB   $1, R0;                  \
-	B     loop;                    \
-done:                              \
-	FMOVS F0, ret+24(FP);          \
-	RET
+#define SETUPQ6K \
+	VMOVI $15, V30.B16; \
+	VMOVI $48, V29.B16; \
+	VMOVI $32, V28.B16
+
+// SXTL16 widens the 16 signed scale bytes in V20 to int32s in V24-V27,
+// using V21 and V22.
+#define SXTL16 \
+	SXTL8H(20, 21);  \
+	SXTL28H(20, 22); \
+	SXTL4S(21, 24);  \
+	SXTL24S(21, 25); \
+	SXTL4S(22, 26);  \
+	SXTL24S(22, 27)
+
+#define Q6KBLOCK(IDOTZ, IDOT) \
+	ADD   $192, R1, R3;    \
+	VLD1  (R3), [V20.B16]; \
+	SXTL16;                \
+	MOVD  R1, R3;          \
+	ADD   $128, R1, R5;    \
+	ADD   $4, R2, R4;      \
+	Q6KHALF(IDOTZ, 24, 25); \
+	Q6KHALF(IDOTZ, 26, 27)
 
 // func dotQ4_KNEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_KNEON(SB), NOSPLIT, $0-28
-	Q4KDOT(IDOTZNEON, IDOTNEON, Q4KQS, Q4KCHUNKS, 144)
+	KLOOP(SETUPQ4K, Q4KBLOCK, IDOTZNEON, IDOTNEON, KFINMIN(0), 144)
 
 // func dotQ4_KSDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_KSDOT(SB), NOSPLIT, $0-28
-	Q4KDOT(IDOTZSDOT, IDOTSDOT, Q4KQS, Q4KCHUNKS, 144)
+	KLOOP(SETUPQ4K, Q4KBLOCK, IDOTZSDOT, IDOTSDOT, KFINMIN(0), 144)
 
 // func dotQ5_KNEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ5_KNEON(SB), NOSPLIT, $0-28
-	Q4KDOT(IDOTZNEON, IDOTNEON, Q5KQS, Q5KCHUNKS, 176)
+	KLOOP(SETUPQ4K, Q5KBLOCK, IDOTZNEON, IDOTNEON, KFINMIN(0), 176)
 
 // func dotQ5_KSDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ5_KSDOT(SB), NOSPLIT, $0-28
-	Q4KDOT(IDOTZSDOT, IDOTSDOT, Q5KQS, Q5KCHUNKS, 176)
+	KLOOP(SETUPQ4K, Q5KBLOCK, IDOTZSDOT, IDOTSDOT, KFINMIN(0), 176)
 
 // func dotQ6_KNEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ6_KNEON(SB), NOSPLIT, $0-28
-	Q6KDOT(IDOTZNEON)
+	KLOOP(SETUPQ6K, Q6KBLOCK, IDOTZNEON, IDOTNEON, KFIN(208), 210)
 
 // func dotQ6_KSDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ6_KSDOT(SB), NOSPLIT, $0-28
-	Q6KDOT(IDOTZSDOT)
+	KLOOP(SETUPQ6K, Q6KBLOCK, IDOTZSDOT, IDOTSDOT, KFIN(208), 210)
 
 // Q2_K (scales[16]: scale in the low nibble, minimum in the high one;
 // qs[64]; fp16 d; fp16 dmin) and Q3_K (hmask[32], qs[64], scales[12],
@@ -286,53 +306,32 @@ TEXT ·dotQ6_KSDOT(SB), NOSPLIT, $0-28
 	VUXTL  V10.H4, V26.S4;   \
 	VUXTL2 V10.H8, V27.S4
 
-#define Q2KDOT(IDOTZ) \
-	MOVD  n+0(FP), R0;                \
-	MOVD  x+8(FP), R1;                \
-	MOVD  y+16(FP), R2;               \
-	FMOVS ZR, F0;                     \
-	VMOVI $3, V30.B16;                \
-	VMOVI $15, V29.B16;               \
-loop:                                 \
-	CBZ   R0, done;                   \
-	VLD1  (R1), [V20.B16];            \
-	VAND  V29.B16, V20.B16, V21.B16;  \
-	VUSHR $4, V20.B16, V22.B16;       \
-	VUXTL  V22.B8, V9.H8;             \
-	VUXTL2 V22.B16, V10.H8;           \
-	ADD   $260, R2, R3;               \
-	VLD1  (R3), [V16.H8, V17.H8];     \
-	SMULL4S(9, 16, 31);               \
-	SMULL24S(9, 16, 19);              \
-	VADD  V19.S4, V31.S4, V31.S4;     \
-	SMULL4S(10, 17, 19);              \
-	VADD  V19.S4, V31.S4, V31.S4;     \
-	SMULL24S(10, 17, 19);             \
-	VADD  V19.S4, V31.S4, V31.S4;     \
-	ADDV4S(31, 31);                   \
-	SCVTFS(31, 31);                   \
-	WIDEN16;                           \
-	VEOR  V1.B16, V1.B16, V1.B16;     \
-	ADD   $16, R1, R3;                \
-	ADD   $4, R2, R4;                 \
+#define SETUPQ2K \
+	VMOVI $3, V30.B16; \
+	VMOVI $15, V29.B16
+
+#define Q2KBLOCK(IDOTZ, IDOT) \
+	VLD1  (R1), [V20.B16];           \
+	VAND  V29.B16, V20.B16, V21.B16; \
+	VUSHR $4, V20.B16, V22.B16;      \
+	VUXTL  V22.B8, V9.H8;            \
+	VUXTL2 V22.B16, V10.H8;          \
+	ADD   $260, R2, R3;              \
+	VLD1  (R3), [V16.H8, V17.H8];    \
+	SMULL4S(9, 16, 31);              \
+	SMULL24S(9, 16, 19);             \
+	VADD  V19.S4, V31.S4, V31.S4;    \
+	SMULL4S(10, 17, 19);             \
+	VADD  V19.S4, V31.S4, V31.S4;    \
+	SMULL24S(10, 17, 19);            \
+	VADD  V19.S4, V31.S4, V31.S4;    \
+	ADDV4S(31, 31);                  \
+	SCVTFS(31, 31);                  \
+	WIDEN16;                         \
+	ADD   $16, R1, R3;               \
+	ADD   $4, R2, R4;                \
 	Q23HALF(IDOTZ, NOHIGH, 24, 25, X, X, X, X); \
-	Q23HALF(IDOTZ, NOHIGH, 26, 27, X, X, X, X); \
-	ADDV4S(1, 1);                     \
-	SCVTFS(1, 1);                     \
-	FMOVS 80(R1), F20;                \
-	FCVTL4S(20, 20);                  \
-	FMOVS (R2), F21;                  \
-	FMULE(21, 0, 20, 20);             \
-	DUPS1(20, 22);                    \
-	FMADDS F20, F0, F1, F0;           \
-	FMSUBS F22, F0, F31, F0;          \
-	ADD   $84, R1;                    \
-	ADD   $292, R2;                   \
-	SUB   $1, R0;                     \
-	B     loop;                       \
-done:                                 \
-	FMOVS F0, ret+24(FP);             \
-	RET
+	Q23HALF(IDOTZ, NOHIGH, 26, 27, X, X, X, X)
 
 // Q3KSCALES unpacks the sixteen 6-bit scales (low nibbles in bytes 0-7,
 // top bit pairs in bytes 8-11), removes their offset of 32 and leaves them
@@ -365,56 +364,33 @@ done:                                 \
 	ORRW   R7<<4, R6, R6;          \
 	VMOV   R6, V20.S[3];           \
 	VSUB   V29.B16, V20.B16, V20.B16; \
-	SXTL8H(20, 21);                \
-	SXTL28H(20, 22);               \
-	SXTL4S(21, 24);                \
-	SXTL24S(21, 25);               \
-	SXTL4S(22, 26);                \
-	SXTL24S(22, 27)
+	SXTL16
 
-#define Q3KDOT(IDOTZ) \
-	MOVD  n+0(FP), R0;                \
-	MOVD  x+8(FP), R1;                \
-	MOVD  y+16(FP), R2;               \
-	FMOVS ZR, F0;                     \
-	VMOVI $3, V30.B16;                \
-	VMOVI $32, V29.B16;               \
-	VMOVI $4, V28.B16;                \
-loop:                                 \
-	CBZ   R0, done;                   \
-	Q3KSCALES;                        \
-	VLD1  (R1), [V12.B16, V13.B16];   \
-	VEOR  V1.B16, V1.B16, V1.B16;     \
-	ADD   $32, R1, R3;                \
-	ADD   $4, R2, R4;                 \
+#define SETUPQ3K \
+	VMOVI $3, V30.B16;  \
+	VMOVI $32, V29.B16; \
+	VMOVI $4, V28.B16
+
+#define Q3KBLOCK(IDOTZ, IDOT) \
+	Q3KSCALES;                      \
+	VLD1  (R1), [V12.B16, V13.B16]; \
+	ADD   $32, R1, R3;              \
+	ADD   $4, R2, R4;               \
 	Q23HALF(IDOTZ, Q3HIGH, 24, 25, VSHL $2, VSHL $1, VAND V28.B16, VUSHR $1); \
-	Q23HALF(IDOTZ, Q3HIGH, 26, 27, VUSHR $2, VUSHR $3, VUSHR $4, VUSHR $5); \
-	ADDV4S(1, 1);                     \
-	SCVTFS(1, 1);                     \
-	H2S(108(R1), R6, F20);            \
-	FMOVS (R2), F21;                  \
-	FMULS F21, F20, F20;              \
-	FMADDS F20, F0, F1, F0;           \
-	ADD   $110, R1;                   \
-	ADD   $292, R2;                   \
-	SUB   $1, R0;                     \
-	B     loop;                       \
-done:                                 \
-	FMOVS F0, ret+24(FP);             \
-	RET
+	Q23HALF(IDOTZ, Q3HIGH, 26, 27, VUSHR $2, VUSHR $3, VUSHR $4, VUSHR $5)
 
 // func dotQ2_KNEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ2_KNEON(SB), NOSPLIT, $0-28
-	Q2KDOT(IDOTZNEON)
+	KLOOP(SETUPQ2K, Q2KBLOCK, IDOTZNEON, IDOTNEON, KFINMIN(80), 84)
 
 // func dotQ2_KSDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ2_KSDOT(SB), NOSPLIT, $0-28
-	Q2KDOT(IDOTZSDOT)
+	KLOOP(SETUPQ2K, Q2KBLOCK, IDOTZSDOT, IDOTSDOT, KFINMIN(80), 84)
 
 // func dotQ3_KNEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ3_KNEON(SB), NOSPLIT, $0-28
-	Q3KDOT(IDOTZNEON)
+	KLOOP(SETUPQ3K, Q3KBLOCK, IDOTZNEON, IDOTNEON, KFIN(108), 110)
 
 // func dotQ3_KSDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ3_KSDOT(SB), NOSPLIT, $0-28
-	Q3KDOT(IDOTZSDOT)
+	KLOOP(SETUPQ3K, Q3KBLOCK, IDOTZSDOT, IDOTSDOT, KFIN(108), 110)

@@ -39,7 +39,7 @@ func vecMulNEON(dst, x, y *float32, n int)
 func vecDivNEON(dst, x, y *float32, n int)
 
 //go:noescape
-func vecScaleNEON(x *float32, n int, s float32)
+func vecScaleNEON(y *float32, n int, s float32)
 
 //go:noescape
 func vecMadNEON(y, x *float32, n int, s float32)

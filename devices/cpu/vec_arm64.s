@@ -52,88 +52,6 @@ BINARY(·vecSubNEON, FSUB4S, FSUBS)
 BINARY(·vecMulNEON, FMUL4S, FMULS)
 BINARY(·vecDivNEON, FDIV4S, FDIVS)
 
-// func vecScaleNEON(x *float32, n int, s float32)
-TEXT ·vecScaleNEON(SB), NOSPLIT, $0-20
-	MOVD  x+0(FP), R0
-	MOVD  n+8(FP), R3
-	FMOVS s+16(FP), F31
-	VDUP  V31.S[0], V31.S4
-
-sby16:
-	CMP    $16, R3
-	BLT    sby4
-	VLD1   (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	FMUL4S(31, 0, 0)
-	FMUL4S(31, 1, 1)
-	FMUL4S(31, 2, 2)
-	FMUL4S(31, 3, 3)
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	SUB    $16, R3
-	B      sby16
-
-sby4:
-	CMP    $4, R3
-	BLT    sby1
-	VLD1   (R0), [V0.S4]
-	FMUL4S(31, 0, 0)
-	VST1.P [V0.S4], 16(R0)
-	SUB    $4, R3
-	B      sby4
-
-sby1:
-	CBZ     R3, sdone
-	FMOVS   (R0), F0
-	FMULS   F31, F0, F0
-	FMOVS.P F0, 4(R0)
-	SUB     $1, R3
-	B       sby1
-
-sdone:
-	RET
-
-// func vecMadNEON(y, x *float32, n int, s float32)
-TEXT ·vecMadNEON(SB), NOSPLIT, $0-28
-	MOVD  y+0(FP), R0
-	MOVD  x+8(FP), R1
-	MOVD  n+16(FP), R3
-	FMOVS s+24(FP), F31
-	VDUP  V31.S[0], V31.S4
-
-mby16:
-	CMP    $16, R3
-	BLT    mby4
-	VLD1   (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA  V31.S4, V4.S4, V0.S4
-	VFMLA  V31.S4, V5.S4, V1.S4
-	VFMLA  V31.S4, V6.S4, V2.S4
-	VFMLA  V31.S4, V7.S4, V3.S4
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	SUB    $16, R3
-	B      mby16
-
-mby4:
-	CMP    $4, R3
-	BLT    mby1
-	VLD1   (R0), [V0.S4]
-	VLD1.P 16(R1), [V4.S4]
-	VFMLA  V31.S4, V4.S4, V0.S4
-	VST1.P [V0.S4], 16(R0)
-	SUB    $4, R3
-	B      mby4
-
-mby1:
-	CBZ     R3, mdone
-	FMOVS   (R0), F0
-	FMOVS.P 4(R1), F4
-	FMADDS  F31, F0, F4, F0
-	FMOVS.P F0, 4(R0)
-	SUB     $1, R3
-	B       mby1
-
-mdone:
-	RET
-
 // HALF1 and HALFST1 move one fp16 value between mem and F(f) as a float,
 // using R(tmp).
 #define HALF1(mem, tmp, f) \
@@ -220,6 +138,47 @@ done:                       \
 
 #define FMLA4S(m, n, d) ENC3(0x4E20CC00, m, n, d)
 
+// FMAP is HMAP for float32 values: y[i] = OP(y[i], x[i], s).
+#define FMAP(NAME, FRAME, ARGS, LOADX16, LOADX4, LOADX1, OP4, OP1) \
+TEXT NAME(SB), NOSPLIT, FRAME; \
+	ARGS;                   \
+	VDUP  V31.S[0], V31.S4; \
+by16:                       \
+	CMP   $16, R3;          \
+	BLT   by4;              \
+	VLD1  (R0), [V0.S4, V1.S4, V2.S4, V3.S4]; \
+	LOADX16;                \
+	OP4(0, 4);              \
+	OP4(1, 5);              \
+	OP4(2, 6);              \
+	OP4(3, 7);              \
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0); \
+	SUB   $16, R3;          \
+	B     by16;             \
+by4:                        \
+	CMP   $4, R3;           \
+	BLT   by1;              \
+	VLD1  (R0), [V0.S4];    \
+	LOADX4;                 \
+	OP4(0, 4);              \
+	VST1.P [V0.S4], 16(R0); \
+	SUB   $4, R3;           \
+	B     by4;              \
+by1:                        \
+	CBZ   R3, done;         \
+	FMOVS (R0), F0;         \
+	LOADX1;                 \
+	OP1(F0, F4);            \
+	FMOVS.P F0, 4(R0);      \
+	SUB   $1, R3;           \
+	B     by1;              \
+done:                       \
+	RET
+
+#define XLOADF16 VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
+#define XLOADF4 VLD1.P 16(R1), [V4.S4]
+#define XLOADF1 FMOVS.P 4(R1), F4
+
 #define MADARGS \
 	MOVD  y+0(FP), R0;  \
 	MOVD  x+8(FP), R1;  \
@@ -230,6 +189,12 @@ done:                       \
 	MOVD  y+0(FP), R0; \
 	MOVD  n+8(FP), R3; \
 	FMOVS s+16(FP), F31
+
+// func vecScaleNEON(y *float32, n int, s float32)
+FMAP(·vecScaleNEON, $0-20, SCALEARGS, NOLOAD, NOLOAD, NOLOAD, SCALE4, SCALE1)
+
+// func vecMadNEON(y, x *float32, n int, s float32)
+FMAP(·vecMadNEON, $0-28, MADARGS, XLOADF16, XLOADF4, XLOADF1, MAD4, MAD1)
 
 // func vecMadF16NEON(y, x *uint16, n int, s float32)
 HMAP(·vecMadF16NEON, $0-28, MADARGS, XLOAD8, XLOAD4, XLOAD1, MAD4, MAD1)
