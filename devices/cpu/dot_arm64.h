@@ -69,21 +69,21 @@
 // The integer dot product of the 16 signed bytes of a and b, added to the
 // int32 lanes of acc (IDOT) or put there (IDOTZ). The lanes get different
 // partial sums with and without dotprod; their total is the same.
-// The NEON forms use V2 and V3.
+// The NEON forms use V14 and V15.
 #define IDOTSDOT(a, b, acc) SDOT16B(b, a, acc)
 #define IDOTZSDOT(a, b, acc) \
 	ENC3(0x6E201C00, acc, acc, acc); \
 	SDOT16B(b, a, acc)
 #define IDOTNEON(a, b, acc) \
-	SMULL8H(b, a, 2);  \
-	SMULL28H(b, a, 3); \
-	SADALP4S(2, acc);  \
-	SADALP4S(3, acc)
+	SMULL8H(b, a, 14);  \
+	SMULL28H(b, a, 15); \
+	SADALP4S(14, acc);  \
+	SADALP4S(15, acc)
 #define IDOTZNEON(a, b, acc) \
-	SMULL8H(b, a, 2);  \
-	SMULL28H(b, a, 3); \
-	SADDLP4S(2, acc);  \
-	SADALP4S(3, acc)
+	SMULL8H(b, a, 14);  \
+	SMULL28H(b, a, 15); \
+	SADDLP4S(14, acc);  \
+	SADALP4S(15, acc)
 
 // HSUM4S leaves in the scalar F(d) the sum of the four lanes of V(n) (which
 // it overwrites).

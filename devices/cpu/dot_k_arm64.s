@@ -77,18 +77,18 @@
 // FIFTHK: bit 2c of qh[l] is the fifth bit of element 64c+l, bit 2c+1
 // that of 64c+32+l; OPLO and OPHI move them to bit 4 (V29 holds 0x10).
 #define FIFTHK(OPLO, OPHI) \
-	OPLO, V12.B16, V14.B16;         \
-	OPLO, V13.B16, V15.B16;         \
-	VAND V29.B16, V14.B16, V14.B16; \
-	VAND V29.B16, V15.B16, V15.B16; \
-	VORR V14.B16, V6.B16, V6.B16;   \
-	VORR V15.B16, V7.B16, V7.B16;   \
-	OPHI, V12.B16, V14.B16;         \
-	OPHI, V13.B16, V15.B16;         \
-	VAND V29.B16, V14.B16, V14.B16; \
-	VAND V29.B16, V15.B16, V15.B16; \
-	VORR V14.B16, V8.B16, V8.B16;   \
-	VORR V15.B16, V9.B16, V9.B16
+	OPLO, V12.B16, V2.B16;         \
+	OPLO, V13.B16, V3.B16;         \
+	VAND V29.B16, V2.B16, V2.B16; \
+	VAND V29.B16, V3.B16, V3.B16; \
+	VORR V2.B16, V6.B16, V6.B16;   \
+	VORR V3.B16, V7.B16, V7.B16;   \
+	OPHI, V12.B16, V2.B16;         \
+	OPHI, V13.B16, V3.B16;         \
+	VAND V29.B16, V2.B16, V2.B16; \
+	VAND V29.B16, V3.B16, V3.B16; \
+	VORR V2.B16, V8.B16, V8.B16;   \
+	VORR V3.B16, V9.B16, V9.B16
 
 #define Q4KCHUNKS(IDOTZ, IDOT) \
 	Q4KCHUNK(IDOTZ, IDOT, 25, 0, 25, 1, NOFIFTH, X, X); \
@@ -275,9 +275,9 @@ TEXT ·dotQ6_KSDOT(SB), NOSPLIT, $0-28
 // Q3HIGH: HOP moves bit 4h+s of the hmask bytes in HQ to bit 2 (V28
 // holds 4).
 #define Q3HIGH(HOP, HQ) \
-	HOP, HQ.B16, V14.B16;           \
-	VAND V28.B16, V14.B16, V14.B16; \
-	VORR V14.B16, V10.B16, V10.B16; \
+	HOP, HQ.B16, V2.B16;           \
+	VAND V28.B16, V2.B16, V2.B16; \
+	VORR V2.B16, V10.B16, V10.B16; \
 	VSUB V28.B16, V10.B16, V10.B16
 
 // Q23HALF is one 128-element half: quant bytes at R3 (advanced), y at R4

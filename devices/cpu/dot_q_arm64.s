@@ -100,29 +100,61 @@ GLOBL qhbit<>(SB), RODATA|NOPTR, $16
 #define LOADIQ4NL NIBBLES(2); LOOKUP
 #define LOADMXFP4 NIBBLES(1); LOOKUP
 
-// SCALEFP16 puts fp16(d) of x (at R1) times fp16(d) of y (at R2) in F20.
-#define SCALEFP16 \
-	H2S((R1), R5, F20); \
-	H2S((R2), R6, F21); \
-	FMULS F21, F20, F20
+// XFP16 and XE8M0 put x's block scale (at R1) in F22: fp16(d), or
+// 2^(e-128) (ggml_e8m0_to_fp32_half of MXFP4's e), whose bits are
+// (e-1) << 23, or (e+1) << 21 for the subnormal e < 2.
+#define XFP16 H2S((R1), R5, F22)
 
-// SCALEE8M0 puts 2^(e-128) (ggml_e8m0_to_fp32_half of x's e at R1) times
-// fp16(d) of y in F20: the bits (e-1) << 23, or (e+1) << 21 for the
-// subnormal e < 2.
-#define SCALEE8M0 \
-	MOVBU (R1), R3;         \
-	SUBW  $1, R3, R4;       \
-	LSLW  $23, R4, R4;      \
-	ADDW  $1, R3, R5;       \
-	LSLW  $21, R5, R5;      \
-	CMPW  $2, R3;           \
-	CSELW LO, R5, R4, R4;   \
-	FMOVS R4, F20;          \
-	H2S((R2), R6, F21);     \
-	FMULS F21, F20, F20
+#define XE8M0 \
+	MOVBU (R1), R3;       \
+	SUBW  $1, R3, R4;     \
+	LSLW  $23, R4, R4;    \
+	ADDW  $1, R3, R5;     \
+	LSLW  $21, R5, R5;    \
+	CMPW  $2, R3;         \
+	CSELW LO, R5, R4, R4; \
+	FMOVS R4, F22
 
-// Q80DOT is the kernel body for x blocks of XB bytes.
-#define Q80DOT(SETUP, LOAD, SCALE, XB, IDOTZ, IDOT) \
+// Q80COL adds the dot of x's block (V4, V5; scale F22) with the y block at
+// YP (advanced) to the lanes of V(ACC), scaled by x's scale times fp16(d)
+// of y.
+#define Q80COL(YP, ACC, IDOTZ, IDOT) \
+	ADD   $2, YP, R4;             \
+	VLD1  (R4), [V6.B16, V7.B16]; \
+	IDOTZ(4, 6, 8);               \
+	IDOT(5, 7, 8);                \
+	SCVTF4S(8, 8);                \
+	H2S((YP), R6, F21);           \
+	FMULS F21, F22, F20;          \
+	FMLAE(20, 0, 8, ACC);         \
+	ADD   $34, YP
+
+// X4ARGS loads the four-column kernels' arguments: n in R0, x in R1, the
+// four y in R10-R13; and clears V0-V3. X4OUT stores F0-F3 to out.
+#define X4ARGS \
+	MOVD n+0(FP), R0;            \
+	MOVD x+8(FP), R1;            \
+	MOVD y+16(FP), R9;           \
+	MOVD 0(R9), R10;             \
+	MOVD 8(R9), R11;             \
+	MOVD 16(R9), R12;            \
+	MOVD 24(R9), R13;            \
+	VEOR V0.B16, V0.B16, V0.B16; \
+	VEOR V1.B16, V1.B16, V1.B16; \
+	VEOR V2.B16, V2.B16, V2.B16; \
+	VEOR V3.B16, V3.B16, V3.B16
+
+#define X4OUT \
+	MOVD  out+24(FP), R9; \
+	FMOVS F0, 0(R9);      \
+	FMOVS F1, 4(R9);      \
+	FMOVS F2, 8(R9);      \
+	FMOVS F3, 12(R9)
+
+// Q80DOT and Q80DOT4 are the single and four-column kernel bodies for x
+// blocks of XB bytes: each column gets the single kernel's instructions,
+// so its result is the same bit for bit.
+#define Q80DOT(SETUP, LOAD, XSCALE, XB, IDOTZ, IDOT) \
 	MOVD n+0(FP), R0;            \
 	MOVD x+8(FP), R1;            \
 	MOVD y+16(FP), R2;           \
@@ -131,116 +163,226 @@ GLOBL qhbit<>(SB), RODATA|NOPTR, $16
 loop:                            \
 	CBZ  R0, done;               \
 	LOAD;                        \
-	ADD  $2, R2, R4;             \
-	VLD1 (R4), [V6.B16, V7.B16]; \
-	IDOTZ(4, 6, 8);              \
-	IDOT(5, 7, 8);               \
-	SCVTF4S(8, 8);               \
-	SCALE;                       \
-	FMLAE(20, 0, 8, 0);          \
+	XSCALE;                      \
+	Q80COL(R2, 0, IDOTZ, IDOT);  \
 	ADD  $XB, R1;                \
-	ADD  $34, R2;                \
 	SUB  $1, R0;                 \
 	B    loop;                   \
 done:                            \
 	HSUM4S(0, 0);                \
 	FMOVS F0, ret+24(FP);        \
+	RET
+
+#define Q80DOT4(SETUP, LOAD, XSCALE, XB, IDOTZ, IDOT) \
+	X4ARGS;                      \
+	SETUP;                       \
+loop:                            \
+	CBZ  R0, done;               \
+	LOAD;                        \
+	XSCALE;                      \
+	Q80COL(R10, 0, IDOTZ, IDOT); \
+	Q80COL(R11, 1, IDOTZ, IDOT); \
+	Q80COL(R12, 2, IDOTZ, IDOT); \
+	Q80COL(R13, 3, IDOTZ, IDOT); \
+	ADD  $XB, R1;                \
+	SUB  $1, R0;                 \
+	B    loop;                   \
+done:                            \
+	HSUM4S(0, 0);                \
+	HSUM4S(1, 1);                \
+	HSUM4S(2, 2);                \
+	HSUM4S(3, 3);                \
+	X4OUT;                       \
 	RET
 
 // Q4_1 and Q5_1 (fp16 d, fp16 m, [qh[4]], qs[16]) against Q8_1: the
 // unsigned levels meet the quants directly, scaled by d*dy; m*s goes into
-// lane 1 of V1 (one conversion and multiply gives both products).
+// lane 1 of a second accumulator (one conversion and multiply gives both
+// products: x's d and m are converted once into F22, lanes 0 and 1).
 #define LOADQ41 NIBBLES(4)
 #define LOADQ51 NIBBLES(8); FIFTH(4)
 
+#define XDM \
+	FMOVS (R1), F22; \
+	FCVTL4S(22, 22)
+
+// Q81COL is Q80COL for Q8_1 blocks, m*s going to V(MS).
+#define Q81COL(YP, ACC, MS, IDOTZ, IDOT) \
+	ADD   $4, YP, R4;             \
+	VLD1  (R4), [V6.B16, V7.B16]; \
+	IDOTZ(4, 6, 8);               \
+	IDOT(5, 7, 8);                \
+	SCVTF4S(8, 8);                \
+	FMOVS (YP), F21;              \
+	FCVTL4S(21, 21);              \
+	FMUL4S(21, 22, 20);           \
+	FMLAE(20, 0, 8, ACC);         \
+	FADD4S(20, MS, MS);           \
+	ADD   $36, YP
+
+// Q81FIN leaves in F(ACC)'s register FACC the column's result.
+#define Q81FIN(ACC, MS, FACC) \
+	HSUM4S(ACC, ACC); \
+	DUPS1(MS, 21);    \
+	FADDS F21, FACC, FACC
+
 #define Q81DOT(SETUP, LOAD, XB, IDOTZ, IDOT) \
-	MOVD n+0(FP), R0;            \
-	MOVD x+8(FP), R1;            \
-	MOVD y+16(FP), R2;           \
-	VEOR V0.B16, V0.B16, V0.B16; \
-	VEOR V1.B16, V1.B16, V1.B16; \
-	SETUP;                       \
-loop:                            \
-	CBZ  R0, done;               \
-	LOAD;                        \
-	ADD  $4, R2, R4;             \
-	VLD1 (R4), [V6.B16, V7.B16]; \
-	IDOTZ(4, 6, 8);              \
-	IDOT(5, 7, 8);               \
-	SCVTF4S(8, 8);               \
-	FMOVS (R1), F20;             \
-	FMOVS (R2), F21;             \
-	FCVTL4S(20, 20);             \
-	FCVTL4S(21, 21);             \
-	FMUL4S(21, 20, 20);          \
-	FMLAE(20, 0, 8, 0);          \
-	FADD4S(20, 1, 1);            \
-	ADD  $XB, R1;                \
-	ADD  $36, R2;                \
-	SUB  $1, R0;                 \
-	B    loop;                   \
-done:                            \
-	HSUM4S(0, 0);                \
-	VMOV  V1.S[1], R3;           \
-	FMOVS R3, F1;                \
-	FADDS F1, F0, F0;            \
-	FMOVS F0, ret+24(FP);        \
+	MOVD n+0(FP), R0;              \
+	MOVD x+8(FP), R1;              \
+	MOVD y+16(FP), R2;             \
+	VEOR V0.B16, V0.B16, V0.B16;   \
+	VEOR V16.B16, V16.B16, V16.B16; \
+	SETUP;                         \
+loop:                              \
+	CBZ  R0, done;                 \
+	LOAD;                          \
+	XDM;                           \
+	Q81COL(R2, 0, 16, IDOTZ, IDOT); \
+	ADD  $XB, R1;                  \
+	SUB  $1, R0;                   \
+	B    loop;                     \
+done:                              \
+	Q81FIN(0, 16, F0);             \
+	FMOVS F0, ret+24(FP);          \
 	RET
 
-// Each kernel twice: without dotprod (NEON) and with it (SDOT).
+#define Q81DOT4(SETUP, LOAD, XB, IDOTZ, IDOT) \
+	X4ARGS;                          \
+	VEOR V16.B16, V16.B16, V16.B16;  \
+	VEOR V17.B16, V17.B16, V17.B16;  \
+	VEOR V18.B16, V18.B16, V18.B16;  \
+	VEOR V19.B16, V19.B16, V19.B16;  \
+	SETUP;                           \
+loop:                                \
+	CBZ  R0, done;                   \
+	LOAD;                            \
+	XDM;                             \
+	Q81COL(R10, 0, 16, IDOTZ, IDOT); \
+	Q81COL(R11, 1, 17, IDOTZ, IDOT); \
+	Q81COL(R12, 2, 18, IDOTZ, IDOT); \
+	Q81COL(R13, 3, 19, IDOTZ, IDOT); \
+	ADD  $XB, R1;                    \
+	SUB  $1, R0;                     \
+	B    loop;                       \
+done:                                \
+	Q81FIN(0, 16, F0);               \
+	Q81FIN(1, 17, F1);               \
+	Q81FIN(2, 18, F2);               \
+	Q81FIN(3, 19, F3);               \
+	X4OUT;                           \
+	RET
+
+// Each kernel twice: without dotprod (NEON) and with it (SDOT); each with
+// a four-column variant (x4).
 
 // func dotQ8_0NEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ8_0NEON(SB), NOSPLIT, $0-28
-	Q80DOT(NOSETUP, LOADQ80, SCALEFP16, 34, IDOTZNEON, IDOTNEON)
+	Q80DOT(NOSETUP, LOADQ80, XFP16, 34, IDOTZNEON, IDOTNEON)
+
+// func dotQ8_0x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ8_0x4NEON(SB), NOSPLIT, $0-32
+	Q80DOT4(NOSETUP, LOADQ80, XFP16, 34, IDOTZNEON, IDOTNEON)
 
 // func dotQ8_0SDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ8_0SDOT(SB), NOSPLIT, $0-28
-	Q80DOT(NOSETUP, LOADQ80, SCALEFP16, 34, IDOTZSDOT, IDOTSDOT)
+	Q80DOT(NOSETUP, LOADQ80, XFP16, 34, IDOTZSDOT, IDOTSDOT)
+
+// func dotQ8_0x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ8_0x4SDOT(SB), NOSPLIT, $0-32
+	Q80DOT4(NOSETUP, LOADQ80, XFP16, 34, IDOTZSDOT, IDOTSDOT)
 
 // func dotQ4_0NEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_0NEON(SB), NOSPLIT, $0-28
-	Q80DOT(SETUPQ40, LOADQ40, SCALEFP16, 18, IDOTZNEON, IDOTNEON)
+	Q80DOT(SETUPQ40, LOADQ40, XFP16, 18, IDOTZNEON, IDOTNEON)
+
+// func dotQ4_0x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ4_0x4NEON(SB), NOSPLIT, $0-32
+	Q80DOT4(SETUPQ40, LOADQ40, XFP16, 18, IDOTZNEON, IDOTNEON)
 
 // func dotQ4_0SDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_0SDOT(SB), NOSPLIT, $0-28
-	Q80DOT(SETUPQ40, LOADQ40, SCALEFP16, 18, IDOTZSDOT, IDOTSDOT)
+	Q80DOT(SETUPQ40, LOADQ40, XFP16, 18, IDOTZSDOT, IDOTSDOT)
+
+// func dotQ4_0x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ4_0x4SDOT(SB), NOSPLIT, $0-32
+	Q80DOT4(SETUPQ40, LOADQ40, XFP16, 18, IDOTZSDOT, IDOTSDOT)
 
 // func dotQ5_0NEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ5_0NEON(SB), NOSPLIT, $0-28
-	Q80DOT(SETUPFIFTH, LOADQ50, SCALEFP16, 22, IDOTZNEON, IDOTNEON)
+	Q80DOT(SETUPFIFTH, LOADQ50, XFP16, 22, IDOTZNEON, IDOTNEON)
+
+// func dotQ5_0x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ5_0x4NEON(SB), NOSPLIT, $0-32
+	Q80DOT4(SETUPFIFTH, LOADQ50, XFP16, 22, IDOTZNEON, IDOTNEON)
 
 // func dotQ5_0SDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ5_0SDOT(SB), NOSPLIT, $0-28
-	Q80DOT(SETUPFIFTH, LOADQ50, SCALEFP16, 22, IDOTZSDOT, IDOTSDOT)
+	Q80DOT(SETUPFIFTH, LOADQ50, XFP16, 22, IDOTZSDOT, IDOTSDOT)
+
+// func dotQ5_0x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ5_0x4SDOT(SB), NOSPLIT, $0-32
+	Q80DOT4(SETUPFIFTH, LOADQ50, XFP16, 22, IDOTZSDOT, IDOTSDOT)
 
 // func dotIQ4_NLNEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotIQ4_NLNEON(SB), NOSPLIT, $0-28
-	Q80DOT(SETUPTABLE(iq4nl), LOADIQ4NL, SCALEFP16, 18, IDOTZNEON, IDOTNEON)
+	Q80DOT(SETUPTABLE(iq4nl), LOADIQ4NL, XFP16, 18, IDOTZNEON, IDOTNEON)
+
+// func dotIQ4_NLx4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotIQ4_NLx4NEON(SB), NOSPLIT, $0-32
+	Q80DOT4(SETUPTABLE(iq4nl), LOADIQ4NL, XFP16, 18, IDOTZNEON, IDOTNEON)
 
 // func dotIQ4_NLSDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotIQ4_NLSDOT(SB), NOSPLIT, $0-28
-	Q80DOT(SETUPTABLE(iq4nl), LOADIQ4NL, SCALEFP16, 18, IDOTZSDOT, IDOTSDOT)
+	Q80DOT(SETUPTABLE(iq4nl), LOADIQ4NL, XFP16, 18, IDOTZSDOT, IDOTSDOT)
+
+// func dotIQ4_NLx4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotIQ4_NLx4SDOT(SB), NOSPLIT, $0-32
+	Q80DOT4(SETUPTABLE(iq4nl), LOADIQ4NL, XFP16, 18, IDOTZSDOT, IDOTSDOT)
 
 // func dotMXFP4NEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotMXFP4NEON(SB), NOSPLIT, $0-28
-	Q80DOT(SETUPTABLE(fp4), LOADMXFP4, SCALEE8M0, 17, IDOTZNEON, IDOTNEON)
+	Q80DOT(SETUPTABLE(fp4), LOADMXFP4, XE8M0, 17, IDOTZNEON, IDOTNEON)
+
+// func dotMXFP4x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotMXFP4x4NEON(SB), NOSPLIT, $0-32
+	Q80DOT4(SETUPTABLE(fp4), LOADMXFP4, XE8M0, 17, IDOTZNEON, IDOTNEON)
 
 // func dotMXFP4SDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotMXFP4SDOT(SB), NOSPLIT, $0-28
-	Q80DOT(SETUPTABLE(fp4), LOADMXFP4, SCALEE8M0, 17, IDOTZSDOT, IDOTSDOT)
+	Q80DOT(SETUPTABLE(fp4), LOADMXFP4, XE8M0, 17, IDOTZSDOT, IDOTSDOT)
+
+// func dotMXFP4x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotMXFP4x4SDOT(SB), NOSPLIT, $0-32
+	Q80DOT4(SETUPTABLE(fp4), LOADMXFP4, XE8M0, 17, IDOTZSDOT, IDOTSDOT)
 
 // func dotQ4_1NEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_1NEON(SB), NOSPLIT, $0-28
 	Q81DOT(SETUPNIB, LOADQ41, 20, IDOTZNEON, IDOTNEON)
 
+// func dotQ4_1x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ4_1x4NEON(SB), NOSPLIT, $0-32
+	Q81DOT4(SETUPNIB, LOADQ41, 20, IDOTZNEON, IDOTNEON)
+
 // func dotQ4_1SDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_1SDOT(SB), NOSPLIT, $0-28
 	Q81DOT(SETUPNIB, LOADQ41, 20, IDOTZSDOT, IDOTSDOT)
+
+// func dotQ4_1x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ4_1x4SDOT(SB), NOSPLIT, $0-32
+	Q81DOT4(SETUPNIB, LOADQ41, 20, IDOTZSDOT, IDOTSDOT)
 
 // func dotQ5_1NEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ5_1NEON(SB), NOSPLIT, $0-28
 	Q81DOT(SETUPFIFTH, LOADQ51, 24, IDOTZNEON, IDOTNEON)
 
+// func dotQ5_1x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ5_1x4NEON(SB), NOSPLIT, $0-32
+	Q81DOT4(SETUPFIFTH, LOADQ51, 24, IDOTZNEON, IDOTNEON)
+
 // func dotQ5_1SDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ5_1SDOT(SB), NOSPLIT, $0-28
 	Q81DOT(SETUPFIFTH, LOADQ51, 24, IDOTZSDOT, IDOTSDOT)
+
+// func dotQ5_1x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ5_1x4SDOT(SB), NOSPLIT, $0-32
+	Q81DOT4(SETUPFIFTH, LOADQ51, 24, IDOTZSDOT, IDOTSDOT)

@@ -36,13 +36,13 @@ var neonFloatDots = []asmDot{
 
 // neonDots and sdotDots are the integer kernels without and with dotprod.
 var neonDots = []asmDot{
-	{quant.Q8_0, wrap1(32, dotQ8_0NEON), nil},
-	{quant.Q4_0, wrap1(32, dotQ4_0NEON), nil},
-	{quant.Q5_0, wrap1(32, dotQ5_0NEON), nil},
-	{quant.IQ4_NL, wrap1(32, dotIQ4_NLNEON), nil},
-	{quant.MXFP4, wrap1(32, dotMXFP4NEON), nil},
-	{quant.Q4_1, wrap1(32, dotQ4_1NEON), nil},
-	{quant.Q5_1, wrap1(32, dotQ5_1NEON), nil},
+	{quant.Q8_0, wrap1(32, dotQ8_0NEON), wrap4(32, dotQ8_0x4NEON)},
+	{quant.Q4_0, wrap1(32, dotQ4_0NEON), wrap4(32, dotQ4_0x4NEON)},
+	{quant.Q5_0, wrap1(32, dotQ5_0NEON), wrap4(32, dotQ5_0x4NEON)},
+	{quant.IQ4_NL, wrap1(32, dotIQ4_NLNEON), wrap4(32, dotIQ4_NLx4NEON)},
+	{quant.MXFP4, wrap1(32, dotMXFP4NEON), wrap4(32, dotMXFP4x4NEON)},
+	{quant.Q4_1, wrap1(32, dotQ4_1NEON), wrap4(32, dotQ4_1x4NEON)},
+	{quant.Q5_1, wrap1(32, dotQ5_1NEON), wrap4(32, dotQ5_1x4NEON)},
 	{quant.Q4_K, wrap1(256, dotQ4_KNEON), nil},
 	{quant.Q6_K, wrap1(256, dotQ6_KNEON), nil},
 	{quant.Q5_K, wrap1(256, dotQ5_KNEON), nil},
@@ -51,13 +51,13 @@ var neonDots = []asmDot{
 }
 
 var sdotDots = []asmDot{
-	{quant.Q8_0, wrap1(32, dotQ8_0SDOT), nil},
-	{quant.Q4_0, wrap1(32, dotQ4_0SDOT), nil},
-	{quant.Q5_0, wrap1(32, dotQ5_0SDOT), nil},
-	{quant.IQ4_NL, wrap1(32, dotIQ4_NLSDOT), nil},
-	{quant.MXFP4, wrap1(32, dotMXFP4SDOT), nil},
-	{quant.Q4_1, wrap1(32, dotQ4_1SDOT), nil},
-	{quant.Q5_1, wrap1(32, dotQ5_1SDOT), nil},
+	{quant.Q8_0, wrap1(32, dotQ8_0SDOT), wrap4(32, dotQ8_0x4SDOT)},
+	{quant.Q4_0, wrap1(32, dotQ4_0SDOT), wrap4(32, dotQ4_0x4SDOT)},
+	{quant.Q5_0, wrap1(32, dotQ5_0SDOT), wrap4(32, dotQ5_0x4SDOT)},
+	{quant.IQ4_NL, wrap1(32, dotIQ4_NLSDOT), wrap4(32, dotIQ4_NLx4SDOT)},
+	{quant.MXFP4, wrap1(32, dotMXFP4SDOT), wrap4(32, dotMXFP4x4SDOT)},
+	{quant.Q4_1, wrap1(32, dotQ4_1SDOT), wrap4(32, dotQ4_1x4SDOT)},
+	{quant.Q5_1, wrap1(32, dotQ5_1SDOT), wrap4(32, dotQ5_1x4SDOT)},
 	{quant.Q4_K, wrap1(256, dotQ4_KSDOT), nil},
 	{quant.Q6_K, wrap1(256, dotQ6_KSDOT), nil},
 	{quant.Q5_K, wrap1(256, dotQ5_KSDOT), nil},
@@ -169,3 +169,45 @@ func quantizeQ8_1NEON(nb int, x, y unsafe.Pointer) int
 
 //go:noescape
 func quantizeQ8_KNEON(nb int, x, y unsafe.Pointer) int
+
+//go:noescape
+func dotQ8_0x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ8_0x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ4_0x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ4_0x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ5_0x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ5_0x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotIQ4_NLx4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotIQ4_NLx4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotMXFP4x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotMXFP4x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ4_1x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ4_1x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ5_1x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ5_1x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
