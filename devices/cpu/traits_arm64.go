@@ -29,9 +29,9 @@ func arm64Kernels() *kernelSet {
 
 // neonFloatDots are the float kernels, the same with and without dotprod.
 var neonFloatDots = []asmDot{
-	{quant.F32, wrap1(1, dotF32NEON), nil},
-	{quant.F16, wrap1(1, dotF16NEON), nil},
-	{quant.BF16, wrap1(1, dotBF16NEON), nil},
+	{quant.F32, wrap1(1, dotF32NEON), wrap4(1, dotF32x4NEON)},
+	{quant.F16, wrap1(1, dotF16NEON), wrap4(1, dotF16x4NEON)},
+	{quant.BF16, wrap1(1, dotBF16NEON), wrap4(1, dotBF16x4NEON)},
 }
 
 // neonDots and sdotDots are the integer kernels without and with dotprod.
@@ -211,3 +211,12 @@ func dotQ5_1x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float3
 
 //go:noescape
 func dotQ5_1x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotF32x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotF16x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotBF16x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
