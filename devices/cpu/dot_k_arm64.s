@@ -41,38 +41,47 @@
 	VMOV   R13, V27.S[1];          \
 	VUXTL  V27.B8, V27.H8
 
-// Q4KCHUNK adds the 64 elements of quant bytes 32c..32c+31 (R3, advanced)
-// against y (R4, advanced): low nibbles are sub-block 2c (scale in
-// V(S0).s[L0]), high ones 2c+1 (V(S1).s[L1]). FIFTH(OPLO, OPHI) may add
-// bits to the levels (Q5_K).
-#define Q4KCHUNK(IDOTZ, IDOT, S0, L0, S1, L1, FIFTH, OPLO, OPHI) \
-	VLD1.P 32(R3), [V4.B16, V5.B16];                 \
-	VLD1.P 64(R4), [V16.B16, V17.B16, V18.B16, V19.B16]; \
-	VAND   V30.B16, V4.B16, V6.B16;                  \
-	VAND   V30.B16, V5.B16, V7.B16;                  \
-	VUSHR  $4, V4.B16, V8.B16;                       \
-	VUSHR  $4, V5.B16, V9.B16;                       \
-	FIFTH(OPLO, OPHI);                               \
-	IDOTZ(6, 16, 10);                                \
-	IDOT(7, 17, 10);                                 \
-	MLAE4S(S0, L0, 10, 1);                           \
-	IDOTZ(8, 18, 11);                                \
-	IDOT(9, 19, 11);                                 \
-	MLAE4S(S1, L1, 11, 1)
+// Q4KX decodes the 64 elements of quant bytes 32c..32c+31 (R3, advanced):
+// low nibbles (sub-block 2c) into V6, V7, high ones (2c+1) into V8, V9.
+// FIFTH(OPLO, OPHI) may add bits to the levels (Q5_K).
+#define Q4KX(FIFTH, OPLO, OPHI) \
+	VLD1.P 32(R3), [V4.B16, V5.B16]; \
+	VAND   V30.B16, V4.B16, V6.B16;  \
+	VAND   V30.B16, V5.B16, V7.B16;  \
+	VUSHR  $4, V4.B16, V8.B16;       \
+	VUSHR  $4, V5.B16, V9.B16;       \
+	FIFTH(OPLO, OPHI)
+
+// Q4KY adds the chunk's dots with one column's 64 quants at YP (advanced)
+// to the lanes of V(ACC), scaled by V(S0).s[L0] and V(S1).s[L1].
+#define Q4KY(YP, ACC, IDOTZ, IDOT, S0, L0, S1, L1) \
+	VLD1.P 64(YP), [V16.B16, V17.B16, V18.B16, V19.B16]; \
+	IDOTZ(6, 16, 10);      \
+	IDOT(7, 17, 10);       \
+	MLAE4S(S0, L0, 10, ACC); \
+	IDOTZ(8, 18, 11);      \
+	IDOT(9, 19, 11);       \
+	MLAE4S(S1, L1, 11, ACC)
+
+// COLS1 and COLS4 are the columns a chunk meets: the single kernel's (y
+// quants at R4, sums in V1) or the four-column kernel's (at R14, R15,
+// R24, R25; sums in V1, V0, V23 and A3).
+#define COLS1(Y, IDOTZ, IDOT, S0, L0, S1, L1) Y(R4, 1, IDOTZ, IDOT, S0, L0, S1, L1)
+#define COLS4(Y, IDOTZ, IDOT, S0, L0, S1, L1) \
+	Y(R14, 1, IDOTZ, IDOT, S0, L0, S1, L1);  \
+	Y(R15, 0, IDOTZ, IDOT, S0, L0, S1, L1);  \
+	Y(R24, 23, IDOTZ, IDOT, S0, L0, S1, L1); \
+	Y(R25, A3, IDOTZ, IDOT, S0, L0, S1, L1)
 
 #define NOFIFTH(OPLO, OPHI)
 
-// Q4KQS and Q5KQS point R3 at the quant bytes and R4 at y's quants; Q5_K
-// (fp16 d, fp16 dmin, scales[12], qh[32], qs[128]) loads qh into V12, V13
-// on the way.
-#define Q4KQS \
-	ADD $16, R1, R3; \
-	ADD $4, R2, R4
+// Q4KQS and Q5KQS point R3 at the quant bytes; Q5_K (fp16 d, fp16 dmin,
+// scales[12], qh[32], qs[128]) loads qh into V12, V13 on the way.
+#define Q4KQS ADD $16, R1, R3
 
 #define Q5KQS \
 	ADD    $16, R1, R3;              \
-	VLD1.P 32(R3), [V12.B16, V13.B16]; \
-	ADD    $4, R2, R4
+	VLD1.P 32(R3), [V12.B16, V13.B16]
 
 // FIFTHK: bit 2c of qh[l] is the fifth bit of element 64c+l, bit 2c+1
 // that of 64c+32+l; OPLO and OPHI move them to bit 4 (V29 holds 0x10).
@@ -90,17 +99,17 @@
 	VORR V2.B16, V8.B16, V8.B16;   \
 	VORR V3.B16, V9.B16, V9.B16
 
-#define Q4KCHUNKS(IDOTZ, IDOT) \
-	Q4KCHUNK(IDOTZ, IDOT, 25, 0, 25, 1, NOFIFTH, X, X); \
-	Q4KCHUNK(IDOTZ, IDOT, 25, 2, 25, 3, NOFIFTH, X, X); \
-	Q4KCHUNK(IDOTZ, IDOT, 26, 0, 26, 1, NOFIFTH, X, X); \
-	Q4KCHUNK(IDOTZ, IDOT, 26, 2, 26, 3, NOFIFTH, X, X)
+#define Q4KCHUNKS(COLS, IDOTZ, IDOT) \
+	Q4KX(NOFIFTH, X, X); COLS(Q4KY, IDOTZ, IDOT, 25, 0, 25, 1); \
+	Q4KX(NOFIFTH, X, X); COLS(Q4KY, IDOTZ, IDOT, 25, 2, 25, 3); \
+	Q4KX(NOFIFTH, X, X); COLS(Q4KY, IDOTZ, IDOT, 26, 0, 26, 1); \
+	Q4KX(NOFIFTH, X, X); COLS(Q4KY, IDOTZ, IDOT, 26, 2, 26, 3)
 
-#define Q5KCHUNKS(IDOTZ, IDOT) \
-	Q4KCHUNK(IDOTZ, IDOT, 25, 0, 25, 1, FIFTHK, VSHL $4, VSHL $3); \
-	Q4KCHUNK(IDOTZ, IDOT, 25, 2, 25, 3, FIFTHK, VSHL $2, VSHL $1); \
-	Q4KCHUNK(IDOTZ, IDOT, 26, 0, 26, 1, FIFTHK, VAND V29.B16, VUSHR $1); \
-	Q4KCHUNK(IDOTZ, IDOT, 26, 2, 26, 3, FIFTHK, VUSHR $2, VUSHR $3)
+#define Q5KCHUNKS(COLS, IDOTZ, IDOT) \
+	Q4KX(FIFTHK, VSHL $4, VSHL $3); COLS(Q4KY, IDOTZ, IDOT, 25, 0, 25, 1); \
+	Q4KX(FIFTHK, VSHL $2, VSHL $1); COLS(Q4KY, IDOTZ, IDOT, 25, 2, 25, 3); \
+	Q4KX(FIFTHK, VAND V29.B16, VUSHR $1); COLS(Q4KY, IDOTZ, IDOT, 26, 0, 26, 1); \
+	Q4KX(FIFTHK, VUSHR $2, VUSHR $3); COLS(Q4KY, IDOTZ, IDOT, 26, 2, 26, 3)
 
 // KLOOP is the body of every K-quant kernel, for x blocks of XB bytes:
 // BLOCK(IDOTZ, IDOT) leaves a super-block's integer sum in the lanes of V1
@@ -127,29 +136,86 @@ done:                             \
 	FMOVS F0, ret+24(FP);         \
 	RET
 
-// KFIN: F0 += F1 * fp16(d at off(R1)) * dy.
-#define KFIN(off) \
-	H2S(off(R1), R6, F20);  \
-	FMOVS  (R2), F21;       \
-	FMULS  F21, F20, F20;   \
-	FMADDS F20, F0, F1, F0
+// K4LOOP is the four-column kernel body: the y blocks at R19-R22, their
+// quants walked by R14, R15, R24, R25; the results accumulate in out (at
+// R23), where CFIN(YP, FI, o) folds column YP's sum (FI) in at offset o
+// with the single kernel's float operations, so each column's result is
+// the single kernel's bit for bit.
+#define ZERO4S(a) ENC3(0x6E201C00, a, a, a)
 
-// KFINMIN: F0 += F1 * d*dy - F31 * dmin*dy, for the fp16 pair d, dmin at
-// off(R1) (one conversion and one multiply make both scales).
-#define KFINMIN(off) \
+#define K4LOOP(SETUP, BLOCK4, CFIN, XB, IDOTZ, IDOT) \
+	MOVD  n+0(FP), R0;            \
+	MOVD  x+8(FP), R1;            \
+	MOVD  y+16(FP), R9;           \
+	MOVD  0(R9), R19;             \
+	MOVD  8(R9), R20;             \
+	MOVD  16(R9), R21;            \
+	MOVD  24(R9), R22;            \
+	MOVD  out+24(FP), R23;        \
+	VEOR  V4.B16, V4.B16, V4.B16; \
+	VST1  [V4.S4], (R23);         \
+	SETUP;                        \
+loop:                             \
+	CBZ   R0, done;               \
+	ZERO4S(1);                    \
+	ZERO4S(0);                    \
+	ZERO4S(23);                   \
+	ZERO4S(A3);                   \
+	ADD   $4, R19, R14;           \
+	ADD   $4, R20, R15;           \
+	ADD   $4, R21, R24;           \
+	ADD   $4, R22, R25;           \
+	BLOCK4(IDOTZ, IDOT);          \
+	ADDV4S(1, 1);                 \
+	SCVTFS(1, 1);                 \
+	ADDV4S(0, 0);                 \
+	SCVTFS(0, 0);                 \
+	ADDV4S(23, 23);               \
+	SCVTFS(23, 23);               \
+	ADDV4S(A3, A3);               \
+	SCVTFS(A3, A3);               \
+	CFIN(R19, F1, 0);             \
+	CFIN(R20, F0, 4);             \
+	CFIN(R21, F23, 8);            \
+	CFIN(R22, FA3, 12);           \
+	ADD   $XB, R1;                \
+	ADD   $292, R19;              \
+	ADD   $292, R20;              \
+	ADD   $292, R21;              \
+	ADD   $292, R22;              \
+	SUB   $1, R0;                 \
+	B     loop;                   \
+done:                             \
+	RET
+
+// KFINP: ACC += FI * fp16(d at off(R1)) * dy (dy at YP); KFIN for the
+// single kernel.
+#define KFINP(off, YP, FI, ACC) \
+	H2S(off(R1), R6, F20);  \
+	FMOVS  (YP), F21;       \
+	FMULS  F21, F20, F20;   \
+	FMADDS F20, ACC, FI, ACC
+
+#define KFIN(off) KFINP(off, R2, F1, F0)
+
+// KFINMINP: ACC += FI * d*dy - F31 * dmin*dy, for the fp16 pair d, dmin
+// at off(R1) (one conversion and one multiply make both scales).
+#define KFINMINP(off, YP, FI, ACC) \
 	FMOVS  off(R1), F20;    \
 	FCVTL4S(20, 20);        \
-	FMOVS  (R2), F21;       \
+	FMOVS  (YP), F21;       \
 	FMULE(21, 0, 20, 20);   \
 	DUPS1(20, 22);          \
-	FMADDS F20, F0, F1, F0; \
-	FMSUBS F22, F0, F31, F0
+	FMADDS F20, ACC, FI, ACC; \
+	FMSUBS F22, ACC, F31, ACC
+
+#define KFINMIN(off) KFINMINP(off, R2, F1, F0)
 
 // MINSUM4K puts in F31 the sum of the eight minimums (int16s in V(m))
-// times y's pairs of bsums (Q4_K's sub-blocks are 32 elements), using
-// V16, V17, V19.
-#define MINSUM4K(m) \
-	ADD   $260, R2, R3;           \
+// times the pairs of bsums of y at YP (Q4_K's sub-blocks are 32
+// elements), using R3, V16, V17, V19.
+#define MINSUM4K(m, YP) \
+	ADD   $260, YP, R3;           \
 	VLD1  (R3), [V16.H8, V17.H8]; \
 	ADDP8H(17, 16, 16);           \
 	SMULL4S(m, 16, 31);           \
@@ -164,45 +230,77 @@ done:                             \
 
 #define Q4KBLOCK(IDOTZ, IDOT) \
 	Q4KSCALES;           \
-	MINSUM4K(27);        \
+	MINSUM4K(27, R2);    \
 	Q4KQS;               \
-	Q4KCHUNKS(IDOTZ, IDOT)
+	ADD $4, R2, R4;      \
+	Q4KCHUNKS(COLS1, IDOTZ, IDOT)
 
 #define Q5KBLOCK(IDOTZ, IDOT) \
 	Q4KSCALES;           \
-	MINSUM4K(27);        \
+	MINSUM4K(27, R2);    \
 	Q5KQS;               \
-	Q5KCHUNKS(IDOTZ, IDOT)
+	ADD $4, R2, R4;      \
+	Q5KCHUNKS(COLS1, IDOTZ, IDOT)
+
+// The four-column blocks: the sums in V1, V0, V23, V28 (A3); the
+// minimums meet each column's bsums when the column is finished (CFIN).
+#define Q4KBLOCK4(IDOTZ, IDOT) \
+	Q4KSCALES; \
+	Q4KQS;     \
+	Q4KCHUNKS(COLS4, IDOTZ, IDOT)
+
+#define Q5KBLOCK4(IDOTZ, IDOT) \
+	Q4KSCALES; \
+	Q5KQS;     \
+	Q5KCHUNKS(COLS4, IDOTZ, IDOT)
+
+#define Q4KCFIN(YP, FI, o) \
+	MINSUM4K(27, YP);           \
+	FMOVS o(R23), F4;           \
+	KFINMINP(0, YP, FI, F4);    \
+	FMOVS F4, o(R23)
 
 // Q6_K (ql[128], qh[64], int8 scales[16], fp16 d): in each 128-element
 // half h, element 32s+l (s < 4, l < 32) is the low (s even) or high nibble
 // of ql[64h + 32(s&1) + l] with bits 2s, 2s+1 of qh[32h+l] above it, minus
 // 32; its 16-element sub-blocks run in y's order, scale 8h+k for y's k-th
-// 16 bytes. Q6KSTEP makes sub-block k from QL (nibble taken by QLOP) and
-// QH (bits moved to 4-5 by QHOP), meets y's V(Y), and adds it scaled by
-// V(S).s[L] into V1.
-#define Q6KSTEP(IDOTZ, QLOP, QL, QHOP, QH, Y, S, L) \
-	QLOP, QL.B16, V10.B16;        \
-	QHOP, QH.B16, V11.B16;        \
-	VAND V29.B16, V11.B16, V11.B16; \
-	VORR V11.B16, V10.B16, V10.B16; \
-	VSUB V28.B16, V10.B16, V10.B16; \
-	IDOTZ(10, Y, 12);             \
-	MLAE4S(S, L, 12, 1)
+// 16 bytes. Q6KDEC makes a sub-block in D from QL (nibble taken by QLOP)
+// and QH (bits moved to 4-5 by QHOP), using V2.
+#define Q6KDEC(QLOP, QL, QHOP, QH, D) \
+	QLOP, QL.B16, D.B16;          \
+	QHOP, QH.B16, V2.B16;         \
+	VAND V29.B16, V2.B16, V2.B16; \
+	VORR V2.B16, D.B16, D.B16;    \
+	VSUB V28.B16, D.B16, D.B16
 
-#define Q6KHALF(IDOTZ, S0, S1) \
-	VLD1.P 64(R3), [V4.B16, V5.B16, V6.B16, V7.B16];      \
-	VLD1.P 32(R5), [V8.B16, V9.B16];                      \
-	VLD1.P 64(R4), [V16.B16, V17.B16, V18.B16, V19.B16];  \
-	VLD1.P 64(R4), [V20.B16, V21.B16, V22.B16, V23.B16];  \
-	Q6KSTEP(IDOTZ, VAND V30.B16, V4, VSHL $4, V8, 16, S0, 0); \
-	Q6KSTEP(IDOTZ, VAND V30.B16, V5, VSHL $4, V9, 17, S0, 1); \
-	Q6KSTEP(IDOTZ, VAND V30.B16, V6, VSHL $2, V8, 18, S0, 2); \
-	Q6KSTEP(IDOTZ, VAND V30.B16, V7, VSHL $2, V9, 19, S0, 3); \
-	Q6KSTEP(IDOTZ, VUSHR $4, V4, VAND V29.B16, V8, 20, S1, 0); \
-	Q6KSTEP(IDOTZ, VUSHR $4, V5, VAND V29.B16, V9, 21, S1, 1); \
-	Q6KSTEP(IDOTZ, VUSHR $4, V6, VUSHR $2, V8, 22, S1, 2); \
-	Q6KSTEP(IDOTZ, VUSHR $4, V7, VUSHR $2, V9, 23, S1, 3)
+// Q6KY adds the four sub-blocks in V10-V13 against one column's 64 quants
+// at YP (advanced) to V(ACC), scaled by V(S).s[0..3], using V3.
+#define Q6KY(YP, ACC, IDOTZ, IDOT, S, L0, S1, L1) \
+	VLD1.P 64(YP), [V16.B16, V17.B16, V18.B16, V19.B16]; \
+	IDOTZ(10, 16, 3);       \
+	MLAE4S(S, 0, 3, ACC);   \
+	IDOTZ(11, 17, 3);       \
+	MLAE4S(S, 1, 3, ACC);   \
+	IDOTZ(12, 18, 3);       \
+	MLAE4S(S, 2, 3, ACC);   \
+	IDOTZ(13, 19, 3);       \
+	MLAE4S(S, 3, 3, ACC)
+
+// Q6KHALF is one half: ql at R3, qh at R5 (both advanced), sub-blocks
+// decoded four at a time for every column.
+#define Q6KHALF(COLS, IDOTZ, IDOT, S0, S1) \
+	VLD1.P 64(R3), [V4.B16, V5.B16, V6.B16, V7.B16]; \
+	VLD1.P 32(R5), [V8.B16, V9.B16];                 \
+	Q6KDEC(VAND V30.B16, V4, VSHL $4, V8, V10);      \
+	Q6KDEC(VAND V30.B16, V5, VSHL $4, V9, V11);      \
+	Q6KDEC(VAND V30.B16, V6, VSHL $2, V8, V12);      \
+	Q6KDEC(VAND V30.B16, V7, VSHL $2, V9, V13);      \
+	COLS(Q6KY, IDOTZ, IDOT, S0, X, X, X);            \
+	Q6KDEC(VUSHR $4, V4, VAND V29.B16, V8, V10);     \
+	Q6KDEC(VUSHR $4, V5, VAND V29.B16, V9, V11);     \
+	Q6KDEC(VUSHR $4, V6, VUSHR $2, V8, V12);         \
+	Q6KDEC(VUSHR $4, V7, VUSHR $2, V9, V13);         \
+	COLS(Q6KY, IDOTZ, IDOT, S1, X, X, X)
 
 #define SETUPQ6K \
 	VMOVI $15, V30.B16; \
@@ -219,15 +317,29 @@ done:                             \
 	SXTL4S(22, 26);  \
 	SXTL24S(22, 27)
 
-#define Q6KBLOCK(IDOTZ, IDOT) \
+#define Q6KSETUPX \
 	ADD   $192, R1, R3;    \
 	VLD1  (R3), [V20.B16]; \
 	SXTL16;                \
 	MOVD  R1, R3;          \
-	ADD   $128, R1, R5;    \
-	ADD   $4, R2, R4;      \
-	Q6KHALF(IDOTZ, 24, 25); \
-	Q6KHALF(IDOTZ, 26, 27)
+	ADD   $128, R1, R5
+
+#define Q6KBLOCK(IDOTZ, IDOT) \
+	Q6KSETUPX;                          \
+	ADD   $4, R2, R4;                   \
+	Q6KHALF(COLS1, IDOTZ, IDOT, 24, 25); \
+	Q6KHALF(COLS1, IDOTZ, IDOT, 26, 27)
+
+// The four-column block: sums in V1, V0, V23, V31 (A3).
+#define Q6KBLOCK4(IDOTZ, IDOT) \
+	Q6KSETUPX;                          \
+	Q6KHALF(COLS4, IDOTZ, IDOT, 24, 25); \
+	Q6KHALF(COLS4, IDOTZ, IDOT, 26, 27)
+
+#define Q6KCFIN(YP, FI, o) \
+	FMOVS o(R23), F4;         \
+	KFINP(208, YP, FI, F4);   \
+	FMOVS F4, o(R23)
 
 // func dotQ4_KNEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_KNEON(SB), NOSPLIT, $0-28
@@ -394,3 +506,63 @@ TEXT ·dotQ3_KNEON(SB), NOSPLIT, $0-28
 // func dotQ3_KSDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ3_KSDOT(SB), NOSPLIT, $0-28
 	KLOOP(SETUPQ3K, Q3KBLOCK, IDOTZSDOT, IDOTSDOT, KFIN(108), 110)
+
+#define A3 28
+#define FA3 F28
+
+// func dotQ4_Kx4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ4_Kx4NEON(SB), NOSPLIT, $0-32
+	K4LOOP(SETUPQ4K, Q4KBLOCK4, Q4KCFIN, 144, IDOTZNEON, IDOTNEON)
+
+#undef A3
+#undef FA3
+
+#define A3 28
+#define FA3 F28
+
+// func dotQ4_Kx4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ4_Kx4SDOT(SB), NOSPLIT, $0-32
+	K4LOOP(SETUPQ4K, Q4KBLOCK4, Q4KCFIN, 144, IDOTZSDOT, IDOTSDOT)
+
+#undef A3
+#undef FA3
+
+#define A3 28
+#define FA3 F28
+
+// func dotQ5_Kx4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ5_Kx4NEON(SB), NOSPLIT, $0-32
+	K4LOOP(SETUPQ4K, Q5KBLOCK4, Q4KCFIN, 176, IDOTZNEON, IDOTNEON)
+
+#undef A3
+#undef FA3
+
+#define A3 28
+#define FA3 F28
+
+// func dotQ5_Kx4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ5_Kx4SDOT(SB), NOSPLIT, $0-32
+	K4LOOP(SETUPQ4K, Q5KBLOCK4, Q4KCFIN, 176, IDOTZSDOT, IDOTSDOT)
+
+#undef A3
+#undef FA3
+
+#define A3 31
+#define FA3 F31
+
+// func dotQ6_Kx4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ6_Kx4NEON(SB), NOSPLIT, $0-32
+	K4LOOP(SETUPQ6K, Q6KBLOCK4, Q6KCFIN, 210, IDOTZNEON, IDOTNEON)
+
+#undef A3
+#undef FA3
+
+#define A3 31
+#define FA3 F31
+
+// func dotQ6_Kx4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+TEXT ·dotQ6_Kx4SDOT(SB), NOSPLIT, $0-32
+	K4LOOP(SETUPQ6K, Q6KBLOCK4, Q6KCFIN, 210, IDOTZSDOT, IDOTSDOT)
+
+#undef A3
+#undef FA3

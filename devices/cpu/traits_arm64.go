@@ -43,9 +43,9 @@ var neonDots = []asmDot{
 	{quant.MXFP4, wrap1(32, dotMXFP4NEON), wrap4(32, dotMXFP4x4NEON)},
 	{quant.Q4_1, wrap1(32, dotQ4_1NEON), wrap4(32, dotQ4_1x4NEON)},
 	{quant.Q5_1, wrap1(32, dotQ5_1NEON), wrap4(32, dotQ5_1x4NEON)},
-	{quant.Q4_K, wrap1(256, dotQ4_KNEON), nil},
-	{quant.Q6_K, wrap1(256, dotQ6_KNEON), nil},
-	{quant.Q5_K, wrap1(256, dotQ5_KNEON), nil},
+	{quant.Q4_K, wrap1(256, dotQ4_KNEON), wrap4(256, dotQ4_Kx4NEON)},
+	{quant.Q6_K, wrap1(256, dotQ6_KNEON), wrap4(256, dotQ6_Kx4NEON)},
+	{quant.Q5_K, wrap1(256, dotQ5_KNEON), wrap4(256, dotQ5_Kx4NEON)},
 	{quant.Q2_K, wrap1(256, dotQ2_KNEON), nil},
 	{quant.Q3_K, wrap1(256, dotQ3_KNEON), nil},
 }
@@ -58,9 +58,9 @@ var sdotDots = []asmDot{
 	{quant.MXFP4, wrap1(32, dotMXFP4SDOT), wrap4(32, dotMXFP4x4SDOT)},
 	{quant.Q4_1, wrap1(32, dotQ4_1SDOT), wrap4(32, dotQ4_1x4SDOT)},
 	{quant.Q5_1, wrap1(32, dotQ5_1SDOT), wrap4(32, dotQ5_1x4SDOT)},
-	{quant.Q4_K, wrap1(256, dotQ4_KSDOT), nil},
-	{quant.Q6_K, wrap1(256, dotQ6_KSDOT), nil},
-	{quant.Q5_K, wrap1(256, dotQ5_KSDOT), nil},
+	{quant.Q4_K, wrap1(256, dotQ4_KSDOT), wrap4(256, dotQ4_Kx4SDOT)},
+	{quant.Q6_K, wrap1(256, dotQ6_KSDOT), wrap4(256, dotQ6_Kx4SDOT)},
+	{quant.Q5_K, wrap1(256, dotQ5_KSDOT), wrap4(256, dotQ5_Kx4SDOT)},
 	{quant.Q2_K, wrap1(256, dotQ2_KSDOT), nil},
 	{quant.Q3_K, wrap1(256, dotQ3_KSDOT), nil},
 }
@@ -220,3 +220,21 @@ func dotF16x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32
 
 //go:noescape
 func dotBF16x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ4_Kx4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ4_Kx4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ5_Kx4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ5_Kx4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ6_Kx4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+
+//go:noescape
+func dotQ6_Kx4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
