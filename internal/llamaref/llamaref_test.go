@@ -2,14 +2,17 @@ package llamaref
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/gguf/genmodel"
 	"github.com/ggml-go/ggml/internal/ggmlref"
 	"github.com/ggml-go/ggml/quant"
@@ -36,24 +39,15 @@ func genModel(t *testing.T, c genmodel.Config) string {
 	return p
 }
 
-// run decodes tokens in calls of the given sizes and returns every
-// position's logits.
+// run decodes tokens in calls of the given sizes in a fresh context and
+// returns every position's logits.
 func run(t *testing.T, m *Model, tokens []int32, calls []int) [][]float32 {
 	t.Helper()
 	c, err := m.NewContext(CompareOptions(256, 64, 2))
 	require.NoError(t, err)
 	defer c.Free()
-	var out [][]float32
-	pos := 0
-	for _, n := range calls {
-		require.NoError(t, c.Decode(tokens[pos:pos+n], pos, nil))
-		for i := range n {
-			lg, err := c.Logits(i)
-			require.NoError(t, err)
-			out = append(out, lg)
-		}
-		pos += n
-	}
+	out, err := c.Evaluate(tokens, 0, calls)
+	require.NoError(t, err)
 	return out
 }
 
@@ -101,6 +95,23 @@ func TestGeneratedModels(t *testing.T) {
 			}
 		}
 		require.Less(t, num/den, 1e-10, "%s %s: NMSE between one call and three", c.Arch, c.Type)
+
+		// Greedy generation follows the logits: each token is the argmax
+		// of Evaluate's logits at the position before it.
+		ctx, err := m.NewContext(CompareOptions(256, 64, 2))
+		require.NoError(t, err)
+		gen, err := ctx.Greedy(tokens[:5], 8)
+		require.NoError(t, err)
+		ctx.Free()
+		require.Len(t, gen, 8)
+		seq := append(append([]int32(nil), tokens[:5]...), gen...)
+		all := run(t, m, seq, nil)
+		for i, tok := range gen {
+			lg := all[4+i]
+			for j, v := range lg {
+				require.True(t, v < lg[tok] || (v == lg[tok] && int32(j) >= tok), "token %d is not the argmax", i)
+			}
+		}
 		m.Free()
 	}
 }
@@ -134,6 +145,9 @@ func TestContextSettings(t *testing.T) {
 	require.NoError(t, err)
 	c.ClearMemory()
 	require.NoError(t, c.Decode([]int32{1}, 0, nil))
+
+	_, err = c.Evaluate([]int32{1, 2}, 0, []int{1})
+	require.Error(t, err, "calls that do not cover the tokens")
 	c.Free()
 
 	_, err = l.LoadModel(filepath.Join(t.TempDir(), "missing.gguf"))
@@ -142,4 +156,92 @@ func TestContextSettings(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte("GGUF\x03\x00\x00\x00"+strings.Repeat("\x00", 16)), 0o644))
 	_, err = l.LoadModel(bad)
 	require.ErrorIs(t, err, ErrLlama)
+}
+
+// spmVocab is a minimal SentencePiece vocabulary: the three specials, the
+// 256 byte tokens, and the pieces (with every prefix, SPM merges pairs
+// only into tokens that exist) of "hello world".
+func spmVocab() []gguf.KV {
+	tokens := []string{"<unk>", "<s>", "</s>"}
+	types := []int32{2, 3, 3}
+	for b := range 256 {
+		tokens = append(tokens, fmt.Sprintf("<0x%02X>", b))
+		types = append(types, 6)
+	}
+	for _, w := range []string{"\u2581hello", "\u2581world"} {
+		r := []rune(w)
+		for i := 1; i <= len(r); i++ {
+			if p := string(r[:i]); !slices.Contains(tokens, p) {
+				tokens = append(tokens, p)
+				types = append(types, 1)
+			}
+		}
+	}
+	for _, ch := range "helowrd" {
+		tokens = append(tokens, string(ch))
+		types = append(types, 1)
+	}
+	scores := make([]float32, len(tokens))
+	for i, tok := range tokens {
+		scores[i] = float32(len([]rune(tok)))
+	}
+	return []gguf.KV{
+		{Key: "tokenizer.ggml.model", Value: gguf.ScalarValue("llama")},
+		{Key: "tokenizer.ggml.tokens", Value: gguf.ArrayValue(tokens)},
+		{Key: "tokenizer.ggml.scores", Value: gguf.ArrayValue(scores)},
+		{Key: "tokenizer.ggml.token_type", Value: gguf.ArrayValue(types)},
+		{Key: "tokenizer.ggml.unknown_token_id", Value: gguf.ScalarValue(uint32(0))},
+		{Key: "tokenizer.ggml.bos_token_id", Value: gguf.ScalarValue(uint32(1))},
+		{Key: "tokenizer.ggml.eos_token_id", Value: gguf.ScalarValue(uint32(2))},
+		{Key: "tokenizer.ggml.add_bos_token", Value: gguf.ScalarValue(true)},
+		{Key: "tokenizer.ggml.add_eos_token", Value: gguf.ScalarValue(false)},
+	}
+}
+
+func TestTokenize(t *testing.T) {
+	l := lib(t)
+	kvs := spmVocab()
+	tokens, _ := gguf.ArrayAs[string](kvs[1].Value)
+	id := func(s string) int32 { return int32(slices.Index(tokens, s)) }
+	m, err := l.LoadModel(genModel(t, genmodel.Config{Arch: "llama", Type: quant.F32, VocabSize: len(tokens), KVs: kvs}))
+	require.NoError(t, err)
+	defer m.Free()
+	require.Equal(t, len(tokens), m.NVocab())
+	require.EqualValues(t, 1, m.BOS())
+	require.EqualValues(t, 2, m.EOS())
+
+	got, err := m.Tokenize("hello world", true, false)
+	require.NoError(t, err)
+	require.Equal(t, []int32{1, id("\u2581hello"), id("\u2581world")}, got)
+	got, err = m.Tokenize("hello world", false, false)
+	require.NoError(t, err)
+	require.Equal(t, []int32{id("\u2581hello"), id("\u2581world")}, got)
+	// Bytes outside the pieces fall back to byte tokens.
+	got, err = m.Tokenize("h\u00e9", false, false)
+	require.NoError(t, err)
+	require.Equal(t, []int32{id("\u2581h"), id("<0xC3>"), id("<0xA9>")}, got)
+	// Special-token text is parsed only when asked.
+	got, err = m.Tokenize("</s>", false, true)
+	require.NoError(t, err)
+	require.Equal(t, []int32{2}, got)
+	long, err := m.Tokenize(strings.Repeat("hello ", 300)+"world", true, false)
+	require.NoError(t, err)
+	require.Len(t, long, 302)
+	require.Equal(t, id("\u2581world"), long[301])
+
+	p, err := m.TokenToPiece(id("\u2581hello"), 0, false)
+	require.NoError(t, err)
+	require.Equal(t, " hello", p)
+	p, err = m.TokenToPiece(id("\u2581hello"), 1, false)
+	require.NoError(t, err)
+	require.Equal(t, "hello", p, "lstrip")
+	p, err = m.TokenToPiece(id("<0x41>"), 0, false)
+	require.NoError(t, err)
+	require.Equal(t, "A", p)
+	p, err = m.TokenToPiece(1, 0, false)
+	require.NoError(t, err)
+	require.Empty(t, p, "a control token without special")
+	p, err = m.TokenToPiece(1, 0, true)
+	require.NoError(t, err)
+	require.Equal(t, "<s>", p)
 }

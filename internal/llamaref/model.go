@@ -273,3 +273,81 @@ func (c *Context) Logits(i int) ([]float32, error) {
 	}
 	return append([]float32(nil), unsafe.Slice((*float32)(cPtr(r)), c.nVocab)...), nil
 }
+
+// Evaluate decodes tokens at positions pos0, ... in calls of the given
+// sizes (which must add up to len(tokens); nil: calls of the batch size)
+// and returns every position's logits: the shape of a prompt comparison.
+func (c *Context) Evaluate(tokens []int32, pos0 int, calls []int) ([][]float32, error) {
+	if calls == nil {
+		for n := len(tokens); n > 0; n -= min(n, c.nBatch) {
+			calls = append(calls, min(n, c.nBatch))
+		}
+	}
+	out := make([][]float32, 0, len(tokens))
+	done := 0
+	for _, n := range calls {
+		if n <= 0 || done+n > len(tokens) {
+			return nil, fmt.Errorf("llamaref: calls %v do not split %d tokens", calls, len(tokens))
+		}
+		if err := c.Decode(tokens[done:done+n], pos0+done, nil); err != nil {
+			return nil, err
+		}
+		for i := range n {
+			lg, err := c.Logits(i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, lg)
+		}
+		done += n
+	}
+	if done != len(tokens) {
+		return nil, fmt.Errorf("llamaref: calls %v do not split %d tokens", calls, len(tokens))
+	}
+	return out, nil
+}
+
+// Greedy decodes prompt from position 0 and then n tokens, each the
+// argmax (lowest id on ties) of the previous position's logits, stopping
+// after EOS. It returns the generated tokens.
+func (c *Context) Greedy(prompt []int32, n int) ([]int32, error) {
+	if len(prompt) == 0 {
+		return nil, fmt.Errorf("llamaref: empty prompt")
+	}
+	var last []float32
+	for done := 0; done < len(prompt); {
+		k := min(len(prompt)-done, c.nBatch)
+		outputs := make([]bool, k)
+		outputs[k-1] = true
+		if err := c.Decode(prompt[done:done+k], done, outputs); err != nil {
+			return nil, err
+		}
+		var err error
+		if last, err = c.Logits(k - 1); err != nil {
+			return nil, err
+		}
+		done += k
+	}
+	eos := c.m.EOS()
+	var gen []int32
+	for len(gen) < n {
+		best := int32(0)
+		for i, v := range last {
+			if v > last[best] {
+				best = int32(i)
+			}
+		}
+		gen = append(gen, best)
+		if best == eos || len(gen) == n {
+			break
+		}
+		if err := c.Decode([]int32{best}, len(prompt)+len(gen)-1, nil); err != nil {
+			return nil, err
+		}
+		var err error
+		if last, err = c.Logits(0); err != nil {
+			return nil, err
+		}
+	}
+	return gen, nil
+}
