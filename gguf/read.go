@@ -9,6 +9,12 @@
 // data is used in place, never copied. Malformed input is an error wrapping
 // ErrFormat, never a panic, and no allocation is sized by a count the file
 // claims before the file is known to hold that much.
+//
+// Where ggml's C view shows through, this package follows it: a tensor
+// name ends at its first NUL, and a key with a NUL answers lookups for
+// its part before the NUL. The one leniency: the last tensor's padding may
+// be missing from the end of the file (ggml reads the padded data
+// section; llama.cpp, which maps the file, does not need it).
 package gguf
 
 import (

@@ -147,7 +147,8 @@ func CompareOptions(nCtx, nBatch, threads int) ContextOptions {
 	return ContextOptions{NCtx: nCtx, NBatch: nBatch, Threads: threads, FlashAttn: FlashAttnDisabled}
 }
 
-// Context is a llama_context with one sequence and a batch for Decode.
+// Context is a llama_context with one sequence and a batch for Decode. It
+// is not safe for concurrent use.
 type Context struct {
 	m      *Model
 	ptr    uintptr
