@@ -43,7 +43,7 @@ func TestLayout(t *testing.T) {
 // TestDefaults reads the library's defaults into the structs: every named
 // field holds the value llama.cpp documents for it.
 func TestDefaults(t *testing.T) {
-	l := lib(t)
+	l := ForTest(t)
 	mp := l.DefaultModelParams()
 	require.EqualValues(t, -1, mp.NGPULayers)
 	require.EqualValues(t, 1, mp.SplitMode, "LLAMA_SPLIT_MODE_LAYER")

@@ -1,7 +1,6 @@
 package llamaref
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -14,23 +13,8 @@ import (
 
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/gguf/genmodel"
-	"github.com/ggml-go/ggml/internal/ggmlref"
 	"github.com/ggml-go/ggml/quant"
 )
-
-// lib returns libllama, skipping when it is not installed unless
-// GGML_REF_REQUIRED=1 makes that a failure.
-func lib(t *testing.T) *Lib {
-	t.Helper()
-	l, err := Default()
-	if err != nil {
-		if errors.Is(err, ErrNotAvailable) && os.Getenv(ggmlref.EnvRequired) != "1" {
-			t.Skipf("libllama not available: %v", err)
-		}
-		require.NoError(t, err)
-	}
-	return l
-}
 
 func genModel(t *testing.T, c genmodel.Config) string {
 	t.Helper()
@@ -52,7 +36,7 @@ func run(t *testing.T, m *Model, tokens []int32, calls []int) [][]float32 {
 }
 
 func TestGeneratedModels(t *testing.T) {
-	l := lib(t)
+	l := ForTest(t)
 	tokens := make([]int32, 40)
 	for i := range tokens {
 		tokens[i] = int32((i*37 + 11) % 512)
@@ -117,7 +101,7 @@ func TestGeneratedModels(t *testing.T) {
 }
 
 func TestContextSettings(t *testing.T) {
-	l := lib(t)
+	l := ForTest(t)
 	m, err := l.LoadModel(genModel(t, genmodel.Config{Arch: "llama", Type: quant.F32}))
 	require.NoError(t, err)
 	defer m.Free()
@@ -199,7 +183,7 @@ func spmVocab() []gguf.KV {
 }
 
 func TestTokenize(t *testing.T) {
-	l := lib(t)
+	l := ForTest(t)
 	kvs := spmVocab()
 	tokens, _ := gguf.ArrayAs[string](kvs[1].Value)
 	id := func(s string) int32 { return int32(slices.Index(tokens, s)) }
