@@ -3,7 +3,6 @@
 package cpu
 
 import (
-	"fmt"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/quant"
@@ -75,21 +74,6 @@ func wrap4(per int, k func(int, unsafe.Pointer, *[4]unsafe.Pointer, *[4]float32)
 		for r := range nrows {
 			k(n/per, ptr(x[uint64(r)*stride:]), &ys, (*[4]float32)(out[4*r:4*r+4]))
 		}
-	}
-}
-
-// wrapRows adapts a kernel that walks the rows itself, with the column
-// scales converted once into scratch, to vecDot4. It checks the lengths
-// the assembly cannot.
-func wrapRows(typ quant.Type, k func(int, unsafe.Pointer, uintptr, int, *[4]unsafe.Pointer, *float32, *float32)) func(int, []byte, uint64, int, *[4][]byte, []float32, []float32) {
-	return func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32) {
-		nb := n / 32
-		if nrows < 1 || len(scratch) < 4*nb+1 || len(out) < 4*nrows ||
-			uint64(len(x)) < uint64(nrows-1)*stride+uint64(typ.RowSize(int64(n))) {
-			panic(fmt.Sprintf("cpu: %s vecDot4 of %d rows: operands too short", typ, nrows))
-		}
-		ys := [4]unsafe.Pointer{ptr(y[0]), ptr(y[1]), ptr(y[2]), ptr(y[3])}
-		k(nb, ptr(x), uintptr(stride), nrows, &ys, unsafe.SliceData(scratch), unsafe.SliceData(out))
 	}
 }
 

@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"fmt"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -49,6 +50,21 @@ var avx2Dots = []asmDot{
 	{quant.Q4_K, wrap1(256, dotQ4_KAVX2), wrap4(256, dotQ4_Kx4AVX2)},
 	{quant.Q5_K, wrap1(256, dotQ5_KAVX2), wrap4(256, dotQ5_Kx4AVX2)},
 	{quant.Q6_K, wrap1(256, dotQ6_KAVX2), wrap4(256, dotQ6_Kx4AVX2)},
+}
+
+// wrapRows adapts a kernel that walks the rows itself, with the column
+// scales converted once into scratch, to vecDot4. It checks the lengths
+// the assembly cannot.
+func wrapRows(typ quant.Type, k func(int, unsafe.Pointer, uintptr, int, *[4]unsafe.Pointer, *float32, *float32)) func(int, []byte, uint64, int, *[4][]byte, []float32, []float32) {
+	return func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32) {
+		nb := n / 32
+		if nrows < 1 || len(scratch) < 4*nb+1 || len(out) < 4*nrows ||
+			uint64(len(x)) < uint64(nrows-1)*stride+uint64(typ.RowSize(int64(n))) {
+			panic(fmt.Sprintf("cpu: %s vecDot4 of %d rows: operands too short", typ, nrows))
+		}
+		ys := [4]unsafe.Pointer{ptr(y[0]), ptr(y[1]), ptr(y[2]), ptr(y[3])}
+		k(nb, ptr(x), uintptr(stride), nrows, &ys, unsafe.SliceData(scratch), unsafe.SliceData(out))
+	}
 }
 
 // The assembly kernels. dotTAVX2(n, x, y) is the dot product of n units
