@@ -96,3 +96,19 @@
 	MOVHU mem, tmp;    \
 	FMOVS tmp, freg;   \
 	FCVTHS freg, freg
+
+// X4ARGS loads the four-column kernels' arguments (n int, x unsafe.Pointer,
+// y *[4]unsafe.Pointer, out *[4]float32): n in R0, x in R1, the four y in
+// R10-R13; and clears V0-V3.
+#define X4ARGS \
+	MOVD n+0(FP), R0;            \
+	MOVD x+8(FP), R1;            \
+	MOVD y+16(FP), R9;           \
+	MOVD 0(R9), R10;             \
+	MOVD 8(R9), R11;             \
+	MOVD 16(R9), R12;            \
+	MOVD 24(R9), R13;            \
+	VEOR V0.B16, V0.B16, V0.B16; \
+	VEOR V1.B16, V1.B16, V1.B16; \
+	VEOR V2.B16, V2.B16, V2.B16; \
+	VEOR V3.B16, V3.B16, V3.B16

@@ -88,17 +88,7 @@ done:                          \
 	HSUM4S(a, a)
 
 #define FDOT4(LOAD16, LOAD4, LOAD1) \
-	MOVD n+0(FP), R0;               \
-	MOVD x+8(FP), R1;               \
-	MOVD y+16(FP), R9;              \
-	MOVD 0(R9), R10;                \
-	MOVD 8(R9), R11;                \
-	MOVD 16(R9), R12;               \
-	MOVD 24(R9), R13;               \
-	VEOR V0.B16, V0.B16, V0.B16;    \
-	VEOR V1.B16, V1.B16, V1.B16;    \
-	VEOR V2.B16, V2.B16, V2.B16;    \
-	VEOR V3.B16, V3.B16, V3.B16;    \
+	X4ARGS;                         \
 	VEOR V4.B16, V4.B16, V4.B16;    \
 	VEOR V5.B16, V5.B16, V5.B16;    \
 	VEOR V6.B16, V6.B16, V6.B16;    \

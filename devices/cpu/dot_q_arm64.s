@@ -129,21 +129,7 @@ GLOBL qhbit<>(SB), RODATA|NOPTR, $16
 	FMLAE(20, 0, 8, ACC);         \
 	ADD   $34, YP
 
-// X4ARGS loads the four-column kernels' arguments: n in R0, x in R1, the
-// four y in R10-R13; and clears V0-V3. X4OUT stores F0-F3 to out.
-#define X4ARGS \
-	MOVD n+0(FP), R0;            \
-	MOVD x+8(FP), R1;            \
-	MOVD y+16(FP), R9;           \
-	MOVD 0(R9), R10;             \
-	MOVD 8(R9), R11;             \
-	MOVD 16(R9), R12;            \
-	MOVD 24(R9), R13;            \
-	VEOR V0.B16, V0.B16, V0.B16; \
-	VEOR V1.B16, V1.B16, V1.B16; \
-	VEOR V2.B16, V2.B16, V2.B16; \
-	VEOR V3.B16, V3.B16, V3.B16
-
+// X4OUT stores F0-F3 to out (X4ARGS: dot_arm64.h).
 #define X4OUT \
 	MOVD  out+24(FP), R9; \
 	FMOVS F0, 0(R9);      \
