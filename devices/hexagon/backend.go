@@ -47,6 +47,9 @@ func (b *hexBackend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64)
 
 // afterQueue runs fn once every batch queued so far is done.
 func (b *hexBackend) afterQueue(fn func() error) error {
+	if err := b.s.flushPeers(true); err != nil {
+		return err
+	}
 	b.s.work.Lock()
 	defer b.s.work.Unlock()
 	if err := b.check(); err != nil {
@@ -59,6 +62,9 @@ func (b *hexBackend) afterQueue(fn func() error) error {
 }
 
 func (b *hexBackend) Synchronize() error {
+	if err := b.s.flushPeers(true); err != nil {
+		return err
+	}
 	b.s.work.Lock()
 	defer b.s.work.Unlock()
 	if err := b.check(); err != nil {
@@ -70,6 +76,9 @@ func (b *hexBackend) Synchronize() error {
 // GraphCompute turns g's nodes into DSP ops and queues them; batches go
 // out as they fill, the last one before returning.
 func (b *hexBackend) GraphCompute(g *graph.Graph) error {
+	if err := b.s.flushPeers(true); err != nil {
+		return err
+	}
 	b.s.work.Lock()
 	defer b.s.work.Unlock()
 	if err := b.check(); err != nil {

@@ -292,7 +292,7 @@ struct hd_config {
 
 struct hd_stats {
     uint64_t rpcmem_allocs, rpcmem_frees, batches, batches_rejected, ops, exec_ns, validate_ns, dsp_busy_ns, dsp_wall_ns,
-        rsp_wakeup_ns, violations,
+        rsp_wakeup_ns, violations, mdev_shares,
         faults_fired, op_count[HD_OP_COUNT];
 };
 

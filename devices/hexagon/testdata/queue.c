@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -457,6 +458,13 @@ static int validate(struct batch *b) {
                    t->nb[3], t->size);
         if (t->flags & ~(hd.cfg.protocol == HD_PROTO_PUBLIC ? 3u : 7u))
             REJECT("batch q%d id %u: tensor %u flags 0x%x", q->ordinal, r->id, i, t->flags);
+        /* a fence tensor is a whole number of slots at a slot boundary of its buffer (hexagon.md 2.4): a slot index
+         * computed wrongly by the host shows up as a misaligned or oversized one */
+        if ((t->flags & HD_SEED_TENSOR_FENCE) &&
+            (t->type != HD_TYPE_I8 || t->ne[0] < 8 || t->nb[0] != 1 || t->nb[1] != t->ne[0] || t->ne[2] != 1 ||
+             t->ne[3] != 1 || t->data % t->ne[0] != 0))
+            REJECT("batch q%d id %u: fence tensor %u (type %u, ne %u %u %u %u, nb %u %u, at %u) is not whole slots at a slot boundary",
+                   q->ordinal, r->id, i, t->type, t->ne[0], t->ne[1], t->ne[2], t->ne[3], t->nb[0], t->nb[1], t->data);
         if (t->type == HD_TYPE_I8 && hd.cfg.protocol == HD_PROTO_PUBLIC)
             REJECT("batch q%d id %u: tensor %u type I8 (fence tensors need protocol=qdev or seed)", q->ordinal, r->id, i);
     }
@@ -494,7 +502,7 @@ static int validate(struct batch *b) {
             if (o->dst[s] != HTP_NO_TENSOR && o->dst[s] >= r->n_tensors)
                 REJECT("batch q%d id %u: op %u (%s) dst[%d] = %u >= n_tensors %u", q->ordinal, r->id, i,
                        hd_op_name(o->opcode), s, o->dst[s], r->n_tensors);
-        if (o->dst[0] == HTP_NO_TENSOR) REJECT("batch q%d id %u: op %u (%s) without dst", q->ordinal, r->id, i, hd_op_name(o->opcode));
+        if (o->dst[0] == HTP_NO_TENSOR && o->opcode != HD_OP_MDEV_GROUP) REJECT("batch q%d id %u: op %u (%s) without dst", q->ordinal, r->id, i, hd_op_name(o->opcode));
         if (o->flags & ~(uint32_t) HTP_OPFLAGS_SKIP_COMPUTE) REJECT("batch q%d id %u: op %u flags 0x%x", q->ordinal, r->id, i, o->flags);
     }
     return 1;
@@ -527,6 +535,111 @@ static void respond(struct batch *b, uint32_t status, uint32_t usecs) {
     pthread_cond_broadcast(&q->cv);
 }
 
+/* ---------------------------------------------------------------- MDEV_GROUP (seed era; NOT verified) */
+
+/* A multi-NSP group batch (the double's convention, README "MDEV_GROUP"): op 0 is MDEV_GROUP with src[0] a fence
+ * tensor of `count` slots (ne[1]) and params[0] this member's index. Every member gets the same batch; each computes
+ * every op into private copies of its outputs, all meet at a barrier, each writes its share of the output rows
+ * (rows [rows*idx/count, rows*(idx+1)/count)), all meet again. Fence ops and ALLREDUCE run on member 0 alone
+ * between two barriers. A barrier bumps the member's own slot (u32 seq @0) and waits for every slot to reach the
+ * same generation; a failing member posts its status (@4) and jumps its seq ahead so the others stop too. */
+struct group { uint8_t *slots; uint32_t stride, count, idx, gen; };
+
+static uint32_t *gslot(const struct group *g, uint32_t k) { return (uint32_t *) (g->slots + (size_t) k * g->stride); }
+
+static uint32_t group_barrier(struct group *g, uint32_t my_status) {
+    uint32_t *mine = gslot(g, g->idx);
+    if (__atomic_load_n(&mine[0], __ATOMIC_ACQUIRE) != g->gen) {
+        pthread_mutex_lock(&hd.mu);
+        hd_violation("MDEV_GROUP: slot %u moved under member %u (its index used by another member?)", g->idx, g->idx);
+        pthread_mutex_unlock(&hd.mu);
+        return HTP_STATUS_INVAL_PARAMS;
+    }
+    g->gen++;
+    if (my_status != HTP_STATUS_OK) {
+        __atomic_store_n(&mine[1], my_status, __ATOMIC_RELAXED);
+        __atomic_store_n(&mine[0], g->gen + 0x40000000u, __ATOMIC_RELEASE);
+        return my_status;
+    }
+    __atomic_store_n(&mine[0], g->gen, __ATOMIC_RELEASE);
+    /* longer than a fence wait, which member 0 may be in while the others wait here */
+    uint64_t deadline = hd_now_ns() + 4ull * hd.cfg.fence_timeout_us * 1000ull;
+    for (uint32_t k = 0; k < g->count; k++)
+        while ((int32_t) (__atomic_load_n(&gslot(g, k)[0], __ATOMIC_ACQUIRE) - g->gen) < 0) {
+            if (hd_now_ns() > deadline) return HTP_STATUS_INTERNAL_ERR;
+            sched_yield();
+        }
+    for (uint32_t k = 0; k < g->count; k++) {
+        uint32_t st = __atomic_load_n(&gslot(g, k)[1], __ATOMIC_RELAXED);
+        if (st > HTP_STATUS_OK) return st;
+    }
+    return HTP_STATUS_OK;
+}
+
+/* Starts a group from the MDEV_GROUP op; its status. */
+static uint32_t group_start(struct group *g, const struct hd_op *o, const struct hd_tensor *f) {
+    if (!f || f->d->type != HD_TYPE_I8 || !(f->d->flags & HD_SEED_TENSOR_FENCE) || f->d->ne[0] < 8 || f->d->ne[1] < 2 ||
+        o->params[0] < 0 || (uint32_t) o->params[0] >= f->d->ne[1])
+        return HTP_STATUS_INVAL_PARAMS;
+    g->slots = f->p; g->stride = f->d->nb[1]; g->count = f->d->ne[1]; g->idx = (uint32_t) o->params[0];
+    uint32_t *mine = gslot(g, g->idx);
+    g->gen = __atomic_load_n(&mine[0], __ATOMIC_ACQUIRE);
+    __atomic_store_n(&mine[1], (uint32_t) HTP_STATUS_OK, __ATOMIC_RELAXED);
+    return group_barrier(g, HTP_STATUS_OK);
+}
+
+/* Copies this member's share of t's rows from the private copy `from` to t's memory. */
+static void group_write_share(const struct group *g, const struct hd_tensor *t, const uint8_t *from) {
+    const struct htp_tensor *d = t->d;
+    uint64_t rows = (uint64_t) d->ne[1] * d->ne[2] * d->ne[3], r0 = rows * g->idx / g->count,
+             r1 = rows * (g->idx + 1) / g->count;
+    uint32_t ts = hd_type_size(d->type);
+    for (uint64_t r = r0; r < r1; r++) {
+        uint64_t i1 = r % d->ne[1], i2 = r / d->ne[1] % d->ne[2], i3 = r / ((uint64_t) d->ne[1] * d->ne[2]);
+        uint64_t off = i1 * d->nb[1] + i2 * d->nb[2] + i3 * d->nb[3];
+        if (d->nb[0] == ts) memcpy(t->p + off, from + off, (size_t) d->ne[0] * ts);
+        else
+            for (uint64_t i0 = 0; i0 < d->ne[0]; i0++) memcpy(t->p + off + i0 * d->nb[0], from + off + i0 * d->nb[0], ts);
+    }
+}
+
+static int group_solo_op(uint32_t opcode) {
+    return opcode == HD_OP_FENCE || opcode == HD_OP_CPY_FENCE || opcode == HD_OP_ALLREDUCE || opcode == HD_OP_ALLREDUCE_ADD;
+}
+
+/* Runs op o of a group batch as member g->idx (see struct group). */
+static uint32_t group_op(struct group *g, const struct hd_op *o, struct hd_tensor *const src[HD_SEED_MAX_INPUTS],
+                         struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS], int exec) {
+    if (group_solo_op(o->opcode)) {
+        uint32_t st = group_barrier(g, HTP_STATUS_OK);
+        if (st == HTP_STATUS_OK && g->idx == 0 && exec) st = (uint32_t) hd_exec_op(o, src, dst);
+        return group_barrier(g, st);
+    }
+    struct hd_tensor priv[HTP_OP_MAX_OUTPUTS], *pdst[HTP_OP_MAX_OUTPUTS] = { 0 };
+    uint8_t *copy[HTP_OP_MAX_OUTPUTS] = { 0 };
+    uint32_t st = HTP_STATUS_OK;
+    for (int k = 0; k < HTP_OP_MAX_OUTPUTS && st == HTP_STATUS_OK; k++) {
+        if (!dst[k]) continue;
+        uint64_t ext = tensor_extent(dst[k]->d);
+        if (ext == UINT64_MAX || !(copy[k] = malloc(ext ? ext : 1))) { st = HTP_STATUS_INTERNAL_ERR; break; }
+        memcpy(copy[k], dst[k]->p, ext);
+        priv[k] = (struct hd_tensor) { dst[k]->d, copy[k] };
+        pdst[k] = &priv[k];
+    }
+    if (st == HTP_STATUS_OK && exec) st = (uint32_t) hd_exec_op(o, src, pdst);
+    st = group_barrier(g, st);
+    if (st == HTP_STATUS_OK) {
+        for (int k = 0; k < HTP_OP_MAX_OUTPUTS; k++)
+            if (dst[k]) group_write_share(g, dst[k], copy[k]);
+        pthread_mutex_lock(&hd.mu);
+        hd.st.mdev_shares++;
+        pthread_mutex_unlock(&hd.mu);
+        st = group_barrier(g, HTP_STATUS_OK);
+    }
+    for (int k = 0; k < HTP_OP_MAX_OUTPUTS; k++) free(copy[k]);
+    return st;
+}
+
 /* Executes a validated batch with hd.mu released; the blocks stay pinned so a host that frees them meanwhile is
  * reported instead of crashing the thread. Returns the batch status. */
 static uint32_t execute(struct batch *b, uint32_t prof_mode) {
@@ -556,6 +669,8 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
     uint64_t t_exec = 0;
     uint64_t counts[HD_OP_COUNT] = { 0 };
     uint32_t failed_op = UINT32_MAX;
+    struct group grp;
+    int grouped = 0;
     for (uint32_t i = 0; i < r->n_ops && status == HTP_STATUS_OK; i++) {
         const struct hd_op *o = &ocopy[i];
         struct hd_tensor *src[HD_SEED_MAX_INPUTS], *dst[HTP_OP_MAX_OUTPUTS];
@@ -566,8 +681,13 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
         int injected = hd_fault(HD_F_OP, q->ordinal, -1, q->domain, (int) o->wire_opcode, &code);
         pthread_mutex_unlock(&hd.mu);
         uint64_t t0 = hd_now_ns();
-        if (injected) status = code;
-        else if (do_exec && !(o->flags & HTP_OPFLAGS_SKIP_COMPUTE)) status = (uint32_t) hd_exec_op(o, src, dst);
+        int exec = do_exec && !(o->flags & HTP_OPFLAGS_SKIP_COMPUTE);
+        if (injected) status = grouped ? group_barrier(&grp, code) : code;
+        else if (o->opcode == HD_OP_MDEV_GROUP) {
+            if (i != 0 || grouped) status = HTP_STATUS_INVAL_PARAMS;
+            else if ((status = group_start(&grp, o, src[0])) == HTP_STATUS_OK) grouped = 1;
+        } else if (grouped) status = group_op(&grp, o, src, dst, exec);
+        else if (exec) status = (uint32_t) hd_exec_op(o, src, dst);
         uint64_t dt = hd_now_ns() - t0;
         t_exec += dt;
         counts[o->opcode] += status == HTP_STATUS_OK;
