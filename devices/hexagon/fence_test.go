@@ -189,3 +189,80 @@ func TestSeedAllReduce(t *testing.T) {
 		})
 	}
 }
+
+// TestSeedFencesCatchBugs: fence mistakes in our code are caught, by the
+// double's DSP side or by the host's wait, instead of passing or hanging.
+func TestSeedFencesCatchBugs(t *testing.T) {
+	setup := func(t *testing.T) (*hexdouble.Double, []backend.Device, backend.Backend, backend.Backend, *event) {
+		d, _, devs := seedRegistry(t, 2, "HTP0,HTP1")
+		d.Configure(t, "fence_timeout_us=50000")
+		b0, err := devs[0].Init(backend.Options{})
+		require.NoError(t, err)
+		b1, err := devs[1].Init(backend.Options{})
+		require.NoError(t, err)
+		ev, err := devs[0].(backend.EventCreator).NewEvent()
+		require.NoError(t, err)
+		return d, devs, b0, b1, ev.(*event)
+	}
+	t.Run("stale fence value", func(t *testing.T) {
+		d, _, b0, _, e := setup(t)
+		require.NoError(t, e.Record(b0))
+		require.NoError(t, e.Synchronize())
+		// A counter that did not move on: the next signal repeats the
+		// value the slot holds, which would release a waiter early.
+		e.s.fenceSeq--
+		require.NoError(t, e.Record(b0))
+		// The host's poll may well return at once: the slot holds the
+		// value already, the very hazard. The DSP refused the signal, and
+		// the session reports it.
+		_ = e.Synchronize()
+		err := b0.Synchronize()
+		require.ErrorIs(t, err, ErrSession)
+		var de *DSPError
+		require.ErrorAs(t, err, &de, "%v", err)
+		require.Equal(t, "INVAL-PARAMS", de.Status.String())
+		require.Contains(t, d.Violations(), "stale fence")
+	})
+	t.Run("misplaced fence tensor", func(t *testing.T) {
+		d, _, b0, _, e := setup(t)
+		s := e.fs
+		f := s.fence.tensor(e.slot, 1)
+		f.Extra.(*extra).at += 8 // a slot index computed in bytes wrongly
+		s.work.Lock()
+		err := s.enqueueFence(f, s.nextFenceSeq(), false)
+		s.work.Unlock()
+		require.NoError(t, err)
+		err = b0.Synchronize()
+		require.ErrorIs(t, err, ErrSession)
+		require.Contains(t, d.Violations(), "not whole slots at a slot boundary")
+	})
+	t.Run("wrong fence slot", func(t *testing.T) {
+		_, _, b0, _, e := setup(t)
+		require.NoError(t, e.Record(b0))
+		other, err := e.fs.allocFence(1)
+		require.NoError(t, err)
+		e.slot = other // the host polls a slot the DSP never signals
+		err = e.Synchronize()
+		require.ErrorContains(t, err, "stale fence")
+	})
+	t.Run("wait never signalled", func(t *testing.T) {
+		_, devs, b0, b1, e := setup(t)
+		require.NoError(t, e.Record(b0))
+		e.fseq += 5 // a value no DSP signals: HTP1's DSP waits in vain
+		require.NoError(t, e.Wait(b1))
+		checkFails := func() error {
+			x, y, g, buf := scaled(t, devs[1], 64, 2)
+			defer buf.Free()
+			require.NoError(t, backend.SetFloat32(nil, x, make([]float32, 64)))
+			if err := b1.GraphCompute(g); err != nil {
+				return err
+			}
+			_ = y
+			return b1.Synchronize()
+		}
+		err := checkFails()
+		var de *DSPError
+		require.ErrorAs(t, err, &de, "%v", err)
+		require.Equal(t, "INTERNAL-ERROR", de.Status.String(), "the DSP's fence wait timed out")
+	})
+}
