@@ -77,6 +77,7 @@ type session struct {
 	opq   *opQueue
 	batch *opBatch
 	proto htp.Protocol
+	cache nodeCache
 
 	// fence is the session's fence buffer; fenceSeq its last fence value;
 	// mdevSlot the first of a group leader's barrier slots (one per
@@ -379,6 +380,7 @@ func (s *session) reopen() error {
 		return nil
 	}
 	group := s.group
+	s.cache.reset()
 	if err := s.release(); err != nil {
 		slog.Warn("hexagon: releasing a failed session", "device", s.name, "err", err)
 	}
