@@ -92,6 +92,9 @@ func (b *hexBackend) GraphCompute(g *graph.Graph) error {
 		if nodes, err = buildNodes(g, fusion); err != nil {
 			return err
 		}
+		for _, n := range nodes {
+			b.s.solveKernelParams(n)
+		}
 		b.s.cache.store(g, fusion, nodes)
 	}
 	for _, n := range nodes {

@@ -640,6 +640,71 @@ static uint32_t group_op(struct group *g, const struct hd_op *o, struct hd_tenso
     return st;
 }
 
+/* ---------------------------------------------------------------- kernel parameters (public d99724f blocks) */
+
+/* d99724f's htp_unary_kernel_params (unary-ops.h): 15 u32, then fastdiv {mp, l} for ne01, ne02, ne01*ne02 and the
+ * column tiles per row. The double checks what a shape and the session determine. */
+enum { UKP_N_THREADS = 0, UKP_BCAST = 4, UKP_SRC0_ROW = 11, UKP_SRC1_ROW = 12, UKP_DST_ROW = 13, UKP_VTCM = 14,
+       UKP_DIV_NE01 = 15, UKP_DIV_NE02 = 17, UKP_DIV_NE012 = 19 };
+
+static int unary_kparams_op(uint32_t op) {
+    switch (op) {
+    case HTP_OP_CLAMP: case HTP_OP_NORM: case HTP_OP_RMS_NORM: case HTP_OP_RMS_NORM_MUL: case HTP_OP_SCALE:
+    case HTP_OP_SQR: case HTP_OP_SQRT: case HTP_OP_UNARY_NEG: case HTP_OP_UNARY_EXP: case HTP_OP_UNARY_SIGMOID:
+    case HTP_OP_UNARY_SILU: case HTP_OP_UNARY_GELU: case HTP_OP_UNARY_SOFTPLUS: case HTP_OP_UNARY_TANH:
+    case HTP_OP_L2_NORM: case HTP_OP_TRI: return 1;
+    default: return 0;
+    }
+}
+
+/* The DSP's multiply-shift divisor of d (hexagon.md 9): l = ceil(log2 d), mp = 2^32 (2^l - d) / d + 1. */
+static void fastdiv_of(uint32_t d, uint32_t out[2]) {
+    uint32_t l = 0;
+    while (l < 32 && (1ull << l) < d) l++;
+    out[0] = d ? (uint32_t) (((1ull << 32) * ((1ull << l) - d)) / d + 1) : 0;
+    out[1] = l;
+}
+
+static uint32_t align128(uint64_t n) { return (uint32_t) ((n + 127) / 128 * 128); }
+
+/* Checks a unary op's kernel parameter block; HTP_STATUS_OK, or INVAL_PARAMS with a violation naming the field. */
+static uint32_t check_unary_kparams(const struct hd_op *o, struct hd_tensor *const src[], struct hd_tensor *const dst[],
+                                    const struct hd_handle *h, uint32_t op_index) {
+    if (!hd.cfg.kparams || !unary_kparams_op(o->opcode) || !src[0] || !dst[0] || !h) return HTP_STATUS_OK;
+    const struct htp_tensor *s0 = src[0]->d, *d = dst[0]->d;
+    const uint32_t *k = (const uint32_t *) o->kernel_params;
+    uint32_t rows = s0->ne[1] * s0->ne[2] * s0->ne[3];
+    uint32_t want[24] = { 0 }, mask[24] = { 0 };
+    want[UKP_N_THREADS] = h->n_hvx < rows ? h->n_hvx : rows; mask[UKP_N_THREADS] = 1;
+    want[UKP_SRC0_ROW] = align128((uint64_t) s0->ne[0] * 4); mask[UKP_SRC0_ROW] = 1;
+    want[UKP_DST_ROW] = align128((uint64_t) d->ne[0] * 4); mask[UKP_DST_ROW] = 1;
+    mask[UKP_SRC1_ROW] = mask[UKP_BCAST] = 1;
+    if (o->opcode == HTP_OP_RMS_NORM_MUL && src[1]) {
+        want[UKP_SRC1_ROW] = align128((uint64_t) src[1]->d->ne[0] * 4);
+        want[UKP_BCAST] = src[1]->d->ne[1] * src[1]->d->ne[2] * src[1]->d->ne[3] == 1;
+    }
+    fastdiv_of(s0->ne[1], &want[UKP_DIV_NE01]);
+    fastdiv_of(s0->ne[2], &want[UKP_DIV_NE02]);
+    fastdiv_of(s0->ne[1] * s0->ne[2], &want[UKP_DIV_NE012]);
+    for (int i = UKP_DIV_NE01; i < UKP_DIV_NE012 + 2; i++) mask[i] = 1;
+    static const char *const names[24] = { [UKP_N_THREADS] = "n_threads", [UKP_BCAST] = "broadcast_weight",
+        [UKP_SRC0_ROW] = "src0_row_size_aligned", [UKP_SRC1_ROW] = "src1_row_size_aligned",
+        [UKP_DST_ROW] = "dst_row_size_aligned", [UKP_DIV_NE01] = "div_ne01.mp", [UKP_DIV_NE01 + 1] = "div_ne01.l",
+        [UKP_DIV_NE02] = "div_ne02.mp", [UKP_DIV_NE02 + 1] = "div_ne02.l", [UKP_DIV_NE012] = "div_ne012.mp",
+        [UKP_DIV_NE012 + 1] = "div_ne012.l" };
+    const char *bad = NULL;
+    uint32_t got = 0, exp = 0;
+    for (int i = 0; i < 24 && !bad; i++)
+        if (mask[i] && k[i] != want[i]) { bad = names[i]; got = k[i]; exp = want[i]; }
+    if (!bad && k[UKP_VTCM] > h->vtcm) { bad = "vtcm_size (past the session's VTCM)"; got = k[UKP_VTCM]; exp = (uint32_t) h->vtcm; }
+    if (!bad) return HTP_STATUS_OK;
+    pthread_mutex_lock(&hd.mu);
+    hd_violation("op #%u %s: kernel params %s = %u, want %u (htp_unary_kernel_params)", op_index, hd_op_name(o->opcode),
+                 bad, got, exp);
+    pthread_mutex_unlock(&hd.mu);
+    return HTP_STATUS_INVAL_PARAMS;
+}
+
 /* Executes a validated batch with hd.mu released; the blocks stay pinned so a host that frees them meanwhile is
  * reported instead of crashing the thread. Returns the batch status. */
 static uint32_t execute(struct batch *b, uint32_t prof_mode) {
@@ -682,7 +747,9 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
         pthread_mutex_unlock(&hd.mu);
         uint64_t t0 = hd_now_ns();
         int exec = do_exec && !(o->flags & HTP_OPFLAGS_SKIP_COMPUTE);
-        if (injected) status = grouped ? group_barrier(&grp, code) : code;
+        if (!injected && (status = check_unary_kparams(o, src, dst, b->h, i)) != HTP_STATUS_OK) {
+            if (grouped) group_barrier(&grp, status);
+        } else if (injected) status = grouped ? group_barrier(&grp, code) : code;
         else if (o->opcode == HD_OP_MDEV_GROUP) {
             if (i != 0 || grouped) status = HTP_STATUS_INVAL_PARAMS;
             else if ((status = group_start(&grp, o, src[0])) == HTP_STATUS_OK) grouped = 1;
