@@ -266,3 +266,32 @@ func TestSeedFencesCatchBugs(t *testing.T) {
 		require.Equal(t, "INTERNAL-ERROR", de.Status.String(), "the DSP's fence wait timed out")
 	})
 }
+
+// TestSeedGroupCatchesBugs: a group batch whose second core is told the
+// wrong index, or that goes twice to the first core and never to the
+// second, fails (a barrier that times out, a repeated batch) instead of
+// computing half an output.
+func TestSeedGroupCatchesBugs(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		breakf func(s *session)
+	}{
+		{"index used twice", func(s *session) { s.group[0].index = 0 }},
+		{"batch sent to one core twice", func(s *session) { s.all = []*session{s, s} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, _, devs := seedRegistry(t, 2, "G[0-1]")
+			d.Configure(t, "fence_timeout_us=50000")
+			dev := devs[0].(*device)
+			checkCompute(t, dev)
+			c.breakf(dev.s)
+			b, err := dev.Init(backend.Options{})
+			require.NoError(t, err)
+			mg := newMMGraph(t, dev, rand.New(rand.NewPCG(5, 6)), quant.Q4_0, 64, 32, 2)
+			err = backend.Compute(b, mg.g)
+			var de *DSPError
+			require.ErrorAs(t, err, &de, "%v", err)
+			t.Log(err, d.Violations())
+		})
+	}
+}
