@@ -1,7 +1,11 @@
 package hexagon
 
 import (
+	"math"
+	"math/bits"
 	"unsafe"
+
+	"github.com/ggml-go/ggml/quant"
 
 	"github.com/ggml-go/ggml/devices/hexagon/internal/htp"
 )
@@ -18,10 +22,15 @@ import (
 //     (solveUnary), following the snapshot's precompute and
 //     htp_unary_vtcm_layout_build; the double checks every field a shape
 //     determines.
-//   - htp_mm_kernel_params (MUL_MAT, MUL_MAT_ID, the fused matmuls) and
-//     htp_fa_kernel_params (FLASH_ATTN_EXT): their solvers choose the HMX
-//     or HVX kernel, chunk sizes and prefetch depth from matmul-ops.h's
-//     and flash-attn-ops.h's VTCM planners. Not ported: these ops get an
+//   - htp_fa_kernel_params (FLASH_ATTN_EXT): solved here for the HVX
+//     kernel (solveFlashAttn), as the snapshot does when HMX is off or not
+//     eligible (GGML_HEXAGON_FA_SELECT=1, decode with small heads); the
+//     snapshot's HMX planner (hmx_fa_find_chunk_size) is not ported, so
+//     cases it would give to HMX run the HVX kernel here. The double
+//     checks the fields a shape fixes.
+//   - htp_mm_kernel_params (MUL_MAT, MUL_MAT_ID, the fused matmuls): its
+//     solver chooses the HMX or HVX kernel, chunk sizes and prefetch depth
+//     from matmul-ops.h's VTCM planners. Not ported: these ops get an
 //     all-zero blob, which a d99724f DSP reads as kernel type 0 with no
 //     chunking. The double computes them without reading the blob; on a
 //     real DSP they need the port first.
@@ -40,10 +49,85 @@ var unaryOps = map[htp.Op]bool{
 
 // solveKernelParams fills n's blob for session s.
 func (s *session) solveKernelParams(n *opNode) {
-	if unaryOps[n.op] {
+	switch {
+	case unaryOps[n.op]:
 		kp := solveUnary(n, s.nThreads, s.vtcm)
 		*(*htp.UnaryKernelParams)(unsafe.Pointer(&n.kparams)) = kp
+	case n.op == htp.OpFlashAttnExt:
+		kp := solveFlashAttn(n, s.nThreads)
+		*(*htp.FAKernelParams)(unsafe.Pointer(&n.kparams)) = kp
 	}
+}
+
+// FA kernel types (htp_fa_kernel_type) and the HVX kernel's constants
+// (flash-attn-ops.h): KV rows per block, mask rows cached.
+const (
+	faKernelHVX     = 1
+	faHVXBlock      = 64
+	faHVXMaskCached = 128
+)
+
+// faHVXUnion is the HVX member of htp_fa_kernel_params' union.
+type faHVXUnion struct {
+	SizeQRowPadded, SizeKRowPadded, SizeVRowPadded uint32
+	Src0Div21, Src0Div1                            htp.FastDiv
+}
+
+// solveFlashAttn is the snapshot's precompute of htp_fa_kernel_params for
+// its HVX kernel: one query row against 64-row KV blocks per step, every
+// thread with double-buffered K and V blocks, its query row, the mask rows
+// it caches and an f32 accumulator row in VTCM; ALiBi's m0/m1 and the
+// softcap-adjusted scale from ggml's op params.
+func solveFlashAttn(n *opNode, nThreads uint32) htp.FAKernelParams {
+	q, k, v, mask := n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3]
+	dst := n.outputs[0]
+	var kp htp.FAKernelParams
+	f32 := func(i int) float32 { return math.Float32frombits(uint32(n.params[i])) }
+	scale, maxBias, softcap := f32(0), f32(1), f32(2)
+	if softcap != 0 {
+		scale /= softcap
+	}
+	kp.Scale, kp.MaxBias, kp.LogitSoftcap = scale, maxBias, softcap
+	if q.Type == quant.F32 {
+		kp.IsQFP32 = 1
+	}
+	if dst.Type == quant.F32 {
+		kp.IsDstFP32 = 1
+	}
+	kp.G = uint16(q.Ne[2] / k.Ne[2])
+	kp.NHeadLog2 = 1 << bits.Len32(uint32(q.Ne[2])>>1)
+	kp.M0 = float32(math.Pow(2, float64(-maxBias/float32(kp.NHeadLog2))))
+	kp.M1 = float32(math.Pow(2, float64(-(maxBias/2)/float32(kp.NHeadLog2))))
+
+	kp.KernelType, kp.Br, kp.Bc = faKernelHVX, 1, faHVXBlock
+	kp.NKVBlocks = uint16((k.Ne[1] + faHVXBlock - 1) / faHVXBlock)
+	kp.NThreads = uint8(nThreads)
+	qElem := uint64(2)
+	if kp.IsQFP32 == 1 {
+		qElem = 4
+	}
+	qRow := alignUp(uint64(q.Ne[0])*qElem, 128)
+	kRow := alignUp(uint64(k.Ne[0])*2, 128)
+	vRow := alignUp(uint64(v.Ne[0])*2, 128)
+	perThread := qRow + 2*kRow*faHVXBlock + 2*vRow*faHVXBlock + alignUp(uint64(v.Ne[0])*4, 128)
+	if mask != nil {
+		perThread += alignUp(faHVXBlock*2, 128) * faHVXMaskCached
+	}
+	kp.VtcmSize = uint32(perThread * uint64(nThreads))
+	u := faHVXUnion{SizeQRowPadded: uint32(qRow), SizeKRowPadded: uint32(kRow), SizeVRowPadded: uint32(vRow),
+		Src0Div21: htp.NewFastDiv(uint32(q.Ne[2] * q.Ne[1])), Src0Div1: htp.NewFastDiv(uint32(q.Ne[1]))}
+	*(*faHVXUnion)(unsafe.Pointer(&kp.U)) = u
+	kp.BroadcastRK2 = htp.NewFastDiv(uint32(q.Ne[2] / k.Ne[2]))
+	kp.BroadcastRK3 = htp.NewFastDiv(uint32(q.Ne[3] / k.Ne[3]))
+	kp.BroadcastRV2 = htp.NewFastDiv(uint32(q.Ne[2] / v.Ne[2]))
+	kp.BroadcastRV3 = htp.NewFastDiv(uint32(q.Ne[3] / v.Ne[3]))
+	if mask != nil {
+		kp.Src3Div2 = htp.NewFastDiv(uint32(mask.Ne[2]))
+		kp.Src3Div3 = htp.NewFastDiv(uint32(mask.Ne[3]))
+	}
+	kp.QRows = uint32(q.Ne[1] * q.Ne[2] * q.Ne[3])
+	kp.QRowsPerThread = (kp.QRows + nThreads - 1) / max(nThreads, 1)
+	return kp
 }
 
 func alignUp(n, m uint64) uint64 { return (n + m - 1) / m * m }

@@ -1,6 +1,7 @@
 package hexagon
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -83,4 +84,30 @@ func TestKernelParamsChecked(t *testing.T) {
 	require.ErrorIs(t, err, ErrSession)
 	require.Contains(t, d.Violations(), "kernel params div_ne01")
 	require.NoError(t, r.Close())
+}
+
+// TestSolveFlashAttn pins the HVX block for a decode step: one f32 query
+// row per head, 8 heads over 2 KV heads, 100 KV rows, a mask, softcap.
+func TestSolveFlashAttn(t *testing.T) {
+	n := &opNode{op: htp.OpFlashAttnExt}
+	n.inputs[0] = tensorOf(quant.F32, 64, 1, 8)
+	n.inputs[1] = tensorOf(quant.F16, 64, 100, 2)
+	n.inputs[2] = tensorOf(quant.F16, 64, 100, 2)
+	n.inputs[3] = tensorOf(quant.F16, 100, 1)
+	n.outputs[0] = tensorOf(quant.F32, 64, 8, 1)
+	n.params[0] = int32(math.Float32bits(0.125))
+	n.params[2] = int32(math.Float32bits(30))
+	kp := solveFlashAttn(n, 6)
+	require.Equal(t, [4]uint8{faKernelHVX, 1, 1, 6}, [4]uint8{kp.KernelType, kp.IsQFP32, kp.IsDstFP32, kp.NThreads})
+	require.Equal(t, [4]uint16{1, 64, 2, 4}, [4]uint16{kp.Br, kp.Bc, kp.NKVBlocks, kp.G})
+	require.Equal(t, float32(0.125)/30, kp.Scale, "the softcap divides the scale")
+	require.Equal(t, float32(1), kp.M0, "no ALiBi")
+	require.Equal(t, uint32(8), kp.NHeadLog2)
+	perThread := 256 + 2*128*64 + 2*128*64 + 128*128 + 256 // q row, K and V blocks twice, mask cache, accumulator
+	require.Equal(t, uint32(perThread*6), kp.VtcmSize)
+	require.Equal(t, [2]uint32{8, 2}, [2]uint32{kp.QRows, kp.QRowsPerThread})
+	require.Equal(t, htp.NewFastDiv(4), kp.BroadcastRK2)
+	u := (*faHVXUnion)(unsafe.Pointer(&kp.U))
+	require.Equal(t, [3]uint32{256, 128, 128}, [3]uint32{u.SizeQRowPadded, u.SizeKRowPadded, u.SizeVRowPadded})
+	require.Equal(t, htp.NewFastDiv(8), u.Src0Div21)
 }

@@ -705,6 +705,43 @@ static uint32_t check_unary_kparams(const struct hd_op *o, struct hd_tensor *con
     return HTP_STATUS_INVAL_PARAMS;
 }
 
+/* d99724f's htp_fa_kernel_params (flash-attn-ops.h): u8 kernel_type, is_q_fp32, is_dst_fp32, n_threads @0; u16 Br,
+ * Bc, n_kv_blocks, G @4; f32 scale, max_bias, logit_softcap @12; u32 vtcm_size @24, qrows @28, qrows_per_thread @32;
+ * f32 m0, m1 @36; u32 n_head_log2 @44; fastdiv src3_div2 @48, src3_div3 @56, broadcast_rk2 @64, rk3 @72, rv2 @80,
+ * rv3 @88; the HMX/HVX union @96. Checked: what the shapes, types and session fix for either kernel. */
+static uint32_t check_fa_kparams(const struct hd_op *o, struct hd_tensor *const src[], struct hd_tensor *const dst[],
+                                 const struct hd_handle *h, uint32_t op_index) {
+    if (!hd.cfg.kparams || o->opcode != HTP_OP_FLASH_ATTN_EXT || !src[0] || !src[1] || !src[2] || !dst[0] || !h)
+        return HTP_STATUS_OK;
+    const uint8_t *k = (const uint8_t *) o->kernel_params;
+    const struct htp_tensor *q = src[0]->d, *kk = src[1]->d, *v = src[2]->d;
+    uint16_t Bc, nkv, G;
+    uint32_t vtcm, qrows, div[2], want[2];
+    memcpy(&Bc, k + 6, 2); memcpy(&nkv, k + 8, 2); memcpy(&G, k + 10, 2);
+    memcpy(&vtcm, k + 24, 4); memcpy(&qrows, k + 28, 4); memcpy(div, k + 64, 8);
+    fastdiv_of(kk->ne[2] ? q->ne[2] / kk->ne[2] : 0, want);
+    const char *bad = NULL;
+    uint32_t got = 0, exp = 0;
+#define FA_WANT(name, g, e) if (!bad && (uint32_t) (g) != (uint32_t) (e)) { bad = name; got = (uint32_t) (g); exp = (uint32_t) (e); }
+    if (k[0] != 1 && k[0] != 2) { bad = "kernel_type (1 HVX or 2 HMX)"; got = k[0]; exp = 1; }
+    FA_WANT("is_q_fp32", k[1], q->type == HTP_TYPE_F32);
+    FA_WANT("is_dst_fp32", k[2], dst[0]->d->type == HTP_TYPE_F32);
+    FA_WANT("G", G, kk->ne[2] ? q->ne[2] / kk->ne[2] : 0);
+    FA_WANT("n_kv_blocks", nkv, Bc ? (kk->ne[1] + Bc - 1) / Bc : 0);
+    FA_WANT("broadcast_rk2.mp", div[0], want[0]);
+    FA_WANT("broadcast_rk2.l", div[1], want[1]);
+    if (k[0] == 1) FA_WANT("qrows", qrows, q->ne[1] * q->ne[2] * q->ne[3]);
+#undef FA_WANT
+    if (!bad && (k[3] == 0 || k[3] > h->n_hvx)) { bad = "n_threads"; got = k[3]; exp = h->n_hvx; }
+    if (!bad && vtcm > h->vtcm) { bad = "vtcm_size (past the session's VTCM)"; got = vtcm; exp = (uint32_t) h->vtcm; }
+    (void) v;
+    if (!bad) return HTP_STATUS_OK;
+    pthread_mutex_lock(&hd.mu);
+    hd_violation("op #%u FLASH_ATTN_EXT: kernel params %s = %u, want %u (htp_fa_kernel_params)", op_index, bad, got, exp);
+    pthread_mutex_unlock(&hd.mu);
+    return HTP_STATUS_INVAL_PARAMS;
+}
+
 /* Executes a validated batch with hd.mu released; the blocks stay pinned so a host that frees them meanwhile is
  * reported instead of crashing the thread. Returns the batch status. */
 static uint32_t execute(struct batch *b, uint32_t prof_mode) {
@@ -747,7 +784,8 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
         pthread_mutex_unlock(&hd.mu);
         uint64_t t0 = hd_now_ns();
         int exec = do_exec && !(o->flags & HTP_OPFLAGS_SKIP_COMPUTE);
-        if (!injected && (status = check_unary_kparams(o, src, dst, b->h, i)) != HTP_STATUS_OK) {
+        if (!injected && ((status = check_unary_kparams(o, src, dst, b->h, i)) != HTP_STATUS_OK ||
+                          (status = check_fa_kparams(o, src, dst, b->h, i)) != HTP_STATUS_OK)) {
             if (grouped) group_barrier(&grp, status);
         } else if (injected) status = grouped ? group_barrier(&grp, code) : code;
         else if (o->opcode == HD_OP_MDEV_GROUP) {
