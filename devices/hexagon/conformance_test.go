@@ -51,7 +51,9 @@ func doubleExecutes(c optest.Case) bool {
 // TestConformance runs the conformance suite on HTP0 over the double
 // through the device's own buffers (optest.TestDevice), on the cases the
 // double executes; every case the device accepts must match the
-// reference.
+// reference. With OPTEST_FULL=1 (about 2,600 cases) it needs more than go
+// test's default 10 minutes on a busy machine: -timeout 30m; the command
+// line's `ggml test-ops -b HTP0 -cases full` runs the same cases and more.
 func TestConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the conformance run is in the full pass; -short is the race pass")
