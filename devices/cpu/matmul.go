@@ -167,11 +167,20 @@ func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col
 	k := int(src0.Ne[0])
 	rs := src0.RowSize()
 	nan := math.Float32bits(float32(math.NaN()))
+	if hi1-lo1 == 1 && tr.vecDotRows != nil {
+		// One column (a product with N = 1, or a thread's share of one
+		// split by rows): the whole range in one call, so the kernel
+		// can stream long stretches of rows.
+		if c := col(lo1); c.ok {
+			productRows(tr.vecDotRows, k, t, src0, lo0, hi0, &c, make([]float32, rowsScratch(k)+int(hi0-lo0)))
+			return
+		}
+	}
 	var cols [maxColTile]column
 	tile := colTile(uint64(tr.vecDotType.RowSize(src0.Ne[0])))
 	var scratch []float32
-	if dot4 != nil {
-		scratch = make([]float32, k/8+1)
+	if dot4 != nil || tr.vecDotRows != nil {
+		scratch = make([]float32, max(k/8+1, rowsScratch(k)+productTile))
 	}
 	for t1 := lo1; t1 < hi1; t1 += tile {
 		n1 := min(t1+tile, hi1) - t1
@@ -187,6 +196,11 @@ func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col
 					continue
 				}
 				c := &cols[i]
+				if tr.vecDotRows != nil && c.ok {
+					productRows(tr.vecDotRows, k, t, src0, t0, e0, c, scratch)
+					i++
+					continue
+				}
 				for ir0 := t0; ir0 < e0; ir0++ {
 					v := nan
 					if c.ok {
@@ -225,6 +239,20 @@ func productGroup(dot4 func(int, []byte, uint64, int, *[4][]byte, []float32, []f
 		for c := range cs {
 			binary.LittleEndian.PutUint32(t.Data[cs[c].dst+4*ir0:], math.Float32bits(out[4*r+c]))
 		}
+	}
+}
+
+// productRows computes rows [lo0, hi0) of one column with vecDotRows;
+// scratch holds rowsScratch(k) floats for the kernel and hi0-lo0 for the
+// results.
+func productRows(rows func(int, []byte, uint64, int, []byte, []float32, []float32), k int, t, src0 *graph.Tensor, lo0, hi0 int64, c *column, scratch []float32) {
+	n := int(hi0 - lo0)
+	out := scratch[rowsScratch(k) : rowsScratch(k)+n]
+	first := c.x0 + uint64(lo0)*src0.Nb[1]
+	end := c.x0 + uint64(hi0-1)*src0.Nb[1] + src0.RowSize()
+	rows(k, src0.Data[first:end:end], src0.Nb[1], n, c.y, scratch, out)
+	for r := range n {
+		binary.LittleEndian.PutUint32(t.Data[c.dst+4*(uint64(lo0)+uint64(r)):], math.Float32bits(out[r]))
 	}
 }
 
