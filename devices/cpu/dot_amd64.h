@@ -243,6 +243,11 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VPOR    Y14, XS, XS;            \
 	VPSIGNB XS, XS, XA
 
+// A kernel's SETUP step: nothing, or a lookup table into Y15.
+#define NOSETUP
+
+#define TABLE(t) VMOVDQU t<>(SB), Y15
+
 // IQ4_NL (fp16 d, qs[16]): the nibbles index the table in Y15.
 #define LOADIQ4NL(off, XS, XA) \
 	NIBBLES(off+2(SI), XS); \
