@@ -49,36 +49,6 @@
 	Q8DOT(Y4, Y5, 2(DI), Y8, Y9);      \
 	VFMADD231PS  Y11, Y9, ACC
 
-// RSTORE4 reduces Y0..Y3 into the group's four outputs and moves the
-// output on, using AX, CX and SI.
-#define RSTORE4 \
-	MOVQ   0(SP), AX;          \
-	MOVQ   ogap+64(FP), CX;    \
-	HSUM(Y0, X0, X4);          \
-	HSUM(Y1, X1, X4);          \
-	HSUM(Y2, X2, X4);          \
-	HSUM(Y3, X3, X4);          \
-	VMOVSS X0, 0(AX);          \
-	VMOVSS X1, (AX)(CX*1);     \
-	LEAQ   (AX)(CX*2), SI;     \
-	VMOVSS X2, 0(SI);          \
-	VMOVSS X3, (SI)(CX*1);     \
-	ADDQ   $4, AX;             \
-	MOVQ   AX, 0(SP)
-
-// RGROUP points R9..R11 at the group's rows after R8 (gap bytes apart)
-// and clears the accumulators.
-#define RGROUP \
-	MOVQ   gap+24(FP), AX;   \
-	LEAQ   (R8)(AX*1), R9;  \
-	LEAQ   (R9)(AX*1), R10; \
-	LEAQ   (R10)(AX*1), R11; \
-	XORQ   R13, R13;        \
-	VXORPS Y0, Y0, Y0;      \
-	VXORPS Y1, Y1, Y1;      \
-	VXORPS Y2, Y2, Y2;      \
-	VXORPS Y3, Y3, Y3
-
 #define Q80ROWS(SETUP, LOAD, XB) \
 	MOVQ      out+56(FP), AX;        \
 	MOVQ      AX, 0(SP);             \

@@ -88,9 +88,9 @@ var avx2Dots = []avx2Dot{
 	{quant.Q5_1, wrap1(32, dotQ5_1AVX2), wrap4(32, dotQ5_1x4AVX2), nil},
 	{quant.Q2_K, wrap1(256, dotQ2_KAVX2), nil, nil},
 	{quant.Q3_K, wrap1(256, dotQ3_KAVX2), nil, nil},
-	{quant.Q4_K, wrap1(256, dotQ4_KAVX2), wrap4(256, dotQ4_Kx4AVX2), nil},
-	{quant.Q5_K, wrap1(256, dotQ5_KAVX2), wrap4(256, dotQ5_Kx4AVX2), nil},
-	{quant.Q6_K, wrap1(256, dotQ6_KAVX2), wrap4(256, dotQ6_Kx4AVX2), nil},
+	{quant.Q4_K, wrap1(256, dotQ4_KAVX2), wrap4(256, dotQ4_Kx4AVX2), rows4(quant.Q4_K, dotQ4_KRowsAVX2, dotQ4_KAVX2)},
+	{quant.Q5_K, wrap1(256, dotQ5_KAVX2), wrap4(256, dotQ5_Kx4AVX2), rows4(quant.Q5_K, dotQ5_KRowsAVX2, dotQ5_KAVX2)},
+	{quant.Q6_K, wrap1(256, dotQ6_KAVX2), wrap4(256, dotQ6_Kx4AVX2), rows4(quant.Q6_K, dotQ6_KRowsAVX2, dotQ6_KAVX2)},
 }
 
 func ptr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
@@ -298,3 +298,12 @@ func dotQ5_0RowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, 
 
 //go:noescape
 func dotIQ4_NLRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ4_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ5_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ6_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
