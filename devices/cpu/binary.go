@@ -154,20 +154,20 @@ func (w *rowIndex) next() int {
 
 // nextWith moves w, the broadcast row of a source whose shape repeats
 // into r's, along with r to r's following row: each index of w is r's
-// modulo w's extent, and wraps where r's does (r's extents are multiples).
+// modulo w's extent, and advances where r's does.
 func (w *rowIndex) nextWith(r *rowIndex) {
 	wrapped := r.next()
-	if w.i1++; w.i1 == w.ne1 || wrapped > 0 {
+	if w.i1++; w.i1 == w.ne1 {
 		w.i1 = 0
-		if wrapped > 0 {
-			if w.i2++; w.i2 == w.ne2 || wrapped > 1 {
-				w.i2 = 0
-				if wrapped > 1 {
-					if w.i3++; w.i3 == w.ne3 {
-						w.i3 = 0
-					}
-				}
-			}
+	}
+	if wrapped > 0 {
+		if w.i2++; w.i2 == w.ne2 {
+			w.i2 = 0
+		}
+	}
+	if wrapped > 1 {
+		if w.i3++; w.i3 == w.ne3 {
+			w.i3 = 0
 		}
 	}
 }
