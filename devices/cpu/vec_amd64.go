@@ -49,6 +49,9 @@ func vecScaleF16AVX2(y *uint16, n int, s float32)
 //go:noescape
 func vecF16ToF32AVX2(dst *float32, src *uint16, n int)
 
+//go:noescape
+func vecSwiGLUAVX2(dst, x, gate *float32, n int)
+
 // avx2Binary wraps one of the binary assembly loops; the slices are cut
 // to dst's length first, so a short x or y panics instead of being
 // overread.
@@ -113,4 +116,13 @@ var avx2Vec = vecKernels{
 	// ggml's scalar conversion, not F16C: the two differ on NaN payloads,
 	// and copies must match ggml's generic build there.
 	f32ToF16: quant.FP32ToFP16Slice,
+	// The assembly takes whole groups of eight, the generic loop the rest.
+	swiglu: func(dst, x, g []float32) {
+		n := len(dst) &^ 7
+		if n > 0 {
+			x, g = x[:len(dst)], g[:len(dst)]
+			vecSwiGLUAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(g), n)
+		}
+		vecGenericSwiGLU(dst[n:], x[n:], g[n:])
+	},
 }
