@@ -102,9 +102,8 @@ func prepareActivations(p *Params, src1 *graph.Tensor, vdt quant.Type) *activati
 	x := make([]float32, src1.Ne[0])
 	fromFloat := p.kernels().traits[vdt].fromFloat
 	forRows(p, src1, func(i1, i2, i3 int64) {
-		loadRow(src1, i1, i2, i3, x)
 		r := act.index(i1, i2, i3)
-		err := fromFloat(act.data[uint64(r)*st:uint64(r)*st+rs], x)
+		err := fromFloat(act.data[uint64(r)*st:uint64(r)*st+rs], rowF32(src1, i1, i2, i3, x))
 		act.bad[r] = 0
 		if err != nil {
 			if !errors.Is(err, quant.ErrNonFinite) {
