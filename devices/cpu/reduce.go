@@ -55,17 +55,18 @@ func loadRow(t *graph.Tensor, i1, i2, i3 int64, row []float32) {
 }
 
 // rowF32 is row (i1, i2, i3) of the float tensor t as float32s: a view of
-// t's memory when its rows are packed aligned F32 (do not write to it),
-// else a copy in tmp (len ne0).
+// t's memory when its rows are packed aligned F32 (do not write to it;
+// tmp may then be nil), else a copy in tmp (len ne0).
 func rowF32(t *graph.Tensor, i1, i2, i3 int64, tmp []float32) []float32 {
-	if t.Type == quant.F32 && t.Nb[0] == 4 {
-		if v := f32Row(t.Data, offset(t, 0, i1, i2, i3), int64(len(tmp))); v != nil {
-			return v
-		}
+	if viewsF32Rows(t) {
+		return f32Row(t.Data, offset(t, 0, i1, i2, i3), t.Ne[0])
 	}
 	loadRow(t, i1, i2, i3, tmp)
 	return tmp
 }
+
+// viewsF32Rows reports whether rowF32 views every row of t in place.
+func viewsF32Rows(t *graph.Tensor) bool { return t.Type == quant.F32 && t.Nb[0] == 4 && f32Aligned(t) }
 
 // storeRow writes row into row (i1, i2, i3) of the float tensor t.
 func storeRow(t *graph.Tensor, i1, i2, i3 int64, row []float32) {
