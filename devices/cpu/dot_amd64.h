@@ -562,3 +562,24 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VXORPS Y1, Y1, Y1;      \
 	VXORPS Y2, Y2, Y2;      \
 	VXORPS Y3, Y3, Y3
+
+// RGROUPSTART and RGROUPEND open and close a four-row kernel's loop over
+// its groups: BX counts them, R8 steps by the stride; between them the
+// column pointer DI and the block count CX start afresh.
+#define RGROUPSTART \
+group:                  \
+	TESTQ BX, BX;        \
+	JZ    done;          \
+	RGROUP;              \
+	MOVQ  n+0(FP), CX;   \
+	MOVQ  y+40(FP), DI
+
+#define RGROUPEND \
+groupend:               \
+	RSTORE4;             \
+	ADDQ  DX, R8;        \
+	DECQ  BX;            \
+	JMP   group;         \
+done:                   \
+	VZEROUPPER;          \
+	RET

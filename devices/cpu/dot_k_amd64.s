@@ -37,6 +37,20 @@
 #define Q5KC2 Q4KLOAD(112, 128, 160); FIFTH5K(VPSLLW $0, VPSRLW $1)
 #define Q5KC3 Q4KLOAD(144, 192, 224); FIFTH5K(VPSRLW $2, VPSRLW $3)
 
+// K4SUPER adds the super-block at SI against the column's at DI to ACC.
+#define K4SUPER(C0, C1, C2, C3, ACC) \
+	DECODEQ4K;                \
+	VPXOR Y8, Y8, Y8;         \
+	C0;                       \
+	Q4KCOL(4, 36, DI, Y8);    \
+	C1;                       \
+	Q4KCOL(68, 100, DI, Y8);  \
+	C2;                       \
+	Q4KCOL(132, 164, DI, Y8); \
+	C3;                       \
+	Q4KCOL(196, 228, DI, Y8); \
+	Q4KFIN(DI, Y8, ACC)
+
 #define K4DOT1(C0, C1, C2, C3, XB) \
 	MOVQ   n+0(FP), CX;          \
 	MOVQ   x+8(FP), SI;          \
@@ -45,17 +59,7 @@
 loop:                            \
 	TESTQ CX, CX;                \
 	JZ    done;                  \
-	DECODEQ4K;                   \
-	VPXOR Y8, Y8, Y8;            \
-	C0;                          \
-	Q4KCOL(4, 36, DI, Y8);       \
-	C1;                          \
-	Q4KCOL(68, 100, DI, Y8);     \
-	C2;                          \
-	Q4KCOL(132, 164, DI, Y8);    \
-	C3;                          \
-	Q4KCOL(196, 228, DI, Y8);    \
-	Q4KFIN(DI, Y8, Y0);          \
+	K4SUPER(C0, C1, C2, C3, Y0); \
 	ADDQ  $XB, SI;               \
 	ADDQ  $292, DI;              \
 	DECQ  CX;                    \
@@ -203,12 +207,7 @@ done:                            \
 	MOVQ  x+8(FP), R8;        \
 	MOVQ  stride+16(FP), DX;  \
 	MOVQ  ngroups+32(FP), BX; \
-group:                        \
-	TESTQ BX, BX;             \
-	JZ    done;               \
-	RGROUP;                   \
-	MOVQ  n+0(FP), CX;        \
-	MOVQ  y+40(FP), DI;       \
+	RGROUPSTART;              \
 block:                        \
 	TESTQ CX, CX;             \
 	JZ    groupend;           \
@@ -220,36 +219,23 @@ block:                        \
 	ADDQ  $292, DI;           \
 	DECQ  CX;                 \
 	JMP   block;              \
-groupend:                     \
-	RSTORE4;                  \
-	ADDQ  DX, R8;             \
-	DECQ  BX;                 \
-	JMP   group;              \
-done:                         \
-	VZEROUPPER;               \
-	RET
+	RGROUPEND
 
 // K4BODY is K4DOT1's loop body for row ROW into ACC.
 #define K4BODY(C0, C1, C2, C3, ROW, ACC) \
-	LEAQ  (ROW)(R13*1), SI;  \
-	DECODEQ4K;               \
-	VPXOR Y8, Y8, Y8;        \
-	C0;                      \
-	Q4KCOL(4, 36, DI, Y8);   \
-	C1;                      \
-	Q4KCOL(68, 100, DI, Y8); \
-	C2;                      \
-	Q4KCOL(132, 164, DI, Y8); \
-	C3;                      \
-	Q4KCOL(196, 228, DI, Y8); \
-	Q4KFIN(DI, Y8, ACC)
+	LEAQ (ROW)(R13*1), SI; \
+	K4SUPER(C0, C1, C2, C3, ACC)
 
 #define Q4KBODY(ROW, ACC) K4BODY(Q4KC0, Q4KC1, Q4KC2, Q4KC3, ROW, ACC)
 #define Q5KBODY(ROW, ACC) K4BODY(Q5KC0, Q5KC1, Q5KC2, Q5KC3, ROW, ACC)
 
 // Q6KBODY is dotQ6_KAVX2's loop body for row ROW into ACC.
 #define Q6KBODY(ROW, ACC) \
-	LEAQ  (ROW)(R13*1), SI;  \
+	LEAQ (ROW)(R13*1), SI; \
+	Q6KSUPER(ACC)
+
+// Q6KSUPER adds the super-block at SI against the column's at DI to ACC.
+#define Q6KSUPER(ACC) \
 	Q6KSCALES;               \
 	VPXOR Y10, Y10, Y10;     \
 	DECODEQ6KHALF(0, 128);   \
@@ -339,19 +325,7 @@ TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-28
 q6kloop:
 	TESTQ CX, CX
 	JZ    q6kdone
-	Q6KSCALES
-	VPXOR Y10, Y10, Y10
-	DECODEQ6KHALF(0, 128)
-	Q6KSTEP1(4, 0, Y8)
-	Q6KSTEP1(36, 16, Y9)
-	Q6KSTEP1(68, 32, Y4)
-	Q6KSTEP1(100, 48, Y5)
-	DECODEQ6KHALF(64, 160)
-	Q6KSTEP1(132, 64, Y8)
-	Q6KSTEP1(164, 80, Y9)
-	Q6KSTEP1(196, 96, Y4)
-	Q6KSTEP1(228, 112, Y5)
-	Q6KFIN(DI, Y10, Y0)
+	Q6KSUPER(Y0)
 	ADDQ  $210, SI
 	ADDQ  $292, DI
 	DECQ  CX

@@ -59,12 +59,7 @@
 	MOVQ      stride+16(FP), DX;     \
 	MOVQ      ngroups+32(FP), BX;    \
 	SETUP;                           \
-group:                               \
-	TESTQ     BX, BX;                \
-	JZ        done;                  \
-	RGROUP;                          \
-	MOVQ      n+0(FP), CX;           \
-	MOVQ      y+40(FP), DI;          \
+	RGROUPSTART;                     \
 	MOVQ      dy+48(FP), R12;        \
 pair:                                \
 	CMPQ      CX, $2;                \
@@ -85,14 +80,7 @@ one:                                 \
 	ONE(R9, Y1, LOAD);               \
 	ONE(R10, Y2, LOAD);              \
 	ONE(R11, Y3, LOAD);              \
-groupend:                            \
-	RSTORE4;                         \
-	ADDQ      DX, R8;                \
-	DECQ      BX;                    \
-	JMP       group;                 \
-done:                                \
-	VZEROUPPER;                      \
-	RET
+	RGROUPEND
 
 // The sign-trick types (Q8_0, Q5_0, IQ4_NL): each row's blocks decoded by
 // LOAD, the column's scales converted to floats four bytes apart.
