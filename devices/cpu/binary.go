@@ -105,8 +105,7 @@ func computeBinaryF32(p *Params, t *graph.Tensor) bool {
 	}
 	var ri, bi rowIndex
 	ri.start(t, lo)
-	bi.start(b, 0)
-	bi.i1, bi.i2, bi.i3 = ri.i1%b.Ne[1], ri.i2%b.Ne[2], ri.i3%b.Ne[3]
+	bi.startWith(b, &ri)
 	for range hi - lo {
 		dst := f32Row(t.Data, ewRowOffset(t, ri.i1, ri.i2, ri.i3), n)
 		x := f32Row(a.Data, ewRowOffset(a, ri.i1, ri.i2, ri.i3), n)
@@ -135,6 +134,20 @@ func (w *rowIndex) start(t *graph.Tensor, r int64) {
 		return
 	}
 	w.i1, w.i2, w.i3 = r%w.ne1, r/w.ne1%w.ne2, r/(w.ne1*w.ne2)
+}
+
+// startWith places the walk of b, a source broadcast into r's tensor, at
+// r's row (dividing only where r's index is past b's extent).
+func (w *rowIndex) startWith(b *graph.Tensor, r *rowIndex) {
+	w.ne1, w.ne2, w.ne3 = b.Ne[1], b.Ne[2], b.Ne[3]
+	w.i1, w.i2, w.i3 = wrapIndex(r.i1, w.ne1), wrapIndex(r.i2, w.ne2), wrapIndex(r.i3, w.ne3)
+}
+
+func wrapIndex(i, n int64) int64 {
+	if i < n {
+		return i
+	}
+	return i % n
 }
 
 // next moves to the following row; it reports the dimensions that wrapped

@@ -29,8 +29,7 @@ func TestRowIndex(t *testing.T) {
 		lo := rng.Int63n(rows)
 		var ri, bi rowIndex
 		ri.start(a, lo)
-		bi.start(b, 0)
-		bi.i1, bi.i2, bi.i3 = ri.i1%nb[1], ri.i2%nb[2], ri.i3%nb[3]
+		bi.startWith(b, &ri)
 		for r := lo; r < rows; r++ {
 			i1, i2, i3 := r%ne[1], r/ne[1]%ne[2], r/(ne[1]*ne[2])
 			require.Equal(t, [3]int64{i1, i2, i3}, [3]int64{ri.i1, ri.i2, ri.i3}, "ne %v row %d", ne, r)

@@ -27,6 +27,9 @@ func (p *Params) Barrier() { p.barrier.wait() }
 
 // Rows returns the half-open range of n rows thread Ith handles.
 func (p *Params) Rows(n int64) (int64, int64) {
+	if p.Nth == 1 {
+		return 0, n // most tiny operations: no division
+	}
 	per := (n + int64(p.Nth) - 1) / int64(p.Nth)
 	lo := min(per*int64(p.Ith), n)
 	return lo, min(lo+per, n)
