@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"os"
 	"sync"
 
@@ -114,4 +115,26 @@ func (p *Params) kernels() *kernelSet {
 		return p.kset
 	}
 	return fastKernels()
+}
+
+// FromFloat converts the row src into dst as the CPU backend does before a
+// matrix product (ggml's type_traits_cpu from_float): with the kernels an
+// Engine made with opts computes with, so the assembly quantizers unless
+// opts, GGML_CPU_GENERIC or the purego tag ask for the generic ones. It is
+// here for benchmarks and tools that compare the activation formats with
+// ggml's. dst must hold t's row size of len(src) elements; a row t cannot
+// represent reports quant.ErrNonFinite.
+func FromFloat(opts Options, t quant.Type, dst []byte, src []float32) error {
+	if err := t.Check(); err != nil {
+		return err
+	}
+	rs := t.RowSize(int64(len(src)))
+	if rs < 0 {
+		return fmt.Errorf("%w: %d elements: not a multiple of the block size of %s (%d)",
+			quant.ErrBadLength, len(src), t, t.BlockSize())
+	}
+	if int64(len(dst)) < rs {
+		return fmt.Errorf("%w: dst has %d bytes, need %d", quant.ErrBadLength, len(dst), rs)
+	}
+	return selectKernels(opts).traits[t].fromFloat(dst[:rs], src)
 }
