@@ -163,7 +163,7 @@ func colTile(rowBytes uint64) int64 {
 // vecDot4 when it has one, which reads each src0 row once for all four.
 func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col func(ir1 int64) column) {
 	tr := &ks.traits[src0.Type]
-	dot, dot4 := tr.vecDot, tr.vecDot4
+	dot, dot4, rows := tr.vecDot, tr.vecDot4, tr.vecDotRows
 	k := int(src0.Ne[0])
 	rs := src0.RowSize()
 	nan := math.Float32bits(float32(math.NaN()))
@@ -187,6 +187,11 @@ func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col
 					continue
 				}
 				c := &cols[i]
+				if rows != nil && c.ok {
+					productRows(rows, k, t, src0, t0, e0, c)
+					i++
+					continue
+				}
 				for ir0 := t0; ir0 < e0; ir0++ {
 					v := nan
 					if c.ok {
@@ -225,6 +230,18 @@ func productGroup(dot4 func(int, []byte, uint64, int, *[4][]byte, []float32, []f
 		for c := range cs {
 			binary.LittleEndian.PutUint32(t.Data[cs[c].dst+4*ir0:], math.Float32bits(out[4*r+c]))
 		}
+	}
+}
+
+// productRows computes rows [lo0, hi0) of column c with vecDotRows.
+func productRows(rows func(int, []byte, uint64, int, []byte, []float32), k int, t, src0 *graph.Tensor, lo0, hi0 int64, c *column) {
+	var out [productTile]float32
+	n := int(hi0 - lo0)
+	first := c.x0 + uint64(lo0)*src0.Nb[1]
+	end := c.x0 + uint64(hi0-1)*src0.Nb[1] + src0.RowSize()
+	rows(k, src0.Data[first:end:end], src0.Nb[1], n, c.y, out[:n])
+	for r, v := range out[:n] {
+		binary.LittleEndian.PutUint32(t.Data[c.dst+4*(uint64(lo0)+uint64(r)):], math.Float32bits(v))
 	}
 }
 

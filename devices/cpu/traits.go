@@ -42,6 +42,11 @@ type typeTraits struct {
 	// vecDot's, so a product's result does not depend on which columns
 	// were grouped. scratch holds at least n/8 float32s.
 	vecDot4 func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32)
+	// vecDotRows (optional) sets out[r] = vecDot(n, row r, y) bit for
+	// bit for nrows rows of x stride bytes apart and one y, several rows
+	// at a time: the generic F32 and F16 dots are each one chain of
+	// dependent additions, which side by side run several times faster.
+	vecDotRows func(n int, x []byte, stride uint64, nrows int, y []byte, out []float32)
 }
 
 // kernelSet is a full traits table and the name it is reported under.
@@ -60,6 +65,7 @@ func newGenericKernels() *kernelSet {
 		tr := &s.traits[t]
 		tr.vecDotType = typ.VecDotType()
 		tr.vecDot = quant.DotKernel(typ)
+		tr.vecDotRows = quant.DotRowsKernel(typ)
 		tr.fromFloat = func(dst []byte, src []float32) error {
 			_, err := quant.FromFloat(dst, typ, src)
 			return err
@@ -101,10 +107,15 @@ func selectKernels(opts Options) *kernelSet {
 }
 
 // deriveGeneric returns a copy of the generic set named name, for an
-// architecture file to override entries in.
+// architecture file to override entries in. The copy has no vecDotRows:
+// those must agree bit for bit with the vecDot beside them, which the
+// architecture replaces.
 func deriveGeneric(name string) *kernelSet {
 	s := *genericKernels
 	s.name = name
+	for t := range s.traits {
+		s.traits[t].vecDotRows = nil
+	}
 	return &s
 }
 
