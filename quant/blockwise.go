@@ -41,12 +41,11 @@ func putFP16(b []byte, f float32) float32 {
 func fp16At(b []byte) float32 { return fp16Table[binary.LittleEndian.Uint16(b)] }
 
 // fp16Table is FP16ToFP32 of every half, as ggml's generic builds keep it
-// (ggml_table_f32_f16): a load instead of the branches for each block
-// scale and each F16 element of a dot product.
+// (ggml_table_f32_f16).
 var fp16Table = func() *[1 << 16]float32 {
 	t := new([1 << 16]float32)
 	for h := range t {
-		t[h] = FP16ToFP32(uint16(h))
+		t[h] = fp16ToFP32(uint16(h))
 	}
 	return t
 }()
