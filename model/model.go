@@ -65,6 +65,7 @@ type Model struct {
 	bufs     []buffer.Buffer
 	backends []backend.Backend // scheduler order: device first, CPU last
 	dev      backend.Backend   // backend computing layers and holding the cache
+	device   backend.Device    // dev's device as the caller gave it
 	tok      Tokenizer
 	closed   bool
 }
@@ -142,11 +143,11 @@ func (m *Model) startBackends(opts Options) error {
 			return errors.Join(fmt.Errorf("model: device %s: %w", opts.Device.Name(), err), cpu.Close())
 		}
 		m.backends = []backend.Backend{dev, cpu}
-		m.dev = dev
+		m.dev, m.device = dev, opts.Device
 		return nil
 	}
 	m.backends = []backend.Backend{cpu}
-	m.dev = cpu
+	m.dev, m.device = cpu, cpuDev
 	return nil
 }
 
@@ -172,7 +173,7 @@ func (m *Model) used(infos map[*graph.Tensor]gguf.TensorInfo) []*graph.Tensor {
 func (m *Model) loadWeights(infos map[*graph.Tensor]gguf.TensorInfo, progress func(done, total uint64)) error {
 	var host, dev []*graph.Tensor
 	for _, t := range m.used(infos) {
-		if m.dev.Device().Type() == backend.DeviceCPU || t == m.w.tokEmbd {
+		if m.device.Type() == backend.DeviceCPU || t == m.w.tokEmbd {
 			host = append(host, t)
 		} else {
 			dev = append(dev, t)
@@ -184,7 +185,7 @@ func (m *Model) loadWeights(infos map[*graph.Tensor]gguf.TensorInfo, progress fu
 	if len(dev) == 0 {
 		return nil
 	}
-	d := m.dev.Device()
+	d := m.device
 	bt := d.BufferType()
 	if bt == nil {
 		return fmt.Errorf("model: device %s has no buffer type", d.Name())
@@ -279,7 +280,7 @@ func alignUp(n, a uint64) uint64 {
 func (m *Model) File() *gguf.File { return m.file }
 
 // DeviceName names the device computing the layers.
-func (m *Model) DeviceName() string { return m.dev.Device().Name() }
+func (m *Model) DeviceName() string { return m.device.Name() }
 
 // Close frees the weights, stops the backends and unmaps the file. Sessions
 // must be closed first. Closing again does nothing.

@@ -81,7 +81,7 @@ func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	d := m.dev.Device()
+	d := m.cacheDevice(opts.CacheType)
 	if s.cache, err = buffer.AllocTensors(d.BufferType(), ts); err != nil {
 		return nil, fmt.Errorf("%w: KV cache of %d cells on %s: %w", ErrMemory, opts.Ctx, d.Name(), err)
 	}
@@ -102,6 +102,17 @@ func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 		return nil, fmt.Errorf("model: sizing compute buffers: %w", err)
 	}
 	return s, nil
+}
+
+// cacheDevice is where the KV cache lives: the layers' device when it
+// writes cache rows (SET_ROWS) of type typ, else the CPU, which always does.
+func (m *Model) cacheDevice(typ quant.Type) backend.Device {
+	c := graph.NewContext(graph.ContextOptions{})
+	probe := c.SetRows(c.NewTensor(typ, 64, 4), c.NewTensor(quant.F32, 64, 1), c.NewTensor(quant.I64, 1))
+	if probe != nil && m.device.SupportsOp(probe) {
+		return m.device
+	}
+	return m.backends[len(m.backends)-1].Device()
 }
 
 // Pos is the number of positions the session's cache holds: the position
