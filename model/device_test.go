@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/gguf/genmodel"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/devtest"
@@ -93,8 +94,12 @@ func TestDeviceTooSmall(t *testing.T) {
 
 func TestRefused(t *testing.T) {
 	_, err := model.Open(genFile(t, genmodel.Config{Arch: "llama", Type: quant.F32, Embd: 64, Layers: 1, Heads: 2, FF: 64, VocabSize: 64,
-		KVs: nil}), model.Options{})
-	require.NoError(t, err)
+		KVs: []gguf.KV{{Key: "general.architecture", Value: gguf.ScalarValue("falcon")}}}), model.Options{})
+	require.ErrorIs(t, err, model.ErrArch)
+	require.Contains(t, err.Error(), `"falcon"`)
+	_, err = model.Open(genFile(t, genmodel.Config{Arch: "llama", Type: quant.F32, Embd: 64, Layers: 1, Heads: 2, FF: 64, VocabSize: 64,
+		KVs: []gguf.KV{{Key: "llama.attention.head_count", Value: gguf.ScalarValue(uint32(3))}}}), model.Options{})
+	require.ErrorIs(t, err, model.ErrModel)
 	c := genmodel.Config{Arch: "llama", Type: quant.F32, Embd: 64, Layers: 1, Heads: 2, FF: 64, VocabSize: 64}
 	path := genFile(t, c)
 	m, err := model.Open(path, model.Options{})
