@@ -78,12 +78,24 @@ func (sm Sampler) Next(logits []float32, history []int32, r *rand.Rand) int32 {
 			}
 		}
 	}
-	// Most likely first, the lower id first on ties, as greedy decoding
-	// in llama.cpp picks.
-	slices.SortStableFunc(cs, func(a, b candidate) int { return cmp.Compare(b.logit, a.logit) })
 	if sm.Temp <= 0 {
-		return cs[0].id
+		// A scan, not a sort: greedy decoding runs once per token over
+		// the whole vocabulary. The first maximum is the lowest id.
+		best := 0
+		for i := range cs {
+			if cs[i].logit > cs[best].logit {
+				best = i
+			}
+		}
+		return cs[best].id
 	}
+	// Most likely first, the lower id first on ties.
+	slices.SortFunc(cs, func(a, b candidate) int {
+		if c := cmp.Compare(b.logit, a.logit); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
 	if sm.TopK > 0 && sm.TopK < len(cs) {
 		cs = cs[:sm.TopK]
 	}
