@@ -61,3 +61,15 @@ func TestRunLogits(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.True(t, strings.Contains(errOut, "outside"), errOut)
 }
+
+func TestBenchModel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	require.NoError(t, genmodel.WriteFile(path, genmodel.Config{Arch: "llama", Type: quant.Q4_0, Embd: 64, Layers: 2, Heads: 4, KVHeads: 2, FF: 128, VocabSize: 100}))
+	code, out, errOut := runCmd("bench", "model", "-m", path, "-pp", "8", "-tg", "4", "-reps", "1", "-threads", "1")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "pp8")
+	require.Contains(t, out, "tg4")
+	require.Contains(t, out, "tokens/s")
+	code, _, _ = runCmd("bench", "model", "-pp", "0")
+	require.Equal(t, 2, code)
+}
