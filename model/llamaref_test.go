@@ -93,7 +93,7 @@ func TestAgainstLlama(t *testing.T) {
 			ref, err := lib.LoadModelParams(path, lib.CompareModelParams())
 			require.NoError(t, err)
 			defer ref.Free()
-			rc, err := ref.NewContext(llamaref.CompareOptions(256, 64, 2))
+			rc, err := ref.NewContext(llamaref.CompareOptions(256, 64, 1))
 			require.NoError(t, err)
 			defer rc.Free()
 			tokens := prompt(40, c.VocabSize, int(c.Seed))
@@ -149,7 +149,7 @@ func TestAttentionSettings(t *testing.T) {
 		fa    bool
 		cache quant.Type
 	}{{true, quant.F16}, {false, quant.F16}, {true, quant.F32}} {
-		o := llamaref.CompareOptions(256, 64, 2)
+		o := llamaref.CompareOptions(256, 64, 1)
 		o.TypeK, o.TypeV = int32(set.cache), int32(set.cache)
 		if set.fa {
 			o.FlashAttn = llamaref.FlashAttnEnabled
