@@ -81,6 +81,24 @@ type smallDevice struct{ *devtest.Device }
 
 func (smallDevice) Memory() (free, total uint64) { return 1 << 16, 1 << 20 }
 
+func TestDeviceLoadProgress(t *testing.T) {
+	path := genFile(t, genmodel.Config{Arch: "llama", Type: quant.Q8_0, Embd: 64, Layers: 2, Heads: 4, KVHeads: 2, FF: 128, VocabSize: 100})
+	var calls int
+	var last, total uint64
+	d := devtest.New(devtest.Config{Name: "FAKE_LOAD", Type: backend.DeviceGPU})
+	m, err := model.Open(path, model.Options{Device: d, Progress: func(done, all uint64) {
+		require.GreaterOrEqual(t, done, last)
+		calls, last, total = calls+1, done, all
+	}})
+	require.NoError(t, err)
+	require.NoError(t, m.Close())
+	// Every weight but the token embedding (which stays on the CPU) went
+	// through SetTensor, one report each.
+	require.Equal(t, 2*9+2, calls, "9 weights a layer, output_norm and output")
+	require.Equal(t, total, last)
+	require.NotZero(t, total)
+}
+
 func TestDeviceTooSmall(t *testing.T) {
 	path := genFile(t, genmodel.Config{Arch: "llama", Type: quant.F32, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300})
 	sets := 0
