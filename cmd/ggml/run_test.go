@@ -73,3 +73,29 @@ func TestBenchModel(t *testing.T) {
 	code, _, _ = runCmd("bench", "model", "-pp", "0")
 	require.Equal(t, 2, code)
 }
+
+// TestRunOnHexagon: a model run on HTP0 over the Hexagon double (weights
+// set through its repacking buffers, the ops it takes computed by the
+// double) generates the tokens the CPU generates.
+func TestRunOnHexagon(t *testing.T) {
+	if !inChild(t, "TestRunOnHexagon", func(dir string) []string {
+		return []string{"GGML_HEXAGON_LIB=" + filepath.Join(dir, "libcdsprpc.so")}
+	}) {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	require.NoError(t, genmodel.WriteFile(path, genmodel.Config{Arch: "llama", Type: quant.Q4_0, Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 300}))
+	tokenLine := func(out string) string {
+		lines := strings.Split(out, "\n")
+		require.Greater(t, len(lines), 2, out)
+		return lines[1]
+	}
+	args := []string{"run", "-m", path, "-tokens", "5,17,42,99,7,3", "-n", "16", "-threads", "1"}
+	code, cpuOut, errOut := runCmd(args...)
+	require.Equal(t, 0, code, errOut)
+	code, htpOut, errOut := runCmd(append(args, "-device", "HTP0")...)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, htpOut, "on HTP0")
+	require.Equal(t, tokenLine(cpuOut), tokenLine(htpOut))
+	t.Logf("HTP0: %s", strings.TrimSpace(htpOut))
+}
