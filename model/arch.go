@@ -9,7 +9,7 @@ import (
 
 // arch describes one architecture the runner builds: what differs between
 // llama and qwen2 is data (rope mode, which biases are required), the graph
-// is the same builder (buildDecoder).
+// is the same builder (builder.build in graph.go).
 type arch struct {
 	name     string
 	ropeMode ops.RopeMode
@@ -18,15 +18,9 @@ type arch struct {
 	qkvBias bool
 }
 
-// archs are the architectures this package runs, by general.architecture.
-var archs = map[string]arch{
-	// llama (llama 2/3, mistral-style): RMSNorm, RoPE on adjacent pairs,
-	// GQA, SwiGLU FFN, optional biases, optional tied output.
-	"llama": {name: "llama", ropeMode: ops.RopeNormal},
-	// qwen2: llama's graph with Q/K/V biases and RoPE NEOX (rotating the
-	// two halves of each head).
-	"qwen2": {name: "qwen2", ropeMode: ops.RopeNeox, qkvBias: true},
-}
+// archs are the architectures this package runs, by general.architecture;
+// each is described in its own file (llama.go, qwen2.go).
+var archs = map[string]arch{archLlama.name: archLlama, archQwen2.name: archQwen2}
 
 // layer holds one decoder block's weights; the optional ones are nil when
 // the file lacks them.
