@@ -138,3 +138,41 @@ func TestRefused(t *testing.T) {
 	_, err = s.Decode(ctx, []int32{1}, nil)
 	require.True(t, errors.Is(err, context.Canceled), "%v", err)
 }
+
+// byteTok is a stand-in tokenizer: one token per byte.
+type byteTok struct{}
+
+func (byteTok) Encode(text string, addSpecial, _ bool) ([]int32, error) {
+	var ids []int32
+	if addSpecial {
+		ids = append(ids, 1)
+	}
+	for _, b := range []byte(text) {
+		ids = append(ids, int32(b))
+	}
+	return ids, nil
+}
+
+func (byteTok) TokenToPiece(id int32, _ bool) string { return string(rune(id)) }
+
+func TestTokenizerHook(t *testing.T) {
+	c := genmodel.Config{Arch: "llama", Type: quant.F32, Embd: 64, Layers: 1, Heads: 2, FF: 64, VocabSize: 256,
+		KVs: []gguf.KV{{Key: "tokenizer.ggml.model", Value: gguf.ScalarValue("llama")}}}
+	path := genFile(t, c)
+	m, err := model.Open(path, model.Options{})
+	require.NoError(t, err)
+	_, err = m.Tokenize("hi", true)
+	require.ErrorIs(t, err, model.ErrNoVocab, "a vocabulary but no tokenizer")
+	require.NoError(t, m.Close())
+	m, err = model.Open(path, model.Options{NewTokenizer: func(*gguf.File) (model.Tokenizer, error) { return byteTok{}, nil }})
+	require.NoError(t, err)
+	defer m.Close()
+	ids, err := m.Tokenize("hi", true)
+	require.NoError(t, err)
+	require.Equal(t, []int32{1, 'h', 'i'}, ids)
+	p, err := m.Piece('h')
+	require.NoError(t, err)
+	require.Equal(t, "h", p)
+	_, err = m.Piece(256)
+	require.ErrorIs(t, err, model.ErrArgument)
+}

@@ -43,9 +43,10 @@ type Options struct {
 	// that is not the host, with the bytes done and in total. Weights the
 	// CPU uses straight from the mapped file need no copy and no report.
 	Progress func(done, total uint64)
-	// Tokenizer turns text into tokens for Tokenize and Piece; nil leaves
-	// the model to token ids.
-	Tokenizer Tokenizer
+	// NewTokenizer builds the tokenizer for Tokenize and Piece from the
+	// file's metadata (tokenizer.FromGGUF fits, wrapped); nil leaves the
+	// model to token ids. It is not called for tokenizer.ggml.model none.
+	NewTokenizer func(f *gguf.File) (Tokenizer, error)
 }
 
 // Model is a loaded model: its hyperparameters, weights in device memory and
@@ -77,7 +78,7 @@ func Open(path string, opts Options) (m *Model, err error) {
 	if err != nil {
 		return nil, err
 	}
-	m = &Model{file: f, tok: opts.Tokenizer}
+	m = &Model{file: f}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, m.Close())
@@ -117,6 +118,11 @@ func Open(path string, opts Options) (m *Model, err error) {
 	}
 	if m.Vocab, err = readVocab(f, m.HParams.NVocab); err != nil {
 		return nil, err
+	}
+	if opts.NewTokenizer != nil && m.Vocab.Model != "none" {
+		if m.tok, err = opts.NewTokenizer(f); err != nil {
+			return nil, fmt.Errorf("model: tokenizer: %w", err)
+		}
 	}
 	if err := m.startBackends(opts); err != nil {
 		return nil, err
