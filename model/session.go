@@ -115,6 +115,16 @@ func (m *Model) cacheDevice(typ quant.Type) backend.Device {
 	return m.backends[len(m.backends)-1].Device()
 }
 
+// BufferBytes is the device memory the session holds: its KV cache and the
+// scheduler's compute buffers (the model's weights not included).
+func (s *Session) BufferBytes() uint64 {
+	n := s.cache.Size()
+	for _, b := range s.m.backends {
+		n += s.sched.BufferSize(b)
+	}
+	return n
+}
+
 // Pos is the number of positions the session's cache holds: the position
 // the next token gets.
 func (s *Session) Pos() int { return s.nPast }

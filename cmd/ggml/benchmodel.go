@@ -166,8 +166,10 @@ func runBenchModel(args []string, stdout io.Writer) error {
 	}
 	if rss0 > 0 && rss1 > 0 {
 		grow := int64(rss1) - int64(rss0)
-		fmt.Fprintf(stdout, "memory: resident size grew %d MiB loading and running a %d MiB file (%.2f x the file)\n",
-			grow>>20, fi.Size()>>20, float64(grow)/float64(fi.Size()))
+		weights := grow - int64(s.BufferBytes())
+		fmt.Fprintf(stdout, "memory: resident size grew %d MiB loading and running a %d MiB file: %d MiB of KV cache and compute buffers,\n"+
+			"        %d MiB for the weights and the rest (%.2f x the file)\n",
+			grow>>20, fi.Size()>>20, s.BufferBytes()>>20, weights>>20, float64(weights)/float64(fi.Size()))
 	}
 	return nil
 }
