@@ -2,7 +2,6 @@ package genmodel
 
 import (
 	"bytes"
-	"errors"
 	"path/filepath"
 	"testing"
 
@@ -144,13 +143,6 @@ func TestConfigErrors(t *testing.T) {
 		mod(&c)
 		err := Write(&bytes.Buffer{}, c)
 		require.ErrorIs(t, err, ErrConfig, name)
-	}
-	for _, v := range []string{"spm", "bpe"} {
-		c := Default()
-		c.Vocab = v
-		err := Write(&bytes.Buffer{}, c)
-		require.ErrorIs(t, err, ErrNotYet)
-		require.True(t, errors.Is(err, errors.ErrUnsupported))
 	}
 	p := filepath.Join(t.TempDir(), "bad.gguf")
 	c := Default()
