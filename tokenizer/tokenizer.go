@@ -454,22 +454,30 @@ func spmByte(s string) byte {
 	return b
 }
 
-// Decode is the text of ids: their pieces without special tokens, less
-// the space a SentencePiece vocabulary prefixes (so Decode inverts Encode
-// where the algorithm loses nothing). It is llama_detokenize with
-// remove_special and unparse_special off, without clean-up of spaces.
+// Decode is the text of ids: their pieces without control and unknown
+// tokens, less the space a SentencePiece vocabulary prefixes to the text
+// at the start and after each special token, so that Decode inverts
+// Encode where the algorithm loses nothing. (llama_detokenize differs: it
+// keeps that space after a BOS it does not remove.)
 func (t *Tokenizer) Decode(ids []int32) (string, error) {
 	var b strings.Builder
-	lstrip := 0
-	if t.addSpace {
-		lstrip = 1
-	}
+	strip := t.addSpace
 	for _, id := range ids {
 		if id < 0 || int(id) >= len(t.tokens) {
 			return "", fmt.Errorf("%w: %d of %d", ErrToken, id, len(t.tokens))
 		}
-		b.WriteString(t.piece(id, lstrip, false))
-		lstrip = 0
+		switch t.types[id] {
+		case TypeControl, TypeUnknown, TypeUserDefined:
+			b.WriteString(t.piece(id, 0, false))
+			strip = t.addSpace
+		default:
+			lstrip := 0
+			if strip {
+				lstrip = 1
+			}
+			b.WriteString(t.piece(id, lstrip, false))
+			strip = false
+		}
 	}
 	return b.String(), nil
 }
