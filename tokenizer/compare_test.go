@@ -208,6 +208,39 @@ func TestEncodeMatchesLlama(t *testing.T) {
 	}
 }
 
+// TestVariantsMatchLlama compares on vocabularies changed to exercise
+// user-defined tokens, add_eos, add_bos off and no space prefix.
+func TestVariantsMatchLlama(t *testing.T) {
+	lines := corpus(t)[:3000]
+	all := generated(testSeed(t), 1000)
+	for _, base := range []string{"spm", "bpe"} {
+		gen := slices.Clone(all)
+		for i, s := range gen[:300] {
+			gen[i] = s + userDefined[base][i%4] // every user-defined token shows up
+		}
+		t.Run(base, func(t *testing.T) {
+			m := withRef(t, base+"-variant")
+			if m.tok.AddBOS() != (base == "spm") || !m.tok.AddEOS() {
+				t.Fatalf("add_bos %v, add_eos %v", m.tok.AddBOS(), m.tok.AddEOS())
+			}
+			bad := compare(t, m, lines, true, false) + compare(t, m, gen, true, false) + compare(t, m, gen, true, true)
+			for id := range int32(m.tok.NumTokens()) {
+				want, err := m.ref.TokenToPiece(id, 0, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := m.tok.TokenToPiece(id, false); got != want {
+					if bad++; bad <= 10 {
+						t.Errorf("token %d: %q, libllama %q", id, got, want)
+					}
+				}
+			}
+			t.Logf("%s variant: %d corpus lines, %d generated lines twice, %d pieces: %d mismatches",
+				base, len(lines), len(gen), m.tok.NumTokens(), bad)
+		})
+	}
+}
+
 // TestTokenToPieceMatchesLlama compares every token's piece, special on and
 // off, and a sample with lstrip 1, and the special ids.
 func TestTokenToPieceMatchesLlama(t *testing.T) {

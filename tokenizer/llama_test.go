@@ -2,8 +2,11 @@ package tokenizer
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -24,10 +27,35 @@ type vocabModel struct {
 
 var (
 	modelDir  string
-	modelOnce = map[string]*sync.Once{"spm": {}, "bpe": {}}
+	modelOnce = map[string]*sync.Once{"spm": {}, "bpe": {}, "spm-variant": {}, "bpe-variant": {}}
 	models    = map[string]*vocabModel{}
 	modelErr  = map[string]error{}
 )
+
+// userDefined are tokens the variants make USER_DEFINED: found in any
+// text before tokenization, parseSpecial or not.
+var userDefined = map[string][]string{"spm": {"ing", "▁the", "<0x41>", "ll"}, "bpe": {"ing", "the", "<", "ll"}}
+
+// variant returns the metadata that turns the real vocabulary base into
+// one exercising what it does not: user-defined tokens, add_eos, no
+// add_bos, and (SentencePiece) no space prefix.
+func variant(base string) ([]gguf.KV, error) {
+	v, err := npmvocab.Load(base)
+	if err != nil {
+		return nil, err
+	}
+	types := slices.Clone(v.Types)
+	for _, s := range userDefined[base] {
+		i := slices.Index(v.Tokens, s)
+		if i < 0 {
+			return nil, fmt.Errorf("%s has no token %q", base, s)
+		}
+		types[i] = TypeUserDefined
+	}
+	kv := func(k string, val gguf.Value) gguf.KV { return gguf.KV{Key: "tokenizer.ggml." + k, Value: val} }
+	return []gguf.KV{kv("token_type", gguf.ArrayValue(types)), kv("add_bos_token", gguf.ScalarValue(base == "spm")),
+		kv("add_eos_token", gguf.ScalarValue(true)), kv("add_space_prefix", gguf.ScalarValue(false))}, nil
+}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -58,7 +86,16 @@ func model(t testing.TB, name string) *vocabModel {
 		}
 		p := filepath.Join(modelDir, name+".gguf")
 		// Small and tied: only the vocabulary matters here.
-		c := genmodel.Config{Vocab: name, Type: quant.Q8_0, Embd: 64, Layers: 1, Heads: 2, KVHeads: 1, FF: 64, Tied: true}
+		base, isVariant := strings.CutSuffix(name, "-variant")
+		c := genmodel.Config{Vocab: base, Type: quant.Q8_0, Embd: 64, Layers: 1, Heads: 2, KVHeads: 1, FF: 64, Tied: true}
+		if isVariant {
+			kvs, err := variant(base)
+			if err != nil {
+				modelErr[name] = err
+				return
+			}
+			c.KVs = kvs
+		}
 		if err := genmodel.WriteFile(p, c); err != nil {
 			modelErr[name] = err
 			return
