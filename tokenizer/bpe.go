@@ -49,22 +49,6 @@ func decodeByteLevel(s string) string {
 	return b.String()
 }
 
-// bpeQueue pops the lowest merge rank first, ties to the leftmost pair.
-type bpeQueue []bigram
-
-func (q bpeQueue) Len() int { return len(q) }
-func (q bpeQueue) Less(i, j int) bool {
-	return q[i].rank < q[j].rank || (q[i].rank == q[j].rank && q[i].left < q[j].left)
-}
-func (q bpeQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *bpeQueue) Push(x any)   { *q = append(*q, x.(bigram)) }
-func (q *bpeQueue) Pop() any {
-	old := *q
-	b := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return b
-}
-
 // encodeBPE appends the byte-level BPE tokens of text: pre-tokenized into
 // words, each word's characters merged by the best-ranked merge until
 // none applies (a word that is a token stays whole: Llama 3 ignores
@@ -81,7 +65,7 @@ func (t *Tokenizer) encodeBPE(text string, out []int32) ([]int32, error) {
 			continue
 		}
 		syms := splitChars(w)
-		q := &bpeQueue{}
+		q := &queue{byRank: true}
 		text := func(i int) string { return w[syms[i].start : syms[i].start+syms[i].n] }
 		try := func(l, r int) {
 			if l < 0 || r < 0 {
@@ -101,12 +85,7 @@ func (t *Tokenizer) encodeBPE(text string, out []int32) ([]int32, error) {
 			if l.n == 0 || r.n == 0 || l.n+r.n != len(b.text) || text(b.left)+text(b.right) != b.text {
 				continue
 			}
-			l.n += r.n
-			r.n = 0
-			l.next = r.next
-			if r.next >= 0 {
-				syms[r.next].prev = b.left
-			}
+			join(syms, b.left, b.right)
 			try(l.prev, b.left)
 			try(b.left, l.next)
 		}

@@ -23,20 +23,37 @@ type bigram struct {
 	text        string
 }
 
-// spmQueue pops the highest score first, ties to the leftmost pair.
-type spmQueue []bigram
-
-func (q spmQueue) Len() int { return len(q) }
-func (q spmQueue) Less(i, j int) bool {
-	return q[i].score > q[j].score || (q[i].score == q[j].score && q[i].left < q[j].left)
+// queue holds the candidate merges: SentencePiece pops the highest score
+// first, BPE the lowest rank; ties go to the leftmost pair.
+type queue struct {
+	items  []bigram
+	byRank bool
 }
-func (q spmQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *spmQueue) Push(x any)   { *q = append(*q, x.(bigram)) }
-func (q *spmQueue) Pop() any {
-	old := *q
-	b := old[len(old)-1]
-	*q = old[:len(old)-1]
+
+func (q *queue) Len() int { return len(q.items) }
+func (q *queue) Less(i, j int) bool {
+	a, b := &q.items[i], &q.items[j]
+	if q.byRank {
+		return a.rank < b.rank || (a.rank == b.rank && a.left < b.left)
+	}
+	return a.score > b.score || (a.score == b.score && a.left < b.left)
+}
+func (q *queue) Swap(i, j int) { q.items[i], q.items[j] = q.items[j], q.items[i] }
+func (q *queue) Push(x any)    { q.items = append(q.items, x.(bigram)) }
+func (q *queue) Pop() any {
+	b := q.items[len(q.items)-1]
+	q.items = q.items[:len(q.items)-1]
 	return b
+}
+
+// join merges symbol r into its left neighbour l and unlinks it.
+func join(syms []symbol, l, r int) {
+	syms[l].n += syms[r].n
+	syms[r].n = 0
+	syms[l].next = syms[r].next
+	if syms[r].next >= 0 {
+		syms[syms[r].next].prev = l
+	}
 }
 
 // utf8Len is the length llama.cpp gives a UTF-8 sequence from its first
@@ -65,7 +82,7 @@ func splitChars(text string) []symbol {
 // symbols that are no token become their bytes' <0xXX> tokens.
 func (t *Tokenizer) encodeSPM(text string, out []int32) ([]int32, error) {
 	syms := splitChars(text)
-	q := &spmQueue{}
+	q := &queue{}
 	try := func(l, r int) {
 		if l < 0 || r < 0 {
 			return
@@ -90,12 +107,7 @@ func (t *Tokenizer) encodeSPM(text string, out []int32) ([]int32, error) {
 		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
 			continue
 		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			syms[r.next].prev = b.left
-		}
+		join(syms, b.left, b.right)
 		try(l.prev, b.left)
 		try(b.left, l.next)
 	}
