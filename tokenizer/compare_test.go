@@ -197,6 +197,9 @@ func TestEncodeMatchesLlama(t *testing.T) {
 		chunks = append(chunks, strings.Join(lines[i:min(i+20, len(lines))], "\n"))
 	}
 	gen := generated(testSeed(t), 3000)
+	if testing.Short() { // the race detector's run: a tenth
+		lines, chunks, gen = every(lines, 10), every(chunks, 10), every(gen, 10)
+	}
 	for _, name := range []string{"spm", "bpe"} {
 		t.Run(name, func(t *testing.T) {
 			m := withRef(t, name)
@@ -206,6 +209,14 @@ func TestEncodeMatchesLlama(t *testing.T) {
 				name, len(lines), len(chunks), len(gen), bad)
 		})
 	}
+}
+
+func every(s []string, n int) []string {
+	var out []string
+	for i := 0; i < len(s); i += n {
+		out = append(out, s[i])
+	}
+	return out
 }
 
 // TestVariantsMatchLlama compares on vocabularies changed to exercise
@@ -343,4 +354,35 @@ func FuzzEncode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkEncode tokenizes the corpus, ours and libllama's side by side
+// (libllama's time includes a purego call per line, ~0.1 µs of several).
+func BenchmarkEncode(b *testing.B) {
+	lines := corpus(b)
+	bytes := 0
+	for _, s := range lines {
+		bytes += len(s)
+	}
+	for _, name := range []string{"spm", "bpe"} {
+		m := withRef(b, name)
+		for _, impl := range []string{"go", "libllama"} {
+			b.Run(name+"/"+impl, func(b *testing.B) {
+				b.SetBytes(int64(bytes))
+				for b.Loop() {
+					for _, s := range lines {
+						var err error
+						if impl == "go" {
+							_, err = m.tok.Encode(s, true, false)
+						} else {
+							_, err = m.ref.Tokenize(s, true, false)
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
+	}
 }

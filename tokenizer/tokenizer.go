@@ -215,6 +215,12 @@ func (t *Tokenizer) readFlags(f *gguf.File) error {
 			*s.id = int32(v)
 		}
 	}
+	// A default past a small vocabulary names no token.
+	for _, id := range []*int32{&t.bos, &t.eos, &t.unk} {
+		if int(*id) >= len(t.tokens) {
+			*id = -1
+		}
+	}
 	for _, s := range []struct {
 		key string
 		v   *bool
@@ -269,10 +275,10 @@ func (t *Tokenizer) findEOG() {
 // NumTokens is the vocabulary's size.
 func (t *Tokenizer) NumTokens() int { return len(t.tokens) }
 
-// BOS is the beginning-of-sequence token.
+// BOS is the beginning-of-sequence token, -1 when the vocabulary has none.
 func (t *Tokenizer) BOS() int32 { return t.bos }
 
-// EOS is the end-of-sequence token.
+// EOS is the end-of-sequence token, -1 when the vocabulary has none.
 func (t *Tokenizer) EOS() int32 { return t.eos }
 
 // EOT is the end-of-turn token, -1 when the vocabulary has none.
@@ -320,6 +326,10 @@ type fragment struct {
 func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
 	frags := t.partition(text, parseSpecial)
 	var out []int32
+	if addSpecial && (t.addBOS && t.bos < 0 || t.addEOS && t.eos < 0) {
+		// llama.cpp asserts here.
+		return nil, fmt.Errorf("%w: add_bos/add_eos set without a BOS/EOS token", ErrVocab)
+	}
 	if addSpecial && t.addBOS {
 		out = append(out, t.bos)
 	}

@@ -141,3 +141,34 @@ func TestAboveMaxRune(t *testing.T) {
 		t.Fatalf("above U+10FFFF: %v", err)
 	}
 }
+
+// FuzzFromGGUF: any metadata gives a tokenizer or an error, and a
+// tokenizer encodes and decodes any text without panicking.
+func FuzzFromGGUF(f *testing.F) {
+	for _, kvs := range []map[string]gguf.Value{tinySPM(), {
+		"model": gguf.ScalarValue("gpt2"), "pre": gguf.ScalarValue("llama-bpe"),
+		"tokens": gguf.ArrayValue([]string{"a", "b", "ab", "<|x|>"}), "merges": gguf.ArrayValue([]string{"a b"}),
+		"token_type": gguf.ArrayValue([]int32{1, 1, 1, 3}),
+	}} {
+		f.Add(fileOf(&testing.T{}, kvs).Bytes(), "ab <|x|> ▁a")
+	}
+	f.Fuzz(func(t *testing.T, data []byte, text string) {
+		g, err := gguf.Parse(data)
+		if err != nil {
+			return
+		}
+		tok, err := FromGGUF(g)
+		if err != nil {
+			return
+		}
+		for _, special := range []bool{false, true} {
+			ids, err := tok.Encode(text, true, special)
+			if err != nil {
+				continue
+			}
+			if _, err := tok.Decode(ids); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
