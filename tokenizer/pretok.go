@@ -62,6 +62,9 @@ const (
 	cSpace
 )
 
+// classOf uses Go's Unicode tables (Unicode 15.0 in Go 1.25); llama.cpp
+// has its own generated table. TestEveryCodePoint compares the two through
+// libllama as far as token ids can show it.
 func classOf(c rune) uint8 {
 	f := uint8(cAny)
 	if unicode.IsLetter(c) {
