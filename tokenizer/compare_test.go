@@ -253,7 +253,7 @@ func TestVariantsMatchLlama(t *testing.T) {
 }
 
 // TestTokenToPieceMatchesLlama compares every token's piece, special on and
-// off, and a sample with lstrip 1, and the special ids.
+// off, and a sample with lstrip 1, the special ids and IsEOG.
 func TestTokenToPieceMatchesLlama(t *testing.T) {
 	for _, name := range []string{"spm", "bpe"} {
 		t.Run(name, func(t *testing.T) {
@@ -274,14 +274,24 @@ func TestTokenToPieceMatchesLlama(t *testing.T) {
 					}
 				}
 			}
+			if m.tok.EOT() != m.ref.EOT() {
+				t.Errorf("eot %d, libllama %d", m.tok.EOT(), m.ref.EOT())
+			}
+			eog := 0
 			for id := range int32(m.tok.NumTokens()) {
+				if m.tok.IsEOG(id) != m.ref.IsEOG(id) {
+					t.Errorf("token %d: IsEOG %v, libllama %v", id, m.tok.IsEOG(id), m.ref.IsEOG(id))
+				}
+				if m.tok.IsEOG(id) {
+					eog++
+				}
 				check(id, 0, true)
 				check(id, 0, false)
 				if id%7 == 0 {
 					check(id, 1, false)
 				}
 			}
-			t.Logf("%s: %d tokens: %d mismatches", name, m.tok.NumTokens(), bad)
+			t.Logf("%s: %d tokens (%d end generation): %d mismatches", name, m.tok.NumTokens(), eog, bad)
 		})
 	}
 }
