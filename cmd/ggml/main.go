@@ -6,7 +6,7 @@
 //	ggml demo [-device NAME] [-threads N] [-seed N] [-tokens N] [-ctx N] [-embd N] [-rope neox|normal]
 //	                                    one decoder block through the scheduler, checked against the CPU
 //	ggml devices                        every registered device, and why an unavailable one cannot be used
-//	ggml gen-model -o FILE [-arch llama|qwen2] [-type T] [-vocab none] [-embd N -layers N -heads N -kv-heads N
+//	ggml gen-model -o FILE [-arch llama|qwen2] [-type T] [-vocab none|spm|bpe] [-embd N -layers N -heads N -kv-heads N
 //	               -ff N -vocab-size N -ctx N -seed N -tied]
 //	                                    a random-weight model file llama.cpp also loads
 //	ggml gguf-info [-n N] [-no-tensors] FILE
