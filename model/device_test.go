@@ -16,6 +16,7 @@ import (
 	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
+	"github.com/ggml-go/ggml/tokenizer"
 )
 
 // run opens path on dev (nil: the CPU) and returns the prompt's logits
@@ -159,11 +160,20 @@ func TestTokenizerHook(t *testing.T) {
 	c := genmodel.Config{Arch: "llama", Type: quant.F32, Embd: 64, Layers: 1, Heads: 2, FF: 64, VocabSize: 256,
 		KVs: []gguf.KV{{Key: "tokenizer.ggml.model", Value: gguf.ScalarValue("llama")}}}
 	path := genFile(t, c)
-	m, err := model.Open(path, model.Options{})
+	_, err := model.Open(path, model.Options{})
+	require.ErrorIs(t, err, tokenizer.ErrVocab, "the default tokenizer refuses a vocabulary with no tokens")
+
+	// A vocabulary type the tokenizer does not implement leaves token ids.
+	c.KVs = []gguf.KV{{Key: "tokenizer.ggml.model", Value: gguf.ScalarValue("bert")}}
+	m, err := model.Open(genFile(t, c), model.Options{})
 	require.NoError(t, err)
+	require.False(t, m.HasText())
 	_, err = m.Tokenize("hi", true)
-	require.ErrorIs(t, err, model.ErrNoVocab, "a vocabulary but no tokenizer")
+	require.ErrorIs(t, err, model.ErrNoVocab)
+	require.ErrorIs(t, err, tokenizer.ErrUnsupported)
+	require.ErrorContains(t, err, "bert")
 	require.NoError(t, m.Close())
+
 	m, err = model.Open(path, model.Options{NewTokenizer: func(*gguf.File) (model.Tokenizer, error) { return byteTok{}, nil }})
 	require.NoError(t, err)
 	defer m.Close()

@@ -2,15 +2,20 @@ package model_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	_ "github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/gguf/genmodel"
+	"github.com/ggml-go/ggml/internal/ggmlref"
 	"github.com/ggml-go/ggml/internal/llamaref"
+	"github.com/ggml-go/ggml/internal/npmvocab"
 	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/quant"
 )
@@ -169,5 +174,58 @@ func TestAttentionSettings(t *testing.T) {
 		}
 		t.Logf("flash attention %v, %s cache: worst NMSE %.3g", set.fa, set.cache, worst)
 		require.LessOrEqual(t, worst, 5e-4)
+	}
+}
+
+// TestTextAgainstLlama runs text end to end on models with the real
+// vocabularies, through the default tokenizer: the prompt's tokens, the
+// greedy continuation and its text are libllama's.
+func TestTextAgainstLlama(t *testing.T) {
+	lib := llamaref.ForTest(t)
+	for _, c := range []genmodel.Config{
+		{Arch: "llama", Vocab: "spm", Type: quant.Q8_0, Embd: 64, Layers: 2, Heads: 4, KVHeads: 2, FF: 128, Seed: 31},
+		{Arch: "qwen2", Vocab: "bpe", Type: quant.Q4_0, Embd: 64, Layers: 2, Heads: 4, KVHeads: 2, FF: 128, Seed: 32},
+	} {
+		t.Run(c.Vocab, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), c.Vocab+".gguf")
+			if err := genmodel.WriteFile(path, c); errors.Is(err, npmvocab.ErrMissing) && os.Getenv(ggmlref.EnvRequired) != "1" {
+				t.Skip(err)
+			} else {
+				require.NoError(t, err)
+			}
+			const text = "The quick brown fox, 12345 times: Ünïcödé 你好 🙂 <s>!"
+			ref, err := lib.LoadModelParams(path, lib.CompareModelParams())
+			require.NoError(t, err)
+			defer ref.Free()
+			wantTok, err := ref.Tokenize(text, true, true)
+			require.NoError(t, err)
+			rc, err := ref.NewContext(llamaref.CompareOptions(256, 64, 1))
+			require.NoError(t, err)
+			defer rc.Free()
+			wantGen, err := rc.Greedy(wantTok, 16)
+			require.NoError(t, err)
+
+			m, err := model.Open(path, model.Options{Threads: 2})
+			require.NoError(t, err)
+			defer m.Close()
+			gotTok, err := m.Tokenize(text, true)
+			require.NoError(t, err)
+			require.Equal(t, wantTok, gotTok)
+			s, err := m.NewSession(model.SessionOptions{Ctx: 256, Batch: 64})
+			require.NoError(t, err)
+			defer s.Close()
+			gotGen := greedy(t, s, gotTok, 16)
+			require.Equal(t, wantGen, gotGen)
+			var want, got strings.Builder
+			for _, id := range gotGen {
+				p, err := m.Piece(id)
+				require.NoError(t, err)
+				got.WriteString(p)
+				rp, err := ref.TokenToPiece(id, 0, false)
+				require.NoError(t, err)
+				want.WriteString(rp)
+			}
+			require.Equal(t, want.String(), got.String())
+		})
 	}
 }

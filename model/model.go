@@ -44,8 +44,11 @@ type Options struct {
 	// CPU uses straight from the mapped file need no copy and no report.
 	Progress func(done, total uint64)
 	// NewTokenizer builds the tokenizer for Tokenize and Piece from the
-	// file's metadata (tokenizer.FromGGUF fits, wrapped); nil leaves the
-	// model to token ids. It is not called for tokenizer.ggml.model none.
+	// file's metadata; nil means package tokenizer's (tokenizer.FromGGUF:
+	// SentencePiece and Llama 3 BPE). An error wrapping
+	// errors.ErrUnsupported (a vocabulary it does not implement) leaves
+	// the model to token ids, with Tokenize saying why; any other error
+	// fails Open. It is not called for tokenizer.ggml.model none.
 	NewTokenizer func(f *gguf.File) (Tokenizer, error)
 }
 
@@ -68,6 +71,7 @@ type Model struct {
 	dev      backend.Backend   // backend computing layers and holding the cache
 	device   backend.Device    // dev's device as the caller gave it
 	tok      Tokenizer
+	noText   error // why tok is nil for a model with a vocabulary
 	closed   bool
 }
 
@@ -119,8 +123,18 @@ func Open(path string, opts Options) (m *Model, err error) {
 	if m.Vocab, err = readVocab(f, m.HParams.NVocab); err != nil {
 		return nil, err
 	}
-	if opts.NewTokenizer != nil && m.Vocab.Model != "none" {
-		if m.tok, err = opts.NewTokenizer(f); err != nil {
+	if m.Vocab.Model != "none" {
+		newTok := opts.NewTokenizer
+		if newTok == nil {
+			newTok = defaultTokenizer
+		}
+		switch m.tok, err = newTok(f); {
+		case errors.Is(err, errors.ErrUnsupported):
+			// A vocabulary the tokenizer does not implement (a BPE
+			// pre-tokenizer other than Llama 3's, say) leaves the model
+			// usable on token ids; Tokenize reports why text is not.
+			m.tok, m.noText = nil, err
+		case err != nil:
 			return nil, fmt.Errorf("model: tokenizer: %w", err)
 		}
 	}

@@ -1,6 +1,20 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/tokenizer"
+)
+
+// defaultTokenizer is Options.NewTokenizer's default.
+func defaultTokenizer(f *gguf.File) (Tokenizer, error) {
+	t, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
 
 // Tokenizer turns text into token ids and ids back into text. Package
 // tokenizer's Tokenizer (tokenizer.FromGGUF, built from the file's
@@ -16,9 +30,9 @@ type Tokenizer interface {
 	TokenToPiece(id int32, special bool) string
 }
 
-// Tokenize turns text into the model's token ids with the tokenizer given
-// in Options. A model without a vocabulary (tokenizer.ggml.model "none")
-// and a model opened without a tokenizer refuse text with ErrNoVocab.
+// Tokenize turns text into the model's token ids with the model's
+// tokenizer (Options.NewTokenizer). A model without a vocabulary
+// (tokenizer.ggml.model "none") refuses text with ErrNoVocab.
 func (m *Model) Tokenize(text string, addSpecial bool) ([]int32, error) {
 	if err := m.textAvailable(); err != nil {
 		return nil, err
@@ -42,10 +56,10 @@ func (m *Model) HasText() bool { return m.textAvailable() == nil }
 
 func (m *Model) textAvailable() error {
 	switch {
-	case m.Vocab.Model == "none":
-		return fmt.Errorf("%w: the model has no vocabulary (tokenizer.ggml.model = none); give token ids", ErrNoVocab)
+	case m.noText != nil:
+		return fmt.Errorf("%w: %w; give token ids", ErrNoVocab, m.noText)
 	case m.tok == nil:
-		return fmt.Errorf("%w: tokenizer %q: no Options.NewTokenizer given", ErrNoVocab, m.Vocab.Model)
+		return fmt.Errorf("%w: the model has no vocabulary (tokenizer.ggml.model = none); give token ids", ErrNoVocab)
 	}
 	return nil
 }
