@@ -90,7 +90,7 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 		return nil
 	}
 	k := kernelFor(t)
-	if k == nil || (k.supports != nil && !k.supports(t)) {
+	if k == nil || (k.supports != nil && !k.supports(t)) || !repackedUseOK(t) {
 		return fmt.Errorf("%w: %s", ErrUnsupported, describe(t))
 	}
 	if empty(t.Op) {
@@ -140,7 +140,9 @@ func hasData(t *graph.Tensor) error {
 		return fmt.Errorf("%w: %s", ErrNoData, t)
 	}
 	for _, s := range t.Src {
-		if s != nil && s.Data == nil && s.NBytes() > 0 {
+		// A repacked weight has no Tensor.Data; its product finds its
+		// bytes through its buffer.
+		if s != nil && s.Data == nil && s.NBytes() > 0 && !inRepackBuffer(s) {
 			return fmt.Errorf("%w: source %s of %s", ErrNoData, s, t)
 		}
 	}
@@ -151,10 +153,25 @@ func hasData(t *graph.Tensor) error {
 // operation, types and layout. It is the device's supports_op.
 func SupportsOp(t *graph.Tensor) bool {
 	k := kernelFor(t)
-	if k == nil {
+	if k == nil || !repackedUseOK(t) {
 		return false
 	}
 	return k.supports == nil || k.supports(t)
+}
+
+// repackedUseOK reports whether t reads a repacked weight (repack.go) only
+// where a kernel knows its layout: as the src0 of a MUL_MAT. Views of one
+// are refused too.
+func repackedUseOK(t *graph.Tensor) bool {
+	if t.Op != ops.None && inRepackBuffer(t) {
+		return false
+	}
+	for i, s := range t.Src {
+		if inRepackBuffer(s) && (t.Op != ops.MulMat || i != 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func kernelFor(t *graph.Tensor) *kernel {

@@ -260,12 +260,18 @@ func supportsMulMat(t *graph.Tensor) bool {
 		n := b.Ne[0]
 		return b.Type == quant.F32 && rowsPacked(b) && n&(n-1) == 0 && a.Ne[1] == n
 	}
+	if inRepackBuffer(a) && !supportsRepackedMulMat(t) {
+		return false
+	}
 	return canDot(a, b.Type) && rowsPacked(a) && rowsPacked(b)
 }
 
 func mulMatWorkSize(t *graph.Tensor, _ int) int {
 	if isHadamard(t) {
 		return 0
+	}
+	if inRepackBuffer(t.Src[0]) {
+		return repackedWorkSize(t)
 	}
 	return conversionSize(t.Src[1], t.Src[0].Type.VecDotType())
 }
@@ -276,6 +282,10 @@ func computeMulMat(p *Params, t *graph.Tensor) {
 		return
 	}
 	a, b := t.Src[0], t.Src[1]
+	if rp, ok := repackedOf(a); ok {
+		computeRepackedMulMat(p, t, rp)
+		return
+	}
 	act := prepareActivations(p, b, a.Type.VecDotType())
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	ne1, ne2 := t.Ne[1], t.Ne[2]
