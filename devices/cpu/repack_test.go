@@ -181,3 +181,36 @@ func TestRepackRefuses(t *testing.T) {
 	require.True(t, Device().SupportsBufferType(RepackBufferType()))
 	require.Contains(t, Device().(interface{ ExtraBufferTypes() []buffer.Type }).ExtraBufferTypes(), RepackBufferType())
 }
+
+// TestRepackKernelFourIsOne: the four-column kernel gives each column the
+// single-column kernel's bits, so results do not depend on the grouping.
+func TestRepackKernelFourIsOne(t *testing.T) {
+	rng := rand.New(rand.NewSource(rand.Int63()))
+	for typ := range repackLayouts {
+		k := repackKernelFor(fastKernels(), typ)
+		if k.four == nil {
+			continue
+		}
+		const nb = 37
+		rs := int(typ.RowSize(32 * nb))
+		plain, err := quant.Quantize(typ, mmRandF32s(rng, 8*32*nb), 8, 32*nb, nil)
+		require.NoError(t, err)
+		x := make([]byte, len(plain))
+		repackLayouts[typ].pack(x, plain, rs)
+		var ys, auxs [4][]byte
+		var four [4][]float32
+		for c := range 4 {
+			ys[c] = make([]byte, quant.Q8_0.RowSize(32*nb))
+			require.NoError(t, fastKernels().traits[quant.Q8_0].fromFloat(ys[c], mmRandF32s(rng, 32*nb)))
+			auxs[c] = make([]byte, nb*auxBlock)
+			fillAux(auxs[c], ys[c], nb)
+			four[c] = make([]float32, 8)
+		}
+		k.four(nb, x, &ys, &auxs, &four)
+		for c := range 4 {
+			one := make([]float32, 8)
+			k.one(nb, x, ys[c], auxs[c], one)
+			require.Equal(t, one, four[c], "%s column %d", typ, c)
+		}
+	}
+}

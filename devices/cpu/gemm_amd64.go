@@ -1,0 +1,49 @@
+//go:build !purego
+
+package cpu
+
+import (
+	"unsafe"
+
+	"github.com/ggml-go/ggml/quant"
+)
+
+// The repacked kernels join the fast set where it runs (amd64Kernels
+// needs the same features).
+func init() {
+	if hasAVX2Set() {
+		archRepack = map[quant.Type]*repackKernel{
+			quant.Q4_0: {one: repack1(gemmQ4_0x8x1AVX2), four: repack4(gemmQ4_0x8x4AVX2)},
+		}
+	}
+}
+
+// repack1 and repack4 adapt the assembly to repackKernel; the product
+// has sized every operand (a group of nb blocks, Q8_0 rows and aux rows
+// of nb blocks, eight outputs per column).
+func repack1(k func(nb int, x, y, aux, out unsafe.Pointer)) func(int, []byte, []byte, []byte, []float32) {
+	return func(nb int, x, y, aux []byte, out []float32) {
+		k(nb, ptr(x), ptr(y), ptr(aux), unsafe.Pointer(unsafe.SliceData(out)))
+	}
+}
+
+func repack4(k func(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)) func(int, []byte, *[4][]byte, *[4][]byte, *[4][]float32) {
+	return func(nb int, x []byte, y, aux *[4][]byte, out *[4][]float32) {
+		var yp, ap, op [4]unsafe.Pointer
+		for c := range 4 {
+			yp[c], ap[c], op[c] = ptr(y[c]), ptr(aux[c]), unsafe.Pointer(unsafe.SliceData(out[c]))
+		}
+		k(nb, ptr(x), &yp, &ap, &op)
+	}
+}
+
+// gemmQ4_0x8x1AVX2 sets out[0..8) to the eight rows of the repacked Q4_0
+// group x (nb blocks) times one Q8_0 column y with its aux row;
+// gemmQ4_0x8x4AVX2 does so for four columns, each with the single-column
+// kernel's instructions, so with its bits.
+//
+//go:noescape
+func gemmQ4_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+
+//go:noescape
+func gemmQ4_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
