@@ -134,12 +134,13 @@ func runSpeed(name, usage string, args []string, stdout io.Writer, threads strin
 }
 
 func runBenchMatMul(args []string, stdout io.Writer) error {
-	var types, ns string
+	var types, ns, weights string
 	return runSpeed("matmul", fmt.Sprintf("MUL_MAT of a %dx%d weight by N F32 columns, ours beside the real ggml.", bench.MatMulK, bench.MatMulM),
 		args, stdout, "1,2",
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&types, "types", "f32,f16,q8_0,q4_0,q4_K,q6_K", "weight types, comma-separated")
 			fs.StringVar(&ns, "n", "1,32,256", "column counts N, comma-separated")
+			fs.StringVar(&weights, "weights", "plain", "weight placement, comma-separated: plain (the device's buffer type), repacked (its extra buffer type, ggml's CPU_REPACK, where they take the weight)")
 		},
 		func(threads []int) ([]speedCase, error) {
 			ts, err := parseTypes(types)
@@ -150,13 +151,25 @@ func runBenchMatMul(args []string, stdout io.Writer) error {
 			if err != nil {
 				return nil, err
 			}
+			var repack []bool
+			for _, w := range bench.ParseList(weights) {
+				switch w {
+				case "plain", "repacked":
+					repack = append(repack, w == "repacked")
+				default:
+					return nil, fmt.Errorf("%w: -weights takes plain and repacked, got %q", errUsage, w)
+				}
+			}
 			var cs []speedCase
 			for _, t := range ts {
 				for _, n := range nn {
-					for _, th := range threads {
-						cs = append(cs, func(s bench.Setup) (bench.Case, error) {
-							return s.Graph(fmt.Sprintf("matmul %s n=%d", t, n), th, 1, bench.MatMul(t, n))
-						})
+					for _, rp := range repack {
+						for _, th := range threads {
+							cs = append(cs, func(s bench.Setup) (bench.Case, error) {
+								s.Repack = rp
+								return s.Graph(fmt.Sprintf("matmul %s n=%d", t, n), th, 1, bench.MatMul(t, n))
+							})
+						}
 					}
 				}
 			}
