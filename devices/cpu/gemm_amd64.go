@@ -15,6 +15,9 @@ func init() {
 		archRepack = map[quant.Type]*repackKernel{
 			quant.Q4_0: {one: repack1(gemmQ4_0x8x1AVX2), four: repack4(gemmQ4_0x8x4AVX2)},
 		}
+		archGemm = map[quant.Type]*plainGemm{
+			quant.F32: {step: 8, tile3x4: gemmF32x3x4AVX2, tile3x1: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
+		}
 	}
 }
 
@@ -47,3 +50,18 @@ func gemmQ4_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
 
 //go:noescape
 func gemmQ4_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+
+// gemmF32x3x4AVX2 sets, for rows r < 3 of x (stride bytes apart) and
+// columns c < 4, the float at out[c]+4r to the dot product of row r with
+// y[c], over steps*8 elements; gemmF32x3x1AVX2 does so for one column and
+// gemmF32x1x1AVX2 for one row and one column, each pair with the same
+// instructions (plainGemm).
+//
+//go:noescape
+func gemmF32x3x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
+
+//go:noescape
+func gemmF32x3x1AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.Pointer)
+
+//go:noescape
+func gemmF32x1x1AVX2(steps int, x, y, out unsafe.Pointer)

@@ -51,6 +51,42 @@
 	VMULPS       Y8, Y15, Y15;          \
 	VFMADD231PS  Y15, Y13, ACC
 
+// F32 weights against F32 activations in register tiles: three rows by
+// four columns per step of eight elements (seven loads for twelve FMAs),
+// each row-column pair in an accumulator of its own. The 3x1 and 1x1
+// kernels for the tiles' edges run, for each pair, the same sequence (one
+// FMA per eight elements, in order, then HSUM), so a pair's bits do not
+// depend on the tile it fell in. AX walks the byte offset, CX is its end.
+
+#define FROWS \
+	MOVQ steps+0(FP), CX;      \
+	SHLQ $5, CX;            \
+	MOVQ x+8(FP), SI;       \
+	MOVQ stride+16(FP), BX; \
+	LEAQ (SI)(BX*1), DI;    \
+	LEAQ (DI)(BX*1), R12;   \
+	XORQ AX, AX
+
+#define FCOL3(YP, A0, A1, A2) \
+	VMOVUPS     (YP)(AX*1), Y15; \
+	VFMADD231PS Y15, Y12, A0;    \
+	VFMADD231PS Y15, Y13, A1;    \
+	VFMADD231PS Y15, Y14, A2
+
+#define FLOAD3 \
+	VMOVUPS (SI)(AX*1), Y12; \
+	VMOVUPS (DI)(AX*1), Y13; \
+	VMOVUPS (R12)(AX*1), Y14
+
+// FSTORE3 writes the sums of A0..A2 at 0, 4 and 8 of OUT.
+#define FSTORE3(OUT, A0, X0, A1, X1, A2, X2) \
+	HSUM(A0, X0, X15);   \
+	VMOVSS X0, 0(OUT);   \
+	HSUM(A1, X1, X15);   \
+	VMOVSS X1, 4(OUT);   \
+	HSUM(A2, X2, X15);   \
+	VMOVSS X2, 8(OUT)
+
 // func gemmQ4_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
 TEXT ·gemmQ4_0x8x1AVX2(SB), NOSPLIT, $0-40
 	MOVQ   nb+0(FP), CX
@@ -125,5 +161,100 @@ fourdone:
 	VMOVUPS Y11, 0(BX)
 	MOVQ    24(DX), BX
 	VMOVUPS Y12, 0(BX)
+	VZEROUPPER
+	RET
+
+// func gemmF32x3x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
+TEXT ·gemmF32x3x4AVX2(SB), NOSPLIT, $0-40
+	FROWS
+	MOVQ   y+24(FP), DX
+	MOVQ   0(DX), R8
+	MOVQ   8(DX), R9
+	MOVQ   16(DX), R10
+	MOVQ   24(DX), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	TESTQ  CX, CX
+	JZ     f34done
+
+f34loop:
+	FLOAD3
+	FCOL3(R8, Y0, Y1, Y2)
+	FCOL3(R9, Y3, Y4, Y5)
+	FCOL3(R10, Y6, Y7, Y8)
+	FCOL3(R11, Y9, Y10, Y11)
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JLT  f34loop
+
+f34done:
+	MOVQ out+32(FP), DX
+	MOVQ 0(DX), BX
+	FSTORE3(BX, Y0, X0, Y1, X1, Y2, X2)
+	MOVQ 8(DX), BX
+	FSTORE3(BX, Y3, X3, Y4, X4, Y5, X5)
+	MOVQ 16(DX), BX
+	FSTORE3(BX, Y6, X6, Y7, X7, Y8, X8)
+	MOVQ 24(DX), BX
+	FSTORE3(BX, Y9, X9, Y10, X10, Y11, X11)
+	VZEROUPPER
+	RET
+
+// func gemmF32x3x1AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.Pointer)
+TEXT ·gemmF32x3x1AVX2(SB), NOSPLIT, $0-40
+	FROWS
+	MOVQ   y+24(FP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	TESTQ  CX, CX
+	JZ     f31done
+
+f31loop:
+	FLOAD3
+	FCOL3(R8, Y0, Y1, Y2)
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JLT  f31loop
+
+f31done:
+	MOVQ out+32(FP), BX
+	FSTORE3(BX, Y0, X0, Y1, X1, Y2, X2)
+	VZEROUPPER
+	RET
+
+// func gemmF32x1x1AVX2(steps int, x, y, out unsafe.Pointer)
+TEXT ·gemmF32x1x1AVX2(SB), NOSPLIT, $0-32
+	MOVQ   steps+0(FP), CX
+	SHLQ   $5, CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), R8
+	XORQ   AX, AX
+	VXORPS Y0, Y0, Y0
+	TESTQ  CX, CX
+	JZ     f11done
+
+f11loop:
+	VMOVUPS     (SI)(AX*1), Y12
+	VMOVUPS     (R8)(AX*1), Y15
+	VFMADD231PS Y15, Y12, Y0
+	ADDQ        $32, AX
+	CMPQ        AX, CX
+	JLT         f11loop
+
+f11done:
+	MOVQ   out+24(FP), BX
+	HSUM(Y0, X0, X15)
+	VMOVSS X0, 0(BX)
 	VZEROUPPER
 	RET

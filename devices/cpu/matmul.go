@@ -161,7 +161,14 @@ func colTile(rowBytes uint64) int64 {
 // in [lo1, hi1), in tiles so a block of src0 rows stays in cache. Within a
 // tile, four columns that meet the same src0 matrix go through the type's
 // vecDot4 when it has one, which reads each src0 row once for all four.
-func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col func(ir1 int64) column) {
+//
+// A product of ncols columns in all goes through the type's register
+// tiles (gemm.go) where the kernel set has them.
+func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1, ncols int64, col func(ir1 int64) column) {
+	if g := gemmFor(ks, src0, ncols); g != nil {
+		productGemm(g, ks, t, src0, lo0, hi0, lo1, hi1, col)
+		return
+	}
 	tr := &ks.traits[src0.Type]
 	dot, dot4 := tr.vecDot, tr.vecDot4
 	k := int(src0.Ne[0])
@@ -290,7 +297,7 @@ func computeMulMat(p *Params, t *graph.Tensor) {
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	ne1, ne2 := t.Ne[1], t.Ne[2]
 	lo0, hi0, lo1, hi1 := splitProduct(p, t.Ne[0], ne1*ne2*t.Ne[3])
-	product(p.kernels(), t, a, lo0, hi0, lo1, hi1, func(ir1 int64) column {
+	product(p.kernels(), t, a, lo0, hi0, lo1, hi1, ne1*ne2*t.Ne[3], func(ir1 int64) column {
 		i1, i2, i3 := ir1%ne1, ir1/ne1%ne2, ir1/(ne1*ne2)
 		y, ok := act.row(i1, i2, i3)
 		return column{
@@ -354,7 +361,7 @@ func computeMulMatID(p *Params, t *graph.Tensor) {
 	act := prepareActivations(p, b, as.Type.VecDotType())
 	nUsed := ids.Ne[0]
 	lo0, hi0, lo1, hi1 := splitProduct(p, t.Ne[0], nUsed*ids.Ne[1])
-	product(p.kernels(), t, as, lo0, hi0, lo1, hi1, func(ir1 int64) column {
+	product(p.kernels(), t, as, lo0, hi0, lo1, hi1, nUsed*ids.Ne[1], func(ir1 int64) column {
 		e, tok := ir1%nUsed, ir1/nUsed
 		expert := int64(getI32(ids.Data, offset(ids, e, tok, 0, 0)))
 		y, ok := act.row(e%b.Ne[1], tok, 0)
