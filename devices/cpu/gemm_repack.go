@@ -67,6 +67,58 @@ func auxOffset(src1 *graph.Tensor) int { return (conversionSize(src1, quant.Q8_0
 // computeRepackedMulMat computes thread p's share of MUL_MAT t whose src0
 // is the repacked weight rp.
 func computeRepackedMulMat(p *Params, t *graph.Tensor, rp *repacked) {
+	gsize := uint64(rp.layout.rows) * t.Src[0].Nb[1]
+	groupedProduct(p, t, repackKernelFor(p.kernels(), t.Src[0].Type), rp.layout.rows, func(g int64) []byte {
+		return rp.data[uint64(g)*gsize : uint64(g+1)*gsize]
+	})
+}
+
+// packOnTheFly reports whether MUL_MAT t of plain weights goes through
+// the repacked kernels, its groups of rows interleaved as the product
+// reaches them: on the fast set, for a 2-D weight of a type with a
+// layout whose kernels are there, against at least gemmMinCols F32
+// columns, where decoding each block once for eight rows and four columns
+// pays for the interleave many times over.
+func packOnTheFly(ks *kernelSet, t *graph.Tensor) bool {
+	a, b := t.Src[0], t.Src[1]
+	return packableMulMat(t) && ks != genericKernels && archRepack[a.Type] != nil && b.NRows() >= gemmMinCols
+}
+
+// packableMulMat reports whether MUL_MAT t is of a shape packOnTheFly
+// takes, whatever the kernel set (the work size cannot know it).
+func packableMulMat(t *graph.Tensor) bool {
+	a, b := t.Src[0], t.Src[1]
+	return repackLayouts[a.Type] != nil && a.Ne[2] == 1 && a.Ne[3] == 1 && b.Type == quant.F32 && !isHadamard(t) &&
+		b.NRows() >= gemmMinCols && a.Nb[1] == uint64(a.RowSize())
+}
+
+// computePackedMulMat is computeRepackedMulMat for a plain weight: each
+// thread interleaves its groups of rows one at a time into memory of its
+// own, the last group padded with zero rows.
+func computePackedMulMat(p *Params, t *graph.Tensor) {
+	a := t.Src[0]
+	l := repackLayouts[a.Type]
+	rs := uint64(a.Nb[1])
+	gsize := uint64(l.rows) * rs
+	packed := make([]byte, gsize)
+	pad := make([]byte, gsize)
+	groupedProduct(p, t, repackKernelFor(p.kernels(), a.Type), l.rows, func(g int64) []byte {
+		lo := uint64(g) * gsize
+		src := a.Data[lo:min(lo+gsize, uint64(len(a.Data)))]
+		if uint64(len(src)) < gsize {
+			clear(pad)
+			copy(pad, src)
+			src = pad
+		}
+		l.pack(packed, src, int(rs))
+		return packed
+	})
+}
+
+// groupedProduct computes thread p's share of MUL_MAT t (src0 2-D, src1
+// F32) with k, over the groups of rows rows group(g) returns interleaved
+// (the last one possibly partial).
+func groupedProduct(p *Params, t *graph.Tensor, k *repackKernel, rows int, group func(g int64) []byte) {
 	a, b := t.Src[0], t.Src[1]
 	act := prepareActivations(p, b, quant.Q8_0)
 	nb := int(a.Ne[0] / 32)
@@ -78,53 +130,67 @@ func computeRepackedMulMat(p *Params, t *graph.Tensor, rp *repacked) {
 	}
 	p.Barrier()
 
-	k := repackKernelFor(p.kernels(), a.Type)
-	rows := rp.layout.rows
-	gsize := uint64(rows) * a.Nb[1]
 	ne1, ne2 := t.Ne[1], t.Ne[2]
-	lo0, hi0, lo1, hi1 := splitProduct(p, a.Ne[1]/int64(rows), ne1*ne2*t.Ne[3])
+	ncols := ne1 * ne2 * t.Ne[3]
+	ngroups := (a.Ne[1] + int64(rows) - 1) / int64(rows)
+	lo0, hi0, lo1, hi1 := splitProduct(p, ngroups, ncols)
 	type col struct {
 		y, aux []byte
 		dst    uint64
 		ok     bool
 	}
-	var cols [maxColTile]col
+	cols := make([]col, hi1-lo1)
+	for i := range cols {
+		ir1 := lo1 + int64(i)
+		i1, i2, i3 := ir1%ne1, ir1/ne1%ne2, ir1/(ne1*ne2)
+		y, ok := act.row(i1, i2, i3)
+		r := act.index(i1, i2, i3)
+		cols[i] = col{y: y, aux: aux[int(r)*nb*auxBlock : int(r+1)*nb*auxBlock], dst: offset(t, 0, i1, i2, i3), ok: ok}
+	}
 	var out [4][]float32
 	var ys, auxs [4][]byte
-	for t1 := lo1; t1 < hi1; t1 += maxColTile {
-		n1 := min(t1+maxColTile, hi1) - t1
-		for i := range n1 {
-			ir1 := t1 + i
-			i1, i2, i3 := ir1%ne1, ir1/ne1%ne2, ir1/(ne1*ne2)
-			y, ok := act.row(i1, i2, i3)
-			r := act.index(i1, i2, i3)
-			cols[i] = col{y: y, aux: aux[int(r)*nb*auxBlock : int(r+1)*nb*auxBlock], dst: offset(t, 0, i1, i2, i3), ok: ok}
+	var spare [4][8]float32
+	for g := lo0; g < hi0; g++ {
+		x := group(g)
+		valid := min(int64(rows), a.Ne[1]-g*int64(rows))
+		// dst is column c's output for the group, or spare memory j
+		// when the group is partial (copied out by done).
+		dst := func(c, j int) []float32 {
+			if valid < int64(rows) {
+				return spare[j][:rows]
+			}
+			return unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[cols[c].dst+4*uint64(g)*uint64(rows)])), rows)
 		}
-		for g := lo0; g < hi0; g++ {
-			x := rp.data[uint64(g)*gsize : uint64(g+1)*gsize]
-			dst := func(c int64) []float32 {
-				return unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[cols[c].dst+4*uint64(g)*uint64(rows)])), rows)
+		done := func(c, j int) {
+			if valid < int64(rows) {
+				for r := range valid {
+					binary.LittleEndian.PutUint32(t.Data[cols[c].dst+4*(uint64(g)*uint64(rows)+uint64(r)):], math.Float32bits(spare[j][r]))
+				}
 			}
-			c := int64(0)
-			for ; k.four != nil && c+4 <= n1; c += 4 {
-				if !cols[c].ok || !cols[c+1].ok || !cols[c+2].ok || !cols[c+3].ok {
-					break
-				}
-				for j := range 4 {
-					ys[j], auxs[j], out[j] = cols[c+int64(j)].y, cols[c+int64(j)].aux, dst(c+int64(j))
-				}
-				k.four(nb, x, &ys, &auxs, &out)
+		}
+		c := 0
+		for ; k.four != nil && c+4 <= len(cols); c += 4 {
+			if !cols[c].ok || !cols[c+1].ok || !cols[c+2].ok || !cols[c+3].ok {
+				break
 			}
-			for ; c < n1; c++ {
-				o := dst(c)
-				if !cols[c].ok {
-					for i := range o {
-						o[i] = float32(math.NaN())
-					}
-					continue
+			for j := range 4 {
+				ys[j], auxs[j], out[j] = cols[c+j].y, cols[c+j].aux, dst(c+j, j)
+			}
+			k.four(nb, x, &ys, &auxs, &out)
+			for j := range 4 {
+				done(c+j, j)
+			}
+		}
+		for ; c < len(cols); c++ {
+			o := dst(c, 0)
+			if !cols[c].ok {
+				for i := range o {
+					o[i] = float32(math.NaN())
 				}
+			} else {
 				k.one(nb, x, cols[c].y, cols[c].aux, o)
 			}
+			done(c, 0)
 		}
 	}
 }

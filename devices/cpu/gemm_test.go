@@ -13,10 +13,14 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// gemmTypes are the types with register-tiled kernels in the fast set.
+// gemmTypes are the types with register-tiled kernels in the fast set,
+// and those whose plain weights it interleaves on the fly.
 func gemmTypes() []quant.Type {
 	var ts []quant.Type
 	for typ := range archGemm {
+		ts = append(ts, typ)
+	}
+	for typ := range archRepack {
 		ts = append(ts, typ)
 	}
 	return ts
@@ -63,8 +67,9 @@ func TestGemmMatchesGeneric(t *testing.T) {
 	rng := rand.New(rand.NewSource(testSeed(t)))
 	shapes := [][4]int64{{8, 3, 4, 1}, {16, 7, 5, 1}, {64, 10, 9, 2}, {256, 4, 70, 1}, {40, 31, 33, 1}, {12, 5, 8, 1}, {1032, 6, 6, 1}}
 	for _, typ := range gemmTypes() {
-		for _, s := range shapes {
-			k, m, n, b2 := s[0], s[1], s[2], s[3]
+		for _, s := range append(shapes, [4]int64{512, 19, 4, 1}, [4]int64{96, 8, 13, 3}) {
+			bs := int64(typ.BlockSize())
+			k, m, n, b2 := (s[0]+bs-1)/bs*bs, s[1], s[2], s[3]
 			name := fmt.Sprintf("%s/k=%d,m=%d,n=%d,b=%d", typ, k, m, n, b2)
 			c := graph.NewContext(graph.ContextOptions{Alloc: true})
 			a := c.NewTensor(typ, k, m)

@@ -277,7 +277,7 @@ func mulMatWorkSize(t *graph.Tensor, _ int) int {
 	if isHadamard(t) {
 		return 0
 	}
-	if inRepackBuffer(t.Src[0]) {
+	if inRepackBuffer(t.Src[0]) || packableMulMat(t) {
 		return repackedWorkSize(t)
 	}
 	return conversionSize(t.Src[1], t.Src[0].Type.VecDotType())
@@ -291,6 +291,10 @@ func computeMulMat(p *Params, t *graph.Tensor) {
 	a, b := t.Src[0], t.Src[1]
 	if rp, ok := repackedOf(a); ok {
 		computeRepackedMulMat(p, t, rp)
+		return
+	}
+	if packOnTheFly(p.kernels(), t) {
+		computePackedMulMat(p, t)
 		return
 	}
 	act := prepareActivations(p, b, a.Type.VecDotType())

@@ -20,15 +20,19 @@ const (
 	q4_0x8Block = 8 * q4_0Block
 )
 
+// packQ4_0x8 moves whole words (the products interleave plain weights on
+// the fly, so this is on their path).
 func packQ4_0x8(dst, src []byte, rs int) {
+	le := binary.LittleEndian
 	for b := range rs / q4_0Block {
-		o := dst[b*q4_0x8Block : (b+1)*q4_0x8Block]
+		o := dst[b*q4_0x8Block : (b+1)*q4_0x8Block : (b+1)*q4_0x8Block]
 		for r := range 8 {
-			xb := src[r*rs+b*q4_0Block : r*rs+(b+1)*q4_0Block]
-			copy(o[2*r:2*r+2], xb[:2])
-			for j := range 4 {
-				copy(o[16+32*j+4*r:16+32*j+4*r+4], xb[2+4*j:6+4*j])
-			}
+			xb := src[r*rs+b*q4_0Block : r*rs+(b+1)*q4_0Block : r*rs+(b+1)*q4_0Block]
+			le.PutUint16(o[2*r:], le.Uint16(xb))
+			le.PutUint32(o[16+4*r:], le.Uint32(xb[2:]))
+			le.PutUint32(o[48+4*r:], le.Uint32(xb[6:]))
+			le.PutUint32(o[80+4*r:], le.Uint32(xb[10:]))
+			le.PutUint32(o[112+4*r:], le.Uint32(xb[14:]))
 		}
 	}
 }
