@@ -14,9 +14,39 @@ func init() {
 	if hasAVX2Set() {
 		archRepack = map[quant.Type]*repackKernel{
 			quant.Q4_0: {one: repack1(gemmQ4_0x8x1AVX2), four: repack4(gemmQ4_0x8x4AVX2)},
+			quant.Q8_0: {one: repack1(gemmQ8_0x8x1AVX2), four: repack4(gemmQ8_0x8x4AVX2)},
+		}
+		archPack = map[quant.Type]func(dst, src []byte, rs int){
+			quant.Q4_0: packWords(18),
+			quant.Q8_0: packWords(34),
 		}
 		archGemm = map[quant.Type]*plainGemm{
 			quant.F32: {step: 8, tile3x4: gemmF32x3x4AVX2, tile3x1: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
+		}
+	}
+}
+
+// packWords is x8Layout's pack for blocks of blockBytes bytes with plain
+// word moves (amd64 loads and stores unaligned words): the products
+// interleave plain weights on the fly, so this is on their path.
+func packWords(blockBytes int) func(dst, src []byte, rs int) {
+	nq := (blockBytes - 2) / 4
+	return func(dst, src []byte, rs int) {
+		nb := rs / blockBytes
+		if nb == 0 {
+			return
+		}
+		_, _ = dst[8*nb*blockBytes-1], src[7*rs+nb*blockBytes-1]
+		d, s := ptr(dst), ptr(src)
+		for b := range nb {
+			o := unsafe.Add(d, 8*b*blockBytes)
+			for r := range 8 {
+				x := unsafe.Add(s, r*rs+b*blockBytes)
+				*(*uint16)(unsafe.Add(o, 2*r)) = *(*uint16)(x)
+				for j := range nq {
+					*(*uint32)(unsafe.Add(o, 16+32*j+4*r)) = *(*uint32)(unsafe.Add(x, 2+4*j))
+				}
+			}
 		}
 	}
 }
@@ -50,6 +80,15 @@ func gemmQ4_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
 
 //go:noescape
 func gemmQ4_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+
+// gemmQ8_0x8x1AVX2 and gemmQ8_0x8x4AVX2 are the same for repacked Q8_0
+// (aux's sums unused).
+//
+//go:noescape
+func gemmQ8_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+
+//go:noescape
+func gemmQ8_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 // gemmF32x3x4AVX2 sets, for rows r < 3 of x (stride bytes apart) and
 // columns c < 4, the float at out[c]+4r to the dot product of row r with

@@ -2,7 +2,7 @@
 
 #include "dot_amd64.h"
 
-// Repacked Q4_0 (eight rows interleaved, repack_q4_0.go) against Q8_0
+// Repacked Q4_0 (eight rows interleaved, repack_layouts.go) against Q8_0
 // activations with their aux rows (float32 dy, int32 8*sum per block).
 // The eight rows sit in the eight lanes: a chunk's low or high nibbles
 // (unsigned, 0..15) meet four activation bytes broadcast to every lane in
@@ -87,82 +87,137 @@
 	HSUM(A2, X2, X15);   \
 	VMOVSS X2, 8(OUT)
 
+
+// Repacked Q8_0 (repack_layouts.go): signed quants against signed ones,
+// through the sign trick per chunk: |x| is decoded once per block into
+// Y0..Y7, the broadcast activations take x's signs (VPSIGNB with the chunk
+// in memory), and each chunk's products go to 32 bits at once (two of them
+// could reach 2*127*127 and overflow 16 bits together). Then, as for
+// Q4_0, acc += float(isum) * (d[r] * dy) for the eight rows at once.
+#define Q8X8DECODE \
+	VCVTPH2PS 0(SI), Y8;      \
+	VPABSB    16(SI), Y0;     \
+	VPABSB    48(SI), Y1;     \
+	VPABSB    80(SI), Y2;     \
+	VPABSB    112(SI), Y3;    \
+	VPABSB    144(SI), Y4;    \
+	VPABSB    176(SI), Y5;    \
+	VPABSB    208(SI), Y6;    \
+	VPABSB    240(SI), Y7
+
+#define Q8X8QUAD(yoff, xoff, A, YP) \
+	VPBROADCASTD yoff(YP), Y15;           \
+	VPSIGNB      xoff(SI), Y15, Y15;      \
+	VPMADDUBSW   Y15, A, Y14;             \
+	VPMADDWD     ones16<>(SB), Y14, Y14;  \
+	VPADDD       Y14, Y13, Y13
+
+#define Q8X8COL(YP, AP, ACC) \
+	VPBROADCASTD 2(YP), Y15;              \
+	VPSIGNB      16(SI), Y15, Y15;        \
+	VPMADDUBSW   Y15, Y0, Y13;            \
+	VPMADDWD     ones16<>(SB), Y13, Y13;  \
+	Q8X8QUAD(6, 48, Y1, YP);              \
+	Q8X8QUAD(10, 80, Y2, YP);             \
+	Q8X8QUAD(14, 112, Y3, YP);            \
+	Q8X8QUAD(18, 144, Y4, YP);            \
+	Q8X8QUAD(22, 176, Y5, YP);            \
+	Q8X8QUAD(26, 208, Y6, YP);            \
+	Q8X8QUAD(30, 240, Y7, YP);            \
+	VCVTDQ2PS    Y13, Y13;                \
+	VBROADCASTSS 0(AP), Y15;              \
+	VMULPS       Y8, Y15, Y15;            \
+	VFMADD231PS  Y15, Y13, ACC
+
+// X8ONE and X8FOUR are the bodies of the one- and four-column kernels
+// over groups of XB bytes per block, decoded by DECODE, each column's
+// block added by COL.
+#define X8ONE(DECODE, COL, XB) \
+	MOVQ   nb+0(FP), CX;    \
+	MOVQ   x+8(FP), SI;     \
+	MOVQ   y+16(FP), R8;    \
+	MOVQ   aux+24(FP), R12; \
+	VXORPS Y9, Y9, Y9;      \
+one:                        \
+	TESTQ CX, CX;           \
+	JZ    onedone;          \
+	DECODE;                 \
+	COL(R8, R12, Y9);       \
+	ADDQ  $XB, SI;          \
+	ADDQ  $34, R8;          \
+	ADDQ  $8, R12;          \
+	DECQ  CX;               \
+	JMP   one;              \
+onedone:                    \
+	MOVQ    out+32(FP), DX; \
+	VMOVUPS Y9, 0(DX);      \
+	VZEROUPPER;             \
+	RET
+
+#define X8FOUR(DECODE, COL, XB) \
+	MOVQ   nb+0(FP), CX;     \
+	MOVQ   x+8(FP), SI;      \
+	MOVQ   y+16(FP), DX;     \
+	MOVQ   0(DX), R8;        \
+	MOVQ   8(DX), R9;        \
+	MOVQ   16(DX), R10;      \
+	MOVQ   24(DX), R11;      \
+	MOVQ   aux+24(FP), DX;   \
+	MOVQ   0(DX), R12;       \
+	MOVQ   8(DX), R13;       \
+	MOVQ   16(DX), R14;      \
+	MOVQ   24(DX), DI;       \
+	VXORPS Y9, Y9, Y9;       \
+	VXORPS Y10, Y10, Y10;    \
+	VXORPS Y11, Y11, Y11;    \
+	VXORPS Y12, Y12, Y12;    \
+four:                        \
+	TESTQ CX, CX;            \
+	JZ    fourdone;          \
+	DECODE;                  \
+	COL(R8, R12, Y9);        \
+	COL(R9, R13, Y10);       \
+	COL(R10, R14, Y11);      \
+	COL(R11, DI, Y12);       \
+	ADDQ  $XB, SI;           \
+	ADDQ  $34, R8;           \
+	ADDQ  $34, R9;           \
+	ADDQ  $34, R10;          \
+	ADDQ  $34, R11;          \
+	ADDQ  $8, R12;           \
+	ADDQ  $8, R13;           \
+	ADDQ  $8, R14;           \
+	ADDQ  $8, DI;            \
+	DECQ  CX;                \
+	JMP   four;              \
+fourdone:                    \
+	MOVQ    out+32(FP), DX;  \
+	MOVQ    0(DX), BX;       \
+	VMOVUPS Y9, 0(BX);       \
+	MOVQ    8(DX), BX;       \
+	VMOVUPS Y10, 0(BX);      \
+	MOVQ    16(DX), BX;      \
+	VMOVUPS Y11, 0(BX);      \
+	MOVQ    24(DX), BX;      \
+	VMOVUPS Y12, 0(BX);      \
+	VZEROUPPER;              \
+	RET
+
 // func gemmQ4_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
 TEXT ·gemmQ4_0x8x1AVX2(SB), NOSPLIT, $0-40
-	MOVQ   nb+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), R8
-	MOVQ   aux+24(FP), R12
-	VXORPS Y9, Y9, Y9
-
-one:
-	TESTQ CX, CX
-	JZ    onedone
-	Q4X8DECODE
-	Q4X8COL(R8, R12, Y9)
-	ADDQ  $144, SI
-	ADDQ  $34, R8
-	ADDQ  $8, R12
-	DECQ  CX
-	JMP   one
-
-onedone:
-	MOVQ    out+32(FP), DX
-	VMOVUPS Y9, 0(DX)
-	VZEROUPPER
-	RET
+	X8ONE(Q4X8DECODE, Q4X8COL, 144)
 
 // func gemmQ4_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 TEXT ·gemmQ4_0x8x4AVX2(SB), NOSPLIT, $0-40
-	MOVQ   nb+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DX
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	MOVQ   16(DX), R10
-	MOVQ   24(DX), R11
-	MOVQ   aux+24(FP), DX
-	MOVQ   0(DX), R12
-	MOVQ   8(DX), R13
-	MOVQ   16(DX), R14
-	MOVQ   24(DX), DI
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VXORPS Y12, Y12, Y12
+	X8FOUR(Q4X8DECODE, Q4X8COL, 144)
 
-four:
-	TESTQ CX, CX
-	JZ    fourdone
-	Q4X8DECODE
-	Q4X8COL(R8, R12, Y9)
-	Q4X8COL(R9, R13, Y10)
-	Q4X8COL(R10, R14, Y11)
-	Q4X8COL(R11, DI, Y12)
-	ADDQ  $144, SI
-	ADDQ  $34, R8
-	ADDQ  $34, R9
-	ADDQ  $34, R10
-	ADDQ  $34, R11
-	ADDQ  $8, R12
-	ADDQ  $8, R13
-	ADDQ  $8, R14
-	ADDQ  $8, DI
-	DECQ  CX
-	JMP   four
+// func gemmQ8_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+TEXT ·gemmQ8_0x8x1AVX2(SB), NOSPLIT, $0-40
+	X8ONE(Q8X8DECODE, Q8X8COL, 272)
 
-fourdone:
-	MOVQ    out+32(FP), DX
-	MOVQ    0(DX), BX
-	VMOVUPS Y9, 0(BX)
-	MOVQ    8(DX), BX
-	VMOVUPS Y10, 0(BX)
-	MOVQ    16(DX), BX
-	VMOVUPS Y11, 0(BX)
-	MOVQ    24(DX), BX
-	VMOVUPS Y12, 0(BX)
-	VZEROUPPER
-	RET
+// func gemmQ8_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+TEXT ·gemmQ8_0x8x4AVX2(SB), NOSPLIT, $0-40
+	X8FOUR(Q8X8DECODE, Q8X8COL, 272)
 
 // func gemmF32x3x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
 TEXT ·gemmF32x3x4AVX2(SB), NOSPLIT, $0-40
@@ -258,3 +313,4 @@ f11done:
 	VMOVSS X0, 0(BX)
 	VZEROUPPER
 	RET
+

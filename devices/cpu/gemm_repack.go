@@ -29,11 +29,16 @@ type repackKernel struct {
 // genericRepack are the kernels of the generic kernel set.
 var genericRepack = map[quant.Type]*repackKernel{
 	quant.Q4_0: {one: gemvQ4_0x8},
+	quant.Q8_0: {one: gemvQ8_0x8},
 }
 
 // archRepack, set by an architecture file, are the kernels of its fast
-// set; a type it lacks uses the generic one.
-var archRepack map[quant.Type]*repackKernel
+// set; a type it lacks uses the generic one. archPack are faster versions
+// of the layouts' pack, with the same bytes, for the fast set.
+var (
+	archRepack map[quant.Type]*repackKernel
+	archPack   map[quant.Type]func(dst, src []byte, rs int)
+)
 
 func repackKernelFor(ks *kernelSet, typ quant.Type) *repackKernel {
 	if ks != genericKernels {
@@ -102,6 +107,10 @@ func computePackedMulMat(p *Params, t *graph.Tensor) {
 	gsize := uint64(l.rows) * rs
 	packed := make([]byte, gsize)
 	pad := make([]byte, gsize)
+	pack := l.pack
+	if f := archPack[a.Type]; f != nil {
+		pack = f
+	}
 	groupedProduct(p, t, repackKernelFor(p.kernels(), a.Type), l.rows, func(g int64) []byte {
 		lo := uint64(g) * gsize
 		src := a.Data[lo:min(lo+gsize, uint64(len(a.Data)))]
@@ -110,7 +119,7 @@ func computePackedMulMat(p *Params, t *graph.Tensor) {
 			copy(pad, src)
 			src = pad
 		}
-		l.pack(packed, src, int(rs))
+		pack(packed, src, int(rs))
 		return packed
 	})
 }

@@ -76,7 +76,7 @@ var repackShapes = [][4]int64{
 // within float rounding on the fast one, for every thread count.
 func TestRepackedMulMatMatchesPlain(t *testing.T) {
 	rng := rand.New(rand.NewSource(rand.Int63()))
-	for _, typ := range []quant.Type{quant.Q4_0} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0} {
 		for _, s := range repackShapes {
 			t.Run(fmt.Sprintf("%s/%v", typ, s), func(t *testing.T) {
 				rc := newRepackCase(t, rng, typ, s[0], s[1], s[2], s[3])
@@ -155,7 +155,7 @@ func TestRepackRoundTrip(t *testing.T) {
 func TestRepackRefuses(t *testing.T) {
 	c := graph.NewContext(graph.ContextOptions{})
 	bad := []*graph.Tensor{
-		c.NewTensor(quant.Q8_0, 32, 8),  // no layout
+		c.NewTensor(quant.Q4_1, 32, 8),  // no layout
 		c.NewTensor(quant.Q4_0, 32, 12), // not whole groups of rows
 	}
 	w := c.NewTensor(quant.Q4_0, 64, 8)
@@ -197,6 +197,11 @@ func TestRepackKernelFourIsOne(t *testing.T) {
 		require.NoError(t, err)
 		x := make([]byte, len(plain))
 		repackLayouts[typ].pack(x, plain, rs)
+		if f := archPack[typ]; f != nil {
+			y := make([]byte, len(plain))
+			f(y, plain, rs)
+			require.Equal(t, x, y, "%s: the fast pack differs", typ)
+		}
 		var ys, auxs [4][]byte
 		var four [4][]float32
 		for c := range 4 {
