@@ -40,3 +40,13 @@ func unmapHost(mapping []byte) error {
 	}
 	return nil
 }
+
+// mapFile maps size bytes of f read-only and shared: the pages are the
+// page cache's, so several processes mapping one model share them.
+func mapFile(f *os.File, size int) ([]byte, func() error, error) {
+	m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mmap of %d bytes: %w", size, err)
+	}
+	return m, func() error { return unmapHost(m) }, nil
+}
