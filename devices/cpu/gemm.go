@@ -62,11 +62,11 @@ func productGemm(g *plainGemm, ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, l
 	// bounds checked here since the assembly trusts them.
 	rowsAt := func(c *column, ir0 int64, n uint64) unsafe.Pointer {
 		off := c.x0 + uint64(ir0)*nb1
-		return ptr(src0.Data[off : off+(n-1)*nb1+rs])
+		return unsafe.Pointer(unsafe.SliceData(src0.Data[off : off+(n-1)*nb1+rs]))
 	}
 	outAt := func(c *column, ir0 int64, n uint64) unsafe.Pointer {
 		off := c.dst + 4*uint64(ir0)
-		return ptr(t.Data[off : off+4*n])
+		return unsafe.Pointer(unsafe.SliceData(t.Data[off : off+4*n]))
 	}
 	setNaN := func(c *column, ir0 int64, n uint64) {
 		o := unsafe.Slice((*float32)(outAt(c, ir0, n)), n)
@@ -87,7 +87,7 @@ func productGemm(g *plainGemm, ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, l
 				for i := int64(0); i < n1; {
 					if i+4 <= n1 && groupable(cols[i:i+4]) {
 						for j := range 4 {
-							ys[j], outs[j] = ptr(cols[i+int64(j)].y), outAt(&cols[i+int64(j)], r, gemmRows)
+							ys[j], outs[j] = unsafe.Pointer(unsafe.SliceData(cols[i+int64(j)].y)), outAt(&cols[i+int64(j)], r, gemmRows)
 						}
 						g.tile3x4(steps, rowsAt(&cols[i], r, gemmRows), stride, &ys, &outs)
 						i += 4
@@ -95,7 +95,7 @@ func productGemm(g *plainGemm, ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, l
 					}
 					c := &cols[i]
 					if c.ok {
-						g.tile3x1(steps, rowsAt(c, r, gemmRows), stride, ptr(c.y), outAt(c, r, gemmRows))
+						g.tile3x1(steps, rowsAt(c, r, gemmRows), stride, unsafe.Pointer(unsafe.SliceData(c.y)), outAt(c, r, gemmRows))
 					} else {
 						setNaN(c, r, gemmRows)
 					}
@@ -106,7 +106,7 @@ func productGemm(g *plainGemm, ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, l
 				for i := range n1 {
 					c := &cols[i]
 					if c.ok {
-						g.one(steps, rowsAt(c, r, 1), ptr(c.y), outAt(c, r, 1))
+						g.one(steps, rowsAt(c, r, 1), unsafe.Pointer(unsafe.SliceData(c.y)), outAt(c, r, 1))
 					} else {
 						setNaN(c, r, 1)
 					}
