@@ -98,7 +98,10 @@ func gemvQ8_0x8(nb int, x, y, _ []byte, out []float32) {
 				}
 			}
 			d := quant.FP16ToFP32(binary.LittleEndian.Uint16(o[2*r:]))
-			sum += float32(s) * float32(d*quant.FP16ToFP32(binary.LittleEndian.Uint16(yb)))
+			// The explicit conversion keeps the product rounded before
+			// the sum, as quant's kernel does (Go may fuse x*y+z otherwise,
+			// and does on arm64).
+			sum += float32(float32(s) * float32(d*quant.FP16ToFP32(binary.LittleEndian.Uint16(yb))))
 		}
 		out[r] = sum
 	}
