@@ -108,7 +108,7 @@ func (d *Device) LoadWith(w Workload, repack bool) (l *Loaded, err error) {
 			continue
 		}
 		if repack {
-			b, err := placeExtra(dev, l.g, t)
+			b, err := PlaceExtra(dev, l.g, t)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", t.Name, err)
 			}
@@ -142,10 +142,11 @@ func (d *Device) LoadWith(w Workload, repack bool) (l *Loaded, err error) {
 	return l, nil
 }
 
-// placeExtra puts t in a buffer of the first extra buffer type of dev
-// that takes it and where dev runs every node of g reading t; nil when
-// none does.
-func placeExtra(dev backend.Device, g *graph.Graph, t *graph.Tensor) (buffer.Buffer, error) {
+// PlaceExtra puts t, a leaf of g without memory, in a buffer of the
+// first extra buffer type of dev (backend.ExtraBufferTyper) that takes it
+// and where dev runs every node of g reading t, as weights; nil when none
+// does, and t is left without memory.
+func PlaceExtra(dev backend.Device, g *graph.Graph, t *graph.Tensor) (buffer.Buffer, error) {
 	xt, ok := dev.(backend.ExtraBufferTyper)
 	if !ok {
 		return nil, nil
