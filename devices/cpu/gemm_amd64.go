@@ -13,12 +13,14 @@ import (
 func init() {
 	if hasAVX2Set() {
 		archRepack = map[quant.Type]*repackKernel{
-			quant.Q4_0: {one: repack1(gemmQ4_0x8x1AVX2), four: repack4(gemmQ4_0x8x4AVX2)},
-			quant.Q8_0: {one: repack1(gemmQ8_0x8x1AVX2), four: repack4(gemmQ8_0x8x4AVX2)},
+			quant.Q4_0:   {one: repack1(gemmQ4_0x8x1AVX2), four: repack4(gemmQ4_0x8x4AVX2)},
+			quant.Q8_0:   {one: repack1(gemmQ8_0x8x1AVX2), four: repack4(gemmQ8_0x8x4AVX2)},
+			quant.IQ4_NL: {one: repack1(gemmIQ4_NLx8x1AVX2), four: repack4(gemmIQ4_NLx8x4AVX2)},
 		}
 		archPack = map[quant.Type]func(dst, src []byte, rs int){
-			quant.Q4_0: packWords(18),
-			quant.Q8_0: packWords(34),
+			quant.Q4_0:   packWords(18),
+			quant.Q8_0:   packWords(34),
+			quant.IQ4_NL: packWords(18),
 		}
 		archGemm = map[quant.Type]*plainGemm{
 			quant.F32: {step: 8, tile3x4: gemmF32x3x4AVX2, tile3x1: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
@@ -89,6 +91,15 @@ func gemmQ8_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
 
 //go:noescape
 func gemmQ8_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+
+// gemmIQ4_NLx8x1AVX2 and gemmIQ4_NLx8x4AVX2 are the same for repacked
+// IQ4_NL.
+//
+//go:noescape
+func gemmIQ4_NLx8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+
+//go:noescape
+func gemmIQ4_NLx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 // gemmF32x3x4AVX2 sets, for rows r < 3 of x (stride bytes apart) and
 // columns c < 4, the float at out[c]+4r to the dot product of row r with

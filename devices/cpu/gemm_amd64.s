@@ -105,29 +105,62 @@
 	VPABSB    208(SI), Y6;    \
 	VPABSB    240(SI), Y7
 
-#define Q8X8QUAD(yoff, xoff, A, YP) \
+// SIGNQUAD adds to Y13 the products of the quad of |x| in A with the
+// four activation bytes at yoff(YP), given x's signs at smem.
+#define SIGNQUAD(yoff, smem, A, YP) \
 	VPBROADCASTD yoff(YP), Y15;           \
-	VPSIGNB      xoff(SI), Y15, Y15;      \
+	VPSIGNB      smem, Y15, Y15;          \
 	VPMADDUBSW   Y15, A, Y14;             \
 	VPMADDWD     ones16<>(SB), Y14, Y14;  \
 	VPADDD       Y14, Y13, Y13
 
-#define Q8X8COL(YP, AP, ACC) \
+// SIGNCOL adds a column's block to ACC, |x| of the eight quads (elements
+// 4j.., then 16+4j..) in Y0..Y7 and their signed values at S0..S7.
+#define SIGNCOL(YP, AP, ACC, S0, S1, S2, S3, S4, S5, S6, S7) \
 	VPBROADCASTD 2(YP), Y15;              \
-	VPSIGNB      16(SI), Y15, Y15;        \
+	VPSIGNB      S0, Y15, Y15;            \
 	VPMADDUBSW   Y15, Y0, Y13;            \
 	VPMADDWD     ones16<>(SB), Y13, Y13;  \
-	Q8X8QUAD(6, 48, Y1, YP);              \
-	Q8X8QUAD(10, 80, Y2, YP);             \
-	Q8X8QUAD(14, 112, Y3, YP);            \
-	Q8X8QUAD(18, 144, Y4, YP);            \
-	Q8X8QUAD(22, 176, Y5, YP);            \
-	Q8X8QUAD(26, 208, Y6, YP);            \
-	Q8X8QUAD(30, 240, Y7, YP);            \
+	SIGNQUAD(6, S1, Y1, YP);              \
+	SIGNQUAD(10, S2, Y2, YP);             \
+	SIGNQUAD(14, S3, Y3, YP);             \
+	SIGNQUAD(18, S4, Y4, YP);             \
+	SIGNQUAD(22, S5, Y5, YP);             \
+	SIGNQUAD(26, S6, Y6, YP);             \
+	SIGNQUAD(30, S7, Y7, YP);             \
 	VCVTDQ2PS    Y13, Y13;                \
 	VBROADCASTSS 0(AP), Y15;              \
 	VMULPS       Y8, Y15, Y15;            \
 	VFMADD231PS  Y15, Y13, ACC
+
+#define Q8X8COL(YP, AP, ACC) \
+	SIGNCOL(YP, AP, ACC, 16(SI), 48(SI), 80(SI), 112(SI), 144(SI), 176(SI), 208(SI), 240(SI))
+
+// Repacked IQ4_NL (Q4_0's layout): the nibbles index the non-linear
+// levels (iq4nl, VPSHUFB), whose signed values go to the frame (0..255)
+// for the sign trick and whose magnitudes stay in Y0..Y7; then as Q8_0.
+#define IQ4X8CHUNK(off, so, A, B) \
+	VMOVDQU off(SI), Y14;          \
+	VPAND   nib<>(SB), Y14, Y13;   \
+	VPSHUFB Y13, Y15, Y13;         \
+	VMOVDQU Y13, so(SP);           \
+	VPABSB  Y13, A;                \
+	VPSRLW  $4, Y14, Y14;          \
+	VPAND   nib<>(SB), Y14, Y14;   \
+	VPSHUFB Y14, Y15, Y14;         \
+	VMOVDQU Y14, so+128(SP);       \
+	VPABSB  Y14, B
+
+#define IQ4X8DECODE \
+	VCVTPH2PS 0(SI), Y8;               \
+	VMOVDQU   iq4nl<>(SB), Y15;        \
+	IQ4X8CHUNK(16, 0, Y0, Y4);         \
+	IQ4X8CHUNK(48, 32, Y1, Y5);        \
+	IQ4X8CHUNK(80, 64, Y2, Y6);        \
+	IQ4X8CHUNK(112, 96, Y3, Y7)
+
+#define IQ4X8COL(YP, AP, ACC) \
+	SIGNCOL(YP, AP, ACC, 0(SP), 32(SP), 64(SP), 96(SP), 128(SP), 160(SP), 192(SP), 224(SP))
 
 // X8ONE and X8FOUR are the bodies of the one- and four-column kernels
 // over groups of XB bytes per block, decoded by DECODE, each column's
@@ -218,6 +251,14 @@ TEXT ·gemmQ8_0x8x1AVX2(SB), NOSPLIT, $0-40
 // func gemmQ8_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 TEXT ·gemmQ8_0x8x4AVX2(SB), NOSPLIT, $0-40
 	X8FOUR(Q8X8DECODE, Q8X8COL, 272)
+
+// func gemmIQ4_NLx8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $256-40
+	X8ONE(IQ4X8DECODE, IQ4X8COL, 144)
+
+// func gemmIQ4_NLx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+TEXT ·gemmIQ4_NLx8x4AVX2(SB), NOSPLIT, $256-40
+	X8FOUR(IQ4X8DECODE, IQ4X8COL, 144)
 
 // func gemmF32x3x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
 TEXT ·gemmF32x3x4AVX2(SB), NOSPLIT, $0-40

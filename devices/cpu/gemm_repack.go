@@ -28,8 +28,9 @@ type repackKernel struct {
 
 // genericRepack are the kernels of the generic kernel set.
 var genericRepack = map[quant.Type]*repackKernel{
-	quant.Q4_0: {one: gemvQ4_0x8},
-	quant.Q8_0: {one: gemvQ8_0x8},
+	quant.Q4_0:   {one: gemvQ4_0x8},
+	quant.Q8_0:   {one: gemvQ8_0x8},
+	quant.IQ4_NL: {one: gemvIQ4_NLx8},
 }
 
 // archRepack, set by an architecture file, are the kernels of its fast

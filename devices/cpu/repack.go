@@ -34,8 +34,9 @@ type repackLayout struct {
 
 // repackLayouts are the types a RepackBufferType buffer takes.
 var repackLayouts = map[quant.Type]*repackLayout{
-	quant.Q4_0: x8Layout(quant.Q4_0, 18),
-	quant.Q8_0: x8Layout(quant.Q8_0, 34),
+	quant.Q4_0:   x8Layout(quant.Q4_0, 18),
+	quant.Q8_0:   x8Layout(quant.Q8_0, 34),
+	quant.IQ4_NL: x8Layout(quant.IQ4_NL, 18),
 }
 
 // ErrNotRepackable reports a tensor a RepackBufferType buffer cannot hold.
@@ -48,7 +49,7 @@ func layoutFor(t *graph.Tensor) (*repackLayout, error) {
 	l := repackLayouts[t.Type]
 	switch {
 	case l == nil:
-		return nil, fmt.Errorf("%w: %s has type %s (repacked: Q4_0, Q8_0)", ErrNotRepackable, t.Name, t.Type)
+		return nil, fmt.Errorf("%w: %s has type %s (repacked: Q4_0, Q8_0, IQ4_NL)", ErrNotRepackable, t.Name, t.Type)
 	case t.ViewSrc != nil:
 		return nil, fmt.Errorf("%w: %s is a view", ErrNotRepackable, t.Name)
 	case t.Ne[1]%int64(l.rows) != 0:
@@ -65,8 +66,8 @@ type repackType struct{}
 var repackBufferType = &repackType{}
 
 // RepackBufferType is the CPU's extra buffer type for weights
-// ("CPU_REPACK", ggml_backend_cpu_repack_buffer_type): Q4_0 and Q8_0
-// weights whose row count is a multiple of 8 are stored with eight rows
+// ("CPU_REPACK", ggml_backend_cpu_repack_buffer_type): Q4_0, Q8_0 and
+// IQ4_NL weights whose row count is a multiple of 8 are stored with eight rows
 // interleaved,
 // which the matrix products read faster. Placing any other tensor in it is
 // an error wrapping ErrNotRepackable. The CPU device lists it in

@@ -58,6 +58,46 @@ const (
 	q8_0x8Block = 8 * 34
 )
 
+// nibbleSumX8 is the exact integer dot product of row r of the
+// interleaved Q4_0-layout block o with the Q8_0 block yb, the nibbles
+// mapped through levels.
+func nibbleSumX8(o, yb []byte, r int, levels *[16]int32) int32 {
+	var s int32
+	for j := range 4 {
+		for i := range 4 {
+			q := o[16+32*j+4*r+i]
+			s += levels[q&15]*int32(int8(yb[2+4*j+i])) + levels[q>>4]*int32(int8(yb[18+4*j+i]))
+		}
+	}
+	return s
+}
+
+// q4_0Levels and iq4NLLevels map a nibble to its level: code - 8 for Q4_0;
+// IQ4_NL's table, read from quant by dequantizing every code at scale 1.
+var (
+	q4_0Levels = func() (l [16]int32) {
+		for i := range l {
+			l[i] = int32(i) - 8
+		}
+		return
+	}()
+	iq4NLLevels = func() (l [16]int32) {
+		blk := make([]byte, 18)
+		binary.LittleEndian.PutUint16(blk, 0x3c00) // fp16 1.0
+		for i := range 8 {
+			blk[2+i] = byte(2*i) | byte(2*i+1)<<4
+		}
+		v, err := quant.Dequantize(quant.IQ4_NL, blk, 32)
+		if err != nil {
+			panic(err) // quant always has IQ4_NL's to_float
+		}
+		for i := range 8 {
+			l[2*i], l[2*i+1] = int32(v[i]), int32(v[16+i])
+		}
+		return
+	}()
+)
+
 // gemvQ4_0x8 is the generic kernel: out[r] is row r of the group x (nb
 // blocks) times the Q8_0 activation row y, with the arithmetic of quant's
 // Q4_0 vec_dot (an exact integer sum per block, then sum += s*d*dy in
@@ -67,17 +107,23 @@ func gemvQ4_0x8(nb int, x, y, _ []byte, out []float32) {
 	for r := range 8 {
 		var sum float32
 		for b := range nb {
-			o := x[b*q4_0x8Block:]
-			yb := y[b*34 : b*34+34]
-			var s int32
-			for j := range 4 {
-				for i := range 4 {
-					q := o[16+32*j+4*r+i]
-					s += (int32(q&15)-8)*int32(int8(yb[2+4*j+i])) + (int32(q>>4)-8)*int32(int8(yb[18+4*j+i]))
-				}
-			}
+			o, yb := x[b*q4_0x8Block:], y[b*34:b*34+34]
 			d := quant.FP16ToFP32(binary.LittleEndian.Uint16(o[2*r:]))
-			sum += float32(float32(float32(s)*d) * quant.FP16ToFP32(binary.LittleEndian.Uint16(yb)))
+			sum += float32(float32(float32(nibbleSumX8(o, yb, r, &q4_0Levels))*d) * quant.FP16ToFP32(binary.LittleEndian.Uint16(yb)))
+		}
+		out[r] = sum
+	}
+}
+
+// gemvIQ4_NLx8 is gemvQ4_0x8 for IQ4_NL, with quant's IQ4_NL arithmetic
+// (sum += (dy*d) * s).
+func gemvIQ4_NLx8(nb int, x, y, _ []byte, out []float32) {
+	for r := range 8 {
+		var sum float32
+		for b := range nb {
+			o, yb := x[b*q4_0x8Block:], y[b*34:b*34+34]
+			d := quant.FP16ToFP32(binary.LittleEndian.Uint16(yb)) * quant.FP16ToFP32(binary.LittleEndian.Uint16(o[2*r:]))
+			sum += float32(d * float32(nibbleSumX8(o, yb, r, &iq4NLLevels)))
 		}
 		out[r] = sum
 	}

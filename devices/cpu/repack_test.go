@@ -76,7 +76,7 @@ var repackShapes = [][4]int64{
 // within float rounding on the fast one, for every thread count.
 func TestRepackedMulMatMatchesPlain(t *testing.T) {
 	rng := rand.New(rand.NewSource(rand.Int63()))
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.IQ4_NL} {
 		for _, s := range repackShapes {
 			t.Run(fmt.Sprintf("%s/%v", typ, s), func(t *testing.T) {
 				rc := newRepackCase(t, rng, typ, s[0], s[1], s[2], s[3])
