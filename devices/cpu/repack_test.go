@@ -11,6 +11,8 @@ import (
 
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
+	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -216,6 +218,45 @@ func TestRepackKernelFourIsOne(t *testing.T) {
 			one := make([]float32, 8)
 			k.one(nb, x, ys[c], auxs[c], one)
 			require.Equal(t, one, four[c], "%s column %d", typ, c)
+		}
+	}
+}
+
+// TestRepackedAgainstGGML: products with repacked weights agree with the
+// real ggml's, its weight in its own CPU_REPACK where it takes the type,
+// within test-backend-ops' MUL_MAT tolerance (NMSE 5e-4).
+func TestRepackedAgainstGGML(t *testing.T) {
+	e, err := mirror.New(reftest.Lib(t), 2)
+	require.NoError(t, err)
+	defer e.Close()
+	rng := rand.New(rand.NewSource(rand.Int63()))
+	for typ := range repackLayouts {
+		for _, n := range []int64{1, 5, 33} {
+			name := fmt.Sprintf("%s/n=%d", typ, n)
+			rc := newRepackCase(t, rng, typ, 256, 24, n, 1)
+			_, ours := rc.compute(t, Options{Threads: 2})
+
+			c := graph.NewContext(graph.ContextOptions{Alloc: true})
+			w := c.NewTensor(typ, 256, 24)
+			x := c.NewTensor(quant.F32, 256, n)
+			out := c.MulMat(w, x)
+			require.NoError(t, c.Err())
+			copy(w.Data, rc.weight)
+			copy(x.Data, rc.packed.Src[1].Data)
+			g, err := c.Build(out)
+			require.NoError(t, err)
+			l, _, err := e.LoadRepacked(g, []*graph.Tensor{w})
+			require.NoError(t, err, name)
+			require.NoError(t, l.Compute(), name)
+			l.Read()
+			theirs := mmF32s(out)
+			var num, den float64
+			for i := range theirs {
+				d := float64(ours[i] - theirs[i])
+				num += d * d
+				den += float64(theirs[i]) * float64(theirs[i])
+			}
+			require.Less(t, num/den, 5e-4, name)
 		}
 	}
 }
