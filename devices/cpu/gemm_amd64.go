@@ -16,6 +16,7 @@ func init() {
 			quant.Q4_0:   {one: repack1(gemmQ4_0x8x1AVX2), four: repack4(gemmQ4_0x8x4AVX2)},
 			quant.Q8_0:   {one: repack1(gemmQ8_0x8x1AVX2), four: repack4(gemmQ8_0x8x4AVX2)},
 			quant.IQ4_NL: {one: repack1(gemmIQ4_NLx8x1AVX2), four: repack4(gemmIQ4_NLx8x4AVX2)},
+			quant.Q4_K:   {one: repack1(gemmQ4_Kx8x1AVX2), four: repack4(gemmQ4_Kx8x4AVX2)},
 		}
 		archPack = map[quant.Type]func(dst, src []byte, rs int){
 			quant.Q4_0:   packWords(18),
@@ -100,6 +101,15 @@ func gemmIQ4_NLx8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
 
 //go:noescape
 func gemmIQ4_NLx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+
+// gemmQ4_Kx8x1AVX2 and gemmQ4_Kx8x4AVX2 are the same for Q4_K
+// interleaved for products (nb super-blocks, Q8_K columns).
+//
+//go:noescape
+func gemmQ4_Kx8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+
+//go:noescape
+func gemmQ4_Kx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 // gemmF32x3x4AVX2 sets, for rows r < 3 of x (stride bytes apart) and
 // columns c < 4, the float at out[c]+4r to the dot product of row r with

@@ -162,6 +162,87 @@
 #define IQ4X8COL(YP, AP, ACC) \
 	SIGNCOL(YP, AP, ACC, 0(SP), 32(SP), 64(SP), 96(SP), 128(SP), 160(SP), 192(SP), 224(SP))
 
+
+// Q4_K interleaved (repack_q4_k.go) against Q8_K activations (float32
+// dy, qs[256] at 4, bsums) with their aux entries (int16 sub-block sums):
+// per sub-block, each chunk's nibbles (Y12) meet four broadcast
+// activation bytes in one VPMADDUBSW per column, the eight products add
+// up in 16 bits (at most 8*2*15*128), and one VPMADDWD with the rows'
+// scale pairs widens and scales them into the column's sum (Y0..Y3); at
+// the end of the super-block the minimums meet the aux sums the same way
+// and acc += d*dy*isum - dmin*dy*msum, for eight rows at once. Sixteen-bit
+// sums in Y8..Y11, float accumulators in Y4..Y7.
+#define KNOSH
+#define KHISH VPSRLW $4, Y12, Y12
+
+#define KX(xoff, SH) \
+	VMOVDQU xoff(SI), Y12;     \
+	SH;                        \
+	VPAND   nib<>(SB), Y12, Y12
+
+#define KQCOL(yoff, YP, S16) \
+	VPBROADCASTD yoff(YP), Y13; \
+	VPMADDUBSW   Y13, Y12, Y14; \
+	VPADDW       Y14, S16, S16
+
+#define KQ1(yoff) KQCOL(yoff, R8, Y8)
+#define KQ4(yoff) KQCOL(yoff, R8, Y8); KQCOL(yoff, R9, Y9); KQCOL(yoff, R10, Y10); KQCOL(yoff, R11, Y11)
+
+#define KZ1 VPXOR Y8, Y8, Y8
+#define KZ4 VPXOR Y8, Y8, Y8; VPXOR Y9, Y9, Y9; VPXOR Y10, Y10, Y10; VPXOR Y11, Y11, Y11
+
+#define KECOL(soff, S16, ISUM) \
+	VPMADDWD soff(SI), S16, S16; \
+	VPADDD   S16, ISUM, ISUM
+
+#define KE1(soff) KECOL(soff, Y8, Y0)
+#define KE4(soff) KECOL(soff, Y8, Y0); KECOL(soff, Y9, Y1); KECOL(soff, Y10, Y2); KECOL(soff, Y11, Y3)
+
+// KSUB is sub-block j: chunks from xb, shifted by SH, y quants from yb,
+// scale pairs at soff.
+#define KSUB(QC, ZC, EC, xb, SH, yb, soff) \
+	ZC;                                                  \
+	KX(xb, SH); QC(yb);                                  \
+	KX(xb+32, SH); QC(yb+4);                             \
+	KX(xb+64, SH); QC(yb+8);                             \
+	KX(xb+96, SH); QC(yb+12);                            \
+	KX(xb+128, SH); QC(yb+16);                           \
+	KX(xb+160, SH); QC(yb+20);                           \
+	KX(xb+192, SH); QC(yb+24);                           \
+	KX(xb+224, SH); QC(yb+28);                           \
+	EC(soff)
+
+#define KSUPER(QC, ZC, EC) \
+	KSUB(QC, ZC, EC, 448, KNOSH, 4, 64);    \
+	KSUB(QC, ZC, EC, 448, KHISH, 36, 96);   \
+	KSUB(QC, ZC, EC, 704, KNOSH, 68, 128);  \
+	KSUB(QC, ZC, EC, 704, KHISH, 100, 160); \
+	KSUB(QC, ZC, EC, 960, KNOSH, 132, 192); \
+	KSUB(QC, ZC, EC, 960, KHISH, 164, 224); \
+	KSUB(QC, ZC, EC, 1216, KNOSH, 196, 256); \
+	KSUB(QC, ZC, EC, 1216, KHISH, 228, 288)
+
+#define KMINP(aoff, moff, AP) \
+	VPBROADCASTD aoff(AP), Y13;   \
+	VPMADDWD     moff(SI), Y13, Y13; \
+	VPADDD       Y13, Y14, Y14
+
+// KFIN folds a column's super-block into ACC and clears its sum.
+#define KFIN(YP, AP, ISUM, ACC) \
+	VPBROADCASTD 0(AP), Y14;         \
+	VPMADDWD     320(SI), Y14, Y14;  \
+	KMINP(4, 352, AP);               \
+	KMINP(8, 384, AP);               \
+	KMINP(12, 416, AP);              \
+	VCVTDQ2PS    Y14, Y14;           \
+	VBROADCASTSS 0(YP), Y13;         \
+	VMULPS       32(SI), Y13, Y15;   \
+	VFNMADD231PS Y15, Y14, ACC;      \
+	VCVTDQ2PS    ISUM, Y14;          \
+	VMULPS       0(SI), Y13, Y15;    \
+	VFMADD231PS  Y15, Y14, ACC;      \
+	VPXOR        ISUM, ISUM, ISUM
+
 // X8ONE and X8FOUR are the bodies of the one- and four-column kernels
 // over groups of XB bytes per block, decoded by DECODE, each column's
 // block added by COL.
@@ -259,6 +340,88 @@ TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $256-40
 // func gemmIQ4_NLx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 TEXT ·gemmIQ4_NLx8x4AVX2(SB), NOSPLIT, $256-40
 	X8FOUR(IQ4X8DECODE, IQ4X8COL, 144)
+
+// func gemmQ4_Kx8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+TEXT ·gemmQ4_Kx8x1AVX2(SB), NOSPLIT, $0-40
+	MOVQ   nb+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), R8
+	MOVQ   aux+24(FP), R12
+	VPXOR  Y0, Y0, Y0
+	VXORPS Y4, Y4, Y4
+
+k1loop:
+	TESTQ CX, CX
+	JZ    k1done
+	KSUPER(KQ1, KZ1, KE1)
+	KFIN(R8, R12, Y0, Y4)
+	ADDQ  $1472, SI
+	ADDQ  $292, R8
+	ADDQ  $16, R12
+	DECQ  CX
+	JMP   k1loop
+
+k1done:
+	MOVQ    out+32(FP), DX
+	VMOVUPS Y4, 0(DX)
+	VZEROUPPER
+	RET
+
+// func gemmQ4_Kx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+TEXT ·gemmQ4_Kx8x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ   nb+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), DX
+	MOVQ   0(DX), R8
+	MOVQ   8(DX), R9
+	MOVQ   16(DX), R10
+	MOVQ   24(DX), R11
+	MOVQ   aux+24(FP), DX
+	MOVQ   0(DX), R12
+	MOVQ   8(DX), R13
+	MOVQ   16(DX), R14
+	MOVQ   24(DX), DI
+	VPXOR  Y0, Y0, Y0
+	VPXOR  Y1, Y1, Y1
+	VPXOR  Y2, Y2, Y2
+	VPXOR  Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+k4loop:
+	TESTQ CX, CX
+	JZ    k4done
+	KSUPER(KQ4, KZ4, KE4)
+	KFIN(R8, R12, Y0, Y4)
+	KFIN(R9, R13, Y1, Y5)
+	KFIN(R10, R14, Y2, Y6)
+	KFIN(R11, DI, Y3, Y7)
+	ADDQ  $1472, SI
+	ADDQ  $292, R8
+	ADDQ  $292, R9
+	ADDQ  $292, R10
+	ADDQ  $292, R11
+	ADDQ  $16, R12
+	ADDQ  $16, R13
+	ADDQ  $16, R14
+	ADDQ  $16, DI
+	DECQ  CX
+	JMP   k4loop
+
+k4done:
+	MOVQ    out+32(FP), DX
+	MOVQ    0(DX), BX
+	VMOVUPS Y4, 0(BX)
+	MOVQ    8(DX), BX
+	VMOVUPS Y5, 0(BX)
+	MOVQ    16(DX), BX
+	VMOVUPS Y6, 0(BX)
+	MOVQ    24(DX), BX
+	VMOVUPS Y7, 0(BX)
+	VZEROUPPER
+	RET
 
 // func gemmF32x3x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
 TEXT ·gemmF32x3x4AVX2(SB), NOSPLIT, $0-40

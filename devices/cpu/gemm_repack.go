@@ -50,8 +50,27 @@ func repackKernelFor(ks *kernelSet, typ quant.Type) *repackKernel {
 	return genericRepack[typ]
 }
 
-// auxBlock is the size of one block's aux entry: float32 dy, int32 8*sum.
-const auxBlock = 8
+// actAux is an activation type and the aux entries the kernels read
+// beside its rows: size bytes per block of block elements, written by
+// fill(aux, y, nb) for the row y of nb blocks.
+type actAux struct {
+	vdt         quant.Type
+	block, size int
+	fill        func(aux, y []byte, nb int)
+}
+
+// q8_0Aux: float32 dy, int32 8*sum of the quants per block.
+var q8_0Aux = &actAux{vdt: quant.Q8_0, block: 32, size: 8, fill: fillAux}
+
+// flyLayouts are the layouts plain weights may be interleaved into on the
+// fly: those of the repack buffer and those only products make.
+var flyLayouts = func() map[quant.Type]*repackLayout {
+	m := map[quant.Type]*repackLayout{quant.Q4_K: q4_Kx8Layout}
+	for t, l := range repackLayouts {
+		m[t] = l
+	}
+	return m
+}()
 
 // supportsRepackedMulMat: a repacked 2-D src0 (not a view) against F32
 // src1, as ggml's CPU_REPACK takes MUL_MAT.
@@ -65,16 +84,17 @@ func supportsRepackedMulMat(t *graph.Tensor) bool {
 // activations, then their aux rows.
 func repackedWorkSize(t *graph.Tensor) int {
 	b := t.Src[1]
-	return auxOffset(b) + int(b.NRows()*(b.Ne[0]/32)*auxBlock)
+	ax := flyLayouts[t.Src[0].Type].aux
+	return auxOffset(b, ax) + int(b.NRows()*(b.Ne[0]/int64(ax.block))*int64(ax.size))
 }
 
-func auxOffset(src1 *graph.Tensor) int { return (conversionSize(src1, quant.Q8_0) + 63) &^ 63 }
+func auxOffset(src1 *graph.Tensor, ax *actAux) int { return (conversionSize(src1, ax.vdt) + 63) &^ 63 }
 
 // computeRepackedMulMat computes thread p's share of MUL_MAT t whose src0
 // is the repacked weight rp.
 func computeRepackedMulMat(p *Params, t *graph.Tensor, rp *repacked) {
 	gsize := uint64(rp.layout.rows) * t.Src[0].Nb[1]
-	groupedProduct(p, t, repackKernelFor(p.kernels(), t.Src[0].Type), rp.layout.rows, func(g int64) []byte {
+	groupedProduct(p, t, repackKernelFor(p.kernels(), t.Src[0].Type), rp.layout, func(g int64) []byte {
 		return rp.data[uint64(g)*gsize : uint64(g+1)*gsize]
 	})
 }
@@ -94,7 +114,7 @@ func packOnTheFly(ks *kernelSet, t *graph.Tensor) bool {
 // takes, whatever the kernel set (the work size cannot know it).
 func packableMulMat(t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
-	return repackLayouts[a.Type] != nil && a.Ne[2] == 1 && a.Ne[3] == 1 && b.Type == quant.F32 && !isHadamard(t) &&
+	return flyLayouts[a.Type] != nil && a.Ne[2] == 1 && a.Ne[3] == 1 && b.Type == quant.F32 && !isHadamard(t) &&
 		b.NRows() >= gemmMinCols && a.Nb[1] == uint64(a.RowSize())
 }
 
@@ -103,16 +123,16 @@ func packableMulMat(t *graph.Tensor) bool {
 // own, the last group padded with zero rows.
 func computePackedMulMat(p *Params, t *graph.Tensor) {
 	a := t.Src[0]
-	l := repackLayouts[a.Type]
+	l := flyLayouts[a.Type]
 	rs := uint64(a.Nb[1])
 	gsize := uint64(l.rows) * rs
-	packed := make([]byte, gsize)
+	packed := make([]byte, l.groupSize(gsize))
 	pad := make([]byte, gsize)
 	pack := l.pack
 	if f := archPack[a.Type]; f != nil {
 		pack = f
 	}
-	groupedProduct(p, t, repackKernelFor(p.kernels(), a.Type), l.rows, func(g int64) []byte {
+	groupedProduct(p, t, repackKernelFor(p.kernels(), a.Type), l, func(g int64) []byte {
 		lo := uint64(g) * gsize
 		src := a.Data[lo:min(lo+gsize, uint64(len(a.Data)))]
 		if uint64(len(src)) < gsize {
@@ -128,15 +148,17 @@ func computePackedMulMat(p *Params, t *graph.Tensor) {
 // groupedProduct computes thread p's share of MUL_MAT t (src0 2-D, src1
 // F32) with k, over the groups of rows rows group(g) returns interleaved
 // (the last one possibly partial).
-func groupedProduct(p *Params, t *graph.Tensor, k *repackKernel, rows int, group func(g int64) []byte) {
+func groupedProduct(p *Params, t *graph.Tensor, k *repackKernel, l *repackLayout, group func(g int64) []byte) {
 	a, b := t.Src[0], t.Src[1]
-	act := prepareActivations(p, b, quant.Q8_0)
-	nb := int(a.Ne[0] / 32)
-	aux := p.Work[auxOffset(b):]
+	rows, ax := l.rows, l.aux
+	act := prepareActivations(p, b, ax.vdt)
+	nb := int(a.Ne[0]) / ax.block
+	auxRow := nb * ax.size
+	aux := p.Work[auxOffset(b, ax):]
 	lo, hi := p.Rows(b.NRows())
 	for r := lo; r < hi; r++ {
 		y, _ := act.row(r%b.Ne[1], r/b.Ne[1]%b.Ne[2], r/(b.Ne[1]*b.Ne[2]))
-		fillAux(aux[int(r)*nb*auxBlock:int(r+1)*nb*auxBlock], y, nb)
+		ax.fill(aux[int(r)*auxRow:int(r+1)*auxRow], y, nb)
 	}
 	p.Barrier()
 
@@ -155,7 +177,7 @@ func groupedProduct(p *Params, t *graph.Tensor, k *repackKernel, rows int, group
 		i1, i2, i3 := ir1%ne1, ir1/ne1%ne2, ir1/(ne1*ne2)
 		y, ok := act.row(i1, i2, i3)
 		r := act.index(i1, i2, i3)
-		cols[i] = col{y: y, aux: aux[int(r)*nb*auxBlock : int(r+1)*nb*auxBlock], dst: offset(t, 0, i1, i2, i3), ok: ok}
+		cols[i] = col{y: y, aux: aux[int(r)*auxRow : int(r+1)*auxRow], dst: offset(t, 0, i1, i2, i3), ok: ok}
 	}
 	var out [4][]float32
 	var ys, auxs [4][]byte
@@ -213,7 +235,7 @@ func fillAux(aux, y []byte, nb int) {
 		for _, q := range yb[2:] {
 			s += int32(int8(q))
 		}
-		binary.LittleEndian.PutUint32(aux[b*auxBlock:], math.Float32bits(quant.FP16ToFP32(binary.LittleEndian.Uint16(yb))))
-		binary.LittleEndian.PutUint32(aux[b*auxBlock+4:], uint32(8*s))
+		binary.LittleEndian.PutUint32(aux[b*8:], math.Float32bits(quant.FP16ToFP32(binary.LittleEndian.Uint16(yb))))
+		binary.LittleEndian.PutUint32(aux[b*8+4:], uint32(8*s))
 	}
 }

@@ -94,8 +94,9 @@ func TestGemmMulMatID(t *testing.T) {
 	rng := rand.New(rand.NewSource(testSeed(t)))
 	for _, typ := range gemmTypes() {
 		c := graph.NewContext(graph.ContextOptions{Alloc: true})
-		as := c.NewTensor(typ, 64, 7, 3)
-		b := c.NewTensor(quant.F32, 64, 2, 9)
+		k := int64(max(64, typ.BlockSize()))
+		as := c.NewTensor(typ, k, 7, 3)
+		b := c.NewTensor(quant.F32, k, 2, 9)
 		ids := c.NewTensor(quant.I32, 2, 9)
 		out := c.MulMatID(as, b, ids)
 		require.NoError(t, c.Err())
@@ -109,6 +110,6 @@ func TestGemmMulMatID(t *testing.T) {
 			}
 			binary.LittleEndian.PutUint32(ids.Data[4*i:], uint32(id))
 		}
-		computeEngines(t, typ.String()+"/id", out, 64)
+		computeEngines(t, typ.String()+"/id", out, k)
 	}
 }

@@ -28,8 +28,22 @@ type repackLayout struct {
 	typ  quant.Type
 	rows int
 	// pack writes the interleave of the rows plain rows in src (rowSize
-	// bytes each) into dst; unpack undoes it.
+	// bytes each) into dst; unpack undoes it (nil for a layout only
+	// products make, on the fly).
 	pack, unpack func(dst, src []byte, rowSize int)
+	// packedSize is the size of a group of plain size bytes once
+	// interleaved; nil: the same.
+	packedSize func(plain uint64) uint64
+	// aux is what the kernels need of the activations.
+	aux *actAux
+}
+
+// groupSize is the interleaved size of a group of plain bytes.
+func (l *repackLayout) groupSize(plain uint64) uint64 {
+	if l.packedSize == nil {
+		return plain
+	}
+	return l.packedSize(plain)
 }
 
 // repackLayouts are the types a RepackBufferType buffer takes.

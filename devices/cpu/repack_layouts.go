@@ -22,6 +22,7 @@ func x8Layout(typ quant.Type, blockBytes int) *repackLayout {
 	return &repackLayout{
 		typ:  typ,
 		rows: 8,
+		aux:  q8_0Aux,
 		pack: func(dst, src []byte, rs int) {
 			le := binary.LittleEndian
 			gb := 8 * blockBytes

@@ -188,29 +188,30 @@ func TestRepackRefuses(t *testing.T) {
 // single-column kernel's bits, so results do not depend on the grouping.
 func TestRepackKernelFourIsOne(t *testing.T) {
 	rng := rand.New(rand.NewSource(rand.Int63()))
-	for typ := range repackLayouts {
+	for typ, l := range flyLayouts {
 		k := repackKernelFor(fastKernels(), typ)
-		if k.four == nil {
+		if k == nil || k.four == nil {
 			continue
 		}
-		const nb = 37
-		rs := int(typ.RowSize(32 * nb))
-		plain, err := quant.Quantize(typ, mmRandF32s(rng, 8*32*nb), 8, 32*nb, nil)
+		nb := 37 * 32 / l.aux.block
+		n := l.aux.block * nb
+		rs := int(typ.RowSize(int64(n)))
+		plain, err := quant.Quantize(typ, mmRandF32s(rng, int64(8*n)), 8, n, nil)
 		require.NoError(t, err)
-		x := make([]byte, len(plain))
-		repackLayouts[typ].pack(x, plain, rs)
+		x := make([]byte, l.groupSize(uint64(len(plain))))
+		l.pack(x, plain, rs)
 		if f := archPack[typ]; f != nil {
-			y := make([]byte, len(plain))
+			y := make([]byte, len(x))
 			f(y, plain, rs)
 			require.Equal(t, x, y, "%s: the fast pack differs", typ)
 		}
 		var ys, auxs [4][]byte
 		var four [4][]float32
 		for c := range 4 {
-			ys[c] = make([]byte, quant.Q8_0.RowSize(32*nb))
-			require.NoError(t, fastKernels().traits[quant.Q8_0].fromFloat(ys[c], mmRandF32s(rng, 32*nb)))
-			auxs[c] = make([]byte, nb*auxBlock)
-			fillAux(auxs[c], ys[c], nb)
+			ys[c] = make([]byte, l.aux.vdt.RowSize(int64(n)))
+			require.NoError(t, fastKernels().traits[l.aux.vdt].fromFloat(ys[c], mmRandF32s(rng, int64(n))))
+			auxs[c] = make([]byte, nb*l.aux.size)
+			l.aux.fill(auxs[c], ys[c], nb)
 			four[c] = make([]float32, 8)
 		}
 		k.four(nb, x, &ys, &auxs, &four)
