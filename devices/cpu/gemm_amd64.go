@@ -19,9 +19,10 @@ func init() {
 			quant.Q4_K:   {one: repack1(gemmQ4_Kx8x1AVX2), four: repack4(gemmQ4_Kx8x4AVX2)},
 		}
 		archPack = map[quant.Type]func(dst, src []byte, rs int){
-			quant.Q4_0:   packWords(18),
-			quant.Q8_0:   packWords(34),
-			quant.IQ4_NL: packWords(18),
+			quant.Q4_0:   packX8(18),
+			quant.Q8_0:   packX8(34),
+			quant.IQ4_NL: packX8(18),
+			quant.Q4_K:   packQ4_Kx8AVX2,
 		}
 		archGemm = map[quant.Type]*plainGemm{
 			quant.F32: {step: 8, tile3x4: gemmF32x3x4AVX2, tile3x1: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
@@ -29,29 +30,31 @@ func init() {
 	}
 }
 
-// packWords is x8Layout's pack for blocks of blockBytes bytes with plain
-// word moves (amd64 loads and stores unaligned words): the products
-// interleave plain weights on the fly, so this is on their path.
-func packWords(blockBytes int) func(dst, src []byte, rs int) {
-	nq := (blockBytes - 2) / 4
+// packX8 is x8Layout's pack for blocks of blockBytes bytes, the quant
+// words moved by xposeX8AVX2: the products interleave plain weights on
+// the fly, so this is on their path.
+func packX8(blockBytes int) func(dst, src []byte, rs int) {
 	return func(dst, src []byte, rs int) {
 		nb := rs / blockBytes
 		if nb == 0 {
 			return
 		}
 		_, _ = dst[8*nb*blockBytes-1], src[7*rs+nb*blockBytes-1]
-		d, s := ptr(dst), ptr(src)
-		for b := range nb {
-			o := unsafe.Add(d, 8*b*blockBytes)
-			for r := range 8 {
-				x := unsafe.Add(s, r*rs+b*blockBytes)
-				*(*uint16)(unsafe.Add(o, 2*r)) = *(*uint16)(x)
-				for j := range nq {
-					*(*uint32)(unsafe.Add(o, 16+32*j+4*r)) = *(*uint32)(unsafe.Add(x, 2+4*j))
-				}
-			}
-		}
+		xposeX8AVX2(ptr(dst), ptr(src), uintptr(rs), nb, blockBytes, 8*blockBytes, 2, 16, (blockBytes-2)/16, 1)
 	}
+}
+
+// packQ4_Kx8AVX2 is packQ4_Kx8 with the quants moved by xposeX8AVX2.
+func packQ4_Kx8AVX2(dst, src []byte, rs int) {
+	nb := rs / q4KBlock
+	if nb == 0 {
+		return
+	}
+	_, _ = dst[nb*q4Kx8Block-1], src[7*rs+nb*q4KBlock-1]
+	for b := range nb {
+		packQ4_KScales(dst[b*q4Kx8Block:(b+1)*q4Kx8Block], src[b*q4KBlock:], rs)
+	}
+	xposeX8AVX2(ptr(dst), ptr(src), uintptr(rs), nb, q4KBlock, q4Kx8Block, 16, 448, 8, 0)
 }
 
 // repack1 and repack4 adapt the assembly to repackKernel; the product
@@ -72,6 +75,11 @@ func repack4(k func(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)) f
 		k(nb, ptr(x), &yp, &ap, &op)
 	}
 }
+
+// xposeX8AVX2 interleaves nb blocks of eight rows (the assembly says how).
+//
+//go:noescape
+func xposeX8AVX2(dst, src unsafe.Pointer, rs uintptr, nb, sblk, dblk, sq, dq, nx, hdr int)
 
 // gemmQ4_0x8x1AVX2 sets out[0..8) to the eight rows of the repacked Q4_0
 // group x (nb blocks) times one Q8_0 column y with its aux row;

@@ -518,3 +518,88 @@ f11done:
 	VZEROUPPER
 	RET
 
+
+// func xposeX8AVX2(dst, src unsafe.Pointer, rs uintptr, nb, sblk, dblk, sq, dq, nx, hdr int)
+//
+// The interleave of the layouts (repack_layouts.go, repack_q4_k.go) for nb
+// blocks of eight rows rs bytes apart: in each block (sblk bytes in a
+// row, dblk in the group), nx runs of four quant words from sq become
+// four 32-byte chunks from dq, word w of row r at 32w+4r (an 8x4 word
+// transpose: rows r and r+4 share a register, then unpack and shuffle);
+// with hdr set the rows' first two bytes (fp16 d) go to 2r.
+TEXT ·xposeX8AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ rs+16(FP), R8
+	MOVQ nb+24(FP), CX
+	LEAQ (R8)(R8*2), R10
+
+xblock:
+	TESTQ CX, CX
+	JZ    xdone
+	MOVQ  hdr+72(FP), R12
+	TESTQ R12, R12
+	JZ    xquads
+	LEAQ  (SI)(R8*4), R11
+	MOVW  (SI), R12
+	MOVW  R12, 0(DI)
+	MOVW  (SI)(R8*1), R12
+	MOVW  R12, 2(DI)
+	MOVW  (SI)(R8*2), R12
+	MOVW  R12, 4(DI)
+	MOVW  (SI)(R10*1), R12
+	MOVW  R12, 6(DI)
+	MOVW  (R11), R12
+	MOVW  R12, 8(DI)
+	MOVW  (R11)(R8*1), R12
+	MOVW  R12, 10(DI)
+	MOVW  (R11)(R8*2), R12
+	MOVW  R12, 12(DI)
+	MOVW  (R11)(R10*1), R12
+	MOVW  R12, 14(DI)
+
+xquads:
+	MOVQ sq+48(FP), AX
+	ADDQ SI, AX
+	MOVQ dq+56(FP), DX
+	ADDQ DI, DX
+	MOVQ nx+64(FP), R13
+
+xrun:
+	TESTQ       R13, R13
+	JZ          xnext
+	LEAQ        (AX)(R8*4), BX
+	VMOVDQU     (AX), X0
+	VINSERTI128 $1, (BX), Y0, Y0
+	VMOVDQU     (AX)(R8*1), X1
+	VINSERTI128 $1, (BX)(R8*1), Y1, Y1
+	VMOVDQU     (AX)(R8*2), X2
+	VINSERTI128 $1, (BX)(R8*2), Y2, Y2
+	VMOVDQU     (AX)(R10*1), X3
+	VINSERTI128 $1, (BX)(R10*1), Y3, Y3
+	VUNPCKLPS   Y1, Y0, Y4
+	VUNPCKHPS   Y1, Y0, Y5
+	VUNPCKLPS   Y3, Y2, Y6
+	VUNPCKHPS   Y3, Y2, Y7
+	VSHUFPS     $0x44, Y6, Y4, Y0
+	VSHUFPS     $0xee, Y6, Y4, Y1
+	VSHUFPS     $0x44, Y7, Y5, Y2
+	VSHUFPS     $0xee, Y7, Y5, Y3
+	VMOVDQU     Y0, 0(DX)
+	VMOVDQU     Y1, 32(DX)
+	VMOVDQU     Y2, 64(DX)
+	VMOVDQU     Y3, 96(DX)
+	ADDQ        $16, AX
+	ADDQ        $128, DX
+	DECQ        R13
+	JMP         xrun
+
+xnext:
+	ADDQ sblk+32(FP), SI
+	ADDQ dblk+40(FP), DI
+	DECQ CX
+	JMP  xblock
+
+xdone:
+	VZEROUPPER
+	RET

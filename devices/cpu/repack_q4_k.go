@@ -41,7 +41,7 @@ var q4_Kx8Layout = &repackLayout{
 
 // q4KScaleMin is sub-block j's 6-bit scale and minimum in the 12 packed
 // scale bytes of a Q4_K block.
-func q4KScaleMin(sc []byte, j int) (s, m byte) {
+func q4KScaleMin(sc *[12]byte, j int) (s, m byte) {
 	if j < 4 {
 		return sc[j] & 63, sc[j+4] & 63
 	}
@@ -52,22 +52,35 @@ func packQ4_Kx8(dst, src []byte, rs int) {
 	le := binary.LittleEndian
 	for b := range rs / q4KBlock {
 		o := dst[b*q4Kx8Block : (b+1)*q4Kx8Block : (b+1)*q4Kx8Block]
+		packQ4_KScales(o, src[b*q4KBlock:], rs)
 		for r := range 8 {
 			xb := src[r*rs+b*q4KBlock : r*rs+(b+1)*q4KBlock : r*rs+(b+1)*q4KBlock]
-			le.PutUint32(o[4*r:], math.Float32bits(quant.FP16ToFP32(le.Uint16(xb))))
-			le.PutUint32(o[32+4*r:], math.Float32bits(quant.FP16ToFP32(le.Uint16(xb[2:]))))
-			var mins [8]byte
-			for j := range 8 {
-				s, m := q4KScaleMin(xb[4:16], j)
-				le.PutUint32(o[64+32*j+4*r:], uint32(s)|uint32(s)<<16)
-				mins[j] = m
-			}
-			for p := range 4 {
-				le.PutUint32(o[320+32*p+4*r:], uint32(mins[2*p])|uint32(mins[2*p+1])<<16)
-			}
 			for q := range 32 {
 				le.PutUint32(o[448+32*q+4*r:], le.Uint32(xb[16+4*q:]))
 			}
+		}
+	}
+}
+
+// packQ4_KScales writes the first 448 bytes of an interleaved super-block
+// (d, dmin, scale and minimum pairs) from the eight rows' blocks at src,
+// rs bytes apart.
+func packQ4_KScales(o, src []byte, rs int) {
+	le := binary.LittleEndian
+	out := (*[448]byte)(o)
+	for r := range 8 {
+		xb := (*[16]byte)(src[r*rs:])
+		le.PutUint32(out[4*r:], math.Float32bits(quant.FP16ToFP32(le.Uint16(xb[0:]))))
+		le.PutUint32(out[32+4*r:], math.Float32bits(quant.FP16ToFP32(le.Uint16(xb[2:]))))
+		sc := (*[12]byte)(xb[4:])
+		var mins [8]byte
+		for j := range 8 {
+			s, m := q4KScaleMin(sc, j)
+			le.PutUint32(out[64+32*j+4*r:], uint32(s)|uint32(s)<<16)
+			mins[j] = m
+		}
+		for p := range 4 {
+			le.PutUint32(out[320+32*p+4*r:], uint32(mins[2*p])|uint32(mins[2*p+1])<<16)
 		}
 	}
 }
