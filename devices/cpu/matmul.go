@@ -16,6 +16,12 @@ import (
 // meet at a barrier, and then each output element is one vec_dot of a row
 // of src0 with a converted row of src1. Every element is computed by exactly
 // one call whatever the thread count, so results do not depend on it.
+// Products of four columns or more on the fast kernel set go through
+// register tiles instead (gemm.go: F32) or through the interleaved layouts
+// of eight rows (gemm_repack.go: Q4_0, Q8_0, IQ4_NL, Q4_K, the weight
+// interleaved as the product reaches it), as do weights stored repacked
+// (repack.go); their kernels keep the same rule: an element's bits do not
+// depend on the threads or on which columns were grouped.
 
 // dstOrdered reports whether a product's F32 result is neither transposed
 // nor permuted, as ggml's MUL_MAT and MUL_MAT_ID kernels assert.
