@@ -7,11 +7,12 @@ import (
 	"sync"
 )
 
-// MappedFile is a whole file mapped read-only into memory: mmap on unix,
-// MapViewOfFile on windows, and a plain read into the Go heap where there
-// is neither. Its pages come from the page cache, so a model file loaded
-// through it costs no copy and no private memory until it is touched. The
-// bytes must not be written (on unix and windows that faults).
+// MappedFile is a whole file mapped into memory copy-on-write: mmap
+// MAP_PRIVATE on unix, a FILE_MAP_COPY view on windows, and a plain read
+// into the Go heap where there is neither. Its pages come from the page
+// cache, so a model file loaded through it costs no copy and no private
+// memory; a page written (a device repacking weights in place) becomes
+// this process's own copy, and the file never changes.
 type MappedFile struct {
 	data    []byte
 	release func() error
@@ -19,7 +20,8 @@ type MappedFile struct {
 	err     error
 }
 
-// MapFile maps the file at path. An empty file gives an empty mapping.
+// MapFile maps the file at path (opened read-only). An empty file gives an
+// empty mapping.
 func MapFile(path string) (*MappedFile, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -19,6 +19,12 @@ func TestMapFile(t *testing.T) {
 	m, err := MapFile(p)
 	require.NoError(t, err)
 	require.Equal(t, want, m.Bytes())
+	// Copy-on-write: the process sees its write, the file keeps its bytes.
+	m.Bytes()[5] ^= 0xff
+	require.Equal(t, want[5]^0xff, m.Bytes()[5])
+	onDisk, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, want, onDisk)
 	require.NoError(t, m.Close())
 	require.NoError(t, m.Close(), "a second Close repeats the first's result")
 	require.Nil(t, m.Bytes())

@@ -48,15 +48,15 @@ func unmapHost(mapping []byte) error {
 	return nil
 }
 
-// mapFile maps size bytes of f read-only. The mapping object can be closed
-// at once: the view keeps the section alive until UnmapViewOfFile.
+// mapFile maps size bytes of f copy-on-write. The mapping object can be
+// closed at once: the view keeps the section alive until UnmapViewOfFile.
 func mapFile(f *os.File, size int) ([]byte, func() error, error) {
-	h, err := windows.CreateFileMapping(windows.Handle(f.Fd()), nil, windows.PAGE_READONLY, 0, 0, nil)
+	h, err := windows.CreateFileMapping(windows.Handle(f.Fd()), nil, windows.PAGE_WRITECOPY, 0, 0, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("CreateFileMapping: %w", err)
 	}
 	defer windows.CloseHandle(h)
-	addr, err := windows.MapViewOfFile(h, windows.FILE_MAP_READ, 0, 0, uintptr(size))
+	addr, err := windows.MapViewOfFile(h, windows.FILE_MAP_COPY, 0, 0, uintptr(size))
 	if err != nil {
 		return nil, nil, fmt.Errorf("MapViewOfFile of %d bytes: %w", size, err)
 	}

@@ -199,6 +199,20 @@ func checkParse(t testing.TB, b []byte) {
 		require.NotEmpty(t, kv.Key)
 		_ = kv.Value.String()
 	}
+	// What parses writes back and parses again to the same content.
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, f.KVs(), f.Tensors())
+	require.NoError(t, err)
+	data := make([][]byte, f.NumTensors())
+	for i, ti := range f.Tensors() {
+		data[i], _ = f.TensorData(ti.Name)
+		require.NoError(t, w.WriteTensor(ti.Name, data[i]))
+	}
+	require.NoError(t, w.Close())
+	g, err := Parse(buf.Bytes())
+	require.NoError(t, err)
+	require.Equal(t, f.Alignment, g.Alignment)
+	requireSame(t, g, f.KVs(), f.Tensors(), data)
 }
 
 func FuzzReader(f *testing.F) {

@@ -5,10 +5,16 @@
 // It accepts exactly the files ggml 0.25.1's gguf_init_from_file accepts
 // (versions 2 and 3, little-endian) and writes byte for byte what
 // gguf_write_to_file writes for the same content; the tests check both
-// ways against the real library. Open maps the file read-only, so tensor
-// data is used in place, never copied. Malformed input is an error wrapping
+// ways against the real library. Open maps the file, so tensor data is
+// used in place, never copied. Malformed input is an error wrapping
 // ErrFormat, never a panic, and no allocation is sized by a count the file
 // claims before the file is known to hold that much.
+//
+// Where ggml's C view shows through, this package follows it: a tensor
+// name ends at its first NUL, and a key with a NUL answers lookups for
+// its part before the NUL. The one leniency: the last tensor's padding may
+// be missing from the end of the file (ggml reads the padded data
+// section; llama.cpp, which maps the file, does not need it).
 package gguf
 
 import (
@@ -133,7 +139,7 @@ func (t TensorInfo) check() (uint64, error) {
 }
 
 // File is a parsed GGUF file. Tensor data slices point into the file's
-// bytes (the read-only mapping for Open), valid until Close.
+// bytes (the mapping for Open), valid until Close.
 type File struct {
 	// Version is the file's format version (2 or 3).
 	Version uint32
@@ -154,7 +160,8 @@ type File struct {
 	mapped  *buffer.MappedFile
 }
 
-// Open maps the file at path read-only and parses it.
+// Open maps the file at path copy-on-write (buffer.MapFile) and parses it:
+// the file itself is never written.
 func Open(path string) (*File, error) {
 	m, err := buffer.MapFile(path)
 	if err != nil {

@@ -34,6 +34,7 @@ type Writer struct {
 func NewWriter(w io.Writer, kvs []KV, tensors []TensorInfo) (*Writer, error) {
 	gw := &Writer{w: w, alignment: DefaultAlignment}
 	seen := make(map[string]bool, len(kvs))
+	alignSet := false
 	for i, kv := range kvs {
 		switch {
 		case kv.Key == "":
@@ -55,12 +56,13 @@ func NewWriter(w io.Writer, kvs []KV, tensors []TensorInfo) (*Writer, error) {
 			}
 		}
 		seen[kv.Key] = true
-		if kv.Key == KeyAlignment {
+		// The alignment ggml reads is the first key it finds by strcmp.
+		if cString(kv.Key) == KeyAlignment && !alignSet {
 			a, err := alignmentOf(kv.Value, true)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrArgument, err)
 			}
-			gw.alignment = a
+			gw.alignment, alignSet = a, true
 		}
 	}
 	gw.index = make(map[string]int, len(tensors))

@@ -17,6 +17,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/quant"
@@ -48,6 +49,11 @@ type Config struct {
 	// Tied leaves output.weight out: the output projection reuses
 	// token_embd.weight.
 	Tied bool
+	// KVs are extra metadata pairs; one with the key of a generated pair
+	// replaces it in place (a tokenizer's tokenizer.ggml.* pairs replace
+	// tokenizer.ggml.model "none"). A vocabulary given this way must have
+	// VocabSize tokens.
+	KVs []gguf.KV
 }
 
 // Default is a small model: 256-wide, 2 layers, 4 heads over 2 KV heads
@@ -177,6 +183,14 @@ func (c Config) plan() ([]gguf.KV, []tensor) {
 		{Key: a + ".rope.freq_base", Value: gguf.ScalarValue(c.RopeFreqBase)},
 		{Key: a + ".attention.layer_norm_rms_epsilon", Value: gguf.ScalarValue(c.RMSEps)},
 		{Key: "tokenizer.ggml.model", Value: gguf.ScalarValue(c.Vocab)},
+	}
+	for _, extra := range c.KVs {
+		i := slices.IndexFunc(kvs, func(kv gguf.KV) bool { return kv.Key == extra.Key })
+		if i < 0 {
+			kvs = append(kvs, extra)
+		} else {
+			kvs[i] = extra
+		}
 	}
 	matrix := func(name string, in, out int) tensor {
 		return tensor{info: gguf.TensorInfo{Name: name, Type: c.Type, Shape: []int64{int64(in), int64(out)}}, std: 1 / math.Sqrt(float64(in))}

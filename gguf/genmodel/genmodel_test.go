@@ -66,6 +66,22 @@ func TestLlamaLayout(t *testing.T) {
 	require.False(t, ok, "llama has no biases")
 }
 
+func TestExtraKVs(t *testing.T) {
+	c := Default()
+	c.KVs = []gguf.KV{
+		{Key: "tokenizer.ggml.model", Value: gguf.ScalarValue("llama")},
+		{Key: "tokenizer.ggml.tokens", Value: gguf.ArrayValue([]string{"a", "b"})},
+	}
+	f, _ := generate(t, c)
+	model, err := gguf.Get[string](f, "tokenizer.ggml.model")
+	require.NoError(t, err)
+	require.Equal(t, "llama", model, "replaced in place")
+	toks, err := gguf.GetArray[string](f, "tokenizer.ggml.tokens")
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, toks)
+	require.Equal(t, "tokenizer.ggml.tokens", f.KVs()[f.NumKV()-1].Key, "added at the end")
+}
+
 func TestQwen2Tied(t *testing.T) {
 	c := Default()
 	c.Arch, c.Tied, c.Type = "qwen2", true, quant.Q8_0
