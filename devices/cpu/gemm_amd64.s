@@ -243,6 +243,49 @@
 	VFMADD231PS  Y15, Y14, ACC;      \
 	VPXOR        ISUM, ISUM, ISUM
 
+// X4ARGS loads a four-column kernel's arguments: nb in CX, x in SI, the
+// columns' activation rows in R8..R11 and aux rows in R12, R13, R14, DI.
+// X4NEXT steps them by one block (XB, YB and AB bytes); X4OUT stores the
+// four accumulators' eight rows at the columns' outputs.
+#define X4ARGS \
+	MOVQ nb+0(FP), CX;   \
+	MOVQ x+8(FP), SI;    \
+	MOVQ y+16(FP), DX;   \
+	MOVQ 0(DX), R8;      \
+	MOVQ 8(DX), R9;      \
+	MOVQ 16(DX), R10;    \
+	MOVQ 24(DX), R11;    \
+	MOVQ aux+24(FP), DX; \
+	MOVQ 0(DX), R12;     \
+	MOVQ 8(DX), R13;     \
+	MOVQ 16(DX), R14;    \
+	MOVQ 24(DX), DI
+
+#define X4NEXT(XB, YB, AB) \
+	ADDQ $XB, SI;  \
+	ADDQ $YB, R8;  \
+	ADDQ $YB, R9;  \
+	ADDQ $YB, R10; \
+	ADDQ $YB, R11; \
+	ADDQ $AB, R12; \
+	ADDQ $AB, R13; \
+	ADDQ $AB, R14; \
+	ADDQ $AB, DI;  \
+	DECQ CX
+
+#define X4OUT(A0, A1, A2, A3) \
+	MOVQ    out+32(FP), DX; \
+	MOVQ    0(DX), BX;      \
+	VMOVUPS A0, 0(BX);      \
+	MOVQ    8(DX), BX;      \
+	VMOVUPS A1, 0(BX);      \
+	MOVQ    16(DX), BX;     \
+	VMOVUPS A2, 0(BX);      \
+	MOVQ    24(DX), BX;     \
+	VMOVUPS A3, 0(BX);      \
+	VZEROUPPER;             \
+	RET
+
 // X8ONE and X8FOUR are the bodies of the one- and four-column kernels
 // over groups of XB bytes per block, decoded by DECODE, each column's
 // block added by COL.
@@ -269,18 +312,7 @@ onedone:                    \
 	RET
 
 #define X8FOUR(DECODE, COL, XB) \
-	MOVQ   nb+0(FP), CX;     \
-	MOVQ   x+8(FP), SI;      \
-	MOVQ   y+16(FP), DX;     \
-	MOVQ   0(DX), R8;        \
-	MOVQ   8(DX), R9;        \
-	MOVQ   16(DX), R10;      \
-	MOVQ   24(DX), R11;      \
-	MOVQ   aux+24(FP), DX;   \
-	MOVQ   0(DX), R12;       \
-	MOVQ   8(DX), R13;       \
-	MOVQ   16(DX), R14;      \
-	MOVQ   24(DX), DI;       \
+	X4ARGS;                  \
 	VXORPS Y9, Y9, Y9;       \
 	VXORPS Y10, Y10, Y10;    \
 	VXORPS Y11, Y11, Y11;    \
@@ -293,29 +325,10 @@ four:                        \
 	COL(R9, R13, Y10);       \
 	COL(R10, R14, Y11);      \
 	COL(R11, DI, Y12);       \
-	ADDQ  $XB, SI;           \
-	ADDQ  $34, R8;           \
-	ADDQ  $34, R9;           \
-	ADDQ  $34, R10;          \
-	ADDQ  $34, R11;          \
-	ADDQ  $8, R12;           \
-	ADDQ  $8, R13;           \
-	ADDQ  $8, R14;           \
-	ADDQ  $8, DI;            \
-	DECQ  CX;                \
+	X4NEXT(XB, 34, 8);       \
 	JMP   four;              \
 fourdone:                    \
-	MOVQ    out+32(FP), DX;  \
-	MOVQ    0(DX), BX;       \
-	VMOVUPS Y9, 0(BX);       \
-	MOVQ    8(DX), BX;       \
-	VMOVUPS Y10, 0(BX);      \
-	MOVQ    16(DX), BX;      \
-	VMOVUPS Y11, 0(BX);      \
-	MOVQ    24(DX), BX;      \
-	VMOVUPS Y12, 0(BX);      \
-	VZEROUPPER;              \
-	RET
+	X4OUT(Y9, Y10, Y11, Y12)
 
 // func gemmQ4_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
 TEXT ·gemmQ4_0x8x1AVX2(SB), NOSPLIT, $0-40
@@ -369,18 +382,7 @@ k1done:
 
 // func gemmQ4_Kx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 TEXT ·gemmQ4_Kx8x4AVX2(SB), NOSPLIT, $0-40
-	MOVQ   nb+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+16(FP), DX
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	MOVQ   16(DX), R10
-	MOVQ   24(DX), R11
-	MOVQ   aux+24(FP), DX
-	MOVQ   0(DX), R12
-	MOVQ   8(DX), R13
-	MOVQ   16(DX), R14
-	MOVQ   24(DX), DI
+	X4ARGS
 	VPXOR  Y0, Y0, Y0
 	VPXOR  Y1, Y1, Y1
 	VPXOR  Y2, Y2, Y2
@@ -398,30 +400,11 @@ k4loop:
 	KFIN(R9, R13, Y1, Y5)
 	KFIN(R10, R14, Y2, Y6)
 	KFIN(R11, DI, Y3, Y7)
-	ADDQ  $1472, SI
-	ADDQ  $292, R8
-	ADDQ  $292, R9
-	ADDQ  $292, R10
-	ADDQ  $292, R11
-	ADDQ  $16, R12
-	ADDQ  $16, R13
-	ADDQ  $16, R14
-	ADDQ  $16, DI
-	DECQ  CX
+	X4NEXT(1472, 292, 16)
 	JMP   k4loop
 
 k4done:
-	MOVQ    out+32(FP), DX
-	MOVQ    0(DX), BX
-	VMOVUPS Y4, 0(BX)
-	MOVQ    8(DX), BX
-	VMOVUPS Y5, 0(BX)
-	MOVQ    16(DX), BX
-	VMOVUPS Y6, 0(BX)
-	MOVQ    24(DX), BX
-	VMOVUPS Y7, 0(BX)
-	VZEROUPPER
-	RET
+	X4OUT(Y4, Y5, Y6, Y7)
 
 // func gemmF32x3x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
 TEXT ·gemmF32x3x4AVX2(SB), NOSPLIT, $0-40
