@@ -81,9 +81,8 @@ var repackBufferType = &repackType{}
 
 // RepackBufferType is the CPU's extra buffer type for weights
 // ("CPU_REPACK", ggml_backend_cpu_repack_buffer_type): Q4_0, Q8_0 and
-// IQ4_NL weights whose row count is a multiple of 8 are stored with eight rows
-// interleaved,
-// which the matrix products read faster. Placing any other tensor in it is
+// IQ4_NL weights whose row count is a multiple of 8 are stored with eight
+// rows interleaved, which the matrix products read faster. Placing any other tensor in it is
 // an error wrapping ErrNotRepackable. The CPU device lists it in
 // ExtraBufferTypes.
 func RepackBufferType() buffer.Type { return repackBufferType }
