@@ -1319,6 +1319,8 @@ static void test_faults(void) {
     EXPECT(ovdouble_stat("calls.ov_infer_request_infer") >= 2, "call counter");
     EXPECT(ovdouble_stat("errors.ov_infer_request_infer") >= 1, "error counter");
     EXPECT(ovdouble_time_ns() > 0, "time inside the double");
+    EXPECT(ovdouble_stat("cpu_ns") > 0 && ovdouble_stat("cpu_ns") <= ovdouble_time_ns() + 1000000,
+           "CPU time inside the double: %lld (wall %lld)", (long long)ovdouble_stat("cpu_ns"), (long long)ovdouble_time_ns());
     ov_tensor_free(tx);
     ov_tensor_free(ty);
     ov_infer_request_free(r);
