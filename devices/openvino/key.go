@@ -205,13 +205,22 @@ func snap(t *graph.Tensor) tensorSnap {
 	return s
 }
 
-// snapshot records every node of g and every source of one.
+// snapshot records every node of g, then every source that is not a
+// node, once: a node's record holds its Src pointers, so sources that are
+// nodes are checked by their own records and the external ones need one
+// each. The cache-hit check then reads as few tensors as the key needs
+// (their memory is cold after an infer).
 func snapshot(g *graph.Graph, into []tensorSnap) []tensorSnap {
+	nodes := make(map[*graph.Tensor]bool, len(g.Nodes))
 	for _, n := range g.Nodes {
 		into = append(into, snap(n))
+		nodes[n] = true
+	}
+	for _, n := range g.Nodes {
 		for _, s := range n.Src {
-			if s != nil {
+			if s != nil && !nodes[s] {
 				into = append(into, snap(s))
+				nodes[s] = true
 			}
 		}
 	}
@@ -220,24 +229,18 @@ func snapshot(g *graph.Graph, into []tensorSnap) []tensorSnap {
 
 // sameGraph reports whether g is the graph of the last key, unchanged.
 func (be *ovBackend) sameGraph(g *graph.Graph) (keyInfo, bool) {
-	if be.last.g != g || len(be.lastSnap) == 0 {
+	if be.last.g != g || len(be.lastSnap) < len(g.Nodes) {
 		return keyInfo{}, false
 	}
-	i := 0
-	for _, n := range g.Nodes {
-		if i >= len(be.lastSnap) || be.lastSnap[i] != snap(n) {
+	for i, n := range g.Nodes {
+		if be.lastSnap[i] != snap(n) {
 			return keyInfo{}, false
 		}
-		i++
-		for _, s := range n.Src {
-			if s == nil {
-				continue
-			}
-			if i >= len(be.lastSnap) || be.lastSnap[i] != snap(s) {
-				return keyInfo{}, false
-			}
-			i++
+	}
+	for _, s := range be.lastSnap[len(g.Nodes):] {
+		if s != snap(s.t) {
+			return keyInfo{}, false
 		}
 	}
-	return be.last, i == len(be.lastSnap)
+	return be.last, true
 }
