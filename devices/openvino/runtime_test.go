@@ -74,6 +74,40 @@ func TestCompiledModelCache(t *testing.T) {
 	require.Equal(t, before+2, doubleStat(t, p, "compile.count"))
 }
 
+// The same graph computed again binds nothing (the snapshot proves its
+// tensors unchanged); the same graph object with an input moved to other
+// memory is noticed, rebound and computed from the new memory.
+func TestSameGraphRebindsMovedInput(t *testing.T) {
+	p := buildDouble(t)
+	dev := openDevice(t, p, Options{})
+	be := newBackend(dev)
+	defer be.Close()
+	g, a, _, y := addGraph(t, dev, 16)
+	require.NoError(t, be.GraphCompute(g))
+	binds := func() int64 {
+		return doubleStat(t, p, "calls.ov_infer_request_set_input_tensor_by_index") +
+			doubleStat(t, p, "calls.ov_infer_request_set_output_tensor_by_index")
+	}
+	b0 := binds()
+	require.NoError(t, be.GraphCompute(g))
+	require.Equal(t, b0, binds(), "an unchanged graph binds nothing")
+	// a's memory moves: a fresh buffer holding 100 + i
+	ctx := graph.NewContext(graph.ContextOptions{})
+	moved := ctx.NewTensor(quant.F32, 16, 2)
+	buf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
+	require.NoError(t, err)
+	defer buf.Free()
+	x := make([]float32, 32)
+	for i := range x {
+		x[i] = 100 + float32(i)
+	}
+	require.NoError(t, buffer.SetTensor(moved, quant.F32Bytes(x), 0))
+	a.Data, a.Buffer, a.Extra = moved.Data, moved.Buffer, moved.Extra
+	require.NoError(t, be.GraphCompute(g))
+	require.Equal(t, b0+1, binds(), "the moved input is rebound, nothing else")
+	require.Equal(t, float32(100+5+5), getF32(t, y)[5])
+}
+
 // OpenVINO's errors come back with their message; a failed compile or
 // infer leaves the output untouched and the backend usable.
 func TestFailuresLeaveBackendUsable(t *testing.T) {
