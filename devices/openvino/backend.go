@@ -28,9 +28,12 @@ type compiledModel struct {
 	cm      uintptr
 	weights uintptr // the U8 tensor over the weights blob
 	side    []byte  // small constants, outside the Go heap
-	freeMem func() error
-	params  []slot // Parameter order
-	results []slot // Result order
+	// copiedWeights is how much of side is weights converted at compile
+	// time (quantized weights not in a WEIGHTS buffer).
+	copiedWeights uint64
+	freeMem       func() error
+	params        []slot // Parameter order
+	results       []slot // Result order
 	// dump is the DUMP_IR path prefix of this model ("" when not dumped);
 	// its first run also writes the inputs next to it.
 	dump        string
@@ -257,7 +260,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	if len(outs) == 0 {
 		return nil, fmt.Errorf("%w: graph writes nothing", ErrTranslate)
 	}
-	cm := &compiledModel{key: k.key}
+	cm := &compiledModel{key: k.key, copiedWeights: b.copiedWeights}
 	for _, p := range b.params {
 		loc, ok := k.locs[p.t]
 		if !ok {

@@ -121,6 +121,9 @@ type builder struct {
 	wvals   map[*graph.Tensor]value // writing node -> value it writes
 	keyData []uint64                // hashes of constant data folded into the model
 	weights map[*graph.Tensor]value // weight subgraphs already built
+	// copiedWeights counts the bytes of quantized weights outside WEIGHTS
+	// buffers converted into the side blob: weight memory held twice.
+	copiedWeights uint64
 }
 
 // paramBinding is a Parameter and the memory it is bound to: the whole of
@@ -573,6 +576,7 @@ func (b *builder) weight(t *graph.Tensor) (value, bool, error) {
 		off := align64(uint64(len(b.m.side)))
 		b.m.side = append(b.m.side, make([]byte, off-uint64(len(b.m.side)))...)
 		b.m.side = append(b.m.side, tmp...)
+		b.copiedWeights += uint64(len(tmp))
 		v = b.dequant(t, l, 0, off)
 	}
 	b.weights[t] = v
