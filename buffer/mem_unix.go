@@ -40,3 +40,13 @@ func unmapHost(mapping []byte) error {
 	}
 	return nil
 }
+
+// mapFile maps size bytes of f copy-on-write: until written, the pages
+// are the page cache's, shared by every process mapping the model.
+func mapFile(f *os.File, size int) ([]byte, func() error, error) {
+	m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mmap of %d bytes: %w", size, err)
+	}
+	return m, func() error { return unmapHost(m) }, nil
+}

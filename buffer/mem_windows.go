@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -45,4 +46,26 @@ func unmapHost(mapping []byte) error {
 		return fmt.Errorf("buffer: VirtualFree: %w", err)
 	}
 	return nil
+}
+
+// mapFile maps size bytes of f copy-on-write. The mapping object can be
+// closed at once: the view keeps the section alive until UnmapViewOfFile.
+func mapFile(f *os.File, size int) ([]byte, func() error, error) {
+	h, err := windows.CreateFileMapping(windows.Handle(f.Fd()), nil, windows.PAGE_WRITECOPY, 0, 0, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("CreateFileMapping: %w", err)
+	}
+	defer windows.CloseHandle(h)
+	addr, err := windows.MapViewOfFile(h, windows.FILE_MAP_COPY, 0, 0, uintptr(size))
+	if err != nil {
+		return nil, nil, fmt.Errorf("MapViewOfFile of %d bytes: %w", size, err)
+	}
+	// The view belongs to the OS, not the Go heap (see mapHost).
+	m := unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&addr))), size)
+	return m, func() error {
+		if err := windows.UnmapViewOfFile(addr); err != nil {
+			return fmt.Errorf("buffer: UnmapViewOfFile: %w", err)
+		}
+		return nil
+	}, nil
 }

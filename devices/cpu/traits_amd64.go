@@ -25,56 +25,16 @@ func amd64Kernels() *kernelSet {
 	if !hasAVX2Set() {
 		return nil
 	}
-	s := deriveGeneric("avx2")
-	for _, k := range avx2Dots {
-		tr := &s.traits[k.typ]
-		tr.vecDot, tr.vecDot4 = k.dot, k.dot4
-	}
-	for _, q := range avx2Quantizers {
-		s.traits[q.typ].fromFloat = q.fromFloat(s.traits[q.typ].fromFloat)
-	}
-	return s
+	return deriveAsm("avx2", avx2Dots, avx2Quantizers)
 }
 
-// avx2Quantizer is an activation type's assembly from_float over whole
-// blocks; the generic one stays for what it does not take (lengths off
-// the block size, short destinations, and the error of non-finite input).
-type avx2Quantizer struct {
-	typ      quant.Type
-	block    int
-	quantize func(nb int, x, y unsafe.Pointer) int
-}
-
-var avx2Quantizers = []avx2Quantizer{
+var avx2Quantizers = []asmQuantizer{
 	{quant.Q8_0, 32, quantizeQ8_0AVX2},
 	{quant.Q8_1, 32, quantizeQ8_1AVX2},
 	{quant.Q8_K, 256, quantizeQ8_KAVX2},
 }
 
-func (q avx2Quantizer) fromFloat(generic func([]byte, []float32) error) func([]byte, []float32) error {
-	return func(dst []byte, src []float32) error {
-		nb := len(src) / q.block
-		if len(src)%q.block != 0 || int64(len(dst)) < q.typ.RowSize(int64(len(src))) {
-			return generic(dst, src)
-		}
-		if nb > 0 && q.quantize(nb, unsafe.Pointer(unsafe.SliceData(src)), ptr(dst)) != 0 {
-			return generic(dst, src)
-		}
-		return nil
-	}
-}
-
-// avx2Dot is one type's assembly pair. The kernels take the number of
-// blocks (of elements for F32 and F16) and base pointers: the slices'
-// lengths have been checked by the product's supports rule, as
-// quant.DotKernel's contract says.
-type avx2Dot struct {
-	typ  quant.Type
-	dot  func(n int, x, y []byte) float32
-	dot4 func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32)
-}
-
-var avx2Dots = []avx2Dot{
+var avx2Dots = []asmDot{
 	{quant.F32, wrap1(1, dotF32AVX2), wrap4(1, dotF32x4AVX2)},
 	{quant.F16, wrap1(1, dotF16AVX2), wrap4(1, dotF16x4AVX2)},
 	{quant.BF16, wrap1(1, dotBF16AVX2), wrap4(1, dotBF16x4AVX2)},
@@ -90,24 +50,6 @@ var avx2Dots = []avx2Dot{
 	{quant.Q4_K, wrap1(256, dotQ4_KAVX2), wrap4(256, dotQ4_Kx4AVX2)},
 	{quant.Q5_K, wrap1(256, dotQ5_KAVX2), wrap4(256, dotQ5_Kx4AVX2)},
 	{quant.Q6_K, wrap1(256, dotQ6_KAVX2), wrap4(256, dotQ6_Kx4AVX2)},
-}
-
-func ptr(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
-
-// wrap1 adapts a kernel over n/per units to the traits' vecDot.
-func wrap1(per int, k func(int, unsafe.Pointer, unsafe.Pointer) float32) func(int, []byte, []byte) float32 {
-	return func(n int, x, y []byte) float32 { return k(n/per, ptr(x), ptr(y)) }
-}
-
-// wrap4 adapts a four-column kernel over one row of n/per units to
-// vecDot4, row by row.
-func wrap4(per int, k func(int, unsafe.Pointer, *[4]unsafe.Pointer, *[4]float32)) func(int, []byte, uint64, int, *[4][]byte, []float32, []float32) {
-	return func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, _, out []float32) {
-		ys := [4]unsafe.Pointer{ptr(y[0]), ptr(y[1]), ptr(y[2]), ptr(y[3])}
-		for r := range nrows {
-			k(n/per, ptr(x[uint64(r)*stride:]), &ys, (*[4]float32)(out[4*r:4*r+4]))
-		}
-	}
 }
 
 // wrapRows adapts a kernel that walks the rows itself, with the column

@@ -1,0 +1,68 @@
+//go:build !purego
+
+package cpu
+
+import (
+	"math"
+	"math/rand"
+	"os"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/cpu"
+)
+
+// TestARM64SetSelected: the engines use the assembly, with dotprod exactly
+// where the processor has it, so the comparisons in traits_test.go test
+// the set this processor (or qemu's -cpu model) selects. With
+// GGML_TEST_KERNELS set (as .ci/run does for each qemu model), that set
+// must be the one selected, so a model that stopped reporting dotprod
+// cannot leave its kernels untested.
+func TestARM64SetSelected(t *testing.T) {
+	want := "neon"
+	if cpu.ARM64.HasASIMDDP {
+		want = "neon-dotprod"
+	}
+	if w := os.Getenv("GGML_TEST_KERNELS"); w != "" {
+		require.Equal(t, w, want, "GGML_TEST_KERNELS: this processor selects %q", want)
+	}
+	t.Logf("ASIMDDP %v, ASIMDHP %v: kernel set %q", cpu.ARM64.HasASIMDDP, cpu.ARM64.HasASIMDHP, fastKernels().name)
+	require.Equal(t, want, fastKernels().name)
+	e := New(Options{Threads: 1})
+	defer e.Close()
+	require.Equal(t, want, e.Kernels())
+}
+
+// TestNEONQuantizersTakeFiniteRows: the assembly quantizers do the work on
+// ordinary rows (rather than handing every row back to Go, which would
+// make TestFromFloatAgrees pass on the generic bytes), match the generic
+// bytes there, and hand back the rows they must.
+func TestNEONQuantizersTakeFiniteRows(t *testing.T) {
+	rng := rand.New(rand.NewSource(testSeed(t)))
+	for _, q := range neonQuantizers {
+		nb := 1 + rng.Intn(8)
+		src := make([]float32, nb*q.block)
+		for i := range src {
+			src[i] = float32(rng.NormFloat64())
+		}
+		want := make([]byte, q.typ.RowSize(int64(len(src))))
+		require.NoError(t, genericKernels.traits[q.typ].fromFloat(want, src))
+		got := make([]byte, len(want))
+		require.Zero(t, q.quantize(nb, unsafe.Pointer(&src[0]), unsafe.Pointer(&got[0])), "%s handed back a gaussian row", q.typ)
+		require.Equal(t, want, got, "%s", q.typ)
+
+		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(-1)), 1e-40} {
+			row := append([]float32(nil), src...)
+			if bad == 1e-40 {
+				// A block of subnormals: its scale cannot be inverted.
+				for i := range q.block {
+					row[i] = bad * float32(i%3)
+				}
+			} else {
+				row[rng.Intn(len(row))] = bad
+			}
+			require.NotZero(t, q.quantize(nb, unsafe.Pointer(&row[0]), unsafe.Pointer(&got[0])), "%s took a row with %v", q.typ, bad)
+		}
+	}
+}

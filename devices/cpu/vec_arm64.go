@@ -1,0 +1,54 @@
+//go:build !purego
+
+package cpu
+
+import "unsafe"
+
+// The arm64 primitives need only NEON, which every arm64 core has; the
+// dot products are the F32 and F16 matrix kernels.
+func init() { vec = neonVec }
+
+var neonVec = newAsmVec("neon", asmVecFuncs{
+	add:   vecAddNEON,
+	sub:   vecSubNEON,
+	mul:   vecMulNEON,
+	div:   vecDivNEON,
+	scale: vecScaleNEON,
+	mad:   vecMadNEON,
+	dot: func(x, y *float32, n int) float32 {
+		return dotF32NEON(n, unsafe.Pointer(x), unsafe.Pointer(y))
+	},
+	dotF16: func(x, y *uint16, n int) float32 {
+		return dotF16NEON(n, unsafe.Pointer(x), unsafe.Pointer(y))
+	},
+	madF16:   vecMadF16NEON,
+	scaleF16: vecScaleF16NEON,
+	f16ToF32: vecF16ToF32NEON,
+})
+
+//go:noescape
+func vecAddNEON(dst, x, y *float32, n int)
+
+//go:noescape
+func vecSubNEON(dst, x, y *float32, n int)
+
+//go:noescape
+func vecMulNEON(dst, x, y *float32, n int)
+
+//go:noescape
+func vecDivNEON(dst, x, y *float32, n int)
+
+//go:noescape
+func vecScaleNEON(y *float32, n int, s float32)
+
+//go:noescape
+func vecMadNEON(y, x *float32, n int, s float32)
+
+//go:noescape
+func vecMadF16NEON(y, x *uint16, n int, s float32)
+
+//go:noescape
+func vecScaleF16NEON(y *uint16, n int, s float32)
+
+//go:noescape
+func vecF16ToF32NEON(dst *float32, src *uint16, n int)

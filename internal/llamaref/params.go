@@ -1,0 +1,84 @@
+package llamaref
+
+// The parameter structs of this build of libllama, laid out as
+// llama_model_default_params and llama_context_default_params write them
+// (read off their machine code: the llama.h copies in public indexes are
+// of other versions and differ). Fields whose meaning this build's header
+// would name but that are not needed here are kept as opaque bytes; they
+// keep the library's defaults because every struct starts as the
+// library's default. layout_test.go pins sizes, offsets and defaults, and
+// the context test checks the fields set here through the context's own
+// getters (llama_n_ctx, llama_n_threads, ...).
+
+// ModelParams is struct llama_model_params (80 bytes).
+type ModelParams struct {
+	Devices             uintptr // NULL-terminated device list; 0: all
+	TensorBuftOverrides uintptr
+	NGPULayers          int32
+	SplitMode           int32
+	// The rest (main_gpu, tensor_split, the progress callback, kv
+	// overrides, the booleans vocab_only, use_mmap, ...) sits at offsets
+	// that differ between llama.h versions and is only ever passed on
+	// with the library's defaults.
+	_ [56]byte
+}
+
+// ContextParams is struct llama_context_params (160 bytes).
+type ContextParams struct {
+	NCtx            uint32
+	NBatch          uint32
+	NUbatch         uint32
+	NSeqMax         uint32
+	_               [12]byte // three uint32 this build adds here (defaults 0, 0, 1)
+	NThreads        int32
+	NThreadsBatch   int32
+	_               [4]byte // the context type (default 0)
+	RopeScalingType int32
+	PoolingType     int32
+	AttentionType   int32
+	FlashAttnType   int32 // -1 auto, 0 off, 1 on
+	RopeFreqBase    float32
+	RopeFreqScale   float32
+	YarnExtFactor   float32
+	YarnAttnFactor  float32
+	YarnBetaFast    float32
+	YarnBetaSlow    float32
+	YarnOrigCtx     uint32
+	DefragThold     float32
+	CbEval          uintptr
+	CbEvalUserData  uintptr
+	TypeK           int32 // ggml type of the K cache
+	TypeV           int32 // ggml type of the V cache
+	AbortCallback   uintptr
+	AbortData       uintptr
+	Embeddings      bool
+	OffloadKQV      bool
+	NoPerf          bool
+	OpOffload       bool
+	SwaFull         bool
+	KVUnified       bool
+	_               [2]byte
+	Samplers        uintptr
+	NSamplers       uintptr
+	_               [8]byte // one more pointer-sized field (default 0)
+}
+
+// Batch is struct llama_batch (56 bytes). Its arrays come from
+// llama_batch_init, in C memory.
+type Batch struct {
+	NTokens int32
+	_       [4]byte
+	Token   uintptr // llama_token *
+	Embd    uintptr // float *
+	Pos     uintptr // llama_pos *
+	NSeqID  uintptr // int32_t *
+	SeqID   uintptr // llama_seq_id **
+	Logits  uintptr // int8_t *
+}
+
+// Flash attention settings (enum llama_flash_attn_type).
+const (
+	FlashAttnAuto     = -1
+	FlashAttnDisabled = 0
+	FlashAttnEnabled  = 1
+)
