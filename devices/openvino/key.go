@@ -205,6 +205,19 @@ func snap(t *graph.Tensor) tensorSnap {
 	return s
 }
 
+// unchanged reports whether t is as s recorded it, reading t's fields in
+// place (cheaper than building its snap: this runs for every tensor on
+// every cache hit).
+func (s *tensorSnap) unchanged(t *graph.Tensor) bool {
+	if s.t != t || s.typ != int32(t.Type) || s.op != t.Op || s.ne != t.Ne || s.nb != t.Nb || s.src != t.Src ||
+		s.viewSrc != t.ViewSrc || s.viewOffs != t.ViewOffs || s.params != t.Params || s.extra != t.Extra ||
+		s.addr != addr(t) {
+		return false
+	}
+	e, ok := t.Extra.(*tensorExtra)
+	return !ok || s.layout == e.layout
+}
+
 // snapshot records every node of g, then every source that is not a
 // node, once: a node's record holds its Src pointers, so sources that are
 // nodes are checked by their own records and the external ones need one
@@ -233,12 +246,12 @@ func (be *ovBackend) sameGraph(g *graph.Graph) (keyInfo, bool) {
 		return keyInfo{}, false
 	}
 	for i, n := range g.Nodes {
-		if be.lastSnap[i] != snap(n) {
+		if !be.lastSnap[i].unchanged(n) {
 			return keyInfo{}, false
 		}
 	}
-	for _, s := range be.lastSnap[len(g.Nodes):] {
-		if s != snap(s.t) {
+	for i := len(g.Nodes); i < len(be.lastSnap); i++ {
+		if s := &be.lastSnap[i]; !s.unchanged(s.t) {
 			return keyInfo{}, false
 		}
 	}
