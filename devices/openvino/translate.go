@@ -22,9 +22,9 @@ var ErrTranslate = errors.New("openvino: cannot translate")
 // are decomposed.
 type translator func(b *builder, n *graph.Tensor) (value, error)
 
-// opTranslators is the op table (ggml-openvino's get_supported_ops, for
-// the ops translated here). supportsOp derives the supported set from it,
-// as the seed does.
+// opTranslators is the op table: ggml-openvino's get_supported_ops, every
+// op of it (translate.go, translate_more.go, translate_seq.go).
+// supportsOp derives the supported set from it, as the seed does.
 var opTranslators map[ops.Op]translator
 
 var unaryTranslators = map[ops.UnaryOp]func(b *builder, x value) value{
