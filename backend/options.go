@@ -15,7 +15,9 @@ import (
 //
 // asks for OPENVINO0 with parameters device=NPU and cache_dir=/tmp/ov,
 // then the CPU. A comma always ends a device's entry, so values cannot
-// hold commas (or semicolons).
+// hold commas (or semicolons). A colon followed by digits only belongs to
+// the name, as in the Hexagon device HTP0:1 (virtual session 1 of core
+// 0): "HTP0:1:dsp_errors=per_call" is HTP0:1 with one parameter.
 const EnvDevice = "GGML_DEVICE"
 
 // Options choose devices and configure the backends they start. Programs
@@ -98,7 +100,7 @@ func ParseDeviceSelection(s string) (Options, error) {
 	}
 	seen := map[string]bool{}
 	for _, entry := range strings.Split(s, ",") {
-		name, params, hasParams := strings.Cut(entry, ":")
+		name, params, hasParams := cutDeviceName(entry)
 		name = strings.TrimSpace(name)
 		if name == "" {
 			return Options{}, fmt.Errorf("%w: empty device name in %q", ErrArgument, s)
@@ -122,6 +124,25 @@ func ParseDeviceSelection(s string) (Options, error) {
 		o.Params[name] = p
 	}
 	return o, nil
+}
+
+// cutDeviceName splits a GGML_DEVICE entry into the device name and its
+// parameters at the first colon not followed by a digits-only part (those
+// colons are part of names such as HTP0:1).
+func cutDeviceName(entry string) (name, params string, hasParams bool) {
+	fields := strings.Split(entry, ":")
+	i := 1
+	for i < len(fields) && isDigits(strings.TrimSpace(fields[i])) {
+		i++
+	}
+	if i == len(fields) {
+		return entry, "", false
+	}
+	return strings.Join(fields[:i], ":"), strings.Join(fields[i:], ":"), true
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) < 0
 }
 
 // parseParams parses "key=value;key=value".

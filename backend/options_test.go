@@ -20,7 +20,13 @@ func TestParseDeviceSelection(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "2", o.DeviceParams("HTP0")["ndev"])
 
+	o, err = ParseDeviceSelection("HTP0,HTP0:1:dsp_errors=per_call, HTP1:2 ,G:1")
+	require.NoError(t, err)
+	require.Equal(t, []string{"HTP0", "HTP0:1", "HTP1:2", "G:1"}, o.Devices)
+	require.Equal(t, map[string]map[string]string{"HTP0:1": {"dsp_errors": "per_call"}}, o.Params)
+
 	for _, bad := range []string{
+		"HTP0:1:", "HTP0:1:x", "HTP0::a=1",
 		"OPENVINO0:", "OPENVINO0: ", "X:device", "X:=NPU", "X:device=", "X:a=1;a=2", "X:a=1;", "X:a b=1",
 		":a=1", "X:a=1,X", "CPU,,GPU",
 	} {
@@ -60,7 +66,7 @@ func formatSelection(o Options) string {
 // and what parses is clean (trimmed, no separators left in names, keys or
 // values) and parses again to the same selection once written back.
 func FuzzParseDeviceSelection(f *testing.F) {
-	for _, s := range []string{"", "CPU", "OPENVINO0:device=NPU,CPU", "X:a=1;b=2", "X:", "X:a", "X:a=1;a=2", " x : k = v ", "a:b:c=d"} {
+	for _, s := range []string{"", "CPU", "OPENVINO0:device=NPU,CPU", "X:a=1;b=2", "X:", "X:a", "X:a=1;a=2", " x : k = v ", "a:b:c=d", "HTP0:1", "HTP0:1:k=v", "H:1:2:k=v"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -73,7 +79,9 @@ func FuzzParseDeviceSelection(f *testing.F) {
 			require.NotEmpty(t, n)
 			require.Equal(t, strings.TrimSpace(n), n)
 			require.NotContains(t, n, ",")
-			require.NotContains(t, n, ":")
+			for _, part := range strings.Split(n, ":")[1:] {
+				require.True(t, isDigits(strings.TrimSpace(part)), n)
+			}
 		}
 		for n, p := range o.Params {
 			require.Contains(t, o.Devices, n)

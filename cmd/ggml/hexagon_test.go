@@ -83,6 +83,43 @@ func TestDemoOnHexagon(t *testing.T) {
 	require.Less(t, nmse, 5e-4, "test-backend-ops' tolerance for MUL_MAT and FLASH_ATTN_EXT")
 }
 
+// TestDemoOnHexagonGroup: the demo block on a two-core group device over
+// the double speaking the seed protocol (every batch starts with
+// MDEV_GROUP and goes to both cores, which split the work), matching the
+// CPU-only run.
+func TestDemoOnHexagonGroup(t *testing.T) {
+	if !inChild(t, "TestDemoOnHexagonGroup", func(dir string) []string {
+		return []string{"GGML_HEXAGON_LIB=" + filepath.Join(dir, "libcdsprpc.so"), "GGML_HEXAGON_PROTOCOL=seed",
+			"GGML_HEXAGON_DEVICES=G[0-1]", "HTPDOUBLE_CONFIG=protocol=seed;cores=2"}
+	}) {
+		return
+	}
+	code, out, errOut := runCmd("demo", "-device", "G", "-tokens", "5", "-ctx", "24", "-embd", "256")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "\nsplits: 1\n")
+	require.Regexp(t, regexp.MustCompile(`(?m)^MUL_MAT +ffn_out +G$`), out)
+	m := regexp.MustCompile(`agreement with a CPU-only run: max abs diff \S+, nmse (\S+)`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	nmse, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	require.Less(t, nmse, 5e-4)
+}
+
+// TestDemoOnVirtualSession: a device name with a virtual-session suffix
+// (HTP0:1) is a device on the command line, not parameters, and takes
+// parameters after it.
+func TestDemoOnVirtualSession(t *testing.T) {
+	if !inChild(t, "TestDemoOnVirtualSession", func(dir string) []string {
+		return []string{"GGML_HEXAGON_LIB=" + filepath.Join(dir, "libcdsprpc.so"), "GGML_HEXAGON_DEVICES=HTP0,HTP0:1"}
+	}) {
+		return
+	}
+	code, out, errOut := runCmd("demo", "-device", "HTP0:1:dsp_errors=per_call", "-tokens", "5", "-ctx", "24", "-embd", "256")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "\nsplits: 1\n")
+	require.Regexp(t, regexp.MustCompile(`(?m)^MUL_MAT +ffn_out +HTP0:1$`), out)
+}
+
 // BenchmarkHexagonDecode measures the host overhead of the demo's decode
 // graph (one token) on HTP0 over the double: our Go time to build,
 // submit and complete the op batch, per node. The double computes

@@ -41,7 +41,18 @@ type typeTraits struct {
 	// vecDot's, so a product's result does not depend on which columns
 	// were grouped. scratch holds at least n/8 float32s.
 	vecDot4 func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32)
+	// vecDotRows (optional) computes, for nrows rows of x stride bytes
+	// apart and one row of y, out[r] = vecDot(n, row r, y), bit for bit,
+	// reading several rows of x at once: a product with a single column
+	// is a stream of weight rows, and one core fetches several streams
+	// from memory faster than one. scratch holds at least rowsScratch(n)
+	// float32s.
+	vecDotRows func(n int, x []byte, stride uint64, nrows int, y []byte, scratch, out []float32)
 }
+
+// rowsScratch is the scratch vecDotRows needs for rows of n elements: what
+// the kernels keep of the column's blocks (their scales, offsets).
+func rowsScratch(n int) int { return n/2 + 16 }
 
 // kernelSet is a full traits table and the name it is reported under.
 type kernelSet struct {

@@ -47,6 +47,9 @@ func (b *hexBackend) GetTensorAsync(t *graph.Tensor, data []byte, offset uint64)
 
 // afterQueue runs fn once every batch queued so far is done.
 func (b *hexBackend) afterQueue(fn func() error) error {
+	if err := b.s.flushPeers(true); err != nil {
+		return err
+	}
 	b.s.work.Lock()
 	defer b.s.work.Unlock()
 	if err := b.check(); err != nil {
@@ -59,6 +62,9 @@ func (b *hexBackend) afterQueue(fn func() error) error {
 }
 
 func (b *hexBackend) Synchronize() error {
+	if err := b.s.flushPeers(true); err != nil {
+		return err
+	}
 	b.s.work.Lock()
 	defer b.s.work.Unlock()
 	if err := b.check(); err != nil {
@@ -67,34 +73,31 @@ func (b *hexBackend) Synchronize() error {
 	return b.s.sync()
 }
 
-// GraphCompute turns g's nodes into DSP ops and queues them; batches go
-// out as they fill, the last one before returning.
+// GraphCompute turns g's nodes into DSP ops (or takes those built when g
+// was last computed here, see nodeCache) and queues them; batches go out
+// as they fill, the last one before returning.
 func (b *hexBackend) GraphCompute(g *graph.Graph) error {
+	if err := b.s.flushPeers(true); err != nil {
+		return err
+	}
 	b.s.work.Lock()
 	defer b.s.work.Unlock()
 	if err := b.check(); err != nil {
 		return err
 	}
-	var nodes []*graph.Tensor
-	for _, t := range g.Nodes {
-		if !isNoop(t.Op) && !t.IsEmpty() {
-			nodes = append(nodes, t)
+	fusion := b.dev.opts.OpFusion
+	nodes := b.s.cache.lookup(g, fusion)
+	if nodes == nil {
+		var err error
+		if nodes, err = buildNodes(g, fusion); err != nil {
+			return err
 		}
+		for _, n := range nodes {
+			b.s.solveKernelParams(n)
+		}
+		b.s.cache.store(g, fusion, nodes)
 	}
-	for i := 0; i < len(nodes); i++ {
-		t := nodes[i]
-		var n *opNode
-		if b.dev.opts.OpFusion && i+1 < len(nodes) {
-			if n = fuse(g, t, nodes[i+1]); n != nil {
-				i++
-			}
-		}
-		if n == nil {
-			var err error
-			if n, err = newNode(t); err != nil {
-				return err
-			}
-		}
+	for _, n := range nodes {
 		if err := b.prepare(n); err != nil {
 			return err
 		}
@@ -103,6 +106,35 @@ func (b *hexBackend) GraphCompute(g *graph.Graph) error {
 		}
 	}
 	return b.s.flushBatch()
+}
+
+// buildNodes maps g's nodes to DSP ops, fusing pairs the DSP computes
+// together.
+func buildNodes(g *graph.Graph, fusion bool) ([]*opNode, error) {
+	var nodes []*graph.Tensor
+	for _, t := range g.Nodes {
+		if !isNoop(t.Op) && !t.IsEmpty() {
+			nodes = append(nodes, t)
+		}
+	}
+	built := make([]*opNode, 0, len(nodes))
+	for i := 0; i < len(nodes); i++ {
+		t := nodes[i]
+		var n *opNode
+		if fusion && i+1 < len(nodes) {
+			if n = fuse(g, t, nodes[i+1]); n != nil {
+				i++
+			}
+		}
+		if n == nil {
+			var err error
+			if n, err = newNode(t); err != nil {
+				return nil, err
+			}
+		}
+		built = append(built, n)
+	}
+	return built, nil
 }
 
 // prepare repacks a quantized matmul weight set untiled (run-time repack)

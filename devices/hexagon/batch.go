@@ -2,6 +2,7 @@ package hexagon
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -18,7 +19,7 @@ import (
 type opNode struct {
 	op      htp.Op
 	node    *graph.Tensor
-	inputs  [htp.MaxInputs]*graph.Tensor
+	inputs  [htp.SeedMaxInputs]*graph.Tensor
 	outputs [htp.MaxOutputs]*graph.Tensor
 	params  [htp.MaxParams]int32
 	kparams [htp.MaxKernParams]int32
@@ -28,10 +29,9 @@ var (
 	sizeBuf    = int(unsafe.Sizeof(htp.BufDesc{}))
 	sizeTensor = int(unsafe.Sizeof(htp.Tensor{}))
 	sizeOp     = int(unsafe.Sizeof(htp.OpDesc{}))
+	sizeSeedOp = int(unsafe.Sizeof(htp.SeedOpDesc{}))
 	sizeProf   = int(unsafe.Sizeof(htp.ProfDesc{}))
 	sizeTrace  = int(unsafe.Sizeof(htp.TraceDesc{}))
-	sizeReq    = int(unsafe.Sizeof(htp.OpBatchReq{}))
-	sizeRsp    = int(unsafe.Sizeof(htp.OpBatchRsp{}))
 )
 
 // dataKey finds a tensor already in the batch by its memory and shape.
@@ -49,11 +49,14 @@ type opBatch struct {
 	bufs   []htp.BufDesc
 	blocks []*block
 	tens   []htp.Tensor
-	ops    []htp.OpDesc
-	nodes  []*opNode
-	tMap   map[*graph.Tensor]int
-	dMap   map[dataKey][]int
-	vmem   uint64
+	// ops are kept in the seed's wider layout; push writes the
+	// session's protocol.
+	ops   []htp.SeedOpDesc
+	pub   []htp.OpDesc
+	nodes []*opNode
+	tMap  map[*graph.Tensor]int
+	dMap  map[dataKey][]int
+	vmem  uint64
 
 	nTensMax, nOpsMax int
 	vmemMax           uint64
@@ -67,7 +70,7 @@ func newOpBatch(s *session) *opBatch {
 		tMap: map[*graph.Tensor]int{}, dMap: map[dataKey][]int{}}
 	b.bufs = make([]htp.BufDesc, 0, htp.MaxBufs)
 	b.tens = make([]htp.Tensor, 0, b.nTensMax)
-	b.ops = make([]htp.OpDesc, 0, n)
+	b.ops = make([]htp.SeedOpDesc, 0, n)
 	return b
 }
 
@@ -208,7 +211,16 @@ func (b *opBatch) fits(n *opNode) (bool, error) {
 
 // add appends node; the caller checked that it fits.
 func (b *opBatch) add(n *opNode) error {
-	o := htp.OpDesc{Opcode: uint32(n.op), Params: n.params, KernelParams: n.kparams}
+	code, ok := b.s.proto.Opcode(n.op)
+	if !ok {
+		return fmt.Errorf("hexagon: %s: %s has no opcode in %s", b.s.name, n.op, b.s.proto)
+	}
+	for _, t := range n.inputs[b.s.proto.MaxInputs():] {
+		if t != nil {
+			return fmt.Errorf("hexagon: %s: %s has more than the %d sources of %s", b.s.name, n.op, b.s.proto.MaxInputs(), b.s.proto)
+		}
+	}
+	o := htp.SeedOpDesc{Opcode: code, Params: n.params, KernelParams: n.kparams}
 	if err := b.indices(o.Src[:], n.inputs[:]); err != nil {
 		return err
 	}
@@ -282,6 +294,8 @@ func (b *opBatch) sortBuffers() {
 // opQueue is the pinned shared memory the batches travel in: depth slots
 // of shm_blk_size bytes, slot (seq-1) % depth for batch seq.
 type opQueue struct {
+	proto   htp.Protocol
+	req     htp.SeedOpBatchReq // the message being written (C reads it during the call only)
 	blk     *block
 	slot    uint64
 	depth   uint64
@@ -294,14 +308,14 @@ func newOpQueue(s *session) (*opQueue, error) {
 	if s.opts.Profile == htp.ProfTrace {
 		tr = (htp.MaxNThreads + 1) * s.opts.OpTrace * sizeTrace
 	}
-	slot := sizeBuf*htp.MaxBufs + sizeTensor*maxTensors(nOps) + (sizeOp+sizeProf)*nOps + tr
+	slot := sizeBuf*htp.MaxBufs + sizeTensor*maxTensors(nOps) + (s.proto.OpDescSize()+sizeProf)*nOps + tr
 	slot = (slot + 127) &^ 127
 	depth := uint64(s.opts.OpQueue)
 	blk, err := allocBlock(s.lib, blockSize(uint64(slot)*depth, true, false), true)
 	if err != nil {
 		return nil, err
 	}
-	q := &opQueue{blk: blk, slot: uint64(slot), depth: depth}
+	q := &opQueue{proto: s.proto, blk: blk, slot: uint64(slot), depth: depth}
 	if s.opts.Profile == htp.ProfTrace {
 		q.nTraces = s.opts.OpTrace
 	}
@@ -312,25 +326,40 @@ func newOpQueue(s *session) (*opQueue, error) {
 	return q, nil
 }
 
-// push writes batch seq into its slot and returns the dspqueue buffer and
-// the request.
-func (q *opQueue) push(b *opBatch, seq uint64) (fastrpc.QueueBuffer, htp.OpBatchReq) {
+// push writes batch seq into its slot in the session's protocol and
+// returns the dspqueue buffer and the request message. group, when not
+// negative, is the member index an MDEV_GROUP first op carries.
+func (q *opQueue) push(b *opBatch, seq uint64, group int) (fastrpc.QueueBuffer, []byte) {
 	off := ((seq - 1) % q.depth) * q.slot
 	mem := q.blk.mem[off : off+q.slot]
 	n := 0
 	n += copy(mem[n:], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.bufs))), len(b.bufs)*sizeBuf))
 	n += copy(mem[n:], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.tens))), len(b.tens)*sizeTensor))
-	n += copy(mem[n:], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.ops))), len(b.ops)*sizeOp))
-	n += len(b.ops)*sizeProf + (htp.MaxNThreads+1)*q.nTraces*sizeTrace
-	req := htp.OpBatchReq{ID: uint32(seq), NBufs: uint32(len(b.bufs)), NTensors: uint32(len(b.tens)),
-		NOps: uint32(len(b.ops)), NTraces: uint32(q.nTraces)}
+	ops := b.ops
+	if group >= 0 {
+		ops[0].Params[0] = int32(group)
+	}
+	if q.proto == htp.ProtocolSeed {
+		n += copy(mem[n:], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ops))), len(ops)*sizeSeedOp))
+	} else {
+		b.pub = b.pub[:0]
+		for i := range ops {
+			b.pub = append(b.pub, ops[i].Public())
+		}
+		n += copy(mem[n:], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.pub))), len(b.pub)*sizeOp))
+	}
+	n += len(ops)*sizeProf + (htp.MaxNThreads+1)*q.nTraces*sizeTrace
+	q.req = htp.SeedOpBatchReq{OpBatchReq: htp.OpBatchReq{ID: uint32(seq), NBufs: uint32(len(b.bufs)),
+		NTensors: uint32(len(b.tens)), NOps: uint32(len(ops)), NTraces: uint32(q.nTraces)}, Seq: seq}
 	buf := fastrpc.QueueBuffer{FD: uint32(q.blk.fd), Size: uint32(n), Offset: uint32(off),
 		Flags: fastrpc.BufferFlagFlushSender | fastrpc.BufferFlagInvalidateRecipient, Ptr: uint64(q.blk.base) + off}
-	return buf, req
+	return buf, unsafe.Slice((*byte)(unsafe.Pointer(&q.req)), q.proto.ReqSize())
 }
 
 // flushBatch sends the collected batch (ggml_hexagon_session::flush_batch),
-// first waiting for an answer when depth batches are in flight.
+// first waiting for an answer when depth batches are in flight. A group
+// device's batch goes to every member, each with its index in the
+// MDEV_GROUP op that starts it (ProtocolSeed).
 func (s *session) flushBatch() error {
 	if s.err != nil {
 		return s.err
@@ -339,33 +368,82 @@ func (s *session) flushBatch() error {
 	if b.empty() {
 		return nil
 	}
+	if err := s.flushPeers(false); err != nil {
+		return err
+	}
 	b.sortBuffers()
 	seq := s.reqSeq + 1
-	if seq-s.rspSeq > s.opq.depth {
-		if err := s.flushPending(false); err != nil {
-			return err
+	for _, x := range s.members() {
+		if seq-x.rspSeq > x.opq.depth {
+			if err := x.flushPending(false); err != nil {
+				return s.broken(err)
+			}
 		}
 	}
-	buf, req := s.opq.push(b, seq)
-	s.debug("batch", "seq", seq, "bufs", req.NBufs, "tensors", req.NTensors, "ops", req.NOps, "bytes", buf.Size)
-	msg := (*[24]byte)(unsafe.Pointer(&req))
-	if err := s.lib.Write(s.queue, &buf, msg[:], fastrpc.QueueTimeout); err != nil {
-		b.reset()
-		return s.broken(fmt.Errorf("%s: dspqueue_write of batch %d: %w", s.name, seq, err))
+	grouped := len(b.ops) > 0 && b.ops[0].Opcode == s.mdevOpcode()
+	for _, x := range s.members() {
+		idx := -1
+		if grouped {
+			idx = int(x.index)
+		}
+		buf, msg := x.opq.push(b, seq, idx)
+		x.debug("batch", "seq", seq, "bufs", len(b.bufs), "tensors", len(b.tens), "ops", len(b.ops), "bytes", buf.Size)
+		if err := x.lib.Write(x.queue, &buf, msg, fastrpc.QueueTimeout); err != nil {
+			b.reset()
+			return s.broken(fmt.Errorf("%s: dspqueue_write of batch %d: %w", x.name, seq, err))
+		}
+		x.reqSeq = seq
 	}
-	s.reqSeq = seq
 	b.reset()
 	return nil
 }
 
+// members are the sessions a batch of s goes to: s, and a group's other
+// cores when the protocol lets them share the work.
+func (s *session) members() []*session {
+	if len(s.group) == 0 || !s.proto.Fences() {
+		return s.self[:]
+	}
+	return s.all
+}
+
+// mdevOpcode is MDEV_GROUP's wire value, or one no op has.
+func (s *session) mdevOpcode() uint32 {
+	if v, ok := s.proto.Opcode(htp.OpMdevGroup); ok {
+		return v
+	}
+	return ^uint32(0)
+}
+
 // flushPending reads answers until every batch sent is answered (all) or
-// one is; a failure status marks the session, as a read error or a
-// malformed answer does.
+// one is, for s and the group members its batches went to; a failure
+// status marks the session, as a read error or a malformed answer does.
 func (s *session) flushPending(all bool) error {
-	var rsp htp.OpBatchRsp
-	msg := unsafe.Slice((*byte)(unsafe.Pointer(&rsp)), sizeRsp)
+	var errs []error
+	for _, x := range s.members() {
+		if x != s {
+			if err := x.readAnswers(all); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return s.broken(err)
+	}
+	return s.readAnswers(all)
+}
+
+// readAnswers reads s's own answers (flushPending without the group).
+func (s *session) readAnswers(all bool) error { return s.read(all, false) }
+
+// pollAnswer reads one answer if there is one, without waiting.
+func (s *session) pollAnswer() error { return s.read(false, true) }
+
+func (s *session) read(all, poll bool) error {
+	var rsp htp.SeedOpBatchRsp
+	msg := unsafe.Slice((*byte)(unsafe.Pointer(&rsp)), s.proto.RspSize())
 	timeout := uint32(min(fastrpc.QueueTimeout, s.responseTimeout.Microseconds()))
-	if s.opts.OpPoll {
+	if s.opts.OpPoll || poll {
 		timeout = 0
 	}
 	start := time.Now()
@@ -373,6 +451,9 @@ func (s *session) flushPending(all bool) error {
 		var buf fastrpc.QueueBuffer
 		n, l, err := s.lib.Read(s.queue, &buf, msg, timeout)
 		if fe, ok := err.(fastrpc.Error); ok && (fe == fastrpc.EExpired || fe == fastrpc.EWouldBlock) {
+			if poll {
+				return nil
+			}
 			if time.Since(start) > s.responseTimeout {
 				return s.broken(fmt.Errorf("%s: no answer to batch %d in %v", s.name, s.rspSeq+1, s.responseTimeout))
 			}
@@ -381,12 +462,12 @@ func (s *session) flushPending(all bool) error {
 		if err != nil {
 			return s.broken(fmt.Errorf("%s: dspqueue_read: %w", s.name, err))
 		}
-		if int(l) != sizeRsp || n != 1 {
-			return s.broken(fmt.Errorf("%s: bad answer: %d bytes, %d buffers (want %d and 1)", s.name, l, n, sizeRsp))
+		if int(l) != len(msg) || n != 1 {
+			return s.broken(fmt.Errorf("%s: bad answer: %d bytes, %d buffers (want %d and 1)", s.name, l, n, len(msg)))
 		}
 		want := s.rspSeq + 1
-		if rsp.ID != uint32(want) {
-			return s.broken(fmt.Errorf("%s: answer for batch %d, want %d", s.name, rsp.ID, uint32(want)))
+		if rsp.ID != uint32(want) || (s.proto == htp.ProtocolSeed && rsp.Seq != want) {
+			return s.broken(fmt.Errorf("%s: answer for batch %d (seq %d), want %d", s.name, rsp.ID, rsp.Seq, want))
 		}
 		s.rspSeq = want
 		if st := htp.Status(rsp.Status); st.Failed() {
@@ -397,7 +478,7 @@ func (s *session) flushPending(all bool) error {
 			return s.broken(de)
 		}
 		if s.opts.Profile != 0 {
-			s.dumpProfile(&rsp, &buf)
+			s.dumpProfile(&rsp.OpBatchRsp, &buf)
 		}
 		start = time.Now()
 		if !all {
@@ -409,7 +490,7 @@ func (s *session) flushPending(all bool) error {
 
 // dumpProfile logs the DSP's timing of a batch and of each op.
 func (s *session) dumpProfile(rsp *htp.OpBatchRsp, buf *fastrpc.QueueBuffer) {
-	off := uint64(buf.Offset) + uint64(int(rsp.NBufs)*sizeBuf+int(rsp.NTensors)*sizeTensor+int(rsp.NOps)*sizeOp)
+	off := uint64(buf.Offset) + uint64(int(rsp.NBufs)*sizeBuf+int(rsp.NTensors)*sizeTensor+int(rsp.NOps)*s.proto.OpDescSize())
 	if off+uint64(int(rsp.NOps)*sizeProf) > s.opq.blk.size {
 		return
 	}
@@ -454,6 +535,15 @@ func (s *session) enqueue(n *opNode) error {
 			return err
 		} else if !ok {
 			return fmt.Errorf("hexagon: %s: %s does not fit an empty batch (buffers, tensors or vmem %d)", s.name, n.node, s.batch.vmemMax)
+		}
+	}
+	if s.batch.empty() && len(s.members()) > 1 {
+		// A group's batch starts with MDEV_GROUP (the seed's start_batch).
+		if err := s.batch.add(s.mdevNode()); err != nil {
+			return err
+		}
+		if ok, err := s.batch.fits(n); err != nil || !ok {
+			return errors.Join(err, fmt.Errorf("hexagon: %s: %s does not fit a group batch", s.name, n.node))
 		}
 	}
 	return s.batch.add(n)

@@ -135,7 +135,7 @@ func TestSortBuffers(t *testing.T) {
 	bt := s.batch
 	require.Len(t, bt.tens, 3)
 	require.Len(t, bt.bufs, 3)
-	require.Equal(t, []uint16{0, 1, htp.NoTensor, htp.NoTensor, htp.NoTensor, htp.NoTensor}, bt.ops[1].Src[:])
+	require.Equal(t, []uint16{0, 1, htp.NoTensor, htp.NoTensor, htp.NoTensor, htp.NoTensor}, bt.ops[1].Src[:htp.MaxInputs])
 	before := bt.bufs[bt.tens[0].BI].Size
 	bt.sortBuffers()
 	require.Greater(t, bt.bufs[0].Size, bt.bufs[1].Size)

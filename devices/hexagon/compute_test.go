@@ -92,27 +92,42 @@ func requireClose(t *testing.T, want, got []float32, tol float64) {
 	}
 }
 
+// TestComputeOnDouble: MUL_MAT (+ADD, fused) over every weight type, the
+// quantized ones tiled, with ne1 a multiple of 32 or not (the seed sends a
+// tiled weight's own ne with the padded layout's strides), under both
+// protocols; the weights read back in ggml's layout.
 func TestComputeOnDouble(t *testing.T) {
-	d := double.Open(t, double.Full)
-	_, devs := openRegistry(t, testOptions(d))
-	dev := devs[0]
-	require.NoError(t, backend.Availability(dev))
-	b, err := dev.Init(backend.Options{})
-	require.NoError(t, err)
-	r := rand.New(rand.NewPCG(3, 4))
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_1, quant.IQ4_NL, quant.MXFP4, quant.F16, quant.F32} {
-		mg := newMMGraph(t, dev, r, typ, 96, 64, 3)
-		require.NoError(t, backend.Compute(b, mg.g), "%s\n%s", typ, d.Log())
-		got := make([]byte, mg.out.NBytes())
-		require.NoError(t, b.GetTensorAsync(mg.out, got, 0))
-		requireClose(t, mg.want(t), quant.BytesF32(got), 1e-3)
-		// The weight reads back in ggml's layout.
-		wb := make([]byte, len(mg.wq))
-		require.NoError(t, buffer.GetTensor(mg.w, wb, 0))
-		require.Equal(t, mg.wq, wb, typ)
+	for _, proto := range []Protocol{ProtocolPublic, ProtocolSeed} {
+		t.Run(map[Protocol]string{ProtocolPublic: "public", ProtocolSeed: "seed"}[proto], func(t *testing.T) {
+			d := double.Open(t, double.Full)
+			o := testOptions(d)
+			if proto == ProtocolSeed {
+				d.Configure(t, "protocol=seed")
+				o.Protocol = proto
+			}
+			_, devs := openRegistry(t, o)
+			dev := devs[0]
+			require.NoError(t, backend.Availability(dev))
+			b, err := dev.Init(backend.Options{})
+			require.NoError(t, err)
+			r := rand.New(rand.NewPCG(3, 4))
+			for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_1, quant.IQ4_NL, quant.MXFP4, quant.F16, quant.F32} {
+				for _, m := range []int64{64, 45, 1, 70} {
+					mg := newMMGraph(t, dev, r, typ, 96, m, 3)
+					require.NoError(t, backend.Compute(b, mg.g), "%s m=%d\n%s", typ, m, d.Log())
+					got := make([]byte, mg.out.NBytes())
+					require.NoError(t, b.GetTensorAsync(mg.out, got, 0))
+					requireClose(t, mg.want(t), quant.BytesF32(got), 1e-3)
+					wb := make([]byte, len(mg.wq))
+					require.NoError(t, buffer.GetTensor(mg.w, wb, 0))
+					require.Equal(t, mg.wq, wb, "%s m=%d", typ, m)
+					mg.free()
+				}
+			}
+			require.Empty(t, d.Violations())
+			require.NoError(t, b.Close())
+		})
 	}
-	require.Empty(t, d.Violations())
-	require.NoError(t, b.Close())
 }
 
 // TestPlanner: the multi-buffer plan keeps a layer's KV cache in one
@@ -151,20 +166,20 @@ func TestTiledPartialSets(t *testing.T) {
 	_, devs := openRegistry(t, testOptions(d))
 	dev := devs[0]
 	r := rand.New(rand.NewPCG(11, 12))
-	mg := newMMGraph(t, dev, r, quant.Q4_1, 64, 32, 2)
+	mg := newMMGraph(t, dev, r, quant.Q4_1, 64, 45, 2) // 45 rows: a padded last column tile
 	x := mg.w.Extra.(*extra)
 	require.True(t, x.tiled())
 	rb := mg.w.Nb[1]
-	// Rewrite the weight in halves: after the first the shadow answers.
-	require.NoError(t, buffer.SetTensor(mg.w, mg.wq[:16*rb], 0))
+	// Rewrite the weight in two parts: after the first the shadow answers.
+	require.NoError(t, buffer.SetTensor(mg.w, mg.wq[:20*rb], 0))
 	require.NotNil(t, x.shadow)
 	part := make([]byte, 4*rb)
 	require.NoError(t, buffer.GetTensor(mg.w, part, 2*rb))
 	require.Equal(t, mg.wq[2*rb:6*rb], part)
 	wb, err := buffer.Of(mg.w)
 	require.NoError(t, err)
-	// The second half as 2-D rows, one row per copy.
-	require.NoError(t, wb.SetTensor2D(mg.w, mg.wq[16*rb:], 16*rb, rb, 16, rb, rb))
+	// The rest as 2-D rows, one row per copy.
+	require.NoError(t, wb.SetTensor2D(mg.w, mg.wq[20*rb:], 20*rb, rb, 25, rb, rb))
 	require.Nil(t, x.shadow, "complete: repacked")
 	got := make([]byte, 3*rb+5)
 	require.NoError(t, buffer.GetTensor(mg.w, got, 7*rb+3))

@@ -217,6 +217,10 @@ func newDevice(r *Registry, opts Options, cfg DeviceConfig, domains map[int]doma
 		_ = s.release()
 		return nil, err
 	}
+	if err := s.linkGroup(); err != nil {
+		_ = s.release()
+		return nil, err
+	}
 	d.s = s
 	return d, nil
 }

@@ -14,11 +14,25 @@
 // Verification: everything here runs against the C test double under
 // testdata/ (a libcdsprpc written from the public API, with an emulated
 // DSP); claims are "verified on the double" unless they say otherwise.
-// The wire protocol is ggml's public one (d99724f, see internal/htp);
-// the seed's additions whose headers are not public are not verified
-// against a real DSP library. Without cgo this runs on Linux (Qualcomm
-// Linux boards) and Windows on Snapdragon; Android builds need
-// CGO_ENABLED=1 because purego does there.
+// Nothing has run on a real DSP.
+//
+// Protocols (Options.Protocol, GGML_HEXAGON_PROTOCOL): ProtocolPublic,
+// the default, is ggml's public protocol at d99724f (internal/htp), which
+// has no fences: events ride on the batch sequence, waiting on another
+// session's event or copying from another session waits on the host, a
+// group device computes on its first core, and the all-reduce sums on the
+// host. ProtocolSeed is the seed's protocol as the reference reconstructs
+// it; its additions (FENCE, CPY_FENCE, MDEV_GROUP, ALLREDUCE, the seq
+// framing, 10-input ops, fence tensors) are seed-only and NOT verified
+// against a real DSP library: with it the DSPs signal and wait on fence
+// slots (the host polls them as the seed does), a group's batches go to
+// every core, and the all-reduce runs on the DSPs.
+//
+// Kernel parameters: the public unary block is solved on the host; the
+// MUL_MAT and FLASH_ATTN_EXT blocks are not (see kparams.go).
+//
+// Without cgo this runs on Linux (Qualcomm Linux boards) and Windows on
+// Snapdragon; Android builds need CGO_ENABLED=1 because purego does there.
 package hexagon
 
 import (

@@ -147,7 +147,28 @@ type Options struct {
 	// The real DSP never answers a batch it rejects, so without it a host
 	// would hang.
 	ResponseTimeout time.Duration
+	// Protocol is the wire protocol the DSP library speaks (Go only:
+	// GGML_HEXAGON_PROTOCOL, "public" or "seed"; public). The C backend is
+	// built for one protocol; the seed's own headers are not public, so
+	// ProtocolSeed is a reconstruction, NOT verified against a real DSP
+	// library. Only ProtocolSeed has fences: with the public protocol
+	// events, copies across cores, groups and the all-reduce are done by
+	// the host instead of the DSP (see the package documentation).
+	Protocol Protocol
 }
+
+// Protocol is the host/DSP wire protocol of a session.
+type Protocol = htp.Protocol
+
+// Wire protocols (see htp.Protocol).
+const (
+	// ProtocolPublic is ggml d99724f's public htp-ops.h, without fences.
+	ProtocolPublic = htp.ProtocolPublic
+	// ProtocolSeed is the seed's protocol as reconstructed in hexagon.md
+	// (fences, CPY_FENCE, MDEV_GROUP, ALLREDUCE); NOT verified against a
+	// real DSP library.
+	ProtocolSeed = htp.ProtocolSeed
+)
 
 // DefaultOptions are the seed's defaults.
 func DefaultOptions() Options {
@@ -244,6 +265,13 @@ func ParseEnv(getenv func(string) string) (Options, []string, error) {
 		}
 	}
 	p.bool("HOSTBUF", &o.HostBuf)
+	switch v := strings.ToLower(strings.TrimSpace(getenv(EnvPrefix + "PROTOCOL"))); v {
+	case "", "public":
+	case "seed":
+		o.Protocol = ProtocolSeed
+	default:
+		p.fail("PROTOCOL", v, "want public or seed")
+	}
 	if s := getenv(EnvPrefix + "DMA64"); s != "" {
 		var on bool
 		p.bool("DMA64", &on)

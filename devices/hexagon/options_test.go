@@ -43,6 +43,7 @@ func TestOptionsFromEnv(t *testing.T) {
 		"NHMX": "0", "VTCM_SIZE": "4m", "MM_SELECT": "1", "FA_SELECT": "0", "FA_SPLIT": "0", "GDN_SELECT": "1",
 		"AR_SELECT": "0", "AR_SCATTER": "0", "ARCH": "v79", "VMEM": "2.5G", "MBUF": " 256m , ,4g", "HOSTBUF": "1",
 		"DMA64": "0", "POWER_MODE": "Balanced", "MAX_SESSIONS": "4", "DEVICES": "HTP0, HTP0:1, G[1-2:0]",
+		"PROTOCOL": " Seed",
 	}))
 	require.NoError(t, err)
 	require.Empty(t, warns)
@@ -70,6 +71,7 @@ func TestOptionsFromEnv(t *testing.T) {
 	require.Zero(t, o.DMA64)
 	require.Equal(t, PowerBalanced, o.PowerMode)
 	require.Equal(t, 4, o.MaxSessions)
+	require.Equal(t, ProtocolSeed, o.Protocol)
 	require.Equal(t, []DeviceConfig{{Name: "HTP0"}, {Name: "HTP0:1", Virtual: 1},
 		{Name: "G", Physical: 1, Group: []DeviceConfig{{Name: "HTP2:0", Physical: 2}}}}, o.Devices)
 }
@@ -100,7 +102,7 @@ func TestOptionsErrors(t *testing.T) {
 	for k, v := range map[string]string{
 		"OPBATCH": "many", "OPQUEUE": "0", "RT_REPACK": "3", "OPFILTER": "mul(", "NHVX": "-1", "VTCM_SIZE": "8x",
 		"ARCH": "vNext", "VMEM": "-1", "MBUF": "1g,abc", "HOSTBUF": "yes", "DMA64": "on", "MAX_SESSIONS": "17",
-		"DEVICES": "GPU0", "OPPOLL": "1.5",
+		"DEVICES": "GPU0", "OPPOLL": "1.5", "PROTOCOL": "qdev",
 	} {
 		_, _, err := ParseEnv(env(map[string]string{k: v}))
 		require.Error(t, err, k)

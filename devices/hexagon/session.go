@@ -76,6 +76,24 @@ type session struct {
 
 	opq   *opQueue
 	batch *opBatch
+	proto htp.Protocol
+	cache nodeCache
+
+	// fence is the session's fence buffer; fenceSeq its last fence value;
+	// mdevSlot the first of a group leader's barrier slots (one per
+	// core); cpyFence the slot per source session that copies into this
+	// one across cores. ProtocolSeed; guarded by mu (fenceSeq by work).
+	fence    *fenceBuffer
+	fenceSeq uint32
+	mdevSlot int
+	cpyFence map[*session]int
+	// peers are sessions whose queued work this one's batches wait for:
+	// they are sent first (the seed's flush_peers). Guarded by mu.
+	peers map[*session]bool
+	// self is s alone, all s and its group (the sessions of a group
+	// device's batches).
+	self [1]*session
+	all  []*session
 
 	// work serializes the session's queue: the backend, events and
 	// copies from other sessions use it.
@@ -105,7 +123,13 @@ type session struct {
 // undoes the steps that succeeded and returns a *SessionError.
 func openSession(lib *fastrpc.Lib, opts Options, arch int, cfg DeviceConfig, dom domain) (*session, error) {
 	s := &session{lib: lib, opts: opts, arch: arch, name: cfg.Name, cfg: cfg, dom: dom, domainID: dom.id,
-		mappings: map[*block]bool{}, responseTimeout: opts.ResponseTimeout}
+		mappings: map[*block]bool{}, responseTimeout: opts.ResponseTimeout, proto: opts.Protocol,
+		cpyFence: map[*session]int{}, peers: map[*session]bool{}}
+	s.self[0] = s
+	s.all = s.self[:]
+	// The seed starts from its address's low bits, so two sessions' values
+	// differ; any start does, the wrap skips 0.
+	s.fenceSeq = uint32(uintptr(unsafe.Pointer(s))>>4) & 0xffff
 	if s.responseTimeout <= 0 {
 		s.responseTimeout = time.Minute
 	}
@@ -170,6 +194,18 @@ func (s *session) allocate() error {
 	if s.opq, err = newOpQueue(s); err != nil {
 		return s.fail("allocating the op queue's shared memory", err)
 	}
+	f, err := newFenceBuffer(s)
+	if err != nil {
+		return s.fail("allocating the fence buffer", err)
+	}
+	s.mu.Lock()
+	s.fence = f
+	s.mu.Unlock()
+	if n := 1 + len(s.cfg.Group); n > 1 {
+		if s.mdevSlot, err = s.allocFence(n); err != nil {
+			return s.fail("allocating the group's fence slots", err)
+		}
+	}
 	vmem := uint64(s.opts.Vmem)
 	if vmem == 0 {
 		vmem = s.measureVmem()
@@ -192,7 +228,7 @@ func (s *session) allocate() error {
 		}
 	}
 	s.debug("session open", "session", s.sessionID, "domain", s.domainID, "uri", uri, "threads", s.nThreads,
-		"hmx", s.nHMX, "vtcm", s.vtcm, "vmem", s.maxVmem, "protocol", htp.ProtocolVersion)
+		"hmx", s.nHMX, "vtcm", s.vtcm, "vmem", s.maxVmem, "protocol", s.proto)
 	return nil
 }
 
@@ -209,7 +245,7 @@ func (s *session) hwinfo() error {
 		hw, err = htp.DecodeHwinfo(out)
 		if err == nil && (hw.NThreads == 0 || hw.NThreads > 64 || hw.VTCMSize == 0 || hw.VTCMSize > GiB || hw.NHMX > 16) {
 			return fmt.Errorf("the DSP library answered %d threads, %d HMX, %d bytes of VTCM: its interface does not match %s",
-				hw.NThreads, hw.NHMX, hw.VTCMSize, htp.ProtocolVersion)
+				hw.NThreads, hw.NHMX, hw.VTCMSize, s.proto)
 		}
 	}
 	if err != nil {
@@ -286,6 +322,17 @@ func (s *session) release() error {
 		errs = append(errs, s.opq.blk.free())
 		s.opq = nil
 	}
+	// The fence buffer (and with it the copy and group slots), unmapped
+	// from every session it was cloned into, as the seed's unclone.
+	s.mu.Lock()
+	f := s.fence
+	s.fence = nil
+	clear(s.cpyFence)
+	clear(s.peers)
+	s.mu.Unlock()
+	if f != nil {
+		errs = append(errs, f.blk.free())
+	}
 	s.mu.Lock()
 	var maps []*block
 	for b := range s.mappings {
@@ -333,6 +380,7 @@ func (s *session) reopen() error {
 		return nil
 	}
 	group := s.group
+	s.cache.reset()
 	if err := s.release(); err != nil {
 		slog.Warn("hexagon: releasing a failed session", "device", s.name, "err", err)
 	}
@@ -348,7 +396,28 @@ func (s *session) reopen() error {
 		}
 	}
 	s.group = group
+	if err := s.linkGroup(); err != nil {
+		s.err = fmt.Errorf("%w: %w", ErrSession, err)
+		return err
+	}
 	s.gen++
+	return nil
+}
+
+// linkGroup makes s's group one device: the sessions its batches go to,
+// and the group's barrier slots (in s's fence buffer) mapped into every
+// member.
+func (s *session) linkGroup() error {
+	s.all = s.self[:]
+	if len(s.group) == 0 {
+		return nil
+	}
+	s.all = append([]*session{s}, s.group...)
+	for _, g := range s.group {
+		if err := s.fence.blk.mapInto(g, false); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -38,6 +38,8 @@ type compiledModel struct {
 	// its first run also writes the inputs next to it.
 	dump        string
 	dumpedInput bool
+	// stateful: the model keeps KV caches in variables (stateful.go).
+	stateful bool
 }
 
 // slot says how to find, in a graph of the cached structure, the tensor a
@@ -71,6 +73,12 @@ type ovBackend struct {
 	lastSnap []tensorSnap
 	lastCM   *compiledModel
 	snapGen  uint64
+	// static is the NPU static path's state (npu.go).
+	static staticState
+	// stateResets counts the fresh requests the stateful policy made;
+	// kvOwner is the request that last wrote the KV cache.
+	stateResets int
+	kvOwner     *reqState
 }
 
 func newBackend(d *device) *ovBackend { return newBackendOpts(d, d.rt.opts) }
@@ -117,6 +125,7 @@ func (be *ovBackend) Close() error {
 		return nil
 	}
 	be.closed = true
+	be.static.free()
 	for _, r := range be.reqs {
 		r.free(be.dev.rt.lib)
 	}
@@ -138,12 +147,21 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 	k, ok := be.sameGraph(g)
 	if !ok {
 		k = graphKey(g, rt.kind)
+		if be.opts.statefulOn(rt.kind) {
+			k.key += statefulKeyTag
+		}
 		be.last, be.lastSnap, be.lastCM = k, snapshot(g, be.lastSnap[:0]), nil
 		be.snapGen++
 	}
+	if be.opts.Static(rt.kind) && !be.static.inside {
+		if done, err := be.computeStatic(g, k); done {
+			return err
+		}
+	}
 	cache := be.dev.cache
 	var cm *compiledModel
-	if !be.opts.DisableCache {
+	noCache := be.uncached(g)
+	if !noCache {
 		cache.mu.Lock()
 		// Models stay in the cache once added: the last graph's model
 		// needs no lookup of its (long) key.
@@ -165,7 +183,7 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 		if cm, err = be.compile(g, k); err != nil {
 			return err
 		}
-		if be.opts.DisableCache {
+		if noCache {
 			defer be.dropModel(cm)
 		} else {
 			cache.mu.Lock()
@@ -178,10 +196,13 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 			cache.mu.Unlock()
 		}
 	}
-	if !be.opts.DisableCache {
+	if !noCache {
 		be.lastCM = cm
 	}
 	req, err := be.request(cm)
+	if err == nil && be.opts.statefulOn(rt.kind) {
+		req, err = be.stateStep(g, cm, req)
+	}
 	if err != nil {
 		return err
 	}
@@ -204,6 +225,9 @@ type reqState struct {
 	boundGen        uint64   // the backend's snapGen bind last ran for (0: none)
 	scratch         [][]byte
 	freeScratch     []func() error
+	// kvSize is the tokens its variables hold, infers its runs
+	// (stateful execution only).
+	kvSize, infers int64
 }
 
 func (r *reqState) free(n *native) {
@@ -253,6 +277,9 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	n := rt.lib
 	t0 := time.Now()
 	b := newBuilder(be.dev, g)
+	if be.opts.statefulOn(rt.kind) {
+		b.stateIDs = map[*graph.Tensor]string{}
+	}
 	if err := b.translate(g); err != nil {
 		return nil, err
 	}
@@ -260,7 +287,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	if len(outs) == 0 {
 		return nil, fmt.Errorf("%w: graph writes nothing", ErrTranslate)
 	}
-	cm := &compiledModel{key: k.key, copiedWeights: b.copiedWeights}
+	cm := &compiledModel{key: k.key, stateful: len(b.stateIDs) > 0, copiedWeights: b.copiedWeights}
 	for _, p := range b.params {
 		loc, ok := k.locs[p.t]
 		if !ok {
@@ -269,6 +296,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		cm.params = append(cm.params, slot{loc: loc, et: p.et, shape: p.shape})
 	}
 	for _, o := range outs {
+		b.stateAssign(o)
 		loc, ok := k.locs[o.t]
 		if !ok {
 			return nil, fmt.Errorf("%w: output %s not reachable from the graph", ErrTranslate, o.t.Name)
@@ -320,6 +348,10 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 			}
 			return cm, err
 		}
+	}
+	if be.opts.CompiledModelCacheOnly {
+		be.freeModel(cm)
+		return nil, be.cacheOnlyMiss(blob)
 	}
 	var wt uintptr
 	if len(b.m.consts) > 0 {

@@ -124,6 +124,10 @@ type builder struct {
 	// copiedWeights counts the bytes of quantized weights outside WEIGHTS
 	// buffers converted into the side blob: weight memory held twice.
 	copiedWeights uint64
+	// g is the graph translated; stateIDs, non-nil for a stateful model,
+	// holds the variable of each KV cache (stateful.go).
+	g        *graph.Graph
+	stateIDs map[*graph.Tensor]string
 }
 
 // paramBinding is a Parameter and the memory it is bound to: the whole of
@@ -137,7 +141,7 @@ type paramBinding struct {
 func newBuilder(dev *device, g *graph.Graph) *builder {
 	b := &builder{m: newIRModel(), dev: dev, kind: dev.rt.kind,
 		inGraph: map[*graph.Tensor]int{}, vals: map[*graph.Tensor]value{}, flat: map[*graph.Tensor]value{},
-		writes: map[*graph.Tensor][]int{}, wvals: map[*graph.Tensor]value{}, weights: map[*graph.Tensor]value{}}
+		writes: map[*graph.Tensor][]int{}, wvals: map[*graph.Tensor]value{}, weights: map[*graph.Tensor]value{}, g: g}
 	for i, n := range g.Nodes {
 		b.inGraph[n] = i
 	}
@@ -271,6 +275,7 @@ func (b *builder) flatOf(t *graph.Tensor) (value, error) {
 	shape := []int64{t.NElements()}
 	f := b.m.parameter(t.Name, et, shape)
 	b.params = append(b.params, paramBinding{t: t, et: et, shape: shape})
+	f = b.stateRead(t, f)
 	b.flat[t] = f
 	return f, nil
 }
@@ -939,7 +944,15 @@ func translateGetRows(b *builder, n *graph.Tensor) (value, error) {
 // translateSetRows: a[ids[i]] = b[i] (ggml_set_rows), a ScatterUpdate of
 // the destination's contents along its rows.
 func translateSetRows(b *builder, n *graph.Tensor) (value, error) {
-	a, src, ids := n.Src[0], n.Src[1], n.Src[2]
+	// Sources as ggml orders them: the rows, their row numbers, then the
+	// destination (the result is a view of it).
+	src, ids, a := n.Src[0], n.Src[1], n.Src[2]
+	if a == nil {
+		a = n.ViewSrc
+	}
+	if src == nil || ids == nil || a == nil {
+		return value{}, fmt.Errorf("set_rows without rows, row numbers or destination")
+	}
 	dst, err := b.get(a)
 	if err != nil {
 		return value{}, err

@@ -117,7 +117,7 @@ static void config_defaults(void) {
         .nodsp = 0, .arch = 73, .cores = 1, .sysreq = 0, .hw_threads = 6, .hw_hmx = 1, .vtcm = 8u << 20,
         .unsigned_required = 1, .dma64 = 1, .mem_limit = 8ull << 30, .map_limit = HD_DEFAULT_MAX_VMEM,
         .reject_hang = 0, .rewrite = 1, .delay_us = 0, .exec = 1, .log_level = 1, .protocol = HD_PROTO_PUBLIC,
-        .fence_timeout_us = 1000000,
+        .fence_timeout_us = 1000000, .kparams = 1,
     };
     memset(hd.faults, 0, sizeof hd.faults);
 }
@@ -229,6 +229,7 @@ static int set_knob(const char *k, const char *v) {
     else if (!strcmp(k, "rewrite")) hd.cfg.rewrite = u != 0;
     else if (!strcmp(k, "delay_us")) hd.cfg.delay_us = (uint32_t) u;
     else if (!strcmp(k, "exec")) hd.cfg.exec = u != 0;
+    else if (!strcmp(k, "kparams")) { if (u > 1) return -1; hd.cfg.kparams = (int) u; }
     else if (!strcmp(k, "fence_timeout_us")) hd.cfg.fence_timeout_us = (uint32_t) u;
     else if (!strcmp(k, "log")) { if (u > 2) return -1; hd.cfg.log_level = (int) u; }
     else return -1;
@@ -356,7 +357,7 @@ HD_EXPORT uint64_t htpdouble_stat(const char *name) {
     }
 #define ST(f) else if (!strcmp(name, #f)) v = hd.st.f;
     ST(rpcmem_allocs) ST(rpcmem_frees) ST(batches) ST(batches_rejected) ST(ops) ST(exec_ns) ST(validate_ns)
-    ST(violations) ST(faults_fired) ST(dsp_busy_ns) ST(dsp_wall_ns) ST(rsp_wakeup_ns)
+    ST(violations) ST(mdev_shares) ST(faults_fired) ST(dsp_busy_ns) ST(dsp_wall_ns) ST(rsp_wakeup_ns)
 #undef ST
     else if (!strcmp(name, "log_dropped")) v = log_dropped;
     pthread_mutex_unlock(&hd.mu);

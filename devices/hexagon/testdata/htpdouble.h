@@ -287,12 +287,13 @@ struct hd_config {
     int reject_hang; int rewrite; uint32_t delay_us; int exec; int log_level;
     int protocol;             /* HD_PROTO_*: opcode table, op descriptor size, tensor flags */
     uint32_t fence_timeout_us;
+    int kparams;              /* 1: check the public unary kernel parameter blocks (queue.c) */
     int gelu_tanh;            /* UNARY_GELU as ggml's tanh form instead of d99724f's DSP (x * sigmoid(1.702 x)) */
 };
 
 struct hd_stats {
     uint64_t rpcmem_allocs, rpcmem_frees, batches, batches_rejected, ops, exec_ns, validate_ns, dsp_busy_ns, dsp_wall_ns,
-        rsp_wakeup_ns, violations,
+        rsp_wakeup_ns, violations, mdev_shares,
         faults_fired, op_count[HD_OP_COUNT];
 };
 

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -861,9 +862,25 @@ static uint32_t *fence_slot(const struct hd_op *op, struct hd_tensor *f) {
     return (uint32_t *) at(f, 0, slot, 0, 0);
 }
 
+/* A DSP-side protocol violation found while executing (hd.mu is not held there). */
+static void exec_violation(const char *what, uint32_t a, uint32_t b) {
+    pthread_mutex_lock(&hd.mu);
+    hd_violation("%s (%u, %u)", what, a, b);
+    pthread_mutex_unlock(&hd.mu);
+}
+
+/* Signals seq: status 1 then seq (release). A seq of 0 (hexagon.md 2.4: never 0) or one not newer than what the slot
+ * holds (a stale or reused fence value: it would release a waiter early) is a violation and fails the op. A slot
+ * holding 0 is fresh: the host zeroes a slot when it hands it out. */
 static int fence_signal(const struct hd_op *op, struct hd_tensor *f, uint32_t seq) {
     uint32_t *slot = fence_slot(op, f);
     if (!slot) return HTP_STATUS_INVAL_PARAMS;
+    uint32_t cur = __atomic_load_n(&slot[0], __ATOMIC_ACQUIRE);
+    if (seq == 0) { exec_violation("fence signal with seq 0 (slot holds, seq)", cur, seq); return HTP_STATUS_INVAL_PARAMS; }
+    if (cur != 0 && (int32_t) (seq - cur) <= 0) {
+        exec_violation("stale fence: signal not newer than the slot's value (slot holds, seq)", cur, seq);
+        return HTP_STATUS_INVAL_PARAMS;
+    }
     __atomic_store_n(&slot[1], (uint32_t) HTP_STATUS_OK, __ATOMIC_RELAXED);
     __atomic_store_n(&slot[0], seq, __ATOMIC_RELEASE);
     return HTP_STATUS_OK;
@@ -885,19 +902,26 @@ static int op_fence(const struct hd_op *op, struct hd_tensor *f) {
     uint32_t seq = (uint32_t) op->params[0];
     if (op->params[1] == 1) return fence_signal(op, f, seq);
     if (op->params[1] != 0) return HTP_STATUS_INVAL_PARAMS;
+    if (seq == 0) { exec_violation("fence wait for seq 0 (mode, seq)", 0, seq); return HTP_STATUS_INVAL_PARAMS; }
     uint32_t *slot = fence_slot(op, f);
     return slot ? fence_wait(slot, seq) : HTP_STATUS_INVAL_PARAMS;
 }
 
 #define HD_ALLREDUCE_MAX_RANKS 4
 
-/* ALLREDUCE (seed-era, FULL mode; the double's convention, see README): kernel_params[0] rank, [1] n_ranks;
- * src[0..n) every rank's data, src[n..2n) every rank's fence tensor; params[0] entry seq, params[1] exit seq;
- * dst[0] = the sum over ranks. Each rank signals entry, waits for all, sums into a private buffer, signals exit
- * (done reading), waits for all, and only then writes dst[0], which may be its own input. */
-static int op_allreduce(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_INPUTS], struct hd_tensor *d) {
+/* ALLREDUCE (seed-era, FULL mode; the double's convention, see README): kernel_params[0] rank, [1] n_ranks, [2] mode
+ * (0 FULL; SHARDED_FANOUT answers NO_SUPPORT), [3] is_row_bcast (must be 0); src[0..n) every rank's data,
+ * src[n..2n) every rank's fence tensor; params[0] entry seq, params[1] exit seq. Outputs as the seed wires them,
+ * dst[0..n) = every rank's data, rank r writing its sum to dst[r]; with dst[0] alone, dst[0]. Each rank signals
+ * entry, waits for all, sums into a private buffer, signals exit (done reading), waits for all, and only then writes
+ * its output, which may be its own input. */
+static int op_allreduce(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_INPUTS],
+                        struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS]) {
     int32_t rank = op->kernel_params[0], n = op->kernel_params[1];
     if (n < 2 || n > HD_ALLREDUCE_MAX_RANKS || rank < 0 || rank >= n) return HTP_STATUS_INVAL_PARAMS;
+    if (op->kernel_params[2] != 0 || op->kernel_params[3] != 0) return HTP_STATUS_NO_SUPPORT;
+    struct hd_tensor *d = dst[1] ? dst[rank] : dst[0];
+    if (!d) return HTP_STATUS_INVAL_PARAMS;
     uint32_t *slots[HD_ALLREDUCE_MAX_RANKS];
     for (int32_t k = 0; k < n; k++) {
         struct hd_tensor *x = src[k];
@@ -942,7 +966,7 @@ int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_I
     case HD_OP_ABS: case HD_OP_LOG: case HD_OP_RELU: case HD_OP_LEAKY_RELU:
         return op_unary(op, src[0], d);
     case HD_OP_FENCE: return op_fence(op, src[0]);
-    case HD_OP_ALLREDUCE: return op_allreduce(op, src, d);
+    case HD_OP_ALLREDUCE: return op_allreduce(op, src, dst);
     case HD_OP_CPY_FENCE: {
         int st = op_cpy(src[0], d);
         return st == HTP_STATUS_OK ? fence_signal(op, src[1], (uint32_t) op->params[0]) : st;

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -457,6 +458,13 @@ static int validate(struct batch *b) {
                    t->nb[3], t->size);
         if (t->flags & ~(hd.cfg.protocol == HD_PROTO_PUBLIC ? 3u : 7u))
             REJECT("batch q%d id %u: tensor %u flags 0x%x", q->ordinal, r->id, i, t->flags);
+        /* a fence tensor is a whole number of slots at a slot boundary of its buffer (hexagon.md 2.4): a slot index
+         * computed wrongly by the host shows up as a misaligned or oversized one */
+        if ((t->flags & HD_SEED_TENSOR_FENCE) &&
+            (t->type != HD_TYPE_I8 || t->ne[0] < 8 || t->nb[0] != 1 || t->nb[1] != t->ne[0] || t->ne[2] != 1 ||
+             t->ne[3] != 1 || t->data % t->ne[0] != 0))
+            REJECT("batch q%d id %u: fence tensor %u (type %u, ne %u %u %u %u, nb %u %u, at %u) is not whole slots at a slot boundary",
+                   q->ordinal, r->id, i, t->type, t->ne[0], t->ne[1], t->ne[2], t->ne[3], t->nb[0], t->nb[1], t->data);
         if (t->type == HD_TYPE_I8 && hd.cfg.protocol == HD_PROTO_PUBLIC)
             REJECT("batch q%d id %u: tensor %u type I8 (fence tensors need protocol=qdev or seed)", q->ordinal, r->id, i);
     }
@@ -494,7 +502,7 @@ static int validate(struct batch *b) {
             if (o->dst[s] != HTP_NO_TENSOR && o->dst[s] >= r->n_tensors)
                 REJECT("batch q%d id %u: op %u (%s) dst[%d] = %u >= n_tensors %u", q->ordinal, r->id, i,
                        hd_op_name(o->opcode), s, o->dst[s], r->n_tensors);
-        if (o->dst[0] == HTP_NO_TENSOR) REJECT("batch q%d id %u: op %u (%s) without dst", q->ordinal, r->id, i, hd_op_name(o->opcode));
+        if (o->dst[0] == HTP_NO_TENSOR && o->opcode != HD_OP_MDEV_GROUP) REJECT("batch q%d id %u: op %u (%s) without dst", q->ordinal, r->id, i, hd_op_name(o->opcode));
         if (o->flags & ~(uint32_t) HTP_OPFLAGS_SKIP_COMPUTE) REJECT("batch q%d id %u: op %u flags 0x%x", q->ordinal, r->id, i, o->flags);
     }
     return 1;
@@ -527,6 +535,213 @@ static void respond(struct batch *b, uint32_t status, uint32_t usecs) {
     pthread_cond_broadcast(&q->cv);
 }
 
+/* ---------------------------------------------------------------- MDEV_GROUP (seed era; NOT verified) */
+
+/* A multi-NSP group batch (the double's convention, README "MDEV_GROUP"): op 0 is MDEV_GROUP with src[0] a fence
+ * tensor of `count` slots (ne[1]) and params[0] this member's index. Every member gets the same batch; each computes
+ * every op into private copies of its outputs, all meet at a barrier, each writes its share of the output rows
+ * (rows [rows*idx/count, rows*(idx+1)/count)), all meet again. Fence ops and ALLREDUCE run on member 0 alone
+ * between two barriers. A barrier bumps the member's own slot (u32 seq @0) and waits for every slot to reach the
+ * same generation; a failing member posts its status (@4) and jumps its seq ahead so the others stop too. */
+struct group { uint8_t *slots; uint32_t stride, count, idx, gen; };
+
+static uint32_t *gslot(const struct group *g, uint32_t k) { return (uint32_t *) (g->slots + (size_t) k * g->stride); }
+
+static uint32_t group_barrier(struct group *g, uint32_t my_status) {
+    uint32_t *mine = gslot(g, g->idx);
+    if (__atomic_load_n(&mine[0], __ATOMIC_ACQUIRE) != g->gen) {
+        pthread_mutex_lock(&hd.mu);
+        hd_violation("MDEV_GROUP: slot %u moved under member %u (its index used by another member?)", g->idx, g->idx);
+        pthread_mutex_unlock(&hd.mu);
+        return HTP_STATUS_INVAL_PARAMS;
+    }
+    g->gen++;
+    if (my_status != HTP_STATUS_OK) {
+        __atomic_store_n(&mine[1], my_status, __ATOMIC_RELAXED);
+        __atomic_store_n(&mine[0], g->gen + 0x40000000u, __ATOMIC_RELEASE);
+        return my_status;
+    }
+    __atomic_store_n(&mine[0], g->gen, __ATOMIC_RELEASE);
+    /* longer than a fence wait, which member 0 may be in while the others wait here */
+    uint64_t deadline = hd_now_ns() + 4ull * hd.cfg.fence_timeout_us * 1000ull;
+    for (uint32_t k = 0; k < g->count; k++)
+        while ((int32_t) (__atomic_load_n(&gslot(g, k)[0], __ATOMIC_ACQUIRE) - g->gen) < 0) {
+            if (hd_now_ns() > deadline) return HTP_STATUS_INTERNAL_ERR;
+            sched_yield();
+        }
+    for (uint32_t k = 0; k < g->count; k++) {
+        uint32_t st = __atomic_load_n(&gslot(g, k)[1], __ATOMIC_RELAXED);
+        if (st > HTP_STATUS_OK) return st;
+    }
+    return HTP_STATUS_OK;
+}
+
+/* Starts a group from the MDEV_GROUP op; its status. */
+static uint32_t group_start(struct group *g, const struct hd_op *o, const struct hd_tensor *f) {
+    if (!f || f->d->type != HD_TYPE_I8 || !(f->d->flags & HD_SEED_TENSOR_FENCE) || f->d->ne[0] < 8 || f->d->ne[1] < 2 ||
+        o->params[0] < 0 || (uint32_t) o->params[0] >= f->d->ne[1])
+        return HTP_STATUS_INVAL_PARAMS;
+    g->slots = f->p; g->stride = f->d->nb[1]; g->count = f->d->ne[1]; g->idx = (uint32_t) o->params[0];
+    uint32_t *mine = gslot(g, g->idx);
+    g->gen = __atomic_load_n(&mine[0], __ATOMIC_ACQUIRE);
+    __atomic_store_n(&mine[1], (uint32_t) HTP_STATUS_OK, __ATOMIC_RELAXED);
+    return group_barrier(g, HTP_STATUS_OK);
+}
+
+/* Copies this member's share of t's rows from the private copy `from` to t's memory. */
+static void group_write_share(const struct group *g, const struct hd_tensor *t, const uint8_t *from) {
+    const struct htp_tensor *d = t->d;
+    uint64_t rows = (uint64_t) d->ne[1] * d->ne[2] * d->ne[3], r0 = rows * g->idx / g->count,
+             r1 = rows * (g->idx + 1) / g->count;
+    uint32_t ts = hd_type_size(d->type);
+    for (uint64_t r = r0; r < r1; r++) {
+        uint64_t i1 = r % d->ne[1], i2 = r / d->ne[1] % d->ne[2], i3 = r / ((uint64_t) d->ne[1] * d->ne[2]);
+        uint64_t off = i1 * d->nb[1] + i2 * d->nb[2] + i3 * d->nb[3];
+        if (d->nb[0] == ts) memcpy(t->p + off, from + off, (size_t) d->ne[0] * ts);
+        else
+            for (uint64_t i0 = 0; i0 < d->ne[0]; i0++) memcpy(t->p + off + i0 * d->nb[0], from + off + i0 * d->nb[0], ts);
+    }
+}
+
+static int group_solo_op(uint32_t opcode) {
+    return opcode == HD_OP_FENCE || opcode == HD_OP_CPY_FENCE || opcode == HD_OP_ALLREDUCE || opcode == HD_OP_ALLREDUCE_ADD;
+}
+
+/* Runs op o of a group batch as member g->idx (see struct group). */
+static uint32_t group_op(struct group *g, const struct hd_op *o, struct hd_tensor *const src[HD_SEED_MAX_INPUTS],
+                         struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS], int exec) {
+    if (group_solo_op(o->opcode)) {
+        uint32_t st = group_barrier(g, HTP_STATUS_OK);
+        if (st == HTP_STATUS_OK && g->idx == 0 && exec) st = (uint32_t) hd_exec_op(o, src, dst);
+        return group_barrier(g, st);
+    }
+    struct hd_tensor priv[HTP_OP_MAX_OUTPUTS], *pdst[HTP_OP_MAX_OUTPUTS] = { 0 };
+    uint8_t *copy[HTP_OP_MAX_OUTPUTS] = { 0 };
+    uint32_t st = HTP_STATUS_OK;
+    for (int k = 0; k < HTP_OP_MAX_OUTPUTS && st == HTP_STATUS_OK; k++) {
+        if (!dst[k]) continue;
+        uint64_t ext = tensor_extent(dst[k]->d);
+        if (ext == UINT64_MAX || !(copy[k] = malloc(ext ? ext : 1))) { st = HTP_STATUS_INTERNAL_ERR; break; }
+        memcpy(copy[k], dst[k]->p, ext);
+        priv[k] = (struct hd_tensor) { dst[k]->d, copy[k] };
+        pdst[k] = &priv[k];
+    }
+    if (st == HTP_STATUS_OK && exec) st = (uint32_t) hd_exec_op(o, src, pdst);
+    st = group_barrier(g, st);
+    if (st == HTP_STATUS_OK) {
+        for (int k = 0; k < HTP_OP_MAX_OUTPUTS; k++)
+            if (dst[k]) group_write_share(g, dst[k], copy[k]);
+        pthread_mutex_lock(&hd.mu);
+        hd.st.mdev_shares++;
+        pthread_mutex_unlock(&hd.mu);
+        st = group_barrier(g, HTP_STATUS_OK);
+    }
+    for (int k = 0; k < HTP_OP_MAX_OUTPUTS; k++) free(copy[k]);
+    return st;
+}
+
+/* ---------------------------------------------------------------- kernel parameters (public d99724f blocks) */
+
+/* d99724f's htp_unary_kernel_params (unary-ops.h): 15 u32, then fastdiv {mp, l} for ne01, ne02, ne01*ne02 and the
+ * column tiles per row. The double checks what a shape and the session determine. */
+enum { UKP_N_THREADS = 0, UKP_BCAST = 4, UKP_SRC0_ROW = 11, UKP_SRC1_ROW = 12, UKP_DST_ROW = 13, UKP_VTCM = 14,
+       UKP_DIV_NE01 = 15, UKP_DIV_NE02 = 17, UKP_DIV_NE012 = 19 };
+
+static int unary_kparams_op(uint32_t op) {
+    switch (op) {
+    case HTP_OP_CLAMP: case HTP_OP_NORM: case HTP_OP_RMS_NORM: case HTP_OP_RMS_NORM_MUL: case HTP_OP_SCALE:
+    case HTP_OP_SQR: case HTP_OP_SQRT: case HTP_OP_UNARY_NEG: case HTP_OP_UNARY_EXP: case HTP_OP_UNARY_SIGMOID:
+    case HTP_OP_UNARY_SILU: case HTP_OP_UNARY_GELU: case HTP_OP_UNARY_SOFTPLUS: case HTP_OP_UNARY_TANH:
+    case HTP_OP_L2_NORM: case HTP_OP_TRI: return 1;
+    default: return 0;
+    }
+}
+
+/* The DSP's multiply-shift divisor of d (hexagon.md 9): l = ceil(log2 d), mp = 2^32 (2^l - d) / d + 1. */
+static void fastdiv_of(uint32_t d, uint32_t out[2]) {
+    uint32_t l = 0;
+    while (l < 32 && (1ull << l) < d) l++;
+    out[0] = d ? (uint32_t) (((1ull << 32) * ((1ull << l) - d)) / d + 1) : 0;
+    out[1] = l;
+}
+
+static uint32_t align128(uint64_t n) { return (uint32_t) ((n + 127) / 128 * 128); }
+
+/* Checks a unary op's kernel parameter block; HTP_STATUS_OK, or INVAL_PARAMS with a violation naming the field. */
+static uint32_t check_unary_kparams(const struct hd_op *o, struct hd_tensor *const src[], struct hd_tensor *const dst[],
+                                    const struct hd_handle *h, uint32_t op_index) {
+    if (!hd.cfg.kparams || !unary_kparams_op(o->opcode) || !src[0] || !dst[0] || !h) return HTP_STATUS_OK;
+    const struct htp_tensor *s0 = src[0]->d, *d = dst[0]->d;
+    const uint32_t *k = (const uint32_t *) o->kernel_params;
+    uint32_t rows = s0->ne[1] * s0->ne[2] * s0->ne[3];
+    uint32_t want[24] = { 0 }, mask[24] = { 0 };
+    want[UKP_N_THREADS] = h->n_hvx < rows ? h->n_hvx : rows; mask[UKP_N_THREADS] = 1;
+    want[UKP_SRC0_ROW] = align128((uint64_t) s0->ne[0] * 4); mask[UKP_SRC0_ROW] = 1;
+    want[UKP_DST_ROW] = align128((uint64_t) d->ne[0] * 4); mask[UKP_DST_ROW] = 1;
+    mask[UKP_SRC1_ROW] = mask[UKP_BCAST] = 1;
+    if (o->opcode == HTP_OP_RMS_NORM_MUL && src[1]) {
+        want[UKP_SRC1_ROW] = align128((uint64_t) src[1]->d->ne[0] * 4);
+        want[UKP_BCAST] = src[1]->d->ne[1] * src[1]->d->ne[2] * src[1]->d->ne[3] == 1;
+    }
+    fastdiv_of(s0->ne[1], &want[UKP_DIV_NE01]);
+    fastdiv_of(s0->ne[2], &want[UKP_DIV_NE02]);
+    fastdiv_of(s0->ne[1] * s0->ne[2], &want[UKP_DIV_NE012]);
+    for (int i = UKP_DIV_NE01; i < UKP_DIV_NE012 + 2; i++) mask[i] = 1;
+    static const char *const names[24] = { [UKP_N_THREADS] = "n_threads", [UKP_BCAST] = "broadcast_weight",
+        [UKP_SRC0_ROW] = "src0_row_size_aligned", [UKP_SRC1_ROW] = "src1_row_size_aligned",
+        [UKP_DST_ROW] = "dst_row_size_aligned", [UKP_DIV_NE01] = "div_ne01.mp", [UKP_DIV_NE01 + 1] = "div_ne01.l",
+        [UKP_DIV_NE02] = "div_ne02.mp", [UKP_DIV_NE02 + 1] = "div_ne02.l", [UKP_DIV_NE012] = "div_ne012.mp",
+        [UKP_DIV_NE012 + 1] = "div_ne012.l" };
+    const char *bad = NULL;
+    uint32_t got = 0, exp = 0;
+    for (int i = 0; i < 24 && !bad; i++)
+        if (mask[i] && k[i] != want[i]) { bad = names[i]; got = k[i]; exp = want[i]; }
+    if (!bad && k[UKP_VTCM] > h->vtcm) { bad = "vtcm_size (past the session's VTCM)"; got = k[UKP_VTCM]; exp = (uint32_t) h->vtcm; }
+    if (!bad) return HTP_STATUS_OK;
+    pthread_mutex_lock(&hd.mu);
+    hd_violation("op #%u %s: kernel params %s = %u, want %u (htp_unary_kernel_params)", op_index, hd_op_name(o->opcode),
+                 bad, got, exp);
+    pthread_mutex_unlock(&hd.mu);
+    return HTP_STATUS_INVAL_PARAMS;
+}
+
+/* d99724f's htp_fa_kernel_params (flash-attn-ops.h): u8 kernel_type, is_q_fp32, is_dst_fp32, n_threads @0; u16 Br,
+ * Bc, n_kv_blocks, G @4; f32 scale, max_bias, logit_softcap @12; u32 vtcm_size @24, qrows @28, qrows_per_thread @32;
+ * f32 m0, m1 @36; u32 n_head_log2 @44; fastdiv src3_div2 @48, src3_div3 @56, broadcast_rk2 @64, rk3 @72, rv2 @80,
+ * rv3 @88; the HMX/HVX union @96. Checked: what the shapes, types and session fix for either kernel. */
+static uint32_t check_fa_kparams(const struct hd_op *o, struct hd_tensor *const src[], struct hd_tensor *const dst[],
+                                 const struct hd_handle *h, uint32_t op_index) {
+    if (!hd.cfg.kparams || o->opcode != HTP_OP_FLASH_ATTN_EXT || !src[0] || !src[1] || !src[2] || !dst[0] || !h)
+        return HTP_STATUS_OK;
+    const uint8_t *k = (const uint8_t *) o->kernel_params;
+    const struct htp_tensor *q = src[0]->d, *kk = src[1]->d, *v = src[2]->d;
+    uint16_t Bc, nkv, G;
+    uint32_t vtcm, qrows, div[2], want[2];
+    memcpy(&Bc, k + 6, 2); memcpy(&nkv, k + 8, 2); memcpy(&G, k + 10, 2);
+    memcpy(&vtcm, k + 24, 4); memcpy(&qrows, k + 28, 4); memcpy(div, k + 64, 8);
+    fastdiv_of(kk->ne[2] ? q->ne[2] / kk->ne[2] : 0, want);
+    const char *bad = NULL;
+    uint32_t got = 0, exp = 0;
+#define FA_WANT(name, g, e) if (!bad && (uint32_t) (g) != (uint32_t) (e)) { bad = name; got = (uint32_t) (g); exp = (uint32_t) (e); }
+    if (k[0] != 1 && k[0] != 2) { bad = "kernel_type (1 HVX or 2 HMX)"; got = k[0]; exp = 1; }
+    FA_WANT("is_q_fp32", k[1], q->type == HTP_TYPE_F32);
+    FA_WANT("is_dst_fp32", k[2], dst[0]->d->type == HTP_TYPE_F32);
+    FA_WANT("G", G, kk->ne[2] ? q->ne[2] / kk->ne[2] : 0);
+    FA_WANT("n_kv_blocks", nkv, Bc ? (kk->ne[1] + Bc - 1) / Bc : 0);
+    FA_WANT("broadcast_rk2.mp", div[0], want[0]);
+    FA_WANT("broadcast_rk2.l", div[1], want[1]);
+    if (k[0] == 1) FA_WANT("qrows", qrows, q->ne[1] * q->ne[2] * q->ne[3]);
+#undef FA_WANT
+    if (!bad && (k[3] == 0 || k[3] > h->n_hvx)) { bad = "n_threads"; got = k[3]; exp = h->n_hvx; }
+    if (!bad && vtcm > h->vtcm) { bad = "vtcm_size (past the session's VTCM)"; got = vtcm; exp = (uint32_t) h->vtcm; }
+    (void) v;
+    if (!bad) return HTP_STATUS_OK;
+    pthread_mutex_lock(&hd.mu);
+    hd_violation("op #%u FLASH_ATTN_EXT: kernel params %s = %u, want %u (htp_fa_kernel_params)", op_index, bad, got, exp);
+    pthread_mutex_unlock(&hd.mu);
+    return HTP_STATUS_INVAL_PARAMS;
+}
+
 /* Executes a validated batch with hd.mu released; the blocks stay pinned so a host that frees them meanwhile is
  * reported instead of crashing the thread. Returns the batch status. */
 static uint32_t execute(struct batch *b, uint32_t prof_mode) {
@@ -556,6 +771,8 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
     uint64_t t_exec = 0;
     uint64_t counts[HD_OP_COUNT] = { 0 };
     uint32_t failed_op = UINT32_MAX;
+    struct group grp;
+    int grouped = 0;
     for (uint32_t i = 0; i < r->n_ops && status == HTP_STATUS_OK; i++) {
         const struct hd_op *o = &ocopy[i];
         struct hd_tensor *src[HD_SEED_MAX_INPUTS], *dst[HTP_OP_MAX_OUTPUTS];
@@ -566,8 +783,16 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
         int injected = hd_fault(HD_F_OP, q->ordinal, -1, q->domain, (int) o->wire_opcode, &code);
         pthread_mutex_unlock(&hd.mu);
         uint64_t t0 = hd_now_ns();
-        if (injected) status = code;
-        else if (do_exec && !(o->flags & HTP_OPFLAGS_SKIP_COMPUTE)) status = (uint32_t) hd_exec_op(o, src, dst);
+        int exec = do_exec && !(o->flags & HTP_OPFLAGS_SKIP_COMPUTE);
+        if (!injected && ((status = check_unary_kparams(o, src, dst, b->h, i)) != HTP_STATUS_OK ||
+                          (status = check_fa_kparams(o, src, dst, b->h, i)) != HTP_STATUS_OK)) {
+            if (grouped) group_barrier(&grp, status);
+        } else if (injected) status = grouped ? group_barrier(&grp, code) : code;
+        else if (o->opcode == HD_OP_MDEV_GROUP) {
+            if (i != 0 || grouped) status = HTP_STATUS_INVAL_PARAMS;
+            else if ((status = group_start(&grp, o, src[0])) == HTP_STATUS_OK) grouped = 1;
+        } else if (grouped) status = group_op(&grp, o, src, dst, exec);
+        else if (exec) status = (uint32_t) hd_exec_op(o, src, dst);
         uint64_t dt = hd_now_ns() - t0;
         t_exec += dt;
         counts[o->opcode] += status == HTP_STATUS_OK;

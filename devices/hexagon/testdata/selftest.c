@@ -25,6 +25,7 @@ static void test_nodsp(const char *out) {
     CHECK(a.system_request == NULL, "nosysreq variant exports remote_system_request");
     CHECK(a.alloc2 != NULL, "nosysreq variant lacks rpcmem_alloc2");
     a.reset();
+    a.configure("kparams=0"); /* these batches carry no kernel parameters */
     CHECK(a.configure("nodsp=1") == 0, "configure nodsp");
     CHECK(a.alloc(RPCMEM_HEAP_ID_SYSTEM, 1, 1 << 20) == NULL, "rpcmem_alloc without a DSP");
     CHECK(a.to_fd(NULL) == -1, "rpcmem_to_fd(NULL)");
@@ -342,6 +343,7 @@ static void test_real_ne(struct api *a) {
  * that times out. */
 static void test_fences(struct api *a, int qdev) {
     a->reset();
+    a->configure("kparams=0"); /* these batches carry no kernel parameters */
     CHECK(a->configure(qdev ? "protocol=qdev; cores=2; fence_timeout_us=300000" : "protocol=seed; cores=2; fence_timeout_us=300000") == 0,
           "configure protocol");
     struct session A, B;
@@ -419,6 +421,7 @@ static void test_fences(struct api *a, int qdev) {
 /* Session-open failure codes, queue back-pressure, response delay, reject=hang, profiling, discovery. */
 static void test_faults(struct api *a) {
     a->reset();
+    a->configure("kparams=0"); /* these batches carry no kernel parameters */
     char uri[256];
     struct remote_rpc_control_unsigned_module u = { 3, 1 };
     CHECK(hx_get_uri(a, "cdsp", 0, uri, sizeof uri) == 0, "GET_URI");
@@ -517,6 +520,7 @@ static void test_faults(struct api *a) {
  * own, in place. */
 static void test_allreduce(struct api *a, int n) {
     a->reset();
+    a->configure("kparams=0"); /* these batches carry no kernel parameters */
     char spec[96];
     snprintf(spec, sizeof spec, "protocol=seed; cores=%d; fence_timeout_us=300000", n);
     a->configure(spec);
@@ -590,6 +594,7 @@ int main(int argc, char **argv) {
     struct api a;
     if (hx_load(&a, path)) return 1;
     a.reset();
+    a.configure("kparams=0"); /* these batches carry no kernel parameters */
     test_batches(&a);
     test_real_ne(&a);
     test_fences(&a, 0);

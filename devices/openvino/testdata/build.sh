@@ -52,7 +52,7 @@ trap 'rm -f "$vs" "$out/libopenvino_c.so.tmp.$$"' EXIT
 
 defs=""
 [ "$props" = 1 ] && defs="-DOVD_WITH_PROPS=1"
-srcs="$here/ovd_ctl.c $here/ovd_types.c $here/ovd_xml.c $here/ovd_ir.c $here/ovd_ops.c $here/ovd_api.c"
+srcs="$here/ovd_ctl.c $here/ovd_types.c $here/ovd_xml.c $here/ovd_ir.c $here/ovd_ops.c $here/ovd_npu.c $here/ovd_api.c"
 # shellcheck disable=SC2086
 $CC -std=c11 -D_GNU_SOURCE $CFLAGS $defs -Wall -Wextra -Wno-unused-parameter -fPIC -fvisibility=hidden -shared \
   -Wl,-soname,$soname -Wl,--version-script="$vs" -o "$out/libopenvino_c.so.tmp.$$" $srcs -lm -lpthread

@@ -169,6 +169,8 @@ typedef struct {
 } ovd_plan;
 int ovd_plan_build(ovd_plan* p, ovd_graph* g, bool fold);
 void ovd_plan_free(ovd_plan* p);
+/* compile-time device rules: the NPU takes static shapes only (ovd_npu.c); 0 or ovd_err's -1 */
+int ovd_npu_check(const ovd_graph* g, const char* dev);
 /* runs the graph: inputs[i] are Parameter values in port types; outputs[j] receives new values */
 int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t* nodes_run, int64_t* node_ns);
 /* node_ns (may be NULL): per node, the nanoseconds its execution took in this run (0 if folded or not run) */

@@ -1343,6 +1343,7 @@ static ov_status_e compile(const ov_core_t* core, ovd_graph* g, const char* devi
     for (size_t i = 0; i < n; i++)
         if (check_property(dev, kv[2 * i], kv[2 * i + 1])) return ovd_fail_status(GENERAL_ERROR);
     if (ovd_fault_hit(FP_COMPILE)) return ovd_fail_status(GENERAL_ERROR);
+    if (ovd_npu_check(g, dev)) return ovd_fail_status(GENERAL_ERROR);
     ov_compiled_model_t* cm = calloc(1, sizeof *cm);
     cm->refs = 1;
     snprintf(cm->device, sizeof cm->device, "%s", dev);

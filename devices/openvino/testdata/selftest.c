@@ -137,9 +137,10 @@ static bool close_to(float a, float b, float tol) { return fabsf(a - b) <= tol *
 
 
 /* y = MatMul(x, W^T) + b, openvino.md 4.3 */
-static const char* matmul_add_ir(ir* b) {
+/* x's shape: "?,4" (dynamic), or "2,4" for a device that takes static shapes only */
+static const char* matmul_add_ir_x(ir* b, const char* xshape) {
     ir_begin(b, "matmul_add");
-    int x = ir_param(b, "x", "f32", "?,4", "FP32");
+    int x = ir_param(b, "x", "f32", xshape, "FP32");
     int w = ir_const(b, "W", "f32", "3, 4", 0, 48, "FP32");
     int mm = ir_op(b, "MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", 2, (src[]){S(x), S(w)}, 1, "FP32", NULL);
     int bb = ir_const(b, "b", "f32", "1, 3", 64, 12, "FP32");
@@ -147,6 +148,8 @@ static const char* matmul_add_ir(ir* b) {
     ir_result(b, S(add));
     return ir_end(b);
 }
+
+static const char* matmul_add_ir(ir* b) { return matmul_add_ir_x(b, "?,4"); }
 
 static float blob76[19];
 
@@ -427,7 +430,12 @@ static void test_binding(void) {
     /* NPU reports the mismatch at infer, like its copy path */
     ovdouble_set("devices", "CPU,GPU.0,GPU.1,NPU");
     ov_compiled_model_t* cmn = NULL;
-    EXPECT(ov_core_compile_model(core, m, "NPU", 0, &cmn) == OK, "compile NPU: %s", err());
+    /* the NPU takes static shapes only: x [?,4] is refused, x [2,4] compiles */
+    EXPECT(ov_core_compile_model(core, m, "NPU", 0, &cmn) == GENERAL_ERROR, "NPU compiles a dynamic shape");
+    EXPECT(strstr(err(), "only models with static shapes") && strstr(lasterr, "[?,4]"), "msg: %s", lasterr);
+    ir bs;
+    ov_model_t* ms = read(matmul_add_ir_x(&bs, "2,4"), blob76, 76, &st);
+    EXPECT(ov_core_compile_model(core, ms, "NPU", 0, &cmn) == OK, "compile NPU: %s", err());
     ov_infer_request_t* rn = NULL;
     ov_compiled_model_create_infer_request(cmn, &rn);
     EXPECT(ov_infer_request_set_input_tensor_by_index(rn, 0, t16) == OK, "NPU accepts at set time");
@@ -446,7 +454,7 @@ static void test_binding(void) {
     ov_compiled_model_free(cmg);
     EXPECT(ov_core_compile_model(core, m, "CPU", 2, &cmg, "NPU_USE_NPUW", "YES") == GENERAL_ERROR, "NPU key on CPU");
     EXPECT(strstr(err(), "Unsupported property NPU_USE_NPUW by CPU plugin") != NULL, "msg: %s", lasterr);
-    EXPECT(ov_core_compile_model(core, m, "NPU", 4, &cmg, "NPU_USE_NPUW", "YES", "NPUW_FOLD", "YES") == OK, "NPU keys on NPU: %s", err());
+    EXPECT(ov_core_compile_model(core, ms, "NPU", 4, &cmg, "NPU_USE_NPUW", "YES", "NPUW_FOLD", "YES") == OK, "NPU keys on NPU: %s", err());
     ov_compiled_model_free(cmg);
     EXPECT(ov_core_compile_model(core, m, "CPU", 1, &cmg, "PERFORMANCE_HINT") == INVALID_C_PARAM, "odd property count");
     EXPECT(ov_core_set_property(core, "CPU", "INFERENCE_PRECISION_HINT", "f99") == GENERAL_ERROR, "bad value");
@@ -465,6 +473,7 @@ static void test_binding(void) {
     ov_infer_request_free(r);
     ov_compiled_model_free(cm);
     ov_model_free(m);
+    ov_model_free(ms);
     /* a double free is caught, not executed */
     int64_t bad = ovdouble_stat("bad.free");
     ov_tensor_t* t = host_tensor(T_F32, 1, (int64_t[]){1}, x);

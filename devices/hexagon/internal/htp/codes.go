@@ -58,10 +58,10 @@ const (
 	OpInvalid
 )
 
-// Seed-only opcodes: the seed's htp-ops.h is not public, so these values
-// are ours, appended after the public OpInvalid. Not verified against a
-// real DSP library; a DSP library built from the public headers rejects
-// them as invalid opcodes.
+// Seed-only opcodes: the seed's htp-ops.h is not public. These values
+// only name the ops inside the host; on the wire they exist under
+// ProtocolSeed only, with the values of its table (Protocol.Opcode).
+// Not verified against a real DSP library.
 const (
 	OpFence        Op = 48 + iota // params[0] seq, params[1] 0 wait / 1 signal; src[0] the fence tensor
 	OpCpyFence                    // CPY, then signal src[1] (a fence tensor) with params[0]

@@ -9,19 +9,13 @@
 // facts (testdata/layouts-d99724f.txt): verified against the public
 // headers, and on the test double, but not against a real DSP library.
 // The seed (the ggml-hexagon.cpp this package follows) uses additions whose
-// headers are not public: fences, CPY_FENCE, MDEV_GROUP, ALLREDUCE and the
-// tiled-tensor flags. They are declared here with values of our choosing,
-// each marked "seed-only, not verified against a real DSP library": a DSP
+// headers are not public: fences, CPY_FENCE, MDEV_GROUP, ALLREDUCE, the
+// seq-carrying request and response, 10-input op descriptors and the
+// tiled/fence tensor flags. They make up ProtocolSeed (protocol.go), each
+// marked "seed-only, not verified against a real DSP library": a DSP
 // library built from other headers reads them as garbage, and only a real
 // device can say which values it expects.
 package htp
-
-// ProtocolVersion names the wire protocol this package speaks. A DSP
-// library built from other headers does not report an error on a mismatch
-// (struct sizes, opcodes and method indices are positional): it computes
-// garbage or never answers. The session logs this string so a mismatch can
-// be traced.
-const ProtocolVersion = "ggml-htp d99724f (public htp-ops.h, htp_iface.idl) + seed extensions v1 (not verified against a real DSP library)"
 
 // Limits of the public protocol (htp-ops.h at d99724f).
 const (
