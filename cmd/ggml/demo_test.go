@@ -16,12 +16,25 @@ func TestDemoOnCPU(t *testing.T) {
 		require.Equal(t, 0, code, errOut)
 		require.Contains(t, out, "agreement with a CPU-only run: max abs diff 0, nmse 0\n")
 		require.Contains(t, out, "\nsplits: 1\n")
-		require.Regexp(t, regexp.MustCompile(`(?m)^weights and KV cache: \d+\.\d MiB in \d+ CPU buffers$`), out)
+		require.Regexp(t, regexp.MustCompile(`(?m)^weights and KV cache: \d+\.\d MiB in \d+ buffers \(CPU, \d+ repacked\)$`), out)
 		require.Regexp(t, regexp.MustCompile(`(?m)^FLASH_ATTN_EXT +fattn +CPU$`), out)
 		require.Regexp(t, regexp.MustCompile(`(?m)^CPY +cache_k_cpy +CPU$`), out)
 		require.Regexp(t, regexp.MustCompile(`(?m)^SWIGLU +ffn_swiglu +CPU$`), out)
 		require.Regexp(t, regexp.MustCompile(`checksum: sum -?\d+\.\d+, fnv64a [0-9a-f]{16}`), out)
 		require.NotContains(t, out, "NaN")
+	}
+}
+
+// With -repack the weights go to the CPU's CPU_REPACK buffers, and the
+// result is the plain run's (the products of five tokens take the same
+// interleaved kernels either way), on the fast and the generic path.
+func TestDemoRepack(t *testing.T) {
+	for _, generic := range []string{"", "1"} {
+		t.Setenv("GGML_CPU_GENERIC", generic)
+		code, out, errOut := runCmd("demo", "-device", "CPU", "-threads", "2", "-tokens", "5", "-ctx", "16", "-embd", "256", "-repack")
+		require.Equal(t, 0, code, errOut)
+		require.Contains(t, out, "weights in an extra buffer type: blk.0.wq, blk.0.wk, blk.0.wv, blk.0.wo, blk.0.ffn_gate, blk.0.ffn_up, blk.0.ffn_down\n")
+		require.Contains(t, out, "agreement with a CPU-only run: max abs diff 0, nmse 0\n")
 	}
 }
 
