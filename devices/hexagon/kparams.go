@@ -56,6 +56,9 @@ func (s *session) solveKernelParams(n *opNode) {
 	case n.op == htp.OpFlashAttnExt:
 		kp := solveFlashAttn(n, s.nThreads)
 		*(*htp.FAKernelParams)(unsafe.Pointer(&n.kparams)) = kp
+	case n.op == htp.OpMulMat || n.op == htp.OpMulMatID || n.op == htp.OpMulMatAdd:
+		kp := solveMatMul(n, s.nThreads, s.vtcm, s.opts.MMSelect >= 1)
+		*(*htp.MMKernelParams)(unsafe.Pointer(&n.kparams)) = kp
 	}
 }
 
