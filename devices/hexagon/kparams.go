@@ -57,7 +57,7 @@ func (s *session) solveKernelParams(n *opNode) {
 		kp := solveFlashAttn(n, s.nThreads)
 		*(*htp.FAKernelParams)(unsafe.Pointer(&n.kparams)) = kp
 	case n.op == htp.OpMulMat || n.op == htp.OpMulMatID || n.op == htp.OpMulMatAdd:
-		kp := solveMatMul(n, s.nThreads, s.vtcm, s.opts.MMSelect >= 1)
+		kp := solveMatMul(n, s.nThreads, s.vtcm, s.nHMX > 0 && s.opts.MMSelect >= 2, s.opts.MMSelect >= 1)
 		*(*htp.MMKernelParams)(unsafe.Pointer(&n.kparams)) = kp
 	}
 }

@@ -112,15 +112,17 @@ func (sh mmShape) layout() mmLayout {
 }
 
 // solveMatMul is the snapshot's precompute of htp_mm_kernel_params for
-// MUL_MAT, MUL_MAT_ID and MUL_MAT_ADD with its HVX kernels: quantized
+// MUL_MAT, MUL_MAT_ID and MUL_MAT_ADD. With hmx (HMX units and
+// GGML_HEXAGON_MM_SELECT=2) an eligible product gets the HMX kernel whose
+// chunks fit VTCM (solveHMX); the rest its HVX kernels: quantized
 // weights go to the tiled-activation kernel (row- or block-parallel) with
 // the deepest weight prefetch that fits VTCM, else to the flat one; F16
 // and F32 weights to the kernel that keeps the activation in VTCM when
 // it fits and nothing is batched or permuted, else to the one streaming
 // both from DDR. tiled is false under GGML_HEXAGON_MM_SELECT=0 (the
-// snapshot's select 1: flat only). n_threads, the chunks and the HMX
-// fields stay zero, as the snapshot leaves them for HVX.
-func solveMatMul(n *opNode, threads uint32, vtcm uint64, tiled bool) htp.MMKernelParams {
+// snapshot's select 1: flat only). For HVX, n_threads, the chunks and the
+// HMX fields stay zero, as the snapshot leaves them.
+func solveMatMul(n *opNode, threads uint32, vtcm uint64, hmx, tiled bool) htp.MMKernelParams {
 	src0, src1, dst := n.inputs[0], n.inputs[1], n.outputs[0]
 	var kp htp.MMKernelParams
 	sh := mmShape{w: src0.Type, ne10: uint64(src1.Ne[0]), rows: uint64(src1.Ne[1] * src1.Ne[2] * src1.Ne[3]),
@@ -129,13 +131,22 @@ func solveMatMul(n *opNode, threads uint32, vtcm uint64, tiled bool) htp.MMKerne
 	if n.op == htp.OpMulMatAdd && n.inputs[2] != nil {
 		sh.src2 = n.inputs[2].Nb[1]
 	}
-	if tile, ok := mmTiles[src0.Type]; ok || (src0.Type != quant.F16 && src0.Type != quant.F32) {
+	ne02, ne03, ne11, ne12, ne13 := src0.Ne[2], src0.Ne[3], src1.Ne[1], src1.Ne[2], src1.Ne[3]
+	tile, repacked := mmTiles[src0.Type]
+	ne00p, ne01p := src0.Ne[0], src0.Ne[1]
+	if repacked {
+		ne00p, ne01p = (ne00p+31)/32*32, (ne01p+31)/32*32
+	}
+	batched := ne02*ne03 > 1 || ne12*ne13 > 1
+	switch {
+	case hmx && hmxEligible(src0, src1, ne01p, sh.id, batched) &&
+		solveHMX(&kp, n, threads, vtcm, uint64(ne00p), uint64(ne01p), batched):
+	case repacked || (src0.Type != quant.F16 && src0.Type != quant.F32):
 		kp.TileSize, kp.AlignedTileSize = uint32(tile.size), uint32(tile.aligned)
 		solveMatMulQuant(&kp, sh, vtcm, tiled)
-	} else {
+	default:
 		solveMatMulFloat(&kp, sh, src0, src1, vtcm)
 	}
-	ne02, ne03, ne11, ne12, ne13 := src0.Ne[2], src0.Ne[3], src1.Ne[1], src1.Ne[2], src1.Ne[3]
 	kp.DivNe12Ne1 = htp.NewFastDiv(uint32(ne12 * ne11))
 	kp.DivNe1 = htp.NewFastDiv(uint32(ne11))
 	kp.DivR2 = htp.NewFastDiv(uint32(ne12 / max(ne02, 1)))
