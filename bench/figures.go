@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/block"
 	"github.com/ggml-go/ggml/internal/ggmlref"
@@ -197,8 +198,9 @@ const (
 
 // Quantize makes the figure of quantizing the LCG weights to t: ours with
 // quant.QuantizeInto against ggml_quantize_chunk, or for the activation
-// formats (activation true: Q8_0, Q8_1, Q8_K) quant.FromFloat against the
-// CPU backend's from_float. Both write the same bytes (the quant tests
+// formats (activation true: Q8_0, Q8_1, Q8_K) the CPU device's from_float
+// (cpu.FromFloat: its assembly unless the generic kernels are selected)
+// against the CPU backend's from_float. Both write the same bytes (the quant tests
 // check it); the figure compares their speed.
 func (s Setup) Quantize(t quant.Type, activation bool) (Case, error) {
 	src := lcgWeights(QuantRows * QuantCols)
@@ -219,7 +221,7 @@ func (s Setup) Quantize(t quant.Type, activation bool) (Case, error) {
 	c.Threads = 1
 	if activation {
 		c.Name = "from_float " + t.String()
-		c.Ours = func() error { _, err := quant.FromFloat(ours, t, src); return err }
+		c.Ours = func() error { return cpu.FromFloat(cpu.Options{}, t, ours, src) }
 		if s.Lib != nil {
 			c.Ref = func() error { return s.Lib.FromFloatCPUInto(theirs, uint32(t), src) }
 		}

@@ -543,7 +543,9 @@ func tensorBytes(t *graph.Tensor) (uint64, error) {
 			return 0, nil
 		}
 	}
-	overflow := fmt.Errorf("%w: %s: size overflows", ErrArgument, t)
+	// Built only when needed: this runs for every tensor of every graph
+	// placed, and formatting the tensor costs more than the size.
+	overflow := func() error { return fmt.Errorf("%w: %s: size overflows", ErrArgument, t) }
 	// As ggml_nbytes: whole blocks along dimension 0 for block types, the
 	// last element's end otherwise, plus the strides of the other dimensions.
 	var n uint64
@@ -551,12 +553,12 @@ func tensorBytes(t *graph.Tensor) (uint64, error) {
 		hi, lo := bits.Mul64(uint64(t.Ne[0]-1), t.Nb[0])
 		var carry uint64
 		if n, carry = bits.Add64(uint64(t.Type.TypeSize()), lo, 0); hi != 0 || carry != 0 {
-			return 0, overflow
+			return 0, overflow()
 		}
 	} else {
 		hi, lo := bits.Mul64(uint64(t.Ne[0]), t.Nb[0])
 		if hi != 0 {
-			return 0, overflow
+			return 0, overflow()
 		}
 		n = lo / bs
 	}
@@ -564,11 +566,11 @@ func tensorBytes(t *graph.Tensor) (uint64, error) {
 		hi, lo := bits.Mul64(uint64(t.Ne[i]-1), t.Nb[i])
 		var carry uint64
 		if n, carry = bits.Add64(n, lo, 0); hi != 0 || carry != 0 {
-			return 0, overflow
+			return 0, overflow()
 		}
 	}
 	if n > math.MaxInt {
-		return 0, overflow
+		return 0, overflow()
 	}
 	return n, nil
 }

@@ -38,7 +38,17 @@ func putFP16(b []byte, f float32) float32 {
 }
 
 // fp16At reads the little-endian half at the start of b as a float32.
-func fp16At(b []byte) float32 { return FP16ToFP32(binary.LittleEndian.Uint16(b)) }
+func fp16At(b []byte) float32 { return fp16Table[binary.LittleEndian.Uint16(b)] }
+
+// fp16Table is FP16ToFP32 of every half, as ggml's generic builds keep it
+// (ggml_table_f32_f16).
+var fp16Table = func() *[1 << 16]float32 {
+	t := new([1 << 16]float32)
+	for h := range t {
+		t[h] = fp16ToFP32(uint16(h))
+	}
+	return t
+}()
 
 // invOrZero is ggml's "d ? 1.0f/d : 0.0f", the inverse scale of a block.
 func invOrZero(d float32) float32 {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // A dot kernel returns the dot product of n elements of one type in x with n
@@ -158,24 +159,96 @@ const (
 )
 
 // Plain floats: ggml's scalar path rounds each product to float32 and sums
-// in double precision.
+// in double precision, one element after the other. That chain of
+// additions bounds a single dot product; DotRowsKernel runs four rows'
+// chains side by side, each in the same order.
 
 func dotF32(n int, x, y []byte) float32 {
+	y = y[:4*n]
+	x = x[:len(y)]
 	var sum float64
-	for i := 0; i < 4*n; i += 4 {
-		a := math.Float32frombits(binary.LittleEndian.Uint32(x[i:]))
-		b := math.Float32frombits(binary.LittleEndian.Uint32(y[i:]))
+	for i := 0; i+4 <= len(y); i += 4 {
+		a := math.Float32frombits(binary.LittleEndian.Uint32(x[i : i+4 : i+4]))
+		b := math.Float32frombits(binary.LittleEndian.Uint32(y[i : i+4 : i+4]))
 		sum += float64(a * b)
 	}
 	return float32(sum)
 }
 
 func dotF16(n int, x, y []byte) float32 {
+	y = y[:2*n]
+	x = x[:len(y)]
+	t := fp16Table
 	var sum float64
-	for i := 0; i < 2*n; i += 2 {
-		sum += float64(fp16At(x[i:]) * fp16At(y[i:]))
+	for i := 0; i+2 <= len(y); i += 2 {
+		a := t[binary.LittleEndian.Uint16(x[i:i+2:i+2])]
+		b := t[binary.LittleEndian.Uint16(y[i:i+2:i+2])]
+		sum += float64(a * b)
 	}
 	return float32(sum)
+}
+
+// dotRowsF32 sets out[r] = dotF32(n, row r, y) for nrows rows of x stride
+// bytes apart, four rows at a time.
+func dotRowsF32(n int, x []byte, stride uint64, nrows int, y []byte, out []float32) {
+	y = y[:4*n]
+	out = out[:nrows]
+	r := 0
+	for ; r+4 <= nrows; r += 4 {
+		o := uint64(r) * stride
+		x0, x1, x2, x3 := x[o:][:len(y)], x[o+stride:][:len(y)], x[o+2*stride:][:len(y)], x[o+3*stride:][:len(y)]
+		var s0, s1, s2, s3 float64
+		for i := 0; i+4 <= len(y); i += 4 {
+			b := math.Float32frombits(binary.LittleEndian.Uint32(y[i : i+4 : i+4]))
+			s0 += float64(math.Float32frombits(binary.LittleEndian.Uint32(x0[i:i+4:i+4])) * b)
+			s1 += float64(math.Float32frombits(binary.LittleEndian.Uint32(x1[i:i+4:i+4])) * b)
+			s2 += float64(math.Float32frombits(binary.LittleEndian.Uint32(x2[i:i+4:i+4])) * b)
+			s3 += float64(math.Float32frombits(binary.LittleEndian.Uint32(x3[i:i+4:i+4])) * b)
+		}
+		out[r], out[r+1], out[r+2], out[r+3] = float32(s0), float32(s1), float32(s2), float32(s3)
+	}
+	for ; r < nrows; r++ {
+		out[r] = dotF32(n, x[uint64(r)*stride:], y)
+	}
+}
+
+// dotRowsF16 is dotRowsF32 for F16.
+func dotRowsF16(n int, x []byte, stride uint64, nrows int, y []byte, out []float32) {
+	y = y[:2*n]
+	out = out[:nrows]
+	t := fp16Table
+	r := 0
+	for ; r+4 <= nrows; r += 4 {
+		o := uint64(r) * stride
+		x0, x1, x2, x3 := x[o:][:len(y)], x[o+stride:][:len(y)], x[o+2*stride:][:len(y)], x[o+3*stride:][:len(y)]
+		var s0, s1, s2, s3 float64
+		for i := 0; i+2 <= len(y); i += 2 {
+			b := t[binary.LittleEndian.Uint16(y[i:i+2:i+2])]
+			s0 += float64(t[binary.LittleEndian.Uint16(x0[i:i+2:i+2])] * b)
+			s1 += float64(t[binary.LittleEndian.Uint16(x1[i:i+2:i+2])] * b)
+			s2 += float64(t[binary.LittleEndian.Uint16(x2[i:i+2:i+2])] * b)
+			s3 += float64(t[binary.LittleEndian.Uint16(x3[i:i+2:i+2])] * b)
+		}
+		out[r], out[r+1], out[r+2], out[r+3] = float32(s0), float32(s1), float32(s2), float32(s3)
+	}
+	for ; r < nrows; r++ {
+		out[r] = dotF16(n, x[uint64(r)*stride:], y)
+	}
+}
+
+// DotRowsKernel returns, for the types whose vec_dot is one long chain of
+// dependent additions (F32, F16), a kernel k with k(n, x, stride, nrows,
+// y, out) setting out[r] to DotKernel(t)(n, x[r*stride:], y) bit for bit
+// for r < nrows, several rows in flight at once; nil for other types. The
+// operands are under DotKernel's contract, row by row.
+func DotRowsKernel(t Type) func(n int, x []byte, stride uint64, nrows int, y []byte, out []float32) {
+	switch t {
+	case F32:
+		return dotRowsF32
+	case F16:
+		return dotRowsF16
+	}
+	return nil
 }
 
 func dotBF16(n int, x, y []byte) float32 {
@@ -241,10 +314,45 @@ func dotQ4_0(n int, x, y []byte) float32 {
 	var sum float32
 	for i := 0; i < n/32; i++ {
 		xb, yb := x[18*i:18*i+18], y[q8_0Bytes*i:q8_0Bytes*(i+1)]
-		s := nibbleDot(xb[2:], 0, yb[2:], q4_0Values)
+		s := nibbleDotQ4_0(xb[2:], yb[2:])
 		sum += float32(float32(float32(s)*fp16At(xb)) * fp16At(yb))
 	}
 	return sum
+}
+
+// Words of bytes and of 16-bit lanes for the SWAR dot products.
+const (
+	evenBytes = 0x00ff00ff00ff00ff
+	byteSigns = 0x8080808080808080
+	laneOnes  = 0x0001000100010001
+)
+
+// nibbleDotQ4_0 is nibbleDot(q, 0, yq, q4_0Values) four products to a
+// multiplication: with the quants spread into the 16-bit lanes of a word
+// (q0, q2, q4, q6) and y's biased quants y+128 into another in reverse
+// order (y6, y4, y2, y0), the top lane of their product is q0y0 + q2y2 +
+// q4y4 + q6y6. Every lane of every product stays below 3*15*255, and four
+// products summed below 2^16, so no lane carries into the next and the
+// top lane of the sum is exact. The biases come off with the sums of q
+// and y: sum (q-8)y = sum q(y+128) - 128 sum q - 8 sum y.
+func nibbleDotQ4_0(q, yq []byte) int32 {
+	q, yq = q[:16], yq[:32]
+	var dot, lanesQ, lanesY uint64
+	for k := 0; k < 16; k += 8 {
+		w := binary.LittleEndian.Uint64(q[k:])
+		lo, hi := w&lowNibbles, w>>4&lowNibbles
+		ylo := bits.ReverseBytes64(binary.LittleEndian.Uint64(yq[k:]) ^ byteSigns)
+		yhi := bits.ReverseBytes64(binary.LittleEndian.Uint64(yq[16+k:]) ^ byteSigns)
+		qe, qo, he, ho := lo&evenBytes, lo>>8&evenBytes, hi&evenBytes, hi>>8&evenBytes
+		// Reversed, y's even elements sit in the odd bytes.
+		le, lo8, ue, uo := ylo>>8&evenBytes, ylo&evenBytes, yhi>>8&evenBytes, yhi&evenBytes
+		dot += (qe*le + qo*lo8 + he*ue + ho*uo) >> 48
+		lanesQ += qe + qo + he + ho
+		lanesY += le + lo8 + ue + uo
+	}
+	sumQ := int32(lanesQ * laneOnes >> 48)
+	sumY := int32(lanesY*laneOnes>>48) - 128*32
+	return int32(dot) - 128*sumQ - 8*sumY
 }
 
 // Q4_1 (fp16 d, fp16 m, qs[16]) · Q8_1: the min times y's stored sum adds
@@ -281,25 +389,45 @@ func dotQ5_1(n int, x, y []byte) float32 {
 	return sum
 }
 
-// int8Dot returns the integer dot product of two equally long int8 slices.
-func int8Dot(a, b []byte) int32 {
-	b = b[:len(a)]
-	var s int32
-	for j, v := range a {
-		s += int32(int8(v)) * int32(int8(b[j]))
-	}
-	return s
-}
-
 // Q8_0 · Q8_0.
 func dotQ8_0(n int, x, y []byte) float32 {
 	var sum float32
 	for i := 0; i < n/32; i++ {
 		xb, yb := x[q8_0Bytes*i:q8_0Bytes*(i+1)], y[q8_0Bytes*i:q8_0Bytes*(i+1)]
-		s := int8Dot(xb[2:], yb[2:])
+		s := int8DotQ8_0(xb[2:], yb[2:])
 		sum += float32(float32(s) * float32(fp16At(xb)*fp16At(yb)))
 	}
 	return sum
+}
+
+// int8DotQ8_0 is int8Dot of two 32-byte blocks in the manner of
+// nibbleDotQ4_0: x biased to x+128 in 16-bit lanes, y biased to y+128 and
+// split into its nibbles (each product lane then stays below 3*255*15),
+// so that a multiplication takes four products of each nibble; sum xy =
+// sum (x+128)(y+128) - 128 sum (x+128) - 128 sum (y+128) + 32*128*128.
+func int8DotQ8_0(xq, yq []byte) int32 {
+	xq, yq = xq[:32], yq[:32]
+	var lo, hi, lanesX, lanesY uint64
+	for k := 0; k < 32; k += 16 {
+		var l, h uint64
+		for j := k; j < k+16; j += 8 {
+			xw := binary.LittleEndian.Uint64(xq[j:]) ^ byteSigns
+			yw := bits.ReverseBytes64(binary.LittleEndian.Uint64(yq[j:]) ^ byteSigns)
+			xe, xo := xw&evenBytes, xw>>8&evenBytes
+			yl, yh := yw&lowNibbles, yw>>4&lowNibbles
+			// Reversed, y's even elements sit in the odd bytes.
+			le, lo8, he, ho := yl>>8&evenBytes, yl&evenBytes, yh>>8&evenBytes, yh&evenBytes
+			l += xe*le + xo*lo8
+			h += xe*he + xo*ho
+			lanesX += xe + xo
+			lanesY += le + lo8 + (he+ho)<<4
+		}
+		lo += l >> 48
+		hi += h >> 48
+	}
+	sumX := int32(lanesX * laneOnes >> 48)
+	sumY := int32(lanesY * laneOnes >> 48)
+	return int32(hi<<4+lo) - 128*sumX - 128*sumY + 32*128*128
 }
 
 // Q1_0 (fp16 d, 128 sign bits) · Q8_0: bit k of byte b is element 8b+k and

@@ -21,17 +21,41 @@ func q8KBsum(yb []byte, j int) int32 {
 
 // addScaledLanes adds scale * q[e]*a[e] to lanes[e%8] for the elements of one
 // sub-block (a multiple of 8 long). The sums are small enough that scaling
-// each lane once gives the same integers as scaling every product.
-func addScaledLanes(lanes *[8]int32, scale int32, q []byte, a []int8) {
+// each lane once gives the same integers as scaling every product; eight
+// elements a step, each lane in its own variable, keep the products in
+// registers.
+func addScaledLanes(lanes *[8]int32, scale int32, q, a []byte) {
 	q = q[:len(a)]
-	for l := range lanes {
-		var part int32
-		for e := l; e < len(a); e += 8 {
-			part += int32(int8(q[e])) * int32(a[e])
-		}
-		lanes[l] += scale * part
+	var p0, p1, p2, p3, p4, p5, p6, p7 int32
+	for e := 0; e+8 <= len(a); e += 8 {
+		qq, aa := q[e:e+8:e+8], a[e:e+8:e+8]
+		p0 += int32(int8(qq[0])) * int32(int8(aa[0]))
+		p1 += int32(int8(qq[1])) * int32(int8(aa[1]))
+		p2 += int32(int8(qq[2])) * int32(int8(aa[2]))
+		p3 += int32(int8(qq[3])) * int32(int8(aa[3]))
+		p4 += int32(int8(qq[4])) * int32(int8(aa[4]))
+		p5 += int32(int8(qq[5])) * int32(int8(aa[5]))
+		p6 += int32(int8(qq[6])) * int32(int8(aa[6]))
+		p7 += int32(int8(qq[7])) * int32(int8(aa[7]))
 	}
+	lanes[0] += scale * p0
+	lanes[1] += scale * p1
+	lanes[2] += scale * p2
+	lanes[3] += scale * p3
+	lanes[4] += scale * p4
+	lanes[5] += scale * p5
+	lanes[6] += scale * p6
+	lanes[7] += scale * p7
 }
+
+// The decoders below work on eight codes at a time in a uint64 (nibble
+// masks and shifts on whole words), storing a word of int8 values (as
+// bytes) at once.
+const (
+	lowNibbles = 0x0f0f0f0f0f0f0f0f
+	lowCrumbs  = 0x0303030303030303
+	byteTops   = 0x8080808080808080
+)
 
 // addLaneSums scales one block's integer lanes by d into the float lanes.
 func addLaneSums(sums *[8]float32, d float32, lanes *[8]int32) {
@@ -84,7 +108,7 @@ func dotQ2K(n int, x, y []byte) float32 {
 // sub-blocks have 6-bit scales offset by 32.
 func dotQ3K(n int, x, y []byte) float32 {
 	var sums [8]float32
-	var a [256]int8
+	var a [256]byte
 	for i := 0; i < n/256; i++ {
 		xb, yb := x[110*i:110*i+110], y[q8KBytes*i:q8KBytes*(i+1)]
 		// Element 128c+32s+l: bits 2s of qs[32c+l], high bit 4c+s of hmask[l].
@@ -94,7 +118,7 @@ func dotQ3K(n int, x, y []byte) float32 {
 			for s := 0; s < 4; s++ {
 				out, bit := a[128*c+32*s:128*c+32*s+32], uint(4*c+s)
 				for l, h := range hm {
-					out[l] = int8(q3[l]>>(2*s)&3) - 4 + int8(h>>bit&1)<<2
+					out[l] = byte(int8(q3[l]>>(2*s)&3) - 4 + int8(h>>bit&1)<<2)
 				}
 			}
 		}
@@ -112,7 +136,7 @@ func dotQ3K(n int, x, y []byte) float32 {
 func dotK4(n, blockBytes int, x, y []byte, fifthBit bool) float32 {
 	var sums [8]float32
 	var sum float32
-	var a [256]int8
+	var a [256]byte
 	for i := 0; i < n/256; i++ {
 		xb, yb := x[blockBytes*i:blockBytes*(i+1)], y[q8KBytes*i:q8KBytes*(i+1)]
 		decodeNibbles64(&a, xb[blockBytes-128:blockBytes])
@@ -140,13 +164,13 @@ func dotK4(n, blockBytes int, x, y []byte, fifthBit bool) float32 {
 
 // decodeNibbles64 fills a from 128 bytes of nibbles, each 32 bytes holding
 // 64 elements: the low nibbles first, then the high ones.
-func decodeNibbles64(a *[256]int8, qs []byte) {
+func decodeNibbles64(a *[256]byte, qs []byte) {
 	qs = qs[:128]
 	for c := 0; c < 4; c++ {
-		lo, hi := a[64*c:64*c+32], a[64*c+32:64*c+64]
-		for l, b := range qs[32*c : 32*c+32] {
-			lo[l] = int8(b & 0xf)
-			hi[l] = int8(b >> 4)
+		for l := 0; l < 32; l += 8 {
+			w := binary.LittleEndian.Uint64(qs[32*c+l:])
+			binary.LittleEndian.PutUint64(a[64*c+l:], w&lowNibbles)
+			binary.LittleEndian.PutUint64(a[64*c+32+l:], w>>4&lowNibbles)
 		}
 	}
 }
@@ -158,11 +182,11 @@ func dotQ4K(n int, x, y []byte) float32 { return dotK4(n, 144, x, y, false) }
 func dotQ5K(n int, x, y []byte) float32 { return dotK4(n, 176, x, y, true) }
 
 // addFifthBit adds Q5_K's high bits: bit e/32 of qh[e%32] adds 16 to element e.
-func addFifthBit(a *[256]int8, qh []byte) {
+func addFifthBit(a *[256]byte, qh []byte) {
 	for c := 0; c < 8; c++ {
 		part := a[32*c : 32*c+32]
 		for l, h := range qh[:32] {
-			part[l] += int8(h>>c&1) << 4
+			part[l] += h >> c & 1 << 4
 		}
 	}
 }
@@ -171,16 +195,23 @@ func addFifthBit(a *[256]int8, qh []byte) {
 // and 2 high bits from qh, offset by 32; 16-element sub-blocks.
 func dotQ6K(n int, x, y []byte) float32 {
 	var sums [8]float32
-	var a [256]int8
+	var a [256]byte
 	for i := 0; i < n/256; i++ {
 		xb, yb := x[210*i:210*i+210], y[q8KBytes*i:q8KBytes*(i+1)]
+		// Element 128c+32k+l: nibble k/2 of ql[64c+l+32(k%2)], bits 2k of
+		// qh[32c+l]; the six-bit code minus 32 is (code+96)^128 as a byte,
+		// which no byte of the word carries out of.
 		for c := 0; c < 2; c++ {
-			ql, qh, out := xb[64*c:64*c+64], xb[128+32*c:128+32*c+32], a[128*c:128*c+128]
-			for l, h := range qh {
-				out[l] = int8(ql[l]&0xf|(h>>0&3)<<4) - 32
-				out[l+32] = int8(ql[l+32]&0xf|(h>>2&3)<<4) - 32
-				out[l+64] = int8(ql[l]>>4|(h>>4&3)<<4) - 32
-				out[l+96] = int8(ql[l+32]>>4|(h>>6&3)<<4) - 32
+			ql, qh := xb[64*c:64*c+64], xb[128+32*c:128+32*c+32]
+			for l := 0; l < 32; l += 8 {
+				q0 := binary.LittleEndian.Uint64(ql[l:])
+				q1 := binary.LittleEndian.Uint64(ql[l+32:])
+				h := binary.LittleEndian.Uint64(qh[l:])
+				lo := [4]uint64{q0 & lowNibbles, q1 & lowNibbles, q0 >> 4 & lowNibbles, q1 >> 4 & lowNibbles}
+				for k, v := range lo {
+					code := v | (h>>(2*k)&lowCrumbs)<<4
+					binary.LittleEndian.PutUint64(a[128*c+32*k+l:], (code+0x6060606060606060)^byteTops)
+				}
 			}
 		}
 		var lanes [8]int32

@@ -252,11 +252,13 @@ GLOBL qx_bias<>(SB), RODATA|NOPTR, $32
 // wx*l into SX and (w*l)*l into S2, l = clamp(nearest_int(scale*v)),
 // with v, wx and w broadcast in Y11, Y12 and Y13; the bounds are in Y9
 // (-nmax) and Y10 (nmax-1). Each lane does exactly the scalar sequence.
+//
+// nearest_int's magic-number rounding is VCVTPS2DQ's (round to nearest
+// even, Go's MXCSR setting) below 2^22 in magnitude; the caller passes
+// finite values only, so |scale*v| <= (nmax+1)*|v|/amax stays far below.
 #define QXGROUP(S, SX, S2) \
 	VMULPS Y11, S, Y14 \
-	VADDPS qx_magic<>(SB), Y14, Y14 \
-	VPAND qx_mant<>(SB), Y14, Y14 \
-	VPSUBD qx_bias<>(SB), Y14, Y14 \
+	VCVTPS2DQ Y14, Y14 \
 	VPMINSD Y10, Y14, Y14 \
 	VPMAXSD Y9, Y14, Y14 \
 	VCVTDQ2PS Y14, Y14 \
@@ -266,17 +268,27 @@ GLOBL qx_bias<>(SB), RODATA|NOPTR, $32
 	VMULPS Y14, Y15, Y15 \
 	VADDPS Y15, S2, S2
 
-// func qxTrialsAVX2(x, w, wx *float32, n int, scales *[24]float32, nmax int, sumx, sum2 *[24]float32)
-TEXT ·qxTrialsAVX2(SB), NOSPLIT, $0-64
+// The trial scales arrive as numerators, divided here by maxv (the
+// division each scalar trial makes) and stored back for the caller.
+//
+// func qxTrialsAVX2(x, w, wx *float32, n int, scales *[24]float32, nmax int, sumx, sum2 *[24]float32, maxv float32)
+TEXT ·qxTrialsAVX2(SB), NOSPLIT, $0-68
 	MOVQ x+0(FP), SI
 	MOVQ w+8(FP), DX
 	MOVQ wx+16(FP), R9
 	MOVQ n+24(FP), CX
 	MOVQ scales+32(FP), AX
 	MOVQ nmax+40(FP), BX
+	VBROADCASTSS maxv+64(FP), Y3
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
+	VDIVPS Y3, Y0, Y0
+	VDIVPS Y3, Y1, Y1
+	VDIVPS Y3, Y2, Y2
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
@@ -285,10 +297,10 @@ TEXT ·qxTrialsAVX2(SB), NOSPLIT, $0-64
 	VXORPS Y8, Y8, Y8
 	MOVQ BX, R10
 	NEGQ R10
-	MOVQ R10, X9
+	VMOVQ R10, X9
 	VPBROADCASTD X9, Y9
 	DECQ BX
-	MOVQ BX, X10
+	VMOVQ BX, X10
 	VPBROADCASTD X10, Y10
 qxloop:
 	TESTQ CX, CX
@@ -313,5 +325,142 @@ qxdone:
 	VMOVUPS Y6, (BX)
 	VMOVUPS Y7, 32(BX)
 	VMOVUPS Y8, 64(BX)
+	VZEROUPPER
+	RET
+
+// The trial passes of makeQKXQuants, eight trial scales to a vector, each
+// lane doing exactly the scalar sequence for its trial: QKXLEVEL turns the
+// broadcast xm[i] in Y3 into the float level clamp(nearest_int(iscale*xm),
+// 0, nmax) with the iscales in Y10, 0 in Y11 and nmax in Y15.
+#define QKXLEVEL \
+	VMULPS    Y3, Y10, Y3 \
+	VADDPS    qx_magic<>(SB), Y3, Y3 \
+	VPAND     qx_mant<>(SB), Y3, Y3 \
+	VPSUBD    qx_bias<>(SB), Y3, Y3 \
+	VPMAXSD   Y11, Y3, Y3 \
+	VPMINSD   Y15, Y3, Y3 \
+	VCVTDQ2PS Y3, Y3
+
+// func qkxSumsAVX2(x, w, xm *float32, n int, iscale *float32, ngroups, nmax int, sumL, sumL2, sumXL *float32)
+TEXT ·qkxSumsAVX2(SB), NOSPLIT, $0-80
+	MOVQ x+0(FP), SI
+	MOVQ w+8(FP), DX
+	MOVQ xm+16(FP), BX
+	MOVQ n+24(FP), CX
+	MOVQ iscale+32(FP), R8
+	MOVQ ngroups+40(FP), R9
+	MOVQ nmax+48(FP), AX
+	MOVQ sumL+56(FP), R10
+	MOVQ sumL2+64(FP), R11
+	MOVQ sumXL+72(FP), R12
+	VMOVQ AX, X15
+	VPBROADCASTD X15, Y15
+	VPXOR Y11, Y11, Y11
+qkxsgroup:
+	TESTQ R9, R9
+	JE qkxsdone
+	VMOVUPS (R8), Y10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	XORQ DI, DI
+qkxsloop:
+	CMPQ DI, CX
+	JGE qkxsstore
+	VBROADCASTSS (BX)(DI*4), Y3
+	QKXLEVEL
+	VBROADCASTSS (DX)(DI*4), Y4
+	VMULPS Y3, Y4, Y4
+	VADDPS Y4, Y0, Y0
+	VMULPS Y3, Y4, Y5
+	VADDPS Y5, Y1, Y1
+	VBROADCASTSS (SI)(DI*4), Y5
+	VMULPS Y5, Y4, Y5
+	VADDPS Y5, Y2, Y2
+	INCQ DI
+	JMP qkxsloop
+qkxsstore:
+	VMOVUPS Y0, (R10)
+	VMOVUPS Y1, (R11)
+	VMOVUPS Y2, (R12)
+	ADDQ $32, R8
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, R12
+	DECQ R9
+	JMP qkxsgroup
+qkxsdone:
+	VZEROUPPER
+	RET
+
+// QKXDIFF leaves (scale*l + min) - x[i] in Y3, the level in Y3 on entry,
+// scale in Y9, min in Y8.
+#define QKXDIFF \
+	VMULPS       Y3, Y9, Y3 \
+	VADDPS       Y8, Y3, Y3 \
+	VBROADCASTSS (SI)(DI*4), Y4 \
+	VSUBPS       Y4, Y3, Y3
+
+// func qkxErrAVX2(x, w, xm *float32, n int, iscale *float32, ngroups, nmax int, scale, minv *float32, mad int, e *float32)
+TEXT ·qkxErrAVX2(SB), NOSPLIT, $0-88
+	MOVQ x+0(FP), SI
+	MOVQ w+8(FP), DX
+	MOVQ xm+16(FP), BX
+	MOVQ n+24(FP), CX
+	MOVQ iscale+32(FP), R8
+	MOVQ ngroups+40(FP), R9
+	MOVQ nmax+48(FP), AX
+	MOVQ scale+56(FP), R10
+	MOVQ minv+64(FP), R11
+	MOVQ mad+72(FP), R13
+	MOVQ e+80(FP), R12
+	VMOVQ AX, X15
+	VPBROADCASTD X15, Y15
+	VPXOR Y11, Y11, Y11
+	VPCMPEQD Y7, Y7, Y7
+	VPSRLD $1, Y7, Y7
+qkxegroup:
+	TESTQ R9, R9
+	JE qkxedone
+	VMOVUPS (R8), Y10
+	VMOVUPS (R10), Y9
+	VMOVUPS (R11), Y8
+	VXORPS Y0, Y0, Y0
+	XORQ DI, DI
+	TESTQ R13, R13
+	JNE qkxemad
+qkxesq:
+	CMPQ DI, CX
+	JGE qkxestore
+	VBROADCASTSS (BX)(DI*4), Y3
+	QKXLEVEL
+	QKXDIFF
+	VMULPS Y3, Y3, Y3
+	VBROADCASTSS (DX)(DI*4), Y4
+	VMULPS Y3, Y4, Y3
+	VADDPS Y3, Y0, Y0
+	INCQ DI
+	JMP qkxesq
+qkxemad:
+	CMPQ DI, CX
+	JGE qkxestore
+	VBROADCASTSS (BX)(DI*4), Y3
+	QKXLEVEL
+	QKXDIFF
+	VANDPS Y7, Y3, Y3
+	VBROADCASTSS (DX)(DI*4), Y4
+	VMULPS Y3, Y4, Y3
+	VADDPS Y3, Y0, Y0
+	INCQ DI
+	JMP qkxemad
+qkxestore:
+	VMOVUPS Y0, (R12)
+	ADDQ $32, R8
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, R12
+	DECQ R9
+	JMP qkxegroup
+qkxedone:
 	VZEROUPPER
 	RET

@@ -1,5 +1,7 @@
 package quant
 
+import "math"
+
 // The weighted scale searches shared by the K-quants and the legacy
 // formats' importance-matrix paths. Each one reproduces ggml's
 // single-precision arithmetic operation for operation: every product that
@@ -18,10 +20,27 @@ func kClamp(l, lo, hi int32) int32 { return max(lo, min(hi, l)) }
 // which is what ggml computes in that case). L receives the quants offset by
 // nmax. It returns the scale.
 func makeQXQuants(nmax int32, x, w []float32, L []int8) float32 {
-	var maxv, amax float32
+	// maxv is the first value of the largest magnitude, NaNs left out (a
+	// group of sub-block scales can hold them when an importance matrix
+	// overflowed). The magnitude is found on the bits, which order as the
+	// magnitudes do, with a conditional move instead of an unpredictable
+	// branch.
+	var mbits uint32
+	finite := true
 	for _, v := range x {
-		if ax := absf(v); ax > amax {
-			amax, maxv = ax, v
+		b := math.Float32bits(v) &^ (1 << 31)
+		if b > mbits && b <= 0x7f800000 {
+			mbits = b
+		}
+		if b >= 0x7f800000 {
+			finite = false
+		}
+	}
+	amax, maxv := math.Float32frombits(mbits), float32(0)
+	for _, v := range x {
+		if absf(v) == amax {
+			maxv = v
+			break
 		}
 	}
 	if amax < groupMaxEps {
@@ -29,7 +48,6 @@ func makeQXQuants(nmax int32, x, w []float32, L []int8) float32 {
 		return 0
 	}
 	fnmax := float32(nmax)
-	iscale := -fnmax / maxv
 	n := len(x)
 	w, L = w[:n], L[:n]
 	// w*x*l is (w*x)*l in C: the product w*x is the same for every trial.
@@ -38,36 +56,30 @@ func makeQXQuants(nmax int32, x, w []float32, L []int8) float32 {
 	for i, v := range x {
 		wx[i] = w[i] * v
 	}
-	var sumlx, suml2 float32
-	for i, v := range x {
-		l := kClamp(nearestInt(iscale*v), -nmax, nmax-1)
-		L[i] = int8(l + nmax)
-		fl := float32(l)
-		sumlx += float32(wx[i] * fl)
-		suml2 += float32(w[i] * fl * fl)
-	}
-	var scale float32
-	if suml2 != 0 {
-		scale = sumlx / suml2
-	}
-	best := scale * sumlx
-	// The 18 trial scales' sums do not depend on one another, only the
-	// choice among them does: the sums are computed together (the same
-	// operations in the same order for each trial, but several trials in
-	// flight: two per pass in Go, all in vector lanes with qxTrials), then
-	// the trials are judged in ggml's order, and the levels recomputed
-	// once, for the winner.
+	// The first guess, -nmax/maxv, and the 18 trial scales around it have
+	// sums that do not depend on one another, only the choice among them
+	// does: the sums are computed together (the same operations in the
+	// same order for each, but several in flight: two per pass in Go, all
+	// in vector lanes with qxTrials), then the trials are judged in ggml's
+	// order, and the levels computed once, for the winner. Entry 18 is the
+	// first guess.
 	var trialX, trial2, trialScale [24]float32
 	for t := range 18 {
 		is := int32(t - 9)
 		if is >= 0 {
 			is++
 		}
-		trialScale[t] = -(fnmax + float32(0.1*float32(is))) / maxv
+		trialScale[t] = -(fnmax + float32(0.1*float32(is)))
 	}
-	if haveQXTrials && n > 0 {
-		qxTrials(x, w, wx, &trialScale, nmax, &trialX, &trial2)
+	trialScale[18] = -fnmax
+	if haveQXTrials && n > 0 && finite {
+		// The assembly divides the numerators by maxv itself, eight at a
+		// time, and rounds as nearest_int does for finite values only.
+		qxTrials(x, w, wx, &trialScale, maxv, nmax, &trialX, &trial2)
 	} else {
+		for t := range 19 {
+			trialScale[t] /= maxv
+		}
 		for t := 0; t < 18; t += 2 {
 			scaleA, scaleB := trialScale[t], trialScale[t+1]
 			var xa, la, xb, lb float32
@@ -82,8 +94,20 @@ func makeQXQuants(nmax int32, x, w []float32, L []int8) float32 {
 			trialX[t], trial2[t] = xa, la
 			trialX[t+1], trial2[t+1] = xb, lb
 		}
+		var xa, la float32
+		for i, v := range x {
+			fa := float32(kClamp(nearestInt(trialScale[18]*v), -nmax, nmax-1))
+			xa += float32(wx[i] * fa)
+			la += float32(w[i] * fa * fa)
+		}
+		trialX[18], trial2[18] = xa, la
 	}
-	winner := -1
+	var scale float32
+	if trial2[18] != 0 {
+		scale = trialX[18] / trial2[18]
+	}
+	best := scale * trialX[18]
+	winner := 18
 	for t := range 18 {
 		sumlx, suml2 := trialX[t], trial2[t]
 		if suml2 > 0 && sumlx*sumlx > best*suml2 {
@@ -92,11 +116,9 @@ func makeQXQuants(nmax int32, x, w []float32, L []int8) float32 {
 			best = scale * sumlx
 		}
 	}
-	if winner >= 0 {
-		iscale = trialScale[winner]
-		for i, v := range x {
-			L[i] = int8(nmax + kClamp(nearestInt(iscale*v), -nmax, nmax-1))
-		}
+	iscale := trialScale[winner]
+	for i, v := range x {
+		L[i] = int8(nmax + kClamp(nearestInt(iscale*v), -nmax, nmax-1))
 	}
 	return scale
 }
@@ -224,6 +246,9 @@ func makeQKXQuants(nmax int32, x, weights []float32, L, Laux []uint8,
 		L[i] = uint8(kClamp(nearestInt(iscale*d), 0, nmax))
 	}
 	bestErr := errOf(scale, minv, L)
+	if haveQKXTrials {
+		return qkxSearch(nmax, x, weights, xm, L, rmin, rdelta, nstep, useMAD, sumW, sumX, scale, minv, maxv, bestErr)
+	}
 	for is := 0; is <= nstep; is++ {
 		iscale = (float32(rmin+float32(rdelta*float32(is))) + fnmax) / (maxv - minv)
 		var sumL, sumL2, sumXL float32
@@ -259,12 +284,85 @@ func makeQKXQuants(nmax int32, x, weights []float32, L, Laux []uint8,
 	return scale, -minv
 }
 
-// haveQXTrials says that the architecture's qxTrials computes
-// makeQXQuants's trial sums for the 18 scales in scales[:18] (the rest
-// are padding): sumx[t] += wx[i]*l and sum2[t] += (w[i]*l)*l in order of
-// i, l the clamped level of scales[t]*x[i], exactly as the Go loop does.
-// (A direct call, not a function value, keeps the arrays on the stack.)
+// qkxSearch is the trial loop of makeQKXQuants with the trials' sums and
+// errors computed eight at a time by the architecture's qkxSums and qkxErr.
+// A trial that improves the fit moves the minimum, which changes every
+// later trial's scale and levels; so eight trials are computed together
+// from the current minimum and judged in order, and the next eight start
+// after the first winner (most searches improve a few times, early: eight
+// at a time wastes less than all the remaining trials at once). Every
+// trial's arithmetic is the scalar loop's.
+func qkxSearch(nmax int32, x, weights, xm []float32, L []uint8, rmin, rdelta float32, nstep int, useMAD bool,
+	sumW, sumX, scale, minv, maxv, bestErr float32) (float32, float32) {
+	fnmax := float32(nmax)
+	var iscales, sumL, sumL2, sumXL, scales, mins, errs [8]float32
+	var valid [8]bool
+	mad := 0
+	if useMAD {
+		mad = 1
+	}
+	for first := 0; first <= nstep; {
+		nt := min(8, nstep+1-first)
+		for t := range iscales {
+			iscales[t] = 0
+			if t < nt {
+				iscales[t] = (float32(rmin+float32(rdelta*float32(first+t))) + fnmax) / (maxv - minv)
+			}
+		}
+		qkxSums(x, weights, xm, &iscales, nmax, &sumL, &sumL2, &sumXL)
+		for t := range nt {
+			sL, sL2, sXL := sumL[t], sumL2[t], sumXL[t]
+			d := float32(sumW*sL2) - float32(sL*sL)
+			valid[t] = d > 0
+			if !valid[t] {
+				continue
+			}
+			thisScale := (float32(sumW*sXL) - float32(sumX*sL)) / d
+			thisMin := (float32(sL2*sumX) - float32(sL*sXL)) / d
+			if thisMin > 0 {
+				thisMin = 0
+				thisScale = sXL / sL2
+			}
+			scales[t], mins[t] = thisScale, thisMin
+		}
+		qkxErr(x, weights, xm, &iscales, nmax, &scales, &mins, mad, &errs)
+		winner := -1
+		for t := range nt {
+			if valid[t] && errs[t] < bestErr {
+				winner = t
+				break
+			}
+		}
+		if winner < 0 {
+			first += nt
+			continue
+		}
+		iscale := iscales[winner]
+		for i, d := range xm {
+			L[i] = uint8(kClamp(nearestInt(iscale*d), 0, nmax))
+		}
+		bestErr, scale, minv = errs[winner], scales[winner], mins[winner]
+		for i, v := range x {
+			xm[i] = v - minv
+		}
+		first += winner + 1
+	}
+	return scale, -minv
+}
+
+// haveQXTrials says that the architecture's qxTrials computes, for
+// finite x, makeQXQuants's trial sums for the 19 scales numerators[:19]/maxv
+// (the rest are padding; it stores the quotients back): sumx[t] +=
+// wx[i]*l and sum2[t] += (w[i]*l)*l in order of i, l the clamped level of
+// scales[t]*x[i], exactly as the Go loop does. (A direct call, not a
+// function value, keeps the arrays on the stack.)
 var haveQXTrials bool
+
+// haveQKXTrials says that the architecture's qkxSums and qkxErr compute,
+// for eight trial inverse scales, the sums and errors of
+// makeQKXQuants's trial loop, each lane exactly as the Go loop does
+// (qkxSearch).
+var haveQKXTrials bool
 
 // maxSearchGroup is the most values the scale searches take at once (a
 // K-quant sub-block or a legacy block).

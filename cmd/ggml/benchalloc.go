@@ -22,16 +22,18 @@ var benchmarks = map[string]func(args []string, stdout io.Writer) error{
 	"demo":     runBenchDemo,
 	"dispatch": runBenchDispatch,
 	"matmul":   runBenchMatMul,
+	"model":    runBenchModel,
 	"quant":    runBenchQuant,
 }
 
-const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo [flags]
+const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo|model [flags]
 
   alloc     compute buffer sizes of our graph allocator beside ggml's gallocr
   matmul    MUL_MAT 4096x4096 by N columns, ours beside ggml
   dispatch  a 1000-op graph of tiny ADDs: the cost per operation
   quant     quantization and activation from_float speed
   demo      the demo's decoder block
+  model     a whole model: pp64 and tg32 tokens/s beside libllama, resident memory
 
 The speed benchmarks take [-b NAME] [-threads N,...] [-ref ggml|none] [-tsv];
 run 'ggml bench NAME -h' for each one's flags.`
@@ -46,7 +48,7 @@ func runBench(args []string, stdout io.Writer) error {
 	}
 	b, ok := benchmarks[args[0]]
 	if !ok {
-		return fmt.Errorf("%w: unknown benchmark %q (have: alloc, matmul, dispatch, quant, demo)", errUsage, args[0])
+		return fmt.Errorf("%w: unknown benchmark %q (have: alloc, matmul, dispatch, quant, demo, model)", errUsage, args[0])
 	}
 	return b(args[1:], stdout)
 }

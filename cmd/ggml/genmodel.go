@@ -17,7 +17,7 @@ func runGenModel(args []string, stdout io.Writer) error {
 	out := fs.String("o", "", "output `FILE` (required)")
 	arch := fs.String("arch", d.Arch, "architecture: llama or qwen2")
 	typ := fs.String("type", d.Type.String(), "weight type: f32, f16, q8_0, q4_0, q4_K or q6_K")
-	vocab := fs.String("vocab", d.Vocab, "tokenizer: none (spm and bpe are not implemented yet)")
+	vocab := fs.String("vocab", d.Vocab, "tokenizer: none, spm (LLaMA 2, 32k) or bpe (Llama 3, 128k); spm and bpe need scripts/fetch-vocab")
 	embd := fs.Int("embd", d.Embd, "embedding width (n_embd)")
 	layers := fs.Int("layers", d.Layers, "layers (n_layer)")
 	heads := fs.Int("heads", d.Heads, "attention heads (n_head)")
@@ -28,7 +28,7 @@ func runGenModel(args []string, stdout io.Writer) error {
 	seed := fs.Uint64("seed", d.Seed, "weights seed")
 	tied := fs.Bool("tied", false, "no output.weight: the output reuses token_embd.weight")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ggml gen-model -o FILE [-arch llama|qwen2] [-type T] [-vocab none] [-embd N -layers N -heads N\n"+
+		fmt.Fprintln(fs.Output(), "usage: ggml gen-model -o FILE [-arch llama|qwen2] [-type T] [-vocab none|spm|bpe] [-embd N -layers N -heads N\n"+
 			"                      -kv-heads N -ff N -vocab-size N -ctx N -seed N -tied]\n\n"+
 			"Writes a random-weight model with the metadata and tensor names llama.cpp reads, for tests and demos.")
 		fs.PrintDefaults()

@@ -50,9 +50,9 @@ func TestGenModelAndGGUFInfo(t *testing.T) {
 	}
 	require.Positive(t, prevEnd)
 
-	code, _, errOut = runCmd("gen-model", "-o", p, "-vocab", "spm")
+	code, _, errOut = runCmd("gen-model", "-o", p, "-vocab", "wordpiece")
 	require.Equal(t, 1, code)
-	require.Contains(t, errOut, "not implemented yet")
+	require.Contains(t, errOut, "none, spm or bpe")
 	code, _, _ = runCmd("gen-model", "-vocab", "none")
 	require.Equal(t, 2, code, "-o is required")
 	code, _, errOut = runCmd("gen-model", "-o", p, "-type", "q4_K", "-embd", "64", "-heads", "2", "-kv-heads", "1")

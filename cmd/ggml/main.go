@@ -6,11 +6,14 @@
 //	ggml demo [-device NAME] [-threads N] [-seed N] [-tokens N] [-ctx N] [-embd N] [-rope neox|normal]
 //	                                    one decoder block through the scheduler, checked against the CPU
 //	ggml devices                        every registered device, and why an unavailable one cannot be used
-//	ggml gen-model -o FILE [-arch llama|qwen2] [-type T] [-vocab none] [-embd N -layers N -heads N -kv-heads N
+//	ggml gen-model -o FILE [-arch llama|qwen2] [-type T] [-vocab none|spm|bpe] [-embd N -layers N -heads N -kv-heads N
 //	               -ff N -vocab-size N -ctx N -seed N -tied]
 //	                                    a random-weight model file llama.cpp also loads
 //	ggml gguf-info [-n N] [-no-tensors] FILE
 //	                                    a GGUF file's metadata, tensors and totals, as gguf-dump prints them
+//	ggml run [-m FILE] [-p TEXT | -tokens 1,2,3] [-n N] [-device NAME] [-threads N] [-seed N] [-logits OUT]
+//	         [-temp T -top-k K -top-p P -min-p P -repeat-penalty R] [-ctx N] [-fa]
+//	                                    a llama/qwen2 GGUF model (a generated one without -m), streamed, tokens/s
 //	ggml quant-stats [-type T] [-ref]   quantization accuracy and speed, beside the real ggml
 //	ggml test-ops [-b NAME] [-o OP,...] [-ref ggml|cpu] [-seed N] [-cases quick|full] [-threads N]
 //	              [-mode test|support] [-report FILE] [-v] [-q]
@@ -42,6 +45,7 @@ var commands = map[string]command{
 	"devices":     {"every registered device: type, memory, caps, and why an unavailable one cannot be used", runDevices},
 	"gen-model":   {"a random-weight llama or qwen2 model file that llama.cpp also loads, for tests and demos", runGenModel},
 	"gguf-info":   {"a GGUF file's metadata, tensors (type, shape, offset, size) and totals, as gguf-dump prints them", runGGUFInfo},
+	"run":         {"a llama or qwen2 GGUF model (or, without -m, a small generated one): prompt, streamed tokens, tokens/s", runRun},
 	"quant-stats": {"bits per weight, error and speed of every quantization format, beside the real ggml", runQuantStats},
 	"test-ops":    {"op conformance cases on a device, compared with the real ggml or our CPU device", runTestOps},
 }

@@ -164,6 +164,7 @@ func newAsmVec(name string, f asmVecFuncs) vecKernels {
 		// ggml's scalar conversion, not the hardware's: the two differ on
 		// NaN payloads, and copies must match ggml's generic build there.
 		f32ToF16: g.f32ToF16,
+		swiglu:   g.swiglu,
 	}
 	if f.f16ToF32 != nil {
 		k.f16ToF32 = func(dst []float32, src []uint16) {

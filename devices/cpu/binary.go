@@ -29,7 +29,9 @@ func supportsBinary(t *graph.Tensor) bool {
 	if t.Op == ops.Add && a.Type.IsQuantized() {
 		return supportsAddQuant(t)
 	}
-	return binaryTypes(a.Type, b.Type, t.Type) && graph.CanRepeat(b, a) && ewDenseElems(a) && ewDenseElems(t)
+	// Equal shapes first: CanRepeat divides, and most binary ops in a
+	// graph combine tensors of one shape.
+	return binaryTypes(a.Type, b.Type, t.Type) && (a.Ne == b.Ne || graph.CanRepeat(b, a)) && ewDenseElems(a) && ewDenseElems(t)
 }
 
 // supportsAddQuant: ADD with a quantized src0 (ggml_compute_forward_add_q_f32):
@@ -98,16 +100,89 @@ func computeBinaryF32(p *Params, t *graph.Tensor) bool {
 	op := binaryVec(t.Op)
 	n, nb := t.Ne[0], b.Ne[0]
 	lo, hi := p.Rows(t.NRows())
-	for r := lo; r < hi; r++ {
-		i1, i2, i3 := r%t.Ne[1], r/t.Ne[1]%t.Ne[2], r/(t.Ne[1]*t.Ne[2])
-		dst := f32Row(t.Data, ewRowOffset(t, i1, i2, i3), n)
-		x := f32Row(a.Data, ewRowOffset(a, i1, i2, i3), n)
-		y := f32Row(b.Data, ewRowOffset(b, i1%b.Ne[1], i2%b.Ne[2], i3%b.Ne[3]), nb)
+	if lo >= hi {
+		return true
+	}
+	var ri, bi rowIndex
+	ri.start(t, lo)
+	bi.startWith(b, &ri)
+	for range hi - lo {
+		dst := f32Row(t.Data, ewRowOffset(t, ri.i1, ri.i2, ri.i3), n)
+		x := f32Row(a.Data, ewRowOffset(a, ri.i1, ri.i2, ri.i3), n)
+		y := f32Row(b.Data, ewRowOffset(b, bi.i1, bi.i2, bi.i3), nb)
 		for i := int64(0); i < n; i += nb {
 			op(dst[i:i+nb], x[i:i+nb], y)
 		}
+		bi.nextWith(&ri)
 	}
 	return true
+}
+
+// rowIndex walks the rows (i1, i2, i3) of a tensor in order without the
+// divisions of splitting each row number: an op on a few elements costs
+// less than the divisions did.
+type rowIndex struct {
+	i1, i2, i3    int64
+	ne1, ne2, ne3 int64
+}
+
+// start places the walk at row r of t.
+func (w *rowIndex) start(t *graph.Tensor, r int64) {
+	w.ne1, w.ne2, w.ne3 = t.Ne[1], t.Ne[2], t.Ne[3]
+	if r == 0 {
+		w.i1, w.i2, w.i3 = 0, 0, 0
+		return
+	}
+	w.i1, w.i2, w.i3 = r%w.ne1, r/w.ne1%w.ne2, r/(w.ne1*w.ne2)
+}
+
+// startWith places the walk of b, a source broadcast into r's tensor, at
+// r's row (dividing only where r's index is past b's extent).
+func (w *rowIndex) startWith(b *graph.Tensor, r *rowIndex) {
+	w.ne1, w.ne2, w.ne3 = b.Ne[1], b.Ne[2], b.Ne[3]
+	w.i1, w.i2, w.i3 = wrapIndex(r.i1, w.ne1), wrapIndex(r.i2, w.ne2), wrapIndex(r.i3, w.ne3)
+}
+
+func wrapIndex(i, n int64) int64 {
+	if i < n {
+		return i
+	}
+	return i % n
+}
+
+// next moves to the following row; it reports the dimensions that wrapped
+// (0: none, 1: i1, 2: i1 and i2).
+func (w *rowIndex) next() int {
+	if w.i1++; w.i1 < w.ne1 {
+		return 0
+	}
+	w.i1 = 0
+	if w.i2++; w.i2 < w.ne2 {
+		return 1
+	}
+	w.i2 = 0
+	w.i3++
+	return 2
+}
+
+// nextWith moves w, the broadcast row of a source whose shape repeats
+// into r's, along with r to r's following row: each index of w is r's
+// modulo w's extent, and advances where r's does.
+func (w *rowIndex) nextWith(r *rowIndex) {
+	wrapped := r.next()
+	if w.i1++; w.i1 == w.ne1 {
+		w.i1 = 0
+	}
+	if wrapped > 0 {
+		if w.i2++; w.i2 == w.ne2 {
+			w.i2 = 0
+		}
+	}
+	if wrapped > 1 {
+		if w.i3++; w.i3 == w.ne3 {
+			w.i3 = 0
+		}
+	}
 }
 
 // f32Aligned reports whether every row of the F32 tensor t starts 4-byte

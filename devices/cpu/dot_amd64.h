@@ -243,6 +243,11 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VPOR    Y14, XS, XS;            \
 	VPSIGNB XS, XS, XA
 
+// A kernel's SETUP step: nothing, or a lookup table into Y15.
+#define NOSETUP
+
+#define TABLE(t) VMOVDQU t<>(SB), Y15
+
 // IQ4_NL (fp16 d, qs[16]): the nibbles index the table in Y15.
 #define LOADIQ4NL(off, XS, XA) \
 	NIBBLES(off+2(SI), XS); \
@@ -522,4 +527,59 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VMOVSS X2, 8(DX);      \
 	VMOVSS X3, 12(DX);     \
 	VZEROUPPER;            \
+	RET
+
+// The four-row kernels (dot_rows_amd64.s says what they compute) keep the
+// group's rows in R8..R11, the offset of the current blocks in them in
+// R13, the stride in DX and the output pointer at 0(SP).
+
+// RSTORE4 reduces Y0..Y3 into the group's four outputs and moves the
+// output on, using AX, CX and SI.
+#define RSTORE4 \
+	MOVQ   0(SP), AX;          \
+	MOVQ   ogap+64(FP), CX;    \
+	HSUM(Y0, X0, X4);          \
+	HSUM(Y1, X1, X4);          \
+	HSUM(Y2, X2, X4);          \
+	HSUM(Y3, X3, X4);          \
+	VMOVSS X0, 0(AX);          \
+	VMOVSS X1, (AX)(CX*1);     \
+	LEAQ   (AX)(CX*2), SI;     \
+	VMOVSS X2, 0(SI);          \
+	VMOVSS X3, (SI)(CX*1);     \
+	ADDQ   $4, AX;             \
+	MOVQ   AX, 0(SP)
+
+// RGROUP points R9..R11 at the group's rows after R8 (gap bytes apart)
+// and clears the accumulators.
+#define RGROUP \
+	MOVQ   gap+24(FP), AX;   \
+	LEAQ   (R8)(AX*1), R9;  \
+	LEAQ   (R9)(AX*1), R10; \
+	LEAQ   (R10)(AX*1), R11; \
+	XORQ   R13, R13;        \
+	VXORPS Y0, Y0, Y0;      \
+	VXORPS Y1, Y1, Y1;      \
+	VXORPS Y2, Y2, Y2;      \
+	VXORPS Y3, Y3, Y3
+
+// RGROUPSTART and RGROUPEND open and close a four-row kernel's loop over
+// its groups: BX counts them, R8 steps by the stride; between them the
+// column pointer DI and the block count CX start afresh.
+#define RGROUPSTART \
+group:                  \
+	TESTQ BX, BX;        \
+	JZ    done;          \
+	RGROUP;              \
+	MOVQ  n+0(FP), CX;   \
+	MOVQ  y+40(FP), DI
+
+#define RGROUPEND \
+groupend:               \
+	RSTORE4;             \
+	ADDQ  DX, R8;        \
+	DECQ  BX;            \
+	JMP   group;         \
+done:                   \
+	VZEROUPPER;          \
 	RET

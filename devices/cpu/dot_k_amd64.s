@@ -37,6 +37,20 @@
 #define Q5KC2 Q4KLOAD(112, 128, 160); FIFTH5K(VPSLLW $0, VPSRLW $1)
 #define Q5KC3 Q4KLOAD(144, 192, 224); FIFTH5K(VPSRLW $2, VPSRLW $3)
 
+// K4SUPER adds the super-block at SI against the column's at DI to ACC.
+#define K4SUPER(C0, C1, C2, C3, ACC) \
+	DECODEQ4K;                \
+	VPXOR Y8, Y8, Y8;         \
+	C0;                       \
+	Q4KCOL(4, 36, DI, Y8);    \
+	C1;                       \
+	Q4KCOL(68, 100, DI, Y8);  \
+	C2;                       \
+	Q4KCOL(132, 164, DI, Y8); \
+	C3;                       \
+	Q4KCOL(196, 228, DI, Y8); \
+	Q4KFIN(DI, Y8, ACC)
+
 #define K4DOT1(C0, C1, C2, C3, XB) \
 	MOVQ   n+0(FP), CX;          \
 	MOVQ   x+8(FP), SI;          \
@@ -45,17 +59,7 @@
 loop:                            \
 	TESTQ CX, CX;                \
 	JZ    done;                  \
-	DECODEQ4K;                   \
-	VPXOR Y8, Y8, Y8;            \
-	C0;                          \
-	Q4KCOL(4, 36, DI, Y8);       \
-	C1;                          \
-	Q4KCOL(68, 100, DI, Y8);     \
-	C2;                          \
-	Q4KCOL(132, 164, DI, Y8);    \
-	C3;                          \
-	Q4KCOL(196, 228, DI, Y8);    \
-	Q4KFIN(DI, Y8, Y0);          \
+	K4SUPER(C0, C1, C2, C3, Y0); \
 	ADDQ  $XB, SI;               \
 	ADDQ  $292, DI;              \
 	DECQ  CX;                    \
@@ -194,6 +198,70 @@ done:                            \
 	VPSUBB    thirty2<>(SB), X15, X15; \
 	VPMOVSXBW X15, Y14
 
+// KROWS is the body of a four-row kernel for K-quant blocks of XB bytes:
+// BODY(ROW, ACC) adds the super-block at offset R13 of row ROW (against
+// the column's at DI) to ACC, as the single kernel's loop body does.
+#define KROWS(BODY, XB) \
+	MOVQ  out+56(FP), AX;     \
+	MOVQ  AX, 0(SP);          \
+	MOVQ  x+8(FP), R8;        \
+	MOVQ  stride+16(FP), DX;  \
+	MOVQ  ngroups+32(FP), BX; \
+	RGROUPSTART;              \
+block:                        \
+	TESTQ CX, CX;             \
+	JZ    groupend;           \
+	BODY(R8, Y0);             \
+	BODY(R9, Y1);             \
+	BODY(R10, Y2);            \
+	BODY(R11, Y3);            \
+	ADDQ  $XB, R13;           \
+	ADDQ  $292, DI;           \
+	DECQ  CX;                 \
+	JMP   block;              \
+	RGROUPEND
+
+// K4BODY is K4DOT1's loop body for row ROW into ACC.
+#define K4BODY(C0, C1, C2, C3, ROW, ACC) \
+	LEAQ (ROW)(R13*1), SI; \
+	K4SUPER(C0, C1, C2, C3, ACC)
+
+#define Q4KBODY(ROW, ACC) K4BODY(Q4KC0, Q4KC1, Q4KC2, Q4KC3, ROW, ACC)
+#define Q5KBODY(ROW, ACC) K4BODY(Q5KC0, Q5KC1, Q5KC2, Q5KC3, ROW, ACC)
+
+// Q6KBODY is dotQ6_KAVX2's loop body for row ROW into ACC.
+#define Q6KBODY(ROW, ACC) \
+	LEAQ (ROW)(R13*1), SI; \
+	Q6KSUPER(ACC)
+
+// Q6KSUPER adds the super-block at SI against the column's at DI to ACC.
+#define Q6KSUPER(ACC) \
+	Q6KSCALES;               \
+	VPXOR Y10, Y10, Y10;     \
+	DECODEQ6KHALF(0, 128);   \
+	Q6KSTEP1(4, 0, Y8);      \
+	Q6KSTEP1(36, 16, Y9);    \
+	Q6KSTEP1(68, 32, Y4);    \
+	Q6KSTEP1(100, 48, Y5);   \
+	DECODEQ6KHALF(64, 160);  \
+	Q6KSTEP1(132, 64, Y8);   \
+	Q6KSTEP1(164, 80, Y9);   \
+	Q6KSTEP1(196, 96, Y4);   \
+	Q6KSTEP1(228, 112, Y5);  \
+	Q6KFIN(DI, Y10, ACC)
+
+// func dotQ4_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+TEXT ·dotQ4_KRowsAVX2(SB), NOSPLIT, $8-72
+	KROWS(Q4KBODY, 144)
+
+// func dotQ5_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+TEXT ·dotQ5_KRowsAVX2(SB), NOSPLIT, $8-72
+	KROWS(Q5KBODY, 176)
+
+// func dotQ6_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+TEXT ·dotQ6_KRowsAVX2(SB), NOSPLIT, $8-72
+	KROWS(Q6KBODY, 210)
+
 // func dotQ4_KAVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-28
 	K4DOT1(Q4KC0, Q4KC1, Q4KC2, Q4KC3, 144)
@@ -257,19 +325,7 @@ TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-28
 q6kloop:
 	TESTQ CX, CX
 	JZ    q6kdone
-	Q6KSCALES
-	VPXOR Y10, Y10, Y10
-	DECODEQ6KHALF(0, 128)
-	Q6KSTEP1(4, 0, Y8)
-	Q6KSTEP1(36, 16, Y9)
-	Q6KSTEP1(68, 32, Y4)
-	Q6KSTEP1(100, 48, Y5)
-	DECODEQ6KHALF(64, 160)
-	Q6KSTEP1(132, 64, Y8)
-	Q6KSTEP1(164, 80, Y9)
-	Q6KSTEP1(196, 96, Y4)
-	Q6KSTEP1(228, 112, Y5)
-	Q6KFIN(DI, Y10, Y0)
+	Q6KSUPER(Y0)
 	ADDQ  $210, SI
 	ADDQ  $292, DI
 	DECQ  CX

@@ -10,10 +10,6 @@
 // and four-column kernels for x blocks of XB bytes with an fp16 scale
 // first, decoded by LOAD; SETUP loads what LOAD needs (a table in Y15).
 
-#define NOSETUP
-
-#define TABLE(t) VMOVDQU t<>(SB), Y15
-
 #define Q80DOT1(SETUP, LOAD, XB) \
 	MOVQ   n+0(FP), CX;  \
 	MOVQ   x+8(FP), SI;   \

@@ -198,11 +198,7 @@ func computeSwiGLUF32(p *Params, t *graph.Tensor) bool {
 		x := f32Row(a.Data, ewRowOffset(a, i1, i2, i3), n)
 		g := f32Row(b.Data, ewRowOffset(b, i1, i2, i3), n)
 		out := f32Row(t.Data, ewRowOffset(t, i1, i2, i3), n)
-		g = g[:len(x)]
-		out = out[:len(x)]
-		for i, v := range x {
-			out[i] = siluf(v) * g[i]
-		}
+		vec.swiglu(out, x, g)
 	}
 	return true
 }

@@ -75,9 +75,16 @@ func (e *Engine) Close() { e.pool.close() }
 
 // Compute runs every node of g in order. Each node's memory (Tensor.Data)
 // and its sources' must be host memory; leafs keep their values.
-func (e *Engine) Compute(g *graph.Graph) error {
+func (e *Engine) Compute(g *graph.Graph) (err error) {
+	// The nodes that run on this thread alone are not guarded one by one:
+	// one recover here turns their panics into errors.
+	defer func() {
+		if r := recover(); r != nil {
+			err = kernelError(0, r)
+		}
+	}()
 	for _, t := range g.Nodes {
-		if err := e.ComputeNode(t); err != nil {
+		if err := e.computeNode(t, true); err != nil {
 			return err
 		}
 	}
@@ -85,7 +92,11 @@ func (e *Engine) Compute(g *graph.Graph) error {
 }
 
 // ComputeNode computes one tensor from its sources.
-func (e *Engine) ComputeNode(t *graph.Tensor) error {
+func (e *Engine) ComputeNode(t *graph.Tensor) error { return e.computeNode(t, false) }
+
+// computeNode computes t; guarded says the caller recovers a panic of an
+// operation run on the calling thread alone.
+func (e *Engine) computeNode(t *graph.Tensor, guarded bool) error {
 	if t.IsEmpty() {
 		return nil
 	}
@@ -96,11 +107,12 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 	if empty(t.Op) {
 		return nil // the memory already holds the result
 	}
-	if err := hasData(t); err != nil {
+	small, err := scanSources(t)
+	if err != nil {
 		return err
 	}
 	nth := e.pool.n
-	if small(t) {
+	if small {
 		nth = 1
 	}
 	var work []byte
@@ -112,6 +124,10 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 		work = e.work[:n]
 		clear(work)
 	}
+	if nth == 1 && guarded {
+		e.pool.runUnguarded(k.compute, t, work)
+		return nil
+	}
 	return e.pool.run(k.compute, t, work, nth)
 }
 
@@ -121,30 +137,24 @@ func (e *Engine) ComputeNode(t *graph.Tensor) error {
 // with fewer rows than threads most of them would have nothing to do.
 const serialBelow = 1024
 
-// small reports whether t and each of its sources have fewer than
-// serialBelow elements.
-func small(t *graph.Tensor) bool {
-	if t.NElements() >= serialBelow {
-		return false
-	}
-	for _, s := range t.Src {
-		if s != nil && s.NElements() >= serialBelow {
-			return false
-		}
-	}
-	return true
-}
-
-func hasData(t *graph.Tensor) error {
+// scanSources checks that t and its sources have host memory, and
+// reports whether all of them have fewer than serialBelow elements: one
+// pass over the sources, as this runs for every node of every graph.
+func scanSources(t *graph.Tensor) (small bool, err error) {
 	if t.Data == nil && t.NBytes() > 0 {
-		return fmt.Errorf("%w: %s", ErrNoData, t)
+		return false, fmt.Errorf("%w: %s", ErrNoData, t)
 	}
-	for _, s := range t.Src {
-		if s != nil && s.Data == nil && s.NBytes() > 0 {
-			return fmt.Errorf("%w: source %s of %s", ErrNoData, s, t)
+	small = t.NElements() < serialBelow
+	for _, s := range &t.Src {
+		if s == nil {
+			continue
 		}
+		if s.Data == nil && s.NBytes() > 0 {
+			return false, fmt.Errorf("%w: source %s of %s", ErrNoData, s, t)
+		}
+		small = small && s.NElements() < serialBelow
 	}
-	return nil
+	return small, nil
 }
 
 // SupportsOp reports whether the CPU device computes t exactly: its

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"sync"
 
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
@@ -83,15 +84,15 @@ func convertedStride(vdt quant.Type, ne0 int64) uint64 {
 // prepareActivations converts thread p's share of src1's rows to vdt in
 // p.Work (laid out as conversionSize says) and waits for the other threads,
 // or returns src1 itself when it already has the type.
-func prepareActivations(p *Params, src1 *graph.Tensor, vdt quant.Type) *activations {
+func prepareActivations(p *Params, src1 *graph.Tensor, vdt quant.Type) activations {
 	if src1.Type == vdt {
-		return &activations{data: src1.Data, nb: src1.Nb, rowSize: src1.RowSize()}
+		return activations{data: src1.Data, nb: src1.Nb, rowSize: src1.RowSize()}
 	}
 	rs := uint64(vdt.RowSize(src1.Ne[0]))
 	st := convertedStride(vdt, src1.Ne[0])
 	n := uint64(src1.NRows())
 	end := actSkew + n*st
-	act := &activations{
+	act := activations{
 		data:    p.Work[actSkew:end],
 		bad:     p.Work[end : end+n],
 		rowSize: rs,
@@ -99,12 +100,14 @@ func prepareActivations(p *Params, src1 *graph.Tensor, vdt quant.Type) *activati
 		ne2:     src1.Ne[2],
 	}
 	act.nb = [graph.MaxDims]uint64{uint64(vdt.TypeSize()), st, st * uint64(src1.Ne[1]), st * uint64(src1.Ne[1]*src1.Ne[2])}
-	x := make([]float32, src1.Ne[0])
+	var x []float32
+	if !viewsF32Rows(src1) {
+		x = make([]float32, src1.Ne[0])
+	}
 	fromFloat := p.kernels().traits[vdt].fromFloat
 	forRows(p, src1, func(i1, i2, i3 int64) {
-		loadRow(src1, i1, i2, i3, x)
 		r := act.index(i1, i2, i3)
-		err := fromFloat(act.data[uint64(r)*st:uint64(r)*st+rs], x)
+		err := fromFloat(act.data[uint64(r)*st:uint64(r)*st+rs], rowF32(src1, i1, i2, i3, x))
 		act.bad[r] = 0
 		if err != nil {
 			if !errors.Is(err, quant.ErrNonFinite) {
@@ -167,11 +170,22 @@ func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col
 	k := int(src0.Ne[0])
 	rs := src0.RowSize()
 	nan := math.Float32bits(float32(math.NaN()))
+	ps := productScratches.Get().(*productScratch)
+	defer productScratches.Put(ps)
+	if hi1-lo1 == 1 && tr.vecDotRows != nil {
+		// One column (a product with N = 1, or a thread's share of one
+		// split by rows): the whole range in one call, so the kernel
+		// can stream long stretches of rows.
+		if c := col(lo1); c.ok {
+			productRows(tr.vecDotRows, k, t, src0, lo0, hi0, &c, ps.floats(rowsScratch(k)+int(hi0-lo0)))
+			return
+		}
+	}
 	var cols [maxColTile]column
 	tile := colTile(uint64(tr.vecDotType.RowSize(src0.Ne[0])))
 	var scratch []float32
-	if dot4 != nil {
-		scratch = make([]float32, k/8+1)
+	if dot4 != nil || tr.vecDotRows != nil {
+		scratch = ps.floats(max(k/8+1, rowsScratch(k)+productTile))
 	}
 	for t1 := lo1; t1 < hi1; t1 += tile {
 		n1 := min(t1+tile, hi1) - t1
@@ -182,11 +196,16 @@ func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col
 			e0 := min(t0+productTile, hi0)
 			for i := int64(0); i < n1; {
 				if dot4 != nil && i+4 <= n1 && groupable(cols[i:i+4]) {
-					productGroup(dot4, k, t, src0, t0, e0, cols[i:i+4], scratch)
+					productGroup(dot4, k, t, src0, t0, e0, cols[i:i+4], scratch, ps)
 					i += 4
 					continue
 				}
 				c := &cols[i]
+				if tr.vecDotRows != nil && c.ok {
+					productRows(tr.vecDotRows, k, t, src0, t0, e0, c, scratch)
+					i++
+					continue
+				}
 				for ir0 := t0; ir0 < e0; ir0++ {
 					v := nan
 					if c.ok {
@@ -212,19 +231,52 @@ func groupable(cs []column) bool {
 	return true
 }
 
+// productScratch is the memory one product call works in, kept across
+// calls so that a product allocates nothing: a graph of small products
+// otherwise keeps the garbage collector busy.
+type productScratch struct {
+	f   []float32
+	out [4 * productTile]float32
+	y   [4][]byte
+}
+
+var productScratches = sync.Pool{New: func() any { return new(productScratch) }}
+
+// floats returns n float32s of scratch (not cleared).
+func (ps *productScratch) floats(n int) []float32 {
+	if cap(ps.f) < n {
+		ps.f = make([]float32, n)
+	}
+	return ps.f[:n]
+}
+
 // productGroup computes rows [lo0, hi0) of four columns with vecDot4.
-func productGroup(dot4 func(int, []byte, uint64, int, *[4][]byte, []float32, []float32), k int, t, src0 *graph.Tensor, lo0, hi0 int64, cs []column, scratch []float32) {
-	var out [4 * productTile]float32
+func productGroup(dot4 func(int, []byte, uint64, int, *[4][]byte, []float32, []float32), k int, t, src0 *graph.Tensor, lo0, hi0 int64, cs []column, scratch []float32, ps *productScratch) {
+	out := &ps.out
 	n := int(hi0 - lo0)
 	first := cs[0].x0 + uint64(lo0)*src0.Nb[1]
 	end := cs[0].x0 + uint64(hi0-1)*src0.Nb[1] + src0.RowSize()
-	y := [4][]byte{cs[0].y, cs[1].y, cs[2].y, cs[3].y}
-	dot4(k, src0.Data[first:end:end], src0.Nb[1], n, &y, scratch, out[:4*n])
+	ps.y = [4][]byte{cs[0].y, cs[1].y, cs[2].y, cs[3].y}
+	dot4(k, src0.Data[first:end:end], src0.Nb[1], n, &ps.y, scratch, out[:4*n])
 	for r := range n {
 		ir0 := uint64(lo0) + uint64(r)
 		for c := range cs {
 			binary.LittleEndian.PutUint32(t.Data[cs[c].dst+4*ir0:], math.Float32bits(out[4*r+c]))
 		}
+	}
+}
+
+// productRows computes rows [lo0, hi0) of one column with vecDotRows;
+// scratch holds rowsScratch(k) floats for the kernel and hi0-lo0 for the
+// results.
+func productRows(rows func(int, []byte, uint64, int, []byte, []float32, []float32), k int, t, src0 *graph.Tensor, lo0, hi0 int64, c *column, scratch []float32) {
+	n := int(hi0 - lo0)
+	out := scratch[rowsScratch(k) : rowsScratch(k)+n]
+	first := c.x0 + uint64(lo0)*src0.Nb[1]
+	end := c.x0 + uint64(hi0-1)*src0.Nb[1] + src0.RowSize()
+	rows(k, src0.Data[first:end:end], src0.Nb[1], n, c.y, scratch, out)
+	for r := range n {
+		binary.LittleEndian.PutUint32(t.Data[c.dst+4*(uint64(lo0)+uint64(r)):], math.Float32bits(out[r]))
 	}
 }
 

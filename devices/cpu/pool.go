@@ -27,6 +27,9 @@ func (p *Params) Barrier() { p.barrier.wait() }
 
 // Rows returns the half-open range of n rows thread Ith handles.
 func (p *Params) Rows(n int64) (int64, int64) {
+	if p.Nth == 1 {
+		return 0, n // most tiny operations: no division
+	}
 	per := (n + int64(p.Nth) - 1) / int64(p.Nth)
 	lo := min(per*int64(p.Ith), n)
 	return lo, min(lo+per, n)
@@ -178,7 +181,7 @@ func (p *pool) call(ith int) {
 // with work as the shared scratch memory, and returns the first thread's
 // panic as an error.
 func (p *pool) run(fn func(*Params, *graph.Tensor), t *graph.Tensor, work []byte, nth int) error {
-	if nth == 1 && p.n > 1 {
+	if nth == 1 {
 		return p.runAlone(fn, t, work)
 	}
 	p.fn, p.t = fn, t
@@ -201,25 +204,37 @@ func (p *pool) run(fn func(*Params, *graph.Tensor), t *graph.Tensor, work []byte
 	p.fn, p.t = nil, nil
 	for i, e := range p.errs {
 		if e != nil {
-			if err, ok := e.(error); ok {
-				return fmt.Errorf("cpu: kernel failed on thread %d: %w", i, err)
-			}
-			return fmt.Errorf("cpu: kernel failed on thread %d: %v", i, e)
+			return kernelError(i, e)
 		}
 	}
 	return nil
 }
 
+// kernelError is the error of a kernel that panicked with r on thread ith.
+func kernelError(ith int, r any) error {
+	if err, ok := r.(error); ok {
+		return fmt.Errorf("cpu: kernel failed on thread %d: %w", ith, err)
+	}
+	return fmt.Errorf("cpu: kernel failed on thread %d: %v", ith, r)
+}
+
 // runAlone runs fn on the calling thread only, the workers left waiting.
 func (p *pool) runAlone(fn func(*Params, *graph.Tensor), t *graph.Tensor, work []byte) (err error) {
-	p.alone.Work = work
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("cpu: kernel failed on thread 0: %v", r)
+			err = kernelError(0, r)
 		}
 	}()
-	fn(&p.alone, t)
+	p.runUnguarded(fn, t, work)
 	return nil
+}
+
+// runUnguarded is runAlone without the recover, for a caller that
+// recovers once around many operations (Engine.Compute): a deferred
+// recover per node is a good part of what a tiny operation costs.
+func (p *pool) runUnguarded(fn func(*Params, *graph.Tensor), t *graph.Tensor, work []byte) {
+	p.alone.Work = work
+	fn(&p.alone, t)
 }
 
 // close stops the workers and waits for them.

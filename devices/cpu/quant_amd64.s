@@ -18,11 +18,14 @@ GLOBL signmask<>(SB), RODATA|NOPTR, $4
 DATA onef<>+0(SB)/4, $0x3f800000
 GLOBL onef<>(SB), RODATA|NOPTR, $4
 
-DATA halff<>+0(SB)/4, $0x3f000000
-GLOBL halff<>(SB), RODATA|NOPTR, $4
+DATA halfpred<>+0(SB)/4, $0x3effffff
+GLOBL halfpred<>(SB), RODATA|NOPTR, $4
 
 DATA inf<>+0(SB)/4, $0x7f800000
 GLOBL inf<>(SB), RODATA|NOPTR, $4
+
+DATA maxfinite<>+0(SB)/4, $0x7f7fffff
+GLOBL maxfinite<>(SB), RODATA|NOPTR, $4
 
 DATA c127<>+0(SB)/4, $0x42fe0000
 GLOBL c127<>(SB), RODATA|NOPTR, $4
@@ -37,55 +40,53 @@ DATA packperm<>+24(SB)/4, $3
 DATA packperm<>+28(SB)/4, $7
 GLOBL packperm<>(SB), RODATA|NOPTR, $32
 
-// Registers: Y8 abs mask, Y9 sign mask, Y10 1.0, Y11 0.5, Y12 +Inf, Y15
+// Registers: Y8 abs mask, Y9 sign mask, Y10 the pack permutation, Y11 0.5's predecessor, Y12 the largest
+// finite float's bits, Y15
 // the OR of every non-finite test.
 #define QCONSTS \
 	VBROADCASTSS absmask<>(SB), Y8;  \
 	VBROADCASTSS signmask<>(SB), Y9; \
-	VBROADCASTSS onef<>(SB), Y10;    \
-	VBROADCASTSS halff<>(SB), Y11;   \
-	VBROADCASTSS inf<>(SB), Y12;     \
+	VMOVDQU      packperm<>(SB), Y10; \
+	VBROADCASTSS halfpred<>(SB), Y11; \
+	VBROADCASTSS maxfinite<>(SB), Y12; \
 	VXORPS       Y15, Y15, Y15
 
-// AMAX32 loads the 32 floats at SI into Y0..Y3, notes non-finite ones in
-// Y15 and leaves max|x| in the low lane of X4 (using Y4..Y7).
+// AMAX32 loads the 32 floats at SI into Y0..Y3 and leaves max|x| in the
+// low lane of X4 (using Y4..Y7, X13), noting a non-finite one in Y15. The
+// maximum is taken on the magnitudes' bit patterns as integers: they order
+// as the magnitudes do, and every NaN or infinity lies above 0x7f7fffff,
+// the largest finite one, so one comparison of the maximum finds them.
 #define AMAX32 \
-	VMOVUPS      0(SI), Y0;        \
-	VMOVUPS      32(SI), Y1;       \
-	VMOVUPS      64(SI), Y2;       \
-	VMOVUPS      96(SI), Y3;       \
-	VANDPS       Y8, Y0, Y4;       \
-	VANDPS       Y8, Y1, Y5;       \
-	VANDPS       Y8, Y2, Y6;       \
-	VANDPS       Y8, Y3, Y7;       \
-	VCMPPS       $0x15, Y12, Y4, Y13; \
-	VORPS        Y13, Y15, Y15;    \
-	VCMPPS       $0x15, Y12, Y5, Y13; \
-	VORPS        Y13, Y15, Y15;    \
-	VCMPPS       $0x15, Y12, Y6, Y13; \
-	VORPS        Y13, Y15, Y15;    \
-	VCMPPS       $0x15, Y12, Y7, Y13; \
-	VORPS        Y13, Y15, Y15;    \
-	VMAXPS       Y5, Y4, Y4;       \
-	VMAXPS       Y7, Y6, Y6;       \
-	VMAXPS       Y6, Y4, Y4;       \
-	VEXTRACTF128 $1, Y4, X5;       \
-	VMAXPS       X5, X4, X4;       \
-	VMOVHLPS     X4, X5, X5;       \
-	VMAXPS       X5, X4, X4;       \
-	VMOVSHDUP    X4, X5;           \
-	VMAXSS       X5, X4, X4
+	VMOVUPS      0(SI), Y0;     \
+	VMOVUPS      32(SI), Y1;    \
+	VMOVUPS      64(SI), Y2;    \
+	VMOVUPS      96(SI), Y3;    \
+	VANDPS       Y8, Y0, Y4;    \
+	VANDPS       Y8, Y1, Y5;    \
+	VANDPS       Y8, Y2, Y6;    \
+	VANDPS       Y8, Y3, Y7;    \
+	VPMAXSD      Y5, Y4, Y4;    \
+	VPMAXSD      Y7, Y6, Y6;    \
+	VPMAXSD      Y6, Y4, Y4;    \
+	VEXTRACTI128 $1, Y4, X5;    \
+	VPMAXSD      X5, X4, X4;    \
+	VPSHUFD      $0x4e, X4, X5; \
+	VPMAXSD      X5, X4, X4;    \
+	VPSHUFD      $0xb1, X4, X5; \
+	VPMAXSD      X5, X4, X4;    \
+	VPCMPGTD     X12, X4, X13;  \
+	VPOR         Y13, Y15, Y15
 
-// ROUNDQ turns V (floats already scaled) into roundf(V), using T and M.
+// ROUNDQ turns V (floats already scaled) into V + copysign(0.49999997, V)
+// (0.5's predecessor, in Y11), whose truncation - the VCVTTPS2DQ that
+// follows - is roundf(V) for every float: a fraction below one half never
+// reaches the next integer, since the addition rounds to the nearest
+// even neighbour below it, and one half or more always does. T and M are
+// unused (kept for the callers' register plan).
 #define ROUNDQ(V, T, M) \
-	VROUNDPS $3, V, T;           \
-	VSUBPS   T, V, M;            \
-	VANDPS   Y8, M, M;           \
-	VCMPPS   $0x0d, Y11, M, M;   \
-	VANDPS   Y9, V, V;           \
-	VORPS    Y10, V, V;          \
-	VANDPS   M, V, V;            \
-	VADDPS   T, V, V
+	VANDPS Y9, V, T;  \
+	VORPS  Y11, T, T; \
+	VADDPS T, V, V
 
 // INT8 keeps the low byte of each int32 lane, sign-extended: the C cast
 // (int8_t)(int)f, whose conversion gives INT_MIN (low byte 0) for the
@@ -95,13 +96,17 @@ GLOBL packperm<>(SB), RODATA|NOPTR, $32
 	VPSRAD $24, Y, Y
 
 // QBLOCK quantizes the 32 floats at SI with d in X4 (as a float): the 32
-// levels go to qs(DI) and their int32 sums to Y0, using Y1..Y7, Y13, Y14.
+// int32 levels stay in Y0..Y3 and their bytes go to qs(DI), using Y4, Y5,
+// Y14. The reference multiplies by id = 1/d, or 0 when d is 0; when d is
+// so small that 1/d is infinite it multiplies by infinity and C's int8
+// cast of the resulting infinities and NaNs is 0, so id = 0 there too
+// writes the same (all-zero) levels, and without it every level lies in
+// [-127, 127], where the saturating packs are exact.
 #define QBLOCK(qs) \
-	VXORPS       X13, X13, X13;    \
-	VUCOMISS     X13, X4;          \
 	VMOVSS       onef<>(SB), X14;  \
 	VDIVSS       X4, X14, X14;     \
-	JNE          2(PC);            \
+	VUCOMISS     X12, X14;         \
+	JLS          2(PC);            \
 	VXORPS       X14, X14, X14;    \
 	VBROADCASTSS X14, Y14;         \
 	VMULPS       Y14, Y0, Y0;      \
@@ -116,19 +121,11 @@ GLOBL packperm<>(SB), RODATA|NOPTR, $32
 	VCVTTPS2DQ   Y1, Y1;           \
 	VCVTTPS2DQ   Y2, Y2;           \
 	VCVTTPS2DQ   Y3, Y3;           \
-	INT8(Y0);                      \
-	INT8(Y1);                      \
-	INT8(Y2);                      \
-	INT8(Y3);                      \
 	VPACKSSDW    Y1, Y0, Y4;       \
 	VPACKSSDW    Y3, Y2, Y5;       \
 	VPACKSSWB    Y5, Y4, Y4;       \
-	VMOVDQU      packperm<>(SB), Y6; \
-	VPERMD       Y4, Y6, Y4;       \
-	VMOVDQU      Y4, qs(DI);       \
-	VPADDD       Y1, Y0, Y0;       \
-	VPADDD       Y3, Y2, Y2;       \
-	VPADDD       Y2, Y0, Y0
+	VPERMD       Y4, Y10, Y4;      \
+	VMOVDQU      Y4, qs(DI)
 
 // DSCALE puts max|x|/127 in X4 and stores it as fp16 at 0(DI).
 #define DSCALE \
@@ -174,6 +171,9 @@ q81loop:
 	DSCALE
 	VMOVD        X4, R8
 	QBLOCK(4)
+	VPADDD       Y1, Y0, Y0
+	VPADDD       Y3, Y2, Y2
+	VPADDD       Y2, Y0, Y0
 	VEXTRACTI128 $1, Y0, X1
 	VPADDD       X1, X0, X0
 	VPSHUFD      $0x4e, X0, X1

@@ -34,14 +34,49 @@ func rowShape(a *graph.Tensor) [graph.MaxDims]int64 {
 // loadRow reads row (i1, i2, i3) of the float tensor t into row (len Ne[0]).
 func loadRow(t *graph.Tensor, i1, i2, i3 int64, row []float32) {
 	off := offset(t, 0, i1, i2, i3)
+	if t.Nb[0] == uint64(t.Type.TypeSize()) {
+		// Packed rows convert in bulk.
+		switch t.Type {
+		case quant.F32:
+			if v := f32Row(t.Data, off, int64(len(row))); v != nil {
+				copy(row, v)
+				return
+			}
+		case quant.F16:
+			if v := f16Row(t.Data, off, int64(len(row))); v != nil {
+				vec.f16ToF32(row, v)
+				return
+			}
+		}
+	}
 	for i := range row {
 		row[i] = getF(t.Type, t.Data, off+uint64(i)*t.Nb[0])
 	}
 }
 
+// rowF32 is row (i1, i2, i3) of the float tensor t as float32s: a view of
+// t's memory when its rows are packed aligned F32 (do not write to it;
+// tmp may then be nil), else a copy in tmp (len ne0).
+func rowF32(t *graph.Tensor, i1, i2, i3 int64, tmp []float32) []float32 {
+	if viewsF32Rows(t) {
+		return f32Row(t.Data, offset(t, 0, i1, i2, i3), t.Ne[0])
+	}
+	loadRow(t, i1, i2, i3, tmp)
+	return tmp
+}
+
+// viewsF32Rows reports whether rowF32 views every row of t in place.
+func viewsF32Rows(t *graph.Tensor) bool { return t.Type == quant.F32 && t.Nb[0] == 4 && f32Aligned(t) }
+
 // storeRow writes row into row (i1, i2, i3) of the float tensor t.
 func storeRow(t *graph.Tensor, i1, i2, i3 int64, row []float32) {
 	off := offset(t, 0, i1, i2, i3)
+	if t.Type == quant.F32 && t.Nb[0] == 4 {
+		if v := f32Row(t.Data, off, int64(len(row))); v != nil {
+			copy(v, row)
+			return
+		}
+	}
 	for i, v := range row {
 		setF(t.Type, t.Data, off+uint64(i)*t.Nb[0], v)
 	}

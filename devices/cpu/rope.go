@@ -191,6 +191,14 @@ func computeRope(p *Params, t *graph.Tensor) {
 			c.fill(pos, i2, a.Ne[2])
 			lastI2 = i2
 		}
+		if a.Type == quant.F32 {
+			x := f32Row(a.Data, offset(a, 0, i1, i2, i3), ne0)
+			y := f32Row(t.Data, offset(t, 0, i1, i2, i3), ne0)
+			if x != nil && y != nil {
+				ropeRowF32(y, x, c.v, rp.Mode, nd, offs)
+				return
+			}
+		}
 		rotate := func(i0, ia, ib int64) {
 			x0 := getF(a.Type, a.Data, offset(a, ia, i1, i2, i3))
 			x1 := getF(a.Type, a.Data, offset(a, ib, i1, i2, i3))
@@ -221,4 +229,32 @@ func computeRope(p *Params, t *graph.Tensor) {
 			setF(t.Type, t.Data, offset(t, i0, i1, i2, i3), getF(a.Type, a.Data, offset(a, i0, i1, i2, i3)))
 		}
 	})
+}
+
+// ropeRowF32 is the row loop of computeRope on F32 rows viewed in place
+// (y may be x): the same pairs, products and order as its element path,
+// without an offset computation and a type switch per element.
+func ropeRowF32(y, x, cs []float32, mode ops.RopeMode, nd, offs int64) {
+	rotate := func(i0, ia, ib int64) {
+		x0, x1 := x[ia], x[ib]
+		cos, sin := cs[i0], cs[i0+1]
+		y[ia], y[ib] = x0*cos-x1*sin, x0*sin+x1*cos
+	}
+	switch mode {
+	case ops.RopeNormal:
+		for i0 := int64(0); i0 < nd; i0 += 2 {
+			rotate(i0, offs+i0, offs+i0+1)
+		}
+	case ops.RopeVision:
+		for i0 := int64(0); i0 < int64(len(x)); i0 += 2 {
+			rotate(i0, i0/2, i0/2+nd)
+		}
+		return
+	default: // NeoX pairing
+		for i0 := int64(0); i0 < nd; i0 += 2 {
+			rotate(i0, offs+i0/2, offs+i0/2+nd/2)
+		}
+	}
+	copy(y[:offs], x[:offs])
+	copy(y[offs+nd:], x[offs+nd:])
 }

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"os"
 	"sync"
 
@@ -41,7 +42,18 @@ type typeTraits struct {
 	// vecDot's, so a product's result does not depend on which columns
 	// were grouped. scratch holds at least n/8 float32s.
 	vecDot4 func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32)
+	// vecDotRows (optional) computes, for nrows rows of x stride bytes
+	// apart and one row of y, out[r] = vecDot(n, row r, y), bit for bit,
+	// reading several rows of x at once: a product with a single column
+	// is a stream of weight rows, and one core fetches several streams
+	// from memory faster than one. scratch holds at least rowsScratch(n)
+	// float32s.
+	vecDotRows func(n int, x []byte, stride uint64, nrows int, y []byte, scratch, out []float32)
 }
+
+// rowsScratch is the scratch vecDotRows needs for rows of n elements: what
+// the kernels keep of the column's blocks (their scales, offsets).
+func rowsScratch(n int) int { return n/2 + 16 }
 
 // kernelSet is a full traits table and the name it is reported under.
 type kernelSet struct {
@@ -59,6 +71,11 @@ func newGenericKernels() *kernelSet {
 		tr := &s.traits[t]
 		tr.vecDotType = typ.VecDotType()
 		tr.vecDot = quant.DotKernel(typ)
+		if rows := quant.DotRowsKernel(typ); rows != nil {
+			tr.vecDotRows = func(n int, x []byte, stride uint64, nrows int, y []byte, _, out []float32) {
+				rows(n, x, stride, nrows, y, out)
+			}
+		}
 		tr.fromFloat = func(dst []byte, src []float32) error {
 			_, err := quant.FromFloat(dst, typ, src)
 			return err
@@ -100,10 +117,15 @@ func selectKernels(opts Options) *kernelSet {
 }
 
 // deriveGeneric returns a copy of the generic set named name, for an
-// architecture file to override entries in.
+// architecture file to override entries in. The copy has no vecDotRows:
+// those must agree bit for bit with the vecDot beside them, which the
+// architecture replaces.
 func deriveGeneric(name string) *kernelSet {
 	s := *genericKernels
 	s.name = name
+	for t := range s.traits {
+		s.traits[t].vecDotRows = nil
+	}
 	return &s
 }
 
@@ -114,4 +136,26 @@ func (p *Params) kernels() *kernelSet {
 		return p.kset
 	}
 	return fastKernels()
+}
+
+// FromFloat converts the row src into dst as the CPU backend does before a
+// matrix product (ggml's type_traits_cpu from_float): with the kernels an
+// Engine made with opts computes with, so the assembly quantizers unless
+// opts, GGML_CPU_GENERIC or the purego tag ask for the generic ones. It is
+// here for benchmarks and tools that compare the activation formats with
+// ggml's. dst must hold t's row size of len(src) elements; a row t cannot
+// represent reports quant.ErrNonFinite.
+func FromFloat(opts Options, t quant.Type, dst []byte, src []float32) error {
+	if err := t.Check(); err != nil {
+		return err
+	}
+	rs := t.RowSize(int64(len(src)))
+	if rs < 0 {
+		return fmt.Errorf("%w: %d elements: not a multiple of the block size of %s (%d)",
+			quant.ErrBadLength, len(src), t, t.BlockSize())
+	}
+	if int64(len(dst)) < rs {
+		return fmt.Errorf("%w: dst has %d bytes, need %d", quant.ErrBadLength, len(dst), rs)
+	}
+	return selectKernels(opts).traits[t].fromFloat(dst[:rs], src)
 }

@@ -25,7 +25,11 @@ func amd64Kernels() *kernelSet {
 	if !hasAVX2Set() {
 		return nil
 	}
-	return deriveAsm("avx2", avx2Dots, avx2Quantizers)
+	s := deriveAsm("avx2", avx2Dots, avx2Quantizers)
+	for _, r := range avx2Rows {
+		s.traits[r.typ].vecDotRows = r.rows
+	}
+	return s
 }
 
 var avx2Quantizers = []asmQuantizer{
@@ -52,6 +56,23 @@ var avx2Dots = []asmDot{
 	{quant.Q6_K, wrap1(256, dotQ6_KAVX2), wrap4(256, dotQ6_Kx4AVX2)},
 }
 
+// avx2Rows are the types with a vecDotRows (one column against many rows).
+var avx2Rows = []struct {
+	typ  quant.Type
+	rows func(n int, x []byte, stride uint64, nrows int, y []byte, scratch, out []float32)
+}{
+	{quant.F32, rowsSwapped(quant.F32, dotF32x4AVX2, dotF32AVX2)},
+	{quant.F16, rowsSwapped(quant.F16, dotF16x4AVX2, dotF16AVX2)},
+	{quant.BF16, rowsSwapped(quant.BF16, dotBF16x4AVX2, dotBF16AVX2)},
+	{quant.Q8_0, rows4(quant.Q8_0, dotQ8_0RowsAVX2, dotQ8_0AVX2)},
+	{quant.Q4_0, rows4(quant.Q4_0, dotQ4_0RowsAVX2, dotQ4_0AVX2)},
+	{quant.Q5_0, rows4(quant.Q5_0, dotQ5_0RowsAVX2, dotQ5_0AVX2)},
+	{quant.IQ4_NL, rows4(quant.IQ4_NL, dotIQ4_NLRowsAVX2, dotIQ4_NLAVX2)},
+	{quant.Q4_K, rows4(quant.Q4_K, dotQ4_KRowsAVX2, dotQ4_KAVX2)},
+	{quant.Q5_K, rows4(quant.Q5_K, dotQ5_KRowsAVX2, dotQ5_KAVX2)},
+	{quant.Q6_K, rows4(quant.Q6_K, dotQ6_KRowsAVX2, dotQ6_KAVX2)},
+}
+
 // wrapRows adapts a kernel that walks the rows itself, with the column
 // scales converted once into scratch, to vecDot4. It checks the lengths
 // the assembly cannot.
@@ -64,6 +85,60 @@ func wrapRows(typ quant.Type, k func(int, unsafe.Pointer, uintptr, int, *[4]unsa
 		}
 		ys := [4]unsafe.Pointer{ptr(y[0]), ptr(y[1]), ptr(y[2]), ptr(y[3])}
 		k(nb, ptr(x), uintptr(stride), nrows, &ys, unsafe.SliceData(scratch), unsafe.SliceData(out))
+	}
+}
+
+// checkRows panics (the pool turns it into an error) unless x holds nrows
+// rows of n elements of typ stride bytes apart, y one row of typ's vec_dot
+// type, and out and scratch are long enough: the assembly cannot check.
+func checkRows(typ quant.Type, n int, x []byte, stride uint64, nrows int, y []byte, scratch, out []float32) {
+	if nrows < 1 || len(out) < nrows || len(scratch) < rowsScratch(n) ||
+		int64(len(y)) < typ.VecDotType().RowSize(int64(n)) ||
+		uint64(len(x)) < uint64(nrows-1)*stride+uint64(typ.RowSize(int64(n))) {
+		panic(fmt.Sprintf("cpu: %s vecDotRows of %d rows: operands too short", typ, nrows))
+	}
+}
+
+// Both kinds of vecDotRows walk the rows in groups of four far apart, row
+// g of each quarter of the range: four long sequential streams, which one
+// core fetches faster than one (dot_rows_amd64.s). The rows short of four
+// quarters go through the single kernel.
+
+// rowsSwapped makes vecDotRows for a type whose dot is the same bit for
+// bit with its operands swapped (F32, F16 and BF16 against their own
+// type: the products are commutative and both sides are converted alike)
+// from its four-column kernel: the column takes the row's place, and four
+// rows the four columns'.
+func rowsSwapped(typ quant.Type, k4 func(int, unsafe.Pointer, *[4]unsafe.Pointer, *[4]float32), k1 func(int, unsafe.Pointer, unsafe.Pointer) float32) func(int, []byte, uint64, int, []byte, []float32, []float32) {
+	return func(n int, x []byte, stride uint64, nrows int, y []byte, scratch, out []float32) {
+		checkRows(typ, n, x, stride, nrows, y, scratch, out)
+		q := nrows / 4
+		gap := uint64(q) * stride
+		var o [4]float32
+		for g := range q {
+			r0 := uint64(g) * stride
+			xs := [4]unsafe.Pointer{ptr(x[r0:]), ptr(x[r0+gap:]), ptr(x[r0+2*gap:]), ptr(x[r0+3*gap:])}
+			k4(n, ptr(y), &xs, &o)
+			out[g], out[g+q], out[g+2*q], out[g+3*q] = o[0], o[1], o[2], o[3]
+		}
+		for r := 4 * q; r < nrows; r++ {
+			out[r] = k1(n, ptr(x[uint64(r)*stride:]), ptr(y))
+		}
+	}
+}
+
+// rows4 adapts a four-row kernel (dot_rows_amd64.s) to vecDotRows.
+func rows4(typ quant.Type, k func(int, unsafe.Pointer, uintptr, uintptr, int, unsafe.Pointer, *float32, *float32, uintptr), k1 func(int, unsafe.Pointer, unsafe.Pointer) float32) func(int, []byte, uint64, int, []byte, []float32, []float32) {
+	per := int(typ.BlockSize())
+	return func(n int, x []byte, stride uint64, nrows int, y []byte, scratch, out []float32) {
+		checkRows(typ, n, x, stride, nrows, y, scratch, out)
+		q := nrows / 4
+		if q > 0 {
+			k(n/per, ptr(x), uintptr(stride), uintptr(q)*uintptr(stride), q, ptr(y), unsafe.SliceData(scratch), unsafe.SliceData(out), 4*uintptr(q))
+		}
+		for r := 4 * q; r < nrows; r++ {
+			out[r] = k1(n/per, ptr(x[uint64(r)*stride:]), ptr(y))
+		}
 	}
 }
 
@@ -171,3 +246,26 @@ func quantizeQ8_1AVX2(nb int, x, y unsafe.Pointer) int
 //
 //go:noescape
 func quantizeQ8_KAVX2(nb int, x, y unsafe.Pointer) int
+
+// The four-row kernels (dot_rows_amd64.s).
+
+//go:noescape
+func dotQ8_0RowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ4_0RowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ5_0RowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotIQ4_NLRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ4_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ5_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ6_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)

@@ -121,6 +121,9 @@ func TestKernelSetsAgree(t *testing.T) {
 				if fst.vecDot4 != nil {
 					checkVecDot4(t, rng, typ, fst, n, &ys)
 				}
+				if fst.vecDotRows != nil {
+					checkVecDotRows(t, rng, typ, fst, n, ys[0])
+				}
 			}
 		})
 	}
@@ -145,6 +148,30 @@ func checkVecDot4(t *testing.T, rng *rand.Rand, typ quant.Type, tr typeTraits, n
 			require.Equal(t, math.Float32bits(v), math.Float32bits(out[4*r+c]),
 				"n=%d row %d of %d column %d: vecDot4 %v, vecDot %v", n, r, nrows, c, out[4*r+c], v)
 		}
+	}
+}
+
+// checkVecDotRows runs tr.vecDotRows over a random number of rows of x at
+// a padded stride (counts on both sides of whole groups of four quarters)
+// and wants each result bit for bit what tr.vecDot gives.
+func checkVecDotRows(t *testing.T, rng *rand.Rand, typ quant.Type, tr typeTraits, n int, y []byte) {
+	t.Helper()
+	rs := int(typ.RowSize(int64(n)))
+	nrows := []int{1, 3, 4, 5, 8, 16, 17, 23}[rng.Intn(8)] + 4*rng.Intn(3)
+	stride := rs + rng.Intn(3)*17
+	x := make([]byte, (nrows-1)*stride+rs)
+	for r := range nrows {
+		row, _ := randomRow(t, rng, typ, n, 0, rng.Intn(2) == 0)
+		copy(x[r*stride:], row)
+	}
+	out := make([]float32, nrows+1)
+	out[nrows] = 42
+	tr.vecDotRows(n, x, uint64(stride), nrows, y, make([]float32, rowsScratch(n)), out[:nrows])
+	require.Equal(t, float32(42), out[nrows], "n=%d: vecDotRows wrote past %d rows", n, nrows)
+	for r := range nrows {
+		v := tr.vecDot(n, x[r*stride:r*stride+rs], y)
+		require.Equal(t, math.Float32bits(v), math.Float32bits(out[r]),
+			"n=%d row %d of %d: vecDotRows %v, vecDot %v", n, r, nrows, out[r], v)
 	}
 }
 

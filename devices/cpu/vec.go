@@ -43,6 +43,8 @@ type vecKernels struct {
 	// f16ToF32 and f32ToF16 convert rows (rounding to nearest even).
 	f16ToF32 func(dst []float32, src []uint16)
 	f32ToF16 func(dst []uint16, src []float32)
+	// swiglu: dst[i] = silu(x[i]) * g[i], silu(x) = x / (1 + e^-x).
+	swiglu func(dst, x, g []float32)
 }
 
 // genericVec is the portable implementation.
@@ -92,6 +94,14 @@ var genericVec = vecKernels{
 	},
 	f16ToF32: quant.FP16ToFP32Slice,
 	f32ToF16: quant.FP32ToFP16Slice,
+	swiglu:   vecGenericSwiGLU,
+}
+
+func vecGenericSwiGLU(dst, x, g []float32) {
+	x, g = x[:len(dst)], g[:len(dst)]
+	for i, v := range x {
+		dst[i] = siluf(v) * g[i]
+	}
 }
 
 // vecGenericBinary is inlined into each generic binary op, so op is a

@@ -2,6 +2,8 @@
 
 package cpu
 
+import "unsafe"
+
 // The amd64 primitives need what the matrix kernels do (hasAVX2Set: AVX2,
 // FMA and F16C).
 func init() {
@@ -9,6 +11,22 @@ func init() {
 		vec = avx2Vec
 	}
 }
+
+// avx2Vec is the AVX2 set: newAsmVec's wrappers, and SwiGLU, whose
+// assembly takes whole groups of eight and leaves the rest to the generic
+// loop.
+var avx2Vec = func() vecKernels {
+	k := newAsmVec("avx2", avx2VecFuncs)
+	k.swiglu = func(dst, x, g []float32) {
+		n := len(dst) &^ 7
+		if n > 0 {
+			x, g = x[:len(dst)], g[:len(dst)]
+			vecSwiGLUAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(g), n)
+		}
+		vecGenericSwiGLU(dst[n:], x[n:], g[n:])
+	}
+	return k
+}()
 
 //go:noescape
 func vecAddAVX2(dst, x, y *float32, n int)
@@ -43,7 +61,10 @@ func vecScaleF16AVX2(y *uint16, n int, s float32)
 //go:noescape
 func vecF16ToF32AVX2(dst *float32, src *uint16, n int)
 
-var avx2Vec = newAsmVec("avx2", asmVecFuncs{
+//go:noescape
+func vecSwiGLUAVX2(dst, x, gate *float32, n int)
+
+var avx2VecFuncs = asmVecFuncs{
 	add:      vecAddAVX2,
 	sub:      vecSubAVX2,
 	mul:      vecMulAVX2,
@@ -55,4 +76,4 @@ var avx2Vec = newAsmVec("avx2", asmVecFuncs{
 	madF16:   vecMadF16AVX2,
 	scaleF16: vecScaleF16AVX2,
 	f16ToF32: vecF16ToF32AVX2,
-})
+}

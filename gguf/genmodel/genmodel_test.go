@@ -3,6 +3,7 @@ package genmodel
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
+	"github.com/ggml-go/ggml/internal/npmvocab"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -145,13 +147,6 @@ func TestConfigErrors(t *testing.T) {
 		err := Write(&bytes.Buffer{}, c)
 		require.ErrorIs(t, err, ErrConfig, name)
 	}
-	for _, v := range []string{"spm", "bpe"} {
-		c := Default()
-		c.Vocab = v
-		err := Write(&bytes.Buffer{}, c)
-		require.ErrorIs(t, err, ErrNotYet)
-		require.True(t, errors.Is(err, errors.ErrUnsupported))
-	}
 	p := filepath.Join(t.TempDir(), "bad.gguf")
 	c := Default()
 	c.Arch = "gpt2"
@@ -182,4 +177,37 @@ func TestGGMLReadsModels(t *testing.T) {
 			require.NoError(t, f.Close())
 		}
 	}
+}
+
+// TestRealVocab: a real vocabulary sets n_vocab and the embedding's rows,
+// and Config.KVs still replace its pairs. (Package tokenizer checks that
+// libllama reads these files' tokenizers as we do.)
+func TestRealVocab(t *testing.T) {
+	c := Default()
+	c.Vocab = "spm"
+	c.Embd, c.FF = 32, 32
+	c.KVs = []gguf.KV{{Key: "tokenizer.ggml.add_bos_token", Value: gguf.ScalarValue(false)}}
+	var b bytes.Buffer
+	err := Write(&b, c)
+	if errors.Is(err, npmvocab.ErrMissing) && os.Getenv("GGML_REF_REQUIRED") != "1" {
+		t.Skip(err)
+	}
+	require.NoError(t, err)
+	f, err := gguf.Parse(b.Bytes())
+	require.NoError(t, err)
+	n, err := gguf.Get[uint32](f, "llama.vocab_size")
+	require.NoError(t, err)
+	require.EqualValues(t, 32000, n)
+	tokens, err := gguf.GetArray[string](f, "tokenizer.ggml.tokens")
+	require.NoError(t, err)
+	require.Len(t, tokens, 32000)
+	emb, ok := f.Tensor("token_embd.weight")
+	require.True(t, ok)
+	require.EqualValues(t, 32000, emb.Shape[1])
+	model, err := gguf.Get[string](f, "tokenizer.ggml.model")
+	require.NoError(t, err)
+	require.Equal(t, "llama", model)
+	addBOS, err := gguf.Get[bool](f, "tokenizer.ggml.add_bos_token")
+	require.NoError(t, err)
+	require.False(t, addBOS)
 }

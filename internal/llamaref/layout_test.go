@@ -15,6 +15,7 @@ func TestLayout(t *testing.T) {
 	for name, c := range map[string][2]uintptr{
 		"devices": {unsafe.Offsetof(mp.Devices), 0}, "tensor_buft_overrides": {unsafe.Offsetof(mp.TensorBuftOverrides), 8},
 		"n_gpu_layers": {unsafe.Offsetof(mp.NGPULayers), 16}, "split_mode": {unsafe.Offsetof(mp.SplitMode), 20},
+		"use_extra_bufts": {unsafe.Offsetof(mp.UseExtraBufts), 74},
 	} {
 		require.Equal(t, c[1], c[0], "llama_model_params.%s", name)
 	}
@@ -48,6 +49,8 @@ func TestDefaults(t *testing.T) {
 	require.EqualValues(t, -1, mp.NGPULayers)
 	require.EqualValues(t, 1, mp.SplitMode, "LLAMA_SPLIT_MODE_LAYER")
 	require.Zero(t, mp.Devices|mp.TensorBuftOverrides)
+	require.True(t, mp.UseExtraBufts)
+	require.False(t, l.CompareModelParams().UseExtraBufts)
 
 	cp := l.DefaultContextParams()
 	require.Equal(t, [4]uint32{512, 2048, 512, 1}, [4]uint32{cp.NCtx, cp.NBatch, cp.NUbatch, cp.NSeqMax})

@@ -52,7 +52,7 @@ type funcs struct {
 	initFromModel, free, modelGetVocab, vocabNTokens, modelNEmbd, modelNCtxTrain      uintptr
 	nCtx, nBatch, nUbatch, nThreads, nThreadsBatch, batchInit, batchFree, decode      uintptr
 	getLogitsIth, tokenize, tokenToPiece, getMemory, memoryClear, logSet, backendLoad uintptr
-	vocabBOS, vocabEOS                                                                uintptr
+	vocabBOS, vocabEOS, vocabEOT, vocabIsEOG                                          uintptr
 }
 
 var (
@@ -124,6 +124,7 @@ func Open(dir, variant string) (*Lib, error) {
 		{llama, "llama_tokenize", &l.fn.tokenize}, {llama, "llama_token_to_piece", &l.fn.tokenToPiece},
 		{llama, "llama_get_memory", &l.fn.getMemory}, {llama, "llama_memory_clear", &l.fn.memoryClear},
 		{llama, "llama_log_set", &l.fn.logSet}, {llama, "llama_vocab_bos", &l.fn.vocabBOS}, {llama, "llama_vocab_eos", &l.fn.vocabEOS},
+		{llama, "llama_vocab_eot", &l.fn.vocabEOT}, {llama, "llama_vocab_is_eog", &l.fn.vocabIsEOG},
 	}
 	for _, s := range syms {
 		p, err := s.lib.Sym(s.name)

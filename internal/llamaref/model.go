@@ -60,6 +60,15 @@ func (m *Model) NEmbd() int { return m.int32Call(m.l.fn.modelNEmbd, m.ptr) }
 // NCtxTrain is llama_model_n_ctx_train.
 func (m *Model) NCtxTrain() int { return m.int32Call(m.l.fn.modelNCtxTrain, m.ptr) }
 
+// EOT is llama_vocab_eot (-1 when absent).
+func (m *Model) EOT() int32 { return int32(m.int32Call(m.l.fn.vocabEOT, m.vocab)) }
+
+// IsEOG is llama_vocab_is_eog: whether token ends generation.
+func (m *Model) IsEOG(token int32) bool {
+	r, _, _ := purego.SyscallN(m.l.fn.vocabIsEOG, m.vocab, uintptr(uint32(token)))
+	return r&0xff != 0 // a C bool comes back in the low byte
+}
+
 // BOS and EOS are llama_vocab_bos and llama_vocab_eos (-1 when absent).
 func (m *Model) BOS() int32 { return int32(m.int32Call(m.l.fn.vocabBOS, m.vocab)) }
 

@@ -19,8 +19,26 @@ type ModelParams struct {
 	// The rest (main_gpu, tensor_split, the progress callback, kv
 	// overrides, the booleans vocab_only, use_mmap, ...) sits at offsets
 	// that differ between llama.h versions and is only ever passed on
-	// with the library's defaults.
-	_ [56]byte
+	// with the library's defaults, except one.
+	_ [50]byte
+	// UseExtraBufts lets the CPU backend repack weights into its extra
+	// buffer types (Q4_0/Q4_K interleaved for AVX2), whose batched matrix
+	// products quantize activations differently from the one-token path:
+	// with it on, a Q4_K model's logits for a 16-token call differ from
+	// the same tokens decoded one by one by NMSE ~2e-4; off, they agree to
+	// ~1e-14. Offset 74, default true: the only byte of the defaults' tail
+	// that is 1, and the one whose clearing removes that disagreement.
+	UseExtraBufts bool
+	_             [5]byte
+}
+
+// CompareModelParams are the model parameters for logit comparisons:
+// the defaults without the CPU's repacked weights (see UseExtraBufts),
+// so that libllama's batched and single-token logits agree.
+func (l *Lib) CompareModelParams() ModelParams {
+	p := l.DefaultModelParams()
+	p.UseExtraBufts = false
+	return p
 }
 
 // ContextParams is struct llama_context_params (160 bytes).

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/gguf/genmodel"
+	"github.com/ggml-go/ggml/model"
+)
+
+// progressMin is the file size from which loading draws a progress bar.
+const progressMin = 64 << 20
+
+func runRun(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	path := fs.String("m", "", "model `FILE` (GGUF, llama or qwen2); none: generate a small model and run it")
+	text := fs.String("p", "", "prompt `TEXT` (needs a model with a vocabulary)")
+	tokList := fs.String("tokens", "", "prompt as token ids `1,2,3`")
+	n := fs.Int("n", 32, "tokens to generate")
+	dev := fs.String("device", "", "device `NAME` (default: CPU)")
+	threads := fs.Int("threads", 0, "CPU threads (0: all)")
+	seed := fs.Uint64("seed", 0, "sampling seed")
+	logitsOut := fs.String("logits", "", "write every prompt position's logits to `OUT` (raw little-endian float32, n_tokens x n_vocab)")
+	var sm model.Sampler
+	fs.Func("temp", "sampling temperature (0: greedy)", floatFlag(&sm.Temp))
+	fs.IntVar(&sm.TopK, "top-k", 0, "keep the K most likely tokens (0: all)")
+	fs.Func("top-p", "keep the most likely tokens up to probability P (0 or 1: all)", floatFlag(&sm.TopP))
+	fs.Func("min-p", "keep tokens at least P times as likely as the best (0: all)", floatFlag(&sm.MinP))
+	fs.Func("repeat-penalty", "penalty for the last -repeat-last-n tokens (1: off)", floatFlag(&sm.RepeatPenalty))
+	fs.IntVar(&sm.RepeatLastN, "repeat-last-n", 64, "tokens the repetition penalty looks back")
+	ctxLen := fs.Int("ctx", 0, "context length (0: the model's, at most 4096)")
+	fa := fs.Bool("fa", false, "flash attention")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: ggml run [-m FILE] [-p TEXT | -tokens 1,2,3] [-n N] [-device NAME] [-threads N] [-seed N]\n"+
+			"                [-logits OUT] [-temp T -top-k K -top-p P -min-p P -repeat-penalty R]\n\n"+
+			"Runs a llama or qwen2 GGUF model: decodes the prompt, streams the generated tokens, prints tokens/s.")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	sm.Seed = *seed
+	if err := sm.Check(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *text != "" && *tokList != "" {
+		return fmt.Errorf("%w: -p and -tokens exclude each other", errUsage)
+	}
+	if *n < 0 || *threads < 0 {
+		return fmt.Errorf("%w: -n and -threads must be >= 0", errUsage)
+	}
+	opts := model.Options{Threads: *threads}
+	if *dev != "" {
+		d, err := backend.DeviceByName(*dev)
+		if err != nil {
+			return fmt.Errorf("%w: %v (devices: %s)", errUsage, err, deviceNames())
+		}
+		opts.Device = d
+	}
+	if *path == "" {
+		dir, err := os.MkdirTemp("", "ggml-run-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		*path = filepath.Join(dir, "model.gguf")
+		c := genmodel.Default()
+		if err := genmodel.WriteFile(*path, c); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "no -m: generated a random-weight %s model (%d wide, %d layers, %s weights, %d tokens, no vocabulary)\n",
+			c.Arch, c.Embd, c.Layers, c.Type, c.VocabSize)
+		if *text == "" && *tokList == "" {
+			*tokList = "1,2,3,4,5,6,7,8"
+		}
+	}
+	if fi, err := os.Stat(*path); err == nil && fi.Size() >= progressMin && progressOut != nil {
+		opts.Progress = func(done, total uint64) {
+			fmt.Fprintf(progressOut, "\rloading %3d%%", done*100/max(total, 1))
+			if done == total {
+				fmt.Fprint(progressOut, "\r            \r")
+			}
+		}
+	}
+	m, err := model.Open(*path, opts)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	h := m.HParams
+	fmt.Fprintf(stdout, "model: %s, %d layers, %d wide, %d heads (%d KV), %d tokens, on %s\n",
+		h.Arch, h.NLayer, h.NEmbd, h.NHead[0], h.NHeadKV[0], h.NVocab, m.DeviceName())
+	var prompt []int32
+	switch {
+	case *tokList != "":
+		if prompt, err = parseTokens(*tokList); err != nil {
+			return fmt.Errorf("%w: -tokens: %v", errUsage, err)
+		}
+	case *text != "":
+		if prompt, err = m.Tokenize(*text, true); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%w: give a prompt with -p or -tokens", errUsage)
+	}
+	if len(prompt) == 0 {
+		return fmt.Errorf("%w: empty prompt", errUsage)
+	}
+	s, err := m.NewSession(model.SessionOptions{Ctx: *ctxLen, FlashAttn: *fa})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if *logitsOut != "" {
+		if err := writeLogits(ctx, s, prompt, *logitsOut); err != nil {
+			return err
+		}
+		s.Reset()
+	}
+	start := time.Now()
+	var first time.Time
+	gen, err := s.Generate(ctx, prompt, *n, sm, func(t int32) error {
+		if first.IsZero() {
+			first = time.Now()
+		}
+		if m.HasText() {
+			piece, err := m.Piece(t)
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(stdout, piece)
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "%d ", t)
+		return err
+	})
+	end := time.Now()
+	fmt.Fprintln(stdout)
+	if err != nil {
+		return err
+	}
+	if first.IsZero() {
+		first = end
+	}
+	pp := first.Sub(start)
+	fmt.Fprintf(stdout, "prompt: %d tokens in %v (%.1f tokens/s)\n", len(prompt), pp.Round(time.Millisecond), float64(len(prompt))/pp.Seconds())
+	if len(gen) > 1 {
+		tg := end.Sub(first)
+		fmt.Fprintf(stdout, "generation: %d tokens in %v (%.1f tokens/s)\n", len(gen)-1, tg.Round(time.Millisecond), float64(len(gen)-1)/tg.Seconds())
+	}
+	return nil
+}
+
+// writeLogits decodes the prompt asking every position's logits and writes
+// them as raw little-endian float32, one row of n_vocab per token.
+func writeLogits(ctx context.Context, s *model.Session, prompt []int32, path string) error {
+	all := make([]bool, len(prompt))
+	for i := range all {
+		all[i] = true
+	}
+	lg, err := s.Decode(ctx, prompt, all)
+	if err != nil {
+		return err
+	}
+	var raw []byte
+	for _, row := range lg {
+		for _, v := range row {
+			raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(v))
+		}
+	}
+	return os.WriteFile(path, raw, 0o644)
+}
+
+func parseTokens(s string) ([]int32, error) {
+	var ts []int32
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, int32(v))
+	}
+	return ts, nil
+}
+
+// floatFlag parses a float32 flag value into p.
+func floatFlag(p *float32) func(string) error {
+	return func(s string) error {
+		v, err := strconv.ParseFloat(s, 32)
+		if err != nil {
+			return err
+		}
+		*p = float32(v)
+		return nil
+	}
+}

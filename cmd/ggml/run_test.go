@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/gguf/genmodel"
+	"github.com/ggml-go/ggml/model"
+	"github.com/ggml-go/ggml/quant"
+)
+
+func TestRunGenerated(t *testing.T) {
+	code, out, errOut := runCmd("run", "-n", "5", "-threads", "2")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "generated a random-weight llama model")
+	require.Contains(t, out, "generation: 4 tokens")
+	require.Contains(t, out, "tokens/s")
+}
+
+func TestRunLogits(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.gguf")
+	c := genmodel.Config{Arch: "qwen2", Type: quant.Q8_0, Embd: 64, Layers: 2, Heads: 4, KVHeads: 2, FF: 128, VocabSize: 100}
+	require.NoError(t, genmodel.WriteFile(path, c))
+	lg := filepath.Join(dir, "logits.bin")
+	code, out, errOut := runCmd("run", "-m", path, "-tokens", "3,1,4,1,5", "-n", "3", "-logits", lg, "-temp", "0.7", "-top-k", "20", "-seed", "9")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "qwen2, 2 layers")
+	raw, err := os.ReadFile(lg)
+	require.NoError(t, err)
+	require.Len(t, raw, 5*100*4)
+
+	// The file holds what the API computes for every position.
+	m, err := model.Open(path, model.Options{Threads: 2})
+	require.NoError(t, err)
+	defer m.Close()
+	s, err := m.NewSession(model.SessionOptions{})
+	require.NoError(t, err)
+	defer s.Close()
+	want, err := s.Decode(context.Background(), []int32{3, 1, 4, 1, 5}, []bool{true, true, true, true, true})
+	require.NoError(t, err)
+	for i, row := range want {
+		for j, v := range row {
+			require.Equal(t, v, math.Float32frombits(binary.LittleEndian.Uint32(raw[4*(i*100+j):])))
+		}
+	}
+
+	code, _, errOut = runCmd("run", "-m", path, "-p", "hello")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "no vocabulary")
+	code, _, errOut = runCmd("run", "-m", path, "-tokens", "1,x")
+	require.Equal(t, 2, code, errOut)
+	code, _, errOut = runCmd("run", "-m", path, "-tokens", "100")
+	require.Equal(t, 1, code)
+	require.True(t, strings.Contains(errOut, "outside"), errOut)
+}
+
+func TestBenchModel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	require.NoError(t, genmodel.WriteFile(path, genmodel.Config{Arch: "llama", Type: quant.Q4_0, Embd: 64, Layers: 2, Heads: 4, KVHeads: 2, FF: 128, VocabSize: 100}))
+	code, out, errOut := runCmd("bench", "model", "-m", path, "-pp", "8", "-tg", "4", "-reps", "1", "-threads", "1")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "pp8")
+	require.Contains(t, out, "tg4")
+	require.Contains(t, out, "tokens/s")
+	code, _, _ = runCmd("bench", "model", "-pp", "0")
+	require.Equal(t, 2, code)
+}
+
+// TestRunOnHexagon: a model run on HTP0 over the Hexagon double (weights
+// set through its repacking buffers, the ops it takes computed by the
+// double) generates the tokens the CPU generates.
+func TestRunOnHexagon(t *testing.T) {
+	if !inChild(t, "TestRunOnHexagon", func(dir string) []string {
+		return []string{"GGML_HEXAGON_LIB=" + filepath.Join(dir, "libcdsprpc.so")}
+	}) {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	require.NoError(t, genmodel.WriteFile(path, genmodel.Config{Arch: "llama", Type: quant.Q4_0, Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 300}))
+	tokenLine := func(out string) string {
+		lines := strings.Split(out, "\n")
+		require.Greater(t, len(lines), 2, out)
+		return lines[1]
+	}
+	args := []string{"run", "-m", path, "-tokens", "5,17,42,99,7,3", "-n", "16", "-threads", "1"}
+	code, cpuOut, errOut := runCmd(args...)
+	require.Equal(t, 0, code, errOut)
+	code, htpOut, errOut := runCmd(append(args, "-device", "HTP0")...)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, htpOut, "on HTP0")
+	require.Equal(t, tokenLine(cpuOut), tokenLine(htpOut))
+	t.Logf("HTP0: %s", strings.TrimSpace(htpOut))
+}

@@ -1,0 +1,309 @@
+package model
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// SessionOptions configure NewSession.
+type SessionOptions struct {
+	// Ctx is the number of KV cache cells, the longest sequence the
+	// session holds; 0 takes the model's training context, at most 4096.
+	Ctx int
+	// Batch is the most tokens one graph computes; longer inputs to Decode
+	// are cut into batches of this size. 0 means 512 (at most Ctx).
+	Batch int
+	// FlashAttn computes attention with FLASH_ATTN_EXT (V cache not
+	// transposed) instead of MUL_MAT, SOFT_MAX and MUL_MAT.
+	FlashAttn bool
+	// CacheType is the KV cache's type: quant.F32 (the zero value) or
+	// quant.F16 (llama.cpp's default, half the memory).
+	CacheType quant.Type
+}
+
+// Session is one sequence decoded with a model: its KV cache and the
+// scheduler computing its graphs. It is not safe for concurrent use.
+type Session struct {
+	m      *Model
+	opts   SessionOptions
+	vTrans bool
+	k, v   []*graph.Tensor
+	cache  buffer.Buffer
+	sched  *backend.Scheduler
+	// nPast is how many positions the cache holds (cell i is position i).
+	nPast  int
+	closed bool
+}
+
+// NewSession makes a session with an empty KV cache in the model's device
+// memory and sizes the compute buffers for the largest batch.
+func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
+	if m.closed {
+		return nil, fmt.Errorf("%w: model closed", ErrArgument)
+	}
+	h := &m.HParams
+	if opts.Ctx == 0 {
+		opts.Ctx = min(max(h.NCtxTrain, 1), 4096)
+	}
+	if opts.Batch == 0 {
+		opts.Batch = 512
+	}
+	if opts.Ctx < 0 || opts.Batch < 0 {
+		return nil, fmt.Errorf("%w: context %d, batch %d", ErrArgument, opts.Ctx, opts.Batch)
+	}
+	opts.Batch = min(opts.Batch, opts.Ctx)
+	if opts.CacheType != quant.F32 && opts.CacheType != quant.F16 {
+		return nil, fmt.Errorf("%w: KV cache type %s (F32 or F16)", ErrArgument, opts.CacheType)
+	}
+	s = &Session{m: m, opts: opts, vTrans: !opts.FlashAttn}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.Close())
+			s = nil
+		}
+	}()
+	c := graph.NewContext(graph.ContextOptions{})
+	var ts []*graph.Tensor
+	for il := range h.NLayer {
+		k := c.SetName(c.NewTensor(opts.CacheType, int64(h.NEmbdKGQA(il)), int64(opts.Ctx)), fmt.Sprintf("cache_k_l%d", il))
+		v := c.SetName(c.NewTensor(opts.CacheType, int64(h.NEmbdVGQA(il)), int64(opts.Ctx)), fmt.Sprintf("cache_v_l%d", il))
+		s.k, s.v = append(s.k, k), append(s.v, v)
+		ts = append(ts, k, v)
+	}
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	d := m.cacheDevice(opts.CacheType)
+	if s.cache, err = buffer.AllocTensors(d.BufferType(), ts); err != nil {
+		return nil, fmt.Errorf("%w: KV cache of %d cells on %s: %w", ErrMemory, opts.Ctx, d.Name(), err)
+	}
+	// Masked cells are multiplied by zero weights: they must hold finite
+	// values, as llama.cpp clears its cache buffer.
+	if err := s.cache.Clear(0); err != nil {
+		return nil, err
+	}
+	if s.sched, err = backend.NewScheduler(m.backends, backend.SchedulerOptions{}); err != nil {
+		return nil, err
+	}
+	b := &builder{s: s, c: graph.NewContext(graph.ContextOptions{}), g: graph.NewGraph(),
+		bs: batchShape{nTokens: opts.Batch, nKV: opts.Ctx, nOutputs: opts.Batch}}
+	if _, err := b.build(); err != nil {
+		return nil, err
+	}
+	if err := s.sched.Reserve(b.g); err != nil {
+		return nil, fmt.Errorf("model: sizing compute buffers: %w", err)
+	}
+	return s, nil
+}
+
+// cacheDevice is where the KV cache lives: the layers' device when it
+// writes cache rows (SET_ROWS) of type typ, else the CPU, which always does.
+func (m *Model) cacheDevice(typ quant.Type) backend.Device {
+	c := graph.NewContext(graph.ContextOptions{})
+	probe := c.SetRows(c.NewTensor(typ, 64, 4), c.NewTensor(quant.F32, 64, 1), c.NewTensor(quant.I64, 1))
+	if probe != nil && m.device.SupportsOp(probe) {
+		return m.device
+	}
+	return m.backends[len(m.backends)-1].Device()
+}
+
+// BufferBytes is the device memory the session holds: its KV cache and the
+// scheduler's compute buffers (the model's weights not included).
+func (s *Session) BufferBytes() uint64 {
+	n := s.cache.Size()
+	for _, b := range s.m.backends {
+		n += s.sched.BufferSize(b)
+	}
+	return n
+}
+
+// Pos is the number of positions the session's cache holds: the position
+// the next token gets.
+func (s *Session) Pos() int { return s.nPast }
+
+// Ctx is the session's context length (cache cells).
+func (s *Session) Ctx() int { return s.opts.Ctx }
+
+// Reset empties the cache: the next Decode starts at position 0.
+func (s *Session) Reset() { s.nPast = 0 }
+
+// Decode runs tokens through the model at the next positions, appending
+// them to the cache, in batches of at most SessionOptions.Batch tokens.
+// logits[i] asks for token i's logits; nil asks for the last token's only.
+// The result has one entry per token: its logits (n_vocab values), or nil
+// when not asked. When ctx ends between batches, the tokens decoded so far
+// stay in the cache and the error wraps ctx.Err().
+func (s *Session) Decode(ctx context.Context, tokens []int32, logits []bool) ([][]float32, error) {
+	if s.closed {
+		return nil, fmt.Errorf("%w: session closed", ErrArgument)
+	}
+	if logits != nil && len(logits) != len(tokens) {
+		return nil, fmt.Errorf("%w: %d logits flags for %d tokens", ErrArgument, len(logits), len(tokens))
+	}
+	if s.nPast+len(tokens) > s.opts.Ctx {
+		return nil, fmt.Errorf("%w: %d tokens after %d of %d cells", ErrContextFull, len(tokens), s.nPast, s.opts.Ctx)
+	}
+	for i, t := range tokens {
+		if t < 0 || int(t) >= s.m.HParams.NVocab {
+			return nil, fmt.Errorf("%w: token %d (index %d) outside the %d-token vocabulary", ErrArgument, t, i, s.m.HParams.NVocab)
+		}
+	}
+	if logits == nil && len(tokens) > 0 {
+		logits = make([]bool, len(tokens))
+		logits[len(logits)-1] = true
+	}
+	out := make([][]float32, len(tokens))
+	for i := 0; i < len(tokens); i += s.opts.Batch {
+		j := min(i+s.opts.Batch, len(tokens))
+		if err := ctx.Err(); err != nil {
+			return out, fmt.Errorf("model: decode stopped after %d tokens: %w", i, err)
+		}
+		if err := s.decodeBatch(ctx, tokens[i:j], logits[i:j], out[i:j]); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// nKV is how many cells a batch ending at position end attends over:
+// padded as llama.cpp pads (256 with flash attention, else 32), so graphs
+// of nearby lengths have the same shape.
+func (s *Session) nKV(end int) int {
+	pad := int64(32)
+	if s.opts.FlashAttn {
+		pad = 256
+	}
+	return int(min(padTo(int64(end), pad), int64(s.opts.Ctx)))
+}
+
+func (s *Session) decodeBatch(ctx context.Context, tokens []int32, want []bool, out [][]float32) error {
+	var outIdx []int32
+	for i, w := range want {
+		if w {
+			outIdx = append(outIdx, int32(i))
+		}
+	}
+	n := len(tokens)
+	b := &builder{s: s, c: graph.NewContext(graph.ContextOptions{}), g: graph.NewGraph(),
+		bs: batchShape{nTokens: n, nKV: s.nKV(s.nPast + n), nOutputs: max(len(outIdx), 1)}}
+	if len(outIdx) == 0 {
+		// The graph always produces a row; llama.cpp computes the last.
+		outIdx = []int32{int32(n - 1)}
+	}
+	res, err := b.build()
+	if err != nil {
+		return err
+	}
+	s.sched.Reset()
+	if err := s.sched.AllocGraph(b.g); err != nil {
+		return fmt.Errorf("model: placing the graph: %w", err)
+	}
+	if err := s.setInputs(&b.in, b.bs, tokens, outIdx); err != nil {
+		return err
+	}
+	if err := s.sched.GraphComputeContext(ctx, b.g); err != nil {
+		return fmt.Errorf("model: computing: %w", err)
+	}
+	s.nPast += n
+	if len(outIdx) > 0 && want[outIdx[0]] {
+		raw := make([]byte, res.NBytes())
+		if err := buffer.GetTensor(res, raw, 0); err != nil {
+			return fmt.Errorf("model: reading logits: %w", err)
+		}
+		nv := s.m.HParams.NVocab
+		for r, i := range outIdx {
+			row := make([]float32, nv)
+			for j := range row {
+				row[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*(r*nv+j):]))
+			}
+			out[i] = row
+		}
+	}
+	return nil
+}
+
+// setInputs writes a batch's tokens, positions, cache cells, mask and
+// output rows into the tensors the scheduler placed.
+func (s *Session) setInputs(in *batchInputs, bs batchShape, tokens, outIdx []int32) error {
+	n := len(tokens)
+	i32 := func(vs []int32) []byte {
+		raw := make([]byte, 4*len(vs))
+		for i, v := range vs {
+			binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
+		}
+		return raw
+	}
+	pos := make([]int32, n)
+	kIdx := make([]byte, 8*n)
+	for i := range n {
+		pos[i] = int32(s.nPast + i)
+		binary.LittleEndian.PutUint64(kIdx[8*i:], uint64(s.nPast+i))
+	}
+	vIdx := kIdx
+	if s.vTrans {
+		kvDim := s.m.HParams.NEmbdVGQA(0)
+		vIdx = make([]byte, 8*n*kvDim)
+		for i := range n {
+			for j := range kvDim {
+				binary.LittleEndian.PutUint64(vIdx[8*(i*kvDim+j):], uint64(j*s.opts.Ctx+s.nPast+i))
+			}
+		}
+	}
+	// Token i at position nPast+i sees cells 0..nPast+i; other cells and
+	// the padding rows are -inf.
+	rows := int(in.mask.Ne[1])
+	mask := make([]byte, 4*bs.nKV*rows)
+	negInf := math.Float32bits(float32(math.Inf(-1)))
+	for r := range rows {
+		for cell := range bs.nKV {
+			v := negInf
+			if r < n && cell <= s.nPast+r {
+				v = 0
+			}
+			binary.LittleEndian.PutUint32(mask[4*(r*bs.nKV+cell):], v)
+		}
+	}
+	sets := []struct {
+		t    *graph.Tensor
+		data []byte
+	}{
+		{in.tokens, i32(tokens)}, {in.pos, i32(pos)}, {in.kIdx, kIdx}, {in.vIdx, vIdx}, {in.mask, mask},
+	}
+	if in.outIDs != nil {
+		sets = append(sets, struct {
+			t    *graph.Tensor
+			data []byte
+		}{in.outIDs, i32(outIdx)})
+	}
+	for _, x := range sets {
+		if err := buffer.SetTensor(x.t, x.data, 0); err != nil {
+			return fmt.Errorf("model: setting %s: %w", x.t.Name, err)
+		}
+	}
+	return nil
+}
+
+// Close frees the cache and the scheduler's buffers. Closing again does
+// nothing.
+func (s *Session) Close() error {
+	if s == nil || s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	if s.sched != nil {
+		errs = append(errs, s.sched.Close())
+	}
+	if s.cache != nil {
+		errs = append(errs, s.cache.Free())
+	}
+	return errors.Join(errs...)
+}
