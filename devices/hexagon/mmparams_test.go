@@ -96,15 +96,25 @@ func TestSolveMatMulFloat(t *testing.T) {
 }
 
 // TestMatMulKernelParamsChecked: the double checks the matmul blocks we
-// send; a wrong divisor or a wrong kernel choice fails our code.
+// send (F32 weights 64 x 7 on HVX; F16 64 x 64 with 8 rows on HMX, as
+// the double starts one HMX unit); a wrong divisor, kernel choice, VTCM
+// sum or HMX chunk fails our code.
 func TestMatMulKernelParamsChecked(t *testing.T) {
 	for _, tc := range []struct {
 		name, want string
+		w          quant.Type
+		n, m       int64
+		kernel     uint32
 		spoil      func(*htp.MMKernelParams)
 	}{
-		{"divisor", "kernel params div_ne1.mp", func(kp *htp.MMKernelParams) { kp.DivNe1 = htp.NewFastDiv(6) }},
-		{"kernel", "kernel params kernel_type", func(kp *htp.MMKernelParams) { kp.KernelType = mmHVXF16VTCM }},
-		{"vtcm", "kernel params vtcm_size (the sum", func(kp *htp.MMKernelParams) { kp.VtcmSize += 128 }},
+		{"divisor", "kernel params div_ne1.mp", quant.F32, 7, 5, mmHVXF32VTCM,
+			func(kp *htp.MMKernelParams) { kp.DivNe1 = htp.NewFastDiv(6) }},
+		{"kernel", "kernel params kernel_type", quant.F32, 7, 5, mmHVXF32VTCM,
+			func(kp *htp.MMKernelParams) { kp.KernelType = mmHVXF16VTCM }},
+		{"vtcm", "kernel params vtcm_size (the sum", quant.F32, 7, 5, mmHVXF32VTCM,
+			func(kp *htp.MMKernelParams) { kp.VtcmSize += 128 }},
+		{"hmx-chunk", "kernel params m_chunk/n_chunk", quant.F16, 64, 8, mmHMX2D,
+			func(kp *htp.MMKernelParams) { kp.NChunk = 48 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := hexdouble.Open(t, hexdouble.Full)
@@ -113,19 +123,21 @@ func TestMatMulKernelParamsChecked(t *testing.T) {
 			b, err := dev.Init(backend.Options{})
 			require.NoError(t, err)
 			ctx := graph.NewContext(graph.ContextOptions{})
-			w, x := ctx.NewTensor(quant.F32, 64, 7), ctx.NewTensor(quant.F32, 64, 5)
+			w, x := ctx.NewTensor(tc.w, 64, tc.n), ctx.NewTensor(quant.F32, 64, tc.m)
 			g, err := ctx.Build(ctx.MulMat(w, x))
 			require.NoError(t, err)
 			buf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
 			require.NoError(t, err)
 			defer buf.Free()
 			rng := rand.New(rand.NewPCG(2, 2))
-			require.NoError(t, backend.SetFloat32(nil, w, randF32(rng, 64*7)))
-			require.NoError(t, backend.SetFloat32(nil, x, randF32(rng, 64*5)))
+			require.NoError(t, backend.SetFloat32(nil, w, randF32(rng, int(64*tc.n))))
+			require.NoError(t, backend.SetFloat32(nil, x, randF32(rng, int(64*tc.m))))
 			require.NoError(t, backend.Compute(b, g))
 			require.Empty(t, d.Violations())
 
-			tc.spoil((*htp.MMKernelParams)(unsafe.Pointer(&dev.s.cache.ops[0].kparams)))
+			kp := (*htp.MMKernelParams)(unsafe.Pointer(&dev.s.cache.ops[0].kparams))
+			require.Equal(t, tc.kernel, kp.KernelType)
+			tc.spoil(kp)
 			err = backend.Compute(b, g)
 			require.ErrorIs(t, err, ErrSession)
 			require.Contains(t, d.Violations(), tc.want)
@@ -160,33 +172,4 @@ func TestSolveMatMulHMX(t *testing.T) {
 	n.inputs[1] = tensorOf(quant.F32, 64, 40)
 	kp = solveMatMul(n, 6, 8<<20, true, true)
 	require.Equal(t, [3]uint32{1, 64, 64}, [3]uint32{kp.Pipeline, kp.MChunk, kp.NChunk})
-}
-
-// TestHMXKernelParamsChecked: an HMX block the double rejects - a chunk
-// that is not a multiple of 32.
-func TestHMXKernelParamsChecked(t *testing.T) {
-	d := hexdouble.Open(t, hexdouble.Full)
-	r, devs := openRegistry(t, testOptions(d))
-	dev := devs[0].(*device)
-	b, err := dev.Init(backend.Options{})
-	require.NoError(t, err)
-	ctx := graph.NewContext(graph.ContextOptions{})
-	w, x := ctx.NewTensor(quant.F16, 64, 64), ctx.NewTensor(quant.F32, 64, 8)
-	g, err := ctx.Build(ctx.MulMat(w, x))
-	require.NoError(t, err)
-	buf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
-	require.NoError(t, err)
-	defer buf.Free()
-	rng := rand.New(rand.NewPCG(3, 3))
-	require.NoError(t, backend.SetFloat32(nil, w, randF32(rng, 64*64)))
-	require.NoError(t, backend.SetFloat32(nil, x, randF32(rng, 64*8)))
-	require.NoError(t, backend.Compute(b, g))
-	require.Empty(t, d.Violations())
-	kp := (*htp.MMKernelParams)(unsafe.Pointer(&dev.s.cache.ops[0].kparams))
-	require.Equal(t, uint32(mmHMX2D), kp.KernelType, "the double starts one HMX unit")
-	kp.NChunk = 48
-	err = backend.Compute(b, g)
-	require.ErrorIs(t, err, ErrSession)
-	require.Contains(t, d.Violations(), "kernel params m_chunk/n_chunk")
-	require.NoError(t, r.Close())
 }

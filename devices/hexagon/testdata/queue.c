@@ -667,6 +667,15 @@ static void fastdiv_of(uint32_t d, uint32_t out[2]) {
 
 static uint32_t align128(uint64_t n) { return (uint32_t) ((n + 127) / 128 * 128); }
 
+/* Reports a wrong field of an op's kernel parameter block (a violation naming it) and fails the op. */
+static uint32_t kparams_bad(uint32_t op_index, uint32_t opcode, const char *block, const char *field, uint32_t got,
+                            uint32_t exp) {
+    pthread_mutex_lock(&hd.mu);
+    hd_violation("op #%u %s: kernel params %s = %u, want %u (%s)", op_index, hd_op_name(opcode), field, got, exp, block);
+    pthread_mutex_unlock(&hd.mu);
+    return HTP_STATUS_INVAL_PARAMS;
+}
+
 /* Checks a unary op's kernel parameter block; HTP_STATUS_OK, or INVAL_PARAMS with a violation naming the field. */
 static uint32_t check_unary_kparams(const struct hd_op *o, struct hd_tensor *const src[], struct hd_tensor *const dst[],
                                     const struct hd_handle *h, uint32_t op_index) {
@@ -698,11 +707,7 @@ static uint32_t check_unary_kparams(const struct hd_op *o, struct hd_tensor *con
         if (mask[i] && k[i] != want[i]) { bad = names[i]; got = k[i]; exp = want[i]; }
     if (!bad && k[UKP_VTCM] > h->vtcm) { bad = "vtcm_size (past the session's VTCM)"; got = k[UKP_VTCM]; exp = (uint32_t) h->vtcm; }
     if (!bad) return HTP_STATUS_OK;
-    pthread_mutex_lock(&hd.mu);
-    hd_violation("op #%u %s: kernel params %s = %u, want %u (htp_unary_kernel_params)", op_index, hd_op_name(o->opcode),
-                 bad, got, exp);
-    pthread_mutex_unlock(&hd.mu);
-    return HTP_STATUS_INVAL_PARAMS;
+    return kparams_bad(op_index, o->opcode, "htp_unary_kernel_params", bad, got, exp);
 }
 
 /* d99724f's htp_fa_kernel_params (flash-attn-ops.h): u8 kernel_type, is_q_fp32, is_dst_fp32, n_threads @0; u16 Br,
@@ -736,10 +741,7 @@ static uint32_t check_fa_kparams(const struct hd_op *o, struct hd_tensor *const 
     if (!bad && vtcm > h->vtcm) { bad = "vtcm_size (past the session's VTCM)"; got = vtcm; exp = (uint32_t) h->vtcm; }
     (void) v;
     if (!bad) return HTP_STATUS_OK;
-    pthread_mutex_lock(&hd.mu);
-    hd_violation("op #%u FLASH_ATTN_EXT: kernel params %s = %u, want %u (htp_fa_kernel_params)", op_index, bad, got, exp);
-    pthread_mutex_unlock(&hd.mu);
-    return HTP_STATUS_INVAL_PARAMS;
+    return kparams_bad(op_index, o->opcode, "htp_fa_kernel_params", bad, got, exp);
 }
 
 /* d99724f's htp_mm_kernel_params (matmul-ops.h): 17 i32 - kernel_type @0, pipeline, m_chunk, n_chunk, n_threads,
@@ -855,11 +857,7 @@ static uint32_t check_mm_kparams(const struct hd_op *o, struct hd_tensor *const 
         bad = "vtcm_size (past the session's VTCM)"; got = k[MKP_VTCM]; exp = (uint32_t) h->vtcm;
     }
     if (!bad) return HTP_STATUS_OK;
-    pthread_mutex_lock(&hd.mu);
-    hd_violation("op #%u %s: kernel params %s = %u, want %u (htp_mm_kernel_params)", op_index, hd_op_name(o->opcode),
-                 bad, got, exp);
-    pthread_mutex_unlock(&hd.mu);
-    return HTP_STATUS_INVAL_PARAMS;
+    return kparams_bad(op_index, o->opcode, "htp_mm_kernel_params", bad, got, exp);
 }
 
 /* Executes a validated batch with hd.mu released; the blocks stay pinned so a host that frees them meanwhile is
