@@ -197,6 +197,16 @@ type HostBufferTyper interface {
 	HostBufferType() buffer.Type
 }
 
+// ExtraBufferTyper is a Device with buffer types beside its default one
+// for weights it computes with faster, such as the CPU's repacked layouts
+// (ggml_backend_dev_get_extra_bufts, found through the registry's proc
+// address in ggml). A weight belongs there only if the device supports
+// the operations using it while it is placed there (SupportsOp with the
+// tensor in such a buffer), as llama.cpp checks before placing it.
+type ExtraBufferTyper interface {
+	ExtraBufferTypes() []buffer.Type
+}
+
 // HostMemoryBufferer is a Device that can use caller memory (a mapped
 // model file) as a buffer without copying it
 // (ggml_backend_dev_buffer_from_host_ptr). maxTensorSize is the largest

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ggml-go/ggml/backend"
@@ -74,11 +75,20 @@ type Loaded struct {
 	g     *graph.Graph
 	sched *backend.Scheduler
 	bufs  []buffer.Buffer
+	// Repacked names the leaves placed in an extra buffer type.
+	Repacked []string
 }
 
 // Load builds w, puts its leaves in the device's memory (as weights) with
 // their data and has the scheduler place and allocate the rest.
-func (d *Device) Load(w Workload) (l *Loaded, err error) {
+func (d *Device) Load(w Workload) (*Loaded, error) { return d.LoadWith(w, false) }
+
+// LoadWith is Load that, with repack, places each leaf in the first of the
+// device's extra buffer types (backend.ExtraBufferTyper: the CPU's
+// CPU_REPACK) that takes it and where the device still runs every node
+// reading it, as llama.cpp places weights; the others go to the device's
+// buffer type.
+func (d *Device) LoadWith(w Workload, repack bool) (l *Loaded, err error) {
 	l = &Loaded{}
 	defer func() {
 		if err != nil {
@@ -91,19 +101,32 @@ func (d *Device) Load(w Workload) (l *Loaded, err error) {
 	if l.g, err = w.Build(graph.NewContext(graph.ContextOptions{})); err != nil {
 		return nil, err
 	}
-	bt := d.backends[0].Device().BufferType()
+	dev := d.backends[0].Device()
+	bt := dev.BufferType()
 	for _, t := range l.g.Leafs {
 		if t.ViewSrc != nil || t.Buffer != nil {
 			continue
 		}
-		b, err := bt.Alloc(bt.AllocSize(t))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		if repack {
+			b, err := PlaceExtra(dev, l.g, t)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Name, err)
+			}
+			if b != nil {
+				l.bufs = append(l.bufs, b)
+				l.Repacked = append(l.Repacked, t.Name)
+			}
 		}
-		l.bufs = append(l.bufs, b)
-		b.SetUsage(buffer.UsageWeights)
-		if err := b.AllocTensor(t, 0); err != nil {
-			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		if t.Buffer == nil {
+			b, err := bt.Alloc(bt.AllocSize(t))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Name, err)
+			}
+			l.bufs = append(l.bufs, b)
+			b.SetUsage(buffer.UsageWeights)
+			if err := b.AllocTensor(t, 0); err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Name, err)
+			}
 		}
 		data, err := w.Data(t)
 		if err != nil {
@@ -117,6 +140,43 @@ func (d *Device) Load(w Workload) (l *Loaded, err error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// PlaceExtra puts t, a leaf of g without memory, in a buffer of the
+// first extra buffer type of dev (backend.ExtraBufferTyper) that takes it
+// and where dev runs every node of g reading t, as weights; nil when none
+// does, and t is left without memory.
+func PlaceExtra(dev backend.Device, g *graph.Graph, t *graph.Tensor) (buffer.Buffer, error) {
+	xt, ok := dev.(backend.ExtraBufferTyper)
+	if !ok {
+		return nil, nil
+	}
+	for _, bt := range xt.ExtraBufferTypes() {
+		b, err := bt.Alloc(bt.AllocSize(t))
+		if err != nil {
+			return nil, err
+		}
+		b.SetUsage(buffer.UsageWeights)
+		if err := b.AllocTensor(t, 0); err != nil {
+			_ = b.Free()
+			if !errors.Is(err, errors.ErrUnsupported) {
+				return nil, err
+			}
+			continue
+		}
+		usable := true
+		for _, n := range g.Nodes {
+			if slices.Contains(n.Src[:], t) && !dev.SupportsOp(n) {
+				usable = false
+			}
+		}
+		if usable {
+			return b, nil
+		}
+		t.Buffer, t.Data = nil, nil
+		_ = b.Free()
+	}
+	return nil, nil
 }
 
 // Compute computes the graph once.

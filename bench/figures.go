@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/ggml-go/ggml/devices/cpu"
@@ -11,6 +12,7 @@ import (
 	"github.com/ggml-go/ggml/internal/block"
 	"github.com/ggml-go/ggml/internal/ggmlref"
 	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
+	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -21,6 +23,11 @@ type Setup struct {
 	Device string
 	Lib    *ggmlref.Lib
 	Pool   ggmlref.Threadpool
+	// Repack places the weights (the src0 of every MUL_MAT) in an extra
+	// buffer type on both sides where it takes them: ours through the
+	// device's ExtraBufferTypes, ggml's in CPU_REPACK. The figure's name
+	// says which side kept plain weights.
+	Repack bool
 }
 
 // Case is a figure ready to measure; Close frees both sides.
@@ -48,11 +55,17 @@ func (s Setup) Graph(name string, threads, ops int, w Workload) (c Case, err err
 		return c, err
 	}
 	closers = append(closers, func() { _ = dev.Close() })
-	ours, err := dev.Load(w)
+	ours, err := dev.LoadWith(w, s.Repack)
 	if err != nil {
 		return c, fmt.Errorf("%s on %s: %w", name, dev.Name(), err)
 	}
 	closers = append(closers, func() { _ = ours.Close() })
+	if s.Repack {
+		name += " repacked"
+		if len(ours.Repacked) == 0 {
+			name += " (ours plain)"
+		}
+	}
 	c.Figure = Figure{Name: name, Threads: threads, Ops: ops, Ours: ours.Compute}
 	if s.Lib == nil {
 		return c, nil
@@ -76,12 +89,32 @@ func (s Setup) Graph(name string, threads, ops int, w Workload) (c Case, err err
 		}
 		copy(t.Data, data)
 	}
-	ref, err := e.Load(g)
+	var ref *mirror.Loaded
+	if s.Repack {
+		var placed []*graph.Tensor
+		ref, placed, err = e.LoadRepacked(g, mulMatWeights(g))
+		if err == nil && len(placed) == 0 {
+			c.Name += " (ggml plain)"
+		}
+	} else {
+		ref, err = e.Load(g)
+	}
 	if err != nil {
 		return c, fmt.Errorf("%s on ggml: %w", name, err)
 	}
 	c.Ref = ref.Compute
 	return c, nil
+}
+
+// mulMatWeights are the leafs of g that are the src0 of a MUL_MAT.
+func mulMatWeights(g *graph.Graph) []*graph.Tensor {
+	var ws []*graph.Tensor
+	for _, n := range g.Nodes {
+		if w := n.Src[0]; n.Op == ops.MulMat && w != nil && w.Op == ops.None && !slices.Contains(ws, w) {
+			ws = append(ws, w)
+		}
+	}
+	return ws
 }
 
 // MatMulK and MatMulM are the weight matrix's sizes in the matmul figures.

@@ -134,12 +134,13 @@ func runSpeed(name, usage string, args []string, stdout io.Writer, threads strin
 }
 
 func runBenchMatMul(args []string, stdout io.Writer) error {
-	var types, ns string
+	var types, ns, weights string
 	return runSpeed("matmul", fmt.Sprintf("MUL_MAT of a %dx%d weight by N F32 columns, ours beside the real ggml.", bench.MatMulK, bench.MatMulM),
 		args, stdout, "1,2",
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&types, "types", "f32,f16,q8_0,q4_0,q4_K,q6_K", "weight types, comma-separated")
 			fs.StringVar(&ns, "n", "1,32,256", "column counts N, comma-separated")
+			weightsFlag(fs, &weights)
 		},
 		func(threads []int) ([]speedCase, error) {
 			ts, err := parseTypes(types)
@@ -150,13 +151,20 @@ func runBenchMatMul(args []string, stdout io.Writer) error {
 			if err != nil {
 				return nil, err
 			}
+			repack, err := parseWeights(weights)
+			if err != nil {
+				return nil, err
+			}
 			var cs []speedCase
 			for _, t := range ts {
 				for _, n := range nn {
-					for _, th := range threads {
-						cs = append(cs, func(s bench.Setup) (bench.Case, error) {
-							return s.Graph(fmt.Sprintf("matmul %s n=%d", t, n), th, 1, bench.MatMul(t, n))
-						})
+					for _, rp := range repack {
+						for _, th := range threads {
+							cs = append(cs, func(s bench.Setup) (bench.Case, error) {
+								s.Repack = rp
+								return s.Graph(fmt.Sprintf("matmul %s n=%d", t, n), th, 1, bench.MatMul(t, n))
+							})
+						}
 					}
 				}
 			}
@@ -216,8 +224,27 @@ func runBenchQuant(args []string, stdout io.Writer) error {
 		})
 }
 
+// weightsFlag registers -weights, which parseWeights reads.
+func weightsFlag(fs *flag.FlagSet, weights *string) {
+	fs.StringVar(weights, "weights", "plain", "weight placement, comma-separated: plain (the device's buffer type), repacked (its extra buffer type, ggml's CPU_REPACK, where they take the weight)")
+}
+
+// parseWeights turns -weights into the Setup.Repack values to run.
+func parseWeights(weights string) ([]bool, error) {
+	var repack []bool
+	for _, w := range bench.ParseList(weights) {
+		switch w {
+		case "plain", "repacked":
+			repack = append(repack, w == "repacked")
+		default:
+			return nil, fmt.Errorf("%w: -weights takes plain and repacked, got %q", errUsage, w)
+		}
+	}
+	return repack, nil
+}
+
 func runBenchDemo(args []string, stdout io.Writer) error {
-	var embds, tokens string
+	var embds, tokens, weights string
 	var ctx int
 	var seed uint64
 	return runSpeed("demo", "The demo's decoder block (Q4_0 weights, F16 KV cache, flash attention), ours beside\nthe real ggml; -embd and -tokens pair up into one block size each.",
@@ -227,8 +254,13 @@ func runBenchDemo(args []string, stdout io.Writer) error {
 			fs.StringVar(&tokens, "tokens", "8,32", "tokens of each block, comma-separated (one per -embd)")
 			fs.IntVar(&ctx, "ctx", 64, "KV cache cells")
 			fs.Uint64Var(&seed, "seed", 1, "seed of the weights and inputs")
+			weightsFlag(fs, &weights)
 		},
 		func(threads []int) ([]speedCase, error) {
+			repack, err := parseWeights(weights)
+			if err != nil {
+				return nil, err
+			}
 			es, err := parseInts("-embd", embds)
 			if err != nil {
 				return nil, err
@@ -246,10 +278,13 @@ func runBenchDemo(args []string, stdout io.Writer) error {
 				if err != nil {
 					return nil, fmt.Errorf("%w: %v", errUsage, err)
 				}
-				for _, th := range threads {
-					cs = append(cs, func(s bench.Setup) (bench.Case, error) {
-						return s.Graph(fmt.Sprintf("demo embd=%d tokens=%d ctx=%d", e, ts[i], ctx), th, 1, bench.Demo(d, seed))
-					})
+				for _, rp := range repack {
+					for _, th := range threads {
+						cs = append(cs, func(s bench.Setup) (bench.Case, error) {
+							s.Repack = rp
+							return s.Graph(fmt.Sprintf("demo embd=%d tokens=%d ctx=%d", e, ts[i], ctx), th, 1, bench.Demo(d, seed))
+						})
+					}
 				}
 			}
 			return cs, nil

@@ -9,10 +9,12 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/bench"
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/block"
@@ -28,6 +30,7 @@ type demoFlags struct {
 	seed              uint64
 	tokens, ctx, embd int
 	rope              string
+	repack            bool
 }
 
 func runDemo(args []string, stdout io.Writer) error {
@@ -44,6 +47,7 @@ func runDemo(args []string, stdout io.Writer) error {
 	fs.IntVar(&f.ctx, "ctx", 64, "KV cache cells (the batch fills the last -tokens of them)")
 	fs.IntVar(&f.embd, "embd", 256, "embedding width (a multiple of 64; 64 per head)")
 	fs.StringVar(&f.rope, "rope", "neox", "rope mode: neox or normal")
+	fs.BoolVar(&f.repack, "repack", false, "place the weights in the device's extra buffer type where it takes them (the CPU's CPU_REPACK)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -67,7 +71,7 @@ func runDemo(args []string, stdout io.Writer) error {
 	}
 	defer closeAll()
 	main, cpu := backends[0], backends[len(backends)-1]
-	res, err := runBlock(backends, d, f.seed, 1)
+	res, err := runBlockWith(backends, d, f.seed, 1, f.repack)
 	if err != nil {
 		return fmt.Errorf("on %s: %w", main.Name(), err)
 	}
@@ -81,8 +85,12 @@ func runDemo(args []string, stdout io.Writer) error {
 		threads = fmt.Sprintf("%d (-threads 0: every CPU the Go runtime uses)", runtime.GOMAXPROCS(0))
 	}
 	fmt.Fprintf(stdout, "device: %s (%s), fallback CPU, threads %s, seed %d\n", main.Name(), main.Device().Description(), threads, f.seed)
-	fmt.Fprintf(stdout, "block: embd %d, heads %d (kv %d) of %d, ffn %d, tokens %d, ctx %d, rope %s, Q4_0 weights, F16 KV cache\n\n",
+	fmt.Fprintf(stdout, "block: embd %d, heads %d (kv %d) of %d, ffn %d, tokens %d, ctx %d, rope %s, Q4_0 weights, F16 KV cache\n",
 		d.Embd, d.Heads, d.KVHeads, d.HeadDim, d.FF, d.Tokens, d.Ctx, f.rope)
+	if f.repack {
+		fmt.Fprintf(stdout, "weights in an extra buffer type: %s\n", strings.Join(res.repacked, ", "))
+	}
+	fmt.Fprintln(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "OP\tTENSOR\tDEVICE")
 	for _, a := range res.placed {
@@ -178,12 +186,21 @@ type blockResult struct {
 	// of the last.
 	walls   []time.Duration
 	profile []backend.BackendProfile
+	// repacked names the leaves placed in an extra buffer type.
+	repacked []string
 }
 
 // runBlock builds the demo block with weights and KV cache in the first
 // backend's memory, computes it runs times with a scheduler over backends
 // and returns where each node ran, the times and the output.
 func runBlock(backends []backend.Backend, d block.Dims, seed uint64, runs int) (res blockResult, err error) {
+	return runBlockWith(backends, d, seed, runs, false)
+}
+
+// runBlockWith is runBlock that, with repack, places each leaf the first
+// backend's device takes in one of its extra buffer types there
+// (bench.PlaceExtra) instead.
+func runBlockWith(backends []backend.Backend, d block.Dims, seed uint64, runs int, repack bool) (res blockResult, err error) {
 	s, err := backend.NewScheduler(backends, backend.SchedulerOptions{Profile: true})
 	if err != nil {
 		return res, err
@@ -199,36 +216,48 @@ func runBlock(backends []backend.Backend, d block.Dims, seed uint64, runs int) (
 		}
 	}()
 	c := graph.NewContext(graph.ContextOptions{})
-	var leafErr error
+	var leaves []*graph.Tensor
 	leaf := func(name string, typ quant.Type, ne ...int64) *graph.Tensor {
 		t := c.SetName(c.NewTensor(typ, ne...), name)
-		if t == nil || leafErr != nil {
-			return t
+		if t != nil {
+			leaves = append(leaves, t)
 		}
-		leafErr = func() error {
+		return t
+	}
+	g, in, out, err := block.BuildLayers(c, d, 1, leaf)
+	if err != nil {
+		return res, err
+	}
+	// The leaves get memory once the graph shows which nodes read them.
+	for _, t := range leaves {
+		if repack {
+			b, err := bench.PlaceExtra(backends[0].Device(), g, t)
+			if err != nil {
+				return res, err
+			}
+			if b != nil {
+				bufs = append(bufs, b)
+				res.repacked = append(res.repacked, t.Name)
+			}
+		}
+		if t.Buffer == nil {
 			b, err := bt.Alloc(bt.AllocSize(t))
 			if err != nil {
-				return err
+				return res, err
 			}
 			bufs = append(bufs, b)
 			b.SetUsage(buffer.UsageWeights)
 			if err := b.AllocTensor(t, 0); err != nil {
-				return err
+				return res, err
 			}
-			data, err := block.LeafData(t, seed)
-			if err != nil {
-				return err
-			}
-			return buffer.SetTensor(t, data, 0)
-		}()
-		return t
-	}
-	g, in, out, err := block.BuildLayers(c, d, 1, leaf)
-	if err == nil {
-		err = leafErr
-	}
-	if err != nil {
-		return res, err
+		}
+		data, err := block.LeafData(t, seed)
+		if err != nil {
+			return res, err
+		}
+		if err := buffer.SetTensor(t, data, 0); err != nil {
+			return res, err
+		}
 	}
 	if err := s.AllocGraph(g); err != nil {
 		return res, err

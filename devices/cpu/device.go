@@ -85,9 +85,15 @@ func (*device) BufferType() buffer.Type { return buffer.CPU() }
 
 func (*device) SupportsOp(t *graph.Tensor) bool { return SupportsOp(t) }
 
-// SupportsBufferType accepts any host memory: the kernels read and write
-// Tensor.Data wherever it is.
-func (*device) SupportsBufferType(bt buffer.Type) bool { return bt != nil && bt.IsHost() }
+// SupportsBufferType accepts any host memory (the kernels read and write
+// Tensor.Data wherever it is) and its own repack buffers.
+func (*device) SupportsBufferType(bt buffer.Type) bool {
+	return bt != nil && (bt.IsHost() || bt == RepackBufferType())
+}
+
+// ExtraBufferTypes is RepackBufferType (ggml_backend_dev_get_extra_bufts):
+// weights placed there are multiplied faster, and only by MUL_MAT.
+func (*device) ExtraBufferTypes() []buffer.Type { return []buffer.Type{RepackBufferType()} }
 
 // OffloadOp is false: the CPU is where work is offloaded from.
 func (*device) OffloadOp(*graph.Tensor) bool { return false }

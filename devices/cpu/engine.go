@@ -101,7 +101,7 @@ func (e *Engine) computeNode(t *graph.Tensor, guarded bool) error {
 		return nil
 	}
 	k := kernelFor(t)
-	if k == nil || (k.supports != nil && !k.supports(t)) {
+	if k == nil || (k.supports != nil && !k.supports(t)) || !repackedUseOK(t) {
 		return fmt.Errorf("%w: %s", ErrUnsupported, describe(t))
 	}
 	if empty(t.Op) {
@@ -149,7 +149,9 @@ func scanSources(t *graph.Tensor) (small bool, err error) {
 		if s == nil {
 			continue
 		}
-		if s.Data == nil && s.NBytes() > 0 {
+		// A repacked weight has no Tensor.Data; its product finds its
+		// bytes through its buffer.
+		if s.Data == nil && s.NBytes() > 0 && !inRepackBuffer(s) {
 			return false, fmt.Errorf("%w: source %s of %s", ErrNoData, s, t)
 		}
 		small = small && s.NElements() < serialBelow
@@ -161,10 +163,25 @@ func scanSources(t *graph.Tensor) (small bool, err error) {
 // operation, types and layout. It is the device's supports_op.
 func SupportsOp(t *graph.Tensor) bool {
 	k := kernelFor(t)
-	if k == nil {
+	if k == nil || !repackedUseOK(t) {
 		return false
 	}
 	return k.supports == nil || k.supports(t)
+}
+
+// repackedUseOK reports whether t reads a repacked weight (repack.go) only
+// where a kernel knows its layout: as the src0 of a MUL_MAT. Views of one
+// are refused too.
+func repackedUseOK(t *graph.Tensor) bool {
+	if t.Op != ops.None && inRepackBuffer(t) {
+		return false
+	}
+	for i, s := range t.Src {
+		if inRepackBuffer(s) && (t.Op != ops.MulMat || i != 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func kernelFor(t *graph.Tensor) *kernel {

@@ -17,6 +17,12 @@ import (
 // meet at a barrier, and then each output element is one vec_dot of a row
 // of src0 with a converted row of src1. Every element is computed by exactly
 // one call whatever the thread count, so results do not depend on it.
+// Products of four columns or more on the fast kernel set go through
+// register tiles instead (gemm.go: F32) or through the interleaved layouts
+// of eight rows (gemm_repack.go: Q4_0, Q8_0, IQ4_NL, Q4_K, the weight
+// interleaved as the product reaches it), as do weights stored repacked
+// (repack.go); their kernels keep the same rule: an element's bits do not
+// depend on the threads or on which columns were grouped.
 
 // dstOrdered reports whether a product's F32 result is neither transposed
 // nor permuted, as ggml's MUL_MAT and MUL_MAT_ID kernels assert.
@@ -164,7 +170,14 @@ func colTile(rowBytes uint64) int64 {
 // in [lo1, hi1), in tiles so a block of src0 rows stays in cache. Within a
 // tile, four columns that meet the same src0 matrix go through the type's
 // vecDot4 when it has one, which reads each src0 row once for all four.
-func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1 int64, col func(ir1 int64) column) {
+//
+// A product of ncols columns in all goes through the type's register
+// tiles (gemm.go) where the kernel set has them.
+func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1, ncols int64, col func(ir1 int64) column) {
+	if g := gemmFor(ks, src0, ncols); g != nil {
+		productGemm(g, ks, t, src0, lo0, hi0, lo1, hi1, col)
+		return
+	}
 	tr := &ks.traits[src0.Type]
 	dot, dot4 := tr.vecDot, tr.vecDot4
 	k := int(src0.Ne[0])
@@ -312,12 +325,18 @@ func supportsMulMat(t *graph.Tensor) bool {
 		n := b.Ne[0]
 		return b.Type == quant.F32 && rowsPacked(b) && n&(n-1) == 0 && a.Ne[1] == n
 	}
+	if inRepackBuffer(a) && !supportsRepackedMulMat(t) {
+		return false
+	}
 	return canDot(a, b.Type) && rowsPacked(a) && rowsPacked(b)
 }
 
 func mulMatWorkSize(t *graph.Tensor, _ int) int {
 	if isHadamard(t) {
 		return 0
+	}
+	if inRepackBuffer(t.Src[0]) || packableMulMat(t) {
+		return repackedWorkSize(t)
 	}
 	return conversionSize(t.Src[1], t.Src[0].Type.VecDotType())
 }
@@ -328,11 +347,19 @@ func computeMulMat(p *Params, t *graph.Tensor) {
 		return
 	}
 	a, b := t.Src[0], t.Src[1]
+	if rp, ok := repackedOf(a); ok {
+		computeRepackedMulMat(p, t, rp)
+		return
+	}
+	if packOnTheFly(p.kernels(), t) {
+		computePackedMulMat(p, t)
+		return
+	}
 	act := prepareActivations(p, b, a.Type.VecDotType())
 	r2, r3 := b.Ne[2]/a.Ne[2], b.Ne[3]/a.Ne[3]
 	ne1, ne2 := t.Ne[1], t.Ne[2]
 	lo0, hi0, lo1, hi1 := splitProduct(p, t.Ne[0], ne1*ne2*t.Ne[3])
-	product(p.kernels(), t, a, lo0, hi0, lo1, hi1, func(ir1 int64) column {
+	product(p.kernels(), t, a, lo0, hi0, lo1, hi1, ne1*ne2*t.Ne[3], func(ir1 int64) column {
 		i1, i2, i3 := ir1%ne1, ir1/ne1%ne2, ir1/(ne1*ne2)
 		y, ok := act.row(i1, i2, i3)
 		return column{
@@ -396,7 +423,7 @@ func computeMulMatID(p *Params, t *graph.Tensor) {
 	act := prepareActivations(p, b, as.Type.VecDotType())
 	nUsed := ids.Ne[0]
 	lo0, hi0, lo1, hi1 := splitProduct(p, t.Ne[0], nUsed*ids.Ne[1])
-	product(p.kernels(), t, as, lo0, hi0, lo1, hi1, func(ir1 int64) column {
+	product(p.kernels(), t, as, lo0, hi0, lo1, hi1, nUsed*ids.Ne[1], func(ir1 int64) column {
 		e, tok := ir1%nUsed, ir1/nUsed
 		expert := int64(getI32(ids.Data, offset(ids, e, tok, 0, 0)))
 		y, ok := act.row(e%b.Ne[1], tok, 0)

@@ -44,6 +44,9 @@ type Executor struct {
 	// loaded is the graph the context holds, nil after Supports (which
 	// resets it too) or an abort.
 	loaded *Loaded
+	// extras hold the loaded graph's tensors placed in extra buffer
+	// types (LoadRepacked); the next graph frees them.
+	extras []*ggmlref.ExtraBuffer
 }
 
 // New returns an Executor computing with threads threads on ggml's CPU
@@ -66,11 +69,19 @@ func NewPool(lib *ggmlref.Lib, threads int, pool ggmlref.Threadpool) (*Executor,
 func (e *Executor) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.freeExtras()
 	if e.ctx != nil {
 		e.ctx.Free()
 		e.ctx = nil
 	}
 	e.backend.Free()
+}
+
+func (e *Executor) freeExtras() {
+	for _, b := range e.extras {
+		b.Free()
+	}
+	e.extras = nil
 }
 
 // Name is "ggml".
@@ -95,7 +106,7 @@ func (e *Executor) Supports(g *graph.Graph) error {
 func (e *Executor) Compute(g *graph.Graph) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	l, err := e.load(g)
+	l, err := e.load(g, nil)
 	if err != nil {
 		return err
 	}
@@ -120,7 +131,67 @@ type Loaded struct {
 func (e *Executor) Load(g *graph.Graph) (*Loaded, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.load(g)
+	return e.load(g, nil)
+}
+
+// RepackBufferType is the name of ggml's CPU extra buffer type that
+// repacks weights.
+const RepackBufferType = "CPU_REPACK"
+
+// LoadRepacked is Load with each of weights (leafs of g) placed in ggml's
+// CPU_REPACK buffer type, as llama.cpp places weights, where ggml takes it
+// for every node reading it; the others stay in plain memory. placed
+// reports which were.
+func (e *Executor) LoadRepacked(g *graph.Graph, weights []*graph.Tensor) (l *Loaded, placed []*graph.Tensor, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	bts, err := e.backend.ExtraBufferTypes()
+	if err != nil {
+		return nil, nil, err
+	}
+	var bt *ggmlref.BufferType
+	for i := range bts {
+		if bts[i].Name == RepackBufferType {
+			bt = &bts[i]
+		}
+	}
+	if bt == nil {
+		return nil, nil, fmt.Errorf("%w: ggml's CPU device has no %s buffer type", ErrUnsupported, RepackBufferType)
+	}
+	place := func(m *mirrored, w *graph.Tensor) error {
+		ct := m.c[w]
+		var users []*ggmlref.Tensor
+		for _, n := range g.Nodes {
+			for _, s := range n.Src {
+				if s == w {
+					users = append(users, m.c[n])
+					break
+				}
+			}
+		}
+		data := ct.Data
+		ct.Data = nil
+		b, err := e.backend.Place(*bt, ct, w.Data[:w.NBytes()], users)
+		if err != nil {
+			ct.Data = data
+			if errors.Is(err, ggmlref.ErrNotPlaceable) {
+				return nil
+			}
+			return err
+		}
+		e.extras = append(e.extras, b)
+		placed = append(placed, w)
+		return nil
+	}
+	l, err = e.load(g, func(m *mirrored) error {
+		for _, w := range weights {
+			if err := place(m, w); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return l, placed, err
 }
 
 // Compute computes the loaded graph on ggml's CPU backend; the results
@@ -139,10 +210,17 @@ func (l *Loaded) Read() {
 	l.read()
 }
 
-func (e *Executor) load(g *graph.Graph) (*Loaded, error) {
+// load mirrors g; before, when not nil, places tensors elsewhere than
+// the mirror's arena before the support check.
+func (e *Executor) load(g *graph.Graph, before func(m *mirrored) error) (*Loaded, error) {
 	m, err := e.mirror(g, true)
 	if err != nil {
 		return nil, err
+	}
+	if before != nil {
+		if err := before(m); err != nil {
+			return nil, err
+		}
 	}
 	// ggml aborts the process on an operation it cannot compute; ask first.
 	if err := m.supported(e.backend); err != nil {
@@ -336,6 +414,7 @@ func check(t *graph.Tensor, withData bool) error {
 // context, with memory for the data when withData.
 func (e *Executor) mirror(g *graph.Graph, withData bool) (*mirrored, error) {
 	e.loaded = nil
+	e.freeExtras()
 	if len(g.Nodes) == 0 {
 		return nil, fmt.Errorf("%w: graph has no nodes", ErrNotMirrorable)
 	}

@@ -1,0 +1,588 @@
+//go:build !purego
+
+#include "dot_amd64.h"
+
+// Repacked Q4_0 (eight rows interleaved, repack_layouts.go) against Q8_0
+// activations with their aux rows (float32 dy, int32 8*sum per block).
+// The eight rows sit in the eight lanes: a chunk's low or high nibbles
+// (unsigned, 0..15) meet four activation bytes broadcast to every lane in
+// one VPMADDUBSW, the block's eight products add up in 16 bits (each at
+// most 2*15*128, eight of them below 32768), one VPMADDWD makes them 32-bit
+// sums per row, and subtracting 8*sum(y) removes Q4_0's offset of 8
+// exactly. Then acc += float(isum) * (d[r] * dy), one FMA for eight rows.
+
+// Q4X8DECODE loads block 0(SI): the rows' scales as floats into Y8, the
+// nibbles of chunk j into Y(j) (low) and Y(4+j) (high).
+#define Q4X8CHUNK(off, LO, HI) \
+	VMOVDQU off(SI), HI;         \
+	VPAND   nib<>(SB), HI, LO;   \
+	VPSRLW  $4, HI, HI;          \
+	VPAND   nib<>(SB), HI, HI
+
+#define Q4X8DECODE \
+	VCVTPH2PS 0(SI), Y8;        \
+	Q4X8CHUNK(16, Y0, Y4);      \
+	Q4X8CHUNK(48, Y1, Y5);      \
+	Q4X8CHUNK(80, Y2, Y6);      \
+	Q4X8CHUNK(112, Y3, Y7)
+
+#define Q4X8QUAD(off, Q, YP) \
+	VPBROADCASTD off(YP), Y15;  \
+	VPMADDUBSW   Y15, Q, Y14;   \
+	VPADDW       Y14, Y13, Y13
+
+// Q4X8COL adds the block of the column whose Q8_0 block is at 0(YP) and
+// aux entry at 0(AP) to ACC.
+#define Q4X8COL(YP, AP, ACC) \
+	VPBROADCASTD 2(YP), Y15;            \
+	VPMADDUBSW   Y15, Y0, Y13;          \
+	Q4X8QUAD(6, Y1, YP);                    \
+	Q4X8QUAD(10, Y2, YP);                   \
+	Q4X8QUAD(14, Y3, YP);                   \
+	Q4X8QUAD(18, Y4, YP);                   \
+	Q4X8QUAD(22, Y5, YP);                   \
+	Q4X8QUAD(26, Y6, YP);                   \
+	Q4X8QUAD(30, Y7, YP);                   \
+	VPMADDWD     ones16<>(SB), Y13, Y13; \
+	VPBROADCASTD 4(AP), Y14;            \
+	VPSUBD       Y14, Y13, Y13;         \
+	VCVTDQ2PS    Y13, Y13;              \
+	VBROADCASTSS 0(AP), Y15;            \
+	VMULPS       Y8, Y15, Y15;          \
+	VFMADD231PS  Y15, Y13, ACC
+
+// F32 weights against F32 activations in register tiles: three rows by
+// four columns per step of eight elements (seven loads for twelve FMAs),
+// each row-column pair in an accumulator of its own. The 3x1 and 1x1
+// kernels for the tiles' edges run, for each pair, the same sequence (one
+// FMA per eight elements, in order, then HSUM), so a pair's bits do not
+// depend on the tile it fell in. AX walks the byte offset, CX is its end.
+
+#define FROWS \
+	MOVQ steps+0(FP), CX;      \
+	SHLQ $5, CX;            \
+	MOVQ x+8(FP), SI;       \
+	MOVQ stride+16(FP), BX; \
+	LEAQ (SI)(BX*1), DI;    \
+	LEAQ (DI)(BX*1), R12;   \
+	XORQ AX, AX
+
+#define FCOL3(YP, A0, A1, A2) \
+	VMOVUPS     (YP)(AX*1), Y15; \
+	VFMADD231PS Y15, Y12, A0;    \
+	VFMADD231PS Y15, Y13, A1;    \
+	VFMADD231PS Y15, Y14, A2
+
+#define FLOAD3 \
+	VMOVUPS (SI)(AX*1), Y12; \
+	VMOVUPS (DI)(AX*1), Y13; \
+	VMOVUPS (R12)(AX*1), Y14
+
+// FSTORE3 writes the sums of A0..A2 at 0, 4 and 8 of OUT.
+#define FSTORE3(OUT, A0, X0, A1, X1, A2, X2) \
+	HSUM(A0, X0, X15);   \
+	VMOVSS X0, 0(OUT);   \
+	HSUM(A1, X1, X15);   \
+	VMOVSS X1, 4(OUT);   \
+	HSUM(A2, X2, X15);   \
+	VMOVSS X2, 8(OUT)
+
+
+// Repacked Q8_0 (repack_layouts.go): signed quants against signed ones,
+// through the sign trick per chunk: |x| is decoded once per block into
+// Y0..Y7, the broadcast activations take x's signs (VPSIGNB with the chunk
+// in memory), and each chunk's products go to 32 bits at once (two of them
+// could reach 2*127*127 and overflow 16 bits together). Then, as for
+// Q4_0, acc += float(isum) * (d[r] * dy) for the eight rows at once.
+#define Q8X8DECODE \
+	VCVTPH2PS 0(SI), Y8;      \
+	VPABSB    16(SI), Y0;     \
+	VPABSB    48(SI), Y1;     \
+	VPABSB    80(SI), Y2;     \
+	VPABSB    112(SI), Y3;    \
+	VPABSB    144(SI), Y4;    \
+	VPABSB    176(SI), Y5;    \
+	VPABSB    208(SI), Y6;    \
+	VPABSB    240(SI), Y7
+
+// SIGNQUAD adds to Y13 the products of the quad of |x| in A with the
+// four activation bytes at yoff(YP), given x's signs at smem.
+#define SIGNQUAD(yoff, smem, A, YP) \
+	VPBROADCASTD yoff(YP), Y15;           \
+	VPSIGNB      smem, Y15, Y15;          \
+	VPMADDUBSW   Y15, A, Y14;             \
+	VPMADDWD     ones16<>(SB), Y14, Y14;  \
+	VPADDD       Y14, Y13, Y13
+
+// SIGNCOL adds a column's block to ACC, |x| of the eight quads (elements
+// 4j.., then 16+4j..) in Y0..Y7 and their signed values at S0..S7.
+#define SIGNCOL(YP, AP, ACC, S0, S1, S2, S3, S4, S5, S6, S7) \
+	VPBROADCASTD 2(YP), Y15;              \
+	VPSIGNB      S0, Y15, Y15;            \
+	VPMADDUBSW   Y15, Y0, Y13;            \
+	VPMADDWD     ones16<>(SB), Y13, Y13;  \
+	SIGNQUAD(6, S1, Y1, YP);              \
+	SIGNQUAD(10, S2, Y2, YP);             \
+	SIGNQUAD(14, S3, Y3, YP);             \
+	SIGNQUAD(18, S4, Y4, YP);             \
+	SIGNQUAD(22, S5, Y5, YP);             \
+	SIGNQUAD(26, S6, Y6, YP);             \
+	SIGNQUAD(30, S7, Y7, YP);             \
+	VCVTDQ2PS    Y13, Y13;                \
+	VBROADCASTSS 0(AP), Y15;              \
+	VMULPS       Y8, Y15, Y15;            \
+	VFMADD231PS  Y15, Y13, ACC
+
+#define Q8X8COL(YP, AP, ACC) \
+	SIGNCOL(YP, AP, ACC, 16(SI), 48(SI), 80(SI), 112(SI), 144(SI), 176(SI), 208(SI), 240(SI))
+
+// Repacked IQ4_NL (Q4_0's layout): the nibbles index the non-linear
+// levels (iq4nl, VPSHUFB), whose signed values go to the frame (0..255)
+// for the sign trick and whose magnitudes stay in Y0..Y7; then as Q8_0.
+#define IQ4X8CHUNK(off, so, A, B) \
+	VMOVDQU off(SI), Y14;          \
+	VPAND   nib<>(SB), Y14, Y13;   \
+	VPSHUFB Y13, Y15, Y13;         \
+	VMOVDQU Y13, so(SP);           \
+	VPABSB  Y13, A;                \
+	VPSRLW  $4, Y14, Y14;          \
+	VPAND   nib<>(SB), Y14, Y14;   \
+	VPSHUFB Y14, Y15, Y14;         \
+	VMOVDQU Y14, so+128(SP);       \
+	VPABSB  Y14, B
+
+#define IQ4X8DECODE \
+	VCVTPH2PS 0(SI), Y8;               \
+	VMOVDQU   iq4nl<>(SB), Y15;        \
+	IQ4X8CHUNK(16, 0, Y0, Y4);         \
+	IQ4X8CHUNK(48, 32, Y1, Y5);        \
+	IQ4X8CHUNK(80, 64, Y2, Y6);        \
+	IQ4X8CHUNK(112, 96, Y3, Y7)
+
+#define IQ4X8COL(YP, AP, ACC) \
+	SIGNCOL(YP, AP, ACC, 0(SP), 32(SP), 64(SP), 96(SP), 128(SP), 160(SP), 192(SP), 224(SP))
+
+
+// Q4_K interleaved (repack_q4_k.go) against Q8_K activations (float32
+// dy, qs[256] at 4, bsums) with their aux entries (int16 sub-block sums):
+// per sub-block, each chunk's nibbles (Y12) meet four broadcast
+// activation bytes in one VPMADDUBSW per column, the eight products add
+// up in 16 bits (at most 8*2*15*128), and one VPMADDWD with the rows'
+// scale pairs widens and scales them into the column's sum (Y0..Y3); at
+// the end of the super-block the minimums meet the aux sums the same way
+// and acc += d*dy*isum - dmin*dy*msum, for eight rows at once. Sixteen-bit
+// sums in Y8..Y11, float accumulators in Y4..Y7.
+#define KNOSH
+#define KHISH VPSRLW $4, Y12, Y12
+
+#define KX(xoff, SH) \
+	VMOVDQU xoff(SI), Y12;     \
+	SH;                        \
+	VPAND   nib<>(SB), Y12, Y12
+
+#define KQCOL(yoff, YP, S16) \
+	VPBROADCASTD yoff(YP), Y13; \
+	VPMADDUBSW   Y13, Y12, Y14; \
+	VPADDW       Y14, S16, S16
+
+#define KQ1(yoff) KQCOL(yoff, R8, Y8)
+#define KQ4(yoff) KQCOL(yoff, R8, Y8); KQCOL(yoff, R9, Y9); KQCOL(yoff, R10, Y10); KQCOL(yoff, R11, Y11)
+
+#define KZ1 VPXOR Y8, Y8, Y8
+#define KZ4 VPXOR Y8, Y8, Y8; VPXOR Y9, Y9, Y9; VPXOR Y10, Y10, Y10; VPXOR Y11, Y11, Y11
+
+#define KECOL(soff, S16, ISUM) \
+	VPMADDWD soff(SI), S16, S16; \
+	VPADDD   S16, ISUM, ISUM
+
+#define KE1(soff) KECOL(soff, Y8, Y0)
+#define KE4(soff) KECOL(soff, Y8, Y0); KECOL(soff, Y9, Y1); KECOL(soff, Y10, Y2); KECOL(soff, Y11, Y3)
+
+// KSUB is sub-block j: chunks from xb, shifted by SH, y quants from yb,
+// scale pairs at soff.
+#define KSUB(QC, ZC, EC, xb, SH, yb, soff) \
+	ZC;                                                  \
+	KX(xb, SH); QC(yb);                                  \
+	KX(xb+32, SH); QC(yb+4);                             \
+	KX(xb+64, SH); QC(yb+8);                             \
+	KX(xb+96, SH); QC(yb+12);                            \
+	KX(xb+128, SH); QC(yb+16);                           \
+	KX(xb+160, SH); QC(yb+20);                           \
+	KX(xb+192, SH); QC(yb+24);                           \
+	KX(xb+224, SH); QC(yb+28);                           \
+	EC(soff)
+
+#define KSUPER(QC, ZC, EC) \
+	KSUB(QC, ZC, EC, 448, KNOSH, 4, 64);    \
+	KSUB(QC, ZC, EC, 448, KHISH, 36, 96);   \
+	KSUB(QC, ZC, EC, 704, KNOSH, 68, 128);  \
+	KSUB(QC, ZC, EC, 704, KHISH, 100, 160); \
+	KSUB(QC, ZC, EC, 960, KNOSH, 132, 192); \
+	KSUB(QC, ZC, EC, 960, KHISH, 164, 224); \
+	KSUB(QC, ZC, EC, 1216, KNOSH, 196, 256); \
+	KSUB(QC, ZC, EC, 1216, KHISH, 228, 288)
+
+#define KMINP(aoff, moff, AP) \
+	VPBROADCASTD aoff(AP), Y13;   \
+	VPMADDWD     moff(SI), Y13, Y13; \
+	VPADDD       Y13, Y14, Y14
+
+// KFIN folds a column's super-block into ACC and clears its sum.
+#define KFIN(YP, AP, ISUM, ACC) \
+	VPBROADCASTD 0(AP), Y14;         \
+	VPMADDWD     320(SI), Y14, Y14;  \
+	KMINP(4, 352, AP);               \
+	KMINP(8, 384, AP);               \
+	KMINP(12, 416, AP);              \
+	VCVTDQ2PS    Y14, Y14;           \
+	VBROADCASTSS 0(YP), Y13;         \
+	VMULPS       32(SI), Y13, Y15;   \
+	VFNMADD231PS Y15, Y14, ACC;      \
+	VCVTDQ2PS    ISUM, Y14;          \
+	VMULPS       0(SI), Y13, Y15;    \
+	VFMADD231PS  Y15, Y14, ACC;      \
+	VPXOR        ISUM, ISUM, ISUM
+
+// X4ARGS loads a four-column kernel's arguments: nb in CX, x in SI, the
+// columns' activation rows in R8..R11 and aux rows in R12, R13, R14, DI.
+// X4NEXT steps them by one block (XB, YB and AB bytes); X4OUT stores the
+// four accumulators' eight rows at the columns' outputs.
+#define X4ARGS \
+	MOVQ nb+0(FP), CX;   \
+	MOVQ x+8(FP), SI;    \
+	MOVQ y+16(FP), DX;   \
+	MOVQ 0(DX), R8;      \
+	MOVQ 8(DX), R9;      \
+	MOVQ 16(DX), R10;    \
+	MOVQ 24(DX), R11;    \
+	MOVQ aux+24(FP), DX; \
+	MOVQ 0(DX), R12;     \
+	MOVQ 8(DX), R13;     \
+	MOVQ 16(DX), R14;    \
+	MOVQ 24(DX), DI
+
+#define X4NEXT(XB, YB, AB) \
+	ADDQ $XB, SI;  \
+	ADDQ $YB, R8;  \
+	ADDQ $YB, R9;  \
+	ADDQ $YB, R10; \
+	ADDQ $YB, R11; \
+	ADDQ $AB, R12; \
+	ADDQ $AB, R13; \
+	ADDQ $AB, R14; \
+	ADDQ $AB, DI;  \
+	DECQ CX
+
+#define X4OUT(A0, A1, A2, A3) \
+	MOVQ    out+32(FP), DX; \
+	MOVQ    0(DX), BX;      \
+	VMOVUPS A0, 0(BX);      \
+	MOVQ    8(DX), BX;      \
+	VMOVUPS A1, 0(BX);      \
+	MOVQ    16(DX), BX;     \
+	VMOVUPS A2, 0(BX);      \
+	MOVQ    24(DX), BX;     \
+	VMOVUPS A3, 0(BX);      \
+	VZEROUPPER;             \
+	RET
+
+// X8ONE and X8FOUR are the bodies of the one- and four-column kernels
+// over groups of XB bytes per block, decoded by DECODE, each column's
+// block added by COL.
+#define X8ONE(DECODE, COL, XB) \
+	MOVQ   nb+0(FP), CX;    \
+	MOVQ   x+8(FP), SI;     \
+	MOVQ   y+16(FP), R8;    \
+	MOVQ   aux+24(FP), R12; \
+	VXORPS Y9, Y9, Y9;      \
+one:                        \
+	TESTQ CX, CX;           \
+	JZ    onedone;          \
+	DECODE;                 \
+	COL(R8, R12, Y9);       \
+	ADDQ  $XB, SI;          \
+	ADDQ  $34, R8;          \
+	ADDQ  $8, R12;          \
+	DECQ  CX;               \
+	JMP   one;              \
+onedone:                    \
+	MOVQ    out+32(FP), DX; \
+	VMOVUPS Y9, 0(DX);      \
+	VZEROUPPER;             \
+	RET
+
+#define X8FOUR(DECODE, COL, XB) \
+	X4ARGS;                  \
+	VXORPS Y9, Y9, Y9;       \
+	VXORPS Y10, Y10, Y10;    \
+	VXORPS Y11, Y11, Y11;    \
+	VXORPS Y12, Y12, Y12;    \
+four:                        \
+	TESTQ CX, CX;            \
+	JZ    fourdone;          \
+	DECODE;                  \
+	COL(R8, R12, Y9);        \
+	COL(R9, R13, Y10);       \
+	COL(R10, R14, Y11);      \
+	COL(R11, DI, Y12);       \
+	X4NEXT(XB, 34, 8);       \
+	JMP   four;              \
+fourdone:                    \
+	X4OUT(Y9, Y10, Y11, Y12)
+
+// func gemmQ4_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+TEXT ·gemmQ4_0x8x1AVX2(SB), NOSPLIT, $0-40
+	X8ONE(Q4X8DECODE, Q4X8COL, 144)
+
+// func gemmQ4_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+TEXT ·gemmQ4_0x8x4AVX2(SB), NOSPLIT, $0-40
+	X8FOUR(Q4X8DECODE, Q4X8COL, 144)
+
+// func gemmQ8_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+TEXT ·gemmQ8_0x8x1AVX2(SB), NOSPLIT, $0-40
+	X8ONE(Q8X8DECODE, Q8X8COL, 272)
+
+// func gemmQ8_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+TEXT ·gemmQ8_0x8x4AVX2(SB), NOSPLIT, $0-40
+	X8FOUR(Q8X8DECODE, Q8X8COL, 272)
+
+// func gemmIQ4_NLx8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $256-40
+	X8ONE(IQ4X8DECODE, IQ4X8COL, 144)
+
+// func gemmIQ4_NLx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+TEXT ·gemmIQ4_NLx8x4AVX2(SB), NOSPLIT, $256-40
+	X8FOUR(IQ4X8DECODE, IQ4X8COL, 144)
+
+// func gemmQ4_Kx8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+TEXT ·gemmQ4_Kx8x1AVX2(SB), NOSPLIT, $0-40
+	MOVQ   nb+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), R8
+	MOVQ   aux+24(FP), R12
+	VPXOR  Y0, Y0, Y0
+	VXORPS Y4, Y4, Y4
+
+k1loop:
+	TESTQ CX, CX
+	JZ    k1done
+	KSUPER(KQ1, KZ1, KE1)
+	KFIN(R8, R12, Y0, Y4)
+	ADDQ  $1472, SI
+	ADDQ  $292, R8
+	ADDQ  $16, R12
+	DECQ  CX
+	JMP   k1loop
+
+k1done:
+	MOVQ    out+32(FP), DX
+	VMOVUPS Y4, 0(DX)
+	VZEROUPPER
+	RET
+
+// func gemmQ4_Kx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+TEXT ·gemmQ4_Kx8x4AVX2(SB), NOSPLIT, $0-40
+	X4ARGS
+	VPXOR  Y0, Y0, Y0
+	VPXOR  Y1, Y1, Y1
+	VPXOR  Y2, Y2, Y2
+	VPXOR  Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+k4loop:
+	TESTQ CX, CX
+	JZ    k4done
+	KSUPER(KQ4, KZ4, KE4)
+	KFIN(R8, R12, Y0, Y4)
+	KFIN(R9, R13, Y1, Y5)
+	KFIN(R10, R14, Y2, Y6)
+	KFIN(R11, DI, Y3, Y7)
+	X4NEXT(1472, 292, 16)
+	JMP   k4loop
+
+k4done:
+	X4OUT(Y4, Y5, Y6, Y7)
+
+// func gemmF32x3x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
+TEXT ·gemmF32x3x4AVX2(SB), NOSPLIT, $0-40
+	FROWS
+	MOVQ   y+24(FP), DX
+	MOVQ   0(DX), R8
+	MOVQ   8(DX), R9
+	MOVQ   16(DX), R10
+	MOVQ   24(DX), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	TESTQ  CX, CX
+	JZ     f34done
+
+f34loop:
+	FLOAD3
+	FCOL3(R8, Y0, Y1, Y2)
+	FCOL3(R9, Y3, Y4, Y5)
+	FCOL3(R10, Y6, Y7, Y8)
+	FCOL3(R11, Y9, Y10, Y11)
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JLT  f34loop
+
+f34done:
+	MOVQ out+32(FP), DX
+	MOVQ 0(DX), BX
+	FSTORE3(BX, Y0, X0, Y1, X1, Y2, X2)
+	MOVQ 8(DX), BX
+	FSTORE3(BX, Y3, X3, Y4, X4, Y5, X5)
+	MOVQ 16(DX), BX
+	FSTORE3(BX, Y6, X6, Y7, X7, Y8, X8)
+	MOVQ 24(DX), BX
+	FSTORE3(BX, Y9, X9, Y10, X10, Y11, X11)
+	VZEROUPPER
+	RET
+
+// func gemmF32x3x1AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.Pointer)
+TEXT ·gemmF32x3x1AVX2(SB), NOSPLIT, $0-40
+	FROWS
+	MOVQ   y+24(FP), R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	TESTQ  CX, CX
+	JZ     f31done
+
+f31loop:
+	FLOAD3
+	FCOL3(R8, Y0, Y1, Y2)
+	ADDQ $32, AX
+	CMPQ AX, CX
+	JLT  f31loop
+
+f31done:
+	MOVQ out+32(FP), BX
+	FSTORE3(BX, Y0, X0, Y1, X1, Y2, X2)
+	VZEROUPPER
+	RET
+
+// func gemmF32x1x1AVX2(steps int, x, y, out unsafe.Pointer)
+TEXT ·gemmF32x1x1AVX2(SB), NOSPLIT, $0-32
+	MOVQ   steps+0(FP), CX
+	SHLQ   $5, CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), R8
+	XORQ   AX, AX
+	VXORPS Y0, Y0, Y0
+	TESTQ  CX, CX
+	JZ     f11done
+
+f11loop:
+	VMOVUPS     (SI)(AX*1), Y12
+	VMOVUPS     (R8)(AX*1), Y15
+	VFMADD231PS Y15, Y12, Y0
+	ADDQ        $32, AX
+	CMPQ        AX, CX
+	JLT         f11loop
+
+f11done:
+	MOVQ   out+24(FP), BX
+	HSUM(Y0, X0, X15)
+	VMOVSS X0, 0(BX)
+	VZEROUPPER
+	RET
+
+
+// func xposeX8AVX2(dst, src unsafe.Pointer, rs uintptr, nb, sblk, dblk, sq, dq, nx, hdr int)
+//
+// The interleave of the layouts (repack_layouts.go, repack_q4_k.go) for nb
+// blocks of eight rows rs bytes apart: in each block (sblk bytes in a
+// row, dblk in the group), nx runs of four quant words from sq become
+// four 32-byte chunks from dq, word w of row r at 32w+4r (an 8x4 word
+// transpose: rows r and r+4 share a register, then unpack and shuffle);
+// with hdr set the rows' first two bytes (fp16 d) go to 2r.
+TEXT ·xposeX8AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ rs+16(FP), R8
+	MOVQ nb+24(FP), CX
+	LEAQ (R8)(R8*2), R10
+
+xblock:
+	TESTQ CX, CX
+	JZ    xdone
+	MOVQ  hdr+72(FP), R12
+	TESTQ R12, R12
+	JZ    xquads
+	LEAQ  (SI)(R8*4), R11
+	MOVW  (SI), R12
+	MOVW  R12, 0(DI)
+	MOVW  (SI)(R8*1), R12
+	MOVW  R12, 2(DI)
+	MOVW  (SI)(R8*2), R12
+	MOVW  R12, 4(DI)
+	MOVW  (SI)(R10*1), R12
+	MOVW  R12, 6(DI)
+	MOVW  (R11), R12
+	MOVW  R12, 8(DI)
+	MOVW  (R11)(R8*1), R12
+	MOVW  R12, 10(DI)
+	MOVW  (R11)(R8*2), R12
+	MOVW  R12, 12(DI)
+	MOVW  (R11)(R10*1), R12
+	MOVW  R12, 14(DI)
+
+xquads:
+	MOVQ sq+48(FP), AX
+	ADDQ SI, AX
+	MOVQ dq+56(FP), DX
+	ADDQ DI, DX
+	MOVQ nx+64(FP), R13
+
+xrun:
+	TESTQ       R13, R13
+	JZ          xnext
+	LEAQ        (AX)(R8*4), BX
+	VMOVDQU     (AX), X0
+	VINSERTI128 $1, (BX), Y0, Y0
+	VMOVDQU     (AX)(R8*1), X1
+	VINSERTI128 $1, (BX)(R8*1), Y1, Y1
+	VMOVDQU     (AX)(R8*2), X2
+	VINSERTI128 $1, (BX)(R8*2), Y2, Y2
+	VMOVDQU     (AX)(R10*1), X3
+	VINSERTI128 $1, (BX)(R10*1), Y3, Y3
+	VUNPCKLPS   Y1, Y0, Y4
+	VUNPCKHPS   Y1, Y0, Y5
+	VUNPCKLPS   Y3, Y2, Y6
+	VUNPCKHPS   Y3, Y2, Y7
+	VSHUFPS     $0x44, Y6, Y4, Y0
+	VSHUFPS     $0xee, Y6, Y4, Y1
+	VSHUFPS     $0x44, Y7, Y5, Y2
+	VSHUFPS     $0xee, Y7, Y5, Y3
+	VMOVDQU     Y0, 0(DX)
+	VMOVDQU     Y1, 32(DX)
+	VMOVDQU     Y2, 64(DX)
+	VMOVDQU     Y3, 96(DX)
+	ADDQ        $16, AX
+	ADDQ        $128, DX
+	DECQ        R13
+	JMP         xrun
+
+xnext:
+	ADDQ sblk+32(FP), SI
+	ADDQ dblk+40(FP), DI
+	DECQ CX
+	JMP  xblock
+
+xdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,263 @@
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
+	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// repackCase is a MUL_MAT of a k x m weight of type typ by F32
+// activations of shape k x n x n2, built twice: the weight in a CPU
+// buffer (plain) and in a repack buffer (packed), with the same bytes.
+type repackCase struct {
+	plain, packed *graph.Tensor // the products
+	wPacked       *graph.Tensor
+	weight        []byte
+	bufs          []buffer.Buffer
+}
+
+func newRepackCase(t *testing.T, rng *rand.Rand, typ quant.Type, k, m, n, n2 int64) *repackCase {
+	t.Helper()
+	c := graph.NewContext(graph.ContextOptions{})
+	wPlain := c.NewTensor(typ, k, m)
+	wPacked := c.NewTensor(typ, k, m)
+	x := c.NewTensor(quant.F32, k, n, n2)
+	rc := &repackCase{plain: c.MulMat(wPlain, x), packed: c.MulMat(wPacked, x), wPacked: wPacked}
+	require.NoError(t, c.Err())
+	t.Cleanup(func() {
+		for _, b := range rc.bufs {
+			_ = b.Free()
+		}
+	})
+	rb, err := RepackBufferType().Alloc(RepackBufferType().AllocSize(wPacked))
+	require.NoError(t, err)
+	rc.bufs = append(rc.bufs, rb)
+	require.NoError(t, rb.AllocTensor(wPacked, 0))
+	hb, err := buffer.AllocTensors(buffer.CPU(), []*graph.Tensor{wPlain, x, rc.plain, rc.packed})
+	require.NoError(t, err)
+	rc.bufs = append(rc.bufs, hb)
+
+	rc.weight, err = quant.Quantize(typ, mmRandF32s(rng, k*m), int(m), int(k), nil)
+	require.NoError(t, err)
+	require.NoError(t, buffer.SetTensor(wPlain, rc.weight, 0))
+	require.NoError(t, buffer.SetTensor(wPacked, rc.weight, 0))
+	mmSetF32s(x, mmRandF32s(rng, x.NElements()))
+	return rc
+}
+
+func (rc *repackCase) compute(t *testing.T, opts Options) (plain, packed []float32) {
+	t.Helper()
+	e := New(opts)
+	defer e.Close()
+	for _, o := range []*graph.Tensor{rc.plain, rc.packed} {
+		require.True(t, SupportsOp(o), "%s", describe(o))
+		require.NoError(t, e.ComputeNode(o))
+	}
+	return mmF32s(rc.plain), mmF32s(rc.packed)
+}
+
+// repackShapes are (k, m, n, n2) with edge sizes: one block, one group of
+// rows, column counts around the four-column tile and the column tile.
+var repackShapes = [][4]int64{
+	{32, 8, 1, 1}, {64, 16, 3, 1}, {96, 8, 4, 1}, {256, 24, 5, 2}, {32, 40, 7, 1},
+	{512, 64, 9, 1}, {160, 8, 33, 1}, {128, 16, 65, 2}, {1024, 32, 70, 1},
+}
+
+// TestRepackedMulMatMatchesPlain: a product with a repacked weight gives
+// the plain weight's bits on the generic path, and the generic result
+// within float rounding on the fast one, for every thread count.
+func TestRepackedMulMatMatchesPlain(t *testing.T) {
+	rng := rand.New(rand.NewSource(rand.Int63()))
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.IQ4_NL} {
+		for _, s := range repackShapes {
+			t.Run(fmt.Sprintf("%s/%v", typ, s), func(t *testing.T) {
+				rc := newRepackCase(t, rng, typ, s[0], s[1], s[2], s[3])
+				want, got := rc.compute(t, Options{Threads: 1, Generic: true})
+				require.Equal(t, want, got, "generic: repacked and plain differ")
+				for _, th := range []int{1, 2, 3} {
+					_, fast := rc.compute(t, Options{Threads: th})
+					requireCloseRows(t, want, fast, s[0])
+				}
+			})
+		}
+	}
+}
+
+// requireCloseRows checks fast against the generic result want, products
+// of k terms each of which is below 1 in size.
+func requireCloseRows(t *testing.T, want, got []float32, k int64) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	tol := 1e-5 * float64(k)
+	for i := range want {
+		require.InDelta(t, want[i], got[i], tol, "element %d", i)
+	}
+}
+
+// TestRepackedNaNColumn: a column of non-finite activations is NaN, the
+// others are not, on both paths.
+func TestRepackedNaNColumn(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	rc := newRepackCase(t, rng, quant.Q4_0, 64, 16, 6, 1)
+	x := rc.packed.Src[1]
+	bv := mmF32s(x)
+	bv[64*2+5] = float32(math.NaN())
+	mmSetF32s(x, bv)
+	for _, generic := range []bool{true, false} {
+		_, got := rc.compute(t, Options{Threads: 2, Generic: generic})
+		for i, v := range got {
+			require.Equal(t, i/16 == 2, math.IsNaN(float64(v)), "generic %v, element %d = %v", generic, i, v)
+		}
+	}
+}
+
+// TestRepackRoundTrip: what is set comes back, whole or in any range,
+// and partial writes land where they belong.
+func TestRepackRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewSource(rand.Int63()))
+	rc := newRepackCase(t, rng, quant.Q4_0, 96, 24, 1, 1)
+	w := rc.wPacked
+	got := make([]byte, len(rc.weight))
+	require.NoError(t, buffer.GetTensor(w, got, 0))
+	require.Equal(t, rc.weight, got)
+	for range 20 {
+		off := rng.Intn(len(rc.weight))
+		n := rng.Intn(len(rc.weight) - off + 1)
+		part := make([]byte, n)
+		require.NoError(t, buffer.GetTensor(w, part, uint64(off)))
+		require.Equal(t, rc.weight[off:off+n], part)
+
+		patch := make([]byte, n)
+		rng.Read(patch)
+		require.NoError(t, buffer.SetTensor(w, patch, uint64(off)))
+		copy(rc.weight[off:], patch)
+		require.NoError(t, buffer.GetTensor(w, got, 0))
+		require.Equal(t, rc.weight, got)
+	}
+	// The bytes stored are not ggml's: the interleave did happen.
+	st, at, err := buffer.Locate(w)
+	require.NoError(t, err)
+	stored := st.(buffer.HostStorage).Bytes()[at : at+w.NBytes()]
+	require.NotEqual(t, rc.weight, stored)
+}
+
+// TestRepackRefuses: tensors without a layout are refused when placed,
+// and a repacked weight is usable only as a MUL_MAT's src0 with F32
+// activations.
+func TestRepackRefuses(t *testing.T) {
+	c := graph.NewContext(graph.ContextOptions{})
+	bad := []*graph.Tensor{
+		c.NewTensor(quant.Q4_1, 32, 8),  // no layout
+		c.NewTensor(quant.Q4_0, 32, 12), // not whole groups of rows
+	}
+	w := c.NewTensor(quant.Q4_0, 64, 8)
+	get := c.GetRows(w, c.NewTensor(quant.I32, 2))
+	q8 := c.MulMat(w, c.NewTensor(quant.Q8_0, 64, 2))
+	good := c.MulMat(w, c.NewTensor(quant.F32, 64, 2))
+	view := c.MulMat(c.View2D(w, 32, 8, w.Nb[1], 0), c.NewTensor(quant.F32, 32, 2))
+	require.NoError(t, c.Err())
+	b, err := RepackBufferType().Alloc(4096)
+	require.NoError(t, err)
+	defer func() { _ = b.Free() }()
+	for _, x := range bad {
+		err := b.AllocTensor(x, 0)
+		require.Error(t, err, "%s", x.Type)
+		require.True(t, errors.Is(err, ErrNotRepackable), "%v", err)
+	}
+	require.NoError(t, b.AllocTensor(w, 0))
+	require.NoError(t, b.InitView(view.Src[0]))
+	require.True(t, SupportsOp(good))
+	for _, n := range []*graph.Tensor{get, q8, view} {
+		require.False(t, SupportsOp(n), "%s", describe(n))
+	}
+	require.True(t, Device().SupportsBufferType(RepackBufferType()))
+	require.Contains(t, Device().(interface{ ExtraBufferTypes() []buffer.Type }).ExtraBufferTypes(), RepackBufferType())
+}
+
+// TestRepackKernelFourIsOne: the four-column kernel gives each column the
+// single-column kernel's bits, so results do not depend on the grouping.
+func TestRepackKernelFourIsOne(t *testing.T) {
+	rng := rand.New(rand.NewSource(rand.Int63()))
+	for typ, l := range flyLayouts {
+		k := repackKernelFor(fastKernels(), typ)
+		if k == nil || k.four == nil {
+			continue
+		}
+		nb := 37 * 32 / l.aux.block
+		n := l.aux.block * nb
+		rs := int(typ.RowSize(int64(n)))
+		plain, err := quant.Quantize(typ, mmRandF32s(rng, int64(8*n)), 8, n, nil)
+		require.NoError(t, err)
+		x := make([]byte, l.groupSize(uint64(len(plain))))
+		l.pack(x, plain, rs)
+		if f := archPack[typ]; f != nil {
+			y := make([]byte, len(x))
+			f(y, plain, rs)
+			require.Equal(t, x, y, "%s: the fast pack differs", typ)
+		}
+		var ys, auxs [4][]byte
+		var four [4][]float32
+		for c := range 4 {
+			ys[c] = make([]byte, l.aux.vdt.RowSize(int64(n)))
+			require.NoError(t, fastKernels().traits[l.aux.vdt].fromFloat(ys[c], mmRandF32s(rng, int64(n))))
+			auxs[c] = make([]byte, nb*l.aux.size)
+			l.aux.fill(auxs[c], ys[c], nb)
+			four[c] = make([]float32, 8)
+		}
+		k.four(nb, x, &ys, &auxs, &four)
+		for c := range 4 {
+			one := make([]float32, 8)
+			k.one(nb, x, ys[c], auxs[c], one)
+			require.Equal(t, one, four[c], "%s column %d", typ, c)
+		}
+	}
+}
+
+// TestRepackedAgainstGGML: products with repacked weights agree with the
+// real ggml's, its weight in its own CPU_REPACK where it takes the type,
+// within test-backend-ops' MUL_MAT tolerance (NMSE 5e-4).
+func TestRepackedAgainstGGML(t *testing.T) {
+	e, err := mirror.New(reftest.Lib(t), 2)
+	require.NoError(t, err)
+	defer e.Close()
+	rng := rand.New(rand.NewSource(rand.Int63()))
+	for typ := range repackLayouts {
+		for _, n := range []int64{1, 5, 33} {
+			name := fmt.Sprintf("%s/n=%d", typ, n)
+			rc := newRepackCase(t, rng, typ, 256, 24, n, 1)
+			_, ours := rc.compute(t, Options{Threads: 2})
+
+			c := graph.NewContext(graph.ContextOptions{Alloc: true})
+			w := c.NewTensor(typ, 256, 24)
+			x := c.NewTensor(quant.F32, 256, n)
+			out := c.MulMat(w, x)
+			require.NoError(t, c.Err())
+			copy(w.Data, rc.weight)
+			copy(x.Data, rc.packed.Src[1].Data)
+			g, err := c.Build(out)
+			require.NoError(t, err)
+			l, _, err := e.LoadRepacked(g, []*graph.Tensor{w})
+			require.NoError(t, err, name)
+			require.NoError(t, l.Compute(), name)
+			l.Read()
+			theirs := mmF32s(out)
+			var num, den float64
+			for i := range theirs {
+				d := float64(ours[i] - theirs[i])
+				num += d * d
+				den += float64(theirs[i]) * float64(theirs[i])
+			}
+			require.Less(t, num/den, 5e-4, name)
+		}
+	}
+}
