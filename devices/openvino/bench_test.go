@@ -4,10 +4,7 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -229,13 +226,6 @@ func BenchmarkDecodeCold(b *testing.B) {
 	host := (threadCPU() - c0).Nanoseconds() - inside
 	b.ReportMetric(float64(host)/float64(b.N)/float64(len(g.Nodes)), "host-ns/node")
 	b.ReportMetric(float64(inside)/float64(b.N), "double-ns/op")
-}
-
-// threadCPU is the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
-func threadCPU() time.Duration {
-	var ts syscall.Timespec
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3, uintptr(unsafe.Pointer(&ts)), 0)
-	return time.Duration(ts.Nano())
 }
 
 // benchWType is the decode block's weight type (Q4_0, as the demo's).
