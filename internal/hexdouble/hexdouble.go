@@ -7,67 +7,29 @@ package hexdouble
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 
+	"github.com/ggml-go/ggml/internal/cdouble"
 	"github.com/ggml-go/ggml/internal/dynlib"
 )
 
-var (
-	once     sync.Once
-	builtDir string
-	buildErr error
-)
+var build = cdouble.Build{Lib: "libcdsprpc", Script: "devices/hexagon/testdata/build.sh"}
 
 // Dir builds the double once per process into a temporary folder and
 // returns it (libcdsprpc.so, nosysreq/, noalloc2/). Without a C compiler
 // the test is skipped, or fails when GGML_REF_REQUIRED=1 (CI).
 func Dir(t testing.TB) string {
 	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("the double is a Linux shared library")
-	}
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		if os.Getenv("GGML_REF_REQUIRED") == "1" {
-			t.Fatalf("no C compiler (%s) to build the libcdsprpc double: %v", cc, err)
-		}
-		t.Skipf("no C compiler (%s) to build the libcdsprpc double", cc)
-	}
-	once.Do(func() {
-		builtDir, buildErr = os.MkdirTemp("", "htpdouble")
-		if buildErr != nil {
-			return
-		}
-		_, file, _, _ := runtime.Caller(0)
-		script := filepath.Join(filepath.Dir(file), "..", "..", "devices", "hexagon", "testdata", "build.sh")
-		out, err := exec.Command("sh", script, builtDir).CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("building the double: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtDir
+	dir, _ := build.Dir(t)
+	return dir
 }
 
 // Cleanup removes the build folder; TestMain calls it.
-func Cleanup() {
-	if builtDir != "" {
-		_ = os.RemoveAll(builtDir)
-	}
-}
+func Cleanup() { build.Cleanup() }
 
 // Double is one loaded variant's hooks.
 type Double struct {

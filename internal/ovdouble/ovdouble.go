@@ -6,27 +6,17 @@
 package ovdouble
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 
+	"github.com/ggml-go/ggml/internal/cdouble"
 	"github.com/ggml-go/ggml/internal/dynlib"
 )
 
-var (
-	once     sync.Once
-	builtDir string
-	libPath  string
-	buildErr error
-)
+var build = cdouble.Build{Lib: "libopenvino_c", Script: "devices/openvino/testdata/build.sh"}
 
 // Path builds the double once per process into a temporary folder and
 // returns the library's path (for openvino.Options.Lib or
@@ -34,47 +24,14 @@ var (
 // when GGML_REF_REQUIRED=1 (CI).
 func Path(t testing.TB) string {
 	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("the double is a Linux shared library")
-	}
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(strings.Fields(cc)[0]); err != nil {
-		if os.Getenv("GGML_REF_REQUIRED") == "1" {
-			t.Fatalf("no C compiler (%s) to build the libopenvino_c double: %v", cc, err)
-		}
-		t.Skipf("no C compiler (%s) to build the libopenvino_c double", cc)
-	}
-	once.Do(func() {
-		builtDir, buildErr = os.MkdirTemp("", "ovdouble")
-		if buildErr != nil {
-			return
-		}
-		_, file, _, _ := runtime.Caller(0)
-		script := filepath.Join(filepath.Dir(file), "..", "..", "devices", "openvino", "testdata", "build.sh")
-		out, err := exec.Command("sh", script, builtDir).CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("building the double: %v\n%s", err, out)
-			return
-		}
-		// build.sh prints the library's path last.
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		libPath = lines[len(lines)-1]
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return libPath
+	_, out := build.Dir(t)
+	// build.sh prints the library's path last.
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return lines[len(lines)-1]
 }
 
 // Cleanup removes the build folder; TestMain calls it.
-func Cleanup() {
-	if builtDir != "" {
-		_ = os.RemoveAll(builtDir)
-	}
-}
+func Cleanup() { build.Cleanup() }
 
 // Double is the loaded double's hooks: the same instance the code under
 // test loads from the same path.
