@@ -41,6 +41,8 @@ type Session struct {
 	// nPast is how many positions the cache holds (cell i is position i).
 	nPast  int
 	closed bool
+	// last is the graph of the last batch, for Placement.
+	last *graph.Graph
 }
 
 // NewSession makes a session with an empty KV cache in the model's device
@@ -123,6 +125,23 @@ func (s *Session) BufferBytes() uint64 {
 		n += s.sched.BufferSize(b)
 	}
 	return n
+}
+
+// Placement is where the scheduler put the last batch's graph: its
+// number of splits and how many nodes each backend computed, by device
+// name. Tests use it to show that a device did the work rather than the
+// CPU fallback; it is empty before the first Decode.
+func (s *Session) Placement() (splits int, nodes map[string]int) {
+	nodes = map[string]int{}
+	if s.last == nil || s.sched == nil {
+		return 0, nodes
+	}
+	for _, t := range s.last.Nodes {
+		if b := s.sched.TensorBackend(t); b != nil {
+			nodes[b.Device().Name()]++
+		}
+	}
+	return s.sched.NSplits(), nodes
 }
 
 // Pos is the number of positions the session's cache holds: the position
@@ -213,6 +232,7 @@ func (s *Session) decodeBatch(ctx context.Context, tokens []int32, want []bool, 
 		return fmt.Errorf("model: computing: %w", err)
 	}
 	s.nPast += n
+	s.last = b.g
 	if len(outIdx) > 0 && want[outIdx[0]] {
 		raw := make([]byte, res.NBytes())
 		if err := buffer.GetTensor(res, raw, 0); err != nil {

@@ -1,0 +1,276 @@
+package model_test
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/devices/hexagon"
+	"github.com/ggml-go/ggml/devices/openvino"
+	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/gguf/genmodel"
+	"github.com/ggml-go/ggml/internal/hexdouble"
+	"github.com/ggml-go/ggml/internal/ovdouble"
+	"github.com/ggml-go/ggml/model"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// The doubles are built once per test process; their folders go at the end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	hexdouble.Cleanup()
+	ovdouble.Cleanup()
+	os.Exit(code)
+}
+
+// deviceRun is what one model run on a device produced.
+type deviceRun struct {
+	logits [][]float32 // the 24-token prompt's, in three calls
+	gen    []int32     // 24 greedy tokens after it
+	// splits and nodes are the scheduler's placement of the prompt's last
+	// batch graph (nodes by device name).
+	splits int
+	nodes  map[string]int
+}
+
+// runModel opens path on dev (nil: the CPU) and runs the prompt and the
+// greedy generation of 24 tokens.
+func runModel(t *testing.T, path string, dev backend.Device) deviceRun {
+	t.Helper()
+	m, err := model.Open(path, model.Options{Device: dev, Threads: 2})
+	require.NoError(t, err)
+	defer m.Close()
+	s, err := m.NewSession(model.SessionOptions{Ctx: 96, Batch: 16})
+	require.NoError(t, err)
+	defer s.Close()
+	tokens := prompt(24, m.HParams.NVocab, 3)
+	var r deviceRun
+	r.logits = evaluate(t, s, tokens, []int{10, 10, 4})
+	r.splits, r.nodes = s.Placement()
+	s.Reset()
+	r.gen = greedy(t, s, tokens, 24)
+	return r
+}
+
+// doubleModels are the generated models run on the doubles: a quantized
+// type each device repacks or extracts, both architectures, GQA, and F32.
+var doubleModels = []genmodel.Config{
+	{Arch: "llama", Type: quant.Q4_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300},
+	{Arch: "qwen2", Type: quant.Q8_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300},
+	{Arch: "llama", Type: quant.F32, Embd: 64, Layers: 2, Heads: 4, KVHeads: 1, FF: 128, VocabSize: 200},
+}
+
+// checkOnDevice runs every model of doubleModels on the CPU and on dev.
+//
+// Logits: the CPU multiplies Q4_0 and Q8_0 weights by activations it
+// quantizes to Q8_0 (as ggml's CPU backend does), which moves its logits
+// ~2e-4 (NMSE) from exact arithmetic on the same weights; a device that
+// dequantizes weights and multiplies in F32 cannot come closer to it than
+// that. So the device's logits are held to NMSE 1e-4 against the CPU on a
+// copy of the model with the weights dequantized to F32 (the same weights,
+// no activation quantization), and to 1e-3 against the CPU on the file
+// itself.
+//
+// Tokens: the 24 greedy tokens must be the CPU's; where they part, the
+// CPU's logits at that step must show a near tie (a gap the logits'
+// measured difference can flip), and the comparison ends there since the
+// sequences differ after it.
+//
+// Work: nodes must be placed on dev, and worked (the double's own count of
+// work since the last call) must be non-zero, so that a run that fell back
+// to the CPU fails.
+func checkOnDevice(t *testing.T, dev backend.Device, worked func() int64) {
+	require.NoError(t, backend.Availability(dev))
+	for _, c := range doubleModels {
+		t.Run(c.Arch+"-"+c.Type.String(), func(t *testing.T) {
+			path := genFile(t, c)
+			want := runModel(t, path, nil)
+			ref := runModel(t, dequantized(t, path), nil)
+			worked()
+			got := runModel(t, path, dev)
+			work := worked()
+			vsCPU, vsRef := 0.0, 0.0
+			for i := range want.logits {
+				vsCPU = max(vsCPU, nmse(got.logits[i], want.logits[i]))
+				vsRef = max(vsRef, nmse(got.logits[i], ref.logits[i]))
+			}
+			same := sameTokens(t, path, want.gen, got.gen, vsCPU)
+			t.Logf("%s: NMSE worst over %d positions: %.3g vs CPU, %.3g vs CPU on F32-dequantized weights; "+
+				"tokens: %d of %d identical; last prompt batch: %d splits, nodes %v; double's work %d",
+				dev.Name(), len(want.logits), vsCPU, vsRef, same, len(want.gen), got.splits, got.nodes, work)
+			require.LessOrEqual(t, vsRef, 1e-4)
+			require.LessOrEqual(t, vsCPU, 1e-3)
+			require.NotZero(t, got.nodes[dev.Name()], "no node placed on %s", dev.Name())
+			require.NotZero(t, work, "the double did no work")
+		})
+	}
+}
+
+// sameTokens checks the device's greedy tokens got against the CPU's want
+// (see checkOnDevice) and returns how many agree from the start. e is the
+// NMSE measured between the two runs' logits: each logit differs by about
+// sqrt(e) of the logits' RMS, a gap between two of them by sqrt(2e), and
+// a near tie is a gap within three times that.
+func sameTokens(t *testing.T, path string, want, got []int32, e float64) int {
+	t.Helper()
+	require.Len(t, got, len(want))
+	i := 0
+	for i < len(want) && want[i] == got[i] {
+		i++
+	}
+	if i == len(want) {
+		return i
+	}
+	m, err := model.Open(path, model.Options{Threads: 2})
+	require.NoError(t, err)
+	defer m.Close()
+	s, err := m.NewSession(model.SessionOptions{Ctx: 96, Batch: 16})
+	require.NoError(t, err)
+	defer s.Close()
+	ctx := append(prompt(24, m.HParams.NVocab, 3), want[:i]...)
+	lg, err := s.Decode(context.Background(), ctx, nil)
+	require.NoError(t, err)
+	last := lg[len(lg)-1]
+	var sq float64
+	for _, v := range last {
+		sq += float64(v) * float64(v)
+	}
+	rms := math.Sqrt(sq / float64(len(last)))
+	gap := float64(last[want[i]] - last[got[i]])
+	t.Logf("tokens part at step %d: CPU %d, device %d; CPU logit gap %.4g (%.2g%% of RMS %.3g)", i, want[i], got[i], gap, 100*gap/rms, rms)
+	require.Less(t, gap, 3*math.Sqrt(2*e)*rms, "step %d: the device's token %d is not a near tie with the CPU's %d", i, got[i], want[i])
+	return i
+}
+
+func equalTokens(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestHexagonDouble: the models on HTP0 over the libcdsprpc double
+// (weights repacked through its buffers, its ops computed by the double's
+// emulated DSP). Verified on the double only.
+func TestHexagonDouble(t *testing.T) {
+	d := hexdouble.Open(t, hexdouble.Full)
+	o := hexagon.DefaultOptions()
+	o.Lib = d.Path
+	r := hexagon.NewRegistry(o)
+	t.Cleanup(func() { require.NoError(t, r.Close()) })
+	devs := r.Devices()
+	require.Len(t, devs, 1)
+	var seen uint64
+	checkOnDevice(t, devs[0], func() int64 {
+		n := d.Stat("op.MUL_MAT")
+		w := n - seen
+		seen = n
+		return int64(w)
+	})
+	require.Empty(t, d.Violations())
+
+	// The checks fail a device that answers without computing (exec=0:
+	// the double validates each batch and reports success).
+	c := doubleModels[0]
+	path := genFile(t, c)
+	want := runModel(t, path, nil)
+	d.Configure(t, "exec=0")
+	got := runModel(t, path, devs[0])
+	worst := 0.0
+	for i := range want.logits {
+		worst = max(worst, nmse(got.logits[i], want.logits[i]))
+	}
+	t.Logf("exec=0: NMSE worst %.3g", worst)
+	require.Greater(t, worst, 1e-3, "a device that computes nothing must show in the logits")
+}
+
+// TestOpenVINODouble: the models on OPENVINO0 over the libopenvino_c
+// double (graphs translated to IR, weights extracted, inferred by the
+// double). Verified on the double only.
+func TestOpenVINODouble(t *testing.T) {
+	p := ovdouble.Path(t)
+	d := ovdouble.Open(t, p)
+	worked := func() int64 {
+		n := d.Stat("infer.nodes")
+		d.ResetStats()
+		return n
+	}
+	// As ggml-openvino: token_embd and output requantized to per-row Q8_0.
+	// native: every weight keeps its own type and values.
+	for _, rq := range []string{"", "native"} {
+		t.Run("requant="+rq, func(t *testing.T) {
+			o := openvino.DefaultOptions()
+			o.Lib = p
+			o.RequantKQuant = rq
+			devs := openvino.NewRegistry(o).Devices()
+			require.Len(t, devs, 1)
+			checkOnDevice(t, devs[0], worked)
+		})
+	}
+	// The NPU: static shapes (the prompt padded to the prefill chunk, one
+	// token at a time after it). ggml-openvino requantizes every weight
+	// whose rows are a multiple of 128 to 4 bits in groups of 128 there,
+	// which is lossy by design (NMSE ~0.03-0.05 on these models, verified
+	// on the double): the comparison uses native requantization, the
+	// weights' own values.
+	t.Run("NPU", func(t *testing.T) {
+		d.Set(t, "devices", "CPU,NPU", "CPU")
+		o := openvino.DefaultOptions()
+		o.Lib = p
+		o.Device = "NPU"
+		o.RequantKQuant = "native"
+		devs := openvino.NewRegistry(o).Devices()
+		require.Len(t, devs, 1)
+		require.Contains(t, devs[0].Description(), "NPU", "not the NPU: the device fell back")
+		checkOnDevice(t, devs[0], worked)
+	})
+}
+
+// dequantized writes a copy of the model at path with every quantized
+// tensor dequantized to F32: the same weights, computed without the CPU's
+// quantization of activations (Q4_0 and Q8_0 products take Q8_0
+// activations there, as in ggml).
+func dequantized(t *testing.T, path string) string {
+	t.Helper()
+	f, err := gguf.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	infos := f.Tensors()
+	data := make([][]byte, len(infos))
+	for i := range infos {
+		raw, err := f.TensorData(infos[i].Name)
+		require.NoError(t, err)
+		if infos[i].Type == quant.Q4_0 || infos[i].Type == quant.Q8_0 {
+			v, err := quant.Dequantize(infos[i].Type, raw, int(infos[i].Elements()))
+			require.NoError(t, err)
+			raw = make([]byte, 4*len(v))
+			for j, x := range v {
+				binary.LittleEndian.PutUint32(raw[4*j:], math.Float32bits(x))
+			}
+			infos[i].Type = quant.F32
+		}
+		data[i] = raw
+	}
+	out := filepath.Join(t.TempDir(), "dequantized.gguf")
+	w, err := os.Create(out)
+	require.NoError(t, err)
+	defer w.Close()
+	gw, err := gguf.NewWriter(w, f.KVs(), infos)
+	require.NoError(t, err)
+	for i := range infos {
+		require.NoError(t, gw.WriteTensor(infos[i].Name, data[i]))
+	}
+	require.NoError(t, gw.Close())
+	return out
+}
