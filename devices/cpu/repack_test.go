@@ -287,3 +287,24 @@ func TestSumInt8x32(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlaps: convertRows reads F32 rows in place only when the
+// destination does not share their memory.
+func TestOverlaps(t *testing.T) {
+	b := make([]byte, 64)
+	cases := []struct {
+		x, y []byte
+		want bool
+	}{
+		{b[:32], b[32:], false},
+		{b[:33], b[32:], true},
+		{b[10:20], b[:64], true},
+		{b[:0], b, false},
+		{b, make([]byte, 64), false},
+	}
+	for i, c := range cases {
+		if got := overlaps(c.x, c.y); got != c.want || overlaps(c.y, c.x) != c.want {
+			t.Errorf("case %d: overlaps = %v, want %v", i, got, c.want)
+		}
+	}
+}
