@@ -140,6 +140,12 @@ func TestBadTensorInfo(t *testing.T) {
 	parseErr(t, one(func(r *raw) { r.tensor("x", quant.F32, 0, 4, -2) }), "dimension 1 has -2 elements")
 	parseErr(t, one(func(r *raw) { r.tensor("x", quant.F32, 0, 1<<32, 1<<31) }), "2^63 elements or more")
 	parseErr(t, one(func(r *raw) { r.tensor("x", quant.F64, 0, 1<<31, 1<<31) }), "2^63 bytes or more")
+	// An empty dimension makes the tensor empty, as in ggml, even when the
+	// other dimensions' product overflows (found by the random comparison
+	// with ggml).
+	big, err := Parse(one(func(r *raw) { r.tensor("x", quant.Q5_1, 0, 0, 4, 3674937295934324740, 5) }))
+	require.NoError(t, err)
+	require.Zero(t, big.Tensors()[0].Size())
 	parseErr(t, one(func(r *raw) { r.tensor("x", 4, 0, 32) }), "type 4 is not a ggml type")
 	parseErr(t, one(func(r *raw) { r.tensor("x", quant.TypeCount, 0, 32) }), "type 43 is not a ggml type")
 	parseErr(t, one(func(r *raw) { r.tensor("x", quant.Q4_K, 0, 32) }), "32 elements per row is not a multiple of q4_K's block size 256")

@@ -64,8 +64,16 @@ func randomValue(r *rand.Rand, t ValueType, array, noNUL bool) Value {
 		elems = randomElems(n, r.Int32)
 	case TypeFloat32:
 		// Bit patterns, NaNs and infinities included: values must survive
-		// bit for bit.
-		elems = randomElems(n, func() float32 { return math.Float32frombits(r.Uint32()) })
+		// bit for bit. NaNs are quiet ones: purego hands a float32
+		// argument (gguf_set_val_f32's) to C through reflect's float64,
+		// which quiets a signaling NaN on the way into ggml.
+		elems = randomElems(n, func() float32 {
+			b := r.Uint32()
+			if b&0x7f800000 == 0x7f800000 && b&0x7fffff != 0 {
+				b |= 0x400000
+			}
+			return math.Float32frombits(b)
+		})
 	case TypeBool:
 		elems = randomElems(n, func() bool { return r.IntN(2) == 1 })
 	case TypeString:

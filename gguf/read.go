@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/ggml-go/ggml/buffer"
@@ -128,11 +129,19 @@ func (t TensorInfo) check() (uint64, error) {
 		return 0, fmt.Errorf("type %d is not a ggml type", uint32(t.Type))
 	}
 	row := t.Type.RowSize(ne[0])
+	if row < 0 && ne[0]%int64(t.Type.BlockSize()) == 0 {
+		return 0, fmt.Errorf("shape %v of %s is 2^63 bytes or more", t.Shape, t.Type)
+	}
 	if row < 0 {
 		return 0, fmt.Errorf("%d elements per row is not a multiple of %s's block size %d", ne[0], t.Type, t.Type.BlockSize())
 	}
+	if slices.Contains(ne[:], 0) {
+		// ggml_nbytes is 0 for a tensor with an empty dimension, however
+		// large the others (their product may not even fit in int64).
+		return 0, nil
+	}
 	rows := ne[1] * ne[2] * ne[3]
-	if rows != 0 && row > math.MaxInt64/rows {
+	if row > math.MaxInt64/rows {
 		return 0, fmt.Errorf("shape %v of %s is 2^63 bytes or more", t.Shape, t.Type)
 	}
 	return uint64(row * rows), nil

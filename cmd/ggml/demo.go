@@ -101,6 +101,9 @@ func runDemo(args []string, stdout io.Writer) error {
 	}
 	maxDiff, nmse := agreement(res.out, ref.out)
 	fmt.Fprintf(stdout, "\nsplits: %d\n", res.splits)
+	for _, l := range res.weights {
+		fmt.Fprintln(stdout, l)
+	}
 	if err := writeProfile(stdout, res.profile, res.walls[0]); err != nil {
 		return err
 	}
@@ -186,6 +189,10 @@ type blockResult struct {
 	// of the last.
 	walls   []time.Duration
 	profile []backend.BackendProfile
+	// weights is the weight memory after the runs: what the demo
+	// allocated, then each device's own report (while it still holds the
+	// weights).
+	weights []string
 	// repacked names the leaves placed in an extra buffer type.
 	repacked []string
 }
@@ -281,6 +288,16 @@ func runBlockWith(backends []backend.Backend, d block.Dims, seed uint64, runs in
 	}
 	res.out = f32s(raw)
 	res.splits = s.NSplits()
+	var size uint64
+	for _, b := range bufs {
+		size += b.Size()
+	}
+	res.weights = []string{fmt.Sprintf("weights and KV cache: %.1f MiB in %d buffers (%s, %d repacked)", float64(size)/(1<<20), len(bufs), bt.Name(), len(res.repacked))}
+	for _, b := range backends {
+		if wr, ok := b.Device().(weightReporter); ok {
+			res.weights = append(res.weights, fmt.Sprintf("%s: %s", b.Device().Name(), wr.WeightReport()))
+		}
+	}
 	for _, n := range g.Nodes {
 		dev := "-"
 		if b := s.TensorBackend(n); b != nil {

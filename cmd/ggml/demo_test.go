@@ -16,6 +16,7 @@ func TestDemoOnCPU(t *testing.T) {
 		require.Equal(t, 0, code, errOut)
 		require.Contains(t, out, "agreement with a CPU-only run: max abs diff 0, nmse 0\n")
 		require.Contains(t, out, "\nsplits: 1\n")
+		require.Regexp(t, regexp.MustCompile(`(?m)^weights and KV cache: \d+\.\d MiB in \d+ buffers \(CPU, \d+ repacked\)$`), out)
 		require.Regexp(t, regexp.MustCompile(`(?m)^FLASH_ATTN_EXT +fattn +CPU$`), out)
 		require.Regexp(t, regexp.MustCompile(`(?m)^CPY +cache_k_cpy +CPU$`), out)
 		require.Regexp(t, regexp.MustCompile(`(?m)^SWIGLU +ffn_swiglu +CPU$`), out)

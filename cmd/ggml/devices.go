@@ -43,13 +43,9 @@ func printDevices(w io.Writer, devs []backend.Device) {
 	if len(devs) == 0 {
 		fmt.Fprintln(w, "no devices registered")
 	}
-	// Devices that hold converted weights (OpenVINO) say how much memory
-	// their weight buffers take, so weights held twice show.
-	for _, d := range devs {
-		if wb, ok := d.(interface{ WeightBytes() uint64 }); ok {
-			fmt.Fprintf(w, "%s: weight buffers hold %.1f MiB\n", d.Name(), float64(wb.WeightBytes())/(1<<20))
-		}
-	}
+	// Devices that hold converted weights (OpenVINO) say how much weight
+	// memory they hold in this process, so weights held twice show.
+	writeWeightReports(w, devs)
 	for _, u := range unavailable {
 		r := u.Reason
 		fmt.Fprintf(w, "\n%s: %s", u.Name(), r.Kind)
@@ -79,4 +75,17 @@ func memory(free, total uint64) string {
 	}
 	const gib = 1 << 30
 	return fmt.Sprintf("%.1f/%.1f GiB", float64(free)/gib, float64(total)/gib)
+}
+
+// weightReporter is a device that reports the weight memory it holds.
+type weightReporter interface{ WeightReport() string }
+
+// writeWeightReports prints a line per device of devs that reports the
+// weight memory it holds.
+func writeWeightReports(w io.Writer, devs []backend.Device) {
+	for _, d := range devs {
+		if wr, ok := d.(weightReporter); ok {
+			fmt.Fprintf(w, "%s: %s\n", d.Name(), wr.WeightReport())
+		}
+	}
 }

@@ -66,3 +66,17 @@ func TestMemoryFormat(t *testing.T) {
 	require.Equal(t, "unknown", memory(0, 0))
 	require.Equal(t, "1.5/2.0 GiB", memory(3<<29, 2<<30))
 }
+
+type reportingDevice struct{ backend.Device }
+
+func (reportingDevice) WeightReport() string { return "weights held 1.5 MiB" }
+
+// A device that reports its weight memory gets a line of its own.
+func TestDevicesWeightReport(t *testing.T) {
+	var b strings.Builder
+	writeWeightReports(&b, []backend.Device{
+		backend.NewUnavailable("X0", "x", backend.DeviceGPU, backend.Reason{Kind: backend.InitFailed}),
+		reportingDevice{backend.NewUnavailable("OPENVINO0", "OpenVINO", backend.DeviceGPU, backend.Reason{Kind: backend.InitFailed})},
+	})
+	require.Equal(t, "OPENVINO0: weights held 1.5 MiB\n", b.String())
+}

@@ -28,12 +28,15 @@ import (
 //     snapshot's HMX planner (hmx_fa_find_chunk_size) is not ported, so
 //     cases it would give to HMX run the HVX kernel here. The double
 //     checks the fields a shape fixes.
-//   - htp_mm_kernel_params (MUL_MAT, MUL_MAT_ID, the fused matmuls): its
-//     solver chooses the HMX or HVX kernel, chunk sizes and prefetch depth
-//     from matmul-ops.h's VTCM planners. Not ported: these ops get an
-//     all-zero blob, which a d99724f DSP reads as kernel type 0 with no
-//     chunking. The double computes them without reading the blob; on a
-//     real DSP they need the port first.
+//   - htp_mm_kernel_params (MUL_MAT, MUL_MAT_ID, MUL_MAT_ADD): solved
+//     here (solveMatMul, mmparams.go and mmhmx.go) as the snapshot's
+//     precompute does with matmul-ops.h's planners: with HMX units and
+//     GGML_HEXAGON_MM_SELECT=2 an eligible product gets the HMX 2-D or
+//     batched-F16 kernel, its chunks and activation threads; else the HVX
+//     kernel for the weight type, the prefetch depth that fits VTCM and
+//     the area sizes; the shape divisors always. The fused QKV/FFN
+//     matmuls have no Go fusion yet, so their solvers are not ported. The
+//     double checks the fields a shape fixes.
 //
 // The seed's ALLREDUCE block (htp_allreduce_kernel_params, whose field
 // names hexagon.md lists) is written by allReduceDSP. Every other op has
@@ -56,6 +59,9 @@ func (s *session) solveKernelParams(n *opNode) {
 	case n.op == htp.OpFlashAttnExt:
 		kp := solveFlashAttn(n, s.nThreads)
 		*(*htp.FAKernelParams)(unsafe.Pointer(&n.kparams)) = kp
+	case n.op == htp.OpMulMat || n.op == htp.OpMulMatID || n.op == htp.OpMulMatAdd:
+		kp := solveMatMul(n, s.nThreads, s.vtcm, s.nHMX > 0 && s.opts.MMSelect >= 2, s.opts.MMSelect >= 1)
+		*(*htp.MMKernelParams)(unsafe.Pointer(&n.kparams)) = kp
 	}
 }
 

@@ -238,6 +238,7 @@ type weightRegistry struct {
 	mu       sync.Mutex
 	bufs     map[*storage]bool
 	released bool
+	dropped  uint64 // bytes whose pages release dropped
 }
 
 func (r *weightRegistry) register(s *storage) error {
@@ -291,5 +292,6 @@ func (r *weightRegistry) release() uint64 {
 	for s := range r.bufs {
 		n += dropPages(s.mem)
 	}
+	r.dropped = n
 	return n
 }

@@ -99,8 +99,60 @@ func (d *device) UnsupportedReason(t *graph.Tensor) string {
 // Kind is the class of OpenVINO device the backends run on.
 func (d *device) Kind() Kind { return d.rt.kind }
 
-// WeightBytes is the memory of the buffers holding this device's weights.
-func (d *device) WeightBytes() uint64 { return d.weights.bytes() }
+// WeightMemory is the weight memory a device holds on the host (verified
+// on the double; what an OpenVINO plugin keeps of its own - the GPU's
+// device copy, the CPU plugin's repacked constants - is not visible
+// through the C API and not counted).
+type WeightMemory struct {
+	// Buffers is the size of the WEIGHTS buffers, outside the Go heap:
+	// the weights as set, quantized ones converted in place into
+	// OpenVINO's layout (one copy).
+	Buffers uint64
+	// Released is the part of Buffers whose pages
+	// GGML_OPENVINO_RELEASE_WEIGHTS dropped.
+	Released uint64
+	// Copied is weight bytes converted into the constants of cached
+	// compiled models (quantized weights that were not in a WEIGHTS
+	// buffer): held a second time.
+	Copied uint64
+	// Models is the number of compiled models in the device's cache.
+	Models int
+}
+
+// Held is the weight memory held: buffers not released, plus copies.
+func (m WeightMemory) Held() uint64 { return m.Buffers - min(m.Released, m.Buffers) + m.Copied }
+
+// String reports m in MiB, as ggml devices and the demo print it.
+func (m WeightMemory) String() string {
+	const mib = 1 << 20
+	s := fmt.Sprintf("weights held %.1f MiB: %.1f MiB in weight buffers (converted in place)", float64(m.Held())/mib, float64(m.Buffers)/mib)
+	if m.Released > 0 {
+		s += fmt.Sprintf(", %.1f MiB of them released", float64(m.Released)/mib)
+	}
+	return s + fmt.Sprintf(", %.1f MiB copied into %d compiled model(s)", float64(m.Copied)/mib, m.Models)
+}
+
+// WeightMemory is what the device holds for weights now.
+func (d *device) WeightMemory() WeightMemory {
+	m := WeightMemory{Buffers: d.weights.bytes()}
+	d.weights.mu.Lock()
+	m.Released = d.weights.dropped
+	d.weights.mu.Unlock()
+	d.cache.mu.Lock()
+	for _, cm := range d.cache.models {
+		m.Copied += cm.copiedWeights
+	}
+	m.Models = len(d.cache.models)
+	d.cache.mu.Unlock()
+	return m
+}
+
+// WeightBytes is the weight memory the device holds (WeightMemory.Held).
+func (d *device) WeightBytes() uint64 { return d.WeightMemory().Held() }
+
+// WeightReport describes the weight memory held, for ggml devices and the
+// demo.
+func (d *device) WeightReport() string { return d.WeightMemory().String() }
 
 // Init starts a backend. The compiled models are shared by every backend
 // of the device; infer requests are per backend, as in the seed. The

@@ -205,13 +205,35 @@ func snap(t *graph.Tensor) tensorSnap {
 	return s
 }
 
-// snapshot records every node of g and every source of one.
+// unchanged reports whether t is as s recorded it, reading t's fields in
+// place (cheaper than building its snap: this runs for every tensor on
+// every cache hit).
+func (s *tensorSnap) unchanged(t *graph.Tensor) bool {
+	if s.t != t || s.typ != int32(t.Type) || s.op != t.Op || s.ne != t.Ne || s.nb != t.Nb || s.src != t.Src ||
+		s.viewSrc != t.ViewSrc || s.viewOffs != t.ViewOffs || s.params != t.Params || s.extra != t.Extra ||
+		s.addr != addr(t) {
+		return false
+	}
+	e, ok := t.Extra.(*tensorExtra)
+	return !ok || s.layout == e.layout
+}
+
+// snapshot records every node of g, then every source that is not a
+// node, once: a node's record holds its Src pointers, so sources that are
+// nodes are checked by their own records and the external ones need one
+// each. The cache-hit check then reads as few tensors as the key needs
+// (their memory is cold after an infer).
 func snapshot(g *graph.Graph, into []tensorSnap) []tensorSnap {
+	nodes := make(map[*graph.Tensor]bool, len(g.Nodes))
 	for _, n := range g.Nodes {
 		into = append(into, snap(n))
+		nodes[n] = true
+	}
+	for _, n := range g.Nodes {
 		for _, s := range n.Src {
-			if s != nil {
+			if s != nil && !nodes[s] {
 				into = append(into, snap(s))
+				nodes[s] = true
 			}
 		}
 	}
@@ -220,24 +242,18 @@ func snapshot(g *graph.Graph, into []tensorSnap) []tensorSnap {
 
 // sameGraph reports whether g is the graph of the last key, unchanged.
 func (be *ovBackend) sameGraph(g *graph.Graph) (keyInfo, bool) {
-	if be.last.g != g || len(be.lastSnap) == 0 {
+	if be.last.g != g || len(be.lastSnap) < len(g.Nodes) {
 		return keyInfo{}, false
 	}
-	i := 0
-	for _, n := range g.Nodes {
-		if i >= len(be.lastSnap) || be.lastSnap[i] != snap(n) {
+	for i, n := range g.Nodes {
+		if !be.lastSnap[i].unchanged(n) {
 			return keyInfo{}, false
 		}
-		i++
-		for _, s := range n.Src {
-			if s == nil {
-				continue
-			}
-			if i >= len(be.lastSnap) || be.lastSnap[i] != snap(s) {
-				return keyInfo{}, false
-			}
-			i++
+	}
+	for i := len(g.Nodes); i < len(be.lastSnap); i++ {
+		if s := &be.lastSnap[i]; !s.unchanged(s.t) {
+			return keyInfo{}, false
 		}
 	}
-	return be.last, i == len(be.lastSnap)
+	return be.last, true
 }

@@ -74,6 +74,72 @@ func TestCompiledModelCache(t *testing.T) {
 	require.Equal(t, before+2, doubleStat(t, p, "compile.count"))
 }
 
+// The same graph computed again binds nothing (the snapshot proves its
+// tensors unchanged); the same graph object with an input moved to other
+// memory is noticed, rebound and computed from the new memory.
+func TestSameGraphRebindsMovedInput(t *testing.T) {
+	p := buildDouble(t)
+	dev := openDevice(t, p, Options{})
+	be := newBackend(dev)
+	defer be.Close()
+	g, a, _, y := addGraph(t, dev, 16)
+	require.NoError(t, be.GraphCompute(g))
+	binds := func() int64 {
+		return doubleStat(t, p, "calls.ov_infer_request_set_input_tensor_by_index") +
+			doubleStat(t, p, "calls.ov_infer_request_set_output_tensor_by_index")
+	}
+	b0 := binds()
+	require.NoError(t, be.GraphCompute(g))
+	require.Equal(t, b0, binds(), "an unchanged graph binds nothing")
+	// a's memory moves: a fresh buffer holding 100 + i
+	ctx := graph.NewContext(graph.ContextOptions{})
+	moved := ctx.NewTensor(quant.F32, 16, 2)
+	buf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
+	require.NoError(t, err)
+	defer buf.Free()
+	x := make([]float32, 32)
+	for i := range x {
+		x[i] = 100 + float32(i)
+	}
+	require.NoError(t, buffer.SetTensor(moved, quant.F32Bytes(x), 0))
+	a.Data, a.Buffer, a.Extra = moved.Data, moved.Buffer, moved.Extra
+	require.NoError(t, be.GraphCompute(g))
+	require.Equal(t, b0+1, binds(), "the moved input is rebound, nothing else")
+	require.Equal(t, float32(100+5+5), getF32(t, y)[5])
+}
+
+// The weight memory a device reports: weights in WEIGHTS buffers once
+// (converted in place), a quantized weight outside them counted again as
+// copied into the compiled model that holds it.
+func TestWeightMemory(t *testing.T) {
+	p := buildDouble(t)
+	dev := openDevice(t, p, Options{})
+	require.Zero(t, dev.WeightMemory().Held())
+	r := rand.New(rand.NewPCG(5, 5))
+	_, _, _, _ = mulMatWeights(t, dev, quant.Q4_0, "blk.0.attn_q.weight", 256, 8, 3, r)
+	wm := dev.WeightMemory()
+	require.Positive(t, wm.Buffers)
+	require.Zero(t, wm.Copied, "a converted weight is used in place")
+	require.Equal(t, 1, wm.Models)
+	// a Q8_0 matrix in a compute buffer: converted at compile time
+	ctx := graph.NewContext(graph.ContextOptions{})
+	w, x := ctx.NewTensor(quant.Q8_0, 64, 4), ctx.NewTensor(quant.F32, 64, 2)
+	g, err := ctx.Build(ctx.MulMat(w, x))
+	require.NoError(t, err)
+	buf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
+	require.NoError(t, err)
+	defer buf.Free()
+	require.NoError(t, buffer.SetTensor(w, make([]byte, w.NBytes()), 0))
+	be := newBackend(dev)
+	defer be.Close()
+	require.NoError(t, be.GraphCompute(g))
+	wm2 := dev.WeightMemory()
+	require.Equal(t, 2, wm2.Models)
+	require.GreaterOrEqual(t, wm2.Copied, uint64(64*4), "the Q8_0 weight's bytes held again")
+	require.Equal(t, wm2.Buffers+wm2.Copied, wm2.Held())
+	require.Contains(t, wm2.String(), "copied into 2 compiled model(s)")
+}
+
 // OpenVINO's errors come back with their message; a failed compile or
 // infer leaves the output untouched and the backend usable.
 func TestFailuresLeaveBackendUsable(t *testing.T) {
@@ -128,14 +194,14 @@ func TestReleaseWeights(t *testing.T) {
 	// the same graph structure over the same weights... needs the same
 	// weight buffer: run it twice through one graph
 	ctxW := graph.NewContext(graph.ContextOptions{})
-	w := ctxW.NewTensor(quant.F16, 64, 4)
+	w := ctxW.NewTensor(quant.F16, 1024, 8) // whole pages to drop
 	wbuf, err := buffer.AllocContextTensors(ctxW, dev.BufferType())
 	require.NoError(t, err)
 	defer wbuf.Free()
 	wbuf.SetUsage(buffer.UsageWeights)
 	require.NoError(t, buffer.SetTensor(w, make([]byte, w.NBytes()), 0))
 	ctx := graph.NewContext(graph.ContextOptions{})
-	x := ctx.NewTensor(quant.F32, 64, 2)
+	x := ctx.NewTensor(quant.F32, 1024, 2)
 	y := ctx.MulMat(w, x)
 	g, err := ctx.Build(y)
 	require.NoError(t, err)
@@ -147,12 +213,15 @@ func TestReleaseWeights(t *testing.T) {
 	require.NoError(t, be.GraphCompute(g))
 	require.NoError(t, be.GraphCompute(g)) // cache hit: released
 	require.True(t, dev.weights.isReleased())
+	wm := dev.WeightMemory()
+	require.Positive(t, wm.Released)
+	require.Equal(t, wm.Buffers-wm.Released, wm.Held(), "released pages are not held")
 	// a new model's weights
 	err = buffer.SetTensor(w, make([]byte, w.NBytes()), 0)
 	require.ErrorIs(t, err, ErrWeightsReleased)
 	// a recompile over released weights
 	ctx2 := graph.NewContext(graph.ContextOptions{})
-	x2 := ctx2.NewTensor(quant.F32, 64, 3)
+	x2 := ctx2.NewTensor(quant.F32, 1024, 3)
 	y2 := ctx2.MulMat(w, x2)
 	g2, err := ctx2.Build(y2)
 	require.NoError(t, err)

@@ -22,9 +22,9 @@ var ErrTranslate = errors.New("openvino: cannot translate")
 // are decomposed.
 type translator func(b *builder, n *graph.Tensor) (value, error)
 
-// opTranslators is the op table (ggml-openvino's get_supported_ops, for
-// the ops translated here). supportsOp derives the supported set from it,
-// as the seed does.
+// opTranslators is the op table: ggml-openvino's get_supported_ops, every
+// op of it (translate.go, translate_more.go, translate_seq.go).
+// supportsOp derives the supported set from it, as the seed does.
 var opTranslators map[ops.Op]translator
 
 var unaryTranslators = map[ops.UnaryOp]func(b *builder, x value) value{
@@ -121,6 +121,9 @@ type builder struct {
 	wvals   map[*graph.Tensor]value // writing node -> value it writes
 	keyData []uint64                // hashes of constant data folded into the model
 	weights map[*graph.Tensor]value // weight subgraphs already built
+	// copiedWeights counts the bytes of quantized weights outside WEIGHTS
+	// buffers converted into the side blob: weight memory held twice.
+	copiedWeights uint64
 	// g is the graph translated; stateIDs, non-nil for a stateful model,
 	// holds the variable of each KV cache (stateful.go).
 	g        *graph.Graph
@@ -578,6 +581,7 @@ func (b *builder) weight(t *graph.Tensor) (value, bool, error) {
 		off := align64(uint64(len(b.m.side)))
 		b.m.side = append(b.m.side, make([]byte, off-uint64(len(b.m.side)))...)
 		b.m.side = append(b.m.side, tmp...)
+		b.copiedWeights += uint64(len(tmp))
 		v = b.dequant(t, l, 0, off)
 	}
 	b.weights[t] = v

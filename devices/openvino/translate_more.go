@@ -91,52 +91,47 @@ func translateTri(b *builder, n *graph.Tensor) (value, error) {
 }
 
 // translatePad extends each dimension by ggml_pad_ext's left and right
-// counts: zeros, or with the circular flag the row wrapped around (a
-// Gather of indices modulo the extent); negative counts crop.
+// counts: zeros (one Pad-12, whose negative counts crop as ggml's do), or
+// with the circular flag the row wrapped around (a Gather of indices
+// modulo the extent).
 func translatePad(b *builder, n *graph.Tensor) (value, error) {
 	p := ops.PadParamsOf(n.Params)
 	x, err := b.f32(n.Src[0])
 	if err != nil {
 		return value{}, err
 	}
-	zero := b.m.scalarF32(0)
+	begin, end := make([]int64, 4), make([]int64, 4)
 	for d := 0; d < 4; d++ {
-		axis := 3 - d
-		lp, rp := int64(p.LP[d]), int64(p.RP[d])
+		begin[3-d], end[3-d] = int64(p.LP[d]), int64(p.RP[d])
+	}
+	if !p.Circular {
+		if isZero(begin) && isZero(end) {
+			return b.finish(n, x)
+		}
+		return b.finish(n, b.padConst(x, begin, end))
+	}
+	for axis := range 4 {
+		lp, rp := begin[axis], end[axis]
 		if lp == 0 && rp == 0 {
 			continue
 		}
 		ext := x.shape[axis]
-		if p.Circular {
-			idx := make([]int64, ext+lp+rp)
-			for i := range idx {
-				idx[i] = ((int64(i)-lp)%ext + ext) % ext
-			}
-			x = b.gather(x, b.indexConst(idx), int64(axis))
-			continue
+		idx := make([]int64, ext+lp+rp)
+		for i := range idx {
+			idx[i] = ((int64(i)-lp)%ext + ext) % ext
 		}
-		if lp < 0 || rp < 0 { // crop first
-			x = b.sliceAxis(x, axis, max(-lp, 0), ext-max(-rp, 0))
-		}
-		parts := []value{}
-		side := func(k int64) {
-			if k <= 0 {
-				return
-			}
-			shape := cloneShape(x.shape)
-			shape[axis] = k
-			parts = append(parts, b.m.add("Broadcast", "opset3", []attr{{"mode", "numpy"}}, etF32, shape, zero, b.m.i64s(shape...)))
-		}
-		side(lp)
-		parts = append(parts, x)
-		side(rp)
-		if len(parts) > 1 {
-			shape := cloneShape(x.shape)
-			shape[axis] += max(lp, 0) + max(rp, 0)
-			x = b.m.add("Concat", "opset1", []attr{{"axis", fmt.Sprint(axis)}}, etF32, shape, parts...)
-		}
+		x = b.gather(x, b.indexConst(idx), int64(axis))
 	}
 	return b.finish(n, x)
+}
+
+func isZero(v []int64) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // translateAddID: a[i0, i1, i2] + b[i0, ids[i1, i2]].

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
@@ -342,6 +343,13 @@ type flashAttnCase struct {
 	typeK, typeV   quant.Type
 	permute        [4]int
 	kvView, vViewK bool
+	// kvCache builds Q, K and V as a llama-style graph does rather than
+	// as test-backend-ops does: Q a PERMUTE of a RESHAPE of a [hsk·heads,
+	// tokens] projection, K and V PERMUTEs of VIEWs of [hsk·kv_heads,
+	// 2·kv] caches. These are the patterns ggml-openvino's FLASH_ATTN_EXT
+	// rule accepts, which none of test-backend-ops' cases follows; the
+	// case name says so with layout=kv_cache.
+	kvCache bool
 }
 
 func (f flashAttnCase) name() string {
@@ -349,10 +357,14 @@ func (f flashAttnCase) name() string {
 	if f.prec == ops.PrecF32 {
 		prec = "f32"
 	}
-	return Fmt("FLASH_ATTN_EXT", "hsk", f.hsk, "hsv", f.hsv, "nh", f.nh, "nr23", f.nr23, "kv", f.kv, "nb", f.nb,
+	name := Fmt("FLASH_ATTN_EXT", "hsk", f.hsk, "hsv", f.hsv, "nh", f.nh, "nr23", f.nr23, "kv", f.kv, "nb", f.nb,
 		"mask", b2i(f.mask), "sinks", b2i(f.sinks), "max_bias", fmtF(f.maxBias), "logit_softcap", fmtF(f.softcap),
 		"prec", prec, "type_K", f.typeK, "type_V", f.typeV, "permute", f.permute,
 		"kv_view", b2i(f.kvView), "v_is_view_of_k", b2i(f.vViewK))
+	if f.kvCache {
+		return strings.TrimSuffix(name, ")") + ",layout=kv_cache)"
+	}
+	return name
 }
 
 func (f flashAttnCase) toCase() Case {
@@ -389,6 +401,9 @@ func (f flashAttnCase) build(c *graph.Context) []*graph.Tensor {
 	}
 	hsk, hsv := pad(f.hsk, f.typeK), pad(f.hsv, f.typeV)
 	nr2, nr3 := f.nr23[0], f.nr23[1]
+	if f.kvCache {
+		return f.buildKVCache(c, hsk, hsv)
+	}
 	q := f.permuted(c, quant.F32, [4]int64{hsk, f.nb, f.nh * nr2, nr3}, false)
 	k := f.permuted(c, f.typeK, [4]int64{hsk, f.kv, f.nh, nr3}, f.kvView)
 	var v *graph.Tensor
@@ -413,6 +428,69 @@ func (f flashAttnCase) build(c *graph.Context) []*graph.Tensor {
 	out = c.FlashAttnExtAddSinks(out, s)
 	out = c.FlashAttnExtSetPrec(out, f.prec)
 	return []*graph.Tensor{out}
+}
+
+// buildKVCache is build for the kvCache layout: Q from a [hsk·nh·nr2,
+// nb, nr3] projection reshaped to heads and permuted to [hsk, nb, heads,
+// nr3]; K and V the first kv rows of [hsk·nh, 2·kv, nr3] caches viewed as
+// [hsk, nh, kv, nr3] and permuted to [hsk, kv, nh, nr3].
+func (f flashAttnCase) buildKVCache(c *graph.Context, hsk, hsv int64) []*graph.Tensor {
+	nr2, nr3 := f.nr23[0], f.nr23[1]
+	qp := c.NewTensor(quant.F32, hsk*f.nh*nr2, f.nb, nr3)
+	q := c.Permute(c.Reshape(qp, hsk, f.nh*nr2, f.nb, nr3), 0, 2, 1, 3)
+	cache := func(typ quant.Type, hs int64) *graph.Tensor {
+		t := c.NewTensor(typ, hs*f.nh, 2*f.kv, nr3)
+		if t == nil {
+			return nil
+		}
+		es := uint64(typ.TypeSize())
+		v := c.View4D(t, hs, f.nh, f.kv, nr3, uint64(hs)*es, t.Nb[1], t.Nb[2], 0)
+		return c.Permute(v, 0, 2, 1, 3)
+	}
+	k, v := cache(f.typeK, hsk), cache(f.typeV, hsv)
+	var m *graph.Tensor
+	if f.mask {
+		m = c.SetName(c.NewTensor(quant.F16, f.kv, f.nb, 1, nr3), "m")
+	}
+	scale := 1 / float32(math.Sqrt(float64(float32(f.hsk))))
+	out := c.FlashAttnExtSetPrec(c.FlashAttnExt(q, k, v, m, scale, 0, 0), f.prec)
+	return []*graph.Tensor{out}
+}
+
+// flashAttnKVCache are the kvCache-layout cases: decode (one token) and
+// prompt shapes, grouped-query heads, with and without a mask, F16, BF16
+// and F32 caches, both precisions; a few when quick.
+func flashAttnKVCache(full bool) []flashAttnCase {
+	kc := func(hs, nh, nr2, kv, nb int64, mask bool, prec ops.Prec, t quant.Type) flashAttnCase {
+		return flashAttnCase{hsk: hs, hsv: hs, nh: nh, nr23: [2]int64{nr2, 1}, kv: kv, nb: nb, mask: mask,
+			prec: prec, typeK: t, typeV: t, permute: [4]int{0, 2, 1, 3}, kvView: true, kvCache: true}
+	}
+	f32, def := ops.PrecF32, ops.PrecDefault
+	if !full {
+		return []flashAttnCase{
+			kc(64, 2, 2, 113, 1, true, f32, quant.F16),
+			kc(64, 1, 4, 96, 7, true, def, quant.F16),
+			kc(32, 2, 1, 64, 3, false, f32, quant.F32),
+		}
+	}
+	var out []flashAttnCase
+	for _, hs := range []int64{64, 128} {
+		for _, heads := range [][2]int64{{1, 1}, {2, 4}, {4, 2}} {
+			for _, kv := range []int64{113, 256} {
+				for _, nb := range []int64{1, 7, 32} {
+					for _, t := range []quant.Type{quant.F16, quant.BF16, quant.F32} {
+						mask := nb != 7 || t != quant.F32
+						prec := f32
+						if t == quant.F16 && kv == 256 {
+							prec = def
+						}
+						out = append(out, kc(hs, heads[0], heads[1], kv, nb, mask, prec, t))
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // init makes the sinks large enough to matter (uniform in [-10, 10]) and
@@ -619,7 +697,7 @@ func flashAttnList(full bool) []flashAttnCase {
 				out = append(out, f)
 			}
 		}
-		return out
+		return append(out, flashAttnKVCache(true)...)
 	}
 	base := flashAttnCase{hsk: 64, hsv: 64, nh: 2, nr23: [2]int64{2, 1}, kv: 113, nb: 3, mask: true,
 		prec: ops.PrecF32, typeK: quant.F16, typeV: quant.F16, permute: [4]int{0, 1, 2, 3}, kvView: true}
@@ -628,7 +706,7 @@ func flashAttnList(full bool) []flashAttnCase {
 		fn(&c)
 		return c
 	}
-	return []flashAttnCase{
+	return append([]flashAttnCase{
 		base,
 		with(func(c *flashAttnCase) { c.sinks, c.maxBias, c.nr23 = true, 8, [2]int64{1, 3} }),
 		with(func(c *flashAttnCase) { c.hsk, c.hsv, c.softcap, c.prec, c.mask = 128, 128, 10, 0, false }),
@@ -639,7 +717,7 @@ func flashAttnList(full bool) []flashAttnCase {
 		with(func(c *flashAttnCase) { c.typeK, c.typeV, c.nb, c.kvView = quant.BF16, quant.BF16, 1, false }),
 		with(func(c *flashAttnCase) { c.typeK, c.typeV = quant.Q5_1, quant.IQ4_NL }),
 		with(func(c *flashAttnCase) { c.hsk, c.hsv, c.nh, c.nr23, c.vViewK = 96, 64, 1, [2]int64{4, 1}, true }),
-	}
+	}, flashAttnKVCache(false)...)
 }
 
 func flashAttnFromDesc(_ string, d Desc) (Case, error) {
@@ -652,6 +730,13 @@ func flashAttnFromDesc(_ string, d Desc) (Case, error) {
 		typeK: r.dtype("type_K"), typeV: r.dtype("type_V"),
 		permute: [4]int{int(perm[0]), int(perm[1]), int(perm[2]), int(perm[3])},
 		kvView:  r.flag("kv_view"), vViewK: r.flag("v_is_view_of_k"),
+	}
+	switch d["layout"] {
+	case "":
+	case "kv_cache":
+		f.kvCache = true
+	default:
+		return Case{}, fmt.Errorf("optest: layout=%q", d["layout"])
 	}
 	switch d["prec"] {
 	case "f32":

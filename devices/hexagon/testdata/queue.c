@@ -667,6 +667,15 @@ static void fastdiv_of(uint32_t d, uint32_t out[2]) {
 
 static uint32_t align128(uint64_t n) { return (uint32_t) ((n + 127) / 128 * 128); }
 
+/* Reports a wrong field of an op's kernel parameter block (a violation naming it) and fails the op. */
+static uint32_t kparams_bad(uint32_t op_index, uint32_t opcode, const char *block, const char *field, uint32_t got,
+                            uint32_t exp) {
+    pthread_mutex_lock(&hd.mu);
+    hd_violation("op #%u %s: kernel params %s = %u, want %u (%s)", op_index, hd_op_name(opcode), field, got, exp, block);
+    pthread_mutex_unlock(&hd.mu);
+    return HTP_STATUS_INVAL_PARAMS;
+}
+
 /* Checks a unary op's kernel parameter block; HTP_STATUS_OK, or INVAL_PARAMS with a violation naming the field. */
 static uint32_t check_unary_kparams(const struct hd_op *o, struct hd_tensor *const src[], struct hd_tensor *const dst[],
                                     const struct hd_handle *h, uint32_t op_index) {
@@ -698,11 +707,7 @@ static uint32_t check_unary_kparams(const struct hd_op *o, struct hd_tensor *con
         if (mask[i] && k[i] != want[i]) { bad = names[i]; got = k[i]; exp = want[i]; }
     if (!bad && k[UKP_VTCM] > h->vtcm) { bad = "vtcm_size (past the session's VTCM)"; got = k[UKP_VTCM]; exp = (uint32_t) h->vtcm; }
     if (!bad) return HTP_STATUS_OK;
-    pthread_mutex_lock(&hd.mu);
-    hd_violation("op #%u %s: kernel params %s = %u, want %u (htp_unary_kernel_params)", op_index, hd_op_name(o->opcode),
-                 bad, got, exp);
-    pthread_mutex_unlock(&hd.mu);
-    return HTP_STATUS_INVAL_PARAMS;
+    return kparams_bad(op_index, o->opcode, "htp_unary_kernel_params", bad, got, exp);
 }
 
 /* d99724f's htp_fa_kernel_params (flash-attn-ops.h): u8 kernel_type, is_q_fp32, is_dst_fp32, n_threads @0; u16 Br,
@@ -736,10 +741,123 @@ static uint32_t check_fa_kparams(const struct hd_op *o, struct hd_tensor *const 
     if (!bad && vtcm > h->vtcm) { bad = "vtcm_size (past the session's VTCM)"; got = vtcm; exp = (uint32_t) h->vtcm; }
     (void) v;
     if (!bad) return HTP_STATUS_OK;
-    pthread_mutex_lock(&hd.mu);
-    hd_violation("op #%u FLASH_ATTN_EXT: kernel params %s = %u, want %u (htp_fa_kernel_params)", op_index, bad, got, exp);
-    pthread_mutex_unlock(&hd.mu);
-    return HTP_STATUS_INVAL_PARAMS;
+    return kparams_bad(op_index, o->opcode, "htp_fa_kernel_params", bad, got, exp);
+}
+
+/* d99724f's htp_mm_kernel_params (matmul-ops.h): 17 i32 - kernel_type @0, pipeline, m_chunk, n_chunk, n_threads,
+ * n_act_threads, n_hmx @24, n_prefetch @28, tile_size @32, aligned_tile_size @36, src1_row_size @40, vtcm_size @44,
+ * vtcm_src0..3_size @48..60, vtcm_dst_size @64 - then fastdiv div_ne12_ne1 @68, div_ne1 @76, div_r2 @84, div_r3 @92,
+ * div_ne11 @100, div_n_act_threads @108, div_ne00_padded @116. Kernels (htp_mm_kernel_type): 1 HMX_2D, 2
+ * HMX_F16_BATCHED, 3 HVX_F16_F16_VTCM, 4 F16_F16_DDR, 5 F16_F32_DDR, 6 F32_F32_VTCM, 7 F32_F32_DDR, 8 F32_F16_DDR, 9
+ * QUANT_ROW, 10 QUANT_BLOCK, 11 QUANT_ROW_FLAT. Checked for the HVX kernels: that the kernel suits the weight type,
+ * the block-parallel choice, the tile sizes, the activation row the kernel reads, the VTCM the activation takes and
+ * that the areas add up within the session's VTCM, a power-of-two prefetch depth, the divisors of the shapes. For
+ * the HMX kernels (only with HMX units started): a float or repacked weight, 32-multiple chunks, all threads, the
+ * activation threads and their divisor, the padded K's divisor, the Q8 activation row, no HVX areas, the VTCM bound. */
+enum { MKP_KERNEL = 0, MKP_N_HMX = 6, MKP_PREFETCH = 7, MKP_TILE = 8, MKP_ATILE = 9, MKP_SRC1_ROW = 10, MKP_VTCM = 11,
+       MKP_VSRC0 = 12, MKP_VSRC1 = 13, MKP_VSRC2 = 14, MKP_VSRC3 = 15, MKP_VDST = 16, MKP_DIV_NE12_NE1 = 17,
+       MKP_DIV_NE1 = 19, MKP_DIV_R2 = 21, MKP_DIV_R3 = 23, MKP_DIV_NE11 = 25, MKP_DIV_ACT = 27, MKP_DIV_NE00P = 29,
+       MKP_WORDS = 31, MKP_PIPELINE = 1, MKP_M_CHUNK = 2, MKP_N_CHUNK = 3, MKP_N_THREADS = 4, MKP_N_ACT = 5 };
+
+static uint64_t up(uint64_t n, uint64_t m) { return (n + m - 1) / m * m; }
+
+/* A weight type's tile bytes in DDR and its 128-padded size in VTCM (hexagon.md 10); 0 for an untiled type. */
+static void mm_tile(uint32_t type, uint32_t *size, uint32_t *aligned) {
+    switch (type) {
+    case HTP_TYPE_Q4_0: case HTP_TYPE_Q4_0_TILED: case HTP_TYPE_IQ4_NL: *size = 576; *aligned = 640; return;
+    case HTP_TYPE_Q4_1: case HTP_TYPE_Q4_1_TILED: *size = 640; *aligned = 640; return;
+    case HTP_TYPE_Q8_0: case HTP_TYPE_Q8_0_TILED: *size = 1088; *aligned = 1152; return;
+    case HTP_TYPE_MXFP4: case HTP_TYPE_MXFP4_TILED: *size = 544; *aligned = 640; return;
+    default: *size = *aligned = 0;
+    }
+}
+
+static uint32_t check_mm_kparams(const struct hd_op *o, struct hd_tensor *const src[], struct hd_tensor *const dst[],
+                                 const struct hd_handle *h, uint32_t op_index) {
+    if (!hd.cfg.kparams || !src[0] || !src[1] || !dst[0] || !h ||
+        (o->opcode != HTP_OP_MUL_MAT && o->opcode != HTP_OP_MUL_MAT_ID && o->opcode != HTP_OP_MUL_MAT_ADD))
+        return HTP_STATUS_OK;
+    const uint32_t *k = (const uint32_t *) o->kernel_params;
+    const struct htp_tensor *w = src[0]->d, *x = src[1]->d;
+    const int quant = w->type != HTP_TYPE_F16 && w->type != HTP_TYPE_F32, id = o->opcode == HTP_OP_MUL_MAT_ID;
+    const uint64_t rows = (uint64_t) x->ne[1] * x->ne[2] * x->ne[3], ne10 = x->ne[0];
+    uint32_t want[MKP_WORDS] = { 0 }, mask[MKP_WORDS] = { 0 };
+    const char *bad = NULL;
+    uint32_t got = 0, exp = 0, kt = k[MKP_KERNEL];
+    const int hmx = kt == 1 || kt == 2;
+    uint32_t tile = 0, atile = 0;
+    mm_tile(w->type, &tile, &atile);
+    int ok_kernel = quant ? (kt == 9 || kt == 10 || (kt == 11 && !id)) : w->type == HTP_TYPE_F16 ? (kt >= 3 && kt <= 5)
+                                                                                                 : (kt >= 6 && kt <= 8);
+    if (hmx) ok_kernel = h->n_hmx > 0 && (!quant || tile) && w->ne[0] % 32 == 0;
+    if (!ok_kernel) { bad = "kernel_type (a kernel for the weight type and the units)"; got = kt; exp = quant ? 9 : w->type ? 3 : 6; }
+    if (!bad && quant && !hmx && kt != 11) { want[MKP_KERNEL] = rows < h->n_hvx ? 10 : 9; mask[MKP_KERNEL] = 1; }
+    want[MKP_N_HMX] = hmx; mask[MKP_N_HMX] = 1;
+    if (quant) { want[MKP_TILE] = tile; want[MKP_ATILE] = atile; }
+    mask[MKP_TILE] = mask[MKP_ATILE] = 1;
+    if (hmx) {
+        want[MKP_N_THREADS] = h->n_hvx; mask[MKP_N_THREADS] = 1;
+        mask[MKP_PREFETCH] = mask[MKP_VSRC0] = mask[MKP_VSRC2] = mask[MKP_VSRC3] = mask[MKP_VDST] = 1;
+        fastdiv_of(k[MKP_N_ACT], &want[MKP_DIV_ACT]);
+        fastdiv_of((uint32_t) up(w->ne[0], quant ? 32 : 1), &want[MKP_DIV_NE00P]);
+        for (int i = MKP_DIV_ACT; i < MKP_WORDS; i++) mask[i] = 1;
+        if (!bad && (k[MKP_N_ACT] == 0 || k[MKP_N_ACT] > h->n_hvx)) { bad = "n_act_threads"; got = k[MKP_N_ACT]; exp = h->n_hvx; }
+        if (!bad && (k[MKP_M_CHUNK] == 0 || k[MKP_M_CHUNK] % 32 || k[MKP_N_CHUNK] == 0 || k[MKP_N_CHUNK] % 32)) {
+            bad = "m_chunk/n_chunk (multiples of 32)"; got = k[MKP_M_CHUNK]; exp = 32;
+        }
+        if (!bad && k[MKP_PIPELINE] > 1) { bad = "pipeline"; got = k[MKP_PIPELINE]; exp = 1; }
+    } else {
+        /* the snapshot leaves the HMX fields of an HVX block zero */
+        mask[MKP_PIPELINE] = mask[MKP_M_CHUNK] = mask[MKP_N_CHUNK] = mask[MKP_N_THREADS] = mask[MKP_N_ACT] = 1;
+    }
+    /* the activation row each kernel reads, and the VTCM the whole activation takes where it is kept there */
+    uint64_t act = 0, vsrc1 = 0;
+    const int q81 = w->type == HTP_TYPE_Q4_1 || w->type == HTP_TYPE_Q4_1_TILED;
+    switch (kt) {
+    case 3: act = up(ne10 * 2, 128); vsrc1 = up(act * rows, 256); break;
+    case 6: act = up(ne10 * 4, 128); vsrc1 = up(act * rows, 256); break;
+    case 4: case 5: case 7: case 8: act = x->nb[1]; vsrc1 = up(k[MKP_PREFETCH] * act, 256) * h->n_hvx; break;
+    case 9: case 10: act = up(ne10, 128) / 32 * (q81 ? 1280 : 1152); vsrc1 = up(act * rows, 256); break;
+    case 1: case 2: act = up(ne10, 128) / 32 * (q81 ? 1280 : 1152); break; /* HMX keeps its areas to itself */
+    case 11: act = up(ne10, 128) + up((ne10 + 31) / 32 * (q81 ? 4 : 2), 128); vsrc1 = up(act * rows, 256); break;
+    }
+    want[MKP_SRC1_ROW] = (uint32_t) act; want[MKP_VSRC1] = (uint32_t) vsrc1;
+    mask[MKP_SRC1_ROW] = mask[MKP_VSRC1] = 1;
+    fastdiv_of(x->ne[2] * x->ne[1], &want[MKP_DIV_NE12_NE1]);
+    fastdiv_of(x->ne[1], &want[MKP_DIV_NE1]);
+    fastdiv_of(w->ne[2] ? x->ne[2] / w->ne[2] : 1, &want[MKP_DIV_R2]);
+    fastdiv_of(w->ne[3] ? x->ne[3] / w->ne[3] : 1, &want[MKP_DIV_R3]);
+    fastdiv_of(x->ne[1], &want[MKP_DIV_NE11]);
+    for (int i = MKP_DIV_NE12_NE1; i < MKP_WORDS; i++) mask[i] = 1;
+    static const char *const names[MKP_WORDS] = { [MKP_KERNEL] = "kernel_type (block- or row-parallel)",
+        [MKP_N_HMX] = "n_hmx", [MKP_TILE] = "tile_size", [MKP_ATILE] = "aligned_tile_size",
+        [MKP_SRC1_ROW] = "src1_row_size", [MKP_VSRC1] = "vtcm_src1_size", [MKP_DIV_NE12_NE1] = "div_ne12_ne1.mp",
+        [MKP_DIV_NE12_NE1 + 1] = "div_ne12_ne1.l", [MKP_DIV_NE1] = "div_ne1.mp", [MKP_DIV_NE1 + 1] = "div_ne1.l",
+        [MKP_DIV_R2] = "div_r2.mp", [MKP_DIV_R2 + 1] = "div_r2.l", [MKP_DIV_R3] = "div_r3.mp",
+        [MKP_DIV_R3 + 1] = "div_r3.l", [MKP_DIV_NE11] = "div_ne11.mp", [MKP_DIV_NE11 + 1] = "div_ne11.l",
+        [MKP_N_THREADS] = "n_threads", [MKP_PIPELINE] = "pipeline", [MKP_M_CHUNK] = "m_chunk",
+        [MKP_N_CHUNK] = "n_chunk", [MKP_N_ACT] = "n_act_threads", [MKP_PREFETCH] = "n_prefetch", [MKP_VSRC0] = "vtcm_src0_size",
+        [MKP_VSRC2] = "vtcm_src2_size", [MKP_VSRC3] = "vtcm_src3_size", [MKP_VDST] = "vtcm_dst_size",
+        [MKP_DIV_ACT] = "div_n_act_threads.mp", [MKP_DIV_ACT + 1] = "div_n_act_threads.l",
+        [MKP_DIV_NE00P] = "div_ne00_padded.mp", [MKP_DIV_NE00P + 1] = "div_ne00_padded.l" };
+    for (int i = 0; i < MKP_WORDS && !bad; i++)
+        if (mask[i] && k[i] != want[i]) { bad = names[i]; got = k[i]; exp = want[i]; }
+    uint32_t d = k[MKP_PREFETCH];
+    if (!bad && hmx && (k[MKP_VTCM] == 0 || k[MKP_VTCM] > h->vtcm)) {
+        bad = "vtcm_size (within the session's VTCM)"; got = k[MKP_VTCM]; exp = (uint32_t) h->vtcm;
+    }
+    if (!bad && !hmx && (d < 2 || d > 16 || (d & (d - 1)))) { bad = "n_prefetch (2, 4, 8 or 16)"; got = d; exp = 16; }
+    /* MUL_MAT_ADD's addend row is counted in the total, not in vtcm_src2_size */
+    uint64_t src2 = o->opcode == HTP_OP_MUL_MAT_ADD && src[2] ? up(src[2]->d->nb[1], 128) : 0;
+    uint64_t sum = (uint64_t) k[MKP_VSRC0] + k[MKP_VSRC1] + k[MKP_VSRC2] + k[MKP_VSRC3] + k[MKP_VDST] + src2;
+    if (!bad && !hmx && k[MKP_VTCM] != sum) { bad = "vtcm_size (the sum of the areas)"; got = k[MKP_VTCM]; exp = (uint32_t) sum; }
+    /* the VTCM kernels and the tiled quantized ones are chosen only when their plan fits; MUL_MAT_ID, the flat and the
+     * DDR kernels have no smaller fallback and may plan past it */
+    if (!bad && !id && (kt == 3 || kt == 6 || kt == 9 || kt == 10) && k[MKP_VTCM] > h->vtcm) {
+        bad = "vtcm_size (past the session's VTCM)"; got = k[MKP_VTCM]; exp = (uint32_t) h->vtcm;
+    }
+    if (!bad) return HTP_STATUS_OK;
+    return kparams_bad(op_index, o->opcode, "htp_mm_kernel_params", bad, got, exp);
 }
 
 /* Executes a validated batch with hd.mu released; the blocks stay pinned so a host that frees them meanwhile is
@@ -785,7 +903,8 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
         uint64_t t0 = hd_now_ns();
         int exec = do_exec && !(o->flags & HTP_OPFLAGS_SKIP_COMPUTE);
         if (!injected && ((status = check_unary_kparams(o, src, dst, b->h, i)) != HTP_STATUS_OK ||
-                          (status = check_fa_kparams(o, src, dst, b->h, i)) != HTP_STATUS_OK)) {
+                          (status = check_fa_kparams(o, src, dst, b->h, i)) != HTP_STATUS_OK ||
+                          (status = check_mm_kparams(o, src, dst, b->h, i)) != HTP_STATUS_OK)) {
             if (grouped) group_barrier(&grp, status);
         } else if (injected) status = grouped ? group_barrier(&grp, code) : code;
         else if (o->opcode == HD_OP_MDEV_GROUP) {

@@ -240,6 +240,7 @@ void ovd_count(ovd_counter c, int64_t d);
 typedef struct {
     int fn;
     int64_t t0;
+    int64_t c0; /* the calling thread's CPU time at entry */
 } ovd_call;
 int ovd_fn_id(const char* name);
 void ovd_enter(ovd_call* c, const char* fn);

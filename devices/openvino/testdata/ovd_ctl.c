@@ -218,6 +218,16 @@ static int64_t now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* CPU time of the calling thread: what a benchmark measuring its own thread's CPU time subtracts (wall time would
+ * also count the time the thread waited for a core on a shared machine) */
+static int64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static _Atomic int64_t total_cpu_ns;
+
 static _Thread_local int depth;
 static int log_fd = -1;
 static _Atomic int64_t log_seq;
@@ -227,6 +237,7 @@ void ovd_enter(ovd_call* c, const char* fn) {
     depth++;
     ovd_err_clear();
     c->t0 = now_ns();
+    if (depth == 1) c->c0 = thread_cpu_ns();
 }
 
 static void log_line(int fn, int st, int64_t ns, const char* detail) {
@@ -256,7 +267,10 @@ static void account(ovd_call* c, int st, const char* detail) {
         if (st != 0) atomic_fetch_add(&fn_errors[c->fn], 1);
         if (depth == 0) atomic_fetch_add(&fn_ns[c->fn], ns);
     }
-    if (depth == 0) atomic_fetch_add(&total_ns, ns);
+    if (depth == 0) {
+        atomic_fetch_add(&total_ns, ns);
+        atomic_fetch_add(&total_cpu_ns, thread_cpu_ns() - c->c0);
+    }
     log_line(c->fn, st, ns, detail);
 }
 
@@ -277,11 +291,13 @@ OVD_EXPORT void ovdouble_reset_stats(void) {
     }
     for (int i = 0; i < C_COUNT; i++) atomic_store(&counters[i], 0);
     atomic_store(&total_ns, 0);
+    atomic_store(&total_cpu_ns, 0);
 }
 
 OVD_EXPORT int64_t ovdouble_stat(const char* name) {
     if (!name) return -1;
     if (strcmp(name, "time_ns") == 0) return atomic_load(&total_ns);
+    if (strcmp(name, "cpu_ns") == 0) return atomic_load(&total_cpu_ns);
     if (strcmp(name, "live.bytes") == 0) return atomic_load(&live_bytes_v);
     if (strncmp(name, "live.", 5) == 0) {
         for (int i = 0; i < L_COUNT; i++)
@@ -319,6 +335,7 @@ OVD_EXPORT size_t ovdouble_stats(char* buf, size_t cap) {
         }                                                                      \
     } while (0)
     EMIT("time_ns %lld\n", (long long)atomic_load(&total_ns));
+    EMIT("cpu_ns %lld\n", (long long)atomic_load(&total_cpu_ns));
     for (int i = 0; i < L_COUNT; i++) EMIT("live.%s %lld\n", live_names[i], (long long)atomic_load(&live[i]));
     EMIT("live.bytes %lld\n", (long long)atomic_load(&live_bytes_v));
     for (int i = 0; i < C_COUNT; i++) EMIT("%s %lld\n", counter_names[i], (long long)atomic_load(&counters[i]));

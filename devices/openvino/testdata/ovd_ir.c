@@ -531,10 +531,9 @@ static ovd_val* decode_const(const ovd_graph* g, const ovd_node* n) {
 
 static int run_node(const ovd_node* n, ovd_val* const* in, ovd_val** out, bool at_infer);
 
-/* type and shape inference of one node from its producers, plus the value when it is cheap to know */
-static int infer_node(ovd_graph* g, ovd_node* n) {
-    ovd_in ins[16];
-    if (n->nin > 16) return ovd_err("layer %s: more than 16 inputs (ovdouble limit)", n->name);
+/* type and shape inference of one node from its producers, plus the value when it is cheap to know. The per-port
+ * scratch arrays are sized by the node (OpenVINO has no limit on a Concat's inputs or a Split's outputs). */
+static int infer_node_with(ovd_graph* g, ovd_node* n, ovd_in* ins, ovd_type* ot, ovd_pshape* ops, ovd_val** iv, ovd_val** ov) {
     bool all_known = true;
     for (int i = 0; i < n->nin; i++) {
         const ovd_out* src = &g->nodes[n->in[i].node].out[n->in[i].out];
@@ -543,10 +542,7 @@ static int infer_node(ovd_graph* g, ovd_node* n) {
         ins[i].v = src->known;
         if (!src->known) all_known = false;
     }
-    ovd_type ot[64];
-    ovd_pshape ops[64];
     int nout = n->nout;
-    if (nout > 64) return ovd_err("layer %s: more than 64 outputs (ovdouble limit)", n->name);
     if (n->def->infer(n, ins, ot, ops)) return -1;
     for (int k = 0; k < nout; k++) {
         n->out[k].type = ot[k];
@@ -572,15 +568,29 @@ static int infer_node(ovd_graph* g, ovd_node* n) {
         int64_t ne = ovd_ps_numel(&ops[k]);
         if (ne < 0 || ne > 4096) return 0;
     }
-    ovd_val* iv[16];
     for (int i = 0; i < n->nin; i++) iv[i] = g->nodes[n->in[i].node].out[n->in[i].out].known;
-    ovd_val* ov[64] = {0};
     if (run_node(n, iv, ov, false)) {
         /* a failure here is a real error the executor would raise too */
         return -1;
     }
     for (int k = 0; k < nout; k++) n->out[k].known = ov[k];
     return 0;
+}
+
+static int infer_node(ovd_graph* g, ovd_node* n) {
+    size_t ni = (size_t)n->nin + 1, no = (size_t)n->nout + 1;
+    ovd_in* ins = calloc(ni, sizeof *ins);
+    ovd_val** iv = calloc(ni, sizeof *iv);
+    ovd_type* ot = calloc(no, sizeof *ot);
+    ovd_pshape* ops = calloc(no, sizeof *ops);
+    ovd_val** ov = calloc(no, sizeof *ov);
+    int rc = (ins && iv && ot && ops && ov) ? infer_node_with(g, n, ins, ot, ops, iv, ov) : ovd_err("std::bad_alloc");
+    free(ins);
+    free(iv);
+    free(ot);
+    free(ops);
+    free(ov);
+    return rc;
 }
 
 ovd_graph* ovd_ir_read(const char* xml, size_t len, const void* weights, size_t wsize, ovd_buf* wbuf) {
@@ -789,15 +799,13 @@ const ovd_out* ovd_graph_out_port(const ovd_graph* g, int i) {
 }
 
 /* ---- compile: decode Constants, fold Constant-only subgraphs ---- */
-static int run_node(const ovd_node* n, ovd_val* const* in, ovd_val** out, bool at_infer) {
-    ovd_in ins[16];
+static int run_node_with(const ovd_node* n, ovd_val* const* in, ovd_val** out, bool at_infer, ovd_in* ins,
+                         ovd_type* ot, ovd_pshape* ops) {
     for (int i = 0; i < n->nin; i++) {
         ins[i].t = in[i]->type;
         ins[i].ps = in[i]->shape;
         ins[i].v = in[i];
     }
-    ovd_type ot[64];
-    ovd_pshape ops[64];
     int nout = n->nout;
     if (n->def->infer((ovd_node*)n, ins, ot, ops)) return -1;
     for (int k = 0; k < nout; k++) {
@@ -816,7 +824,10 @@ static int run_node(const ovd_node* n, ovd_val* const* in, ovd_val** out, bool a
     for (int k = 0; k < nout; k++) {
         out[k] = ovd_val_new(ot[k], &ops[k]);
         if (!out[k]) {
-            for (int j = 0; j < k; j++) ovd_val_unref(out[j]);
+            for (int j = 0; j < k; j++) {
+                ovd_val_unref(out[j]);
+                out[j] = NULL;
+            }
             return -1;
         }
     }
@@ -830,7 +841,26 @@ static int run_node(const ovd_node* n, ovd_val* const* in, ovd_val** out, bool a
     return 0;
 }
 
+static int run_node(const ovd_node* n, ovd_val* const* in, ovd_val** out, bool at_infer) {
+    ovd_in* ins = calloc((size_t)n->nin + 1, sizeof *ins);
+    ovd_type* ot = calloc((size_t)n->nout + 1, sizeof *ot);
+    ovd_pshape* ops = calloc((size_t)n->nout + 1, sizeof *ops);
+    int rc = (ins && ot && ops) ? run_node_with(n, in, out, at_infer, ins, ot, ops) : ovd_err("std::bad_alloc");
+    free(ins);
+    free(ot);
+    free(ops);
+    return rc;
+}
+
 static bool is_op(const ovd_node* n, const char* name) { return strcmp(n->def->name, name) == 0; }
+
+/* base[i] is the index of node i's first output among all output ports; base[nnodes] their count */
+static int64_t* port_base(const ovd_graph* g) {
+    int64_t* base = calloc((size_t)g->nnodes + 1, sizeof *base);
+    if (!base) return NULL;
+    for (int i = 0; i < g->nnodes; i++) base[i + 1] = base[i] + g->nodes[i].nout;
+    return base;
+}
 
 void ovd_plan_free(ovd_plan* p) {
     if (!p->g) return;
@@ -857,7 +887,15 @@ int ovd_plan_build(ovd_plan* p, ovd_graph* g, bool fold) {
         int ni = g->order[oi];
         ovd_node* n = &g->nodes[ni];
         if (is_op(n, "Parameter") || is_op(n, "Result") || is_op(n, "ReadValue") || is_op(n, "Assign")) continue;
-        ovd_val* out[64] = {0};
+        ovd_val** out = calloc((size_t)n->nout + 1, sizeof *out);
+        ovd_val** in = calloc((size_t)n->nin + 1, sizeof *in);
+        if (!out || !in) {
+            free(out);
+            free(in);
+            ovd_err("std::bad_alloc");
+            ovd_plan_free(p);
+            return -1;
+        }
         if (is_op(n, "Constant")) {
             if (!ovd_type_supported(n->et)) {
                 ovd_err("[CPU] Constant %s: element type %s is not supported by ovdouble", n->name, ovd_type_name(n->et));
@@ -866,39 +904,49 @@ int ovd_plan_build(ovd_plan* p, ovd_graph* g, bool fold) {
             }
             out[0] = decode_const(g, n);
             if (!out[0]) {
+                free(out);
+                free(in);
                 ovd_plan_free(p);
                 return -1;
             }
         } else {
             bool all = n->nin > 0;
-            ovd_val* in[16];
             for (int i = 0; i < n->nin && all; i++) {
                 ovd_val** f = p->folded[n->in[i].node];
                 if (!f || !f[n->in[i].out]) all = false;
                 else in[i] = f[n->in[i].out];
             }
-            if (!all) continue;
-            if (run_node(n, in, out, false)) {
+            if (!all || run_node(n, in, out, false)) {
+                free(out);
+                free(in);
+                if (!all) continue;
                 ovd_plan_free(p);
                 return -1;
             }
         }
-        p->folded[ni] = calloc((size_t)n->nout, sizeof(ovd_val*));
-        for (int k = 0; k < n->nout; k++) p->folded[ni][k] = out[k];
+        free(in);
+        p->folded[ni] = out; /* nout + 1 entries */
     }
     /* keep only folded values a non-folded node (or a Result) reads */
     int N = g->nnodes;
-    char* needed = calloc((size_t)N * 64 + 1, 1);
+    int64_t* base = port_base(g);
+    char* needed = base ? calloc((size_t)base[N] + 1, 1) : NULL;
+    if (!needed) {
+        free(base);
+        ovd_err("std::bad_alloc");
+        ovd_plan_free(p);
+        return -1;
+    }
     for (int oi = 0; oi < g->norder; oi++) {
         ovd_node* n = &g->nodes[g->order[oi]];
         if (p->folded[g->order[oi]]) continue;
-        for (int i = 0; i < n->nin; i++) needed[n->in[i].node * 64 + n->in[i].out] = 1;
+        for (int i = 0; i < n->nin; i++) needed[base[n->in[i].node] + n->in[i].out] = 1;
     }
     for (int i = 0; i < N; i++) {
         if (!p->folded[i]) continue;
         for (int k = 0; k < g->nodes[i].nout; k++) {
             ovd_val* v = p->folded[i][k];
-            if (!needed[i * 64 + k]) {
+            if (!needed[base[i] + k]) {
                 ovd_val_unref(v);
                 p->folded[i][k] = NULL;
             } else
@@ -906,6 +954,7 @@ int ovd_plan_build(ovd_plan* p, ovd_graph* g, bool fold) {
         }
     }
     free(needed);
+    free(base);
     ovd_live_bytes(p->const_bytes);
     return 0;
 }
@@ -920,10 +969,21 @@ int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t
     const ovd_graph* g = p->g;
     int N = g->nnodes;
     ovd_val*** vals = calloc((size_t)N + 1, sizeof *vals);
-    int* uses = calloc((size_t)N * 64 + 1, sizeof(int));
+    int64_t* base = port_base(g);
+    int* uses = base ? calloc((size_t)base[N] + 1, sizeof(int)) : NULL;
+    int maxin = 1;
+    for (int i = 0; i < N; i++) maxin = g->nodes[i].nin > maxin ? g->nodes[i].nin : maxin;
+    ovd_val** in = calloc((size_t)maxin, sizeof *in);
+    if (!vals || !uses || !in) {
+        free(vals);
+        free(uses);
+        free(base);
+        free(in);
+        return ovd_err("std::bad_alloc");
+    }
     for (int oi = 0; oi < g->norder; oi++) {
         const ovd_node* n = &g->nodes[g->order[oi]];
-        for (int i = 0; i < n->nin; i++) uses[n->in[i].node * 64 + n->in[i].out]++;
+        for (int i = 0; i < n->nin; i++) uses[base[n->in[i].node] + n->in[i].out]++;
     }
     int rc = 0;
     int64_t ran = 0;
@@ -956,9 +1016,8 @@ int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t
             ran++;
             continue;
         }
-        ovd_val* in[16];
         for (int i = 0; i < n->nin; i++) in[i] = vals[n->in[i].node][n->in[i].out];
-        ovd_val* out[64] = {0};
+        ovd_val** out = vals[ni];
         int64_t t0 = node_ns ? mono_ns() : 0;
         if (run_node(n, in, out, true)) {
             rc = -1;
@@ -966,9 +1025,8 @@ int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t
         }
         if (node_ns) node_ns[ni] = mono_ns() - t0;
         ran++;
-        for (int k = 0; k < n->nout; k++) vals[ni][k] = out[k];
         for (int i = 0; i < n->nin; i++) {
-            int s = n->in[i].node * 64 + n->in[i].out;
+            int64_t s = base[n->in[i].node] + n->in[i].out;
             if (--uses[s] == 0) {
                 ovd_val_unref(vals[n->in[i].node][n->in[i].out]);
                 vals[n->in[i].node][n->in[i].out] = NULL;
@@ -982,6 +1040,8 @@ int ovd_plan_run(const ovd_plan* p, ovd_val** inputs, ovd_val** outputs, int64_t
     }
     free(vals);
     free(uses);
+    free(base);
+    free(in);
     if (rc)
         for (int k = 0; k < g->nresults; k++) {
             ovd_val_unref(outputs[k]);

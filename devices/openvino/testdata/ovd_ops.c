@@ -3,6 +3,7 @@
  * for integer/boolean types (see ovd.h). */
 #include <float.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1539,8 +1540,11 @@ static int split_lengths(const ovd_node* n, const ovd_in* in, int64_t* len, int*
         return 0;
     }
     if (!is_int_input(&in[2])) return NODE_ERR(n, "Element type of 'split_lengths' input must be integer. Got: %s", ovd_type_name(in[2].t));
-    int64_t l[64];
-    int k = known_list(&in[2], l, 64);
+    /* len has room for the declared outputs; more lengths than that is the mismatch reported below */
+    int64_t* l = len;
+    int k = known_list(&in[2], l, no);
+    if (k < 0 && in[2].v && in[2].v->n > no)
+        return NODE_ERR(n, "split_lengths has %" PRId64 " values but the layer declares %d outputs", in[2].v->n, no);
     if (k < 0) {
         *known = 0;
         return 0;
@@ -1568,9 +1572,14 @@ static int split_lengths(const ovd_node* n, const ovd_in* in, int64_t* len, int*
 }
 
 static int infer_split(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* os) {
-    int64_t len[64], ax = 0;
+    int64_t ax = 0;
     int known;
-    if (split_lengths(n, in, len, &known, &ax)) return -1;
+    int64_t* len = calloc((size_t)n->nout + 1, sizeof *len);
+    if (!len) return ovd_err("std::bad_alloc");
+    if (split_lengths(n, in, len, &known, &ax)) {
+        free(len);
+        return -1;
+    }
     for (int i = 0; i < n->nout; i++) {
         ot[i] = in[0].t;
         os[i] = in[0].ps;
@@ -1580,6 +1589,7 @@ static int infer_split(ovd_node* n, const ovd_in* in, ovd_type* ot, ovd_pshape* 
         } else
             os[i].d[ax] = len[i];
     }
+    free(len);
     if (n->def->code == 0 && known && n->iv[2] != n->nout) return NODE_ERR(n, "num_splits %" PRId64 " differs from the %d outputs", n->iv[2], n->nout);
     return 0;
 }
@@ -2496,7 +2506,7 @@ static const ovd_opdef ops[] = {
     OP("Squeeze", 1, 0, 0, NULL, infer_squeeze, NULL, 1, 2, 1, 1),
     OP("Unsqueeze", 1, 0, 0, NULL, infer_unsqueeze, NULL, 2, 2, 1, 1),
     OP("Transpose", 1, 1, 0, NULL, infer_transpose, exec_transpose, 2, 2, 1, 0),
-    OP("Concat", 1, 0, 0, parse_concat, infer_concat, exec_concat, 1, 64, 1, 0),
+    OP("Concat", 1, 0, 0, parse_concat, infer_concat, exec_concat, 1, INT_MAX, 1, 0),
     OP("Gather", 1, 1, 0, parse_gather, infer_gather, exec_gather, 3, 3, 1, 0),
     OP("Gather", 7, 7, 0, parse_gather, infer_gather, exec_gather, 3, 3, 1, 0),
     OP("Gather", 8, 8, 0, parse_gather, infer_gather, exec_gather, 3, 3, 1, 0),

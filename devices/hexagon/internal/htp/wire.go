@@ -134,8 +134,13 @@ type FastDiv struct {
 }
 
 // NewFastDiv returns the fastdiv values of d (init_fastdiv_values):
-// l = ceil(log2 d), mp = 2^32 * (2^l - d) / d + 1. d must be > 0.
+// l = ceil(log2 d), mp = 2^32 * (2^l - d) / d + 1. d = 0 (a ratio that
+// rounds to zero, such as MUL_MAT_ID's tokens per expert) gives zeros
+// instead of the snapshot's undefined division.
 func NewFastDiv(d uint32) FastDiv {
+	if d == 0 {
+		return FastDiv{}
+	}
 	var l uint32
 	for l < 32 && uint64(1)<<l < uint64(d) {
 		l++

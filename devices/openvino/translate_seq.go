@@ -1,0 +1,222 @@
+package openvino
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
+)
+
+// Translators of the seed's op table for sorting, convolution-style
+// patches and the recurrent ops (ARGSORT, IM2COL, SSM_CONV,
+// GATED_DELTA_NET), in the public opsets: TopK, Pad + Gather, a depthwise
+// GroupConvolution, and the delta rule unrolled over the graph's static
+// token count (ggml-openvino's own GatedDeltaNet op is internal, and Loop
+// is not needed for a static T).
+
+func init() {
+	opTranslators[ops.Argsort] = translateArgsort
+	opTranslators[ops.Im2Col] = translateIm2Col
+	opTranslators[ops.SSMConv] = translateSSMConv
+	opTranslators[ops.GatedDeltaNet] = translateGatedDeltaNet
+}
+
+// translateArgsort: TopK over the whole row (k = ne0), sorted by value,
+// stable (ties keep the lower index first), the indices as i32.
+func translateArgsort(b *builder, n *graph.Tensor) (value, error) {
+	x, err := b.f32(n.Src[0])
+	if err != nil {
+		return value{}, err
+	}
+	mode := "min"
+	switch ops.ArgsortParamsOf(n.Params).Order {
+	case ops.SortAsc:
+	case ops.SortDesc:
+		mode = "max"
+	default:
+		return value{}, fmt.Errorf("argsort order %d", ops.ArgsortParamsOf(n.Params).Order)
+	}
+	outs := b.m.addN("TopK", "opset11", []attr{{"axis", "3"}, {"mode", mode}, {"sort", "value"},
+		{"index_element_type", "i32"}, {"stable", "true"}},
+		[]outPort{{et: etF32, shape: cloneShape(x.shape)}, {et: etI32, shape: cloneShape(x.shape)}},
+		x, b.m.constI64(nil, n.Ne[0]))
+	return outs[1], nil
+}
+
+// padConst pads (or, for negative counts, crops) v with zeros: Pad-12 in
+// constant mode, begin[i]/end[i] elements before/after axis i.
+func (b *builder) padConst(v value, begin, end []int64) value {
+	shape := cloneShape(v.shape)
+	for i := range shape {
+		shape[i] += begin[i] + end[i]
+	}
+	zero := b.convert(b.m.scalarF32(0), v.et)
+	return b.m.add("Pad", "opset12", []attr{{"pad_mode", "constant"}}, v.et, shape, v, b.m.i64s(begin...), b.m.i64s(end...), zero)
+}
+
+// translateIm2Col unfolds ggml_im2col's patches: the input padded by
+// (p1, p0), then two Gathers pick, per output row and column, the kernel
+// rows and columns it covers (index oh*s1 + kh*d1, ow*s0 + kw*d0), and a
+// Transpose orders each patch as ggml does, (channel, kh, kw) fastest
+// last. 1-D is the 2-D form with one row.
+func translateIm2Col(b *builder, n *graph.Tensor) (value, error) {
+	p := ops.Im2ColParamsOf(n.Params)
+	kern, in := n.Src[0], n.Src[1]
+	x, err := b.f32(in)
+	if err != nil {
+		return value{}, err
+	}
+	kw, iw := kern.Ne[0], in.Ne[0]
+	var kh, ih, ic, nb int64
+	s0, s1, p0, p1, d0, d1 := int64(p.S0), int64(p.S1), int64(p.P0), int64(p.P1), int64(p.D0), int64(p.D1)
+	if p.Is2D {
+		kh, ih, ic, nb = kern.Ne[1], in.Ne[1], in.Ne[2], in.Ne[3]
+	} else {
+		kh, ih, ic, nb = 1, 1, in.Ne[1], in.Ne[2]
+		s1, p1, d1 = 1, 0, 1
+	}
+	ow, oh := n.Ne[1], int64(1)
+	if p.Is2D {
+		oh = n.Ne[2]
+	}
+	if ow <= 0 || oh <= 0 || (ow-1)*s0+(kw-1)*d0 >= iw+2*p0 || (oh-1)*s1+(kh-1)*d1 >= ih+2*p1 || s0 <= 0 || s1 <= 0 || d0 < 0 || d1 < 0 {
+		return value{}, fmt.Errorf("im2col of %v by %v with %+v", in.Ne, kern.Ne, p)
+	}
+	v := b.reshape(x, []int64{nb, ic, ih, iw})
+	if p0 != 0 || p1 != 0 {
+		v = b.padConst(v, []int64{0, 0, p1, p0}, []int64{0, 0, p1, p0})
+	}
+	rows := make([]int64, 0, oh*kh)
+	for o := int64(0); o < oh; o++ {
+		for k := int64(0); k < kh; k++ {
+			rows = append(rows, o*s1+k*d1)
+		}
+	}
+	cols := make([]int64, 0, ow*kw)
+	for o := int64(0); o < ow; o++ {
+		for k := int64(0); k < kw; k++ {
+			cols = append(cols, o*s0+k*d0)
+		}
+	}
+	v = b.gather(v, b.indexConst(rows), 2) // [N, C, OH*KH, Wp]
+	v = b.gather(v, b.indexConst(cols), 3) // [N, C, OH*KH, OW*KW]
+	v = b.reshape(v, []int64{nb, ic, oh, kh, ow, kw})
+	v = b.transpose(v, []int64{0, 2, 4, 1, 3, 5}) // [N, OH, OW, C, KH, KW]
+	return b.finish(n, b.reshape(v, ovShapeOf(n)))
+}
+
+// translateSSMConv: ggml_ssm_conv is a depthwise 1-D convolution of each
+// channel's d_conv-1+n_t inputs by its d_conv weights (no flip, stride 1,
+// no padding): a GroupConvolution with one group per channel.
+func translateSSMConv(b *builder, n *graph.Tensor) (value, error) {
+	sx, c := n.Src[0], n.Src[1]
+	x, err := b.f32(sx)
+	if err != nil {
+		return value{}, err
+	}
+	w, err := b.f32(c)
+	if err != nil {
+		return value{}, err
+	}
+	dConv, dInner, nt, ns := c.Ne[0], c.Ne[1], n.Ne[1], n.Ne[2]
+	xs := b.reshape(x, []int64{ns, dInner, sx.Ne[0]})
+	ws := b.reshape(w, []int64{dInner, 1, 1, dConv})
+	y := b.m.add("GroupConvolution", "opset1", []attr{{"strides", "1"}, {"pads_begin", "0"}, {"pads_end", "0"},
+		{"dilations", "1"}, {"auto_pad", "explicit"}}, etF32, []int64{ns, dInner, nt}, xs, ws)
+	y = b.transpose(y, []int64{0, 2, 1}) // [n_s, n_t, d_inner]
+	return b.finish(n, b.reshape(y, ovShapeOf(n)))
+}
+
+// translateGatedDeltaNet unrolls ggml_gated_delta_net's recurrence over
+// the T tokens of the graph (static shapes), for all heads and sequences
+// at once, with the state S [B, H, S_v, S_k] (ggml's transposed layout:
+// row j is column j of the state). Per token: S *= exp(g); delta = (v -
+// k·Sᵀ)·beta; S += deltaᵀ·k; out = (q/sqrt(S_k))·Sᵀ. The result is every
+// token's output [B, T, H, S_v] followed by the final state, as ggml lays
+// them out. Only the forms the seed accepts are built: a scalar gate per
+// head (no KDA) and K = 1 (the final state only).
+func translateGatedDeltaNet(b *builder, n *graph.Tensor) (value, error) {
+	q, k, v, g, beta, st := n.Src[0], n.Src[1], n.Src[2], n.Src[3], n.Src[4], n.Src[5]
+	if g.Ne[0] != 1 || ops.GatedDeltaNetParamsOf(n.Params).K != 1 {
+		return value{}, fmt.Errorf("gated_delta_net with a per-channel gate or K > 1")
+	}
+	S, H, T, B := v.Ne[0], v.Ne[1], v.Ne[2], v.Ne[3]
+	// heads: [B?, T, H?, S] -> [B, H, T, S]; q's and k's heads repeat
+	// modulo their count, their sequences in blocks (as ggml indexes them).
+	heads := func(t *graph.Tensor) (value, error) {
+		x, err := b.f32(t)
+		if err != nil {
+			return value{}, err
+		}
+		x = b.transpose(x, []int64{0, 2, 1, 3})
+		if r := H / t.Ne[1]; r > 1 {
+			if H%t.Ne[1] != 0 {
+				return value{}, fmt.Errorf("%d heads over %d", t.Ne[1], H)
+			}
+			shape := cloneShape(x.shape)
+			shape[1] = H
+			x = b.m.add("Tile", "opset1", nil, x.et, shape, x, b.m.i64s(1, r, 1, 1))
+		}
+		return b.expandBatch(x, B, H)
+	}
+	qv, err := heads(q)
+	if err != nil {
+		return value{}, err
+	}
+	kv, err := heads(k)
+	if err != nil {
+		return value{}, err
+	}
+	vv, err := heads(v)
+	if err != nil {
+		return value{}, err
+	}
+	gv, err := heads(g)
+	if err != nil {
+		return value{}, err
+	}
+	bv, err := heads(beta)
+	if err != nil {
+		return value{}, err
+	}
+	state, err := b.f32(st) // [B, H, S_v, S_k]
+	if err != nil {
+		return value{}, err
+	}
+	qv = b.binary("Multiply", qv, b.m.scalarF32(1/float32(math.Sqrt(float64(S)))))
+	gv = b.unaryOp("Exp", gv)
+	split := func(x value) []value {
+		if T == 1 {
+			return []value{x}
+		}
+		part := cloneShape(x.shape)
+		part[2] = 1
+		outs := make([]outPort, T)
+		for i := range outs {
+			outs[i] = outPort{et: x.et, shape: part}
+		}
+		return b.m.addN("Split", "opset1", []attr{{"num_splits", fmt.Sprint(T)}}, outs, x, b.m.constI64(nil, 2))
+	}
+	qs, ks, vs, gs, bs := split(qv), split(kv), split(vv), split(gv), split(bv)
+	matmul := func(x, y value, ta, tb bool, shape []int64) value {
+		return b.m.add("MatMul", "opset1", []attr{{"transpose_a", fmt.Sprint(ta)}, {"transpose_b", fmt.Sprint(tb)}}, etF32, shape, x, y)
+	}
+	row := []int64{B, H, 1, S}
+	outs := make([]value, T)
+	for t := range T {
+		state = b.binary("Multiply", state, gs[t])
+		sk := matmul(ks[t], state, false, true, row)
+		delta := b.binary("Multiply", b.binary("Subtract", vs[t], sk), bs[t])
+		state = b.binary("Add", state, matmul(delta, ks[t], true, false, state.shape))
+		outs[t] = matmul(qs[t], state, false, true, row)
+	}
+	o := outs[0]
+	if T > 1 {
+		o = b.m.add("Concat", "opset1", []attr{{"axis", "2"}}, etF32, []int64{B, H, T, S}, outs...)
+	}
+	o = b.transpose(o, []int64{0, 2, 1, 3}) // [B, T, H, S_v]
+	flat := b.m.add("Concat", "opset1", []attr{{"axis", "0"}}, etF32, []int64{B*T*H*S + B*H*S*S},
+		b.reshape(o, []int64{B * T * H * S}), b.reshape(state, []int64{B * H * S * S}))
+	return b.finish(n, b.reshape(flat, ovShapeOf(n)))
+}
