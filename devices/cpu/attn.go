@@ -89,6 +89,13 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 	if mask != nil {
 		mask16 = make([]uint16, k.Ne[1])
 	}
+	// Per query row: the keys the mask lets through, their scores (then
+	// the exponentials' arguments, then their values) and whether each
+	// was a new maximum.
+	nkv := k.Ne[1]
+	keys := make([]int32, nkv)
+	ex := make([]float32, nkv)
+	newMax := make([]bool, nkv)
 
 	lo, hi := p.Rows(nq * nHead * q.Ne[3])
 	for ir := lo; ir < hi; ir++ {
@@ -106,12 +113,17 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 			maskRow = f16RowOr(mask.Data, offset(mask, 0, iq1, iq2%mask.Ne[2], iq3%mask.Ne[3]), k.Ne[1], mask16)
 		}
 		mslope := slope(iq2)
+		kBase, vBase := offset(k, 0, 0, ik2, ik3), offset(v, 0, 0, iv2, iv3)
 
 		clear(vkq)
 		clear(vkq16)
-		var sum float32            // S: the softmax denominator
-		m := float32(math.Inf(-1)) // M: the largest score so far
-		for ic := range k.Ne[1] {
+		// The scores first, then the softmax's running maximum over them,
+		// then every exponential, then the weighted values: each step the
+		// same arithmetic in the same order as one pass over the keys, but
+		// the exponentials (a long chain of dependent float64 operations
+		// each) no longer wait for one another.
+		n := 0
+		for ic := range nkv {
 			var mv float32
 			if mask != nil {
 				mv = mslope * quant.FP16ToFP32(maskRow[ic])
@@ -119,25 +131,35 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 					continue
 				}
 			}
-			kOff := offset(k, 0, ic, ik2, ik3)
-			s := flashScore(k, kOff, kRow, dk, qq, q16, qf, k16)
+			s := flashScore(k, kBase+uint64(ic)*k.Nb[1], kRow, dk, qq, q16, qf, k16)
 			s *= scale
 			if fp.LogitSoftcap != 0 {
 				s = fp.LogitSoftcap * tanhf(s)
 			}
-			s += mv
-
-			// On a new maximum the accumulated values are rescaled by
-			// ms = e^(M_old-M) and this key weighs 1; otherwise it
-			// weighs vs = e^(s-M).
-			ms, vs := float32(1), float32(1)
-			if s > m {
-				ms = expf(m - s)
-				m = s
+			keys[n], ex[n] = int32(ic), s+mv
+			n++
+		}
+		// On a new maximum the accumulated values are rescaled by
+		// ms = e^(M_old-M) and the key weighs 1; otherwise it weighs
+		// vs = e^(s-M).
+		m := float32(math.Inf(-1)) // M: the largest score so far
+		for j, s := range ex[:n] {
+			if newMax[j] = s > m; newMax[j] {
+				ex[j], m = m-s, s
 			} else {
-				vs = expf(s - m)
+				ex[j] = s - m
 			}
-			vOff := offset(v, 0, ic, iv2, iv3)
+		}
+		for j, x := range ex[:n] {
+			ex[j] = expf(x)
+		}
+		var sum float32 // S: the softmax denominator
+		for j, e := range ex[:n] {
+			ms, vs := float32(1), e
+			if newMax[j] {
+				ms, vs = e, 1
+			}
+			vOff := vBase + uint64(keys[j])*v.Nb[1]
 			switch {
 			case vkq16 != nil:
 				// The accumulators stay fp16, rounded at every step, as

@@ -129,10 +129,22 @@ func expf(x float32) float32 {
 		ln2lo = 1.90821492927058770002e-10
 	)
 	xd := float64(x)
-	n := math.Floor(xd*log2e + 0.5)
+	ni := floorSmall(xd*log2e + 0.5)
+	n := float64(ni)
 	r := xd - n*ln2hi - n*ln2lo
 	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040+r*(1.0/40320))))))))
-	return float32(p * math.Float64frombits(uint64(int64(n)+1023)<<52))
+	return float32(p * math.Float64frombits(uint64(ni+1023)<<52))
+}
+
+// floorSmall is math.Floor for |t| < 2^62 as an integer: truncation, one
+// down for negative non-integers. math.Floor is an assembly call on amd64
+// that cannot inline, and expf runs once per attention key.
+func floorSmall(t float64) int64 {
+	i := int64(t)
+	if float64(i) > t {
+		i--
+	}
+	return i
 }
 
 func expm1f(x float32) float32 { return float32(math.Expm1(float64(x))) }

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
@@ -210,8 +211,18 @@ func convertRows(p *Params, t *graph.Tensor) {
 	}
 	bs := int64(t.Type.BlockSize())
 	rowBytes := uint64(t.Type.RowSize(n))
+	// Dense F32 rows are converted from where they lie (the KV cache
+	// copies of a decoder block) unless the destination may overwrite
+	// them first.
+	inPlace := dense && src.Type == quant.F32 && src.Nb[0] == 4 && !overlaps(src.Data, t.Data)
 	for r := lo; r < hi; r++ {
-		decodeRow(src, offset(src, 0, r%src.Ne[1], r/src.Ne[1]%src.Ne[2], r/(src.Ne[1]*src.Ne[2])), src.Nb[0], row)
+		so := offset(src, 0, r%src.Ne[1], r/src.Ne[1]%src.Ne[2], r/(src.Ne[1]*src.Ne[2]))
+		if inPlace {
+			do := uint64(r*n/bs) * typeSize(t.Type)
+			fromFloat(t.Type, t.Data[do:do+rowBytes], f32RowOr(src.Data, so, n, row))
+			continue
+		}
+		decodeRow(src, so, src.Nb[0], row)
 		if dense {
 			do := uint64(r*n/bs) * typeSize(t.Type)
 			fromFloat(t.Type, t.Data[do:do+rowBytes], row)
@@ -664,4 +675,13 @@ func computePool2D(p *Params, t *graph.Tensor) {
 			setF(quant.F32, t.Data, offset(t, ox, oy, i2, i3), res)
 		}
 	})
+}
+
+// overlaps reports whether byte slices a and b share any memory.
+func overlaps(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b)) && b0 < a0+uintptr(len(a))
 }

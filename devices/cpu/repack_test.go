@@ -261,3 +261,50 @@ func TestRepackedAgainstGGML(t *testing.T) {
 		}
 	}
 }
+
+// TestSumInt8x32: the word-at-a-time sum is the byte-at-a-time one, on
+// random bytes and on all -128 and all 127.
+func TestSumInt8x32(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	q := make([]byte, 32)
+	for it := range 2000 {
+		for i := range q {
+			switch it {
+			case 0:
+				q[i] = 0x80
+			case 1:
+				q[i] = 0x7f
+			default:
+				q[i] = byte(rng.Uint32())
+			}
+		}
+		var want int32
+		for _, b := range q {
+			want += int32(int8(b))
+		}
+		if got := sumInt8x32(q); got != want {
+			t.Fatalf("sumInt8x32(%v) = %d, want %d", q, got, want)
+		}
+	}
+}
+
+// TestOverlaps: convertRows reads F32 rows in place only when the
+// destination does not share their memory.
+func TestOverlaps(t *testing.T) {
+	b := make([]byte, 64)
+	cases := []struct {
+		x, y []byte
+		want bool
+	}{
+		{b[:32], b[32:], false},
+		{b[:33], b[32:], true},
+		{b[10:20], b[:64], true},
+		{b[:0], b, false},
+		{b, make([]byte, 64), false},
+	}
+	for i, c := range cases {
+		if got := overlaps(c.x, c.y); got != c.want || overlaps(c.y, c.x) != c.want {
+			t.Errorf("case %d: overlaps = %v, want %v", i, got, c.want)
+		}
+	}
+}

@@ -100,7 +100,10 @@ func (c *ropeCache) yarn(thetaExtrap float32, i0 int) (float32, float32) {
 		theta = thetaInterp*(1-rampMix) + thetaExtrap*rampMix
 		mscale *= 1 + 0.1*logf(1/rp.FreqScale)
 	}
-	return float32(math.Cos(float64(theta))) * mscale, float32(math.Sin(float64(theta))) * mscale
+	// One argument reduction for both: math.Sincos gives math.Cos's and
+	// math.Sin's bits (TestSincosBits).
+	sin, cos := math.Sincos(float64(theta))
+	return float32(cos) * mscale, float32(sin) * mscale
 }
 
 // set stores the rotation of pair i0/2 for angle theta (before frequency

@@ -177,6 +177,29 @@ func TestVecSwiGLUSpecial(t *testing.T) {
 	}
 }
 
+// TestFloorSmall: floorSmall is math.Floor over the range expf gives it
+// (x*log2(e)+0.5 for every 997th float32 x it does not clamp), and at
+// integers and halves on both sides of zero.
+func TestFloorSmall(t *testing.T) {
+	check := func(v float64) {
+		if got, want := floorSmall(v), math.Floor(v); float64(got) != want {
+			t.Fatalf("floorSmall(%v) = %v, want %v", v, got, want)
+		}
+	}
+	for b := uint64(0); b < 1<<32; b += 997 {
+		x := float64(math.Float32frombits(uint32(b)))
+		if x >= -104 && x <= 89 {
+			check(x*1.4426950408889634 + 0.5)
+		}
+	}
+	for i := -200; i <= 200; i++ {
+		for _, d := range []float64{0, 0.5, -0.5, 1e-12, -1e-12} {
+			check(float64(i) + d)
+		}
+	}
+	check(math.Copysign(0, -1))
+}
+
 // TestExpf: the polynomial e^x is within one ulp of the correctly rounded
 // float64 result on a sweep of every 997th float32 (both signs, every
 // exponent) and handles the special values.
@@ -200,4 +223,20 @@ func TestExpf(t *testing.T) {
 	require.Equal(t, float32(math.Inf(1)), expf(float32(math.Inf(1))))
 	require.Equal(t, float32(0), expf(float32(math.Inf(-1))))
 	require.Equal(t, float32(1), expf(0))
+}
+
+// TestSincosBits: math.Sincos, which rope's cache calls, gives exactly
+// math.Sin's and math.Cos's results over angles from every 997th float32
+// (both signs, every exponent, past the large-argument reduction) as rope
+// makes them, so computing both at once changes no rotation.
+func TestSincosBits(t *testing.T) {
+	for b := uint64(0); b < 1<<32; b += 997 {
+		x := float64(math.Float32frombits(uint32(b)))
+		sin, cos := math.Sincos(x)
+		ws, wc := math.Sin(x), math.Cos(x)
+		if math.Float64bits(sin) != math.Float64bits(ws) && !(sin != sin && ws != ws) ||
+			math.Float64bits(cos) != math.Float64bits(wc) && !(cos != cos && wc != wc) {
+			t.Fatalf("Sincos(%v) = %v, %v; Sin, Cos = %v, %v", x, sin, cos, ws, wc)
+		}
+	}
 }
