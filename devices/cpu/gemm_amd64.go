@@ -16,13 +16,11 @@ func init() {
 			quant.Q4_0:   {one: repack1(gemmQ4_0x8x1AVX2), four: repack4(gemmQ4_0x8x4AVX2)},
 			quant.Q8_0:   {one: repack1(gemmQ8_0x8x1AVX2), four: repack4(gemmQ8_0x8x4AVX2)},
 			quant.IQ4_NL: {one: repack1(gemmIQ4_NLx8x1AVX2), four: repack4(gemmIQ4_NLx8x4AVX2)},
-			quant.Q4_K:   {one: repack1(gemmQ4_Kx8x1AVX2), four: repack4(gemmQ4_Kx8x4AVX2)},
 		}
 		archPack = map[quant.Type]func(dst, src []byte, rs int){
 			quant.Q4_0:   packX8(18),
 			quant.Q8_0:   packX8(34),
 			quant.IQ4_NL: packX8(18),
-			quant.Q4_K:   packQ4_Kx8AVX2,
 		}
 		archGemm = map[quant.Type]*plainGemm{
 			quant.F32: {step: 8, tile3x4: gemmF32x3x4AVX2, tile3x1: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
@@ -42,19 +40,6 @@ func packX8(blockBytes int) func(dst, src []byte, rs int) {
 		_, _ = dst[8*nb*blockBytes-1], src[7*rs+nb*blockBytes-1]
 		xposeX8AVX2(ptr(dst), ptr(src), uintptr(rs), nb, blockBytes, 8*blockBytes, 2, 16, (blockBytes-2)/16, 1)
 	}
-}
-
-// packQ4_Kx8AVX2 is packQ4_Kx8 with the quants moved by xposeX8AVX2.
-func packQ4_Kx8AVX2(dst, src []byte, rs int) {
-	nb := rs / q4KBlock
-	if nb == 0 {
-		return
-	}
-	_, _ = dst[nb*q4Kx8Block-1], src[7*rs+nb*q4KBlock-1]
-	for b := range nb {
-		packQ4_KScales(dst[b*q4Kx8Block:(b+1)*q4Kx8Block], src[b*q4KBlock:], rs)
-	}
-	xposeX8AVX2(ptr(dst), ptr(src), uintptr(rs), nb, q4KBlock, q4Kx8Block, 16, 448, 8, 0)
 }
 
 // repack1 and repack4 adapt the assembly to repackKernel; the product
@@ -109,15 +94,6 @@ func gemmIQ4_NLx8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
 
 //go:noescape
 func gemmIQ4_NLx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
-
-// gemmQ4_Kx8x1AVX2 and gemmQ4_Kx8x4AVX2 are the same for Q4_K
-// interleaved for products (nb super-blocks, Q8_K columns).
-//
-//go:noescape
-func gemmQ4_Kx8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
-
-//go:noescape
-func gemmQ4_Kx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 // gemmF32x3x4AVX2 sets, for rows r < 3 of x (stride bytes apart) and
 // columns c < 4, the float at out[c]+4r to the dot product of row r with

@@ -62,16 +62,6 @@ type actAux struct {
 // q8_0Aux: float32 dy, int32 8*sum of the quants per block.
 var q8_0Aux = &actAux{vdt: quant.Q8_0, block: 32, size: 8, fill: fillAux}
 
-// flyLayouts are the layouts plain weights may be interleaved into on the
-// fly: those of the repack buffer and those only products make.
-var flyLayouts = func() map[quant.Type]*repackLayout {
-	m := map[quant.Type]*repackLayout{quant.Q4_K: q4_Kx8Layout}
-	for t, l := range repackLayouts {
-		m[t] = l
-	}
-	return m
-}()
-
 // supportsRepackedMulMat: a repacked 2-D src0 (not a view) against F32
 // src1, as ggml's CPU_REPACK takes MUL_MAT.
 func supportsRepackedMulMat(t *graph.Tensor) bool {
@@ -84,7 +74,7 @@ func supportsRepackedMulMat(t *graph.Tensor) bool {
 // activations, then their aux rows.
 func repackedWorkSize(t *graph.Tensor) int {
 	b := t.Src[1]
-	ax := flyLayouts[t.Src[0].Type].aux
+	ax := repackLayouts[t.Src[0].Type].aux
 	return auxOffset(b, ax) + int(b.NRows()*(b.Ne[0]/int64(ax.block))*int64(ax.size))
 }
 
@@ -114,7 +104,7 @@ func packOnTheFly(ks *kernelSet, t *graph.Tensor) bool {
 // takes, whatever the kernel set (the work size cannot know it).
 func packableMulMat(t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
-	return flyLayouts[a.Type] != nil && a.Ne[2] == 1 && a.Ne[3] == 1 && b.Type == quant.F32 && !isHadamard(t) &&
+	return repackLayouts[a.Type] != nil && a.Ne[2] == 1 && a.Ne[3] == 1 && b.Type == quant.F32 && !isHadamard(t) &&
 		b.NRows() >= gemmMinCols && a.Nb[1] == uint64(a.RowSize())
 }
 
@@ -123,7 +113,7 @@ func packableMulMat(t *graph.Tensor) bool {
 // own, the last group padded with zero rows.
 func computePackedMulMat(p *Params, t *graph.Tensor) {
 	a := t.Src[0]
-	l := flyLayouts[a.Type]
+	l := repackLayouts[a.Type]
 	rs := uint64(a.Nb[1])
 	gsize := uint64(l.rows) * rs
 	packed := make([]byte, l.groupSize(gsize))

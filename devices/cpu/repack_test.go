@@ -188,7 +188,7 @@ func TestRepackRefuses(t *testing.T) {
 // single-column kernel's bits, so results do not depend on the grouping.
 func TestRepackKernelFourIsOne(t *testing.T) {
 	rng := rand.New(rand.NewSource(rand.Int63()))
-	for typ, l := range flyLayouts {
+	for typ, l := range repackLayouts {
 		k := repackKernelFor(fastKernels(), typ)
 		if k == nil || k.four == nil {
 			continue
