@@ -41,6 +41,12 @@ func TestDotRowsKernelMatchesDot(t *testing.T) {
 			rows(n, x, uint64(stride), nrows, y, out)
 			for row := range nrows {
 				want := dot(n, x[row*stride:row*stride+rs], y)
+				if want != want && out[row] != out[row] {
+					// Both NaN (an Inf times a zero-sum): which NaN bits an
+					// Inf-Inf gives depends on the CPU (arm64 and amd64
+					// differ in sign and payload), not on the kernel.
+					continue
+				}
 				require.Equal(t, math.Float32bits(want), math.Float32bits(out[row]), "%s trial %d row %d of %d, n=%d", ty, trial, row, nrows, n)
 			}
 		}
