@@ -106,11 +106,15 @@ type hostMemory struct {
 
 func (m *hostMemory) Bytes() []byte { return m.mem }
 
-func (m *hostMemory) Base() uintptr {
-	if len(m.mem) == 0 {
+func (m *hostMemory) Base() uintptr { return BytesBase(m.mem) }
+
+// BytesBase is the address of mem's first byte, 0 for empty memory: the
+// Base of a HostStorage over mem.
+func BytesBase(mem []byte) uintptr {
+	if len(mem) == 0 {
 		return 0
 	}
-	return uintptr(unsafe.Pointer(&m.mem[0]))
+	return uintptr(unsafe.Pointer(&mem[0]))
 }
 
 func (m *hostMemory) Release() error {

@@ -127,12 +127,7 @@ type repackStorage struct {
 
 func (s *repackStorage) Bytes() []byte { return s.mem }
 
-func (s *repackStorage) Base() uintptr {
-	if len(s.mem) == 0 {
-		return 0
-	}
-	return uintptr(unsafe.Pointer(&s.mem[0]))
-}
+func (s *repackStorage) Base() uintptr { return buffer.BytesBase(s.mem) }
 
 func (s *repackStorage) Release() error {
 	s.mu.Lock()

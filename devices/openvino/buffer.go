@@ -106,12 +106,7 @@ type storage struct {
 
 func (s *storage) Bytes() []byte { return s.mem }
 
-func (s *storage) Base() uintptr {
-	if len(s.mem) == 0 {
-		return 0
-	}
-	return uintptr(unsafe.Pointer(&s.mem[0]))
-}
+func (s *storage) Base() uintptr { return buffer.BytesBase(s.mem) }
 
 func (s *storage) Release() error {
 	s.mu.Lock()
