@@ -101,7 +101,7 @@ func (e *Engine) computeNode(t *graph.Tensor, guarded bool) error {
 		return nil
 	}
 	k := kernelFor(t)
-	if k == nil || (k.supports != nil && !k.supports(t)) || !repackedUseOK(t) {
+	if k == nil || (k.supports != nil && !k.supports(t)) {
 		return fmt.Errorf("%w: %s", ErrUnsupported, describe(t))
 	}
 	if empty(t.Op) {
@@ -137,22 +137,34 @@ func (e *Engine) computeNode(t *graph.Tensor, guarded bool) error {
 // with fewer rows than threads most of them would have nothing to do.
 const serialBelow = 1024
 
-// scanSources checks that t and its sources have host memory, and
-// reports whether all of them have fewer than serialBelow elements: one
-// pass over the sources, as this runs for every node of every graph.
+// scanSources checks that t and its sources have host memory, or are
+// repacked weights read only as repackedUseOK allows, and reports whether
+// all of them have fewer than serialBelow elements: one pass over the
+// sources, as this runs for every node of every graph.
 func scanSources(t *graph.Tensor) (small bool, err error) {
-	if t.Data == nil && t.NBytes() > 0 {
-		return false, fmt.Errorf("%w: %s", ErrNoData, t)
+	if t.Data == nil {
+		if t.Op != ops.None && inRepackBuffer(t) {
+			return false, fmt.Errorf("%w: %s", ErrUnsupported, describe(t))
+		}
+		if t.NBytes() > 0 {
+			return false, fmt.Errorf("%w: %s", ErrNoData, t)
+		}
 	}
 	small = t.NElements() < serialBelow
-	for _, s := range &t.Src {
+	for i, s := range &t.Src {
 		if s == nil {
 			continue
 		}
 		// A repacked weight has no Tensor.Data; its product finds its
 		// bytes through its buffer.
-		if s.Data == nil && s.NBytes() > 0 && !inRepackBuffer(s) {
-			return false, fmt.Errorf("%w: source %s of %s", ErrNoData, s, t)
+		if s.Data == nil {
+			if inRepackBuffer(s) {
+				if t.Op != ops.MulMat || i != 0 {
+					return false, fmt.Errorf("%w: %s", ErrUnsupported, describe(t))
+				}
+			} else if s.NBytes() > 0 {
+				return false, fmt.Errorf("%w: source %s of %s", ErrNoData, s, t)
+			}
 		}
 		small = small && s.NElements() < serialBelow
 	}
@@ -176,8 +188,10 @@ func repackedUseOK(t *graph.Tensor) bool {
 	if t.Op != ops.None && inRepackBuffer(t) {
 		return false
 	}
-	for i, s := range t.Src {
-		if inRepackBuffer(s) && (t.Op != ops.MulMat || i != 0) {
+	// By pointer, and host memory ruled out before the call: this runs
+	// for every node, over every source slot.
+	for i, s := range &t.Src {
+		if s != nil && s.Data == nil && inRepackBuffer(s) && (t.Op != ops.MulMat || i != 0) {
 			return false
 		}
 	}

@@ -271,7 +271,10 @@ func repackedOf(t *graph.Tensor) (*repacked, bool) {
 
 // inRepackBuffer reports whether t's memory is in a repack buffer.
 func inRepackBuffer(t *graph.Tensor) bool {
-	if t == nil {
+	// Host memory is never repacked (IsHost is false), and checking it
+	// first keeps the buffer's interface call out of every node's
+	// dispatch: this runs for each node and each of its sources.
+	if t == nil || t.Data != nil {
 		return false
 	}
 	if t.ViewSrc != nil {
