@@ -161,10 +161,9 @@ func newAsmVec(name string, f asmVecFuncs) vecKernels {
 		madF16:   asmMad(f.madF16, g.madF16),
 		scaleF16: asmScale(f.scaleF16, g.scaleF16),
 		f16ToF32: g.f16ToF32,
-		// ggml's scalar conversion, not the hardware's: the two differ on
-		// NaN payloads, and copies must match ggml's generic build there.
 		f32ToF16: g.f32ToF16,
 		swiglu:   g.swiglu,
+		expf:     g.expf,
 	}
 	if f.f16ToF32 != nil {
 		k.f16ToF32 = func(dst []float32, src []uint16) {
@@ -174,5 +173,5 @@ func newAsmVec(name string, f asmVecFuncs) vecKernels {
 			}
 		}
 	}
-	return k
+	return composeAttn(k)
 }

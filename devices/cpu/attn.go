@@ -76,26 +76,32 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 	if v.Type == quant.F16 {
 		vkq16 = make([]uint16, dv)
 	}
-	// F16 and F32 keys are dotted with the vector primitives on rows viewed
-	// in place, other types through their vec_dot.
-	var q16, k16, v16, mask16 []uint16
+	// F16 keys are dotted with the query as fp16 (q16, and qr its values
+	// as floats) by the vector primitives, F32 keys with qf, other types
+	// through their vec_dot.
+	var q16, k16, v16 []uint16
+	var qr []float32
 	if k.Type == quant.F16 {
-		q16 = f16Row(qq, 0, dk)
+		q16, qr = make([]uint16, dk), make([]float32, dk)
 		k16 = make([]uint16, dk)
 	}
 	if v.Type == quant.F16 {
 		v16 = make([]uint16, dv)
 	}
+	var mask16 []uint16
 	if mask != nil {
 		mask16 = make([]uint16, k.Ne[1])
 	}
-	// Per query row: the keys the mask lets through, their scores (then
-	// the exponentials' arguments, then their values) and whether each
-	// was a new maximum.
+	// Per query row: the keys the mask lets through and their mask
+	// values, their scores (then the exponentials' arguments, then their
+	// values), whether each was a new maximum, and the factors ms and vs
+	// of the running sums at each.
 	nkv := k.Ne[1]
 	keys := make([]int32, nkv)
+	mvs := make([]float32, nkv)
 	ex := make([]float32, nkv)
 	newMax := make([]bool, nkv)
+	msk, vsk := make([]float32, nkv), make([]float32, nkv)
 
 	lo, hi := p.Rows(nq * nHead * q.Ne[3])
 	for ir := lo; ir < hi; ir++ {
@@ -105,39 +111,51 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 
 		qOff := offset(q, 0, iq1, iq2, iq3)
 		mustDequantize(qf, quant.F32, q.Data[qOff:])
-		if _, err := quant.FromFloat(qq, qdt, qf); err != nil {
+		if q16 != nil {
+			vec.f32ToF16(q16, qf)
+			vec.f16ToF32(qr, q16)
+		} else if _, err := quant.FromFloat(qq, qdt, qf); err != nil {
 			panic(err)
-		}
-		var maskRow []uint16
-		if mask != nil {
-			maskRow = f16RowOr(mask.Data, offset(mask, 0, iq1, iq2%mask.Ne[2], iq3%mask.Ne[3]), k.Ne[1], mask16)
 		}
 		mslope := slope(iq2)
 		kBase, vBase := offset(k, 0, 0, ik2, ik3), offset(v, 0, 0, iv2, iv3)
 
-		clear(vkq)
-		clear(vkq16)
-		// The scores first, then the softmax's running maximum over them,
-		// then every exponential, then the weighted values: each step the
-		// same arithmetic in the same order as one pass over the keys, but
-		// the exponentials (a long chain of dependent float64 operations
-		// each) no longer wait for one another.
+		// The keys the mask lets through first, then their scores, then
+		// the softmax's running maximum over them, then every
+		// exponential, then the weighted values: each step the same
+		// arithmetic in the same order as one pass over the keys, but
+		// the exponentials no longer wait for one another and the F16
+		// steps take all keys in one call.
 		n := 0
-		for ic := range nkv {
-			var mv float32
-			if mask != nil {
-				mv = mslope * quant.FP16ToFP32(maskRow[ic])
+		if mask != nil {
+			maskRow := f16RowOr(mask.Data, offset(mask, 0, iq1, iq2%mask.Ne[2], iq3%mask.Ne[3]), nkv, mask16)
+			for ic, h := range maskRow {
+				mv := mslope * quant.FP16ToFP32(h)
 				if math.IsInf(float64(mv), -1) {
 					continue
 				}
+				keys[n], mvs[n] = int32(ic), mv
+				n++
 			}
-			s := flashScore(k, kBase+uint64(ic)*k.Nb[1], kRow, dk, qq, q16, qf, k16)
+		} else {
+			for ic := range nkv {
+				keys[n], mvs[n] = int32(ic), 0
+				n++
+			}
+		}
+		if q16 != nil {
+			vec.attnScoresF16(ex[:n], keys[:n], k.Data[kBase:], k.Nb[1], q16, qr, k16)
+		} else {
+			for j, ic := range keys[:n] {
+				ex[j] = flashScore(k, kBase+uint64(ic)*k.Nb[1], kRow, dk, qq, qf)
+			}
+		}
+		for j, s := range ex[:n] {
 			s *= scale
 			if fp.LogitSoftcap != 0 {
 				s = fp.LogitSoftcap * tanhf(s)
 			}
-			keys[n], ex[n] = int32(ic), s+mv
-			n++
+			ex[j] = s + mvs[j]
 		}
 		// On a new maximum the accumulated values are rescaled by
 		// ms = e^(M_old-M) and the key weighs 1; otherwise it weighs
@@ -150,40 +168,37 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 				ex[j] = s - m
 			}
 		}
-		for j, x := range ex[:n] {
-			ex[j] = expf(x)
-		}
+		vec.expf(ex[:n], ex[:n])
 		var sum float32 // S: the softmax denominator
 		for j, e := range ex[:n] {
 			ms, vs := float32(1), e
 			if newMax[j] {
 				ms, vs = e, 1
 			}
-			vOff := vBase + uint64(keys[j])*v.Nb[1]
-			switch {
-			case vkq16 != nil:
-				// The accumulators stay fp16, rounded at every step, as
-				// ggml's are.
-				if ms != 1 {
-					vec.scaleF16(vkq16, ms)
-				}
-				vec.madF16(vkq16, f16RowOr(v.Data, vOff, dv, v16), vs)
-			case v.Type == quant.F32:
-				if ms != 1 {
-					vec.scale(vkq, ms)
-				}
-				vec.mad(vkq, f32RowOr(v.Data, vOff, dv, v32), vs)
-			default:
-				mustDequantize(v32, v.Type, v.Data[vOff:vOff+vRow])
-				if ms != 1 {
-					vec.scale(vkq, ms)
-				}
-				vec.mad(vkq, v32, vs)
-			}
+			msk[j], vsk[j] = ms, vs
 			sum = sum*ms + vs
 		}
+		clear(vkq)
 		if vkq16 != nil {
+			// The accumulators stay fp16, rounded at every step, as
+			// ggml's are.
+			clear(vkq16)
+			vec.attnAccF16(vkq16, keys[:n], v.Data[vBase:], v.Nb[1], msk[:n], vsk[:n], v16)
 			vec.f16ToF32(vkq, vkq16)
+		} else {
+			for j, ic := range keys[:n] {
+				vOff := vBase + uint64(ic)*v.Nb[1]
+				vr := v32
+				if v.Type == quant.F32 {
+					vr = f32RowOr(v.Data, vOff, dv, v32)
+				} else {
+					mustDequantize(v32, v.Type, v.Data[vOff:vOff+vRow])
+				}
+				if msk[j] != 1 {
+					vec.scale(vkq, msk[j])
+				}
+				vec.mad(vkq, vr, vsk[j])
+			}
 		}
 
 		if sinks != nil {
@@ -208,15 +223,11 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 	}
 }
 
-// flashScore is the dot product of key row kOff of k with the query: the
-// query converted to K's vec_dot type in qq (and viewed as fp16 in q16
-// when K is F16) or, for F32 keys, as floats in qf. k16 is scratch for an
-// unaligned F16 key.
-func flashScore(k *graph.Tensor, kOff, kRow uint64, dk int64, qq []byte, q16 []uint16, qf []float32, k16 []uint16) float32 {
-	switch k.Type {
-	case quant.F16:
-		return vec.dotF16(f16RowOr(k.Data, kOff, dk, k16), q16)
-	case quant.F32:
+// flashScore is the dot product of key row kOff of k (not F16) with the
+// query: the query converted to K's vec_dot type in qq or, for F32 keys,
+// as floats in qf.
+func flashScore(k *graph.Tensor, kOff, kRow uint64, dk int64, qq []byte, qf []float32) float32 {
+	if k.Type == quant.F32 {
 		if kr := f32Row(k.Data, kOff, dk); kr != nil {
 			return vec.dot(kr, qf)
 		}

@@ -14,6 +14,10 @@ import (
 
 // attnStoreF32 writes src as contiguous F32 values at byte offset off of b.
 func attnStoreF32(b []byte, off uint64, src []float32) {
+	if dst := f32Row(b, off, int64(len(src))); dst != nil {
+		copy(dst, src)
+		return
+	}
 	b = b[off : off+uint64(len(src))*4]
 	for i, x := range src {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))

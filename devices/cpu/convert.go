@@ -50,6 +50,14 @@ func fromFloat(typ quant.Type, dst []byte, src []float32) {
 		}
 		return
 	}
+	if typ == quant.F16 {
+		// The vector conversion (the KV cache copies of every decoder
+		// block) writes what quant's does, NaNs included.
+		if h := f16Row(dst, 0, int64(len(src))); h != nil {
+			vec.f32ToF16(h, src)
+			return
+		}
+	}
 	if _, err := quant.FromFloat(dst, typ, src); err != nil {
 		// Non-finite values have no quantized form; ggml writes garbage.
 		panic(fmt.Sprintf("cpu: converting a row to %s: %v", typ, err))

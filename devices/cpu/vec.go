@@ -45,10 +45,27 @@ type vecKernels struct {
 	f32ToF16 func(dst []uint16, src []float32)
 	// swiglu: dst[i] = silu(x[i]) * g[i], silu(x) = x / (1 + e^-x).
 	swiglu func(dst, x, g []float32)
+	// expf: dst[i] = expf(src[i]), bit for bit; dst may be src.
+	expf func(dst, src []float32)
+
+	// Flash attention's F16 steps over many keys at once, the keys being
+	// rows of fp16 values at byte offsets keys[j]*stride of a K or V
+	// tensor's data (any alignment), every offset checked against the
+	// data's length. Composed from dotF16, scaleF16 and madF16 unless an
+	// architecture fuses them, with the same results.
+	//
+	// attnScoresF16: out[j] = dotF16(key row keys[j], q16), rows of
+	// len(q16) values; qf holds q16's values as floats; tmp (len(q16))
+	// is scratch.
+	attnScoresF16 func(out []float32, keys []int32, k []byte, stride uint64, q16 []uint16, qf []float32, tmp []uint16)
+	// attnAccF16: for each key j in turn, scaleF16(acc, ms[j]) when
+	// ms[j] != 1, then madF16(acc, value row keys[j], vs[j]), rows of
+	// len(acc) values; tmp (len(acc)) is scratch.
+	attnAccF16 func(acc []uint16, keys []int32, v []byte, stride uint64, ms, vs []float32, tmp []uint16)
 }
 
 // genericVec is the portable implementation.
-var genericVec = vecKernels{
+var genericVec = composeAttn(vecKernels{
 	name: "generic",
 	add:  func(dst, x, y []float32) { vecGenericBinary(dst, x, y, func(a, b float32) float32 { return a + b }) },
 	sub:  func(dst, x, y []float32) { vecGenericBinary(dst, x, y, func(a, b float32) float32 { return a - b }) },
@@ -95,6 +112,42 @@ var genericVec = vecKernels{
 	f16ToF32: quant.FP16ToFP32Slice,
 	f32ToF16: quant.FP32ToFP16Slice,
 	swiglu:   vecGenericSwiGLU,
+	expf: func(dst, src []float32) {
+		src = src[:len(dst)]
+		for i, x := range src {
+			dst[i] = expf(x)
+		}
+	},
+})
+
+// composeAttn returns k with its attention steps made of its own
+// primitives.
+func composeAttn(k vecKernels) vecKernels {
+	dotF16, scaleF16, madF16 := k.dotF16, k.scaleF16, k.madF16
+	k.attnScoresF16 = func(out []float32, keys []int32, kd []byte, stride uint64, q16 []uint16, _ []float32, tmp []uint16) {
+		out = out[:len(keys)]
+		for j, key := range keys {
+			out[j] = dotF16(f16RowOr(kd, attnRowOffset(key, stride), int64(len(q16)), tmp), q16)
+		}
+	}
+	k.attnAccF16 = func(acc []uint16, keys []int32, v []byte, stride uint64, ms, vs []float32, tmp []uint16) {
+		ms, vs = ms[:len(keys)], vs[:len(keys)]
+		for j, key := range keys {
+			if ms[j] != 1 {
+				scaleF16(acc, ms[j])
+			}
+			madF16(acc, f16RowOr(v, attnRowOffset(key, stride), int64(len(acc)), tmp), vs[j])
+		}
+	}
+	return k
+}
+
+// attnRowOffset is the byte offset of row key, which must not be negative.
+func attnRowOffset(key int32, stride uint64) uint64 {
+	if key < 0 {
+		panic("cpu: negative attention row")
+	}
+	return uint64(key) * stride
 }
 
 func vecGenericSwiGLU(dst, x, g []float32) {

@@ -12,9 +12,10 @@ func init() {
 	}
 }
 
-// avx2Vec is the AVX2 set: newAsmVec's wrappers, and SwiGLU, whose
-// assembly takes whole groups of eight and leaves the rest to the generic
-// loop.
+// avx2Vec is the AVX2 set: newAsmVec's wrappers; SwiGLU, e^x and the
+// F32->F16 conversion, whose assembly takes whole groups of eight (four
+// for e^x) and leaves the rest to the generic loop; and flash attention's
+// fused steps (attn_amd64.go).
 var avx2Vec = func() vecKernels {
 	k := newAsmVec("avx2", avx2VecFuncs)
 	k.swiglu = func(dst, x, g []float32) {
@@ -25,8 +26,32 @@ var avx2Vec = func() vecKernels {
 		}
 		vecGenericSwiGLU(dst[n:], x[n:], g[n:])
 	}
+	k.expf = func(dst, src []float32) {
+		n := len(dst) &^ 3
+		if n > 0 {
+			src = src[:len(dst)]
+			expfAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), n)
+		}
+		genericVec.expf(dst[n:], src[n:])
+	}
+	k.f32ToF16 = func(dst []uint16, src []float32) {
+		n := len(dst) &^ 7
+		if n > 0 {
+			src = src[:len(dst)]
+			vecF32ToF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), n)
+		}
+		genericVec.f32ToF16(dst[n:], src[n:])
+	}
+	k.attnScoresF16 = attnScoresF16Fused
+	k.attnAccF16 = attnAccF16Fused
 	return k
 }()
+
+//go:noescape
+func expfAVX2(dst, src *float32, n int)
+
+//go:noescape
+func vecF32ToF16AVX2(dst *uint16, src *float32, n int)
 
 //go:noescape
 func vecAddAVX2(dst, x, y *float32, n int)
