@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
@@ -68,41 +69,8 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 	qdt := k.Type.VecDotType()
 	kRow := uint64(k.Type.RowSize(dk))
 	vRow := uint64(v.Type.RowSize(dv))
-	qf := make([]float32, dk)
-	qq := make([]byte, qdt.RowSize(dk))
-	vkq := make([]float32, dv)
-	v32 := make([]float32, dv)
-	var vkq16 []uint16
-	if v.Type == quant.F16 {
-		vkq16 = make([]uint16, dv)
-	}
-	// F16 keys are dotted with the query as fp16 (q16, and qr its values
-	// as floats) by the vector primitives, F32 keys with qf, other types
-	// through their vec_dot.
-	var q16, k16, v16 []uint16
-	var qr []float32
-	if k.Type == quant.F16 {
-		q16, qr = make([]uint16, dk), make([]float32, dk)
-		k16 = make([]uint16, dk)
-	}
-	if v.Type == quant.F16 {
-		v16 = make([]uint16, dv)
-	}
-	var mask16 []uint16
-	if mask != nil {
-		mask16 = make([]uint16, k.Ne[1])
-	}
-	// Per query row: the keys the mask lets through and their mask
-	// values, their scores (then the exponentials' arguments, then their
-	// values), whether each was a new maximum, and the factors ms and vs
-	// of the running sums at each.
 	nkv := k.Ne[1]
-	keys := make([]int32, nkv)
-	mvs := make([]float32, nkv)
-	ex := make([]float32, nkv)
-	newMax := make([]bool, nkv)
-	msk, vsk := make([]float32, nkv), make([]float32, nkv)
-
+	w := newFlashScratch(p, t)
 	lo, hi := p.Rows(nq * nHead * q.Ne[3])
 	for ir := lo; ir < hi; ir++ {
 		iq1, iq2, iq3 := ir%nq, ir/nq%nHead, ir/(nq*nHead)
@@ -110,11 +78,11 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 		iv2, iv3 := iq2/(nHead/v.Ne[2]), iq3/(q.Ne[3]/v.Ne[3])
 
 		qOff := offset(q, 0, iq1, iq2, iq3)
-		mustDequantize(qf, quant.F32, q.Data[qOff:])
-		if q16 != nil {
-			vec.f32ToF16(q16, qf)
-			vec.f16ToF32(qr, q16)
-		} else if _, err := quant.FromFloat(qq, qdt, qf); err != nil {
+		mustDequantize(w.qf, quant.F32, q.Data[qOff:])
+		if w.q16 != nil {
+			vec.f32ToF16(w.q16, w.qf)
+			vec.f16ToF32(w.qr, w.q16)
+		} else if _, err := quant.FromFloat(w.qq, qdt, w.qf); err != nil {
 			panic(err)
 		}
 		mslope := slope(iq2)
@@ -126,9 +94,10 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 		// arithmetic in the same order as one pass over the keys, but
 		// the exponentials no longer wait for one another and the F16
 		// steps take all keys in one call.
+		keys, mvs, ex, newMax := w.keys, w.mvs, w.ex, w.newMax
 		n := 0
 		if mask != nil {
-			maskRow := f16RowOr(mask.Data, offset(mask, 0, iq1, iq2%mask.Ne[2], iq3%mask.Ne[3]), nkv, mask16)
+			maskRow := f16RowOr(mask.Data, offset(mask, 0, iq1, iq2%mask.Ne[2], iq3%mask.Ne[3]), nkv, w.mask16)
 			for ic, h := range maskRow {
 				mv := mslope * quant.FP16ToFP32(h)
 				if math.IsInf(float64(mv), -1) {
@@ -143,25 +112,23 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 				n++
 			}
 		}
-		if q16 != nil {
-			vec.attnScoresF16(ex[:n], keys[:n], k.Data[kBase:], k.Nb[1], q16, qr, k16)
+		if w.q16 != nil {
+			vec.attnScoresF16(ex[:n], keys[:n], k.Data[kBase:], k.Nb[1], w.q16, w.qr, w.k16)
 		} else {
 			for j, ic := range keys[:n] {
-				ex[j] = flashScore(k, kBase+uint64(ic)*k.Nb[1], kRow, dk, qq, qf)
+				ex[j] = flashScore(k, kBase+uint64(ic)*k.Nb[1], kRow, dk, w.qq, w.qf)
 			}
 		}
+		// On a new maximum M of the scores so far the accumulated values
+		// are rescaled by ms = e^(M_old-M) and the key weighs 1;
+		// otherwise it weighs vs = e^(s-M).
+		m := float32(math.Inf(-1))
 		for j, s := range ex[:n] {
 			s *= scale
 			if fp.LogitSoftcap != 0 {
 				s = fp.LogitSoftcap * tanhf(s)
 			}
-			ex[j] = s + mvs[j]
-		}
-		// On a new maximum the accumulated values are rescaled by
-		// ms = e^(M_old-M) and the key weighs 1; otherwise it weighs
-		// vs = e^(s-M).
-		m := float32(math.Inf(-1)) // M: the largest score so far
-		for j, s := range ex[:n] {
+			s += mvs[j]
 			if newMax[j] = s > m; newMax[j] {
 				ex[j], m = m-s, s
 			} else {
@@ -169,6 +136,7 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 			}
 		}
 		vec.expf(ex[:n], ex[:n])
+		msk, vsk := w.ms, w.vs
 		var sum float32 // S: the softmax denominator
 		for j, e := range ex[:n] {
 			ms, vs := float32(1), e
@@ -178,21 +146,22 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 			msk[j], vsk[j] = ms, vs
 			sum = sum*ms + vs
 		}
+		vkq := w.vkq
 		clear(vkq)
-		if vkq16 != nil {
+		if w.vkq16 != nil {
 			// The accumulators stay fp16, rounded at every step, as
 			// ggml's are.
-			clear(vkq16)
-			vec.attnAccF16(vkq16, keys[:n], v.Data[vBase:], v.Nb[1], msk[:n], vsk[:n], v16)
-			vec.f16ToF32(vkq, vkq16)
+			clear(w.vkq16)
+			vec.attnAccF16(w.vkq16, keys[:n], v.Data[vBase:], v.Nb[1], msk[:n], vsk[:n], w.v16)
+			vec.f16ToF32(vkq, w.vkq16)
 		} else {
 			for j, ic := range keys[:n] {
 				vOff := vBase + uint64(ic)*v.Nb[1]
-				vr := v32
+				vr := w.v32
 				if v.Type == quant.F32 {
-					vr = f32RowOr(v.Data, vOff, dv, v32)
+					vr = f32RowOr(v.Data, vOff, dv, w.v32)
 				} else {
-					mustDequantize(v32, v.Type, v.Data[vOff:vOff+vRow])
+					mustDequantize(w.v32, v.Type, v.Data[vOff:vOff+vRow])
 				}
 				if msk[j] != 1 {
 					vec.scale(vkq, msk[j])
@@ -221,6 +190,88 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 		vec.scale(vkq, inv)
 		attnStoreF32(t.Data, offset(t, 0, iq2, iq1, iq3), vkq)
 	}
+}
+
+// flashScratch is one thread's buffers for computeFlashAttnExt, carved
+// from its share of the operation's work memory (flashAttnWorkSize) so
+// that a call allocates nothing.
+type flashScratch struct {
+	qf, qr   []float32 // the query row, and for F16 keys its fp16 values as floats
+	qq       []byte    // the query in K's vec_dot type
+	q16, k16 []uint16  // F16 keys: the query as fp16, an unaligned key
+	vkq, v32 []float32 // the weighted sum, a value row as floats
+	// F16 values: the fp16 accumulators, an unaligned value row.
+	vkq16, v16 []uint16
+	mask16     []uint16 // an unaligned mask row
+	// Per query row and key the mask lets through: its index, mask
+	// value, score (then exponential), whether it was a new maximum,
+	// and the factors ms and vs of the running sums at it.
+	keys            []int32
+	mvs, ex, ms, vs []float32
+	newMax          []bool
+}
+
+// flashScratchLayout carves b (nil: only counts) into a flashScratch for t
+// and returns the bytes it takes.
+func flashScratchLayout(t *graph.Tensor, b []byte) (flashScratch, int) {
+	q, k, v, mask := t.Src[0], t.Src[1], t.Src[2], t.Src[3]
+	dk, dv, nkv := int(q.Ne[0]), int(v.Ne[0]), int(k.Ne[1])
+	var w flashScratch
+	used := 0
+	// Every slice starts 8-byte aligned, as b does (Go allocates it so).
+	take := func(n, size int) []byte {
+		at := used
+		used += (n*size + 7) &^ 7
+		if b == nil {
+			return nil
+		}
+		return b[at : at+n*size]
+	}
+	f32 := func(n int) []float32 { return carve[float32](take(n, 4), n) }
+	u16 := func(n int) []uint16 { return carve[uint16](take(n, 2), n) }
+	w.qf, w.vkq, w.v32 = f32(dk), f32(dv), f32(dv)
+	w.qq = take(int(k.Type.VecDotType().RowSize(int64(dk))), 1)
+	if k.Type == quant.F16 {
+		w.q16, w.qr, w.k16 = u16(dk), f32(dk), u16(dk)
+	}
+	if v.Type == quant.F16 {
+		w.vkq16, w.v16 = u16(dv), u16(dv)
+	}
+	if mask != nil {
+		w.mask16 = u16(nkv)
+	}
+	w.keys = carve[int32](take(nkv, 4), nkv)
+	w.mvs, w.ex, w.ms, w.vs = f32(nkv), f32(nkv), f32(nkv), f32(nkv)
+	w.newMax = carve[bool](take(nkv, 1), nkv)
+	return w, used
+}
+
+// carve views b, aligned for T, as n values of T (nil when b is).
+func carve[T any](b []byte, n int) []T {
+	if b == nil || n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// flashAttnWorkSize is every thread's flashScratch.
+func flashAttnWorkSize(t *graph.Tensor, nth int) int {
+	_, n := flashScratchLayout(t, nil)
+	return n * nth
+}
+
+// newFlashScratch is thread p.Ith's scratch: its share of p.Work, or new
+// memory when p comes without it (a Params made outside an engine).
+func newFlashScratch(p *Params, t *graph.Tensor) flashScratch {
+	_, n := flashScratchLayout(t, nil)
+	var b []byte
+	if lo := p.Ith * n; len(p.Work) >= lo+n {
+		b = p.Work[lo : lo+n : lo+n]
+	} else {
+		b = make([]byte, n)
+	}
+	w, _ := flashScratchLayout(t, b)
+	return w
 }
 
 // flashScore is the dot product of key row kOff of k (not F16) with the

@@ -80,7 +80,7 @@ var kernels = [ops.OpCount]kernel{
 	// Attention, RoPE and sequence ops.
 	ops.Rope:          {supports: supportsRope, compute: computeRope},
 	ops.RopeBack:      {supports: supportsRope, compute: computeRope},
-	ops.FlashAttnExt:  {supports: supportsFlashAttnExt, compute: computeFlashAttnExt},
+	ops.FlashAttnExt:  {supports: supportsFlashAttnExt, compute: computeFlashAttnExt, workSize: flashAttnWorkSize},
 	ops.SSMConv:       {supports: supportsSSMConv, compute: computeSSMConv},
 	ops.SolveTri:      {supports: supportsSolveTri, compute: computeSolveTri},
 	ops.GatedDeltaNet: {supports: supportsGatedDeltaNet, compute: computeGatedDeltaNet},
