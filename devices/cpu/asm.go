@@ -164,6 +164,10 @@ func newAsmVec(name string, f asmVecFuncs) vecKernels {
 		f32ToF16: g.f32ToF16,
 		swiglu:   g.swiglu,
 		expf:     g.expf,
+		sincos:   g.sincos,
+		ropeNeox: g.ropeNeox,
+		// The NEON set has no rope kernels: the portable loops.
+		ropeNormal: g.ropeNormal,
 	}
 	if f.f16ToF32 != nil {
 		k.f16ToF32 = func(dst []float32, src []uint16) {

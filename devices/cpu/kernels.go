@@ -78,8 +78,8 @@ var kernels = [ops.OpCount]kernel{
 	ops.OutProd:  {supports: supportsOutProd, compute: computeOutProd},
 
 	// Attention, RoPE and sequence ops.
-	ops.Rope:          {supports: supportsRope, compute: computeRope},
-	ops.RopeBack:      {supports: supportsRope, compute: computeRope},
+	ops.Rope:          {supports: supportsRope, compute: computeRope, workSize: ropeWorkSize},
+	ops.RopeBack:      {supports: supportsRope, compute: computeRope, workSize: ropeWorkSize},
 	ops.FlashAttnExt:  {supports: supportsFlashAttnExt, compute: computeFlashAttnExt, workSize: flashAttnWorkSize},
 	ops.SSMConv:       {supports: supportsSSMConv, compute: computeSSMConv},
 	ops.SolveTri:      {supports: supportsSolveTri, compute: computeSolveTri},

@@ -59,62 +59,100 @@ func supportsRope(t *graph.Tensor) bool {
 
 // ropeCache holds, for each rotated pair, cos and sin of its angle for one
 // token, as ggml's per-thread rope cache: entries 2i and 2i+1 of pair i.
+// fill collects the pairs' angles first and takes cos and sin of all of
+// them in one vector call.
 type ropeCache struct {
 	rp        ops.RopeParams
 	corr      [2]float32
 	thetaStep float32 // theta_scale = freq_base^(-2/n_dims)
 	sinSign   float32 // -1 for ROPE_BACK: the inverse rotation
+	mscale    float32 // YaRN's magnitude scaling
 	freq      *graph.Tensor
 	v         []float32
+	// Per pair: its angle, then the angle's sine and cosine.
+	theta, sin, cos []float64
 }
 
-func newRopeCache(t *graph.Tensor) *ropeCache {
+// ropeCacheFloats is the size of a ropeCache's v: a value per rotated
+// dimension.
+func ropeCacheFloats(t *graph.Tensor) int {
+	if rp := ops.RopeParamsOf(t.Params); rp.Mode != ops.RopeVision {
+		return int(rp.NDims)
+	}
+	return int(t.Ne[0])
+}
+
+// ropeWorkSize is every thread's cache: v, then theta, sin and cos.
+func ropeWorkSize(t *graph.Tensor, nth int) int {
+	n := ropeCacheFloats(t)
+	return nth * (n*4 + 3*(n/2)*8)
+}
+
+// newRopeCache makes thread p.Ith's cache in its share of p.Work, or in
+// new memory when p comes without it (a Params made outside an engine).
+func newRopeCache(p *Params, t *graph.Tensor) *ropeCache {
 	rp := ops.RopeParamsOf(t.Params)
 	c := &ropeCache{
 		rp:        rp,
 		corr:      rp.YarnCorrDims(),
 		thetaStep: float32(math.Pow(float64(rp.FreqBase), float64(-2/float32(rp.NDims)))),
 		sinSign:   1,
+		mscale:    rp.AttnFactor,
 		freq:      t.Src[2],
+	}
+	if rp.ExtFactor != 0 {
+		c.mscale *= 1 + 0.1*logf(1/rp.FreqScale)
 	}
 	if t.Op == ops.RopeBack {
 		c.sinSign = -1
 	}
-	n := int64(rp.NDims)
-	if rp.Mode == ops.RopeVision {
-		n = t.Ne[0]
+	n := ropeCacheFloats(t)
+	size := ropeWorkSize(t, 1)
+	var b []byte
+	if lo := p.Ith * size; len(p.Work) >= lo+size {
+		b = p.Work[lo : lo+size : lo+size]
+	} else {
+		b = make([]byte, size)
 	}
-	c.v = make([]float32, n)
+	// v first: its n floats keep the float64 arrays after it 8-byte
+	// aligned when n is even, as rope requires.
+	c.v = carve[float32](b, n)
+	c.theta = carve[float64](b[n*4:], n/2)
+	c.sin = carve[float64](b[n*4+n/2*8:], n/2)
+	c.cos = carve[float64](b[n*4+n/2*16:], n/2)
 	return c
 }
 
-// yarn is rope_yarn: cos and sin of the angle of pair i0/2, blending
-// interpolation and extrapolation over YaRN's ramp and scaling magnitude.
-func (c *ropeCache) yarn(thetaExtrap float32, i0 int) (float32, float32) {
-	rp := c.rp
+// angle is rope_yarn's angle of pair i0/2: interpolation and
+// extrapolation blended over YaRN's ramp.
+func (c *ropeCache) angle(thetaExtrap float32, i0 int) float32 {
+	rp := &c.rp
 	thetaInterp := rp.FreqScale * thetaExtrap
-	theta := thetaInterp
-	mscale := rp.AttnFactor
-	if rp.ExtFactor != 0 {
-		rampMix := ops.RopeYarnRamp(c.corr[0], c.corr[1], i0) * rp.ExtFactor
-		theta = thetaInterp*(1-rampMix) + thetaExtrap*rampMix
-		mscale *= 1 + 0.1*logf(1/rp.FreqScale)
+	if rp.ExtFactor == 0 {
+		return thetaInterp
 	}
-	// One argument reduction for both: math.Sincos gives math.Cos's and
-	// math.Sin's bits (TestSincosBits).
-	sin, cos := math.Sincos(float64(theta))
-	return float32(cos) * mscale, float32(sin) * mscale
+	rampMix := ops.RopeYarnRamp(c.corr[0], c.corr[1], i0) * rp.ExtFactor
+	return thetaInterp*(1-rampMix) + thetaExtrap*rampMix
 }
 
-// set stores the rotation of pair i0/2 for angle theta (before frequency
+// set records the angle of pair i0/2 for theta (before frequency
 // factors).
 func (c *ropeCache) set(i0 int, theta float32) {
-	ff := float32(1)
 	if c.freq != nil {
-		ff = getF(quant.F32, c.freq.Data, uint64(i0/2)*4)
+		theta /= getF(quant.F32, c.freq.Data, uint64(i0/2)*4)
 	}
-	cos, sin := c.yarn(theta/ff, i0)
-	c.v[i0], c.v[i0+1] = cos, sin*c.sinSign
+	c.theta[i0/2] = float64(c.angle(theta, i0))
+}
+
+// finish turns the recorded angles into the cache: cos and sin (from one
+// argument reduction each, as math.Cos's and math.Sin's bits:
+// TestSincosBits), scaled by YaRN's magnitude.
+func (c *ropeCache) finish() {
+	vec.sincos(c.sin, c.cos, c.theta)
+	for i := range c.theta {
+		c.v[2*i] = float32(c.cos[i]) * c.mscale
+		c.v[2*i+1] = float32(c.sin[i]) * c.mscale * c.sinSign
+	}
 }
 
 // fill computes the cache for token i2 of ne2 from the positions pos, as
@@ -127,6 +165,7 @@ func (c *ropeCache) fill(pos *graph.Tensor, i2, ne2 int64) {
 			c.set(i0, theta)
 			theta *= c.thetaStep
 		}
+		c.finish()
 		return
 	}
 	s := c.rp.Sections
@@ -179,13 +218,14 @@ func (c *ropeCache) fill(pos *graph.Tensor, i2, ne2 int64) {
 			theta[k] *= c.thetaStep
 		}
 	}
+	c.finish()
 }
 
 // computeRope rotates each row's pairs by its token's cached angles and
 // copies the dimensions outside the rotated window.
 func computeRope(p *Params, t *graph.Tensor) {
 	a, pos := t.Src[0], t.Src[1]
-	c := newRopeCache(t)
+	c := newRopeCache(p, t)
 	rp := c.rp
 	ne0, nd, offs := a.Ne[0], int64(rp.NDims), int64(rp.NOffs)
 	lastI2 := int64(-1)
@@ -236,27 +276,18 @@ func computeRope(p *Params, t *graph.Tensor) {
 
 // ropeRowF32 is the row loop of computeRope on F32 rows viewed in place
 // (y may be x): the same pairs, products and order as its element path,
-// without an offset computation and a type switch per element.
+// in the vector primitives.
 func ropeRowF32(y, x, cs []float32, mode ops.RopeMode, nd, offs int64) {
-	rotate := func(i0, ia, ib int64) {
-		x0, x1 := x[ia], x[ib]
-		cos, sin := cs[i0], cs[i0+1]
-		y[ia], y[ib] = x0*cos-x1*sin, x0*sin+x1*cos
-	}
 	switch mode {
 	case ops.RopeNormal:
-		for i0 := int64(0); i0 < nd; i0 += 2 {
-			rotate(i0, offs+i0, offs+i0+1)
-		}
+		vec.ropeNormal(y[offs:offs+nd], x[offs:offs+nd], cs[:nd])
 	case ops.RopeVision:
-		for i0 := int64(0); i0 < int64(len(x)); i0 += 2 {
-			rotate(i0, i0/2, i0/2+nd)
-		}
+		// Dimension i pairs with i + n_dims = i + len/2: NeoX's pairing
+		// over the whole row.
+		vec.ropeNeox(y, x, cs[:len(x)])
 		return
 	default: // NeoX pairing
-		for i0 := int64(0); i0 < nd; i0 += 2 {
-			rotate(i0, offs+i0/2, offs+i0/2+nd/2)
-		}
+		vec.ropeNeox(y[offs:offs+nd], x[offs:offs+nd], cs[:nd])
 	}
 	copy(y[:offs], x[:offs])
 	copy(y[offs+nd:], x[offs+nd:])

@@ -47,6 +47,13 @@ type vecKernels struct {
 	swiglu func(dst, x, g []float32)
 	// expf: dst[i] = expf(src[i]), bit for bit; dst may be src.
 	expf func(dst, src []float32)
+	// sincos: s[i], c[i] = math.Sincos(x[i]), bit for bit.
+	sincos func(s, c, x []float64)
+	// ropeNeox rotates the pairs (x[i], x[h+i]), h = len(x)/2, and
+	// ropeNormal the pairs (x[2i], x[2i+1]), by cos cs[2i] and sin
+	// cs[2i+1] into y (which may be x): y_a = x_a*cos - x_b*sin,
+	// y_b = x_a*sin + x_b*cos, as rope's scalar loop rounds them.
+	ropeNeox, ropeNormal func(y, x, cs []float32)
 
 	// Flash attention's F16 steps over many keys at once, the keys being
 	// rows of fp16 values at byte offsets keys[j]*stride of a K or V
@@ -118,7 +125,33 @@ var genericVec = composeAttn(vecKernels{
 			dst[i] = expf(x)
 		}
 	},
+	sincos: func(s, c, x []float64) {
+		s, c = s[:len(x)], c[:len(x)]
+		for i, v := range x {
+			s[i], c[i] = math.Sincos(v)
+		}
+	},
+	ropeNeox: func(y, x, cs []float32) { ropeNeoxFrom(y, x, cs, 0) },
+	ropeNormal: func(y, x, cs []float32) {
+		y, cs = y[:len(x)&^1], cs[:len(x)&^1]
+		for i := 0; i+1 < len(x); i += 2 {
+			x0, x1 := x[i], x[i+1]
+			cos, sin := cs[i], cs[i+1]
+			y[i], y[i+1] = x0*cos-x1*sin, x0*sin+x1*cos
+		}
+	},
 })
+
+// ropeNeoxFrom is the portable ropeNeox over the pairs from i on.
+func ropeNeoxFrom(y, x, cs []float32, i int) {
+	h := len(x) / 2
+	y, cs = y[:2*h], cs[:2*h]
+	for ; i < h; i++ {
+		x0, x1 := x[i], x[h+i]
+		cos, sin := cs[2*i], cs[2*i+1]
+		y[i], y[h+i] = x0*cos-x1*sin, x0*sin+x1*cos
+	}
+}
 
 // composeAttn returns k with its attention steps made of its own
 // primitives.

@@ -2,7 +2,10 @@
 
 package cpu
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // The amd64 primitives need what the matrix kernels do (hasAVX2Set: AVX2,
 // FMA and F16C).
@@ -44,11 +47,51 @@ var avx2Vec = func() vecKernels {
 	}
 	k.attnScoresF16 = attnScoresF16Fused
 	k.attnAccF16 = attnAccF16Fused
+	k.sincos = func(s, c, x []float64) {
+		s, c = s[:len(x)], c[:len(x)]
+		n := len(x) &^ 3
+		if n > 0 {
+			sincosAVX2(unsafe.SliceData(s), unsafe.SliceData(c), unsafe.SliceData(x), n)
+		}
+		// The angles the assembly does not reduce (and zeros, whose
+		// signs it does not keep) and the tail: math.Sincos itself.
+		for i, v := range x {
+			if i >= n || v == 0 || !(math.Abs(v) < 1<<29) {
+				s[i], c[i] = math.Sincos(v)
+			}
+		}
+	}
+	k.ropeNeox = func(y, x, cs []float32) {
+		h := len(x) / 2
+		y, cs = y[:2*h], cs[:2*h]
+		n := h &^ 7
+		if n > 0 {
+			ropeNeoxAVX2(unsafe.SliceData(y), unsafe.SliceData(x), unsafe.SliceData(cs), h)
+		}
+		ropeNeoxFrom(y, x, cs, n)
+	}
+	k.ropeNormal = func(y, x, cs []float32) {
+		y, cs = y[:len(x)], cs[:len(x)]
+		n := len(x) &^ 7
+		if n > 0 {
+			ropeNormalAVX2(unsafe.SliceData(y), unsafe.SliceData(x), unsafe.SliceData(cs), n)
+		}
+		genericVec.ropeNormal(y[n:], x[n:], cs[n:])
+	}
 	return k
 }()
 
 //go:noescape
 func expfAVX2(dst, src *float32, n int)
+
+//go:noescape
+func sincosAVX2(s, c, x *float64, n int)
+
+//go:noescape
+func ropeNeoxAVX2(y, x, cs *float32, half int)
+
+//go:noescape
+func ropeNormalAVX2(y, x, cs *float32, n int)
 
 //go:noescape
 func vecF32ToF16AVX2(dst *uint16, src *float32, n int)

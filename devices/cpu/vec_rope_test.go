@@ -1,0 +1,80 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestVecSincosBits: the processor's sincos is math.Sincos bit for bit
+// over angles from every 997th float32 and float64 bit pattern (both
+// signs, every exponent: zeros, subnormals, the largest angles the
+// three-part reduction takes and the ones past it, infinities, NaN), at
+// every length around the assembly's groups of four.
+func TestVecSincosBits(t *testing.T) {
+	t.Logf("vector primitives: %s", vec.name)
+	var xs []float64
+	for b := uint64(0); b < 1<<32; b += 997 {
+		xs = append(xs, float64(math.Float32frombits(uint32(b))))
+	}
+	for b := uint64(0); b < 1<<32; b += 997 {
+		xs = append(xs, math.Float64frombits(b*0x100000001+b<<16))
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	for range 200000 {
+		// Rope's angles: positions up to a long context times powers
+		// of the frequency step.
+		xs = append(xs, float64(float32(r.IntN(1<<20))*float32(math.Pow(10000, -r.Float64()))))
+	}
+	for _, x := range []float64{0, math.Copysign(0, -1), 1 << 29, math.Nextafter(1<<29, 0), -(1 << 29), math.Inf(1), math.Inf(-1),
+		math.NaN(), math.Pi / 4, math.Pi / 2, math.Pi, 3 * math.Pi / 4, 1e-300, 5e-324} {
+		xs = append(xs, x, -x)
+	}
+	s, c := make([]float64, len(xs)), make([]float64, len(xs))
+	vec.sincos(s, c, xs)
+	for i, x := range xs {
+		ws, wc := math.Sincos(x)
+		if math.Float64bits(ws) != math.Float64bits(s[i]) && !(ws != ws && s[i] != s[i]) ||
+			math.Float64bits(wc) != math.Float64bits(c[i]) && !(wc != wc && c[i] != c[i]) {
+			t.Fatalf("sincos(%v (%#x)) = %v, %v; math.Sincos: %v, %v", x, math.Float64bits(x), s[i], c[i], ws, wc)
+		}
+	}
+	for n := range 12 {
+		x := xs[1000 : 1000+n]
+		s, c := make([]float64, n+guard), make([]float64, n+guard)
+		vec.sincos(s[:n], c[:n], x)
+		for i := range x {
+			ws, wc := math.Sincos(x[i])
+			require.Equal(t, ws, s[i], "n=%d [%d]", n, i)
+			require.Equal(t, wc, c[i], "n=%d [%d]", n, i)
+		}
+		require.Equal(t, make([]float64, guard), s[n:], "n=%d wrote past the end", n)
+		require.Equal(t, make([]float64, guard), c[n:], "n=%d wrote past the end", n)
+	}
+}
+
+// TestVecRopeBits: the processor's rotations are the portable loops bit
+// for bit, in place and not, over row lengths around the assembly's
+// groups of eight pairs (NeoX) and four pairs (adjacent).
+func TestVecRopeBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 3))
+	for n := 0; n <= 80; n += 2 {
+		for _, op := range []struct {
+			name     string
+			got, gen func(y, x, cs []float32)
+		}{{"neox", vec.ropeNeox, genericVec.ropeNeox}, {"normal", vec.ropeNormal, genericVec.ropeNormal}} {
+			x, cs := randF32(r, n), randF32(r, n)
+			got, want := randF32(r, n), make([]float32, n)
+			tail := append([]float32(nil), got[:n+guard][n:]...)
+			op.got(got, x, cs)
+			op.gen(want, x, cs)
+			require.Equal(t, want, got, "%s n=%d", op.name, n)
+			require.Equal(t, tail, got[:n+guard][n:], "%s n=%d wrote past the end", op.name, n)
+			copy(got, x)
+			op.got(got, got, cs)
+			require.Equal(t, want, got, "%s in place n=%d", op.name, n)
+		}
+	}
+}
