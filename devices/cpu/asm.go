@@ -196,3 +196,18 @@ func repack4(k func(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)) f
 		k(nb, ptr(x), &yp, &ap, &op)
 	}
 }
+
+// packX8 is x8Layout's pack for blocks of blockBytes bytes, the quant
+// words moved by an architecture's xpose (nb blocks of the eight rows rs
+// bytes apart at src, into dst): the products interleave plain weights on
+// the fly, so this is on their path.
+func packX8(blockBytes int, xpose func(dst, src unsafe.Pointer, rs uintptr, nb, blockBytes int)) func(dst, src []byte, rs int) {
+	return func(dst, src []byte, rs int) {
+		nb := rs / blockBytes
+		if nb == 0 {
+			return
+		}
+		_, _ = dst[8*nb*blockBytes-1], src[7*rs+nb*blockBytes-1]
+		xpose(ptr(dst), ptr(src), uintptr(rs), nb, blockBytes)
+	}
+}
