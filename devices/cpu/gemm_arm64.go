@@ -12,8 +12,7 @@ import (
 
 // The tiled and repacked kernels join the fast set where it runs
 // (arm64Kernels needs the same features), the integer ones with dotprod
-// exactly where the fast set's vec_dot kernels have it. The layouts' pack
-// stays the Go one.
+// exactly where the fast set's vec_dot kernels have it.
 func init() {
 	if !cpu.ARM64.HasASIMD {
 		return
@@ -22,6 +21,11 @@ func init() {
 		quant.F32: {step: 4, tile3x4: gemmF32x3x4NEON, tile3x1: gemmF32x3x1NEON, one: gemmF32x1x1NEON},
 	}
 	archRepack = neonRepack
+	archPack = map[quant.Type]func(dst, src []byte, rs int){
+		quant.Q4_0:   packX8(18, xposeX8NEON),
+		quant.Q8_0:   packX8(34, xposeX8NEON),
+		quant.IQ4_NL: packX8(18, xposeX8NEON),
+	}
 	if cpu.ARM64.HasASIMDDP {
 		archRepack = sdotRepack
 	}
@@ -41,6 +45,12 @@ var (
 		quant.IQ4_NL: {one: repack1(gemmIQ4_NLx8x1SDOT), four: repack4(gemmIQ4_NLx8x4SDOT)},
 	}
 )
+
+// xposeX8NEON interleaves nb blocks of blockBytes bytes of the eight rows
+// rs bytes apart at src into x8Layout's bytes at dst (packX8).
+//
+//go:noescape
+func xposeX8NEON(dst, src unsafe.Pointer, rs uintptr, nb, blockBytes int)
 
 // gemmQ4_0x8x1NEON sets out[0..8) to the eight rows of the repacked Q4_0
 // group x (nb blocks) times one Q8_0 column y with its aux row;

@@ -392,3 +392,101 @@ f11done:
 	HSUM4S(0, 0)
 	FMOVS F0, 0(R4)
 	RET
+
+// The interleave of x8Layout (repack_layouts.go) for the products'
+// on-the-fly packing: in each block, the eight rows' fp16 scales go to
+// 2r, and each run of four quant words (16 bytes from byte 2 of a row)
+// becomes four 32-byte chunks, word w of row r at 32w+4r: two 4x4 word
+// transposes (rows 0-3 and 4-7; TRN1/TRN2 on words, then on doublewords).
+#define TRN14S(m, n, d) ENC3(0x4E802800, m, n, d)
+#define TRN24S(m, n, d) ENC3(0x4E806800, m, n, d)
+#define TRN12D(m, n, d) ENC3(0x4EC02800, m, n, d)
+#define TRN22D(m, n, d) ENC3(0x4EC06800, m, n, d)
+
+// XP4 transposes the words of V(a)..V(a+3) into V(o), V(o+2), V(o+4),
+// V(o+6), using V(t)..V(t+3).
+#define XP4(a, t, o) \
+	TRN14S(a+1, a, t);         \
+	TRN24S(a+1, a, t+1);       \
+	TRN14S(a+3, a+2, t+2);     \
+	TRN24S(a+3, a+2, t+3);     \
+	TRN12D(t+2, t, o);         \
+	TRN12D(t+3, t+1, o+2);     \
+	TRN22D(t+2, t, o+4);       \
+	TRN22D(t+3, t+1, o+6)
+
+// XHDR copies row ROW's scale to off(R0).
+#define XHDR(ROW, off) \
+	MOVHU (ROW), R6; \
+	MOVH  R6, off(R0)
+
+// XROW loads row ROW's run at R9 into V.
+#define XROW(ROW, V) \
+	ADD  R9, ROW, R6; \
+	VLD1 (R6), [V.B16]
+
+// func xposeX8NEON(dst, src unsafe.Pointer, rs uintptr, nb, blockBytes int)
+TEXT ·xposeX8NEON(SB), NOSPLIT, $0-40
+	MOVD dst+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD rs+16(FP), R2
+	MOVD nb+24(FP), R3
+	MOVD blockBytes+32(FP), R4
+	ADD  R2, R1, R10
+	ADD  R2, R10, R11
+	ADD  R2, R11, R12
+	ADD  R2, R12, R13
+	ADD  R2, R13, R14
+	ADD  R2, R14, R15
+	ADD  R2, R15, R19
+	SUB  $2, R4, R5
+	LSR  $4, R5, R5
+	LSL  $3, R4, R20
+
+xblock:
+	CBZ R3, xdone
+	XHDR(R1, 0)
+	XHDR(R10, 2)
+	XHDR(R11, 4)
+	XHDR(R12, 6)
+	XHDR(R13, 8)
+	XHDR(R14, 10)
+	XHDR(R15, 12)
+	XHDR(R19, 14)
+	ADD  $16, R0, R7
+	MOVD R5, R8
+	MOVD $2, R9
+
+xrun:
+	CBZ R8, xnext
+	XROW(R1, V0)
+	XROW(R10, V1)
+	XROW(R11, V2)
+	XROW(R12, V3)
+	XROW(R13, V4)
+	XROW(R14, V5)
+	XROW(R15, V6)
+	XROW(R19, V7)
+	XP4(0, 8, 16)
+	XP4(4, 12, 17)
+	VST1.P [V16.B16, V17.B16, V18.B16, V19.B16], 64(R7)
+	VST1.P [V20.B16, V21.B16, V22.B16, V23.B16], 64(R7)
+	ADD    $16, R9
+	SUB    $1, R8
+	B      xrun
+
+xnext:
+	ADD R4, R1
+	ADD R4, R10
+	ADD R4, R11
+	ADD R4, R12
+	ADD R4, R13
+	ADD R4, R14
+	ADD R4, R15
+	ADD R4, R19
+	ADD R20, R0
+	SUB $1, R3
+	B   xblock
+
+xdone:
+	RET
