@@ -53,47 +53,47 @@ var (
 func xposeX8NEON(dst, src unsafe.Pointer, rs uintptr, nb, blockBytes int)
 
 // gemmQ4_0x8x1NEON sets out[0..8) to the eight rows of the repacked Q4_0
-// group x (nb blocks) times one Q8_0 column y with its aux row;
+// group x (n blocks) times one Q8_0 column y with its aux row;
 // gemmQ4_0x8x4NEON does so for four columns, each with the single-column
 // kernel's instructions, so with its bits. The SDOT forms use dotprod and
 // give the same bits (the integer sums are exact either way). The Q8_0
 // and IQ4_NL kernels are the same for their repacked types.
 //
 //go:noescape
-func gemmQ4_0x8x1NEON(nb int, x, y, aux, out unsafe.Pointer)
+func gemmQ4_0x8x1NEON(n int, x, y, aux, out unsafe.Pointer)
 
 //go:noescape
-func gemmQ4_0x8x4NEON(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ4_0x8x4NEON(n int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 //go:noescape
-func gemmQ4_0x8x1SDOT(nb int, x, y, aux, out unsafe.Pointer)
+func gemmQ4_0x8x1SDOT(n int, x, y, aux, out unsafe.Pointer)
 
 //go:noescape
-func gemmQ4_0x8x4SDOT(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ4_0x8x4SDOT(n int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 //go:noescape
-func gemmQ8_0x8x1NEON(nb int, x, y, aux, out unsafe.Pointer)
+func gemmQ8_0x8x1NEON(n int, x, y, aux, out unsafe.Pointer)
 
 //go:noescape
-func gemmQ8_0x8x4NEON(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ8_0x8x4NEON(n int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 //go:noescape
-func gemmQ8_0x8x1SDOT(nb int, x, y, aux, out unsafe.Pointer)
+func gemmQ8_0x8x1SDOT(n int, x, y, aux, out unsafe.Pointer)
 
 //go:noescape
-func gemmQ8_0x8x4SDOT(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ8_0x8x4SDOT(n int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 //go:noescape
-func gemmIQ4_NLx8x1NEON(nb int, x, y, aux, out unsafe.Pointer)
+func gemmIQ4_NLx8x1NEON(n int, x, y, aux, out unsafe.Pointer)
 
 //go:noescape
-func gemmIQ4_NLx8x4NEON(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmIQ4_NLx8x4NEON(n int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 //go:noescape
-func gemmIQ4_NLx8x1SDOT(nb int, x, y, aux, out unsafe.Pointer)
+func gemmIQ4_NLx8x1SDOT(n int, x, y, aux, out unsafe.Pointer)
 
 //go:noescape
-func gemmIQ4_NLx8x4SDOT(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmIQ4_NLx8x4SDOT(n int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 // gemmF32x3x4NEON sets, for rows r < 3 of x (stride bytes apart) and
 // columns c < 4, the float at out[c]+4r to the dot product of row r with

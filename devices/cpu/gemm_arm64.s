@@ -196,11 +196,11 @@
 	ADD $8, AP
 
 // X8ONE and X8FOUR are the bodies of the one- and four-column kernels
-// (nb int, x, y, aux, out: pointers, or for four columns pointers to four
-// of them) over x blocks of XB bytes decoded by DECODE, each column's
-// block added by COL.
+// (n int, x, y, aux, out: pointers, or for four columns pointers to four
+// of them; X4ARGS, dot_arm64.h, loads the first three) over n x blocks of
+// XB bytes decoded by DECODE, each column's block added by COL.
 #define X8ONE(DECODE, COL, XB) \
-	MOVD nb+0(FP), R0;    \
+	MOVD n+0(FP), R0;     \
 	MOVD x+8(FP), R1;     \
 	MOVD y+16(FP), R10;   \
 	MOVD aux+24(FP), R14; \
@@ -219,13 +219,7 @@ onedone:                  \
 	RET
 
 #define X8FOUR(DECODE, COL, XB) \
-	MOVD nb+0(FP), R0;     \
-	MOVD x+8(FP), R1;      \
-	MOVD y+16(FP), R9;     \
-	MOVD 0(R9), R10;       \
-	MOVD 8(R9), R11;       \
-	MOVD 16(R9), R12;      \
-	MOVD 24(R9), R13;      \
+	X4ARGS;                \
 	MOVD aux+24(FP), R9;   \
 	MOVD 0(R9), R14;       \
 	MOVD 8(R9), R15;       \
@@ -261,51 +255,51 @@ fourdone:                  \
 	VST1 [V24.S4, V25.S4], (R4); \
 	RET
 
-// func gemmQ8_0x8x1NEON(nb int, x, y, aux, out unsafe.Pointer)
+// func gemmQ8_0x8x1NEON(n int, x, y, aux, out unsafe.Pointer)
 TEXT ·gemmQ8_0x8x1NEON(SB), NOSPLIT, $0-40
 	X8ONE(DECODEQ80, NEONCOL, 272)
 
-// func gemmQ8_0x8x4NEON(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+// func gemmQ8_0x8x4NEON(n int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 TEXT ·gemmQ8_0x8x4NEON(SB), NOSPLIT, $0-40
 	X8FOUR(DECODEQ80, NEONCOL, 272)
 
-// func gemmQ8_0x8x1SDOT(nb int, x, y, aux, out unsafe.Pointer)
+// func gemmQ8_0x8x1SDOT(n int, x, y, aux, out unsafe.Pointer)
 TEXT ·gemmQ8_0x8x1SDOT(SB), NOSPLIT, $0-40
 	X8ONE(DECODEQ80, SDOTCOL, 272)
 
-// func gemmQ8_0x8x4SDOT(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+// func gemmQ8_0x8x4SDOT(n int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 TEXT ·gemmQ8_0x8x4SDOT(SB), NOSPLIT, $0-40
 	X8FOUR(DECODEQ80, SDOTCOL, 272)
 
-// func gemmQ4_0x8x1NEON(nb int, x, y, aux, out unsafe.Pointer)
+// func gemmQ4_0x8x1NEON(n int, x, y, aux, out unsafe.Pointer)
 TEXT ·gemmQ4_0x8x1NEON(SB), NOSPLIT, $0-40
 	X8ONE(DECODEQ40, NEONCOL, 144)
 
-// func gemmQ4_0x8x4NEON(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+// func gemmQ4_0x8x4NEON(n int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 TEXT ·gemmQ4_0x8x4NEON(SB), NOSPLIT, $0-40
 	X8FOUR(DECODEQ40, NEONCOL, 144)
 
-// func gemmQ4_0x8x1SDOT(nb int, x, y, aux, out unsafe.Pointer)
+// func gemmQ4_0x8x1SDOT(n int, x, y, aux, out unsafe.Pointer)
 TEXT ·gemmQ4_0x8x1SDOT(SB), NOSPLIT, $0-40
 	X8ONE(DECODEQ40, SDOTCOL, 144)
 
-// func gemmQ4_0x8x4SDOT(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+// func gemmQ4_0x8x4SDOT(n int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 TEXT ·gemmQ4_0x8x4SDOT(SB), NOSPLIT, $0-40
 	X8FOUR(DECODEQ40, SDOTCOL, 144)
 
-// func gemmIQ4_NLx8x1NEON(nb int, x, y, aux, out unsafe.Pointer)
+// func gemmIQ4_NLx8x1NEON(n int, x, y, aux, out unsafe.Pointer)
 TEXT ·gemmIQ4_NLx8x1NEON(SB), NOSPLIT, $0-40
 	X8ONE(DECODEIQ4, NEONCOL, 144)
 
-// func gemmIQ4_NLx8x4NEON(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+// func gemmIQ4_NLx8x4NEON(n int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 TEXT ·gemmIQ4_NLx8x4NEON(SB), NOSPLIT, $0-40
 	X8FOUR(DECODEIQ4, NEONCOL, 144)
 
-// func gemmIQ4_NLx8x1SDOT(nb int, x, y, aux, out unsafe.Pointer)
+// func gemmIQ4_NLx8x1SDOT(n int, x, y, aux, out unsafe.Pointer)
 TEXT ·gemmIQ4_NLx8x1SDOT(SB), NOSPLIT, $0-40
 	X8ONE(DECODEIQ4, SDOTCOL, 144)
 
-// func gemmIQ4_NLx8x4SDOT(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+// func gemmIQ4_NLx8x4SDOT(n int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 TEXT ·gemmIQ4_NLx8x4SDOT(SB), NOSPLIT, $0-40
 	X8FOUR(DECODEIQ4, SDOTCOL, 144)
 

@@ -44,37 +44,18 @@ func TestARM64RepackSets(t *testing.T) {
 	}
 	for typ, l := range repackLayouts {
 		for _, nb := range []int{1, 2, 7, 40} {
-			n := l.aux.block * nb
-			rs := int(typ.RowSize(int64(n)))
-			plain, err := quant.Quantize(typ, mmRandF32s(rng, int64(8*n)), 8, n, nil)
-			require.NoError(t, err)
-			x := make([]byte, l.groupSize(uint64(len(plain))))
-			l.pack(x, plain, rs)
-			var ys, auxs [4][]byte
-			for c := range 4 {
-				ys[c] = make([]byte, l.aux.vdt.RowSize(int64(n)))
-				require.NoError(t, genericKernels.traits[l.aux.vdt].fromFloat(ys[c], mmRandF32s(rng, int64(n))))
-				auxs[c] = make([]byte, nb*l.aux.size)
-				l.aux.fill(auxs[c], ys[c], nb)
-			}
+			kc := newKernelCase(t, rng, typ, l, nb)
+			want, _ := kc.run(genericRepack[typ])
 			var first [4][]float32
 			for si, set := range sets {
-				k := set[typ]
-				var four [4][]float32
+				one, four := kc.run(set[typ])
 				for c := range 4 {
-					four[c] = make([]float32, 8)
-				}
-				k.four(nb, x, &ys, &auxs, &four)
-				for c := range 4 {
-					want, one := make([]float32, 8), make([]float32, 8)
-					genericRepack[typ].one(nb, x, ys[c], auxs[c], want)
-					k.one(nb, x, ys[c], auxs[c], one)
-					requireCloseRows(t, want, one, int64(n))
-					require.Equal(t, one, four[c], "%s nb=%d set %d column %d: four columns differ from one", typ, nb, si, c)
+					requireCloseRows(t, want[c], one[c], int64(nb*l.aux.block))
+					require.Equal(t, one[c], four[c], "%s nb=%d set %d column %d: four columns differ from one", typ, nb, si, c)
 					if si == 0 {
-						first[c] = one
+						first[c] = one[c]
 					} else {
-						require.Equal(t, first[c], one, "%s nb=%d column %d: SDOT and NEON differ", typ, nb, c)
+						require.Equal(t, first[c], one[c], "%s nb=%d column %d: SDOT and NEON differ", typ, nb, c)
 					}
 				}
 			}
