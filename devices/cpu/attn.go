@@ -78,11 +78,11 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 		iv2, iv3 := iq2/(nHead/v.Ne[2]), iq3/(q.Ne[3]/v.Ne[3])
 
 		qOff := offset(q, 0, iq1, iq2, iq3)
-		mustDequantize(w.qf, quant.F32, q.Data[qOff:])
+		qf := f32RowOr(q.Data, qOff, dk, w.qf)
 		if w.q16 != nil {
-			vec.f32ToF16(w.q16, w.qf)
+			vec.f32ToF16(w.q16, qf)
 			vec.f16ToF32(w.qr, w.q16)
-		} else if _, err := quant.FromFloat(w.qq, qdt, w.qf); err != nil {
+		} else if _, err := quant.FromFloat(w.qq, qdt, qf); err != nil {
 			panic(err)
 		}
 		mslope := slope(iq2)
@@ -98,13 +98,23 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 		n := 0
 		if mask != nil {
 			maskRow := f16RowOr(mask.Data, offset(mask, 0, iq1, iq2%mask.Ne[2], iq3%mask.Ne[3]), nkv, w.mask16)
-			for ic, h := range maskRow {
-				mv := mslope * quant.FP16ToFP32(h)
-				if math.IsInf(float64(mv), -1) {
-					continue
+			if mslope == 1 {
+				// Without ALiBi a key is masked exactly when its mask
+				// value is the fp16 -Inf.
+				for ic, h := range maskRow {
+					if h != fp16NegInf {
+						keys[n], mvs[n] = int32(ic), quant.FP16ToFP32(h)
+						n++
+					}
 				}
-				keys[n], mvs[n] = int32(ic), mv
-				n++
+			} else {
+				for ic, h := range maskRow {
+					mv := mslope * quant.FP16ToFP32(h)
+					if mv >= -math.MaxFloat32 || mv != mv {
+						keys[n], mvs[n] = int32(ic), mv
+						n++
+					}
+				}
 			}
 		} else {
 			for ic := range nkv {
@@ -116,19 +126,24 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 			vec.attnScoresF16(ex[:n], keys[:n], k.Data[kBase:], k.Nb[1], w.q16, w.qr, w.k16)
 		} else {
 			for j, ic := range keys[:n] {
-				ex[j] = flashScore(k, kBase+uint64(ic)*k.Nb[1], kRow, dk, w.qq, w.qf)
+				ex[j] = flashScore(k, kBase+uint64(ic)*k.Nb[1], kRow, dk, w.qq, qf)
 			}
 		}
 		// On a new maximum M of the scores so far the accumulated values
 		// are rescaled by ms = e^(M_old-M) and the key weighs 1;
 		// otherwise it weighs vs = e^(s-M).
+		sc := scale
+		if fp.LogitSoftcap != 0 {
+			for j, s := range ex[:n] {
+				ex[j] = fp.LogitSoftcap * tanhf(s*scale)
+			}
+			sc = 1
+		}
 		m := float32(math.Inf(-1))
 		for j, s := range ex[:n] {
-			s *= scale
-			if fp.LogitSoftcap != 0 {
-				s = fp.LogitSoftcap * tanhf(s)
-			}
-			s += mvs[j]
+			// The conversion keeps the product rounded apart from the
+			// sum, as in ggml (no fused multiply-add).
+			s = float32(s*sc) + mvs[j]
 			if newMax[j] = s > m; newMax[j] {
 				ex[j], m = m-s, s
 			} else {
@@ -191,6 +206,9 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 		attnStoreF32(t.Data, offset(t, 0, iq2, iq1, iq3), vkq)
 	}
 }
+
+// fp16NegInf is -Inf in fp16.
+const fp16NegInf = 0xfc00
 
 // flashScratch is one thread's buffers for computeFlashAttnExt, carved
 // from its share of the operation's work memory (flashAttnWorkSize) so
