@@ -66,13 +66,17 @@ sloop8:
 	JMP  sloop8
 
 sreduce:
+	// vecDotF16AVX2's reduction, its two horizontal adds as shuffles
+	// and adds in the same order: (x0+x1) + (x2+x3).
 	VADDPS Y1, Y0, Y0
 	VADDPS Y3, Y2, Y2
 	VADDPS Y2, Y0, Y0
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
+	VMOVSHDUP X0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X1, X1
+	VADDSS X1, X0, X0
 
 sloop1:
 	TESTQ CX, CX
