@@ -122,52 +122,39 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 				n++
 			}
 		}
-		if w.q16 != nil {
-			vec.attnScoresF16(ex[:n], keys[:n], k.Data[kBase:], k.Nb[1], w.q16, w.qr, w.k16)
-		} else {
-			for j, ic := range keys[:n] {
-				ex[j] = flashScore(k, kBase+uint64(ic)*k.Nb[1], kRow, dk, w.qq, qf)
-			}
-		}
 		// On a new maximum M of the scores so far the accumulated values
 		// are rescaled by ms = e^(M_old-M) and the key weighs 1;
-		// otherwise it weighs vs = e^(s-M).
-		sc := scale
-		if fp.LogitSoftcap != 0 {
-			for j, s := range ex[:n] {
-				ex[j] = fp.LogitSoftcap * tanhf(s*scale)
-			}
-			sc = 1
-		}
-		m := float32(math.Inf(-1))
-		for j, s := range ex[:n] {
-			// The conversion keeps the product rounded apart from the
-			// sum, as in ggml (no fused multiply-add).
-			s = float32(s*sc) + mvs[j]
-			if newMax[j] = s > m; newMax[j] {
-				ex[j], m = m-s, s
+		// otherwise it weighs vs = e^(s-M) (attnRunningMax, attnWeights).
+		var m float32
+		switch {
+		case w.q16 != nil && fp.LogitSoftcap == 0:
+			m = vec.attnScoresMaxF16(ex[:n], keys[:n], k.Data[kBase:], k.Nb[1], w.q16, w.qr, w.k16, scale, mvs[:n], newMax[:n])
+		default:
+			if w.q16 != nil {
+				vec.attnScoresF16(ex[:n], keys[:n], k.Data[kBase:], k.Nb[1], w.q16, w.qr, w.k16)
 			} else {
-				ex[j] = s - m
+				for j, ic := range keys[:n] {
+					ex[j] = flashScore(k, kBase+uint64(ic)*k.Nb[1], kRow, dk, w.qq, qf)
+				}
 			}
+			sc := scale
+			if fp.LogitSoftcap != 0 {
+				for j, s := range ex[:n] {
+					ex[j] = fp.LogitSoftcap * tanhf(s*scale)
+				}
+				sc = 1
+			}
+			m = attnRunningMax(ex[:n], mvs[:n], newMax[:n], sc)
 		}
 		vec.expf(ex[:n], ex[:n])
-		msk, vsk := w.ms, w.vs
-		var sum float32 // S: the softmax denominator
-		for j, e := range ex[:n] {
-			ms, vs := float32(1), e
-			if newMax[j] {
-				ms, vs = e, 1
-			}
-			msk[j], vsk[j] = ms, vs
-			sum = sum*ms + vs
-		}
 		vkq := w.vkq
 		clear(vkq)
+		var sum float32 // S: the softmax denominator
 		if w.vkq16 != nil {
 			// The accumulators stay fp16, rounded at every step, as
 			// ggml's are.
 			clear(w.vkq16)
-			vec.attnAccF16(w.vkq16, keys[:n], v.Data[vBase:], v.Nb[1], msk[:n], vsk[:n], w.v16)
+			sum = vec.attnAccF16(w.vkq16, keys[:n], v.Data[vBase:], v.Nb[1], ex[:n], newMax[:n], w.v16)
 			vec.f16ToF32(vkq, w.vkq16)
 		} else {
 			for j, ic := range keys[:n] {
@@ -178,10 +165,12 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 				} else {
 					mustDequantize(w.v32, v.Type, v.Data[vOff:vOff+vRow])
 				}
-				if msk[j] != 1 {
-					vec.scale(vkq, msk[j])
+				ms, vs := attnWeights(ex[j], newMax[j])
+				if ms != 1 {
+					vec.scale(vkq, ms)
 				}
-				vec.mad(vkq, vr, vsk[j])
+				vec.mad(vkq, vr, vs)
+				sum = float32(sum*ms) + vs
 			}
 		}
 
@@ -222,8 +211,7 @@ type flashScratch struct {
 	vkq16, v16 []uint16
 	mask16     []uint16 // an unaligned mask row
 	// Per query row and key the mask lets through: its index, mask
-	// value, score (then exponential), whether it was a new maximum,
-	// and the factors ms and vs of the running sums at it.
+	// value, score (then exponential) and whether it was a new maximum.
 	keys            []int32
 	mvs, ex, ms, vs []float32
 	newMax          []bool
@@ -259,7 +247,7 @@ func flashScratchLayout(t *graph.Tensor, b []byte) (flashScratch, int) {
 		w.mask16 = u16(nkv)
 	}
 	w.keys = carve[int32](take(nkv, 4), nkv)
-	w.mvs, w.ex, w.ms, w.vs = f32(nkv), f32(nkv), f32(nkv), f32(nkv)
+	w.mvs, w.ex = f32(nkv), f32(nkv)
 	w.newMax = carve[bool](take(nkv, 1), nkv)
 	return w, used
 }

@@ -14,10 +14,14 @@
 	VCVTPS2PH $0, Y, X; \
 	VCVTPH2PS X, Y
 
-// func attnScoresF16AVX2(out, qf *float32, k *byte, stride uintptr, keys *int32, n, d int)
+// func attnScoresF16AVX2(out, qf *float32, k *byte, stride uintptr, keys *int32, n, d, rows int, mvs *float32, newMax *bool, scale float32) (bad int, m float32)
 // out[j] = the dot product of the d fp16 values at k + keys[j]*stride with
 // qf (the query's fp16 values as floats), summed as vecDotF16AVX2 sums.
-TEXT ·attnScoresF16AVX2(SB), NOSPLIT, $0-56
+// With mvs, each score then goes on as attnRunningMax takes it (s =
+// dot*scale + mvs[j], newMax[j] = s > M, out[j] = M-s on a new maximum,
+// else s-M), M the running maximum, returned. A key not below rows stops
+// it with bad = 1 before its row is read.
+TEXT ·attnScoresF16AVX2(SB), NOSPLIT, $0-100
 	MOVQ out+0(FP), DI
 	MOVQ qf+8(FP), R8
 	MOVQ k+16(FP), R9
@@ -25,11 +29,18 @@ TEXT ·attnScoresF16AVX2(SB), NOSPLIT, $0-56
 	MOVQ keys+32(FP), R11
 	MOVQ n+40(FP), R12
 	MOVQ d+48(FP), R13
+	MOVQ mvs+64(FP), R14
+	VMOVSS scale+80(FP), X13
+	MOVL $0xff800000, AX
+	VMOVD AX, X12 // M = -Inf
+	XORQ BX, BX
 
 skey:
-	TESTQ R12, R12
-	JE    sdone
-	MOVLQSX (R11), AX
+	CMPQ BX, R12
+	JE   sdone
+	MOVLQSX (R11)(BX*4), AX
+	CMPQ AX, rows+56(FP)
+	JAE  sbad
 	IMULQ R10, AX
 	LEAQ  (R9)(AX*1), SI
 	MOVQ  R8, DX
@@ -80,7 +91,7 @@ sreduce:
 
 sloop1:
 	TESTQ CX, CX
-	JE    sstore
+	JE    sscore
 	MOVWLZX (SI), AX
 	VMOVD AX, X4
 	VCVTPH2PS X4, X4
@@ -90,28 +101,52 @@ sloop1:
 	DECQ CX
 	JMP  sloop1
 
+sscore:
+	TESTQ R14, R14
+	JE    sstore
+	// s = dot*scale + mv (rounded apart); a new maximum when s > M.
+	VMULSS X13, X0, X0
+	VADDSS (R14)(BX*4), X0, X0
+	VCMPSS $0x1e, X12, X0, X5
+	VSUBSS X0, X12, X6
+	VSUBSS X12, X0, X7
+	VBLENDVPS X5, X6, X7, X7
+	VBLENDVPS X5, X0, X12, X12
+	VMOVAPS X7, X0
+	VMOVD X5, AX
+	ANDL $1, AX
+	MOVQ newMax+72(FP), SI
+	MOVB AX, (SI)(BX*1)
+
 sstore:
-	VMOVSS X0, (DI)
-	ADDQ $4, DI
-	ADDQ $4, R11
-	DECQ R12
+	VMOVSS X0, (DI)(BX*4)
+	INCQ BX
 	JMP  skey
 
-sdone:
+sbad:
+	MOVQ $1, bad+88(FP)
 	VZEROUPPER
 	RET
 
-// ACCKEY loads key j's weights into Y14 (ms) and Y15 (vs), its value row's
-// address (plus the piece's offset R8) into SI, and sets the flags for
-// "ms == 1" (ZF set, PF clear). It uses AX.
+sdone:
+	MOVQ $0, bad+88(FP)
+	VMOVSS X12, m+96(FP)
+	VZEROUPPER
+	RET
+
+// ACCKEY checks key j against rows in R14 (to abad), loads its value row's
+// address (plus the piece's offset R8) into SI and its exponential into
+// Y14, and sets the flags for "a new maximum" (ZF clear). It uses AX.
 #define ACCKEY \
 	MOVLQSX (R11)(BX*4), AX; \
+	CMPQ    AX, R14; \
+	JAE     abad; \
 	IMULQ   R10, AX; \
 	ADDQ    R9, AX; \
 	LEAQ    (AX)(R8*1), SI; \
 	VBROADCASTSS (R12)(BX*4), Y14; \
-	VBROADCASTSS (R13)(BX*4), Y15; \
-	VUCOMISS X12, X14
+	MOVBLZX (R13)(BX*1), AX; \
+	TESTL   AX, AX
 
 // ACC8(off, Y, X) is one register's step: Y = fp16(Y + v[off:off+8]*vs).
 #define ACC8(off, Y, X) \
@@ -119,24 +154,41 @@ sdone:
 	VFMADD231PS Y15, Y8, Y; \
 	ROUND16(Y, X)
 
-// func attnAccF16AVX2(acc *uint16, d int, v *byte, stride uintptr, keys *int32, ms, vs *float32, n int)
-// For each key j in turn: when ms[j] != 1, acc = fp16(acc*ms[j]); then
-// acc = fp16(acc + v_j*vs[j]), v_j the d fp16 values at v + keys[j]*stride.
-// Every element's chain over the keys is
-// vecScaleF16AVX2's and vecMadF16AVX2's; the row is taken 64, then 8, then
-// one element at a time, all keys for each piece, the piece's accumulators
-// staying in registers.
-TEXT ·attnAccF16AVX2(SB), NOSPLIT, $0-64
+// OLDKEY and NEWKEY set the key's weights: vs = e and the sum S += e
+// for a key below the maximum; for a new maximum ms = e (the caller
+// scales), vs = 1 and S = S*e + 1, each rounded as the Go code rounds.
+#define OLDKEY \
+	VMOVAPS Y14, Y15; \
+	VADDSS  X14, X11, X11
+
+#define NEWKEY \
+	VMOVAPS Y13, Y15; \
+	VMULSS  X14, X11, X11; \
+	VADDSS  X13, X11, X11
+
+// func attnAccF16AVX2(acc *uint16, d int, v *byte, stride uintptr, keys *int32, ex *float32, newMax *bool, n, rows int) (bad int, sum float32)
+// For each key j in turn, e = ex[j]: on a new maximum (newMax[j])
+// acc = fp16(acc*e) and acc = fp16(acc + v_j), else acc = fp16(acc +
+// v_j*e), v_j the d fp16 values at v + keys[j]*stride; sum is the
+// softmax denominator over the same weights. Every element's chain over
+// the keys is vecScaleF16AVX2's and vecMadF16AVX2's; the row is taken 64,
+// then 8, then one element at a time, all keys for each piece, the
+// piece's accumulators staying in registers (each piece also runs the
+// sum's scalar chain, hidden under its vector work). d > 0; a key not
+// below rows stops it with bad = 1 before its row is read.
+TEXT ·attnAccF16AVX2(SB), NOSPLIT, $0-84
 	MOVQ acc+0(FP), DI
 	MOVQ d+8(FP), CX
 	MOVQ v+16(FP), R9
 	MOVQ stride+24(FP), R10
 	MOVQ keys+32(FP), R11
-	MOVQ ms+40(FP), R12
-	MOVQ vs+48(FP), R13
+	MOVQ ex+40(FP), R12
+	MOVQ newMax+48(FP), R13
 	MOVQ n+56(FP), DX
+	MOVQ rows+64(FP), R14
 	MOVL $0x3f800000, AX
-	VMOVD AX, X12
+	VMOVD AX, X13
+	VBROADCASTSS X13, Y13
 	XORQ R8, R8 // the piece's byte offset in a value row
 
 a64:
@@ -150,14 +202,15 @@ a64:
 	VCVTPH2PS 80(DI), Y5
 	VCVTPH2PS 96(DI), Y6
 	VCVTPH2PS 112(DI), Y7
+	VXORPS X11, X11, X11
 	XORQ BX, BX
 
 a64key:
 	CMPQ BX, DX
 	JE   a64store
 	ACCKEY
-	JNE  a64scale
-	JP   a64scale
+	JNE  a64new
+	OLDKEY
 
 a64mad:
 	ACC8(0, Y0, X0)
@@ -171,7 +224,8 @@ a64mad:
 	INCQ BX
 	JMP  a64key
 
-a64scale:
+a64new:
+	NEWKEY
 	VMULPS Y14, Y0, Y0
 	VMULPS Y14, Y1, Y1
 	VMULPS Y14, Y2, Y2
@@ -208,21 +262,23 @@ a8:
 	CMPQ CX, $8
 	JL   a1
 	VCVTPH2PS (DI), Y0
+	VXORPS X11, X11, X11
 	XORQ BX, BX
 
 a8key:
 	CMPQ BX, DX
 	JE   a8store
 	ACCKEY
-	JNE  a8scale
-	JP   a8scale
+	JNE  a8new
+	OLDKEY
 
 a8mad:
 	ACC8(0, Y0, X0)
 	INCQ BX
 	JMP  a8key
 
-a8scale:
+a8new:
+	NEWKEY
 	VMULPS Y14, Y0, Y0
 	ROUND16(Y0, X0)
 	JMP a8mad
@@ -240,14 +296,15 @@ a1:
 	MOVWLZX (DI), AX
 	VMOVD AX, X0
 	VCVTPH2PS X0, X0
+	VXORPS X11, X11, X11
 	XORQ BX, BX
 
 a1key:
 	CMPQ BX, DX
 	JE   a1store
 	ACCKEY
-	JNE  a1scale
-	JP   a1scale
+	JNE  a1new
+	OLDKEY
 
 a1mad:
 	MOVWLZX (SI), AX
@@ -259,7 +316,8 @@ a1mad:
 	INCQ BX
 	JMP  a1key
 
-a1scale:
+a1new:
+	NEWKEY
 	VMULSS X14, X0, X0
 	VCVTPS2PH $0, X0, X0
 	VCVTPH2PS X0, X0
@@ -274,7 +332,14 @@ a1store:
 	DECQ CX
 	JMP  a1
 
+abad:
+	MOVQ $1, bad+72(FP)
+	VZEROUPPER
+	RET
+
 adone:
+	MOVQ $0, bad+72(FP)
+	VMOVSS X11, sum+80(FP)
 	VZEROUPPER
 	RET
 

@@ -65,10 +65,16 @@ type vecKernels struct {
 	// len(q16) values; qf holds q16's values as floats; tmp (len(q16))
 	// is scratch.
 	attnScoresF16 func(out []float32, keys []int32, k []byte, stride uint64, q16 []uint16, qf []float32, tmp []uint16)
-	// attnAccF16: for each key j in turn, scaleF16(acc, ms[j]) when
-	// ms[j] != 1, then madF16(acc, value row keys[j], vs[j]), rows of
-	// len(acc) values; tmp (len(acc)) is scratch.
-	attnAccF16 func(acc []uint16, keys []int32, v []byte, stride uint64, ms, vs []float32, tmp []uint16)
+	// attnScoresMaxF16 is attnScoresF16, then attnRunningMax(out, mvs,
+	// newMax, scale), whose maximum it returns.
+	attnScoresMaxF16 func(out []float32, keys []int32, k []byte, stride uint64, q16 []uint16, qf []float32, tmp []uint16,
+		scale float32, mvs []float32, newMax []bool) float32
+	// attnAccF16: for each key j in turn, with ms, vs the weights
+	// attnWeights gives ex[j] and newMax[j], scaleF16(acc, ms) when
+	// ms != 1, then madF16(acc, value row keys[j], vs), rows of len(acc)
+	// values; it returns the softmax denominator over the same weights
+	// (S = S*ms + vs from 0). tmp (len(acc)) is scratch.
+	attnAccF16 func(acc []uint16, keys []int32, v []byte, stride uint64, ex []float32, newMax []bool, tmp []uint16) float32
 }
 
 // genericVec is the portable implementation.
@@ -157,22 +163,60 @@ func ropeNeoxFrom(y, x, cs []float32, i int) {
 // primitives.
 func composeAttn(k vecKernels) vecKernels {
 	dotF16, scaleF16, madF16 := k.dotF16, k.scaleF16, k.madF16
-	k.attnScoresF16 = func(out []float32, keys []int32, kd []byte, stride uint64, q16 []uint16, _ []float32, tmp []uint16) {
+	scores := func(out []float32, keys []int32, kd []byte, stride uint64, q16 []uint16, _ []float32, tmp []uint16) {
 		out = out[:len(keys)]
 		for j, key := range keys {
 			out[j] = dotF16(f16RowOr(kd, attnRowOffset(key, stride), int64(len(q16)), tmp), q16)
 		}
 	}
-	k.attnAccF16 = func(acc []uint16, keys []int32, v []byte, stride uint64, ms, vs []float32, tmp []uint16) {
-		ms, vs = ms[:len(keys)], vs[:len(keys)]
+	k.attnScoresF16 = scores
+	k.attnScoresMaxF16 = func(out []float32, keys []int32, kd []byte, stride uint64, q16 []uint16, qf []float32, tmp []uint16,
+		scale float32, mvs []float32, newMax []bool) float32 {
+		scores(out, keys, kd, stride, q16, qf, tmp)
+		return attnRunningMax(out[:len(keys)], mvs, newMax, scale)
+	}
+	k.attnAccF16 = func(acc []uint16, keys []int32, v []byte, stride uint64, ex []float32, newMax []bool, tmp []uint16) float32 {
+		ex, newMax = ex[:len(keys)], newMax[:len(keys)]
+		var sum float32
 		for j, key := range keys {
-			if ms[j] != 1 {
-				scaleF16(acc, ms[j])
+			ms, vs := attnWeights(ex[j], newMax[j])
+			if ms != 1 {
+				scaleF16(acc, ms)
 			}
-			madF16(acc, f16RowOr(v, attnRowOffset(key, stride), int64(len(acc)), tmp), vs[j])
+			madF16(acc, f16RowOr(v, attnRowOffset(key, stride), int64(len(acc)), tmp), vs)
+			sum = float32(sum*ms) + vs
 		}
+		return sum
 	}
 	return k
+}
+
+// attnRunningMax turns flash attention's scores into the arguments of
+// their exponentials, in key order: s = score*scale + mvs[j] (the mask),
+// and against M, the largest s so far, newMax[j] = s > M with M-s (the
+// rescaling of what came before) on a new maximum, else s-M. It returns
+// the last M. The products and sums round apart, as ggml's.
+func attnRunningMax(ex, mvs []float32, newMax []bool, scale float32) float32 {
+	mvs, newMax = mvs[:len(ex)], newMax[:len(ex)]
+	m := float32(math.Inf(-1))
+	for j, s := range ex {
+		s = float32(s*scale) + mvs[j]
+		if newMax[j] = s > m; newMax[j] {
+			ex[j], m = m-s, s
+		} else {
+			ex[j] = s - m
+		}
+	}
+	return m
+}
+
+// attnWeights is a key's factors in the online softmax from e, its
+// exponential: ms rescales what came before, vs weighs its value.
+func attnWeights(e float32, newMax bool) (ms, vs float32) {
+	if newMax {
+		return e, 1
+	}
+	return 1, e
 }
 
 // attnRowOffset is the byte offset of row key, which must not be negative.

@@ -46,6 +46,7 @@ var avx2Vec = func() vecKernels {
 		genericVec.f32ToF16(dst[n:], src[n:])
 	}
 	k.attnScoresF16 = attnScoresF16Fused
+	k.attnScoresMaxF16 = attnScoresMaxF16Fused
 	k.attnAccF16 = attnAccF16Fused
 	k.sincos = func(s, c, x []float64) {
 		s, c = s[:len(x)], c[:len(x)]

@@ -162,26 +162,48 @@ func TestVecAttnF16(t *testing.T) {
 					requireSum(t, gen[j], got[j], row, qr, "scores d=%d key %d", d, key)
 				}
 
-				// Weights: a new maximum (ms < 1, vs = 1) now and then,
-				// every time when rescale is set, else e^(s-M) <= 1.
-				ms, vs := make([]float32, len(keys)), make([]float32, len(keys))
+				// The scores as the softmax takes them: scaled, plus
+				// mask values (some large, some negative), against the
+				// running maximum; the maximum returned, the flags and
+				// arguments bit for bit.
+				mvs := randF32(r, len(keys))
+				for j := range mvs {
+					if r.IntN(4) == 0 {
+						mvs[j] *= 50
+					}
+				}
+				scale := float32(r.Float64()) + 0.01
+				nmGot, nmWant := make([]bool, len(keys)), make([]bool, len(keys))
+				mGot := vec.attnScoresMaxF16(got[:len(keys)], keys, kd, stride, q16, qr, tmp, scale, mvs, nmGot)
+				mWant := composed.attnScoresMaxF16(want, keys, kd, stride, q16, qr, tmp, scale, mvs, nmWant)
+				require.Equal(t, want, got[:len(keys)], "scores and maximum d=%d rows=%d", d, nrows)
+				require.Equal(t, nmWant, nmGot, "new maxima d=%d rows=%d", d, nrows)
+				require.Equal(t, math.Float32bits(mWant), math.Float32bits(mGot), "maximum d=%d rows=%d", d, nrows)
+
+				// Weights: exponentials at most 1, a new maximum now and
+				// then (on the first key always, at every key when
+				// rescale is set), some exactly 1.
+				ex, newMax := make([]float32, len(keys)), make([]bool, len(keys))
 				rescale := r.IntN(4) == 0
 				for j := range keys {
-					ms[j], vs[j] = 1, r.Float32()
-					if rescale || j == 0 || r.IntN(8) == 0 {
-						ms[j], vs[j] = r.Float32(), 1
+					ex[j] = r.Float32()
+					if r.IntN(10) == 0 {
+						ex[j] = 1
 					}
+					newMax[j] = rescale || j == 0 || r.IntN(8) == 0
 				}
 				acc0 := randF16(r, d)
 				accGot := randF16(r, d)
 				copy(accGot, acc0)
 				tail := append([]uint16(nil), accGot[:d+guard][d:]...)
 				accWant, accGen := append([]uint16(nil), acc0...), append([]uint16(nil), acc0...)
-				vec.attnAccF16(accGot, keys, vd, stride, ms, vs, tmp)
-				composed.attnAccF16(accWant, keys, vd, stride, ms, vs, tmp)
-				genericVec.attnAccF16(accGen, keys, vd, stride, ms, vs, tmp)
+				sumGot := vec.attnAccF16(accGot, keys, vd, stride, ex, newMax, tmp)
+				sumWant := composed.attnAccF16(accWant, keys, vd, stride, ex, newMax, tmp)
+				sumGen := genericVec.attnAccF16(accGen, keys, vd, stride, ex, newMax, tmp)
 				require.Equal(t, accWant, accGot, "acc d=%d rows=%d stride=%d off=%d", d, nrows, stride, off)
 				require.Equal(t, tail, accGot[:d+guard][d:], "acc wrote past the end")
+				require.Equal(t, math.Float32bits(sumWant), math.Float32bits(sumGot), "sum d=%d rows=%d", d, nrows)
+				require.Equal(t, math.Float32bits(sumGen), math.Float32bits(sumGot), "sum (portable) d=%d rows=%d", d, nrows)
 				requireAccClose(t, accGen, accGot, len(keys), "acc d=%d", d)
 			}
 		}
@@ -209,7 +231,11 @@ func TestVecAttnF16Bounds(t *testing.T) {
 	out := make([]float32, 2)
 	require.Panics(t, func() { vec.attnScoresF16(out, []int32{0, 3}, data, uint64(2*d), q16, qr, tmp) })
 	require.Panics(t, func() { vec.attnScoresF16(out, []int32{0, -1}, data, uint64(2*d), q16, qr, tmp) })
+	nm := []bool{true, false}
+	require.Panics(t, func() { vec.attnScoresMaxF16(out, []int32{0, 3}, data, uint64(2*d), q16, qr, tmp, 1, qr, nm) })
 	acc, w := make([]uint16, d), []float32{1, 1}
-	require.Panics(t, func() { vec.attnAccF16(acc, []int32{1, 3}, data, uint64(2*d), w, w, tmp) })
-	require.NotPanics(t, func() { vec.attnAccF16(acc, []int32{0, 2}, data, uint64(2*d), w, w, tmp) })
+	require.Panics(t, func() { vec.attnAccF16(acc, []int32{1, 3}, data, uint64(2*d), w, nm, tmp) })
+	require.Panics(t, func() { vec.attnAccF16(acc[:9], []int32{1, -2}, data, uint64(2*d), w, nm, tmp) })
+	require.NotPanics(t, func() { vec.attnAccF16(acc, []int32{0, 2}, data, uint64(2*d), w, nm, tmp) })
+	require.NotPanics(t, func() { vec.attnScoresF16(out, []int32{0, 2}, data, uint64(2*d), q16, qr, tmp) })
 }
