@@ -88,14 +88,19 @@ DATA sincosc<>+608(SB)/8, $0x8000000000000000 // the sign bit
 DATA sincosc<>+616(SB)/8, $0x8000000000000000
 DATA sincosc<>+624(SB)/8, $0x8000000000000000
 DATA sincosc<>+632(SB)/8, $0x8000000000000000
-GLOBL sincosc<>(SB), RODATA|NOPTR, $640
+DATA sincosc<>+640(SB)/8, $0x41c0000000000000 // 2^29, math.Sincos's reduceThreshold
+DATA sincosc<>+648(SB)/8, $0x41c0000000000000
+DATA sincosc<>+656(SB)/8, $0x41c0000000000000
+DATA sincosc<>+664(SB)/8, $0x41c0000000000000
+GLOBL sincosc<>(SB), RODATA|NOPTR, $672
 
-// func sincosAVX2(s, c, x *float64, n int)
+// func sincosAVX2(s, c, x *float64, n int) (other int)
 // s[i], c[i] = math.Sincos(x[i]) for n a multiple of 4, for every x with
 // 0 < |x| < 2^29 (the range math.Sincos reduces with Pi/4 in three
 // parts): its octant, its reduction, both polynomials, then the swap and
-// signs the octant picks. Other lanes get garbage the caller replaces.
-TEXT ·sincosAVX2(SB), NOSPLIT, $0-32
+// signs the octant picks. Other lanes get garbage the caller replaces;
+// other is nonzero when there are some.
+TEXT ·sincosAVX2(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), DI
 	MOVQ c+8(FP), DX
 	MOVQ x+16(FP), SI
@@ -103,6 +108,7 @@ TEXT ·sincosAVX2(SB), NOSPLIT, $0-32
 	MOVL $1, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, X15
+	XORQ R8, R8
 
 scloop:
 	CMPQ CX, $4
@@ -110,6 +116,14 @@ scloop:
 	VMOVUPD (SI), Y0
 	VANDPD sincosc<>+576(SB), Y0, Y1
 	VANDPD sincosc<>+608(SB), Y0, Y2
+	// The lanes out of range: not 0 < |x| < 2^29 (NaN included).
+	VCMPPD $0x11, sincosc<>+640(SB), Y1, Y3
+	VXORPD Y4, Y4, Y4
+	VCMPPD $0x1e, Y4, Y1, Y4
+	VANDPD Y4, Y3, Y3
+	VMOVMSKPD Y3, AX
+	XORL $15, AX
+	ORQ AX, R8
 	// j = int(|x| * 4/Pi), made even (j++ when odd), and y = float64(j)
 	VMULPD sincosc<>+0(SB), Y1, Y3
 	VCVTTPD2DQY Y3, X3
@@ -175,6 +189,7 @@ scloop:
 	JMP  scloop
 
 scdone:
+	MOVQ R8, other+32(FP)
 	VZEROUPPER
 	RET
 

@@ -51,16 +51,16 @@ var avx2Vec = func() vecKernels {
 	k.sincos = func(s, c, x []float64) {
 		s, c = s[:len(x)], c[:len(x)]
 		n := len(x) &^ 3
-		if n > 0 {
-			sincosAVX2(unsafe.SliceData(s), unsafe.SliceData(c), unsafe.SliceData(x), n)
-		}
-		// The angles the assembly does not reduce (and zeros, whose
-		// signs it does not keep) and the tail: math.Sincos itself.
-		for i, v := range x {
-			if i >= n || v == 0 || !(math.Abs(v) < 1<<29) {
-				s[i], c[i] = math.Sincos(v)
+		if n > 0 && sincosAVX2(unsafe.SliceData(s), unsafe.SliceData(c), unsafe.SliceData(x), n) != 0 {
+			// The angles the assembly does not reduce (and zeros,
+			// whose signs it does not keep): math.Sincos itself.
+			for i, v := range x[:n] {
+				if v == 0 || !(math.Abs(v) < 1<<29) {
+					s[i], c[i] = math.Sincos(v)
+				}
 			}
 		}
+		genericVec.sincos(s[n:], c[n:], x[n:])
 	}
 	k.ropeNeox = func(y, x, cs []float32) {
 		h := len(x) / 2
@@ -86,7 +86,7 @@ var avx2Vec = func() vecKernels {
 func expfAVX2(dst, src *float32, n int)
 
 //go:noescape
-func sincosAVX2(s, c, x *float64, n int)
+func sincosAVX2(s, c, x *float64, n int) (other int)
 
 //go:noescape
 func ropeNeoxAVX2(y, x, cs *float32, half int)

@@ -78,3 +78,22 @@ func TestVecRopeBits(t *testing.T) {
 		}
 	}
 }
+
+// TestVecSincosSpecialLanes: a group of four with a single angle the
+// assembly does not reduce (a zero, -0, an infinity, NaN, 2^29 or more),
+// at each position, among ordinary angles, comes out as math.Sincos's.
+func TestVecSincosSpecialLanes(t *testing.T) {
+	for _, odd := range []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 1 << 29, -(1 << 30), 1e300} {
+		for at := range 12 {
+			x := []float64{0.5, 1.5, -2.5, 3.5, 100.25, -7, 9, 11, 13.5, -15, 17, 19}
+			x[at] = odd
+			s, c := make([]float64, len(x)), make([]float64, len(x))
+			vec.sincos(s, c, x)
+			for i, v := range x {
+				ws, wc := math.Sincos(v)
+				require.True(t, math.Float64bits(ws) == math.Float64bits(s[i]) || ws != ws && s[i] != s[i], "sin(%v) at %d", v, at)
+				require.True(t, math.Float64bits(wc) == math.Float64bits(c[i]) || wc != wc && c[i] != c[i], "cos(%v) at %d", v, at)
+			}
+		}
+	}
+}
