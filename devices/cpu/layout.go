@@ -203,7 +203,7 @@ func convertRows(p *Params, t *graph.Tensor) {
 		return
 	}
 	n := src.Ne[0]
-	row := make([]float32, n)
+	var row []float32 // made when a row must be decoded (not for the in-place rows)
 	dense := t.IsContiguous()
 	var dc *cursor
 	if !dense {
@@ -218,9 +218,14 @@ func convertRows(p *Params, t *graph.Tensor) {
 	for r := lo; r < hi; r++ {
 		so := offset(src, 0, r%src.Ne[1], r/src.Ne[1]%src.Ne[2], r/(src.Ne[1]*src.Ne[2]))
 		if inPlace {
-			do := uint64(r*n/bs) * typeSize(t.Type)
-			fromFloat(t.Type, t.Data[do:do+rowBytes], f32RowOr(src.Data, so, n, row))
-			continue
+			if x := f32Row(src.Data, so, n); x != nil {
+				do := uint64(r*n/bs) * typeSize(t.Type)
+				fromFloat(t.Type, t.Data[do:do+rowBytes], x)
+				continue
+			}
+		}
+		if row == nil {
+			row = make([]float32, n)
 		}
 		decodeRow(src, so, src.Nb[0], row)
 		if dense {
