@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
@@ -99,6 +100,21 @@ func sumSquaresF64(x []float32) float64 {
 		s += float64(v * v)
 	}
 	return s
+}
+
+// sumSquaresF64x4 is sumSquaresF64 of four rows of one length at once:
+// each row's sum is the same sequential chain of float64 additions, the
+// four chains independent, so that they overlap instead of each waiting
+// on its additions' latency.
+func sumSquaresF64x4(a, b, c, d []float32) (sa, sb, sc, sd float64) {
+	b, c, d = b[:len(a)], c[:len(a)], d[:len(a)]
+	for i, v := range a {
+		sa += float64(v * v)
+		sb += float64(b[i] * b[i])
+		sc += float64(c[i] * c[i])
+		sd += float64(d[i] * d[i])
+	}
+	return
 }
 
 // scaleRow multiplies every element of x by s.
@@ -280,14 +296,35 @@ func computeRMSNormF32(p *Params, t *graph.Tensor, eps float32) bool {
 	}
 	n := a.Ne[0]
 	lo, hi := p.Rows(t.NRows())
-	for r := lo; r < hi; r++ {
-		i1, i2, i3 := r%t.Ne[1], r/t.Ne[1]%t.Ne[2], r/(t.Ne[1]*t.Ne[2])
-		x := f32Row(a.Data, offset(a, 0, i1, i2, i3), n)
-		out := f32Row(t.Data, offset(t, 0, i1, i2, i3), n)
-		mean := float32(sumSquaresF64(x) / float64(n))
-		scale := 1 / float32(math.Sqrt(float64(mean+eps)))
-		copy(out, x)
-		vec.scale(out, scale)
+	row := func(tt *graph.Tensor, r int64) []float32 {
+		return f32Row(tt.Data, offset(tt, 0, r%tt.Ne[1], r/tt.Ne[1]%tt.Ne[2], r/(tt.Ne[1]*tt.Ne[2])), n)
+	}
+	// ggml's arithmetic per row; the sums of four rows at a time unless
+	// the result overlaps the source other than row for row (each row
+	// then read before an earlier one is written, as ggml reads them).
+	group := int64(4)
+	if overlaps(a.Data, t.Data) && !(unsafe.SliceData(a.Data) == unsafe.SliceData(t.Data) && a.Nb == t.Nb) {
+		group = 1
+	}
+	var sums [4]float64
+	for r := lo; r < hi; r += group {
+		k := min(group, hi-r)
+		if k == 4 {
+			sums[0], sums[1], sums[2], sums[3] = sumSquaresF64x4(row(a, r), row(a, r+1), row(a, r+2), row(a, r+3))
+		} else {
+			for j := range k {
+				sums[j] = sumSquaresF64(row(a, r+int64(j)))
+			}
+		}
+		for j := range k {
+			out := row(t, r+int64(j))
+			mean := float32(sums[j] / float64(n))
+			scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+			// In place, the source row is the result row: copy moves
+			// nothing.
+			copy(out, row(a, r+int64(j)))
+			vec.scale(out, scale)
+		}
 	}
 	return true
 }

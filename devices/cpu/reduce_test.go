@@ -46,3 +46,23 @@ func TestTopKIsStableArgsortPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestSumSquaresF64x4: the four-row sums are sumSquaresF64's bit for bit,
+// over lengths around nothing and long rows, values spread over many
+// exponents (where the order of the float64 additions matters).
+func TestSumSquaresF64x4(t *testing.T) {
+	r := rand.New(rand.NewSource(12))
+	for _, n := range []int{0, 1, 2, 3, 7, 64, 255, 256, 4097} {
+		var rows [4][]float32
+		for i := range rows {
+			rows[i] = make([]float32, n)
+			for j := range rows[i] {
+				rows[i][j] = float32(r.NormFloat64() * math.Exp(20*r.NormFloat64()))
+			}
+		}
+		a, b, c, d := sumSquaresF64x4(rows[0], rows[1], rows[2], rows[3])
+		for i, got := range []float64{a, b, c, d} {
+			require.Equal(t, math.Float64bits(sumSquaresF64(rows[i])), math.Float64bits(got), "n=%d row %d", n, i)
+		}
+	}
+}
