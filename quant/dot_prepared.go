@@ -1,0 +1,394 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+	"sync"
+)
+
+// Multi-row dots with a prepared activation. A matrix product meets one
+// activation row with many weight rows, so everything the SWAR dots do to
+// the activation (biasing, spreading into 16-bit lanes, reversing, splitting
+// into nibbles, block sums) is done once per call into a table of words,
+// and the loop over weight rows does only the weight's side. The integer
+// parts are exact whatever the method, and the float operations and their
+// order are those of the single-row kernels, so every row's result is its
+// DotKernel result bit for bit.
+
+// A preparedKernel is a multi-row dot in two steps: prepare turns the
+// activation row y of n elements into words(n) words, rows computes out[r]
+// for nrows weight rows stride bytes apart from them.
+type preparedKernel struct {
+	words   func(n int) int
+	prepare func(n int, y []byte, p []uint64)
+	rows    func(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32)
+}
+
+// preparedTables keeps the prepared words between calls, so a product
+// allocates nothing once its threads have run.
+var preparedTables = sync.Pool{New: func() any { return new([]uint64) }}
+
+func (k *preparedKernel) dotRows(n int, x []byte, stride uint64, nrows int, y []byte, out []float32) {
+	if nrows <= 0 {
+		return
+	}
+	tp := preparedTables.Get().(*[]uint64)
+	need := k.words(n)
+	if cap(*tp) < need {
+		*tp = make([]uint64, need)
+	}
+	p := (*tp)[:need]
+	k.prepare(n, y, p)
+	k.rows(n, x, stride, nrows, p, out)
+	preparedTables.Put(tp)
+}
+
+var preparedKernels = [TypeCount]*preparedKernel{
+	Q8_0: {words: func(n int) int { return n / 32 * q8Words }, prepare: prepareQ8_0, rows: rowsQ8_0},
+	Q4_0: {words: func(n int) int { return n / 32 * q4Words }, prepare: prepareQ4_0, rows: rowsQ4_0},
+	Q4_K: {words: func(n int) int { return n / 256 * k4Words }, prepare: prepareK4, rows: rowsQ4K},
+	Q6_K: {words: func(n int) int { return n / 256 * k6Words }, prepare: prepareK6, rows: rowsQ6K},
+}
+
+// laneBias is 2^15 in each of a word's three low 16-bit lanes: added to a
+// sum of products whose lanes are signed and below 2^15 in magnitude, it
+// makes the three low lanes non-negative and below 2^16, so none borrows
+// from or carries into the top lane.
+const laneBias = 0x0000_8000_8000_8000
+
+// topLane is the signed top lane of such a sum.
+func topLane(acc uint64) int32 { return int32(int16((acc + laneBias) >> 48)) }
+
+// reversedLanes puts v[i] (signed) in 16-bit lane 3-i of a word, as the
+// integer sum v[i]*2^(16(3-i)): times a word holding x[i] in lane i, its
+// top lane is sum x[i]*v[i].
+func reversedLanes(v [4]int64) uint64 {
+	return uint64(v[3] + v[2]<<16 + v[1]<<32 + v[0]<<48)
+}
+
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// Q8_0 · Q8_0. Each block of y becomes a word holding y's scale (low half)
+// and 128 times the sum of its quants (high half), then for each 8-byte
+// chunk four words: the low and high nibbles (y = 16*hi + lo, lo unsigned,
+// hi signed) of the even and the odd elements, in reversed lanes. x's bytes
+// biased by 128 fill 16-bit lanes with two masks, so each multiplication
+// takes four products and sum x*y = sum (x+128)*lo + 16 sum (x+128)*hi -
+// 128 sum y. Over two chunks a lane of the low sums stays below
+// 16*255*15 < 2^16 and one of the high sums within 16*255*8 < 2^15.
+const q8Words = 17
+
+func prepareQ8_0(n int, y []byte, p []uint64) {
+	for b := 0; b < n/32; b++ {
+		yb := y[q8_0Bytes*b : q8_0Bytes*(b+1)]
+		w := p[q8Words*b : q8Words*(b+1)]
+		var sum int32
+		for _, v := range yb[2:] {
+			sum += int32(int8(v))
+		}
+		w[0] = uint64(math.Float32bits(fp16At(yb))) | uint64(uint32(128*sum))<<32
+		for k := 0; k < 4; k++ {
+			for par := 0; par < 2; par++ {
+				var lo, hi [4]int64
+				for i := range 4 {
+					v := int8(yb[2+8*k+2*i+par])
+					lo[i], hi[i] = int64(v&15), int64(v>>4)
+				}
+				w[1+4*k+par], w[3+4*k+par] = reversedLanes(lo), reversedLanes(hi)
+			}
+		}
+	}
+}
+
+// q8Chunk returns the low- and high-nibble sums of one 8-byte chunk of x
+// against its four prepared words.
+func q8Chunk(xw uint64, p *[4]uint64) (lo, hi uint64) {
+	xw ^= byteSigns
+	xe, xo := xw&evenBytes, xw>>8&evenBytes
+	return xe*p[0] + xo*p[1], xe*p[2] + xo*p[3]
+}
+
+func rowsQ8_0(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
+	nb := n / 32
+	p = p[:q8Words*nb]
+	out = out[:nrows]
+	for r := range out {
+		row := x[uint64(r)*stride:][:q8_0Bytes*nb]
+		var sum float32
+		for b := 0; b < nb; b++ {
+			xb := (*[q8_0Bytes]byte)(row[q8_0Bytes*b:])
+			w := (*[q8Words]uint64)(p[q8Words*b:])
+			l0, h0 := q8Chunk(le64(xb[2:10]), (*[4]uint64)(w[1:5]))
+			l1, h1 := q8Chunk(le64(xb[10:18]), (*[4]uint64)(w[5:9]))
+			l2, h2 := q8Chunk(le64(xb[18:26]), (*[4]uint64)(w[9:13]))
+			l3, h3 := q8Chunk(le64(xb[26:34]), (*[4]uint64)(w[13:17]))
+			s := int32((l0+l1)>>48) + int32((l2+l3)>>48) + 16*(topLane(h0+h1)+topLane(h2+h3)) - int32(w[0]>>32)
+			sum += float32(float32(s) * float32(fp16At(xb[:2])*math.Float32frombits(uint32(w[0]))))
+		}
+		out[r] = sum
+	}
+}
+
+// Q4_0 · Q8_0. Each block of y becomes a word holding y's scale and 8
+// times the sum of its quants, then eight words of y's signed quants in
+// reversed lanes: for each 8-byte half of x's quants, its low and high
+// nibbles' even and odd elements. x's nibbles fill 16-bit lanes with masks;
+// sum (q-8)*y = sum q*y - 8 sum y, and over one half (16 products) a lane
+// stays within 16*15*128 < 2^15.
+const q4Words = 9
+
+func prepareQ4_0(n int, y []byte, p []uint64) {
+	for b := 0; b < n/32; b++ {
+		yb := y[q8_0Bytes*b : q8_0Bytes*(b+1)]
+		w := p[q4Words*b : q4Words*(b+1)]
+		var sum int32
+		for _, v := range yb[2:] {
+			sum += int32(int8(v))
+		}
+		w[0] = uint64(math.Float32bits(fp16At(yb))) | uint64(uint32(8*sum))<<32
+		// Word 1+4h+2n+par: half h of x's quants, nibble n (element
+		// 16n+8h+j for byte j), even or odd elements.
+		for h := range 2 {
+			for nib := range 2 {
+				for par := range 2 {
+					var v [4]int64
+					for i := range v {
+						v[i] = int64(int8(yb[2+16*nib+8*h+2*i+par]))
+					}
+					w[1+4*h+2*nib+par] = reversedLanes(v)
+				}
+			}
+		}
+	}
+}
+
+// q4Half is the sum of products of an 8-byte half of Q4_0 quants with its
+// four prepared words.
+func q4Half(qw uint64, p *[4]uint64) uint64 {
+	lo, hi := qw&lowNibbles, qw>>4&lowNibbles
+	return (lo&evenBytes)*p[0] + (lo>>8&evenBytes)*p[1] + (hi&evenBytes)*p[2] + (hi>>8&evenBytes)*p[3]
+}
+
+func rowsQ4_0(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
+	nb := n / 32
+	p = p[:q4Words*nb]
+	out = out[:nrows]
+	for r := range out {
+		row := x[uint64(r)*stride:][:18*nb]
+		var sum float32
+		for b := 0; b < nb; b++ {
+			xb := (*[18]byte)(row[18*b:])
+			w := (*[q4Words]uint64)(p[q4Words*b:])
+			s := topLane(q4Half(le64(xb[2:10]), (*[4]uint64)(w[1:5]))) +
+				topLane(q4Half(le64(xb[10:18]), (*[4]uint64)(w[5:9]))) - int32(w[0]>>32)
+			sum += float32(float32(float32(s)*fp16At(xb[:2])) * math.Float32frombits(uint32(w[0])))
+		}
+		out[r] = sum
+	}
+}
+
+// The K-quants keep eight integer lanes per block (element e goes to lane
+// e mod 8, see dot_kquants.go), so their products cannot be summed across
+// a word's lanes. Instead a multiplication takes two lanes at once: with
+// x's codes of lanes l and l' in the 16-bit lanes 0 and 1 of a word and
+// y's quants of the same elements in its 32-bit halves, the product's
+// lane 0 is x_l*y_l and its lane 3 x_l'*y_l' (lanes 1 and 2 take the cross
+// terms). A sub-block's products accumulate there; then pairLanes moves
+// the two sums into the halves of one word, which a single multiplication
+// scales by the sub-block's scale, so each pair of lanes is one word of
+// two 32-bit integers until the end of the block.
+
+// The lane pairs of a word of eight codes, one byte each: (0,2), (1,3),
+// (4,6), (5,7), taken by shifting the word 0, 8, 32 and 40 bits.
+var pairShifts = [4]uint{0, 8, 32, 40}
+
+// pairWord is y's quants of lanes l and l' (signed) as l + l'*2^32.
+func pairWord(yl, yl2 int8) uint64 { return uint64(int64(yl) + int64(yl2)<<32) }
+
+// pairLanes turns a sum of pair products (lanes 0 and 3 signed and below
+// 2^15 in magnitude, as the cross terms in lanes 1 and 2) into its two
+// lane sums as lane0 + lane3*2^32.
+func pairLanes(acc uint64) uint64 {
+	return uint64(int64(int16(acc))) + uint64(int64(acc+laneBias)>>48<<32)
+}
+
+// splitPair returns the two 32-bit lanes of a sum of pairLanes words.
+func splitPair(v uint64) (int32, int32) { return int32(v), int32((v + 1<<31) >> 32) }
+
+// Q4_K · Q8_K. Each block of y becomes a word of its scale and four of
+// the sums of its 16-element groups two by two (the mins meet those), then
+// per sub-block j, group m of eight elements and lane pair, the pair's
+// quants (pairWord). A lane of a sub-block's sum stays within 4*15*128.
+const (
+	k4Words    = 1 + 4 + 8*16
+	k4PairMask = 0x0000_0000_000f_000f
+)
+
+func prepareK4(n int, y []byte, p []uint64) {
+	for b := 0; b < n/256; b++ {
+		yb := y[q8KBytes*b : q8KBytes*(b+1)]
+		w := p[k4Words*b : k4Words*(b+1)]
+		w[0] = uint64(binary.LittleEndian.Uint32(yb))
+		for k := range 4 {
+			s0 := q8KBsum(yb, 4*k) + q8KBsum(yb, 4*k+1)
+			s1 := q8KBsum(yb, 4*k+2) + q8KBsum(yb, 4*k+3)
+			w[1+k] = uint64(uint32(s0)) | uint64(uint32(s1))<<32
+		}
+		q := yb[4:260]
+		for e := 0; e < 256; e += 8 {
+			for pr, sh := range pairShifts {
+				l := int(sh / 8)
+				w[5+e/2+pr] = pairWord(int8(q[e+l]), int8(q[e+l+2]))
+			}
+		}
+	}
+}
+
+// k4Sub returns the lane-pair sums (pairLanes) of one 32-element sub-block:
+// the nibbles at shift of the 32 bytes qs against the sub-block's 16 words.
+func k4Sub(qs *[32]byte, shift uint, p *[16]uint64) (v0, v1, v2, v3 uint64) {
+	var a0, a1, a2, a3 uint64
+	for m := 0; m < 4; m++ {
+		q := le64(qs[8*m:8*m+8]) >> shift
+		a0 += (q & k4PairMask) * p[4*m]
+		a1 += (q >> 8 & k4PairMask) * p[4*m+1]
+		a2 += (q >> 32 & k4PairMask) * p[4*m+2]
+		a3 += (q >> 40 & k4PairMask) * p[4*m+3]
+	}
+	return pairLanes(a0), pairLanes(a1), pairLanes(a2), pairLanes(a3)
+}
+
+// laneFloats adds the integer lanes of four pair words, scaled by d, to
+// the float lanes in lane order, as addLaneSums does.
+func laneFloats(sums *[8]float32, d float32, v0, v1, v2, v3 uint64) {
+	l0, l2 := splitPair(v0)
+	l1, l3 := splitPair(v1)
+	l4, l6 := splitPair(v2)
+	l5, l7 := splitPair(v3)
+	sums[0] += float32(d * float32(l0))
+	sums[1] += float32(d * float32(l1))
+	sums[2] += float32(d * float32(l2))
+	sums[3] += float32(d * float32(l3))
+	sums[4] += float32(d * float32(l4))
+	sums[5] += float32(d * float32(l5))
+	sums[6] += float32(d * float32(l6))
+	sums[7] += float32(d * float32(l7))
+}
+
+func rowsQ4K(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
+	nb := n / 256
+	p = p[:k4Words*nb]
+	out = out[:nrows]
+	for r := range out {
+		row := x[uint64(r)*stride:][:144*nb]
+		var sums [8]float32
+		var sum float32
+		for b := 0; b < nb; b++ {
+			xb := (*[144]byte)(row[144*b:])
+			w := (*[k4Words]uint64)(p[k4Words*b:])
+			var scales, mins [8]uint8
+			for j := range scales {
+				scales[j], mins[j] = scaleMinK4(j, xb[4:16])
+			}
+			var summ int32
+			for k := range 4 {
+				summ += int32(w[1+k])*int32(mins[2*k]) + int32(w[1+k]>>32)*int32(mins[2*k+1])
+			}
+			var t0, t1, t2, t3 uint64
+			for j := 0; j < 8; j++ {
+				qs := (*[32]byte)(xb[16+32*(j/2):])
+				v0, v1, v2, v3 := k4Sub(qs, uint(4*(j%2)), (*[16]uint64)(w[5+16*j:]))
+				s := uint64(scales[j])
+				t0 += s * v0
+				t1 += s * v1
+				t2 += s * v2
+				t3 += s * v3
+			}
+			d := math.Float32frombits(uint32(w[0]))
+			laneFloats(&sums, fp16At(xb[:2])*d, t0, t1, t2, t3)
+			sum -= float32(fp16At(xb[2:4]) * d * float32(summ))
+		}
+		out[r] = laneTotal(sum, &sums)
+	}
+}
+
+// Q6_K · Q8_K. The six-bit codes c stand for c-32; they enter the
+// products unsigned, and each sub-block's pair sums take off 32 times the
+// pair's sums of y, prepared with the pair words. Each block of y becomes
+// its scale, then per 16-element sub-block j: for its two groups of eight
+// elements the pair words, then the four corrections. A lane of a
+// sub-block's sum stays within 2*63*128.
+const (
+	k6Words    = 1 + 16*12
+	k6PairMask = 0x0000_0000_00ff_00ff
+)
+
+func prepareK6(n int, y []byte, p []uint64) {
+	for b := 0; b < n/256; b++ {
+		yb := y[q8KBytes*b : q8KBytes*(b+1)]
+		w := p[k6Words*b : k6Words*(b+1)]
+		w[0] = uint64(binary.LittleEndian.Uint32(yb))
+		q := yb[4:260]
+		for j := range 16 {
+			sub := w[1+12*j : 13+12*j]
+			for pr, sh := range pairShifts {
+				l := 16*j + int(sh/8)
+				sub[pr] = pairWord(int8(q[l]), int8(q[l+2]))
+				sub[4+pr] = pairWord(int8(q[l+8]), int8(q[l+10]))
+				c0 := 32 * (int64(int8(q[l])) + int64(int8(q[l+8])))
+				c1 := 32 * (int64(int8(q[l+2])) + int64(int8(q[l+10])))
+				sub[8+pr] = uint64(c0 + c1<<32)
+			}
+		}
+	}
+}
+
+// k6Codes is the word of eight six-bit codes from a word of ql (nibbles at
+// lo) and one of qh (bits at hi).
+func k6Codes(ql, qh uint64, lo, hi uint) uint64 {
+	return ql>>lo&lowNibbles | (qh>>hi&lowCrumbs)<<4
+}
+
+// k6Sub returns one sub-block's lane-pair sums, corrected for the codes'
+// offset: c0 and c1 are its two words of codes.
+func k6Sub(c0, c1 uint64, p *[12]uint64) (v0, v1, v2, v3 uint64) {
+	a0 := (c0&k6PairMask)*p[0] + (c1&k6PairMask)*p[4]
+	a1 := (c0>>8&k6PairMask)*p[1] + (c1>>8&k6PairMask)*p[5]
+	a2 := (c0>>32&k6PairMask)*p[2] + (c1>>32&k6PairMask)*p[6]
+	a3 := (c0>>40&k6PairMask)*p[3] + (c1>>40&k6PairMask)*p[7]
+	return pairLanes(a0) - p[8], pairLanes(a1) - p[9], pairLanes(a2) - p[10], pairLanes(a3) - p[11]
+}
+
+func rowsQ6K(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
+	nb := n / 256
+	p = p[:k6Words*nb]
+	out = out[:nrows]
+	for r := range out {
+		row := x[uint64(r)*stride:][:210*nb]
+		var sums [8]float32
+		for b := 0; b < nb; b++ {
+			xb := (*[210]byte)(row[210*b:])
+			w := (*[k6Words]uint64)(p[k6Words*b:])
+			var t0, t1, t2, t3 uint64
+			// Sub-block j = 8c+2k+h holds elements 128c+32k+16h+8m+i
+			// (m = 0, 1; i < 8): nibble k/2 of ql[64c+32(k%2)+16h+8m+i],
+			// bits 2k of qh[32c+16h+8m+i].
+			for j := 0; j < 16; j++ {
+				c, k, h := j/8, j/2%4, j%2
+				ql := xb[64*c+32*(k%2)+16*h:]
+				qh := xb[128+32*c+16*h:]
+				lo, hi := uint(4*(k/2)), uint(2*k)
+				c0 := k6Codes(le64(ql[:8]), le64(qh[:8]), lo, hi)
+				c1 := k6Codes(le64(ql[8:16]), le64(qh[8:16]), lo, hi)
+				v0, v1, v2, v3 := k6Sub(c0, c1, (*[12]uint64)(w[1+12*j:]))
+				s := uint64(int64(int8(xb[192+j])))
+				t0 += s * v0
+				t1 += s * v1
+				t2 += s * v2
+				t3 += s * v3
+			}
+			laneFloats(&sums, fp16At(xb[208:210])*math.Float32frombits(uint32(w[0])), t0, t1, t2, t3)
+		}
+		out[r] = laneTotal(0, &sums)
+	}
+}
