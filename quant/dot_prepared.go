@@ -3,6 +3,7 @@ package quant
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"sync"
 )
 
@@ -59,11 +60,28 @@ const laneBias = 0x0000_8000_8000_8000
 // topLane is the signed top lane of such a sum.
 func topLane(acc uint64) int32 { return int32(int16((acc + laneBias) >> 48)) }
 
-// reversedLanes puts v[i] (signed) in 16-bit lane 3-i of a word, as the
-// integer sum v[i]*2^(16(3-i)): times a word holding x[i] in lane i, its
-// top lane is sum x[i]*v[i].
-func reversedLanes(v [4]int64) uint64 {
-	return uint64(v[3] + v[2]<<16 + v[1]<<32 + v[0]<<48)
+// The prepare functions work on words of eight quants. Byte-reversed,
+// a word's even quants (0, 2, 4, 6) are the high bytes of its 16-bit lanes
+// 3, 2, 1, 0 and its odd quants their low bytes: masked out, each lane
+// holds quant 2i or 2i+1 in lane 3-i, the reversed order the SWAR dot
+// products want.
+const (
+	laneLowNibbles = 0x000f_000f_000f_000f
+	laneEights     = 0x0008_0008_0008_0008
+	laneTops       = 0x0080_0080_0080_0080
+)
+
+// signedLanes sign-extends the byte in each 16-bit lane of v: the word
+// becomes the integer sum of the lanes' signed values times their place.
+func signedLanes(v uint64) uint64 { return (v ^ laneTops) - laneTops }
+
+// signedNibbleLanes does the same for a nibble in each lane.
+func signedNibbleLanes(v uint64) uint64 { return (v ^ laneEights) - laneEights }
+
+// quantSum is the sum of the signed quants of a word.
+func quantSum(w uint64) int32 {
+	u := w ^ byteSigns
+	return int32((u&evenBytes+u>>8&evenBytes)*laneOnes>>48) - 8*128
 }
 
 func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
@@ -80,23 +98,20 @@ const q8Words = 17
 
 func prepareQ8_0(n int, y []byte, p []uint64) {
 	for b := 0; b < n/32; b++ {
-		yb := y[q8_0Bytes*b : q8_0Bytes*(b+1)]
-		w := p[q8Words*b : q8Words*(b+1)]
+		yb := (*[q8_0Bytes]byte)(y[q8_0Bytes*b:])
+		w := (*[q8Words]uint64)(p[q8Words*b:])
 		var sum int32
-		for _, v := range yb[2:] {
-			sum += int32(int8(v))
+		for k := range 4 {
+			yw := le64(yb[2+8*k : 10+8*k])
+			sum += quantSum(yw)
+			r := bits.ReverseBytes64(yw)
+			// y = 16*hi + lo: lo the low nibble, hi the high one signed.
+			w[1+4*k] = r >> 8 & laneLowNibbles
+			w[2+4*k] = r & laneLowNibbles
+			w[3+4*k] = signedNibbleLanes(r >> 12 & laneLowNibbles)
+			w[4+4*k] = signedNibbleLanes(r >> 4 & laneLowNibbles)
 		}
-		w[0] = uint64(math.Float32bits(fp16At(yb))) | uint64(uint32(128*sum))<<32
-		for k := 0; k < 4; k++ {
-			for par := 0; par < 2; par++ {
-				var lo, hi [4]int64
-				for i := range 4 {
-					v := int8(yb[2+8*k+2*i+par])
-					lo[i], hi[i] = int64(v&15), int64(v>>4)
-				}
-				w[1+4*k+par], w[3+4*k+par] = reversedLanes(lo), reversedLanes(hi)
-			}
-		}
+		w[0] = uint64(math.Float32bits(fp16At(yb[:2]))) | uint64(uint32(128*sum))<<32
 	}
 }
 
@@ -111,22 +126,34 @@ func q8Chunk(xw uint64, p *[4]uint64) (lo, hi uint64) {
 func rowsQ8_0(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
 	nb := n / 32
 	p = p[:q8Words*nb]
-	out = out[:nrows]
-	for r := range out {
-		row := x[uint64(r)*stride:][:q8_0Bytes*nb]
-		var sum float32
-		for b := 0; b < nb; b++ {
-			xb := (*[q8_0Bytes]byte)(row[q8_0Bytes*b:])
-			w := (*[q8Words]uint64)(p[q8Words*b:])
-			l0, h0 := q8Chunk(le64(xb[2:10]), (*[4]uint64)(w[1:5]))
-			l1, h1 := q8Chunk(le64(xb[10:18]), (*[4]uint64)(w[5:9]))
-			l2, h2 := q8Chunk(le64(xb[18:26]), (*[4]uint64)(w[9:13]))
-			l3, h3 := q8Chunk(le64(xb[26:34]), (*[4]uint64)(w[13:17]))
-			s := int32((l0+l1)>>48) + int32((l2+l3)>>48) + 16*(topLane(h0+h1)+topLane(h2+h3)) - int32(w[0]>>32)
-			sum += float32(float32(s) * float32(fp16At(xb[:2])*math.Float32frombits(uint32(w[0]))))
-		}
-		out[r] = sum
+	for r := range out[:nrows] {
+		out[r] = rowQ8_0(x[uint64(r)*stride:][:q8_0Bytes*nb], p)
 	}
+}
+
+// rowQ8_0 is one row of rowsQ8_0: a function of its own, so that the
+// compiler keeps the block loop's few values in registers.
+func rowQ8_0(x []byte, p []uint64) float32 {
+	t := fp16Table
+	var sum float32
+	for len(x) >= q8_0Bytes && len(p) >= q8Words {
+		xb := (*[q8_0Bytes]byte)(x)
+		w := (*[q8Words]uint64)(p)
+		s := -int32(w[0] >> 32)
+		// A loop rather than straight code: in one block the compiler
+		// would load all sixteen words first and keep most on the stack.
+		for c := 0; c < 2; c++ {
+			xw := (*[16]byte)(xb[2+16*c:])
+			pw := (*[8]uint64)(w[1+8*c:])
+			l0, h0 := q8Chunk(le64(xw[:8]), (*[4]uint64)(pw[:4]))
+			l1, h1 := q8Chunk(le64(xw[8:]), (*[4]uint64)(pw[4:]))
+			s += int32((l0+l1)>>48) + 16*topLane(h0+h1)
+		}
+		dx := t[uint16(xb[0])|uint16(xb[1])<<8]
+		sum += float32(float32(s) * float32(dx*math.Float32frombits(uint32(w[0]))))
+		x, p = x[q8_0Bytes:], p[q8Words:]
+	}
+	return sum
 }
 
 // Q4_0 · Q8_0. Each block of y becomes a word holding y's scale and 8
@@ -139,26 +166,21 @@ const q4Words = 9
 
 func prepareQ4_0(n int, y []byte, p []uint64) {
 	for b := 0; b < n/32; b++ {
-		yb := y[q8_0Bytes*b : q8_0Bytes*(b+1)]
-		w := p[q4Words*b : q4Words*(b+1)]
+		yb := (*[q8_0Bytes]byte)(y[q8_0Bytes*b:])
+		w := (*[q4Words]uint64)(p[q4Words*b:])
 		var sum int32
-		for _, v := range yb[2:] {
-			sum += int32(int8(v))
-		}
-		w[0] = uint64(math.Float32bits(fp16At(yb))) | uint64(uint32(8*sum))<<32
 		// Word 1+4h+2n+par: half h of x's quants, nibble n (element
 		// 16n+8h+j for byte j), even or odd elements.
 		for h := range 2 {
 			for nib := range 2 {
-				for par := range 2 {
-					var v [4]int64
-					for i := range v {
-						v[i] = int64(int8(yb[2+16*nib+8*h+2*i+par]))
-					}
-					w[1+4*h+2*nib+par] = reversedLanes(v)
-				}
+				yw := le64(yb[2+16*nib+8*h : 10+16*nib+8*h])
+				sum += quantSum(yw)
+				r := bits.ReverseBytes64(yw)
+				w[1+4*h+2*nib] = signedLanes(r >> 8 & evenBytes)
+				w[2+4*h+2*nib] = signedLanes(r & evenBytes)
 			}
 		}
+		w[0] = uint64(math.Float32bits(fp16At(yb[:2]))) | uint64(uint32(8*sum))<<32
 	}
 }
 
@@ -172,19 +194,25 @@ func q4Half(qw uint64, p *[4]uint64) uint64 {
 func rowsQ4_0(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
 	nb := n / 32
 	p = p[:q4Words*nb]
-	out = out[:nrows]
-	for r := range out {
-		row := x[uint64(r)*stride:][:18*nb]
-		var sum float32
-		for b := 0; b < nb; b++ {
-			xb := (*[18]byte)(row[18*b:])
-			w := (*[q4Words]uint64)(p[q4Words*b:])
-			s := topLane(q4Half(le64(xb[2:10]), (*[4]uint64)(w[1:5]))) +
-				topLane(q4Half(le64(xb[10:18]), (*[4]uint64)(w[5:9]))) - int32(w[0]>>32)
-			sum += float32(float32(float32(s)*fp16At(xb[:2])) * math.Float32frombits(uint32(w[0])))
-		}
-		out[r] = sum
+	for r := range out[:nrows] {
+		out[r] = rowQ4_0(x[uint64(r)*stride:][:18*nb], p)
 	}
+}
+
+// rowQ4_0 is one row of rowsQ4_0 (see rowQ8_0).
+func rowQ4_0(x []byte, p []uint64) float32 {
+	t := fp16Table
+	var sum float32
+	for len(x) >= 18 && len(p) >= q4Words {
+		xb := (*[18]byte)(x)
+		w := (*[q4Words]uint64)(p)
+		s := topLane(q4Half(le64(xb[2:10]), (*[4]uint64)(w[1:5]))) +
+			topLane(q4Half(le64(xb[10:18]), (*[4]uint64)(w[5:9]))) - int32(w[0]>>32)
+		dx := t[uint16(xb[0])|uint16(xb[1])<<8]
+		sum += float32(float32(float32(s)*dx) * math.Float32frombits(uint32(w[0])))
+		x, p = x[18:], p[q4Words:]
+	}
+	return sum
 }
 
 // The K-quants keep eight integer lanes per block (element e goes to lane
@@ -202,8 +230,14 @@ func rowsQ4_0(n int, x []byte, stride uint64, nrows int, p []uint64, out []float
 // (4,6), (5,7), taken by shifting the word 0, 8, 32 and 40 bits.
 var pairShifts = [4]uint{0, 8, 32, 40}
 
-// pairWord is y's quants of lanes l and l' (signed) as l + l'*2^32.
-func pairWord(yl, yl2 int8) uint64 { return uint64(int64(yl) + int64(yl2)<<32) }
+// pairWords returns, for a word of eight quants, the pair words of its
+// lane pairs (pairShifts order): quants l and l' (signed) as l + l'*2^32.
+func pairWords(yw uint64) (p0, p1, p2, p3 uint64) {
+	const lo, hi, bias = 0xff, 0xff << 32, 128 + 128<<32
+	u := yw ^ byteSigns
+	return u&lo | u<<16&hi - bias, u>>8&lo | u<<8&hi - bias,
+		u>>32&lo | u>>16&hi - bias, u>>40&lo | u>>24&hi - bias
+}
 
 // pairLanes turns a sum of pair products (lanes 0 and 3 signed and below
 // 2^15 in magnitude, as the cross terms in lanes 1 and 2) into its two
@@ -234,12 +268,10 @@ func prepareK4(n int, y []byte, p []uint64) {
 			s1 := q8KBsum(yb, 4*k+2) + q8KBsum(yb, 4*k+3)
 			w[1+k] = uint64(uint32(s0)) | uint64(uint32(s1))<<32
 		}
-		q := yb[4:260]
-		for e := 0; e < 256; e += 8 {
-			for pr, sh := range pairShifts {
-				l := int(sh / 8)
-				w[5+e/2+pr] = pairWord(int8(q[e+l]), int8(q[e+l+2]))
-			}
+		q := (*[256]byte)(yb[4:260])
+		for g := range 32 {
+			pw := (*[4]uint64)(w[5+4*g:])
+			pw[0], pw[1], pw[2], pw[3] = pairWords(le64(q[8*g : 8*g+8]))
 		}
 	}
 }
@@ -278,38 +310,42 @@ func laneFloats(sums *[8]float32, d float32, v0, v1, v2, v3 uint64) {
 func rowsQ4K(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
 	nb := n / 256
 	p = p[:k4Words*nb]
-	out = out[:nrows]
-	for r := range out {
-		row := x[uint64(r)*stride:][:144*nb]
-		var sums [8]float32
-		var sum float32
-		for b := 0; b < nb; b++ {
-			xb := (*[144]byte)(row[144*b:])
-			w := (*[k4Words]uint64)(p[k4Words*b:])
-			var scales, mins [8]uint8
-			for j := range scales {
-				scales[j], mins[j] = scaleMinK4(j, xb[4:16])
-			}
-			var summ int32
-			for k := range 4 {
-				summ += int32(w[1+k])*int32(mins[2*k]) + int32(w[1+k]>>32)*int32(mins[2*k+1])
-			}
-			var t0, t1, t2, t3 uint64
-			for j := 0; j < 8; j++ {
-				qs := (*[32]byte)(xb[16+32*(j/2):])
-				v0, v1, v2, v3 := k4Sub(qs, uint(4*(j%2)), (*[16]uint64)(w[5+16*j:]))
-				s := uint64(scales[j])
-				t0 += s * v0
-				t1 += s * v1
-				t2 += s * v2
-				t3 += s * v3
-			}
-			d := math.Float32frombits(uint32(w[0]))
-			laneFloats(&sums, fp16At(xb[:2])*d, t0, t1, t2, t3)
-			sum -= float32(fp16At(xb[2:4]) * d * float32(summ))
-		}
-		out[r] = laneTotal(sum, &sums)
+	for r := range out[:nrows] {
+		out[r] = rowQ4K(x[uint64(r)*stride:][:144*nb], p)
 	}
+}
+
+// rowQ4K is one row of rowsQ4K (see rowQ8_0).
+func rowQ4K(x []byte, p []uint64) float32 {
+	var sums [8]float32
+	var sum float32
+	for len(x) >= 144 && len(p) >= k4Words {
+		xb := (*[144]byte)(x)
+		w := (*[k4Words]uint64)(p)
+		var scales, mins [8]uint8
+		for j := range scales {
+			scales[j], mins[j] = scaleMinK4(j, xb[4:16])
+		}
+		var summ int32
+		for k := range 4 {
+			summ += int32(w[1+k])*int32(mins[2*k]) + int32(w[1+k]>>32)*int32(mins[2*k+1])
+		}
+		var t0, t1, t2, t3 uint64
+		for j := 0; j < 8; j++ {
+			qs := (*[32]byte)(xb[16+32*(j/2):])
+			v0, v1, v2, v3 := k4Sub(qs, uint(4*(j%2)), (*[16]uint64)(w[5+16*j:]))
+			s := uint64(scales[j])
+			t0 += s * v0
+			t1 += s * v1
+			t2 += s * v2
+			t3 += s * v3
+		}
+		d := math.Float32frombits(uint32(w[0]))
+		laneFloats(&sums, fp16At(xb[:2])*d, t0, t1, t2, t3)
+		sum -= float32(fp16At(xb[2:4]) * d * float32(summ))
+		x, p = x[144:], p[k4Words:]
+	}
+	return laneTotal(sum, &sums)
 }
 
 // Q6_K · Q8_K. The six-bit codes c stand for c-32; they enter the
@@ -328,16 +364,14 @@ func prepareK6(n int, y []byte, p []uint64) {
 		yb := y[q8KBytes*b : q8KBytes*(b+1)]
 		w := p[k6Words*b : k6Words*(b+1)]
 		w[0] = uint64(binary.LittleEndian.Uint32(yb))
-		q := yb[4:260]
+		q := (*[256]byte)(yb[4:260])
 		for j := range 16 {
-			sub := w[1+12*j : 13+12*j]
-			for pr, sh := range pairShifts {
-				l := 16*j + int(sh/8)
-				sub[pr] = pairWord(int8(q[l]), int8(q[l+2]))
-				sub[4+pr] = pairWord(int8(q[l+8]), int8(q[l+10]))
-				c0 := 32 * (int64(int8(q[l])) + int64(int8(q[l+8])))
-				c1 := 32 * (int64(int8(q[l+2])) + int64(int8(q[l+10])))
-				sub[8+pr] = uint64(c0 + c1<<32)
+			sub := (*[12]uint64)(w[1+12*j:])
+			sub[0], sub[1], sub[2], sub[3] = pairWords(le64(q[16*j : 16*j+8]))
+			sub[4], sub[5], sub[6], sub[7] = pairWords(le64(q[16*j+8 : 16*j+16]))
+			// Pair words add as pairs of integers.
+			for pr := range 4 {
+				sub[8+pr] = (sub[pr] + sub[4+pr]) << 5
 			}
 		}
 	}
@@ -362,33 +396,37 @@ func k6Sub(c0, c1 uint64, p *[12]uint64) (v0, v1, v2, v3 uint64) {
 func rowsQ6K(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
 	nb := n / 256
 	p = p[:k6Words*nb]
-	out = out[:nrows]
-	for r := range out {
-		row := x[uint64(r)*stride:][:210*nb]
-		var sums [8]float32
-		for b := 0; b < nb; b++ {
-			xb := (*[210]byte)(row[210*b:])
-			w := (*[k6Words]uint64)(p[k6Words*b:])
-			var t0, t1, t2, t3 uint64
-			// Sub-block j = 8c+2k+h holds elements 128c+32k+16h+8m+i
-			// (m = 0, 1; i < 8): nibble k/2 of ql[64c+32(k%2)+16h+8m+i],
-			// bits 2k of qh[32c+16h+8m+i].
-			for j := 0; j < 16; j++ {
-				c, k, h := j/8, j/2%4, j%2
-				ql := xb[64*c+32*(k%2)+16*h:]
-				qh := xb[128+32*c+16*h:]
-				lo, hi := uint(4*(k/2)), uint(2*k)
-				c0 := k6Codes(le64(ql[:8]), le64(qh[:8]), lo, hi)
-				c1 := k6Codes(le64(ql[8:16]), le64(qh[8:16]), lo, hi)
-				v0, v1, v2, v3 := k6Sub(c0, c1, (*[12]uint64)(w[1+12*j:]))
-				s := uint64(int64(int8(xb[192+j])))
-				t0 += s * v0
-				t1 += s * v1
-				t2 += s * v2
-				t3 += s * v3
-			}
-			laneFloats(&sums, fp16At(xb[208:210])*math.Float32frombits(uint32(w[0])), t0, t1, t2, t3)
-		}
-		out[r] = laneTotal(0, &sums)
+	for r := range out[:nrows] {
+		out[r] = rowQ6K(x[uint64(r)*stride:][:210*nb], p)
 	}
+}
+
+// rowQ6K is one row of rowsQ6K (see rowQ8_0).
+func rowQ6K(x []byte, p []uint64) float32 {
+	var sums [8]float32
+	for len(x) >= 210 && len(p) >= k6Words {
+		xb := (*[210]byte)(x)
+		w := (*[k6Words]uint64)(p)
+		var t0, t1, t2, t3 uint64
+		// Sub-block j = 8c+2k+h holds elements 128c+32k+16h+8m+i
+		// (m = 0, 1; i < 8): nibble k/2 of ql[64c+32(k%2)+16h+8m+i],
+		// bits 2k of qh[32c+16h+8m+i].
+		for j := 0; j < 16; j++ {
+			c, k, h := j/8, j/2%4, j%2
+			ql := (*[16]byte)(xb[64*c+32*(k%2)+16*h:])
+			qh := (*[16]byte)(xb[128+32*c+16*h:])
+			lo, hi := uint(4*(k/2)), uint(2*k)
+			c0 := k6Codes(le64(ql[:8]), le64(qh[:8]), lo, hi)
+			c1 := k6Codes(le64(ql[8:]), le64(qh[8:]), lo, hi)
+			v0, v1, v2, v3 := k6Sub(c0, c1, (*[12]uint64)(w[1+12*j:]))
+			s := uint64(int64(int8(xb[192+j])))
+			t0 += s * v0
+			t1 += s * v1
+			t2 += s * v2
+			t3 += s * v3
+		}
+		laneFloats(&sums, fp16At(xb[208:210])*math.Float32frombits(uint32(w[0])), t0, t1, t2, t3)
+		x, p = x[210:], p[k6Words:]
+	}
+	return laneTotal(0, &sums)
 }
