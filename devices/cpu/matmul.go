@@ -194,6 +194,10 @@ func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1, ncols int
 			return
 		}
 	}
+	if tr.rowsPrepare {
+		productPrepared(tr, k, t, src0, lo0, hi0, lo1, hi1, col, ps)
+		return
+	}
 	var cols [maxColTile]column
 	tile := colTile(uint64(tr.vecDotType.RowSize(src0.Ne[0])))
 	var scratch []float32
