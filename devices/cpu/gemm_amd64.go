@@ -18,9 +18,9 @@ func init() {
 			quant.IQ4_NL: {one: repack1(gemmIQ4_NLx8x1AVX2), four: repack4(gemmIQ4_NLx8x4AVX2)},
 		}
 		archPack = map[quant.Type]func(dst, src []byte, rs int){
-			quant.Q4_0:   packX8(18),
-			quant.Q8_0:   packX8(34),
-			quant.IQ4_NL: packX8(18),
+			quant.Q4_0:   packX8(18, x8AVX2),
+			quant.Q8_0:   packX8(34, x8AVX2),
+			quant.IQ4_NL: packX8(18, x8AVX2),
 		}
 		archGemm = map[quant.Type]*plainGemm{
 			quant.F32: {step: 8, tile3x4: gemmF32x3x4AVX2, tile3x1: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
@@ -28,37 +28,10 @@ func init() {
 	}
 }
 
-// packX8 is x8Layout's pack for blocks of blockBytes bytes, the quant
-// words moved by xposeX8AVX2: the products interleave plain weights on
-// the fly, so this is on their path.
-func packX8(blockBytes int) func(dst, src []byte, rs int) {
-	return func(dst, src []byte, rs int) {
-		nb := rs / blockBytes
-		if nb == 0 {
-			return
-		}
-		_, _ = dst[8*nb*blockBytes-1], src[7*rs+nb*blockBytes-1]
-		xposeX8AVX2(ptr(dst), ptr(src), uintptr(rs), nb, blockBytes, 8*blockBytes, 2, 16, (blockBytes-2)/16, 1)
-	}
-}
-
-// repack1 and repack4 adapt the assembly to repackKernel; the product
-// has sized every operand (a group of nb blocks, Q8_0 rows and aux rows
-// of nb blocks, eight outputs per column).
-func repack1(k func(nb int, x, y, aux, out unsafe.Pointer)) func(int, []byte, []byte, []byte, []float32) {
-	return func(nb int, x, y, aux []byte, out []float32) {
-		k(nb, ptr(x), ptr(y), ptr(aux), unsafe.Pointer(unsafe.SliceData(out)))
-	}
-}
-
-func repack4(k func(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)) func(int, []byte, *[4][]byte, *[4][]byte, *[4][]float32) {
-	return func(nb int, x []byte, y, aux *[4][]byte, out *[4][]float32) {
-		var yp, ap, op [4]unsafe.Pointer
-		for c := range 4 {
-			yp[c], ap[c], op[c] = ptr(y[c]), ptr(aux[c]), unsafe.Pointer(unsafe.SliceData(out[c]))
-		}
-		k(nb, ptr(x), &yp, &ap, &op)
-	}
+// x8AVX2 is xposeX8AVX2 set for x8Layout (packX8): the scales, then runs
+// of four quant words from byte 2.
+func x8AVX2(dst, src unsafe.Pointer, rs uintptr, nb, blockBytes int) {
+	xposeX8AVX2(dst, src, rs, nb, blockBytes, 8*blockBytes, 2, 16, (blockBytes-2)/16, 1)
 }
 
 // xposeX8AVX2 interleaves nb blocks of eight rows (the assembly says how).

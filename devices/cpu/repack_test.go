@@ -184,8 +184,51 @@ func TestRepackRefuses(t *testing.T) {
 	require.Contains(t, Device().(interface{ ExtraBufferTypes() []buffer.Type }).ExtraBufferTypes(), RepackBufferType())
 }
 
+// kernelCase is a random group of eight rows of nb blocks (plain, as
+// ggml stores them; x, interleaved by the layout's pack) and four random
+// activation columns with their aux rows, for calling repackKernels
+// directly.
+type kernelCase struct {
+	nb       int
+	plain, x []byte
+	ys, auxs [4][]byte
+}
+
+func newKernelCase(t *testing.T, rng *rand.Rand, typ quant.Type, l *repackLayout, nb int) *kernelCase {
+	t.Helper()
+	n := l.aux.block * nb
+	plain, err := quant.Quantize(typ, mmRandF32s(rng, int64(8*n)), 8, n, nil)
+	require.NoError(t, err)
+	kc := &kernelCase{nb: nb, plain: plain, x: make([]byte, l.groupSize(uint64(len(plain))))}
+	l.pack(kc.x, plain, len(plain)/8)
+	for c := range 4 {
+		kc.ys[c] = make([]byte, l.aux.vdt.RowSize(int64(n)))
+		require.NoError(t, genericKernels.traits[l.aux.vdt].fromFloat(kc.ys[c], mmRandF32s(rng, int64(n))))
+		kc.auxs[c] = make([]byte, nb*l.aux.size)
+		l.aux.fill(kc.auxs[c], kc.ys[c], nb)
+	}
+	return kc
+}
+
+// run returns k's results column by column (one) and four at a time
+// (four; nil without a four-column kernel).
+func (kc *kernelCase) run(k *repackKernel) (one, four [4][]float32) {
+	for c := range 4 {
+		one[c] = make([]float32, 8)
+		k.one(kc.nb, kc.x, kc.ys[c], kc.auxs[c], one[c])
+	}
+	if k.four != nil {
+		for c := range 4 {
+			four[c] = make([]float32, 8)
+		}
+		k.four(kc.nb, kc.x, &kc.ys, &kc.auxs, &four)
+	}
+	return one, four
+}
+
 // TestRepackKernelFourIsOne: the four-column kernel gives each column the
-// single-column kernel's bits, so results do not depend on the grouping.
+// single-column kernel's bits, so results do not depend on the grouping;
+// and the fast pack writes the layout's bytes.
 func TestRepackKernelFourIsOne(t *testing.T) {
 	rng := rand.New(rand.NewSource(rand.Int63()))
 	for typ, l := range repackLayouts {
@@ -193,32 +236,15 @@ func TestRepackKernelFourIsOne(t *testing.T) {
 		if k == nil || k.four == nil {
 			continue
 		}
-		nb := 37 * 32 / l.aux.block
-		n := l.aux.block * nb
-		rs := int(typ.RowSize(int64(n)))
-		plain, err := quant.Quantize(typ, mmRandF32s(rng, int64(8*n)), 8, n, nil)
-		require.NoError(t, err)
-		x := make([]byte, l.groupSize(uint64(len(plain))))
-		l.pack(x, plain, rs)
+		kc := newKernelCase(t, rng, typ, l, 37*32/l.aux.block)
 		if f := archPack[typ]; f != nil {
-			y := make([]byte, len(x))
-			f(y, plain, rs)
-			require.Equal(t, x, y, "%s: the fast pack differs", typ)
+			y := make([]byte, len(kc.x))
+			f(y, kc.plain, len(kc.plain)/8)
+			require.Equal(t, kc.x, y, "%s: the fast pack differs", typ)
 		}
-		var ys, auxs [4][]byte
-		var four [4][]float32
+		one, four := kc.run(k)
 		for c := range 4 {
-			ys[c] = make([]byte, l.aux.vdt.RowSize(int64(n)))
-			require.NoError(t, fastKernels().traits[l.aux.vdt].fromFloat(ys[c], mmRandF32s(rng, int64(n))))
-			auxs[c] = make([]byte, nb*l.aux.size)
-			l.aux.fill(auxs[c], ys[c], nb)
-			four[c] = make([]float32, 8)
-		}
-		k.four(nb, x, &ys, &auxs, &four)
-		for c := range 4 {
-			one := make([]float32, 8)
-			k.one(nb, x, ys[c], auxs[c], one)
-			require.Equal(t, one, four[c], "%s column %d", typ, c)
+			require.Equal(t, one[c], four[c], "%s column %d", typ, c)
 		}
 	}
 }
