@@ -115,43 +115,49 @@ func prepareQ8_0(n int, y []byte, p []uint64) {
 	}
 }
 
-// q8Chunk returns the low- and high-nibble sums of one 8-byte chunk of x
-// against its four prepared words.
-func q8Chunk(xw uint64, p *[4]uint64) (lo, hi uint64) {
-	xw ^= byteSigns
-	xe, xo := xw&evenBytes, xw>>8&evenBytes
-	return xe*p[0] + xo*p[1], xe*p[2] + xo*p[3]
-}
-
 func rowsQ8_0(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
 	nb := n / 32
 	p = p[:q8Words*nb]
+	var seq int32
 	for r := range out[:nrows] {
-		out[r] = rowQ8_0(x[uint64(r)*stride:][:q8_0Bytes*nb], p)
+		out[r] = rowQ8_0(x[uint64(r)*stride:][:q8_0Bytes*nb], p, &seq)
 	}
 }
 
 // rowQ8_0 is one row of rowsQ8_0: a function of its own, so that the
-// compiler keeps the block loop's few values in registers.
-func rowQ8_0(x []byte, p []uint64) float32 {
+// compiler keeps the block loop's few values in registers. The chunks are
+// written out rather than called: the compiler orders independent
+// instructions by source line, so an inlined helper's loads (all on its
+// few lines) would all go first and most of them to the stack.
+func rowQ8_0(x []byte, p []uint64, seq *int32) float32 {
 	t := fp16Table
 	var sum float32
-	for len(x) >= q8_0Bytes && len(p) >= q8Words {
-		xb := (*[q8_0Bytes]byte)(x)
-		w := (*[q8Words]uint64)(p)
-		s := -int32(w[0] >> 32)
-		// A loop rather than straight code: in one block the compiler
-		// would load all sixteen words first and keep most on the stack.
-		for c := 0; c < 2; c++ {
-			xw := (*[16]byte)(xb[2+16*c:])
-			pw := (*[8]uint64)(w[1+8*c:])
-			l0, h0 := q8Chunk(le64(xw[:8]), (*[4]uint64)(pw[:4]))
-			l1, h1 := q8Chunk(le64(xw[8:]), (*[4]uint64)(pw[4:]))
-			s += int32((l0+l1)>>48) + 16*topLane(h0+h1)
-		}
+	for b := 0; b < len(p)/q8Words; b++ {
+		xb := (*[q8_0Bytes]byte)(x[q8_0Bytes*b:])
+		w := (*[q8Words]uint64)(p[q8Words*b:])
+		x0 := binary.LittleEndian.Uint64(xb[2:10]) ^ byteSigns
+		e0, o0 := x0&evenBytes, x0>>8&evenBytes
+		l := e0*w[1] + o0*w[2]
+		h := e0*w[3] + o0*w[4]
+		x1 := binary.LittleEndian.Uint64(xb[10:18]) ^ byteSigns
+		e1, o1 := x1&evenBytes, x1>>8&evenBytes
+		l += e1*w[5] + o1*w[6]
+		h += e1*w[7] + o1*w[8]
+		s := int32(l>>48) + 16*int32(int16((h+laneBias)>>48))
+		// The store orders the second half's loads after the first
+		// half's arithmetic (see the comment above).
+		*seq = s
+		x2 := binary.LittleEndian.Uint64(xb[18:26]) ^ byteSigns
+		e2, o2 := x2&evenBytes, x2>>8&evenBytes
+		l = e2*w[9] + o2*w[10]
+		h = e2*w[11] + o2*w[12]
+		x3 := binary.LittleEndian.Uint64(xb[26:34]) ^ byteSigns
+		e3, o3 := x3&evenBytes, x3>>8&evenBytes
+		l += e3*w[13] + o3*w[14]
+		h += e3*w[15] + o3*w[16]
+		s += int32(l>>48) + 16*int32(int16((h+laneBias)>>48)) - int32(w[0]>>32)
 		dx := t[uint16(xb[0])|uint16(xb[1])<<8]
 		sum += float32(float32(s) * float32(dx*math.Float32frombits(uint32(w[0]))))
-		x, p = x[q8_0Bytes:], p[q8Words:]
 	}
 	return sum
 }
@@ -276,18 +282,23 @@ func prepareK4(n int, y []byte, p []uint64) {
 	}
 }
 
-// k4Sub returns the lane-pair sums (pairLanes) of one 32-element sub-block:
-// the nibbles at shift of the 32 bytes qs against the sub-block's 16 words.
-func k4Sub(qs *[32]byte, shift uint, p *[16]uint64) (v0, v1, v2, v3 uint64) {
-	var a0, a1, a2, a3 uint64
-	for m := 0; m < 4; m++ {
-		q := le64(qs[8*m:8*m+8]) >> shift
-		a0 += (q & k4PairMask) * p[4*m]
-		a1 += (q >> 8 & k4PairMask) * p[4*m+1]
-		a2 += (q >> 32 & k4PairMask) * p[4*m+2]
-		a3 += (q >> 40 & k4PairMask) * p[4*m+3]
+// k4Chunk adds to t the scaled lane-pair sums of the two 32-element
+// sub-blocks whose nibbles share the 32 bytes qs (low nibbles: the first,
+// scale s, against p's first 16 words; high nibbles: the second, scale z).
+// One lane pair at a time, so only the four words of qs stay live across
+// the loop.
+func k4Chunk(t *[4]uint64, qs *[32]byte, p *[32]uint64, s, z uint64) {
+	q0, q1 := binary.LittleEndian.Uint64(qs[0:8]), binary.LittleEndian.Uint64(qs[8:16])
+	q2, q3 := binary.LittleEndian.Uint64(qs[16:24]), binary.LittleEndian.Uint64(qs[24:32])
+	for pr := range 4 {
+		sh := pairShifts[pr] & 63
+		a := (q0>>sh&k4PairMask)*p[pr] + (q1>>sh&k4PairMask)*p[4+pr] +
+			(q2>>sh&k4PairMask)*p[8+pr] + (q3>>sh&k4PairMask)*p[12+pr]
+		sh = (sh + 4) & 63
+		b := (q0>>sh&k4PairMask)*p[16+pr] + (q1>>sh&k4PairMask)*p[20+pr] +
+			(q2>>sh&k4PairMask)*p[24+pr] + (q3>>sh&k4PairMask)*p[28+pr]
+		t[pr] += s*pairLanes(a) + z*pairLanes(b)
 	}
-	return pairLanes(a0), pairLanes(a1), pairLanes(a2), pairLanes(a3)
 }
 
 // laneFloats adds the integer lanes of four pair words, scaled by d, to
@@ -330,18 +341,12 @@ func rowQ4K(x []byte, p []uint64) float32 {
 		for k := range 4 {
 			summ += int32(w[1+k])*int32(mins[2*k]) + int32(w[1+k]>>32)*int32(mins[2*k+1])
 		}
-		var t0, t1, t2, t3 uint64
-		for j := 0; j < 8; j++ {
-			qs := (*[32]byte)(xb[16+32*(j/2):])
-			v0, v1, v2, v3 := k4Sub(qs, uint(4*(j%2)), (*[16]uint64)(w[5+16*j:]))
-			s := uint64(scales[j])
-			t0 += s * v0
-			t1 += s * v1
-			t2 += s * v2
-			t3 += s * v3
+		var t [4]uint64
+		for c := 0; c < 4; c++ {
+			k4Chunk(&t, (*[32]byte)(xb[16+32*c:]), (*[32]uint64)(w[5+32*c:]), uint64(scales[2*c]), uint64(scales[2*c+1]))
 		}
 		d := math.Float32frombits(uint32(w[0]))
-		laneFloats(&sums, fp16At(xb[:2])*d, t0, t1, t2, t3)
+		laneFloats(&sums, fp16At(xb[:2])*d, t[0], t[1], t[2], t[3])
 		sum -= float32(fp16At(xb[2:4]) * d * float32(summ))
 		x, p = x[144:], p[k4Words:]
 	}
