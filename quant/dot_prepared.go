@@ -382,20 +382,34 @@ func prepareK6(n int, y []byte, p []uint64) {
 	}
 }
 
-// k6Codes is the word of eight six-bit codes from a word of ql (nibbles at
-// lo) and one of qh (bits at hi).
-func k6Codes(ql, qh uint64, lo, hi uint) uint64 {
-	return ql>>lo&lowNibbles | (qh>>hi&lowCrumbs)<<4
+// k6Codes decodes a Q6_K block's 256 six-bit codes into 32 words of
+// eight bytes, word g holding elements 8g..8g+7. Element 128c+32k+l is
+// nibble k/2 of ql[64c+l+32(k%2)] with bits 2k of qh[32c+l] above it.
+func k6Codes(codes *[32]uint64, xb *[210]byte) {
+	for c := 0; c < 2; c++ {
+		for l := 0; l < 32; l += 8 {
+			q0 := binary.LittleEndian.Uint64(xb[64*c+l : 64*c+l+8])
+			q1 := binary.LittleEndian.Uint64(xb[64*c+l+32 : 64*c+l+40])
+			h := binary.LittleEndian.Uint64(xb[128+32*c+l : 136+32*c+l])
+			g := 16*c + l/8
+			codes[g] = q0&lowNibbles | (h&lowCrumbs)<<4
+			codes[g+4] = q1&lowNibbles | (h>>2&lowCrumbs)<<4
+			codes[g+8] = q0>>4&lowNibbles | (h>>4&lowCrumbs)<<4
+			codes[g+12] = q1>>4&lowNibbles | (h>>6&lowCrumbs)<<4
+		}
+	}
 }
 
-// k6Sub returns one sub-block's lane-pair sums, corrected for the codes'
-// offset: c0 and c1 are its two words of codes.
-func k6Sub(c0, c1 uint64, p *[12]uint64) (v0, v1, v2, v3 uint64) {
-	a0 := (c0&k6PairMask)*p[0] + (c1&k6PairMask)*p[4]
-	a1 := (c0>>8&k6PairMask)*p[1] + (c1>>8&k6PairMask)*p[5]
-	a2 := (c0>>32&k6PairMask)*p[2] + (c1>>32&k6PairMask)*p[6]
-	a3 := (c0>>40&k6PairMask)*p[3] + (c1>>40&k6PairMask)*p[7]
-	return pairLanes(a0) - p[8], pairLanes(a1) - p[9], pairLanes(a2) - p[10], pairLanes(a3) - p[11]
+// k6Subs adds to t the scaled lane-pair sums of two 16-element
+// sub-blocks (codes c0, c1 and c2, c3; scales s and z; 24 prepared words),
+// corrected for the codes' offset, one lane pair at a time.
+func k6Subs(t *[4]uint64, c0, c1, c2, c3 uint64, p *[24]uint64, s, z uint64) {
+	for pr := range 4 {
+		sh := pairShifts[pr] & 63
+		a := (c0>>sh&k6PairMask)*p[pr] + (c1>>sh&k6PairMask)*p[4+pr]
+		b := (c2>>sh&k6PairMask)*p[12+pr] + (c3>>sh&k6PairMask)*p[16+pr]
+		t[pr] += s*(pairLanes(a)-p[8+pr]) + z*(pairLanes(b)-p[20+pr])
+	}
 }
 
 func rowsQ6K(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
@@ -409,28 +423,17 @@ func rowsQ6K(n int, x []byte, stride uint64, nrows int, p []uint64, out []float3
 // rowQ6K is one row of rowsQ6K (see rowQ8_0).
 func rowQ6K(x []byte, p []uint64) float32 {
 	var sums [8]float32
+	var codes [32]uint64
 	for len(x) >= 210 && len(p) >= k6Words {
 		xb := (*[210]byte)(x)
 		w := (*[k6Words]uint64)(p)
-		var t0, t1, t2, t3 uint64
-		// Sub-block j = 8c+2k+h holds elements 128c+32k+16h+8m+i
-		// (m = 0, 1; i < 8): nibble k/2 of ql[64c+32(k%2)+16h+8m+i],
-		// bits 2k of qh[32c+16h+8m+i].
-		for j := 0; j < 16; j++ {
-			c, k, h := j/8, j/2%4, j%2
-			ql := (*[16]byte)(xb[64*c+32*(k%2)+16*h:])
-			qh := (*[16]byte)(xb[128+32*c+16*h:])
-			lo, hi := uint(4*(k/2)), uint(2*k)
-			c0 := k6Codes(le64(ql[:8]), le64(qh[:8]), lo, hi)
-			c1 := k6Codes(le64(ql[8:]), le64(qh[8:]), lo, hi)
-			v0, v1, v2, v3 := k6Sub(c0, c1, (*[12]uint64)(w[1+12*j:]))
-			s := uint64(int64(int8(xb[192+j])))
-			t0 += s * v0
-			t1 += s * v1
-			t2 += s * v2
-			t3 += s * v3
+		k6Codes(&codes, xb)
+		var t [4]uint64
+		for j := 0; j < 16; j += 2 {
+			k6Subs(&t, codes[2*j], codes[2*j+1], codes[2*j+2], codes[2*j+3], (*[24]uint64)(w[1+12*j:]),
+				uint64(int64(int8(xb[192+j]))), uint64(int64(int8(xb[193+j]))))
 		}
-		laneFloats(&sums, fp16At(xb[208:210])*math.Float32frombits(uint32(w[0])), t0, t1, t2, t3)
+		laneFloats(&sums, fp16At(xb[208:210])*math.Float32frombits(uint32(w[0])), t[0], t[1], t[2], t[3])
 		x, p = x[210:], p[k6Words:]
 	}
 	return laneTotal(0, &sums)
