@@ -400,18 +400,6 @@ func k6Codes(codes *[32]uint64, xb *[210]byte) {
 	}
 }
 
-// k6Subs adds to t the scaled lane-pair sums of two 16-element
-// sub-blocks (codes c0, c1 and c2, c3; scales s and z; 24 prepared words),
-// corrected for the codes' offset, one lane pair at a time.
-func k6Subs(t *[4]uint64, c0, c1, c2, c3 uint64, p *[24]uint64, s, z uint64) {
-	for pr := range 4 {
-		sh := pairShifts[pr] & 63
-		a := (c0>>sh&k6PairMask)*p[pr] + (c1>>sh&k6PairMask)*p[4+pr]
-		b := (c2>>sh&k6PairMask)*p[12+pr] + (c3>>sh&k6PairMask)*p[16+pr]
-		t[pr] += s*(pairLanes(a)-p[8+pr]) + z*(pairLanes(b)-p[20+pr])
-	}
-}
-
 func rowsQ6K(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
 	nb := n / 256
 	p = p[:k6Words*nb]
@@ -428,12 +416,23 @@ func rowQ6K(x []byte, p []uint64) float32 {
 		xb := (*[210]byte)(x)
 		w := (*[k6Words]uint64)(p)
 		k6Codes(&codes, xb)
-		var t [4]uint64
-		for j := 0; j < 16; j += 2 {
-			k6Subs(&t, codes[2*j], codes[2*j+1], codes[2*j+2], codes[2*j+3], (*[24]uint64)(w[1+12*j:]),
-				uint64(int64(int8(xb[192+j]))), uint64(int64(int8(xb[193+j]))))
+		var t0, t1, t2, t3 uint64
+		// One sub-block (codes c0, c1) a lane pair at a time, each
+		// pair's sums corrected for the codes' offset.
+		for j := 0; j < 16; j++ {
+			c0, c1 := codes[2*j], codes[2*j+1]
+			pj := (*[12]uint64)(w[1+12*j:])
+			s := uint64(int64(int8(xb[192+j])))
+			a := (c0&k6PairMask)*pj[0] + (c1&k6PairMask)*pj[4]
+			t0 += s * (pairLanes(a) - pj[8])
+			a = (c0>>8&k6PairMask)*pj[1] + (c1>>8&k6PairMask)*pj[5]
+			t1 += s * (pairLanes(a) - pj[9])
+			a = (c0>>32&k6PairMask)*pj[2] + (c1>>32&k6PairMask)*pj[6]
+			t2 += s * (pairLanes(a) - pj[10])
+			a = (c0>>40&k6PairMask)*pj[3] + (c1>>40&k6PairMask)*pj[7]
+			t3 += s * (pairLanes(a) - pj[11])
 		}
-		laneFloats(&sums, fp16At(xb[208:210])*math.Float32frombits(uint32(w[0])), t[0], t[1], t[2], t[3])
+		laneFloats(&sums, fp16At(xb[208:210])*math.Float32frombits(uint32(w[0])), t0, t1, t2, t3)
 		x, p = x[210:], p[k6Words:]
 	}
 	return laneTotal(0, &sums)
