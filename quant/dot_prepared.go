@@ -354,15 +354,41 @@ func rowQ4K(x []byte, p []uint64) float32 {
 }
 
 // Q6_K · Q8_K. The six-bit codes c stand for c-32; they enter the
-// products unsigned, and each sub-block's pair sums take off 32 times the
-// pair's sums of y, prepared with the pair words. Each block of y becomes
-// its scale, then per 16-element sub-block j: for its two groups of eight
-// elements the pair words, then the four corrections. A lane of a
-// sub-block's sum stays within 2*63*128.
+// products unsigned. Q6_K uses narrow pairs: y's quants of lanes l and l'
+// at 16-bit lanes 0 and 1 of the pair word (narrowPairWords), so the
+// product with the codes' word has x_l*y_l in lane 0, the cross terms in
+// lane 1 and x_l'*y_l' from bit 32 up. Adding a prepared word (the biases
+// that make lanes 0 and 1 non-negative, less 32 times the pair's sums of
+// y, which takes off the codes' offset) and clearing lane 1 leaves
+// lane0 + 2^15 + lane2*2^32: two integers a single multiplication scales,
+// with 2^15 times the sum of the block's scales to take off at the end.
+// Each block of y becomes its scale, then per 16-element sub-block j: for
+// its two groups of eight elements the pair words, then the four
+// prepared words. Lanes 0 and 2 of a sub-block's sum stay within
+// 2*63*128 + 32*256, lane 1 within 4*63*128.
 const (
 	k6Words    = 1 + 16*12
 	k6PairMask = 0x0000_0000_00ff_00ff
+	// narrowBias makes lanes 0 and 1 of a narrow pair sum non-negative.
+	narrowBias = 1<<15 + 1<<31
+	// narrowKeep clears lane 1.
+	narrowKeep = 0xffff_ffff_0000_ffff
 )
+
+// narrowPairWords is pairWords with the pair's quants as l + l'*2^16.
+func narrowPairWords(yw uint64) (p0, p1, p2, p3 uint64) {
+	const lanes, bias = 0x00ff_00ff, 128 + 128<<16
+	u := yw ^ byteSigns
+	return u&lanes - bias, u>>8&lanes - bias, u>>32&lanes - bias, u>>40&lanes - bias
+}
+
+// narrowOffset is the prepared word of a narrow pair whose codes are 32
+// too high: sum is the pair's sum of y as l + l'*2^16.
+func narrowOffset(sum uint64) uint64 {
+	l := int64(int16(sum))
+	h := (int64(sum) - l) >> 16
+	return uint64(narrowBias - 32*(l+h<<32))
+}
 
 func prepareK6(n int, y []byte, p []uint64) {
 	for b := 0; b < n/256; b++ {
@@ -372,11 +398,10 @@ func prepareK6(n int, y []byte, p []uint64) {
 		q := (*[256]byte)(yb[4:260])
 		for j := range 16 {
 			sub := (*[12]uint64)(w[1+12*j:])
-			sub[0], sub[1], sub[2], sub[3] = pairWords(le64(q[16*j : 16*j+8]))
-			sub[4], sub[5], sub[6], sub[7] = pairWords(le64(q[16*j+8 : 16*j+16]))
-			// Pair words add as pairs of integers.
+			sub[0], sub[1], sub[2], sub[3] = narrowPairWords(le64(q[16*j : 16*j+8]))
+			sub[4], sub[5], sub[6], sub[7] = narrowPairWords(le64(q[16*j+8 : 16*j+16]))
 			for pr := range 4 {
-				sub[8+pr] = (sub[pr] + sub[4+pr]) << 5
+				sub[8+pr] = narrowOffset(sub[pr] + sub[4+pr])
 			}
 		}
 	}
@@ -416,22 +441,26 @@ func rowQ6K(x []byte, p []uint64) float32 {
 		xb := (*[210]byte)(x)
 		w := (*[k6Words]uint64)(p)
 		k6Codes(&codes, xb)
-		var t0, t1, t2, t3 uint64
+		var t0, t1, t2, t3, ssum uint64
 		// One sub-block (codes c0, c1) a lane pair at a time, each
 		// pair's sums corrected for the codes' offset.
 		for j := 0; j < 16; j++ {
 			c0, c1 := codes[2*j], codes[2*j+1]
 			pj := (*[12]uint64)(w[1+12*j:])
 			s := uint64(int64(int8(xb[192+j])))
-			a := (c0&k6PairMask)*pj[0] + (c1&k6PairMask)*pj[4]
-			t0 += s * (pairLanes(a) - pj[8])
-			a = (c0>>8&k6PairMask)*pj[1] + (c1>>8&k6PairMask)*pj[5]
-			t1 += s * (pairLanes(a) - pj[9])
-			a = (c0>>32&k6PairMask)*pj[2] + (c1>>32&k6PairMask)*pj[6]
-			t2 += s * (pairLanes(a) - pj[10])
-			a = (c0>>40&k6PairMask)*pj[3] + (c1>>40&k6PairMask)*pj[7]
-			t3 += s * (pairLanes(a) - pj[11])
+			ssum += s
+			a := (c0&k6PairMask)*pj[0] + (c1&k6PairMask)*pj[4] + pj[8]
+			t0 += s * (a & narrowKeep)
+			a = (c0>>8&k6PairMask)*pj[1] + (c1>>8&k6PairMask)*pj[5] + pj[9]
+			t1 += s * (a & narrowKeep)
+			a = (c0>>32&k6PairMask)*pj[2] + (c1>>32&k6PairMask)*pj[6] + pj[10]
+			t2 += s * (a & narrowKeep)
+			a = (c0>>40&k6PairMask)*pj[3] + (c1>>40&k6PairMask)*pj[7] + pj[11]
+			t3 += s * (a & narrowKeep)
 		}
+		// The lane-0 biases, scaled, come off: t's become pair words.
+		ssum <<= 15
+		t0, t1, t2, t3 = t0-ssum, t1-ssum, t2-ssum, t3-ssum
 		laneFloats(&sums, fp16At(xb[208:210])*math.Float32frombits(uint32(w[0])), t0, t1, t2, t3)
 		x, p = x[210:], p[k6Words:]
 	}
