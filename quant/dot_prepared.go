@@ -223,42 +223,47 @@ func rowQ4_0(x []byte, p []uint64) float32 {
 
 // The K-quants keep eight integer lanes per block (element e goes to lane
 // e mod 8, see dot_kquants.go), so their products cannot be summed across
-// a word's lanes. Instead a multiplication takes two lanes at once: with
-// x's codes of lanes l and l' in the 16-bit lanes 0 and 1 of a word and
-// y's quants of the same elements in its 32-bit halves, the product's
-// lane 0 is x_l*y_l and its lane 3 x_l'*y_l' (lanes 1 and 2 take the cross
-// terms). A sub-block's products accumulate there; then pairLanes moves
-// the two sums into the halves of one word, which a single multiplication
-// scales by the sub-block's scale, so each pair of lanes is one word of
-// two 32-bit integers until the end of the block.
+// a word's lanes. Instead a multiplication takes two lanes at once, as
+// narrow pairs: with x's codes of lanes l and l' in the 16-bit lanes 0 and
+// 1 of a word and y's quants of the same elements in those of another
+// (narrowPairWords), the product has x_l*y_l in lane 0, the cross terms in
+// lane 1 and x_l'*y_l' from bit 32 up. A sub-block's products accumulate
+// there; adding narrowBias (which makes lanes 0 and 1 non-negative, so
+// neither borrows from the next) and clearing lane 1 leaves
+// lane0 + 2^15 + lane2*2^32, two integers that a single multiplication
+// scales by the sub-block's scale. Each pair of lanes is thus one word
+// until the end of the block, when 2^15 times the sum of the scales comes
+// off and splitPair separates the two.
 
 // The lane pairs of a word of eight codes, one byte each: (0,2), (1,3),
 // (4,6), (5,7), taken by shifting the word 0, 8, 32 and 40 bits.
 var pairShifts = [4]uint{0, 8, 32, 40}
 
-// pairWords returns, for a word of eight quants, the pair words of its
-// lane pairs (pairShifts order): quants l and l' (signed) as l + l'*2^32.
-func pairWords(yw uint64) (p0, p1, p2, p3 uint64) {
-	const lo, hi, bias = 0xff, 0xff << 32, 128 + 128<<32
+const (
+	// narrowBias makes lanes 0 and 1 of a narrow pair sum non-negative.
+	narrowBias = 1<<15 + 1<<31
+	// narrowKeep clears lane 1.
+	narrowKeep = 0xffff_ffff_0000_ffff
+)
+
+// narrowPairWords returns, for a word of eight quants, the pair words of
+// its lane pairs (pairShifts order): quants l and l' (signed) as
+// l + l'*2^16.
+func narrowPairWords(yw uint64) (p0, p1, p2, p3 uint64) {
+	const lanes, bias = 0x00ff_00ff, 128 + 128<<16
 	u := yw ^ byteSigns
-	return u&lo | u<<16&hi - bias, u>>8&lo | u<<8&hi - bias,
-		u>>32&lo | u>>16&hi - bias, u>>40&lo | u>>24&hi - bias
+	return u&lanes - bias, u>>8&lanes - bias, u>>32&lanes - bias, u>>40&lanes - bias
 }
 
-// pairLanes turns a sum of pair products (lanes 0 and 3 signed and below
-// 2^15 in magnitude, as the cross terms in lanes 1 and 2) into its two
-// lane sums as lane0 + lane3*2^32.
-func pairLanes(acc uint64) uint64 {
-	return uint64(int64(int16(acc))) + uint64(int64(acc+laneBias)>>48<<32)
-}
-
-// splitPair returns the two 32-bit lanes of a sum of pairLanes words.
+// splitPair returns the two 32-bit integers l + l'*2^32 of a scaled sum
+// of narrow pairs once the biases are off.
 func splitPair(v uint64) (int32, int32) { return int32(v), int32((v + 1<<31) >> 32) }
 
 // Q4_K · Q8_K. Each block of y becomes a word of its scale and four of
 // the sums of its 16-element groups two by two (the mins meet those), then
 // per sub-block j, group m of eight elements and lane pair, the pair's
-// quants (pairWord). A lane of a sub-block's sum stays within 4*15*128.
+// narrow pair word. Lanes 0 and 2 of a sub-block's sum stay within
+// 4*15*128, lane 1 within 8*15*128.
 const (
 	k4Words    = 1 + 4 + 8*16
 	k4PairMask = 0x0000_0000_000f_000f
@@ -277,7 +282,7 @@ func prepareK4(n int, y []byte, p []uint64) {
 		q := (*[256]byte)(yb[4:260])
 		for g := range 32 {
 			pw := (*[4]uint64)(w[5+4*g:])
-			pw[0], pw[1], pw[2], pw[3] = pairWords(le64(q[8*g : 8*g+8]))
+			pw[0], pw[1], pw[2], pw[3] = narrowPairWords(le64(q[8*g : 8*g+8]))
 		}
 	}
 }
@@ -293,11 +298,11 @@ func k4Chunk(t *[4]uint64, qs *[32]byte, p *[32]uint64, s, z uint64) {
 	for pr := range 4 {
 		sh := pairShifts[pr] & 63
 		a := (q0>>sh&k4PairMask)*p[pr] + (q1>>sh&k4PairMask)*p[4+pr] +
-			(q2>>sh&k4PairMask)*p[8+pr] + (q3>>sh&k4PairMask)*p[12+pr]
+			(q2>>sh&k4PairMask)*p[8+pr] + (q3>>sh&k4PairMask)*p[12+pr] + narrowBias
 		sh = (sh + 4) & 63
 		b := (q0>>sh&k4PairMask)*p[16+pr] + (q1>>sh&k4PairMask)*p[20+pr] +
-			(q2>>sh&k4PairMask)*p[24+pr] + (q3>>sh&k4PairMask)*p[28+pr]
-		t[pr] += s*pairLanes(a) + z*pairLanes(b)
+			(q2>>sh&k4PairMask)*p[24+pr] + (q3>>sh&k4PairMask)*p[28+pr] + narrowBias
+		t[pr] += s*(a&narrowKeep) + z*(b&narrowKeep)
 	}
 }
 
@@ -345,8 +350,13 @@ func rowQ4K(x []byte, p []uint64) float32 {
 		for c := 0; c < 4; c++ {
 			k4Chunk(&t, (*[32]byte)(xb[16+32*c:]), (*[32]uint64)(w[5+32*c:]), uint64(scales[2*c]), uint64(scales[2*c+1]))
 		}
+		var ssum uint64
+		for _, sc := range scales {
+			ssum += uint64(sc)
+		}
+		ssum <<= 15 // the lane-0 biases, scaled (see Q6_K)
 		d := math.Float32frombits(uint32(w[0]))
-		laneFloats(&sums, fp16At(xb[:2])*d, t[0], t[1], t[2], t[3])
+		laneFloats(&sums, fp16At(xb[:2])*d, t[0]-ssum, t[1]-ssum, t[2]-ssum, t[3]-ssum)
 		sum -= float32(fp16At(xb[2:4]) * d * float32(summ))
 		x, p = x[144:], p[k4Words:]
 	}
@@ -354,33 +364,16 @@ func rowQ4K(x []byte, p []uint64) float32 {
 }
 
 // Q6_K · Q8_K. The six-bit codes c stand for c-32; they enter the
-// products unsigned. Q6_K uses narrow pairs: y's quants of lanes l and l'
-// at 16-bit lanes 0 and 1 of the pair word (narrowPairWords), so the
-// product with the codes' word has x_l*y_l in lane 0, the cross terms in
-// lane 1 and x_l'*y_l' from bit 32 up. Adding a prepared word (the biases
-// that make lanes 0 and 1 non-negative, less 32 times the pair's sums of
-// y, which takes off the codes' offset) and clearing lane 1 leaves
-// lane0 + 2^15 + lane2*2^32: two integers a single multiplication scales,
-// with 2^15 times the sum of the block's scales to take off at the end.
-// Each block of y becomes its scale, then per 16-element sub-block j: for
-// its two groups of eight elements the pair words, then the four
-// prepared words. Lanes 0 and 2 of a sub-block's sum stay within
-// 2*63*128 + 32*256, lane 1 within 4*63*128.
+// products unsigned, and the prepared word each pair adds (in place of
+// narrowBias) also takes off 32 times the pair's sums of y. Each block of
+// y becomes its scale, then per 16-element sub-block j: for its two groups
+// of eight elements the narrow pair words, then the four prepared words.
+// Lanes 0 and 2 of a sub-block's sum stay within 2*63*128 + 32*256, lane 1
+// within 4*63*128.
 const (
 	k6Words    = 1 + 16*12
 	k6PairMask = 0x0000_0000_00ff_00ff
-	// narrowBias makes lanes 0 and 1 of a narrow pair sum non-negative.
-	narrowBias = 1<<15 + 1<<31
-	// narrowKeep clears lane 1.
-	narrowKeep = 0xffff_ffff_0000_ffff
 )
-
-// narrowPairWords is pairWords with the pair's quants as l + l'*2^16.
-func narrowPairWords(yw uint64) (p0, p1, p2, p3 uint64) {
-	const lanes, bias = 0x00ff_00ff, 128 + 128<<16
-	u := yw ^ byteSigns
-	return u&lanes - bias, u>>8&lanes - bias, u>>32&lanes - bias, u>>40&lanes - bias
-}
 
 // narrowOffset is the prepared word of a narrow pair whose codes are 32
 // too high: sum is the pair's sum of y as l + l'*2^16.
