@@ -295,14 +295,17 @@ func prepareK4(n int, y []byte, p []uint64) {
 func k4Chunk(t *[4]uint64, qs *[32]byte, p *[32]uint64, s, z uint64) {
 	q0, q1 := binary.LittleEndian.Uint64(qs[0:8]), binary.LittleEndian.Uint64(qs[8:16])
 	q2, q3 := binary.LittleEndian.Uint64(qs[16:24]), binary.LittleEndian.Uint64(qs[24:32])
-	for pr := range 4 {
-		sh := pairShifts[pr] & 63
-		a := (q0>>sh&k4PairMask)*p[pr] + (q1>>sh&k4PairMask)*p[4+pr] +
-			(q2>>sh&k4PairMask)*p[8+pr] + (q3>>sh&k4PairMask)*p[12+pr] + narrowBias
-		sh = (sh + 4) & 63
-		b := (q0>>sh&k4PairMask)*p[16+pr] + (q1>>sh&k4PairMask)*p[20+pr] +
-			(q2>>sh&k4PairMask)*p[24+pr] + (q3>>sh&k4PairMask)*p[28+pr] + narrowBias
-		t[pr] += s*(a&narrowKeep) + z*(b&narrowKeep)
+	const m = k4PairMask
+	// Lane pairs (0,2) and (1,3) from the words' low halves, then (4,6)
+	// and (5,7) from their high halves: constant shifts.
+	for h := 0; h < 4; h += 2 {
+		a := (q0&m)*p[h] + (q1&m)*p[4+h] + (q2&m)*p[8+h] + (q3&m)*p[12+h] + narrowBias
+		b := (q0>>4&m)*p[16+h] + (q1>>4&m)*p[20+h] + (q2>>4&m)*p[24+h] + (q3>>4&m)*p[28+h] + narrowBias
+		t[h] += s*(a&narrowKeep) + z*(b&narrowKeep)
+		a = (q0>>8&m)*p[1+h] + (q1>>8&m)*p[5+h] + (q2>>8&m)*p[9+h] + (q3>>8&m)*p[13+h] + narrowBias
+		b = (q0>>12&m)*p[17+h] + (q1>>12&m)*p[21+h] + (q2>>12&m)*p[25+h] + (q3>>12&m)*p[29+h] + narrowBias
+		t[h+1] += s*(a&narrowKeep) + z*(b&narrowKeep)
+		q0, q1, q2, q3 = q0>>32, q1>>32, q2>>32, q3>>32
 	}
 }
 
