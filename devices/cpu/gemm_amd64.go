@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/quant"
@@ -13,9 +14,9 @@ import (
 func init() {
 	if hasAVX2Set() {
 		archRepack = map[quant.Type]*repackKernel{
-			quant.Q4_0:   {one: repack1(gemmQ4_0x8x1AVX2), four: repack4(gemmQ4_0x8x4AVX2)},
-			quant.Q8_0:   {one: repack1(gemmQ8_0x8x1AVX2), four: repack4(gemmQ8_0x8x4AVX2)},
-			quant.IQ4_NL: {one: repack1(gemmIQ4_NLx8x1AVX2), four: repack4(gemmIQ4_NLx8x4AVX2)},
+			quant.Q4_0:   asmRepack(144, [4]tileAsm{gemmQ4_0x8x1AVX2, gemmQ4_0x8x2AVX2, gemmQ4_0x8x3AVX2, gemmQ4_0x8x4AVX2}),
+			quant.Q8_0:   asmRepack(272, [4]tileAsm{gemmQ8_0x8x1AVX2, gemmQ8_0x8x2AVX2, gemmQ8_0x8x3AVX2, gemmQ8_0x8x4AVX2}),
+			quant.IQ4_NL: asmRepack(144, [4]tileAsm{gemmIQ4_NLx8x1AVX2, gemmIQ4_NLx8x2AVX2, gemmIQ4_NLx8x3AVX2, gemmIQ4_NLx8x4AVX2}),
 		}
 		archPack = map[quant.Type]func(dst, src []byte, rs int){
 			quant.Q4_0:   packX8(18),
@@ -42,22 +43,41 @@ func packX8(blockBytes int) func(dst, src []byte, rs int) {
 	}
 }
 
-// repack1 and repack4 adapt the assembly to repackKernel; the product
-// has sized every operand (a group of nb blocks, Q8_0 rows and aux rows
-// of nb blocks, eight outputs per column).
-func repack1(k func(nb int, x, y, aux, out unsafe.Pointer)) func(int, []byte, []byte, []byte, []float32) {
-	return func(nb int, x, y, aux []byte, out []float32) {
-		k(nb, ptr(x), ptr(y), ptr(aux), unsafe.Pointer(unsafe.SliceData(out)))
-	}
-}
+// tileAsm is a tile kernel of the assembly for one column count
+// (gemm_amd64.s): nb blocks per group, ngroups groups of groupBytes bytes
+// from x, the columns' pointers in y, aux and out.
+type tileAsm func(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
-func repack4(k func(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)) func(int, []byte, *[4][]byte, *[4][]byte, *[4][]float32) {
-	return func(nb int, x []byte, y, aux *[4][]byte, out *[4][]float32) {
+// asmRepack makes the repackKernel of the assembly kernels ks (ks[n-1]
+// for n columns) over groups of groupBytes bytes per block: its tile
+// checks what the assembly trusts (every operand long enough), and one
+// and four are tile's for a group.
+func asmRepack(groupBytes int, ks [4]tileAsm) *repackKernel {
+	tile := func(ncols, nb, ngroups int, x []byte, y, aux *[4][]byte, out *[4][]float32) {
+		if ncols < 1 || ncols > 4 || ngroups < 1 || len(x) < ngroups*nb*groupBytes {
+			panic(fmt.Sprintf("cpu: repacked tile of %d columns, %d groups of %d blocks: operands too short", ncols, ngroups, nb))
+		}
 		var yp, ap, op [4]unsafe.Pointer
 		for c := range 4 {
-			yp[c], ap[c], op[c] = ptr(y[c]), ptr(aux[c]), unsafe.Pointer(unsafe.SliceData(out[c]))
+			// Slots past ncols repeat column 0: the assembly loads
+			// every slot's pointers but uses only its own.
+			src := c
+			if c >= ncols {
+				src = 0
+			}
+			if len(y[src]) < 34*nb || len(aux[src]) < 8*nb || len(out[src]) < 8*ngroups {
+				panic(fmt.Sprintf("cpu: repacked tile of %d groups of %d blocks: column %d too short", ngroups, nb, src))
+			}
+			yp[c], ap[c], op[c] = ptr(y[src]), ptr(aux[src]), unsafe.Pointer(unsafe.SliceData(out[src]))
 		}
-		k(nb, ptr(x), &yp, &ap, &op)
+		ks[ncols-1](nb, ngroups, ptr(x), &yp, &ap, &op)
+	}
+	return &repackKernel{
+		tile: tile,
+		one: func(nb int, x, y, aux []byte, out []float32) {
+			tile(1, nb, 1, x, &[4][]byte{y}, &[4][]byte{aux}, &[4][]float32{out})
+		},
+		four: func(nb int, x []byte, y, aux *[4][]byte, out *[4][]float32) { tile(4, nb, 1, x, y, aux, out) },
 	}
 }
 
@@ -66,34 +86,47 @@ func repack4(k func(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)) f
 //go:noescape
 func xposeX8AVX2(dst, src unsafe.Pointer, rs uintptr, nb, sblk, dblk, sq, dq, nx, hdr int)
 
-// gemmQ4_0x8x1AVX2 sets out[0..8) to the eight rows of the repacked Q4_0
-// group x (nb blocks) times one Q8_0 column y with its aux row;
-// gemmQ4_0x8x4AVX2 does so for four columns, each with the single-column
-// kernel's instructions, so with its bits.
+// gemmQ4_0x8xNAVX2 (N columns, 1 to 4) are the tile kernels of
+// repacked Q4_0 against Q8_0 columns with their aux rows, the
+// gemmQ8_0x8xNAVX2 those of repacked Q8_0 (aux's sums unused) and the
+// gemmIQ4_NLx8xNAVX2 those of repacked IQ4_NL (tileAsm says how they are
+// called).
 //
 //go:noescape
-func gemmQ4_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+func gemmQ4_0x8x1AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 //go:noescape
-func gemmQ4_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
-
-// gemmQ8_0x8x1AVX2 and gemmQ8_0x8x4AVX2 are the same for repacked Q8_0
-// (aux's sums unused).
-//
-//go:noescape
-func gemmQ8_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+func gemmQ4_0x8x2AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 //go:noescape
-func gemmQ8_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
-
-// gemmIQ4_NLx8x1AVX2 and gemmIQ4_NLx8x4AVX2 are the same for repacked
-// IQ4_NL.
-//
-//go:noescape
-func gemmIQ4_NLx8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+func gemmQ4_0x8x3AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 //go:noescape
-func gemmIQ4_NLx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ4_0x8x4AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+
+//go:noescape
+func gemmQ8_0x8x1AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+
+//go:noescape
+func gemmQ8_0x8x2AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+
+//go:noescape
+func gemmQ8_0x8x3AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+
+//go:noescape
+func gemmQ8_0x8x4AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+
+//go:noescape
+func gemmIQ4_NLx8x1AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+
+//go:noescape
+func gemmIQ4_NLx8x2AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+
+//go:noescape
+func gemmIQ4_NLx8x3AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+
+//go:noescape
+func gemmIQ4_NLx8x4AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
 
 // gemmF32x3x4AVX2 sets, for rows r < 3 of x (stride bytes apart) and
 // columns c < 4, the float at out[c]+4r to the dot product of row r with

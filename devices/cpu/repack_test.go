@@ -184,41 +184,76 @@ func TestRepackRefuses(t *testing.T) {
 	require.Contains(t, Device().(interface{ ExtraBufferTypes() []buffer.Type }).ExtraBufferTypes(), RepackBufferType())
 }
 
-// TestRepackKernelFourIsOne: the four-column kernel gives each column the
-// single-column kernel's bits, so results do not depend on the grouping.
+// TestRepackKernelFourIsOne: the four-column kernel and the tile kernel
+// (one to four columns, one to three groups of rows a call) give each
+// column of each group exactly the single-column kernel's bits, so
+// results do not depend on the grouping; and the fast pack writes the
+// layout's bytes.
 func TestRepackKernelFourIsOne(t *testing.T) {
 	rng := rand.New(rand.NewSource(rand.Int63()))
+	const groups = 3
 	for typ, l := range repackLayouts {
 		k := repackKernelFor(fastKernels(), typ)
-		if k == nil || k.four == nil {
+		if k == nil || k.four == nil && k.tile == nil {
 			continue
 		}
 		nb := 37 * 32 / l.aux.block
 		n := l.aux.block * nb
 		rs := int(typ.RowSize(int64(n)))
-		plain, err := quant.Quantize(typ, mmRandF32s(rng, int64(8*n)), 8, n, nil)
-		require.NoError(t, err)
-		x := make([]byte, l.groupSize(uint64(len(plain))))
-		l.pack(x, plain, rs)
-		if f := archPack[typ]; f != nil {
-			y := make([]byte, len(x))
-			f(y, plain, rs)
-			require.Equal(t, x, y, "%s: the fast pack differs", typ)
+		gsize := int(l.groupSize(uint64(8 * rs)))
+		x := make([]byte, groups*gsize)
+		for g := range groups {
+			plain, err := quant.Quantize(typ, mmRandF32s(rng, int64(8*n)), 8, n, nil)
+			require.NoError(t, err)
+			l.pack(x[g*gsize:], plain, rs)
+			if f := archPack[typ]; f != nil {
+				y := make([]byte, gsize)
+				f(y, plain, rs)
+				require.Equal(t, x[g*gsize:(g+1)*gsize], y, "%s: the fast pack differs", typ)
+			}
 		}
 		var ys, auxs [4][]byte
-		var four [4][]float32
 		for c := range 4 {
 			ys[c] = make([]byte, l.aux.vdt.RowSize(int64(n)))
 			require.NoError(t, fastKernels().traits[l.aux.vdt].fromFloat(ys[c], mmRandF32s(rng, int64(n))))
 			auxs[c] = make([]byte, nb*l.aux.size)
 			l.aux.fill(auxs[c], ys[c], nb)
-			four[c] = make([]float32, 8)
 		}
-		k.four(nb, x, &ys, &auxs, &four)
-		for c := range 4 {
-			one := make([]float32, 8)
-			k.one(nb, x, ys[c], auxs[c], one)
-			require.Equal(t, one, four[c], "%s column %d", typ, c)
+		var one [groups][4][]float32
+		for g := range groups {
+			for c := range 4 {
+				one[g][c] = make([]float32, 8)
+				k.one(nb, x[g*gsize:(g+1)*gsize], ys[c], auxs[c], one[g][c])
+			}
+		}
+		if k.four != nil {
+			var four [4][]float32
+			for c := range 4 {
+				four[c] = make([]float32, 8)
+			}
+			k.four(nb, x[gsize:2*gsize], &ys, &auxs, &four)
+			for c := range 4 {
+				require.Equal(t, one[1][c], four[c], "%s column %d", typ, c)
+			}
+		}
+		tile := k.tiles()
+		for ng := 1; ng <= groups; ng++ {
+			for nc := 1; nc <= 4; nc++ {
+				// The columns in another order, so that each slot
+				// meets another column than in one.
+				var cy, ca [4][]byte
+				var out [4][]float32
+				for j := range nc {
+					c := (j + nc) % 4
+					cy[j], ca[j], out[j] = ys[c], auxs[c], make([]float32, 8*ng)
+				}
+				tile(nc, nb, ng, x[(groups-ng)*gsize:], &cy, &ca, &out)
+				for j := range nc {
+					for g := range ng {
+						require.Equal(t, one[groups-ng+g][(j+nc)%4], out[j][8*g:8*g+8], "%s: %d columns, %d groups: column %d group %d", typ, nc, ng, j, g)
+					}
+				}
+			}
 		}
 	}
 }
