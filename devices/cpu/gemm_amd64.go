@@ -23,6 +23,10 @@ func init() {
 			quant.Q8_0:   packX8(34),
 			quant.IQ4_NL: packX8(18),
 		}
+		q8_0Aux.fast = func(aux, y []byte, nb int) {
+			_, _ = aux[8*nb-1], y[34*nb-1]
+			fillAuxAVX2(ptr(aux), ptr(y), nb)
+		}
 		archGemm = map[quant.Type]*plainGemm{
 			quant.F32: {step: 8, tile3x4: gemmF32x3x4AVX2, tile3x1: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
 		}
@@ -80,6 +84,11 @@ func asmRepack(groupBytes int, ks [4]tileAsm) *repackKernel {
 		four: func(nb int, x []byte, y, aux *[4][]byte, out *[4][]float32) { tile(4, nb, 1, x, y, aux, out) },
 	}
 }
+
+// fillAuxAVX2 is fillAux for nb blocks (the same bytes).
+//
+//go:noescape
+func fillAuxAVX2(aux, y unsafe.Pointer, nb int)
 
 // xposeX8AVX2 interleaves nb blocks of eight rows (the assembly says how).
 //

@@ -467,3 +467,44 @@ xnext:
 xdone:
 	VZEROUPPER
 	RET
+
+// func fillAuxAVX2(aux, y unsafe.Pointer, nb int)
+//
+// fillAux's aux row: each block's fp16 scale as a float, and eight times
+// the sum of its quants, found exactly as VPSADBW's sums of the quants
+// biased by 128 (x^0x80), less 32*128.
+TEXT ·fillAuxAVX2(SB), NOSPLIT, $0-24
+	MOVQ    aux+0(FP), DI
+	MOVQ    y+8(FP), SI
+	MOVQ    nb+16(FP), CX
+	VPCMPEQB Y3, Y3, Y3
+	VPABSB  Y3, Y3
+	VPSLLW  $7, Y3, Y3
+	VPXOR   Y4, Y4, Y4
+
+auxblock:
+	TESTQ        CX, CX
+	JZ           auxdone
+	MOVWLZX      0(SI), AX
+	VMOVD        AX, X0
+	VCVTPH2PS    X0, X0
+	VMOVSS       X0, 0(DI)
+	VMOVDQU      2(SI), Y1
+	VPXOR        Y3, Y1, Y1
+	VPSADBW      Y4, Y1, Y1
+	VEXTRACTI128 $1, Y1, X2
+	VPADDQ       X2, X1, X1
+	VPSHUFD      $0x4e, X1, X2
+	VPADDQ       X2, X1, X1
+	VMOVD        X1, AX
+	SUBL         $4096, AX
+	SHLL         $3, AX
+	MOVL         AX, 4(DI)
+	ADDQ         $34, SI
+	ADDQ         $8, DI
+	DECQ         CX
+	JMP          auxblock
+
+auxdone:
+	VZEROUPPER
+	RET

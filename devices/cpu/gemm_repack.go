@@ -86,11 +86,20 @@ func repackKernelFor(ks *kernelSet, typ quant.Type) *repackKernel {
 
 // actAux is an activation type and the aux entries the kernels read
 // beside its rows: size bytes per block of block elements, written by
-// fill(aux, y, nb) for the row y of nb blocks.
+// fill(aux, y, nb) for the row y of nb blocks, or by fast (the same
+// bytes, set by an architecture file) on the fast kernel set.
 type actAux struct {
 	vdt         quant.Type
 	block, size int
-	fill        func(aux, y []byte, nb int)
+	fill, fast  func(aux, y []byte, nb int)
+}
+
+// filler is ax's fill for kernel set ks.
+func (ax *actAux) filler(ks *kernelSet) func(aux, y []byte, nb int) {
+	if ks != genericKernels && ax.fast != nil {
+		return ax.fast
+	}
+	return ax.fill
 }
 
 // q8_0Aux: float32 dy, int32 8*sum of the quants per block.
@@ -213,10 +222,11 @@ func groupedProduct(p *Params, t *graph.Tensor, k *repackKernel, l *repackLayout
 	nb := int(a.Ne[0]) / ax.block
 	auxRow := nb * ax.size
 	aux := p.Work[auxOffset(b, ax):]
+	fill := ax.filler(p.kernels())
 	lo, hi := p.Rows(b.NRows())
 	for r := lo; r < hi; r++ {
 		y, _ := act.row(r%b.Ne[1], r/b.Ne[1]%b.Ne[2], r/(b.Ne[1]*b.Ne[2]))
-		ax.fill(aux[int(r)*auxRow:int(r+1)*auxRow], y, nb)
+		fill(aux[int(r)*auxRow:int(r+1)*auxRow], y, nb)
 	}
 	p.Barrier()
 

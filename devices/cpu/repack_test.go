@@ -323,6 +323,27 @@ func TestSumInt8x32(t *testing.T) {
 	}
 }
 
+// TestFillAuxFast: the fast kernel set's aux rows are fillAux's bytes,
+// on quantized random rows and on blocks of all -128 and all 127.
+func TestFillAuxFast(t *testing.T) {
+	fast := q8_0Aux.filler(fastKernels())
+	rng := rand.New(rand.NewSource(rand.Int63()))
+	for _, nb := range []int{1, 2, 7, 128} {
+		y := make([]byte, 34*nb)
+		_, err := quant.FromFloat(y, quant.Q8_0, mmRandF32s(rng, int64(32*nb)))
+		require.NoError(t, err)
+		if nb > 1 {
+			for i := range 32 {
+				y[2+i], y[36+i] = 0x80, 0x7f
+			}
+		}
+		want, got := make([]byte, 8*nb), make([]byte, 8*nb)
+		fillAux(want, y, nb)
+		fast(got, y, nb)
+		require.Equal(t, want, got, "nb=%d", nb)
+	}
+}
+
 // TestOverlaps: convertRows reads F32 rows in place only when the
 // destination does not share their memory.
 func TestOverlaps(t *testing.T) {
