@@ -49,8 +49,10 @@ func packX8(blockBytes int) func(dst, src []byte, rs int) {
 
 // tileAsm is a tile kernel of the assembly for one column count
 // (gemm_amd64.s): nb blocks per group, ngroups groups of groupBytes bytes
-// from x, the columns' pointers in y, aux and out.
-type tileAsm func(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+// from x, the columns' activation rows y0..y3, aux rows a0..a3 and
+// outputs o0..o3, passed by value so that no array of them is made on
+// the heap for each call.
+type tileAsm func(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 // asmRepack makes the repackKernel of the assembly kernels ks (ks[n-1]
 // for n columns) over groups of groupBytes bytes per block: its tile
@@ -74,7 +76,7 @@ func asmRepack(groupBytes int, ks [4]tileAsm) *repackKernel {
 			}
 			yp[c], ap[c], op[c] = ptr(y[src]), ptr(aux[src]), unsafe.Pointer(unsafe.SliceData(out[src]))
 		}
-		ks[ncols-1](nb, ngroups, ptr(x), &yp, &ap, &op)
+		ks[ncols-1](nb, ngroups, ptr(x), yp[0], yp[1], yp[2], yp[3], ap[0], ap[1], ap[2], ap[3], op[0], op[1], op[2], op[3])
 	}
 	return &repackKernel{
 		tile: tile,
@@ -102,40 +104,40 @@ func xposeX8AVX2(dst, src unsafe.Pointer, rs uintptr, nb, sblk, dblk, sq, dq, nx
 // called).
 //
 //go:noescape
-func gemmQ4_0x8x1AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ4_0x8x1AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmQ4_0x8x2AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ4_0x8x2AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmQ4_0x8x3AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ4_0x8x3AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmQ4_0x8x4AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ4_0x8x4AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmQ8_0x8x1AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ8_0x8x1AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmQ8_0x8x2AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ8_0x8x2AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmQ8_0x8x3AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ8_0x8x3AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmQ8_0x8x4AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ8_0x8x4AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmIQ4_NLx8x1AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmIQ4_NLx8x1AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmIQ4_NLx8x2AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmIQ4_NLx8x2AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmIQ4_NLx8x3AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmIQ4_NLx8x3AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmIQ4_NLx8x4AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmIQ4_NLx8x4AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 // gemmF32x3x4AVX2 sets, for rows r < 3 of x (stride bytes apart) and
 // columns c < 4, the float at out[c]+4r to the dot product of row r with

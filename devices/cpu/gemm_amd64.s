@@ -164,9 +164,9 @@
 
 
 // The tile kernels compute one to four columns (their activation rows
-// at y[c], aux rows at aux[c]) against ngroups consecutive groups of x,
+// at y0..y3, aux rows at a0..a3) against ngroups consecutive groups of x,
 // the groups nb blocks of XB bytes each and so contiguous; column c's
-// outputs for group g go to out[c]+32g. One call covers a thread's tile
+// outputs for group g go to o0..o3 plus 32g. One call covers a thread's tile
 // of groups, so a product of short rows (nb of 8 in a 256-wide layer) is
 // not made of calls with a few blocks each. Each column runs COL over the
 // blocks in order whatever the column count, so a column's bits do not
@@ -178,17 +178,15 @@
 // columns repeats column 0's in the other slots). TNEXT steps them by
 // one block (XB, YB and AB bytes).
 #define TARGS \
-	MOVQ nb+0(FP), CX;   \
-	MOVQ y+24(FP), DX;   \
-	MOVQ 0(DX), R8;      \
-	MOVQ 8(DX), R9;      \
-	MOVQ 16(DX), R10;    \
-	MOVQ 24(DX), R11;    \
-	MOVQ aux+32(FP), DX; \
-	MOVQ 0(DX), R12;     \
-	MOVQ 8(DX), R13;     \
-	MOVQ 16(DX), R14;    \
-	MOVQ 24(DX), DI
+	MOVQ nb+0(FP), CX;  \
+	MOVQ y0+24(FP), R8;  \
+	MOVQ y1+32(FP), R9;  \
+	MOVQ y2+40(FP), R10; \
+	MOVQ y3+48(FP), R11; \
+	MOVQ a0+56(FP), R12; \
+	MOVQ a1+64(FP), R13; \
+	MOVQ a2+72(FP), R14; \
+	MOVQ a3+80(FP), DI
 
 #define TNEXT(XB, YB, AB) \
 	ADDQ $XB, SI;  \
@@ -202,10 +200,9 @@
 	ADDQ $AB, DI;  \
 	DECQ CX
 
-// TSTORE writes accumulator A of column slot S at its output, AX bytes
-// into it.
-#define TSTORE(S, A) \
-	MOVQ    S(DX), BX; \
+// TSTORE writes accumulator A at output O, AX bytes into it.
+#define TSTORE(O, A) \
+	MOVQ    O, BX; \
 	VMOVUPS A, (BX)(AX*1)
 
 // The column sets: COLSn adds the block of columns 0..n-1, STOREn writes
@@ -214,10 +211,10 @@
 #define COLS2(COL) COLS1(COL); COL(R9, R13, Y10)
 #define COLS3(COL) COLS2(COL); COL(R10, R14, Y11)
 #define COLS4(COL) COLS3(COL); COL(R11, DI, Y12)
-#define STORE1 TSTORE(0, Y9)
-#define STORE2 STORE1; TSTORE(8, Y10)
-#define STORE3 STORE2; TSTORE(16, Y11)
-#define STORE4 STORE3; TSTORE(24, Y12)
+#define STORE1 TSTORE(o0+88(FP), Y9)
+#define STORE2 STORE1; TSTORE(o1+96(FP), Y10)
+#define STORE3 STORE2; TSTORE(o2+104(FP), Y11)
+#define STORE4 STORE3; TSTORE(o3+112(FP), Y12)
 
 #define TILE(DECODE, COL, XB, COLS, STORE, CNT) \
 	MOVQ x+16(FP), SI;       \
@@ -240,7 +237,6 @@ tblock:                      \
 	TNEXT(XB, 34, 8);        \
 	JMP   tblock;            \
 tstore:                      \
-	MOVQ out+40(FP), DX;     \
 	STORE;                   \
 	ADDQ $32, AX;            \
 	DECQ CNT;                \
@@ -249,42 +245,42 @@ tdone:                       \
 	VZEROUPPER;              \
 	RET
 
-// func gemmQ4_0x8x1AVX2(nb, ngroups int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
-TEXT ·gemmQ4_0x8x1AVX2(SB), NOSPLIT, $8-48
+// func gemmQ4_0x8x1AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+TEXT ·gemmQ4_0x8x1AVX2(SB), NOSPLIT, $8-120
 	TILE(Q4X8DECODE, Q4X8COL, 144, COLS1, STORE1, 0(SP))
 
-TEXT ·gemmQ4_0x8x2AVX2(SB), NOSPLIT, $8-48
+TEXT ·gemmQ4_0x8x2AVX2(SB), NOSPLIT, $8-120
 	TILE(Q4X8DECODE, Q4X8COL, 144, COLS2, STORE2, 0(SP))
 
-TEXT ·gemmQ4_0x8x3AVX2(SB), NOSPLIT, $8-48
+TEXT ·gemmQ4_0x8x3AVX2(SB), NOSPLIT, $8-120
 	TILE(Q4X8DECODE, Q4X8COL, 144, COLS3, STORE3, 0(SP))
 
-TEXT ·gemmQ4_0x8x4AVX2(SB), NOSPLIT, $8-48
+TEXT ·gemmQ4_0x8x4AVX2(SB), NOSPLIT, $8-120
 	TILE(Q4X8DECODE, Q4X8COL, 144, COLS4, STORE4, 0(SP))
 
-TEXT ·gemmQ8_0x8x1AVX2(SB), NOSPLIT, $8-48
+TEXT ·gemmQ8_0x8x1AVX2(SB), NOSPLIT, $8-120
 	TILE(Q8X8DECODE, Q8X8COL, 272, COLS1, STORE1, 0(SP))
 
-TEXT ·gemmQ8_0x8x2AVX2(SB), NOSPLIT, $8-48
+TEXT ·gemmQ8_0x8x2AVX2(SB), NOSPLIT, $8-120
 	TILE(Q8X8DECODE, Q8X8COL, 272, COLS2, STORE2, 0(SP))
 
-TEXT ·gemmQ8_0x8x3AVX2(SB), NOSPLIT, $8-48
+TEXT ·gemmQ8_0x8x3AVX2(SB), NOSPLIT, $8-120
 	TILE(Q8X8DECODE, Q8X8COL, 272, COLS3, STORE3, 0(SP))
 
-TEXT ·gemmQ8_0x8x4AVX2(SB), NOSPLIT, $8-48
+TEXT ·gemmQ8_0x8x4AVX2(SB), NOSPLIT, $8-120
 	TILE(Q8X8DECODE, Q8X8COL, 272, COLS4, STORE4, 0(SP))
 
 // The IQ4_NL kernels keep their signed levels at 0..255(SP).
-TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $264-48
+TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $264-120
 	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS1, STORE1, 256(SP))
 
-TEXT ·gemmIQ4_NLx8x2AVX2(SB), NOSPLIT, $264-48
+TEXT ·gemmIQ4_NLx8x2AVX2(SB), NOSPLIT, $264-120
 	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS2, STORE2, 256(SP))
 
-TEXT ·gemmIQ4_NLx8x3AVX2(SB), NOSPLIT, $264-48
+TEXT ·gemmIQ4_NLx8x3AVX2(SB), NOSPLIT, $264-120
 	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS3, STORE3, 256(SP))
 
-TEXT ·gemmIQ4_NLx8x4AVX2(SB), NOSPLIT, $264-48
+TEXT ·gemmIQ4_NLx8x4AVX2(SB), NOSPLIT, $264-120
 	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS4, STORE4, 256(SP))
 
 // func gemmF32x3x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)

@@ -43,10 +43,10 @@ func (k *repackKernel) tiles() repackTile {
 	}
 	return func(ncols, nb, ngroups int, x []byte, y, aux *[4][]byte, out *[4][]float32) {
 		gsize, rows := len(x)/ngroups, len(out[0])/ngroups
+		var o [4][]float32
 		for g := range ngroups {
 			xg := x[g*gsize : (g+1)*gsize]
 			if ncols == 4 && k.four != nil {
-				var o [4][]float32
 				for c := range 4 {
 					o[c] = out[c][g*rows : (g+1)*rows]
 				}
@@ -192,6 +192,10 @@ type groupScratch struct {
 	cols        []repackCol
 	packed, pad []byte
 	spare       [4][]float32
+	// The operands of a tile call, here since the call (through a
+	// function value) would otherwise move them to the heap each time.
+	ys, auxs [4][]byte
+	outs     [4][]float32
 }
 
 // repackCol is an output column of a grouped product.
@@ -248,8 +252,7 @@ func groupedProduct(p *Params, t *graph.Tensor, k *repackKernel, l *repackLayout
 	tile := k.tiles()
 	gsize := l.groupSize(uint64(rows) * a.Nb[1])
 	step := max(1, int64(repackTileBytes/gsize))
-	var ys, auxs [4][]byte
-	var outs [4][]float32
+	ys, auxs, outs := &s.ys, &s.auxs, &s.outs
 	// dstRows is column c's n outputs from row r.
 	dstRows := func(c *repackCol, r int64, n int) []float32 {
 		off := c.dst + 4*uint64(r)
@@ -281,7 +284,7 @@ func groupedProduct(p *Params, t *graph.Tensor, k *repackKernel, l *repackLayout
 					outs[m] = grow(&s.spare[m], rows)
 				}
 			}
-			tile(m, nb, n, x, &ys, &auxs, &outs)
+			tile(m, nb, n, x, ys, auxs, outs)
 			if !whole {
 				for j := range m {
 					copy(dstRows(&cols[i+j], r0, valid), outs[j][:valid])
