@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/graph"
@@ -114,11 +115,27 @@ func supportsRepackedMulMat(t *graph.Tensor) bool {
 }
 
 // repackedWorkSize is the scratch of a repacked product: the converted
-// activations, then their aux rows.
+// activations, then their aux rows, then the threads' tile counter.
 func repackedWorkSize(t *graph.Tensor) int {
+	return counterOffset(t) + counterBytes
+}
+
+// counterOffset is where a repacked product's tile counter lies in its
+// scratch, counterBytes from there holding an aligned int64 wherever the
+// scratch starts.
+func counterOffset(t *graph.Tensor) int {
 	b := t.Src[1]
 	ax := repackLayouts[t.Src[0].Type].aux
 	return auxOffset(b, ax) + int(b.NRows()*(b.Ne[0]/int64(ax.block))*int64(ax.size))
+}
+
+const counterBytes = 16
+
+// tileCounter is the int64 at off in work (counterBytes long), aligned.
+func tileCounter(work []byte, off int) *atomic.Int64 {
+	c := work[off : off+counterBytes]
+	skip := (8 - uintptr(unsafe.Pointer(unsafe.SliceData(c)))%8) % 8
+	return (*atomic.Int64)(unsafe.Pointer(&c[skip]))
 }
 
 func auxOffset(src1 *graph.Tensor, ax *actAux) int { return (conversionSize(src1, ax.vdt) + 63) &^ 63 }
@@ -227,6 +244,10 @@ func groupedProduct(p *Params, t *graph.Tensor, k *repackKernel, l *repackLayout
 	auxRow := nb * ax.size
 	aux := p.Work[auxOffset(b, ax):]
 	fill := ax.filler(p.kernels())
+	next := tileCounter(p.Work, counterOffset(t))
+	if p.Ith == 0 {
+		next.Store(0) // read only after the barrier below
+	}
 	lo, hi := p.Rows(b.NRows())
 	for r := lo; r < hi; r++ {
 		y, _ := act.row(r%b.Ne[1], r/b.Ne[1]%b.Ne[2], r/(b.Ne[1]*b.Ne[2]))
@@ -293,13 +314,32 @@ func groupedProduct(p *Params, t *graph.Tensor, k *repackKernel, l *repackLayout
 			i += m
 		}
 	}
-	for g0 := lo0; g0 < min(hi0, full); g0 += step {
-		g1 := min(g0+step, hi0, full)
-		run(group(g0, g1, s), g0, g1, rows)
+	// tiles runs groups [g0, g1) in tiles of step groups, the partial
+	// group on its own.
+	tiles := func(g0, g1 int64) {
+		for g := g0; g < min(g1, full); g += step {
+			e := min(g+step, g1, full)
+			run(group(g, e, s), g, e, rows)
+		}
+		if g0 <= full && full < g1 {
+			run(group(full, full+1, s), full, full+1, int(a.Ne[1]-full*int64(rows)))
+		}
 	}
-	if full < hi0 {
-		run(group(full, full+1, s), full, full+1, int(a.Ne[1]-full*int64(rows)))
+	if p.Nth > 1 && hi1-lo1 == ncols {
+		// The threads share the groups: each takes the next tile as it
+		// finishes one (ggml's chunks), so a thread the machine holds
+		// back does not keep the others waiting at the end. About four
+		// tiles a thread at least.
+		chunk := max(1, min(step, (ngroups+4*int64(p.Nth)-1)/(4*int64(p.Nth))))
+		for {
+			g0 := next.Add(chunk) - chunk
+			if g0 >= ngroups {
+				return
+			}
+			tiles(g0, min(g0+chunk, ngroups))
+		}
 	}
+	tiles(lo0, hi0)
 }
 
 // fillAux writes the aux row of the Q8_0 row y of nb blocks.

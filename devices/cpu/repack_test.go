@@ -67,15 +67,18 @@ func (rc *repackCase) compute(t *testing.T, opts Options) (plain, packed []float
 }
 
 // repackShapes are (k, m, n, n2) with edge sizes: one block, one group of
-// rows, column counts around the four-column tile and the column tile.
+// rows, column counts around the four-column tile and the column tile,
+// more groups than columns (shared by the threads tile by tile).
 var repackShapes = [][4]int64{
 	{32, 8, 1, 1}, {64, 16, 3, 1}, {96, 8, 4, 1}, {256, 24, 5, 2}, {32, 40, 7, 1},
 	{512, 64, 9, 1}, {160, 8, 33, 1}, {128, 16, 65, 2}, {1024, 32, 70, 1},
+	{256, 200, 6, 1}, {4096, 160, 2, 1},
 }
 
 // TestRepackedMulMatMatchesPlain: a product with a repacked weight gives
 // the plain weight's bits on the generic path, and the generic result
-// within float rounding on the fast one, for every thread count.
+// within float rounding on the fast one, the same bits for every thread
+// count.
 func TestRepackedMulMatMatchesPlain(t *testing.T) {
 	rng := rand.New(rand.NewSource(rand.Int63()))
 	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.IQ4_NL} {
@@ -84,9 +87,14 @@ func TestRepackedMulMatMatchesPlain(t *testing.T) {
 				rc := newRepackCase(t, rng, typ, s[0], s[1], s[2], s[3])
 				want, got := rc.compute(t, Options{Threads: 1, Generic: true})
 				require.Equal(t, want, got, "generic: repacked and plain differ")
+				var first []float32
 				for _, th := range []int{1, 2, 3} {
 					_, fast := rc.compute(t, Options{Threads: th})
 					requireCloseRows(t, want, fast, s[0])
+					if first == nil {
+						first = fast
+					}
+					require.Equal(t, first, fast, "%d threads: the bits differ from 1 thread's", th)
 				}
 			})
 		}
