@@ -18,6 +18,8 @@
 #define FDIV4S(m, n, d) ENC3(0x6E20FC00, m, n, d)
 #define FMAX4S(m, n, d) ENC3(0x4E20F400, m, n, d)
 #define FADDP4S(m, n, d) ENC3(0x6E20D400, m, n, d)
+// FMLA4S: d += n * m, lane by lane.
+#define FMLA4S(m, n, d) ENC3(0x4E20CC00, m, n, d)
 #define FABS4S(n, d) ENC2(0x4EA0F800, n, d)
 // FADDP2S: scalar d = n.s[0] + n.s[1].
 #define FADDP2S(n, d) ENC2(0x7E30D800, n, d)

@@ -68,7 +68,6 @@ done:                          \
 // accumulators are V(4c)..V(4c+3), its scalar one F22, F23, F28 or F29;
 // each column gets FDOT's operations in FDOT's order, so its result is the
 // same bit for bit.
-#define FMLA4S(m, n, d) ENC3(0x4E20CC00, m, n, d)
 
 #define FCOL16(R, a, b, c, d, LOAD16) \
 	LOAD16(R, V24, V25, V26, V27, 24, 25, 26, 27); \

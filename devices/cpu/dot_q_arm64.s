@@ -13,9 +13,11 @@
 // E2M1 levels of MXFP4 (kvaluesFP4), and for the fifth bits of Q5_0 and
 // Q5_1 a byte index (bytes 0 and 1 of qh, then 2 and 3, each eight times)
 // and the bit each byte tests.
-DATA iq4nl<>+0(SB)/8, $0xf6eaddcfbfad9881
-DATA iq4nl<>+8(SB)/8, $0x7159453526190d01
-GLOBL iq4nl<>(SB), RODATA|NOPTR, $16
+// The IQ4_NL table is package-wide: the repacked kernels (gemm_arm64.s)
+// read it too.
+DATA ·iq4nlNEON+0(SB)/8, $0xf6eaddcfbfad9881
+DATA ·iq4nlNEON+8(SB)/8, $0x7159453526190d01
+GLOBL ·iq4nlNEON(SB), RODATA|NOPTR, $16
 
 DATA fp4<>+0(SB)/8, $0x0c08060403020100
 DATA fp4<>+8(SB)/8, $0xf4f8fafcfdfeff00
@@ -71,7 +73,7 @@ GLOBL qhbit<>(SB), RODATA|NOPTR, $16
 
 #define SETUPTABLE(t) \
 	SETUPNIB;           \
-	MOVD $t<>(SB), R3;  \
+	MOVD $t(SB), R3;    \
 	VLD1 (R3), [V28.B16]
 
 // The LOAD* macros put the x block at R1 as signed bytes in V4 and V5.
@@ -311,35 +313,35 @@ TEXT ·dotQ5_0x4SDOT(SB), NOSPLIT, $0-32
 
 // func dotIQ4_NLNEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotIQ4_NLNEON(SB), NOSPLIT, $0-28
-	Q80DOT(SETUPTABLE(iq4nl), LOADIQ4NL, XFP16, 18, IDOTZNEON, IDOTNEON)
+	Q80DOT(SETUPTABLE(·iq4nlNEON), LOADIQ4NL, XFP16, 18, IDOTZNEON, IDOTNEON)
 
 // func dotIQ4_NLx4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 TEXT ·dotIQ4_NLx4NEON(SB), NOSPLIT, $0-32
-	Q80DOT4(SETUPTABLE(iq4nl), LOADIQ4NL, XFP16, 18, IDOTZNEON, IDOTNEON)
+	Q80DOT4(SETUPTABLE(·iq4nlNEON), LOADIQ4NL, XFP16, 18, IDOTZNEON, IDOTNEON)
 
 // func dotIQ4_NLSDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotIQ4_NLSDOT(SB), NOSPLIT, $0-28
-	Q80DOT(SETUPTABLE(iq4nl), LOADIQ4NL, XFP16, 18, IDOTZSDOT, IDOTSDOT)
+	Q80DOT(SETUPTABLE(·iq4nlNEON), LOADIQ4NL, XFP16, 18, IDOTZSDOT, IDOTSDOT)
 
 // func dotIQ4_NLx4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 TEXT ·dotIQ4_NLx4SDOT(SB), NOSPLIT, $0-32
-	Q80DOT4(SETUPTABLE(iq4nl), LOADIQ4NL, XFP16, 18, IDOTZSDOT, IDOTSDOT)
+	Q80DOT4(SETUPTABLE(·iq4nlNEON), LOADIQ4NL, XFP16, 18, IDOTZSDOT, IDOTSDOT)
 
 // func dotMXFP4NEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotMXFP4NEON(SB), NOSPLIT, $0-28
-	Q80DOT(SETUPTABLE(fp4), LOADMXFP4, XE8M0, 17, IDOTZNEON, IDOTNEON)
+	Q80DOT(SETUPTABLE(fp4<>), LOADMXFP4, XE8M0, 17, IDOTZNEON, IDOTNEON)
 
 // func dotMXFP4x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 TEXT ·dotMXFP4x4NEON(SB), NOSPLIT, $0-32
-	Q80DOT4(SETUPTABLE(fp4), LOADMXFP4, XE8M0, 17, IDOTZNEON, IDOTNEON)
+	Q80DOT4(SETUPTABLE(fp4<>), LOADMXFP4, XE8M0, 17, IDOTZNEON, IDOTNEON)
 
 // func dotMXFP4SDOT(n int, x, y unsafe.Pointer) float32
 TEXT ·dotMXFP4SDOT(SB), NOSPLIT, $0-28
-	Q80DOT(SETUPTABLE(fp4), LOADMXFP4, XE8M0, 17, IDOTZSDOT, IDOTSDOT)
+	Q80DOT(SETUPTABLE(fp4<>), LOADMXFP4, XE8M0, 17, IDOTZSDOT, IDOTSDOT)
 
 // func dotMXFP4x4SDOT(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 TEXT ·dotMXFP4x4SDOT(SB), NOSPLIT, $0-32
-	Q80DOT4(SETUPTABLE(fp4), LOADMXFP4, XE8M0, 17, IDOTZSDOT, IDOTSDOT)
+	Q80DOT4(SETUPTABLE(fp4<>), LOADMXFP4, XE8M0, 17, IDOTZSDOT, IDOTSDOT)
 
 // func dotQ4_1NEON(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_1NEON(SB), NOSPLIT, $0-28

@@ -19,9 +19,9 @@ func init() {
 			quant.IQ4_NL: asmRepack(144, [4]tileAsm{gemmIQ4_NLx8x1AVX2, gemmIQ4_NLx8x2AVX2, gemmIQ4_NLx8x3AVX2, gemmIQ4_NLx8x4AVX2}),
 		}
 		archPack = map[quant.Type]func(dst, src []byte, rs int){
-			quant.Q4_0:   packX8(18),
-			quant.Q8_0:   packX8(34),
-			quant.IQ4_NL: packX8(18),
+			quant.Q4_0:   packX8(18, x8AVX2),
+			quant.Q8_0:   packX8(34, x8AVX2),
+			quant.IQ4_NL: packX8(18, x8AVX2),
 		}
 		q8_0Aux.fast = func(aux, y []byte, nb int) {
 			_, _ = aux[8*nb-1], y[34*nb-1]
@@ -33,18 +33,10 @@ func init() {
 	}
 }
 
-// packX8 is x8Layout's pack for blocks of blockBytes bytes, the quant
-// words moved by xposeX8AVX2: the products interleave plain weights on
-// the fly, so this is on their path.
-func packX8(blockBytes int) func(dst, src []byte, rs int) {
-	return func(dst, src []byte, rs int) {
-		nb := rs / blockBytes
-		if nb == 0 {
-			return
-		}
-		_, _ = dst[8*nb*blockBytes-1], src[7*rs+nb*blockBytes-1]
-		xposeX8AVX2(ptr(dst), ptr(src), uintptr(rs), nb, blockBytes, 8*blockBytes, 2, 16, (blockBytes-2)/16, 1)
-	}
+// x8AVX2 is xposeX8AVX2 set for x8Layout (packX8): the scales, then runs
+// of four quant words from byte 2.
+func x8AVX2(dst, src unsafe.Pointer, rs uintptr, nb, blockBytes int) {
+	xposeX8AVX2(dst, src, rs, nb, blockBytes, 8*blockBytes, 2, 16, (blockBytes-2)/16, 1)
 }
 
 // tileAsm is a tile kernel of the assembly for one column count

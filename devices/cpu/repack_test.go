@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -192,6 +193,48 @@ func TestRepackRefuses(t *testing.T) {
 	require.Contains(t, Device().(interface{ ExtraBufferTypes() []buffer.Type }).ExtraBufferTypes(), RepackBufferType())
 }
 
+// kernelCase is a random group of eight rows of nb blocks (plain, as
+// ggml stores them; x, interleaved by the layout's pack) and four random
+// activation columns with their aux rows, for calling repackKernels
+// directly.
+type kernelCase struct {
+	nb       int
+	plain, x []byte
+	ys, auxs [4][]byte
+}
+
+func newKernelCase(t *testing.T, rng *rand.Rand, typ quant.Type, l *repackLayout, nb int) *kernelCase {
+	t.Helper()
+	n := l.aux.block * nb
+	plain, err := quant.Quantize(typ, mmRandF32s(rng, int64(8*n)), 8, n, nil)
+	require.NoError(t, err)
+	kc := &kernelCase{nb: nb, plain: plain, x: make([]byte, l.groupSize(uint64(len(plain))))}
+	l.pack(kc.x, plain, len(plain)/8)
+	for c := range 4 {
+		kc.ys[c] = make([]byte, l.aux.vdt.RowSize(int64(n)))
+		require.NoError(t, genericKernels.traits[l.aux.vdt].fromFloat(kc.ys[c], mmRandF32s(rng, int64(n))))
+		kc.auxs[c] = make([]byte, nb*l.aux.size)
+		l.aux.fill(kc.auxs[c], kc.ys[c], nb)
+	}
+	return kc
+}
+
+// run returns k's results column by column (one) and four at a time
+// (four; nil without a four-column kernel).
+func (kc *kernelCase) run(k *repackKernel) (one, four [4][]float32) {
+	for c := range 4 {
+		one[c] = make([]float32, 8)
+		k.one(kc.nb, kc.x, kc.ys[c], kc.auxs[c], one[c])
+	}
+	if k.four != nil {
+		for c := range 4 {
+			four[c] = make([]float32, 8)
+		}
+		k.four(kc.nb, kc.x, &kc.ys, &kc.auxs, &four)
+	}
+	return one, four
+}
+
 // TestRepackKernelFourIsOne: the four-column kernel and the tile kernel
 // (one to four columns, one to three groups of rows a call) give each
 // column of each group exactly the single-column kernel's bits, so
@@ -205,45 +248,32 @@ func TestRepackKernelFourIsOne(t *testing.T) {
 		if k == nil || k.four == nil && k.tile == nil {
 			continue
 		}
-		nb := 37 * 32 / l.aux.block
-		n := l.aux.block * nb
-		rs := int(typ.RowSize(int64(n)))
-		gsize := int(l.groupSize(uint64(8 * rs)))
-		x := make([]byte, groups*gsize)
-		for g := range groups {
-			plain, err := quant.Quantize(typ, mmRandF32s(rng, int64(8*n)), 8, n, nil)
-			require.NoError(t, err)
-			l.pack(x[g*gsize:], plain, rs)
-			if f := archPack[typ]; f != nil {
-				y := make([]byte, gsize)
-				f(y, plain, rs)
-				require.Equal(t, x[g*gsize:(g+1)*gsize], y, "%s: the fast pack differs", typ)
-			}
+		kc := newKernelCase(t, rng, typ, l, 37*32/l.aux.block)
+		if f := archPack[typ]; f != nil {
+			y := make([]byte, len(kc.x))
+			f(y, kc.plain, len(kc.plain)/8)
+			require.Equal(t, kc.x, y, "%s: the fast pack differs", typ)
 		}
-		var ys, auxs [4][]byte
+		one, four := kc.run(k)
 		for c := range 4 {
-			ys[c] = make([]byte, l.aux.vdt.RowSize(int64(n)))
-			require.NoError(t, fastKernels().traits[l.aux.vdt].fromFloat(ys[c], mmRandF32s(rng, int64(n))))
-			auxs[c] = make([]byte, nb*l.aux.size)
-			l.aux.fill(auxs[c], ys[c], nb)
-		}
-		var one [groups][4][]float32
-		for g := range groups {
-			for c := range 4 {
-				one[g][c] = make([]float32, 8)
-				k.one(nb, x[g*gsize:(g+1)*gsize], ys[c], auxs[c], one[g][c])
+			if k.four != nil {
+				require.Equal(t, one[c], four[c], "%s column %d", typ, c)
 			}
 		}
-		if k.four != nil {
-			var four [4][]float32
+		// The tile kernel: groups of other cases after kc's, against kc's
+		// columns.
+		x := slices.Clone(kc.x)
+		var ones [groups][4][]float32
+		ones[0] = one
+		for g := 1; g < groups; g++ {
+			o := newKernelCase(t, rng, typ, l, kc.nb)
+			x = append(x, o.x...)
 			for c := range 4 {
-				four[c] = make([]float32, 8)
-			}
-			k.four(nb, x[gsize:2*gsize], &ys, &auxs, &four)
-			for c := range 4 {
-				require.Equal(t, one[1][c], four[c], "%s column %d", typ, c)
+				ones[g][c] = make([]float32, 8)
+				k.one(kc.nb, o.x, kc.ys[c], kc.auxs[c], ones[g][c])
 			}
 		}
+		gsize := len(kc.x)
 		tile := k.tiles()
 		for ng := 1; ng <= groups; ng++ {
 			for nc := 1; nc <= 4; nc++ {
@@ -253,12 +283,12 @@ func TestRepackKernelFourIsOne(t *testing.T) {
 				var out [4][]float32
 				for j := range nc {
 					c := (j + nc) % 4
-					cy[j], ca[j], out[j] = ys[c], auxs[c], make([]float32, 8*ng)
+					cy[j], ca[j], out[j] = kc.ys[c], kc.auxs[c], make([]float32, 8*ng)
 				}
-				tile(nc, nb, ng, x[(groups-ng)*gsize:], &cy, &ca, &out)
+				tile(nc, kc.nb, ng, x[(groups-ng)*gsize:], &cy, &ca, &out)
 				for j := range nc {
 					for g := range ng {
-						require.Equal(t, one[groups-ng+g][(j+nc)%4], out[j][8*g:8*g+8], "%s: %d columns, %d groups: column %d group %d", typ, nc, ng, j, g)
+						require.Equal(t, ones[groups-ng+g][(j+nc)%4], out[j][8*g:8*g+8], "%s: %d columns, %d groups: column %d group %d", typ, nc, ng, j, g)
 					}
 				}
 			}

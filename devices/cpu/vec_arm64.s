@@ -136,8 +136,6 @@ done:                       \
 #define SCALE4(a, b) FMUL4S(31, a, a)
 #define SCALE1(a, b) FMULS F31, a, a
 
-#define FMLA4S(m, n, d) ENC3(0x4E20CC00, m, n, d)
-
 // FMAP is HMAP for float32 values: y[i] = OP(y[i], x[i], s).
 #define FMAP(NAME, FRAME, ARGS, LOADX16, LOADX4, LOADX1, OP4, OP1) \
 TEXT NAME(SB), NOSPLIT, FRAME; \
