@@ -270,6 +270,9 @@ func groupedProduct(p *Params, t *graph.Tensor, k *repackKernel, l *repackLayout
 		r := act.index(i1, i2, i3)
 		cols[i] = repackCol{y: y, aux: aux[int(r)*auxRow : int(r+1)*auxRow], dst: offset(t, 0, i1, i2, i3), ok: ok}
 	}
+	if len(cols) == 0 {
+		return // a share of no columns (one column, two threads)
+	}
 	tile := k.tiles()
 	gsize := l.groupSize(uint64(rows) * a.Nb[1])
 	step := max(1, int64(repackTileBytes/gsize))
