@@ -381,7 +381,7 @@ f11done:
 
 // func xposeX8AVX2(dst, src unsafe.Pointer, rs uintptr, nb, sblk, dblk, sq, dq, nx, hdr int)
 //
-// The interleave of the layouts (repack_layouts.go, repack_q4_k.go) for nb
+// The interleave of the layouts (repack_layouts.go) for nb
 // blocks of eight rows rs bytes apart: in each block (sblk bytes in a
 // row, dblk in the group), nx runs of four quant words from sq become
 // four 32-byte chunks from dq, word w of row r at 32w+4r (an 8x4 word
