@@ -19,7 +19,7 @@ import (
 // one call whatever the thread count, so results do not depend on it.
 // Products of four columns or more on the fast kernel set go through
 // register tiles instead (gemm.go: F32) or through the interleaved layouts
-// of eight rows (gemm_repack.go: Q4_0, Q8_0, IQ4_NL, Q4_K, the weight
+// of eight rows (gemm_repack.go: Q4_0, Q8_0, IQ4_NL, the weight
 // interleaved as the product reaches it), as do weights stored repacked
 // (repack.go); their kernels keep the same rule: an element's bits do not
 // depend on the threads or on which columns were grouped.
