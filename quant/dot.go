@@ -236,17 +236,24 @@ func dotRowsF16(n int, x []byte, stride uint64, nrows int, y []byte, out []float
 	}
 }
 
-// DotRowsKernel returns, for the types whose vec_dot is one long chain of
-// dependent additions (F32, F16), a kernel k with k(n, x, stride, nrows,
-// y, out) setting out[r] to DotKernel(t)(n, x[r*stride:], y) bit for bit
-// for r < nrows, several rows in flight at once; nil for other types. The
-// operands are under DotKernel's contract, row by row.
+// DotRowsKernel returns a kernel k with k(n, x, stride, nrows, y, out)
+// setting out[r] to DotKernel(t)(n, x[r*stride:], y) bit for bit for r <
+// nrows, for the types where one row of y meeting many rows of x pays:
+// F32 and F16, whose vec_dot is one long chain of dependent additions, run
+// four rows' chains at once; Q8_0, Q4_0, Q4_K and Q6_K prepare y once per
+// call (dot_prepared.go). It is nil for other types. The operands are
+// under DotKernel's contract, row by row. The kernel allocates nothing
+// once it has run (it keeps its prepared tables in a pool), and is safe
+// for concurrent use.
 func DotRowsKernel(t Type) func(n int, x []byte, stride uint64, nrows int, y []byte, out []float32) {
 	switch t {
 	case F32:
 		return dotRowsF32
 	case F16:
 		return dotRowsF16
+	}
+	if t.Valid() && preparedKernels[t] != nil {
+		return preparedKernels[t].dotRows
 	}
 	return nil
 }

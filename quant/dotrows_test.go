@@ -51,5 +51,6 @@ func TestDotRowsKernelMatchesDot(t *testing.T) {
 			}
 		}
 	}
-	require.Nil(t, DotRowsKernel(Q4_0))
+	require.Nil(t, DotRowsKernel(BF16))
+	require.Nil(t, DotRowsKernel(Type(1000)))
 }

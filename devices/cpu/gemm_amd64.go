@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/quant"
@@ -13,14 +14,18 @@ import (
 func init() {
 	if hasAVX2Set() {
 		archRepack = map[quant.Type]*repackKernel{
-			quant.Q4_0:   {one: repack1(gemmQ4_0x8x1AVX2), four: repack4(gemmQ4_0x8x4AVX2)},
-			quant.Q8_0:   {one: repack1(gemmQ8_0x8x1AVX2), four: repack4(gemmQ8_0x8x4AVX2)},
-			quant.IQ4_NL: {one: repack1(gemmIQ4_NLx8x1AVX2), four: repack4(gemmIQ4_NLx8x4AVX2)},
+			quant.Q4_0:   asmRepack(144, [4]tileAsm{gemmQ4_0x8x1AVX2, gemmQ4_0x8x2AVX2, gemmQ4_0x8x3AVX2, gemmQ4_0x8x4AVX2}),
+			quant.Q8_0:   asmRepack(272, [4]tileAsm{gemmQ8_0x8x1AVX2, gemmQ8_0x8x2AVX2, gemmQ8_0x8x3AVX2, gemmQ8_0x8x4AVX2}),
+			quant.IQ4_NL: asmRepack(144, [4]tileAsm{gemmIQ4_NLx8x1AVX2, gemmIQ4_NLx8x2AVX2, gemmIQ4_NLx8x3AVX2, gemmIQ4_NLx8x4AVX2}),
 		}
 		archPack = map[quant.Type]func(dst, src []byte, rs int){
 			quant.Q4_0:   packX8(18, x8AVX2),
 			quant.Q8_0:   packX8(34, x8AVX2),
 			quant.IQ4_NL: packX8(18, x8AVX2),
+		}
+		q8_0Aux.fast = func(aux, y []byte, nb int) {
+			_, _ = aux[8*nb-1], y[34*nb-1]
+			fillAuxAVX2(ptr(aux), ptr(y), nb)
 		}
 		archGemm = map[quant.Type]*plainGemm{
 			quant.F32: {step: 8, tile3x4: gemmF32x3x4AVX2, tile3x1: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
@@ -34,39 +39,97 @@ func x8AVX2(dst, src unsafe.Pointer, rs uintptr, nb, blockBytes int) {
 	xposeX8AVX2(dst, src, rs, nb, blockBytes, 8*blockBytes, 2, 16, (blockBytes-2)/16, 1)
 }
 
+// tileAsm is a tile kernel of the assembly for one column count
+// (gemm_amd64.s): nb blocks per group, ngroups groups of groupBytes bytes
+// from x, the columns' activation rows y0..y3, aux rows a0..a3 and
+// outputs o0..o3, passed by value so that no array of them is made on
+// the heap for each call.
+type tileAsm func(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+
+// asmRepack makes the repackKernel of the assembly kernels ks (ks[n-1]
+// for n columns) over groups of groupBytes bytes per block: its tile
+// checks what the assembly trusts (every operand long enough), and one
+// and four are tile's for a group.
+func asmRepack(groupBytes int, ks [4]tileAsm) *repackKernel {
+	tile := func(ncols, nb, ngroups int, x []byte, y, aux *[4][]byte, out *[4][]float32) {
+		if ncols < 1 || ncols > 4 || ngroups < 1 || len(x) < ngroups*nb*groupBytes {
+			panic(fmt.Sprintf("cpu: repacked tile of %d columns, %d groups of %d blocks: operands too short", ncols, ngroups, nb))
+		}
+		var yp, ap, op [4]unsafe.Pointer
+		for c := range 4 {
+			// Slots past ncols repeat column 0: the assembly loads
+			// every slot's pointers but uses only its own.
+			src := c
+			if c >= ncols {
+				src = 0
+			}
+			if len(y[src]) < 34*nb || len(aux[src]) < 8*nb || len(out[src]) < 8*ngroups {
+				panic(fmt.Sprintf("cpu: repacked tile of %d groups of %d blocks: column %d too short", ngroups, nb, src))
+			}
+			yp[c], ap[c], op[c] = ptr(y[src]), ptr(aux[src]), unsafe.Pointer(unsafe.SliceData(out[src]))
+		}
+		ks[ncols-1](nb, ngroups, ptr(x), yp[0], yp[1], yp[2], yp[3], ap[0], ap[1], ap[2], ap[3], op[0], op[1], op[2], op[3])
+	}
+	return &repackKernel{
+		tile: tile,
+		one: func(nb int, x, y, aux []byte, out []float32) {
+			tile(1, nb, 1, x, &[4][]byte{y}, &[4][]byte{aux}, &[4][]float32{out})
+		},
+		four: func(nb int, x []byte, y, aux *[4][]byte, out *[4][]float32) { tile(4, nb, 1, x, y, aux, out) },
+	}
+}
+
+// fillAuxAVX2 is fillAux for nb blocks (the same bytes).
+//
+//go:noescape
+func fillAuxAVX2(aux, y unsafe.Pointer, nb int)
+
 // xposeX8AVX2 interleaves nb blocks of eight rows (the assembly says how).
 //
 //go:noescape
 func xposeX8AVX2(dst, src unsafe.Pointer, rs uintptr, nb, sblk, dblk, sq, dq, nx, hdr int)
 
-// gemmQ4_0x8x1AVX2 sets out[0..8) to the eight rows of the repacked Q4_0
-// group x (nb blocks) times one Q8_0 column y with its aux row;
-// gemmQ4_0x8x4AVX2 does so for four columns, each with the single-column
-// kernel's instructions, so with its bits.
+// gemmQ4_0x8xNAVX2 (N columns, 1 to 4) are the tile kernels of
+// repacked Q4_0 against Q8_0 columns with their aux rows, the
+// gemmQ8_0x8xNAVX2 those of repacked Q8_0 (aux's sums unused) and the
+// gemmIQ4_NLx8xNAVX2 those of repacked IQ4_NL (tileAsm says how they are
+// called).
 //
 //go:noescape
-func gemmQ4_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+func gemmQ4_0x8x1AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmQ4_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
-
-// gemmQ8_0x8x1AVX2 and gemmQ8_0x8x4AVX2 are the same for repacked Q8_0
-// (aux's sums unused).
-//
-//go:noescape
-func gemmQ8_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+func gemmQ4_0x8x2AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmQ8_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
-
-// gemmIQ4_NLx8x1AVX2 and gemmIQ4_NLx8x4AVX2 are the same for repacked
-// IQ4_NL.
-//
-//go:noescape
-func gemmIQ4_NLx8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
+func gemmQ4_0x8x3AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 //go:noescape
-func gemmIQ4_NLx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
+func gemmQ4_0x8x4AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+
+//go:noescape
+func gemmQ8_0x8x1AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+
+//go:noescape
+func gemmQ8_0x8x2AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+
+//go:noescape
+func gemmQ8_0x8x3AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+
+//go:noescape
+func gemmQ8_0x8x4AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+
+//go:noescape
+func gemmIQ4_NLx8x1AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+
+//go:noescape
+func gemmIQ4_NLx8x2AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+
+//go:noescape
+func gemmIQ4_NLx8x3AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+
+//go:noescape
+func gemmIQ4_NLx8x4AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 
 // gemmF32x3x4AVX2 sets, for rows r < 3 of x (stride bytes apart) and
 // columns c < 4, the float at out[c]+4r to the dot product of row r with

@@ -163,25 +163,32 @@
 	SIGNCOL(YP, AP, ACC, 0(SP), 32(SP), 64(SP), 96(SP), 128(SP), 160(SP), 192(SP), 224(SP))
 
 
-// X4ARGS loads a four-column kernel's arguments: nb in CX, x in SI, the
-// columns' activation rows in R8..R11 and aux rows in R12, R13, R14, DI.
-// X4NEXT steps them by one block (XB, YB and AB bytes); X4OUT stores the
-// four accumulators' eight rows at the columns' outputs.
-#define X4ARGS \
-	MOVQ nb+0(FP), CX;   \
-	MOVQ x+8(FP), SI;    \
-	MOVQ y+16(FP), DX;   \
-	MOVQ 0(DX), R8;      \
-	MOVQ 8(DX), R9;      \
-	MOVQ 16(DX), R10;    \
-	MOVQ 24(DX), R11;    \
-	MOVQ aux+24(FP), DX; \
-	MOVQ 0(DX), R12;     \
-	MOVQ 8(DX), R13;     \
-	MOVQ 16(DX), R14;    \
-	MOVQ 24(DX), DI
+// The tile kernels compute one to four columns (their activation rows
+// at y0..y3, aux rows at a0..a3) against ngroups consecutive groups of x,
+// the groups nb blocks of XB bytes each and so contiguous; column c's
+// outputs for group g go to o0..o3 plus 32g. One call covers a thread's tile
+// of groups, so a product of short rows (nb of 8 in a 256-wide layer) is
+// not made of calls with a few blocks each. Each column runs COL over the
+// blocks in order whatever the column count, so a column's bits do not
+// depend on the columns beside it or on the groups in the call. The
+// group count lives at CNT (a frame slot): no general register is left.
+//
+// TARGS loads a group's pointers: nb in CX, the activation rows in
+// R8..R11 and the aux rows in R12, R13, R14, DI (a call with fewer
+// columns repeats column 0's in the other slots). TNEXT steps them by
+// one block (XB, YB and AB bytes).
+#define TARGS \
+	MOVQ nb+0(FP), CX;  \
+	MOVQ y0+24(FP), R8;  \
+	MOVQ y1+32(FP), R9;  \
+	MOVQ y2+40(FP), R10; \
+	MOVQ y3+48(FP), R11; \
+	MOVQ a0+56(FP), R12; \
+	MOVQ a1+64(FP), R13; \
+	MOVQ a2+72(FP), R14; \
+	MOVQ a3+80(FP), DI
 
-#define X4NEXT(XB, YB, AB) \
+#define TNEXT(XB, YB, AB) \
 	ADDQ $XB, SI;  \
 	ADDQ $YB, R8;  \
 	ADDQ $YB, R9;  \
@@ -193,86 +200,88 @@
 	ADDQ $AB, DI;  \
 	DECQ CX
 
-#define X4OUT(A0, A1, A2, A3) \
-	MOVQ    out+32(FP), DX; \
-	MOVQ    0(DX), BX;      \
-	VMOVUPS A0, 0(BX);      \
-	MOVQ    8(DX), BX;      \
-	VMOVUPS A1, 0(BX);      \
-	MOVQ    16(DX), BX;     \
-	VMOVUPS A2, 0(BX);      \
-	MOVQ    24(DX), BX;     \
-	VMOVUPS A3, 0(BX);      \
-	VZEROUPPER;             \
-	RET
+// TSTORE writes accumulator A at output O, AX bytes into it.
+#define TSTORE(O, A) \
+	MOVQ    O, BX; \
+	VMOVUPS A, (BX)(AX*1)
 
-// X8ONE and X8FOUR are the bodies of the one- and four-column kernels
-// over groups of XB bytes per block, decoded by DECODE, each column's
-// block added by COL.
-#define X8ONE(DECODE, COL, XB) \
-	MOVQ   nb+0(FP), CX;    \
-	MOVQ   x+8(FP), SI;     \
-	MOVQ   y+16(FP), R8;    \
-	MOVQ   aux+24(FP), R12; \
-	VXORPS Y9, Y9, Y9;      \
-one:                        \
-	TESTQ CX, CX;           \
-	JZ    onedone;          \
-	DECODE;                 \
-	COL(R8, R12, Y9);       \
-	ADDQ  $XB, SI;          \
-	ADDQ  $34, R8;          \
-	ADDQ  $8, R12;          \
-	DECQ  CX;               \
-	JMP   one;              \
-onedone:                    \
-	MOVQ    out+32(FP), DX; \
-	VMOVUPS Y9, 0(DX);      \
-	VZEROUPPER;             \
-	RET
+// The column sets: COLSn adds the block of columns 0..n-1, STOREn writes
+// their sums.
+#define COLS1(COL) COL(R8, R12, Y9)
+#define COLS2(COL) COLS1(COL); COL(R9, R13, Y10)
+#define COLS3(COL) COLS2(COL); COL(R10, R14, Y11)
+#define COLS4(COL) COLS3(COL); COL(R11, DI, Y12)
+#define STORE1 TSTORE(o0+88(FP), Y9)
+#define STORE2 STORE1; TSTORE(o1+96(FP), Y10)
+#define STORE3 STORE2; TSTORE(o2+104(FP), Y11)
+#define STORE4 STORE3; TSTORE(o3+112(FP), Y12)
 
-#define X8FOUR(DECODE, COL, XB) \
-	X4ARGS;                  \
+#define TILE(DECODE, COL, XB, COLS, STORE, CNT) \
+	MOVQ x+16(FP), SI;       \
+	XORQ AX, AX;             \
+	MOVQ ngroups+8(FP), BX;  \
+	MOVQ BX, CNT;            \
+	TESTQ BX, BX;            \
+	JZ   tdone;              \
+tgroup:                      \
+	TARGS;                   \
 	VXORPS Y9, Y9, Y9;       \
 	VXORPS Y10, Y10, Y10;    \
 	VXORPS Y11, Y11, Y11;    \
 	VXORPS Y12, Y12, Y12;    \
-four:                        \
+tblock:                      \
 	TESTQ CX, CX;            \
-	JZ    fourdone;          \
+	JZ    tstore;            \
 	DECODE;                  \
-	COL(R8, R12, Y9);        \
-	COL(R9, R13, Y10);       \
-	COL(R10, R14, Y11);      \
-	COL(R11, DI, Y12);       \
-	X4NEXT(XB, 34, 8);       \
-	JMP   four;              \
-fourdone:                    \
-	X4OUT(Y9, Y10, Y11, Y12)
+	COLS(COL);               \
+	TNEXT(XB, 34, 8);        \
+	JMP   tblock;            \
+tstore:                      \
+	STORE;                   \
+	ADDQ $32, AX;            \
+	DECQ CNT;                \
+	JNZ  tgroup;             \
+tdone:                       \
+	VZEROUPPER;              \
+	RET
 
-// func gemmQ4_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
-TEXT ·gemmQ4_0x8x1AVX2(SB), NOSPLIT, $0-40
-	X8ONE(Q4X8DECODE, Q4X8COL, 144)
+// func gemmQ4_0x8x1AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+TEXT ·gemmQ4_0x8x1AVX2(SB), NOSPLIT, $8-120
+	TILE(Q4X8DECODE, Q4X8COL, 144, COLS1, STORE1, 0(SP))
 
-// func gemmQ4_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
-TEXT ·gemmQ4_0x8x4AVX2(SB), NOSPLIT, $0-40
-	X8FOUR(Q4X8DECODE, Q4X8COL, 144)
+TEXT ·gemmQ4_0x8x2AVX2(SB), NOSPLIT, $8-120
+	TILE(Q4X8DECODE, Q4X8COL, 144, COLS2, STORE2, 0(SP))
 
-// func gemmQ8_0x8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
-TEXT ·gemmQ8_0x8x1AVX2(SB), NOSPLIT, $0-40
-	X8ONE(Q8X8DECODE, Q8X8COL, 272)
+TEXT ·gemmQ4_0x8x3AVX2(SB), NOSPLIT, $8-120
+	TILE(Q4X8DECODE, Q4X8COL, 144, COLS3, STORE3, 0(SP))
 
-// func gemmQ8_0x8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
-TEXT ·gemmQ8_0x8x4AVX2(SB), NOSPLIT, $0-40
-	X8FOUR(Q8X8DECODE, Q8X8COL, 272)
+TEXT ·gemmQ4_0x8x4AVX2(SB), NOSPLIT, $8-120
+	TILE(Q4X8DECODE, Q4X8COL, 144, COLS4, STORE4, 0(SP))
 
-// func gemmIQ4_NLx8x1AVX2(nb int, x, y, aux, out unsafe.Pointer)
-TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $256-40
-	X8ONE(IQ4X8DECODE, IQ4X8COL, 144)
+TEXT ·gemmQ8_0x8x1AVX2(SB), NOSPLIT, $8-120
+	TILE(Q8X8DECODE, Q8X8COL, 272, COLS1, STORE1, 0(SP))
 
-// func gemmIQ4_NLx8x4AVX2(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)
-TEXT ·gemmIQ4_NLx8x4AVX2(SB), NOSPLIT, $256-40
-	X8FOUR(IQ4X8DECODE, IQ4X8COL, 144)
+TEXT ·gemmQ8_0x8x2AVX2(SB), NOSPLIT, $8-120
+	TILE(Q8X8DECODE, Q8X8COL, 272, COLS2, STORE2, 0(SP))
+
+TEXT ·gemmQ8_0x8x3AVX2(SB), NOSPLIT, $8-120
+	TILE(Q8X8DECODE, Q8X8COL, 272, COLS3, STORE3, 0(SP))
+
+TEXT ·gemmQ8_0x8x4AVX2(SB), NOSPLIT, $8-120
+	TILE(Q8X8DECODE, Q8X8COL, 272, COLS4, STORE4, 0(SP))
+
+// The IQ4_NL kernels keep their signed levels at 0..255(SP).
+TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $264-120
+	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS1, STORE1, 256(SP))
+
+TEXT ·gemmIQ4_NLx8x2AVX2(SB), NOSPLIT, $264-120
+	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS2, STORE2, 256(SP))
+
+TEXT ·gemmIQ4_NLx8x3AVX2(SB), NOSPLIT, $264-120
+	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS3, STORE3, 256(SP))
+
+TEXT ·gemmIQ4_NLx8x4AVX2(SB), NOSPLIT, $264-120
+	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS4, STORE4, 256(SP))
 
 // func gemmF32x3x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
 TEXT ·gemmF32x3x4AVX2(SB), NOSPLIT, $0-40
@@ -372,7 +381,7 @@ f11done:
 
 // func xposeX8AVX2(dst, src unsafe.Pointer, rs uintptr, nb, sblk, dblk, sq, dq, nx, hdr int)
 //
-// The interleave of the layouts (repack_layouts.go, repack_q4_k.go) for nb
+// The interleave of the layouts (repack_layouts.go) for nb
 // blocks of eight rows rs bytes apart: in each block (sblk bytes in a
 // row, dblk in the group), nx runs of four quant words from sq become
 // four 32-byte chunks from dq, word w of row r at 32w+4r (an 8x4 word
@@ -452,5 +461,46 @@ xnext:
 	JMP  xblock
 
 xdone:
+	VZEROUPPER
+	RET
+
+// func fillAuxAVX2(aux, y unsafe.Pointer, nb int)
+//
+// fillAux's aux row: each block's fp16 scale as a float, and eight times
+// the sum of its quants, found exactly as VPSADBW's sums of the quants
+// biased by 128 (x^0x80), less 32*128.
+TEXT ·fillAuxAVX2(SB), NOSPLIT, $0-24
+	MOVQ    aux+0(FP), DI
+	MOVQ    y+8(FP), SI
+	MOVQ    nb+16(FP), CX
+	VPCMPEQB Y3, Y3, Y3
+	VPABSB  Y3, Y3
+	VPSLLW  $7, Y3, Y3
+	VPXOR   Y4, Y4, Y4
+
+auxblock:
+	TESTQ        CX, CX
+	JZ           auxdone
+	MOVWLZX      0(SI), AX
+	VMOVD        AX, X0
+	VCVTPH2PS    X0, X0
+	VMOVSS       X0, 0(DI)
+	VMOVDQU      2(SI), Y1
+	VPXOR        Y3, Y1, Y1
+	VPSADBW      Y4, Y1, Y1
+	VEXTRACTI128 $1, Y1, X2
+	VPADDQ       X2, X1, X1
+	VPSHUFD      $0x4e, X1, X2
+	VPADDQ       X2, X1, X1
+	VMOVD        X1, AX
+	SUBL         $4096, AX
+	SHLL         $3, AX
+	MOVL         AX, 4(DI)
+	ADDQ         $34, SI
+	ADDQ         $8, DI
+	DECQ         CX
+	JMP          auxblock
+
+auxdone:
 	VZEROUPPER
 	RET

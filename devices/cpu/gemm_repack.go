@@ -3,6 +3,8 @@ package cpu
 import (
 	"encoding/binary"
 	"math"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/graph"
@@ -16,14 +18,47 @@ import (
 // through that sum), and each group of eight weight rows meets four
 // columns at a time, the rows in the lanes of the accumulators.
 
-// repackKernel computes one group of rows against activation columns:
+// repackKernel computes groups of rows against activation columns:
 // one(nb, x, y, aux, out) sets out[0..rows) for one column (y its Q8_0
 // row, aux its aux row), four does so for four columns and must give each
 // column exactly one's bits, so the result does not depend on how the
-// columns were grouped. four may be nil.
+// columns were grouped. four may be nil. tile, where a kernel set has it,
+// does the work of both over several groups in one call (repackTile);
+// tiles makes it from one and four otherwise.
 type repackKernel struct {
 	one  func(nb int, x, y, aux []byte, out []float32)
 	four func(nb int, x []byte, y, aux *[4][]byte, out *[4][]float32)
+	tile repackTile
+}
+
+// repackTile sets, for columns c < ncols (1 to 4) and the ngroups groups
+// of rows laid one after the other in x (nb blocks each), out[c][rows*g+r]
+// to row r of group g times column c; every column gets the bits one
+// gives it, whatever ncols and ngroups.
+type repackTile func(ncols, nb, ngroups int, x []byte, y, aux *[4][]byte, out *[4][]float32)
+
+// tiles returns k's tile kernel, or one built from one and four.
+func (k *repackKernel) tiles() repackTile {
+	if k.tile != nil {
+		return k.tile
+	}
+	return func(ncols, nb, ngroups int, x []byte, y, aux *[4][]byte, out *[4][]float32) {
+		gsize, rows := len(x)/ngroups, len(out[0])/ngroups
+		var o [4][]float32
+		for g := range ngroups {
+			xg := x[g*gsize : (g+1)*gsize]
+			if ncols == 4 && k.four != nil {
+				for c := range 4 {
+					o[c] = out[c][g*rows : (g+1)*rows]
+				}
+				k.four(nb, xg, y, aux, &o)
+				continue
+			}
+			for c := range ncols {
+				k.one(nb, xg, y[c], aux[c], out[c][g*rows:(g+1)*rows])
+			}
+		}
+	}
 }
 
 // genericRepack are the kernels of the generic kernel set.
@@ -52,11 +87,20 @@ func repackKernelFor(ks *kernelSet, typ quant.Type) *repackKernel {
 
 // actAux is an activation type and the aux entries the kernels read
 // beside its rows: size bytes per block of block elements, written by
-// fill(aux, y, nb) for the row y of nb blocks.
+// fill(aux, y, nb) for the row y of nb blocks, or by fast (the same
+// bytes, set by an architecture file) on the fast kernel set.
 type actAux struct {
 	vdt         quant.Type
 	block, size int
-	fill        func(aux, y []byte, nb int)
+	fill, fast  func(aux, y []byte, nb int)
+}
+
+// filler is ax's fill for kernel set ks.
+func (ax *actAux) filler(ks *kernelSet) func(aux, y []byte, nb int) {
+	if ks != genericKernels && ax.fast != nil {
+		return ax.fast
+	}
+	return ax.fill
 }
 
 // q8_0Aux: float32 dy, int32 8*sum of the quants per block.
@@ -71,11 +115,27 @@ func supportsRepackedMulMat(t *graph.Tensor) bool {
 }
 
 // repackedWorkSize is the scratch of a repacked product: the converted
-// activations, then their aux rows.
+// activations, then their aux rows, then the threads' tile counter.
 func repackedWorkSize(t *graph.Tensor) int {
+	return counterOffset(t) + counterBytes
+}
+
+// counterOffset is where a repacked product's tile counter lies in its
+// scratch, counterBytes from there holding an aligned int64 wherever the
+// scratch starts.
+func counterOffset(t *graph.Tensor) int {
 	b := t.Src[1]
 	ax := repackLayouts[t.Src[0].Type].aux
 	return auxOffset(b, ax) + int(b.NRows()*(b.Ne[0]/int64(ax.block))*int64(ax.size))
+}
+
+const counterBytes = 16
+
+// tileCounter is the int64 at off in work (counterBytes long), aligned.
+func tileCounter(work []byte, off int) *atomic.Int64 {
+	c := work[off : off+counterBytes]
+	skip := (8 - uintptr(unsafe.Pointer(unsafe.SliceData(c)))%8) % 8
+	return (*atomic.Int64)(unsafe.Pointer(&c[skip]))
 }
 
 func auxOffset(src1 *graph.Tensor, ax *actAux) int { return (conversionSize(src1, ax.vdt) + 63) &^ 63 }
@@ -84,8 +144,8 @@ func auxOffset(src1 *graph.Tensor, ax *actAux) int { return (conversionSize(src1
 // is the repacked weight rp.
 func computeRepackedMulMat(p *Params, t *graph.Tensor, rp *repacked) {
 	gsize := uint64(rp.layout.rows) * t.Src[0].Nb[1]
-	groupedProduct(p, t, repackKernelFor(p.kernels(), t.Src[0].Type), rp.layout, func(g int64) []byte {
-		return rp.data[uint64(g)*gsize : uint64(g+1)*gsize]
+	groupedProduct(p, t, repackKernelFor(p.kernels(), t.Src[0].Type), rp.layout, func(g0, g1 int64, _ *groupScratch) []byte {
+		return rp.data[uint64(g0)*gsize : uint64(g1)*gsize]
 	})
 }
 
@@ -109,128 +169,180 @@ func packableMulMat(t *graph.Tensor) bool {
 }
 
 // computePackedMulMat is computeRepackedMulMat for a plain weight: each
-// thread interleaves its groups of rows one at a time into memory of its
+// thread interleaves a tile of groups of rows at a time into memory of its
 // own, the last group padded with zero rows.
 func computePackedMulMat(p *Params, t *graph.Tensor) {
 	a := t.Src[0]
 	l := repackLayouts[a.Type]
 	rs := uint64(a.Nb[1])
 	gsize := uint64(l.rows) * rs
-	packed := make([]byte, l.groupSize(gsize))
-	pad := make([]byte, gsize)
 	pack := l.pack
 	if f := archPack[a.Type]; f != nil {
 		pack = f
 	}
-	groupedProduct(p, t, repackKernelFor(p.kernels(), a.Type), l, func(g int64) []byte {
-		lo := uint64(g) * gsize
-		src := a.Data[lo:min(lo+gsize, uint64(len(a.Data)))]
-		if uint64(len(src)) < gsize {
-			clear(pad)
-			copy(pad, src)
-			src = pad
+	groupedProduct(p, t, repackKernelFor(p.kernels(), a.Type), l, func(g0, g1 int64, s *groupScratch) []byte {
+		packed := grow(&s.packed, int(uint64(g1-g0)*l.groupSize(gsize)))
+		for g := g0; g < g1; g++ {
+			lo := uint64(g) * gsize
+			src := a.Data[lo:min(lo+gsize, uint64(len(a.Data)))]
+			if uint64(len(src)) < gsize {
+				pad := grow(&s.pad, int(gsize))
+				clear(pad)
+				copy(pad, src)
+				src = pad
+			}
+			pack(packed[uint64(g-g0)*l.groupSize(gsize):], src, int(rs))
 		}
-		pack(packed, src, int(rs))
 		return packed
 	})
 }
 
+// repackTileBytes is the most interleaved weight bytes one tile of
+// groups holds: each tile meets every column of the thread's share in
+// turn, so its groups are read from cache (a share of a core's L2) once
+// per four columns, and the columns from memory once per tile.
+const repackTileBytes = 192 << 10
+
+// groupScratch is the memory one groupedProduct call works in, kept
+// across calls so that a product allocates nothing.
+type groupScratch struct {
+	cols        []repackCol
+	packed, pad []byte
+	spare       [4][]float32
+	// The operands of a tile call, here since the call (through a
+	// function value) would otherwise move them to the heap each time.
+	ys, auxs [4][]byte
+	outs     [4][]float32
+}
+
+// repackCol is an output column of a grouped product.
+type repackCol struct {
+	y, aux []byte
+	dst    uint64
+	ok     bool
+}
+
+var groupScratches = sync.Pool{New: func() any { return new(groupScratch) }}
+
+// grow returns (*b)[:n], reallocated when shorter.
+func grow[T any](b *[]T, n int) []T {
+	if cap(*b) < n {
+		*b = make([]T, n)
+	}
+	return (*b)[:n]
+}
+
 // groupedProduct computes thread p's share of MUL_MAT t (src0 2-D, src1
-// F32) with k, over the groups of rows rows group(g) returns interleaved
-// (the last one possibly partial).
-func groupedProduct(p *Params, t *graph.Tensor, k *repackKernel, l *repackLayout, group func(g int64) []byte) {
+// F32) with k, over the groups of rows group(g0, g1) returns interleaved
+// (groups g0 to g1 one after the other, the last one of src0 possibly
+// partial), in tiles of groups against runs of up to four columns.
+func groupedProduct(p *Params, t *graph.Tensor, k *repackKernel, l *repackLayout, group func(g0, g1 int64, s *groupScratch) []byte) {
 	a, b := t.Src[0], t.Src[1]
 	rows, ax := l.rows, l.aux
 	act := prepareActivations(p, b, ax.vdt)
 	nb := int(a.Ne[0]) / ax.block
 	auxRow := nb * ax.size
 	aux := p.Work[auxOffset(b, ax):]
+	fill := ax.filler(p.kernels())
+	next := tileCounter(p.Work, counterOffset(t))
+	if p.Ith == 0 {
+		next.Store(0) // read only after the barrier below
+	}
 	lo, hi := p.Rows(b.NRows())
 	for r := lo; r < hi; r++ {
 		y, _ := act.row(r%b.Ne[1], r/b.Ne[1]%b.Ne[2], r/(b.Ne[1]*b.Ne[2]))
-		ax.fill(aux[int(r)*auxRow:int(r+1)*auxRow], y, nb)
+		fill(aux[int(r)*auxRow:int(r+1)*auxRow], y, nb)
 	}
 	p.Barrier()
 
+	s := groupScratches.Get().(*groupScratch)
+	defer groupScratches.Put(s)
 	ne1, ne2 := t.Ne[1], t.Ne[2]
 	ncols := ne1 * ne2 * t.Ne[3]
 	ngroups := (a.Ne[1] + int64(rows) - 1) / int64(rows)
+	full := a.Ne[1] / int64(rows) // groups with all their rows
 	lo0, hi0, lo1, hi1 := splitProduct(p, ngroups, ncols)
-	type col struct {
-		y, aux []byte
-		dst    uint64
-		ok     bool
-	}
-	cols := make([]col, hi1-lo1)
+	cols := grow(&s.cols, int(hi1-lo1))
 	for i := range cols {
 		ir1 := lo1 + int64(i)
 		i1, i2, i3 := ir1%ne1, ir1/ne1%ne2, ir1/(ne1*ne2)
 		y, ok := act.row(i1, i2, i3)
 		r := act.index(i1, i2, i3)
-		cols[i] = col{y: y, aux: aux[int(r)*auxRow : int(r+1)*auxRow], dst: offset(t, 0, i1, i2, i3), ok: ok}
+		cols[i] = repackCol{y: y, aux: aux[int(r)*auxRow : int(r+1)*auxRow], dst: offset(t, 0, i1, i2, i3), ok: ok}
 	}
-	// The four-column calls' activation operands are the same for every
-	// group: set once, as far as the first quad with a column that is not
-	// ok (the rest go one column at a time); only the outputs move.
-	type quad struct{ ys, auxs [4][]byte }
-	var quads []quad
-	for c := 0; k.four != nil && c+4 <= len(cols); c += 4 {
-		if !cols[c].ok || !cols[c+1].ok || !cols[c+2].ok || !cols[c+3].ok {
-			break
-		}
-		var q quad
-		for j := range 4 {
-			q.ys[j], q.auxs[j] = cols[c+j].y, cols[c+j].aux
-		}
-		quads = append(quads, q)
+	if len(cols) == 0 {
+		return // a share of no columns (one column, two threads)
 	}
-	var out [4][]float32
-	var spare [4][8]float32
-	for g := lo0; g < hi0; g++ {
-		x := group(g)
-		valid := min(int64(rows), a.Ne[1]-g*int64(rows))
-		partial := valid < int64(rows)
-		gOff := 4 * uint64(g) * uint64(rows)
-		// dst is column c's output for the group, or spare memory j
-		// when the group is partial (copied out by done).
-		dst := func(c, j int) []float32 {
-			if partial {
-				return spare[j][:rows]
+	tile := k.tiles()
+	gsize := l.groupSize(uint64(rows) * a.Nb[1])
+	step := max(1, int64(repackTileBytes/gsize))
+	ys, auxs, outs := &s.ys, &s.auxs, &s.outs
+	// dstRows is column c's n outputs from row r.
+	dstRows := func(c *repackCol, r int64, n int) []float32 {
+		off := c.dst + 4*uint64(r)
+		return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(t.Data[off:off+4*uint64(n)]))), n)
+	}
+	// run computes groups [g0, g1) of x for every column, of whose last
+	// group valid rows are src0's: the rest of a partial group goes to
+	// scratch, its valid rows copied out.
+	run := func(x []byte, g0, g1 int64, valid int) {
+		n, r0 := int(g1-g0), g0*int64(rows)
+		whole := valid == rows
+		count := (n-1)*rows + valid
+		for i := 0; i < len(cols); {
+			if !cols[i].ok {
+				o := dstRows(&cols[i], r0, count)
+				for j := range o {
+					o[j] = float32(math.NaN())
+				}
+				i++
+				continue
 			}
-			return unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[cols[c].dst+gOff])), rows)
-		}
-		done := func(c, j int) {
-			if partial {
-				for r := range valid {
-					binary.LittleEndian.PutUint32(t.Data[cols[c].dst+gOff+4*uint64(r):], math.Float32bits(spare[j][r]))
+			m := 0
+			for ; m < 4 && i+m < len(cols) && cols[i+m].ok; m++ {
+				c := &cols[i+m]
+				ys[m], auxs[m] = c.y, c.aux
+				if whole {
+					outs[m] = dstRows(c, r0, count)
+				} else {
+					outs[m] = grow(&s.spare[m], rows)
 				}
 			}
-		}
-		for qi := range quads {
-			c := 4 * qi
-			for j := range 4 {
-				out[j] = dst(c+j, j)
-			}
-			k.four(nb, x, &quads[qi].ys, &quads[qi].auxs, &out)
-			if partial {
-				for j := range 4 {
-					done(c+j, j)
+			tile(m, nb, n, x, ys, auxs, outs)
+			if !whole {
+				for j := range m {
+					copy(dstRows(&cols[i+j], r0, valid), outs[j][:valid])
 				}
 			}
-		}
-		c := 4 * len(quads)
-		for ; c < len(cols); c++ {
-			o := dst(c, 0)
-			if !cols[c].ok {
-				for i := range o {
-					o[i] = float32(math.NaN())
-				}
-			} else {
-				k.one(nb, x, cols[c].y, cols[c].aux, o)
-			}
-			done(c, 0)
+			i += m
 		}
 	}
+	// tiles runs groups [g0, g1) in tiles of step groups, the partial
+	// group on its own.
+	tiles := func(g0, g1 int64) {
+		for g := g0; g < min(g1, full); g += step {
+			e := min(g+step, g1, full)
+			run(group(g, e, s), g, e, rows)
+		}
+		if g0 <= full && full < g1 {
+			run(group(full, full+1, s), full, full+1, int(a.Ne[1]-full*int64(rows)))
+		}
+	}
+	if p.Nth > 1 && hi1-lo1 == ncols {
+		// The threads share the groups: each takes the next tile as it
+		// finishes one (ggml's chunks), so a thread the machine holds
+		// back does not keep the others waiting at the end. About four
+		// tiles a thread at least.
+		chunk := max(1, min(step, (ngroups+4*int64(p.Nth)-1)/(4*int64(p.Nth))))
+		for {
+			g0 := next.Add(chunk) - chunk
+			if g0 >= ngroups {
+				return
+			}
+			tiles(g0, min(g0+chunk, ngroups))
+		}
+	}
+	tiles(lo0, hi0)
 }
 
 // fillAux writes the aux row of the Q8_0 row y of nb blocks.

@@ -67,7 +67,10 @@ func TestGemmMatchesGeneric(t *testing.T) {
 	rng := rand.New(rand.NewSource(testSeed(t)))
 	shapes := [][4]int64{{8, 3, 4, 1}, {16, 7, 5, 1}, {64, 10, 9, 2}, {256, 4, 70, 1}, {40, 31, 33, 1}, {12, 5, 8, 1}, {1032, 6, 6, 1}}
 	for _, typ := range gemmTypes() {
-		for _, s := range append(shapes, [4]int64{512, 19, 4, 1}, [4]int64{96, 8, 13, 3}) {
+		// More groups of eight rows than columns (the threads share the
+		// groups tile by tile), the last group partial.
+		more := [][4]int64{{512, 19, 4, 1}, {96, 8, 13, 3}, {256, 203, 5, 1}, {64, 100, 4, 2}}
+		for _, s := range append(shapes, more...) {
 			bs := int64(typ.BlockSize())
 			k, m, n, b2 := (s[0]+bs-1)/bs*bs, s[1], s[2], s[3]
 			name := fmt.Sprintf("%s/k=%d,m=%d,n=%d,b=%d", typ, k, m, n, b2)

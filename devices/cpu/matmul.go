@@ -19,7 +19,7 @@ import (
 // one call whatever the thread count, so results do not depend on it.
 // Products of four columns or more on the fast kernel set go through
 // register tiles instead (gemm.go: F32) or through the interleaved layouts
-// of eight rows (gemm_repack.go: Q4_0, Q8_0, IQ4_NL, Q4_K, the weight
+// of eight rows (gemm_repack.go: Q4_0, Q8_0, IQ4_NL, the weight
 // interleaved as the product reaches it), as do weights stored repacked
 // (repack.go); their kernels keep the same rule: an element's bits do not
 // depend on the threads or on which columns were grouped.
@@ -193,6 +193,10 @@ func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1, ncols int
 			productRows(tr.vecDotRows, k, t, src0, lo0, hi0, &c, ps.floats(rowsScratch(k)+int(hi0-lo0)))
 			return
 		}
+	}
+	if tr.rowsPrepare {
+		productPrepared(tr, k, t, src0, lo0, hi0, lo1, hi1, col, ps)
+		return
 	}
 	var cols [maxColTile]column
 	tile := colTile(uint64(tr.vecDotType.RowSize(src0.Ne[0])))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -67,15 +68,18 @@ func (rc *repackCase) compute(t *testing.T, opts Options) (plain, packed []float
 }
 
 // repackShapes are (k, m, n, n2) with edge sizes: one block, one group of
-// rows, column counts around the four-column tile and the column tile.
+// rows, column counts around the four-column tile and the column tile,
+// more groups than columns (shared by the threads tile by tile).
 var repackShapes = [][4]int64{
 	{32, 8, 1, 1}, {64, 16, 3, 1}, {96, 8, 4, 1}, {256, 24, 5, 2}, {32, 40, 7, 1},
 	{512, 64, 9, 1}, {160, 8, 33, 1}, {128, 16, 65, 2}, {1024, 32, 70, 1},
+	{256, 200, 6, 1}, {4096, 160, 2, 1},
 }
 
 // TestRepackedMulMatMatchesPlain: a product with a repacked weight gives
 // the plain weight's bits on the generic path, and the generic result
-// within float rounding on the fast one, for every thread count.
+// within float rounding on the fast one, the same bits for every thread
+// count.
 func TestRepackedMulMatMatchesPlain(t *testing.T) {
 	rng := rand.New(rand.NewSource(rand.Int63()))
 	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.IQ4_NL} {
@@ -84,9 +88,14 @@ func TestRepackedMulMatMatchesPlain(t *testing.T) {
 				rc := newRepackCase(t, rng, typ, s[0], s[1], s[2], s[3])
 				want, got := rc.compute(t, Options{Threads: 1, Generic: true})
 				require.Equal(t, want, got, "generic: repacked and plain differ")
+				var first []float32
 				for _, th := range []int{1, 2, 3} {
 					_, fast := rc.compute(t, Options{Threads: th})
 					requireCloseRows(t, want, fast, s[0])
+					if first == nil {
+						first = fast
+					}
+					require.Equal(t, first, fast, "%d threads: the bits differ from 1 thread's", th)
 				}
 			})
 		}
@@ -226,14 +235,17 @@ func (kc *kernelCase) run(k *repackKernel) (one, four [4][]float32) {
 	return one, four
 }
 
-// TestRepackKernelFourIsOne: the four-column kernel gives each column the
-// single-column kernel's bits, so results do not depend on the grouping;
-// and the fast pack writes the layout's bytes.
+// TestRepackKernelFourIsOne: the four-column kernel and the tile kernel
+// (one to four columns, one to three groups of rows a call) give each
+// column of each group exactly the single-column kernel's bits, so
+// results do not depend on the grouping; and the fast pack writes the
+// layout's bytes.
 func TestRepackKernelFourIsOne(t *testing.T) {
 	rng := rand.New(rand.NewSource(rand.Int63()))
+	const groups = 3
 	for typ, l := range repackLayouts {
 		k := repackKernelFor(fastKernels(), typ)
-		if k == nil || k.four == nil {
+		if k == nil || k.four == nil && k.tile == nil {
 			continue
 		}
 		kc := newKernelCase(t, rng, typ, l, 37*32/l.aux.block)
@@ -244,7 +256,42 @@ func TestRepackKernelFourIsOne(t *testing.T) {
 		}
 		one, four := kc.run(k)
 		for c := range 4 {
-			require.Equal(t, one[c], four[c], "%s column %d", typ, c)
+			if k.four != nil {
+				require.Equal(t, one[c], four[c], "%s column %d", typ, c)
+			}
+		}
+		// The tile kernel: groups of other cases after kc's, against kc's
+		// columns.
+		x := slices.Clone(kc.x)
+		var ones [groups][4][]float32
+		ones[0] = one
+		for g := 1; g < groups; g++ {
+			o := newKernelCase(t, rng, typ, l, kc.nb)
+			x = append(x, o.x...)
+			for c := range 4 {
+				ones[g][c] = make([]float32, 8)
+				k.one(kc.nb, o.x, kc.ys[c], kc.auxs[c], ones[g][c])
+			}
+		}
+		gsize := len(kc.x)
+		tile := k.tiles()
+		for ng := 1; ng <= groups; ng++ {
+			for nc := 1; nc <= 4; nc++ {
+				// The columns in another order, so that each slot
+				// meets another column than in one.
+				var cy, ca [4][]byte
+				var out [4][]float32
+				for j := range nc {
+					c := (j + nc) % 4
+					cy[j], ca[j], out[j] = kc.ys[c], kc.auxs[c], make([]float32, 8*ng)
+				}
+				tile(nc, kc.nb, ng, x[(groups-ng)*gsize:], &cy, &ca, &out)
+				for j := range nc {
+					for g := range ng {
+						require.Equal(t, ones[groups-ng+g][(j+nc)%4], out[j][8*g:8*g+8], "%s: %d columns, %d groups: column %d group %d", typ, nc, ng, j, g)
+					}
+				}
+			}
 		}
 	}
 }
@@ -311,6 +358,27 @@ func TestSumInt8x32(t *testing.T) {
 		if got := sumInt8x32(q); got != want {
 			t.Fatalf("sumInt8x32(%v) = %d, want %d", q, got, want)
 		}
+	}
+}
+
+// TestFillAuxFast: the fast kernel set's aux rows are fillAux's bytes,
+// on quantized random rows and on blocks of all -128 and all 127.
+func TestFillAuxFast(t *testing.T) {
+	fast := q8_0Aux.filler(fastKernels())
+	rng := rand.New(rand.NewSource(rand.Int63()))
+	for _, nb := range []int{1, 2, 7, 128} {
+		y := make([]byte, 34*nb)
+		_, err := quant.FromFloat(y, quant.Q8_0, mmRandF32s(rng, int64(32*nb)))
+		require.NoError(t, err)
+		if nb > 1 {
+			for i := range 32 {
+				y[2+i], y[36+i] = 0x80, 0x7f
+			}
+		}
+		want, got := make([]byte, 8*nb), make([]byte, 8*nb)
+		fillAux(want, y, nb)
+		fast(got, y, nb)
+		require.Equal(t, want, got, "nb=%d", nb)
 	}
 }
 

@@ -49,6 +49,12 @@ type typeTraits struct {
 	// from memory faster than one. scratch holds at least rowsScratch(n)
 	// float32s.
 	vecDotRows func(n int, x []byte, stride uint64, nrows int, y []byte, scratch, out []float32)
+	// rowsPrepare is set when each vecDotRows call first prepares its
+	// column (quant's multi-row kernels that convert the activation row
+	// into a table): products of several columns then give each call a
+	// longer run of rows (productPrepared) than the tiles of the other
+	// kernels, so the preparation is paid once per many rows.
+	rowsPrepare bool
 }
 
 // rowsScratch is the scratch vecDotRows needs for rows of n elements: what
@@ -75,6 +81,7 @@ func newGenericKernels() *kernelSet {
 			tr.vecDotRows = func(n int, x []byte, stride uint64, nrows int, y []byte, _, out []float32) {
 				rows(n, x, stride, nrows, y, out)
 			}
+			tr.rowsPrepare = typ != quant.F32 && typ != quant.F16
 		}
 		tr.fromFloat = func(dst []byte, src []float32) error {
 			_, err := quant.FromFloat(dst, typ, src)
@@ -125,6 +132,7 @@ func deriveGeneric(name string) *kernelSet {
 	s.name = name
 	for t := range s.traits {
 		s.traits[t].vecDotRows = nil
+		s.traits[t].rowsPrepare = false
 	}
 	return &s
 }

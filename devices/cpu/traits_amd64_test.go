@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,7 +17,17 @@ func TestAVX2SetSelected(t *testing.T) {
 		t.Skip("the processor lacks AVX2, FMA or F16C")
 	}
 	require.Equal(t, "avx2", fastKernels().name)
+	// GGML_CPU_GENERIC=1 (a whole test run on the generic path) picks
+	// the generic set for an Engine of default options; an explicit
+	// Options.Generic always does.
+	want := "avx2"
+	if os.Getenv(EnvGeneric) == "1" {
+		want = "generic"
+	}
 	e := New(Options{Threads: 1})
 	defer e.Close()
-	require.Equal(t, "avx2", e.Kernels())
+	require.Equal(t, want, e.Kernels())
+	g := New(Options{Threads: 1, Generic: true})
+	defer g.Close()
+	require.Equal(t, "generic", g.Kernels())
 }
