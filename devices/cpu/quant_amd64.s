@@ -109,6 +109,10 @@ GLOBL packperm<>(SB), RODATA|NOPTR, $32
 	JLS          2(PC);            \
 	VXORPS       X14, X14, X14;    \
 	VBROADCASTSS X14, Y14;         \
+	QLEVELS(qs)
+
+// QLEVELS is QBLOCK once the multiplier is in every lane of Y14.
+#define QLEVELS(qs) \
 	VMULPS       Y14, Y0, Y0;      \
 	VMULPS       Y14, Y1, Y1;      \
 	VMULPS       Y14, Y2, Y2;      \
@@ -133,12 +137,71 @@ GLOBL packperm<>(SB), RODATA|NOPTR, $32
 	VCVTPS2PH $0, X4, X5;         \
 	VPEXTRW   $0, X5, 0(DI)
 
+// SCALES8 is AMAX32 and DSCALE for the eight blocks at SI, their
+// divisions done once for all eight: d at 0(SP), its multiplier (QBLOCK's,
+// 0 where 1/d is infinite) at 32(SP), d as fp16 at 64(SP); SI is kept
+// (DX, R9, Y4..Y7, Y13, Y14 are used). One block after the other, the
+// chain from a block's maximum through both divisions to its levels is
+// longer than the out-of-order window reaches across blocks: the block
+// loops were bound by that latency (about 37 cycles a block from cache),
+// not by memory.
+#define SCALES8(loop) \
+	MOVQ         SI, R9;                 \
+	XORQ         DX, DX;                 \
+loop:                                   \
+	AMAX32;                              \
+	VMOVSS       X4, 0(SP)(DX*4);        \
+	ADDQ         $128, SI;               \
+	INCQ         DX;                     \
+	CMPQ         DX, $8;                 \
+	JLT          loop;                   \
+	MOVQ         R9, SI;                 \
+	VMOVUPS      0(SP), Y4;              \
+	VBROADCASTSS c127<>(SB), Y5;         \
+	VDIVPS       Y5, Y4, Y4;             \
+	VMOVUPS      Y4, 0(SP);              \
+	VCVTPS2PH    $0, Y4, X5;             \
+	VMOVDQU      X5, 64(SP);             \
+	VBROADCASTSS onef<>(SB), Y14;        \
+	VDIVPS       Y4, Y14, Y14;           \
+	VCMPPS       $0x1e, Y12, Y14, Y13;   \
+	VANDNPS      Y14, Y13, Y14;          \
+	VMOVUPS      Y14, 32(SP)
+
+// LEVELS8 loads block DX of a SCALES8 group from SI into Y0..Y3, its
+// multiplier into Y14, and stores its fp16 d at 0(DI).
+#define LEVELS8 \
+	VMOVUPS      0(SI), Y0;              \
+	VMOVUPS      32(SI), Y1;             \
+	VMOVUPS      64(SI), Y2;             \
+	VMOVUPS      96(SI), Y3;             \
+	VBROADCASTSS 32(SP)(DX*4), Y14;      \
+	MOVWLZX      64(SP)(DX*2), AX;       \
+	MOVW         AX, 0(DI)
+
 // func quantizeQ8_0AVX2(nb int, x unsafe.Pointer, y unsafe.Pointer) int
-TEXT ·quantizeQ8_0AVX2(SB), NOSPLIT, $0-32
+TEXT ·quantizeQ8_0AVX2(SB), NOSPLIT, $80-32
 	MOVQ nb+0(FP), CX
 	MOVQ x+8(FP), SI
 	MOVQ y+16(FP), DI
 	QCONSTS
+
+q80group:
+	CMPQ CX, $8
+	JLT  q80loop
+	SCALES8(q80amax)
+	XORQ DX, DX
+
+q80levels:
+	LEVELS8
+	QLEVELS(2)
+	ADDQ $128, SI
+	ADDQ $34, DI
+	INCQ DX
+	CMPQ DX, $8
+	JLT  q80levels
+	SUBQ $8, CX
+	JMP  q80group
 
 q80loop:
 	TESTQ CX, CX
@@ -157,12 +220,49 @@ q80done:
 	VZEROUPPER
 	RET
 
+// Q81SUM stores s = d * (the sum of the levels in Y0..Y3) as fp16 at
+// 2(DI), d's bits in R8.
+#define Q81SUM \
+	VPADDD       Y1, Y0, Y0;      \
+	VPADDD       Y3, Y2, Y2;      \
+	VPADDD       Y2, Y0, Y0;      \
+	VEXTRACTI128 $1, Y0, X1;      \
+	VPADDD       X1, X0, X0;      \
+	VPSHUFD      $0x4e, X0, X1;   \
+	VPADDD       X1, X0, X0;      \
+	VPSHUFD      $0xb1, X0, X1;   \
+	VPADDD       X1, X0, X0;      \
+	VCVTDQ2PS    X0, X0;          \
+	VMOVD        R8, X1;          \
+	VMULSS       X1, X0, X0;      \
+	VCVTPS2PH    $0, X0, X1;      \
+	VPEXTRW      $0, X1, 2(DI)
+
 // func quantizeQ8_1AVX2(nb int, x unsafe.Pointer, y unsafe.Pointer) int
-TEXT ·quantizeQ8_1AVX2(SB), NOSPLIT, $0-32
+TEXT ·quantizeQ8_1AVX2(SB), NOSPLIT, $80-32
 	MOVQ nb+0(FP), CX
 	MOVQ x+8(FP), SI
 	MOVQ y+16(FP), DI
 	QCONSTS
+
+q81group:
+	CMPQ CX, $8
+	JLT  q81loop
+	SCALES8(q81amax)
+	XORQ DX, DX
+
+q81levels:
+	LEVELS8
+	MOVL 0(SP)(DX*4), R8
+	QLEVELS(4)
+	Q81SUM
+	ADDQ $128, SI
+	ADDQ $36, DI
+	INCQ DX
+	CMPQ DX, $8
+	JLT  q81levels
+	SUBQ $8, CX
+	JMP  q81group
 
 q81loop:
 	TESTQ CX, CX
@@ -171,20 +271,7 @@ q81loop:
 	DSCALE
 	VMOVD        X4, R8
 	QBLOCK(4)
-	VPADDD       Y1, Y0, Y0
-	VPADDD       Y3, Y2, Y2
-	VPADDD       Y2, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0x4e, X0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0xb1, X0, X1
-	VPADDD       X1, X0, X0
-	VCVTDQ2PS    X0, X0
-	VMOVD        R8, X1
-	VMULSS       X1, X0, X0
-	VCVTPS2PH    $0, X0, X1
-	VPEXTRW      $0, X1, 2(DI)
+	Q81SUM
 	ADDQ         $128, SI
 	ADDQ         $36, DI
 	DECQ         CX
@@ -195,6 +282,7 @@ q81done:
 	MOVQ      AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
 
 // Q8_K (float32 d, int8 qs[256], int16 bsums[16]), as quant's quantizer
 // and ggml's CPU from_float: maxv is the first value of largest magnitude,

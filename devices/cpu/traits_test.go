@@ -279,24 +279,32 @@ func TestFromFloatAgrees(t *testing.T) {
 		func(int) float32 { return 0 },
 		func(int) float32 { return float32(1 - 2*rng.Intn(2)) },
 	}
+	// Mixed rows take each block's kind at random, so that zero,
+	// subnormal and huge blocks share the kernels' groups of eight
+	// blocks (their scales are divided eight at a time).
+	mixed := len(kinds)
 	for _, typ := range []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K} {
 		gen, fst := genericKernels.traits[typ].fromFloat, fast.traits[typ].fromFloat
 		bs := int(typ.BlockSize())
-		for trial := range 60 {
-			n := bs * (1 + rng.Intn(9))
+		for trial := range 80 {
+			n := bs * (1 + rng.Intn(20))
 			src := make([]float32, n)
-			kind := kinds[trial%len(kinds)]
+			k := trial % (len(kinds) + 1)
+			kind := k
 			for i := range src {
-				src[i] = kind(i)
+				if k == mixed && i%bs == 0 {
+					kind = rng.Intn(len(kinds))
+				}
+				src[i] = kinds[kind](i)
 			}
 			want := make([]byte, typ.RowSize(int64(n)))
 			got := make([]byte, len(want))
 			require.NoError(t, gen(want, src))
 			require.NoError(t, fst(got, src))
-			require.Equal(t, want, got, "%s trial %d (kind %d, n=%d)", typ, trial, trial%len(kinds), n)
+			require.Equal(t, want, got, "%s trial %d (kind %d, n=%d)", typ, trial, trial%(len(kinds)+1), n)
 		}
 		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
-			src := make([]float32, 2*bs)
+			src := make([]float32, bs*(1+rng.Intn(20)))
 			src[rng.Intn(len(src))] = bad
 			require.ErrorIs(t, fst(make([]byte, typ.RowSize(int64(len(src)))), src), quant.ErrNonFinite, "%s %v", typ, bad)
 		}
