@@ -144,11 +144,15 @@ GLOBL packperm<>(SB), RODATA|NOPTR, $32
 // chain from a block's maximum through both divisions to its levels is
 // longer than the out-of-order window reaches across blocks: the block
 // loops were bound by that latency (about 37 cycles a block from cache),
-// not by memory.
+// not by memory. Each block also prefetches the block sixteen ahead: a
+// row streamed from memory converts about 20% faster than with the
+// hardware prefetcher alone (a prefetch past the row's end is harmless).
 #define SCALES8(loop) \
 	MOVQ         SI, R9;                 \
 	XORQ         DX, DX;                 \
 loop:                                   \
+	PREFETCHT0   2048(SI);               \
+	PREFETCHT0   2112(SI);               \
 	AMAX32;                              \
 	VMOVSS       X4, 0(SP)(DX*4);        \
 	ADDQ         $128, SI;               \
