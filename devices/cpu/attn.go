@@ -212,9 +212,9 @@ type flashScratch struct {
 	mask16     []uint16 // an unaligned mask row
 	// Per query row and key the mask lets through: its index, mask
 	// value, score (then exponential) and whether it was a new maximum.
-	keys            []int32
-	mvs, ex, ms, vs []float32
-	newMax          []bool
+	keys    []int32
+	mvs, ex []float32
+	newMax  []bool
 }
 
 // flashScratchLayout carves b (nil: only counts) into a flashScratch for t

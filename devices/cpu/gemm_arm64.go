@@ -109,3 +109,23 @@ func gemmF32x3x1NEON(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.
 
 //go:noescape
 func gemmF32x1x1NEON(steps int, x, y, out unsafe.Pointer)
+
+// repack1 and repack4 adapt the NEON repacked gemm assembly to
+// repackKernel's one and four (amd64 has tile kernels instead); the
+// product has sized every operand (a group of nb blocks, Q8_0 rows and
+// aux rows of nb blocks, eight outputs per column).
+func repack1(k func(nb int, x, y, aux, out unsafe.Pointer)) func(int, []byte, []byte, []byte, []float32) {
+	return func(nb int, x, y, aux []byte, out []float32) {
+		k(nb, ptr(x), ptr(y), ptr(aux), unsafe.Pointer(unsafe.SliceData(out)))
+	}
+}
+
+func repack4(k func(nb int, x unsafe.Pointer, y, aux, out *[4]unsafe.Pointer)) func(int, []byte, *[4][]byte, *[4][]byte, *[4][]float32) {
+	return func(nb int, x []byte, y, aux *[4][]byte, out *[4][]float32) {
+		var yp, ap, op [4]unsafe.Pointer
+		for c := range 4 {
+			yp[c], ap[c], op[c] = ptr(y[c]), ptr(aux[c]), unsafe.Pointer(unsafe.SliceData(out[c]))
+		}
+		k(nb, ptr(x), &yp, &ap, &op)
+	}
+}
