@@ -57,11 +57,25 @@ type candidate struct {
 // Next returns the token to emit after logits, given the tokens so far
 // (for the repetition penalty) and r (NewRand) for the draw.
 func (sm Sampler) Next(logits []float32, history []int32, r *rand.Rand) int32 {
+	penalty := sm.RepeatPenalty != 0 && sm.RepeatPenalty != 1
+	if sm.Temp <= 0 && !penalty && len(logits) > 0 {
+		// Plain greedy, once per generated token: a scan of the logits
+		// as they are, without the candidate list the other samplers
+		// build. The first maximum is the lowest id; the float32
+		// comparisons order as the float64 ones below.
+		best := 0
+		for i, v := range logits {
+			if v > logits[best] {
+				best = i
+			}
+		}
+		return int32(best)
+	}
 	cs := make([]candidate, len(logits))
 	for i, v := range logits {
 		cs[i] = candidate{id: int32(i), logit: float64(v)}
 	}
-	if sm.RepeatPenalty != 0 && sm.RepeatPenalty != 1 {
+	if penalty {
 		n := sm.RepeatLastN
 		if n == 0 {
 			n = 64

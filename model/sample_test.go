@@ -1,6 +1,8 @@
 package model
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -47,4 +49,27 @@ func TestSampler(t *testing.T) {
 	}
 	require.Error(t, Sampler{TopP: 2}.Check())
 	require.Error(t, Sampler{TopK: -1}.Check())
+}
+
+// TestGreedyScan: plain greedy scans the float32 logits; the penalty path
+// with nothing to penalize (no history) goes through the candidate list.
+// Both pick the same token on logits with many ties, infinities and NaNs.
+func TestGreedyScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		logits := make([]float32, 1+rng.IntN(40))
+		for i := range logits {
+			switch rng.IntN(12) {
+			case 0:
+				logits[i] = float32(math.NaN())
+			case 1:
+				logits[i] = float32(math.Inf(2*rng.IntN(2) - 1))
+			default:
+				logits[i] = float32(rng.IntN(7) - 3)
+			}
+		}
+		got := Sampler{}.Next(logits, nil, nil)
+		want := Sampler{RepeatPenalty: 1.5}.Next(logits, nil, nil)
+		require.Equal(t, want, got, "%v", logits)
+	}
 }
