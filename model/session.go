@@ -41,8 +41,30 @@ type Session struct {
 	// nPast is how many positions the cache holds (cell i is position i).
 	nPast  int
 	closed bool
+	// cur is the graph of the last batch, still placed by the scheduler
+	// (nil when none is: before the first batch, after a failure): a batch
+	// of the same shape computes it again with new inputs.
+	cur *batchGraph
 	// last is the graph of the last batch, for Placement.
 	last *graph.Graph
+	// scratch holds the input bytes and the logits read back, reused by
+	// every batch.
+	scratch inputScratch
+}
+
+// batchGraph is a built and placed graph with its inputs and its logits.
+type batchGraph struct {
+	bs     batchShape
+	g      *graph.Graph
+	in     batchInputs
+	logits *graph.Tensor
+}
+
+// inputScratch is memory setInputs and decodeBatch reuse across batches,
+// so that a decoded token allocates only the logits it returns.
+type inputScratch struct {
+	tokens, pos, kIdx, vIdx, mask, outIDs, logits []byte
+	idx                                           []int32
 }
 
 // NewSession makes a session with an empty KV cache in the model's device
@@ -204,38 +226,29 @@ func (s *Session) nKV(end int) int {
 }
 
 func (s *Session) decodeBatch(ctx context.Context, tokens []int32, want []bool, out [][]float32) error {
-	var outIdx []int32
-	for i, w := range want {
-		if w {
-			outIdx = append(outIdx, int32(i))
-		}
-	}
+	outIdx := s.scratch.outIdx(want)
 	n := len(tokens)
-	b := &builder{s: s, c: graph.NewContext(graph.ContextOptions{}), g: graph.NewGraph(),
-		bs: batchShape{nTokens: n, nKV: s.nKV(s.nPast + n), nOutputs: max(len(outIdx), 1)}}
+	bs := batchShape{nTokens: n, nKV: s.nKV(s.nPast + n), nOutputs: max(len(outIdx), 1)}
 	if len(outIdx) == 0 {
 		// The graph always produces a row; llama.cpp computes the last.
 		outIdx = []int32{int32(n - 1)}
 	}
-	res, err := b.build()
+	bg, err := s.placedGraph(bs)
 	if err != nil {
 		return err
 	}
-	s.sched.Reset()
-	if err := s.sched.AllocGraph(b.g); err != nil {
-		return fmt.Errorf("model: placing the graph: %w", err)
-	}
-	if err := s.setInputs(&b.in, b.bs, tokens, outIdx); err != nil {
+	if err := s.setInputs(&bg.in, bs, tokens, outIdx); err != nil {
+		s.dropGraph()
 		return err
 	}
-	if err := s.sched.GraphComputeContext(ctx, b.g); err != nil {
+	if err := s.sched.GraphComputeContext(ctx, bg.g); err != nil {
+		s.dropGraph()
 		return fmt.Errorf("model: computing: %w", err)
 	}
 	s.nPast += n
-	s.last = b.g
 	if len(outIdx) > 0 && want[outIdx[0]] {
-		raw := make([]byte, res.NBytes())
-		if err := buffer.GetTensor(res, raw, 0); err != nil {
+		raw := grow(&s.scratch.logits, int(bg.logits.NBytes()))
+		if err := buffer.GetTensor(bg.logits, raw, 0); err != nil {
 			return fmt.Errorf("model: reading logits: %w", err)
 		}
 		nv := s.m.HParams.NVocab
@@ -250,27 +263,80 @@ func (s *Session) decodeBatch(ctx context.Context, tokens []int32, want []bool, 
 	return nil
 }
 
+// placedGraph returns the graph of a batch of shape bs, placed by the
+// scheduler. The graph depends on the batch only through its shape (the
+// tokens, positions, cache cells, mask and output rows are input tensors),
+// so while the shape stays the same, as it does for 32 (256 with flash
+// attention) consecutive tokens of generation, the last graph is computed
+// again with new inputs: nothing is built, split or placed per token, and
+// a device caching its compiled graph sees the same graph.
+func (s *Session) placedGraph(bs batchShape) (*batchGraph, error) {
+	if s.cur != nil && s.cur.bs == bs {
+		return s.cur, nil
+	}
+	s.dropGraph()
+	b := &builder{s: s, c: graph.NewContext(graph.ContextOptions{}), g: graph.NewGraph(), bs: bs}
+	res, err := b.build()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.sched.AllocGraph(b.g); err != nil {
+		return nil, fmt.Errorf("model: placing the graph: %w", err)
+	}
+	s.cur = &batchGraph{bs: bs, g: b.g, in: b.in, logits: res}
+	s.last = b.g
+	return s.cur, nil
+}
+
+// dropGraph forgets the placed graph; the next batch builds and places its
+// own. After a failed batch the scheduler's state is not trusted.
+func (s *Session) dropGraph() {
+	s.cur = nil
+	s.sched.Reset()
+}
+
+// outIdx lists the indices of the tokens whose logits are wanted, in
+// memory reused by the next batch.
+func (sc *inputScratch) outIdx(want []bool) []int32 {
+	sc.idx = sc.idx[:0]
+	for i, w := range want {
+		if w {
+			sc.idx = append(sc.idx, int32(i))
+		}
+	}
+	return sc.idx
+}
+
+// grow returns (*buf)[:n], reallocating *buf when it is shorter.
+func grow(buf *[]byte, n int) []byte {
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	return (*buf)[:n]
+}
+
 // setInputs writes a batch's tokens, positions, cache cells, mask and
 // output rows into the tensors the scheduler placed.
 func (s *Session) setInputs(in *batchInputs, bs batchShape, tokens, outIdx []int32) error {
+	sc := &s.scratch
 	n := len(tokens)
-	i32 := func(vs []int32) []byte {
-		raw := make([]byte, 4*len(vs))
+	i32 := func(buf *[]byte, vs []int32) []byte {
+		raw := grow(buf, 4*len(vs))
 		for i, v := range vs {
 			binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
 		}
 		return raw
 	}
-	pos := make([]int32, n)
-	kIdx := make([]byte, 8*n)
+	pos := grow(&sc.pos, 4*n)
+	kIdx := grow(&sc.kIdx, 8*n)
 	for i := range n {
-		pos[i] = int32(s.nPast + i)
+		binary.LittleEndian.PutUint32(pos[4*i:], uint32(s.nPast+i))
 		binary.LittleEndian.PutUint64(kIdx[8*i:], uint64(s.nPast+i))
 	}
 	vIdx := kIdx
 	if s.vTrans {
 		kvDim := s.m.HParams.NEmbdVGQA(0)
-		vIdx = make([]byte, 8*n*kvDim)
+		vIdx = grow(&sc.vIdx, 8*n*kvDim)
 		for i := range n {
 			for j := range kvDim {
 				binary.LittleEndian.PutUint64(vIdx[8*(i*kvDim+j):], uint64(j*s.opts.Ctx+s.nPast+i))
@@ -280,7 +346,7 @@ func (s *Session) setInputs(in *batchInputs, bs batchShape, tokens, outIdx []int
 	// Token i at position nPast+i sees cells 0..nPast+i; other cells and
 	// the padding rows are -inf.
 	rows := int(in.mask.Ne[1])
-	mask := make([]byte, 4*bs.nKV*rows)
+	mask := grow(&sc.mask, 4*bs.nKV*rows)
 	negInf := math.Float32bits(float32(math.Inf(-1)))
 	for r := range rows {
 		for cell := range bs.nKV {
@@ -291,19 +357,20 @@ func (s *Session) setInputs(in *batchInputs, bs batchShape, tokens, outIdx []int
 			binary.LittleEndian.PutUint32(mask[4*(r*bs.nKV+cell):], v)
 		}
 	}
-	sets := []struct {
+	sets := [...]struct {
 		t    *graph.Tensor
 		data []byte
 	}{
-		{in.tokens, i32(tokens)}, {in.pos, i32(pos)}, {in.kIdx, kIdx}, {in.vIdx, vIdx}, {in.mask, mask},
+		{in.tokens, i32(&sc.tokens, tokens)}, {in.pos, pos}, {in.kIdx, kIdx}, {in.vIdx, vIdx}, {in.mask, mask},
+		{in.outIDs, nil},
 	}
 	if in.outIDs != nil {
-		sets = append(sets, struct {
-			t    *graph.Tensor
-			data []byte
-		}{in.outIDs, i32(outIdx)})
+		sets[len(sets)-1].data = i32(&sc.outIDs, outIdx)
 	}
 	for _, x := range sets {
+		if x.t == nil {
+			continue
+		}
 		if err := buffer.SetTensor(x.t, x.data, 0); err != nil {
 			return fmt.Errorf("model: setting %s: %w", x.t.Name, err)
 		}

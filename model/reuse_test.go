@@ -1,0 +1,87 @@
+package model_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/gguf/genmodel"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/model"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// TestGraphReuse: a session computes the last batch's graph again while
+// the batch shape stays the same, with only the inputs rewritten. Its
+// logits are bit for bit those of a session building and placing every
+// batch's graph afresh, across the cache-length steps (32 cells without
+// flash attention, 256 with), batches of several tokens, a Reset and
+// output rows chosen per batch.
+func TestGraphReuse(t *testing.T) {
+	c := genmodel.Config{Arch: "qwen2", Type: quant.Q4_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Seed: 8}
+	path := genFile(t, c)
+	m, err := model.Open(path, model.Options{Threads: 2})
+	require.NoError(t, err)
+	defer m.Close()
+	ctx := context.Background()
+	for _, so := range []model.SessionOptions{
+		{Ctx: 300, Batch: 16},
+		{Ctx: 300, Batch: 16, FlashAttn: true, CacheType: quant.F16},
+	} {
+		reused, err := m.NewSession(so)
+		require.NoError(t, err)
+		fresh, err := m.NewSession(so)
+		require.NoError(t, err)
+		tokens := prompt(290, c.VocabSize, 2)
+		// Batches: a prompt in two calls, single tokens past the cache
+		// steps, a three-token batch with its middle row unwanted, then
+		// from position 0 again.
+		type batch struct {
+			at, n int
+			want  []bool
+			reset bool
+		}
+		batches := []batch{{at: 0, n: 10}, {at: 10, n: 10}}
+		for at := 20; at < 270; at++ {
+			batches = append(batches, batch{at: at, n: 1})
+		}
+		batches = append(batches, batch{at: 270, n: 3, want: []bool{true, false, true}},
+			batch{at: 273, n: 3, want: []bool{true, false, true}}, batch{at: 0, n: 1, reset: true}, batch{at: 1, n: 1})
+		var graphs []*graph.Graph
+		for _, b := range batches {
+			if b.reset {
+				reused.Reset()
+				fresh.Reset()
+			}
+			model.DropGraph(fresh)
+			got, err := reused.Decode(ctx, tokens[b.at:b.at+b.n], b.want)
+			require.NoError(t, err)
+			want, err := fresh.Decode(ctx, tokens[b.at:b.at+b.n], b.want)
+			require.NoError(t, err)
+			require.Len(t, got, len(want))
+			for i := range want {
+				require.Equal(t, want[i] == nil, got[i] == nil)
+				for j := range want[i] {
+					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+						t.Fatalf("%+v: batch at %d, row %d, logit %d: %v after reuse, %v fresh", so, b.at, i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+			graphs = append(graphs, model.LastGraph(reused))
+		}
+		// The single tokens at positions 20..31 share one graph (cells
+		// padded to 32), and with flash attention everything to 255.
+		same := 31
+		if so.FlashAttn {
+			same = 255
+		}
+		for i := 3; i <= same-20+2; i++ {
+			require.Same(t, graphs[2], graphs[i], "%+v: token at %d", so, batches[i].at)
+		}
+		require.NotSame(t, graphs[2], graphs[same-20+3], "%+v: the graph grows past %d cells", so, same+1)
+		require.NoError(t, reused.Close())
+		require.NoError(t, fresh.Close())
+	}
+}
