@@ -112,7 +112,7 @@ func (e *Engine) computeNode(t *graph.Tensor, guarded bool) error {
 		return err
 	}
 	nth := e.pool.n
-	if small {
+	if small || (k.busy != nil && k.busy(t) < 2) {
 		nth = 1
 	}
 	var work []byte

@@ -237,3 +237,58 @@ func TestThreadCountsAgree(t *testing.T) {
 		require.Equal(t, want, f32s(x), "%d threads", threads)
 	}
 }
+
+// TestOneRowOnCaller: operations whose kernel gives work to one thread
+// only (one-row element-wise, norm, GLU, softmax and copy nodes, one
+// GET_ROWS or SET_ROWS row: most nodes of a one-token decode) run on the
+// calling thread without handing anything to the workers, and compute
+// what the one-thread engine does; the same nodes with two rows are
+// handed over.
+func TestOneRowOnCaller(t *testing.T) {
+	build := func(rows int64) (*graph.Graph, []*graph.Tensor) {
+		const n = 2048 // past serialBelow: size alone would hand them over
+		c := graph.NewContext(graph.ContextOptions{Alloc: true})
+		x := c.NewTensor(quant.F32, n, rows)
+		w := c.NewTensor(quant.F32, n)
+		table := c.NewTensor(quant.F32, n, 4)
+		idx := c.NewTensor(quant.I32, rows)
+		cache := c.NewTensor(quant.F16, n, 8)
+		cells := c.NewTensor(quant.I64, rows)
+		for i := range x.NElements() {
+			setF(quant.F32, x.Data, uint64(4*i), float32(i%97)*0.03-1)
+		}
+		for i := range n {
+			setF(quant.F32, w.Data, uint64(4*i), float32(i%13)*0.1)
+		}
+		for i := range 4 * n {
+			setF(quant.F32, table.Data, uint64(4*i), float32(i%31)*0.05)
+		}
+		for i := range rows {
+			binary.LittleEndian.PutUint32(idx.Data[4*i:], uint32(3-i))
+			binary.LittleEndian.PutUint64(cells.Data[8*i:], uint64(5+i))
+		}
+		h := c.Add(c.Mul(c.RMSNorm(x, 1e-5), w), c.GetRows(table, idx))
+		h = c.SoftMaxExt(c.SwiGLUSplit(h, x), nil, 0.5, 0)
+		out := c.Cont(c.Permute(c.Reshape(h, n, 1, rows), 0, 2, 1, 3))
+		set := c.SetRows(cache, out, cells)
+		g, err := c.Build(set)
+		require.NoError(t, err)
+		return g, []*graph.Tensor{out, set}
+	}
+	for _, rows := range []int64{1, 2} {
+		g1, want := build(rows)
+		require.NoError(t, newEngine(t, 1).Compute(g1))
+		g2, got := build(rows)
+		e := newEngine(t, 2)
+		require.NoError(t, e.Compute(g2))
+		for i := range want {
+			require.Equal(t, want[i].Data, got[i].Data, "%d rows: %s", rows, got[i].Op)
+		}
+		handed := e.pool.gen.Load()
+		if rows == 1 {
+			require.Zero(t, handed, "one-row nodes handed to the workers")
+		} else {
+			require.Greater(t, handed, uint64(5), "two-row nodes run on the caller")
+		}
+	}
+}
