@@ -186,13 +186,20 @@ func (b *checked) Locate(t *graph.Tensor) (Storage, uint64, error) {
 	return b.st, at, nil
 }
 
-// within checks that [off, off+size) lies in [0, limit).
-func within(what string, off, size, limit uint64) error {
+// within checks that [off, off+size) lies in [0, limit). what names the
+// memory in the error; it is formatted only then, as within runs on every
+// tensor read and write (a decoded token sets and gets several).
+func within(what fmt.Stringer, off, size, limit uint64) error {
 	if end, carry := bits.Add64(off, size, 0); carry != 0 || end > limit {
 		return fmt.Errorf("%w: %s: %d bytes at offset %d of %d", ErrOutOfBounds, what, size, off, limit)
 	}
 	return nil
 }
+
+// label is a fixed name for within.
+type label string
+
+func (l label) String() string { return string(l) }
 
 // span is (n-1)*stride + size, the extent of n blocks of size bytes
 // stride bytes apart, or an error when it overflows.
@@ -231,7 +238,7 @@ func (b *checked) AllocTensor(t *graph.Tensor, offset uint64) error {
 	if align := b.typ.Alignment(); (uint64(b.base)+offset)%align != 0 {
 		return fmt.Errorf("%w: %s at offset %d of %s (alignment %d)", ErrMisaligned, t, offset, b, align)
 	}
-	if err := within(t.String(), offset, size, b.size); err != nil {
+	if err := within(t, offset, size, b.size); err != nil {
 		return err
 	}
 	b.placed[t] = extent{offset, size}
@@ -302,7 +309,7 @@ func (b *checked) access(t *graph.Tensor, fn func(at, n uint64) error) error {
 
 func (b *checked) SetTensor(t *graph.Tensor, data []byte, offset uint64) error {
 	return b.access(t, func(at, n uint64) error {
-		if err := within(t.String(), offset, uint64(len(data)), n); err != nil {
+		if err := within(t, offset, uint64(len(data)), n); err != nil {
 			return err
 		}
 		return b.write(t, at, offset, data)
@@ -311,7 +318,7 @@ func (b *checked) SetTensor(t *graph.Tensor, data []byte, offset uint64) error {
 
 func (b *checked) GetTensor(t *graph.Tensor, data []byte, offset uint64) error {
 	return b.access(t, func(at, n uint64) error {
-		if err := within(t.String(), offset, uint64(len(data)), n); err != nil {
+		if err := within(t, offset, uint64(len(data)), n); err != nil {
 			return err
 		}
 		return b.read(t, at, offset, data)
@@ -358,14 +365,14 @@ func check2D(t *graph.Tensor, data []byte, offset, size, n, strideTensor, stride
 	if err != nil {
 		return err
 	}
-	if err := within(t.String(), offset, ts, nb); err != nil {
+	if err := within(t, offset, ts, nb); err != nil {
 		return err
 	}
 	ds, err := span(n, strideData, size)
 	if err != nil {
 		return err
 	}
-	return within("data", 0, ds, uint64(len(data)))
+	return within(label("data"), 0, ds, uint64(len(data)))
 }
 
 func (b *checked) write(t *graph.Tensor, at, offset uint64, data []byte) error {
@@ -396,7 +403,7 @@ func (b *checked) read(t *graph.Tensor, at, offset uint64, data []byte) error {
 
 func (b *checked) MemsetTensor(t *graph.Tensor, value byte, offset, size uint64) error {
 	return b.access(t, func(at, n uint64) error {
-		if err := within(t.String(), offset, size, n); err != nil || size == 0 {
+		if err := within(t, offset, size, n); err != nil || size == 0 {
 			return err
 		}
 		switch {
