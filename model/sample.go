@@ -172,6 +172,8 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, n int, sm Sample
 	r := sm.NewRand()
 	var out []int32
 	history := append([]int32(nil), prompt...)
+	// One token a call, its logits in the same row every time.
+	next, want, row := make([]int32, 1), []bool{true}, make([][]float32, 1)
 	for len(out) < n {
 		t := sm.Next(last, history, r)
 		out = append(out, t)
@@ -184,7 +186,8 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, n int, sm Sample
 		if s.m.Vocab.IsStop(t) || len(out) == n {
 			break
 		}
-		lg, err := s.Decode(ctx, []int32{t}, nil)
+		next[0] = t
+		lg, err := s.decode(ctx, next, want, row)
 		if err != nil {
 			return out, err
 		}

@@ -183,6 +183,13 @@ func (s *Session) Reset() { s.nPast = 0 }
 // when not asked. When ctx ends between batches, the tokens decoded so far
 // stay in the cache and the error wraps ctx.Err().
 func (s *Session) Decode(ctx context.Context, tokens []int32, logits []bool) ([][]float32, error) {
+	return s.decode(ctx, tokens, logits, nil)
+}
+
+// decode is Decode writing into out when it is given (one entry per
+// token): a row already n_vocab long is overwritten rather than made, so
+// that Generate reuses one row for every token.
+func (s *Session) decode(ctx context.Context, tokens []int32, logits []bool, out [][]float32) ([][]float32, error) {
 	if s.closed {
 		return nil, fmt.Errorf("%w: session closed", ErrArgument)
 	}
@@ -201,7 +208,9 @@ func (s *Session) Decode(ctx context.Context, tokens []int32, logits []bool) ([]
 		logits = make([]bool, len(tokens))
 		logits[len(logits)-1] = true
 	}
-	out := make([][]float32, len(tokens))
+	if out == nil {
+		out = make([][]float32, len(tokens))
+	}
 	for i := 0; i < len(tokens); i += s.opts.Batch {
 		j := min(i+s.opts.Batch, len(tokens))
 		if err := ctx.Err(); err != nil {
@@ -253,7 +262,10 @@ func (s *Session) decodeBatch(ctx context.Context, tokens []int32, want []bool, 
 		}
 		nv := s.m.HParams.NVocab
 		for r, i := range outIdx {
-			row := make([]float32, nv)
+			row := out[i]
+			if len(row) != nv {
+				row = make([]float32, nv)
+			}
 			for j := range row {
 				row[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*(r*nv+j):]))
 			}
