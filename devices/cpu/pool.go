@@ -41,12 +41,19 @@ func (p *Params) Rows(n int64) (int64, int64) {
 // tiny operations hands each one over without waking a thread.
 const spinRounds = 4096
 
-// pool runs an operation on n threads: the caller's goroutine is thread 0,
-// n-1 persistent workers are the others, as ggml's threadpool. Handing an
-// operation over and waiting for it allocates nothing: the workers spin on
-// a generation counter briefly, then block on a channel, and the caller
-// waits for the last of them the same way. One goroutine at a time calls
-// run (the Engine's contract).
+// pool runs an operation on n threads: the caller's goroutine and n-1
+// persistent workers, as ggml's threadpool. An operation is n shares
+// (Params.Ith 0..n-1); the caller runs share 0 and the threads claim the
+// others from a counter, so a worker that is asleep, or off the processor
+// on a machine running other work, does not hold up an operation it has
+// not started: the caller runs the unclaimed shares itself, and waits
+// only for shares in progress. (A kernel with barriers cannot finish a
+// share before every share has reached the barrier, so its shares are
+// always claimed by n threads at once.) Each share computes the same bytes
+// whichever thread runs it. Handing an operation over and waiting for it
+// allocates nothing: the workers spin on the operation word briefly, then
+// block on a channel, and the caller waits for the last share the same
+// way. One goroutine at a time calls run (the Engine's contract).
 type pool struct {
 	n int
 	// spin is false when there are more threads than Go runs at once:
@@ -63,10 +70,12 @@ type pool struct {
 	alone  Params
 	aloneB barrier
 
-	// gen counts operations handed over; workers run each new one.
-	gen atomic.Uint64
-	// pending counts the workers still running the current operation.
-	pending atomic.Int32
+	// op is the current operation: its generation (which counts
+	// operations handed over) in the high 32 bits, the next share to
+	// claim in the low 32.
+	op atomic.Uint64
+	// done counts the shares of the current operation finished.
+	done    atomic.Int32
 	workers []*sleeper
 	// caller is where run waits for the workers.
 	caller  sleeper
@@ -116,6 +125,18 @@ func (s *sleeper) signal() {
 }
 
 func newPool(n int) *pool {
+	p := newIdlePool(n)
+	p.stopped.Add(n - 1)
+	for _, w := range p.workers {
+		go p.worker(w)
+	}
+	return p
+}
+
+// newIdlePool is newPool without running its workers: a pool whose
+// workers never come, for the tests of an operation that does not wait
+// for them.
+func newIdlePool(n int) *pool {
 	p := &pool{
 		n:       n,
 		spin:    n <= runtime.GOMAXPROCS(0),
@@ -130,11 +151,9 @@ func newPool(n int) *pool {
 	for i := range p.params {
 		p.params[i] = Params{Ith: i, Nth: n, barrier: &p.b}
 	}
-	p.stopped.Add(n - 1)
 	for i := range p.workers {
 		w := newSleeper()
 		p.workers[i] = &w
-		go p.worker(i+1, &w)
 	}
 	return p
 }
@@ -148,17 +167,39 @@ func (p *pool) setKernels(k *kernelSet) {
 	p.alone.kset = k
 }
 
-func (p *pool) worker(ith int, s *sleeper) {
+func (p *pool) worker(s *sleeper) {
 	defer p.stopped.Done()
-	seen := uint64(0)
+	seen := uint32(0)
 	for {
-		s.await(p.spin, func() bool { return p.gen.Load() != seen })
+		s.await(p.spin, func() bool { return p.generation() != seen })
 		if p.quit.Load() {
 			return
 		}
-		seen = p.gen.Load()
-		p.call(ith)
-		if p.pending.Add(-1) == 0 {
+		seen = p.generation()
+		p.runShares(seen)
+	}
+}
+
+// generation is the current operation's generation.
+func (p *pool) generation() uint32 { return uint32(p.op.Load() >> 32) }
+
+// runShares runs shares of operation gen until none is left to claim,
+// and wakes the caller after the last share of all. A thread that comes
+// late, after the operation is done or another has started, claims nothing:
+// a share is claimed only while its operation is current, so p.fn and p.t
+// are still that operation's when it reads them.
+func (p *pool) runShares(gen uint32) {
+	for {
+		w := p.op.Load()
+		i := int(uint32(w))
+		if uint32(w>>32) != gen || i >= p.n {
+			return
+		}
+		if !p.op.CompareAndSwap(w, w+1) {
+			continue
+		}
+		p.call(i)
+		if p.done.Add(1) == int32(p.n) {
 			p.caller.signal()
 		}
 	}
@@ -190,16 +231,20 @@ func (p *pool) run(fn func(*Params, *graph.Tensor), t *graph.Tensor, work []byte
 		p.errs[i] = nil
 	}
 	p.b.reset()
-	if p.n > 1 {
-		p.pending.Store(int32(p.n - 1))
-		p.gen.Add(1)
+	if p.n == 1 {
+		p.call(0)
+	} else {
+		p.done.Store(0)
+		// Share 0 is the caller's: claiming starts at 1.
+		gen := p.generation() + 1
+		p.op.Store(uint64(gen)<<32 | 1)
 		for _, w := range p.workers {
 			w.signal()
 		}
-	}
-	p.call(0)
-	if p.n > 1 {
-		p.caller.await(p.spin, func() bool { return p.pending.Load() == 0 })
+		p.call(0)
+		p.done.Add(1)
+		p.runShares(gen)
+		p.caller.await(p.spin, func() bool { return p.done.Load() == int32(p.n) })
 	}
 	p.fn, p.t = nil, nil
 	for i, e := range p.errs {
@@ -241,7 +286,7 @@ func (p *pool) runUnguarded(fn func(*Params, *graph.Tensor), t *graph.Tensor, wo
 func (p *pool) close() {
 	p.closing.Do(func() {
 		p.quit.Store(true)
-		p.gen.Add(1)
+		p.op.Store(uint64(p.generation()+1) << 32)
 		for _, w := range p.workers {
 			w.signal()
 		}

@@ -198,3 +198,18 @@ func TestPoolAlone(t *testing.T) {
 	require.EqualError(t, err, "cpu: kernel failed on thread 0: boom")
 	require.NoError(t, runWithin(t, p, func(q *Params) { q.Barrier() }, nil))
 }
+
+// TestPoolUnclaimedShares: the caller runs the shares no worker has
+// claimed, so an operation without barriers finishes even when the
+// workers never come (asleep, or off the processor on a busy machine);
+// each share runs once, with its own Ith.
+func TestPoolUnclaimedShares(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		p := newIdlePool(n)
+		for range 3 {
+			var ran []int
+			require.NoError(t, runWithin(t, p, func(q *Params) { ran = append(ran, q.Ith) }, nil))
+			require.Equal(t, []int{0, 1, 2}[:n], ran, "%d threads", n)
+		}
+	}
+}
