@@ -27,8 +27,10 @@ func init() {
 			_, _ = aux[8*nb-1], y[34*nb-1]
 			fillAuxAVX2(ptr(aux), ptr(y), nb)
 		}
+		q4kCol, q4kOne := dotEdges(dotQ4_KAVX2)
 		archGemm = map[quant.Type]*plainGemm{
-			quant.F32: {step: 8, tile3x4: gemmF32x3x4AVX2, tile3x1: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
+			quant.F32:  {step: 8, rows: 3, tile: gemmF32x3x4AVX2, tileCol: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
+			quant.Q4_K: {step: 256, rows: 1, exact: true, pack: q4_KPack, tile: gemmQ4_KPx1x4AVX2, tileCol: q4kCol, one: q4kOne},
 		}
 	}
 }
@@ -145,3 +147,35 @@ func gemmF32x3x1AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.
 
 //go:noescape
 func gemmF32x1x1AVX2(steps int, x, y, out unsafe.Pointer)
+
+// dotEdges are the tileCol and one of a one-row tile whose outputs are
+// the vec_dot kernel dot's.
+func dotEdges(dot func(n int, x, y unsafe.Pointer) float32) (func(int, unsafe.Pointer, uintptr, unsafe.Pointer, unsafe.Pointer), func(int, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer)) {
+	one := func(steps int, x, y, out unsafe.Pointer) { *(*float32)(out) = dot(steps, x, y) }
+	return func(steps int, x unsafe.Pointer, _ uintptr, y, out unsafe.Pointer) { one(steps, x, y, out) }, one
+}
+
+// q4_KPack packs Q4_K rows and Q8_K columns for gemmQ4_KPx1x4AVX2
+// (gemm_k_amd64.s says how): 320 bytes a packed super-block.
+var q4_KPack = &gemmPack{
+	rowBytes: func(steps int) int { return 320 * steps },
+	rows:     packQ4_KAVX2,
+	col:      packQ8_KAVX2,
+}
+
+// packQ4_KAVX2 packs nrows Q4_K rows of steps super-blocks, stride bytes
+// apart, to dst one after the other.
+//
+//go:noescape
+func packQ4_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+
+// packQ8_KAVX2 packs a Q8_K row of steps blocks to dst (the same size).
+//
+//go:noescape
+func packQ8_KAVX2(dst, src unsafe.Pointer, steps int)
+
+// gemmQ4_KPx1x4AVX2 is plainGemm's tile for packed Q4_K rows against
+// packed Q8_K columns, one row by four columns, bit for bit dotQ4_KAVX2.
+//
+//go:noescape
+func gemmQ4_KPx1x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
