@@ -28,9 +28,11 @@ func init() {
 			fillAuxAVX2(ptr(aux), ptr(y), nb)
 		}
 		q4kCol, q4kOne := dotEdges(dotQ4_KAVX2)
+		q6kCol, q6kOne := dotEdges(dotQ6_KAVX2)
 		archGemm = map[quant.Type]*plainGemm{
 			quant.F32:  {step: 8, rows: 3, tile: gemmF32x3x4AVX2, tileCol: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
 			quant.Q4_K: {step: 256, rows: 1, exact: true, pack: q4_KPack, tile: gemmQ4_KPx1x4AVX2, tileCol: q4kCol, one: q4kOne},
+			quant.Q6_K: {step: 256, rows: 1, exact: true, pack: q6_KPack, tile: gemmQ6_KPx1x4AVX2, tileCol: q6kCol, one: q6kOne},
 		}
 	}
 }
@@ -163,11 +165,24 @@ var q4_KPack = &gemmPack{
 	col:      packQ8_KAVX2,
 }
 
+// q6_KPack packs Q6_K rows and Q8_K columns for gemmQ6_KPx1x4AVX2: 448
+// bytes a packed super-block, the columns as for Q4_K.
+var q6_KPack = &gemmPack{
+	rowBytes: func(steps int) int { return 448 * steps },
+	rows:     packQ6_KAVX2,
+	col:      packQ8_KAVX2,
+}
+
 // packQ4_KAVX2 packs nrows Q4_K rows of steps super-blocks, stride bytes
 // apart, to dst one after the other.
 //
 //go:noescape
 func packQ4_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+
+// packQ6_KAVX2 is packQ4_KAVX2 for Q6_K rows.
+//
+//go:noescape
+func packQ6_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
 
 // packQ8_KAVX2 packs a Q8_K row of steps blocks to dst (the same size).
 //
@@ -179,3 +194,9 @@ func packQ8_KAVX2(dst, src unsafe.Pointer, steps int)
 //
 //go:noescape
 func gemmQ4_KPx1x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
+
+// gemmQ6_KPx1x4AVX2 is gemmQ4_KPx1x4AVX2 for packed Q6_K rows, bit for bit
+// dotQ6_KAVX2.
+//
+//go:noescape
+func gemmQ6_KPx1x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)

@@ -44,6 +44,175 @@
 	VMOVDQU Y4, dst(DI);      \
 	VMOVDQU Y5, dst+32(DI)
 
+// PERMCHUNK rewrites the chunk of 64 quants at off(SI) to off(DI).
+#define PERMCHUNK(off) \
+	VMOVDQU off(SI), Y1;        \
+	VMOVDQU off+32(SI), Y2;     \
+	QPAIRS(Y1, Y2, Y3, Y4, Y5); \
+	VMOVDQU Y4, off(DI);        \
+	VMOVDQU Y5, off+32(DI)
+
+// Registers of the tiles: SI the packed row's super-block, R8..R11 the
+// packed columns', CX the super-blocks left; Y0..Y3 the columns' float
+// lanes, Y4..Y7 their integer sums, Y12, Y13 a chunk's A and B, Y14 its
+// scale pairs, Y8, Y15 products. Stack: 0(SP) the products d*dy_c, 16(SP)
+// (Q4_K) the products dmin*dy_c.
+
+// PCOL adds chunk k (A and B at yo and yo+32 of column YP) to ISUM.
+#define PCOL(yo, YP, ISUM) \
+	VPMADDUBSW yo(YP), Y12, Y15;    \
+	VPMADDUBSW yo+32(YP), Y13, Y8;  \
+	VPADDW     Y8, Y15, Y15;        \
+	VPMADDWD   Y14, Y15, Y15;       \
+	VPADDD     Y15, ISUM, ISUM
+
+// PCHUNK adds chunk k (k64 = 64k) of the packed row to the four columns'
+// sums, its scale pairs loaded into Y14 by SLOAD (an instruction and its
+// source).
+#define PCHUNK(k64, SLOAD) \
+	VMOVDQU k64(SI), Y12;    \
+	VMOVDQU k64+32(SI), Y13; \
+	SLOAD, Y14;              \
+	PCOL(4+k64, R8, Y4);     \
+	PCOL(4+k64, R9, Y5);     \
+	PCOL(4+k64, R10, Y6);    \
+	PCOL(4+k64, R11, Y7)
+
+// PSCALE stores at st(SP) the products of the float d at src with the
+// four column scales in X9 (the products the vec_dot kernels make).
+#define PSCALE(src, st) \
+	VBROADCASTSS src, X11;  \
+	VMULPS       X9, X11, X11; \
+	VMOVUPS      X11, st(SP)
+
+// Q4_K: d and dmin at 304, the scale pairs at 256+4k, the minimums at
+// 272; PFINQ4K is Q4KFIN for column YP (c4 = 4c).
+#define PSETQ4K \
+	PSCALE(304(SI), 0); \
+	PSCALE(308(SI), 16)
+
+#define PCHUNKSQ4K \
+	PCHUNK(0, VPBROADCASTD 256(SI));   \
+	PCHUNK(64, VPBROADCASTD 260(SI));  \
+	PCHUNK(128, VPBROADCASTD 264(SI)); \
+	PCHUNK(192, VPBROADCASTD 268(SI))
+
+#define PFINQ4K(YP, ISUM, ACC, c4) \
+	VCVTDQ2PS    ISUM, ISUM;          \
+	VBROADCASTSS c4(SP), Y15;         \
+	VFMADD231PS  Y15, ISUM, ACC;      \
+	VMOVDQU      260(YP), ISUM;       \
+	VPMADDWD     272(SI), ISUM, ISUM; \
+	VCVTDQ2PS    ISUM, ISUM;          \
+	VBROADCASTSS 16+c4(SP), Y15;      \
+	VFNMADD231PS Y15, ISUM, ACC
+
+// Q6_K: d at 416, the scale pairs of chunk k at 256+32k, the sixteen
+// scales as words at 384; PFINQ6K is Q6KFIN for column YP.
+#define PSETQ6K PSCALE(416(SI), 0)
+
+#define PCHUNKSQ6K \
+	PCHUNK(0, VMOVDQU 256(SI));   \
+	PCHUNK(64, VMOVDQU 288(SI));  \
+	PCHUNK(128, VMOVDQU 320(SI)); \
+	PCHUNK(192, VMOVDQU 352(SI))
+
+#define PFINQ6K(YP, ISUM, ACC, c4) \
+	VMOVDQU      260(YP), Y8;     \
+	VPMADDWD     384(SI), Y8, Y8; \
+	VPSLLD       $5, Y8, Y8;      \
+	VPSUBD       Y8, ISUM, ISUM;  \
+	VCVTDQ2PS    ISUM, ISUM;      \
+	VBROADCASTSS c4(SP), Y15;     \
+	VFMADD231PS  Y15, ISUM, ACC
+
+// POUT reduces ACC into the float at 0(P).
+#define POUT(ACC, X, P) \
+	HSUM(ACC, X, X15); \
+	VMOVSS X, 0(P)
+
+// PTILE is the body of a packed tile over super-blocks of XB bytes.
+#define PTILE(SETUP, CHUNKS, FIN, XB) \
+	MOVQ   steps+0(FP), CX;             \
+	MOVQ   x+8(FP), SI;                 \
+	MOVQ   y+24(FP), DX;                \
+	MOVQ   0(DX), R8;                   \
+	MOVQ   8(DX), R9;                   \
+	MOVQ   16(DX), R10;                 \
+	MOVQ   24(DX), R11;                 \
+	VXORPS Y0, Y0, Y0;                  \
+	VXORPS Y1, Y1, Y1;                  \
+	VXORPS Y2, Y2, Y2;                  \
+	VXORPS Y3, Y3, Y3;                  \
+loop:                                   \
+	TESTQ     CX, CX;                   \
+	JZ        done;                     \
+	VMOVSS    0(R8), X9;                \
+	VINSERTPS $0x10, 0(R9), X9, X9;     \
+	VINSERTPS $0x20, 0(R10), X9, X9;    \
+	VINSERTPS $0x30, 0(R11), X9, X9;    \
+	SETUP;                              \
+	VPXOR     Y4, Y4, Y4;               \
+	VPXOR     Y5, Y5, Y5;               \
+	VPXOR     Y6, Y6, Y6;               \
+	VPXOR     Y7, Y7, Y7;               \
+	CHUNKS;                             \
+	FIN(R8, Y4, Y0, 0);                 \
+	FIN(R9, Y5, Y1, 4);                 \
+	FIN(R10, Y6, Y2, 8);                \
+	FIN(R11, Y7, Y3, 12);               \
+	ADDQ      $XB, SI;                  \
+	ADDQ      $292, R8;                 \
+	ADDQ      $292, R9;                 \
+	ADDQ      $292, R10;                \
+	ADDQ      $292, R11;                \
+	DECQ      CX;                       \
+	JMP       loop;                     \
+done:                                   \
+	MOVQ out+32(FP), DX;                \
+	MOVQ 0(DX), AX;                     \
+	POUT(Y0, X0, AX);                   \
+	MOVQ 8(DX), AX;                     \
+	POUT(Y1, X1, AX);                   \
+	MOVQ 16(DX), AX;                    \
+	POUT(Y2, X2, AX);                   \
+	MOVQ 24(DX), AX;                    \
+	POUT(Y3, X3, AX);                   \
+	VZEROUPPER;                         \
+	RET
+
+// q6pair+16p(SB) picks, from the sixteen Q6_K scales, the bytes of chunk
+// p's scale pairs before their sign extension to words: sc[4p] and
+// sc[4p+2] four times (dwords 0..3, elements 4j.. of the first sixteen of
+// each step), then sc[4p+1] and sc[4p+3] four times (the second sixteen).
+DATA q6pair<>+0(SB)/8, $0x0200020002000200
+DATA q6pair<>+8(SB)/8, $0x0301030103010301
+DATA q6pair<>+16(SB)/8, $0x0604060406040604
+DATA q6pair<>+24(SB)/8, $0x0705070507050705
+DATA q6pair<>+32(SB)/8, $0x0a080a080a080a08
+DATA q6pair<>+40(SB)/8, $0x0b090b090b090b09
+DATA q6pair<>+48(SB)/8, $0x0e0c0e0c0e0c0e0c
+DATA q6pair<>+56(SB)/8, $0x0f0d0f0d0f0d0f0d
+GLOBL q6pair<>(SB), RODATA|NOPTR, $64
+
+// Q6PAIRS stores chunk p's scale pairs (m = 16p) at dst(DI), from the
+// scales in X15, using X6 and Y6.
+#define Q6PAIRS(m, dst) \
+	VPSHUFB   q6pair<>+m(SB), X15, X6; \
+	VPMOVSXBW X6, Y6;                  \
+	VMOVDQU   Y6, dst(DI)
+
+// PACK6 stores the A and B of the chunk of levels L (low half) and H.
+#define PACK6(L, H, dst) \
+	QPAIRS(L, H, Y6, Y10, Y11); \
+	VMOVDQU Y10, dst(DI);       \
+	VMOVDQU Y11, dst+32(DI)
+
+// A packed Q6_K super-block (448 bytes): the four chunks' A and B at 64k
+// and 64k+32 (levels 0..63 as bytes: the offset of 32 goes through the
+// bsums, as in dotQ6_KAVX2), the scale pairs of chunk k as words at
+// 256+32k, the sixteen scales as words at 384, d as a float at 416.
+
 // func packQ4_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
 TEXT ·packQ4_KAVX2(SB), NOSPLIT, $0-40
 	MOVQ    dst+0(FP), DI
@@ -98,14 +267,6 @@ pkdone:
 	VZEROUPPER
 	RET
 
-// PERMCHUNK rewrites the chunk of 64 quants at off(SI) to off(DI).
-#define PERMCHUNK(off) \
-	VMOVDQU off(SI), Y1;        \
-	VMOVDQU off+32(SI), Y2;     \
-	QPAIRS(Y1, Y2, Y3, Y4, Y5); \
-	VMOVDQU Y4, off(DI);        \
-	VMOVDQU Y5, off+32(DI)
-
 // func packQ8_KAVX2(dst, src unsafe.Pointer, steps int)
 TEXT ·packQ8_KAVX2(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
@@ -132,103 +293,61 @@ p8done:
 	VZEROUPPER
 	RET
 
-// Registers of the tile: SI the packed row's super-block, R8..R11 the
-// packed columns', CX the super-blocks left; Y0..Y3 the columns' float
-// lanes, Y4..Y7 their integer sums, Y12, Y13 a chunk's A and B, Y14 its
-// scale pair, Y8, Y15 products. Stack: 0(SP) the products d*dy_c, 16(SP)
-// the products dmin*dy_c.
-
-// PCOL adds chunk k (A and B at yo and yo+32 of column YP) to ISUM.
-#define PCOL(yo, YP, ISUM) \
-	VPMADDUBSW yo(YP), Y12, Y15;    \
-	VPMADDUBSW yo+32(YP), Y13, Y8;  \
-	VPADDW     Y8, Y15, Y15;        \
-	VPMADDWD   Y14, Y15, Y15;       \
-	VPADDD     Y15, ISUM, ISUM
-
-#define PCHUNK(k64, k4) \
-	VMOVDQU      k64(SI), Y12;    \
-	VMOVDQU      k64+32(SI), Y13; \
-	VPBROADCASTD 256+k4(SI), Y14; \
-	PCOL(4+k64, R8, Y4);          \
-	PCOL(4+k64, R9, Y5);          \
-	PCOL(4+k64, R10, Y6);         \
-	PCOL(4+k64, R11, Y7)
-
-// PFIN folds column YP's super-block into ACC as Q4KFIN does (c4 = 4c).
-#define PFIN(YP, ISUM, ACC, c4) \
-	VCVTDQ2PS    ISUM, ISUM;          \
-	VBROADCASTSS c4(SP), Y15;         \
-	VFMADD231PS  Y15, ISUM, ACC;      \
-	VMOVDQU      260(YP), ISUM;       \
-	VPMADDWD     272(SI), ISUM, ISUM; \
-	VCVTDQ2PS    ISUM, ISUM;          \
-	VBROADCASTSS 16+c4(SP), Y15;      \
-	VFNMADD231PS Y15, ISUM, ACC
-
-// POUT reduces ACC into the float at 0(P).
-#define POUT(ACC, X, P) \
-	HSUM(ACC, X, X15); \
-	VMOVSS X, 0(P)
-
-// func gemmQ4_KPx1x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[gemmMaxCols]unsafe.Pointer)
+// func gemmQ4_KPx1x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
 TEXT ·gemmQ4_KPx1x4AVX2(SB), NOSPLIT, $32-40
-	MOVQ   steps+0(FP), CX
-	MOVQ   x+8(FP), SI
-	MOVQ   y+24(FP), DX
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	MOVQ   16(DX), R10
-	MOVQ   24(DX), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	PTILE(PSETQ4K, PCHUNKSQ4K, PFINQ4K, 320)
 
-ploop:
-	TESTQ        CX, CX
-	JZ           pdone
-	VMOVSS       0(R8), X9
-	VINSERTPS    $0x10, 0(R9), X9, X9
-	VINSERTPS    $0x20, 0(R10), X9, X9
-	VINSERTPS    $0x30, 0(R11), X9, X9
-	VMOVSD       304(SI), X10
-	VBROADCASTSS X10, X11
-	VMULPS       X9, X11, X11
-	VMOVUPS      X11, 0(SP)
-	VMOVSHDUP    X10, X11
-	VBROADCASTSS X11, X11
-	VMULPS       X9, X11, X11
-	VMOVUPS      X11, 16(SP)
-	VPXOR        Y4, Y4, Y4
-	VPXOR        Y5, Y5, Y5
-	VPXOR        Y6, Y6, Y6
-	VPXOR        Y7, Y7, Y7
-	PCHUNK(0, 0)
-	PCHUNK(64, 4)
-	PCHUNK(128, 8)
-	PCHUNK(192, 12)
-	PFIN(R8, Y4, Y0, 0)
-	PFIN(R9, Y5, Y1, 4)
-	PFIN(R10, Y6, Y2, 8)
-	PFIN(R11, Y7, Y3, 12)
-	ADDQ         $320, SI
-	ADDQ         $292, R8
-	ADDQ         $292, R9
-	ADDQ         $292, R10
-	ADDQ         $292, R11
-	DECQ         CX
-	JMP          ploop
+// func gemmQ6_KPx1x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
+TEXT ·gemmQ6_KPx1x4AVX2(SB), NOSPLIT, $16-40
+	PTILE(PSETQ6K, PCHUNKSQ6K, PFINQ6K, 448)
 
-pdone:
-	MOVQ out+32(FP), DX
-	MOVQ 0(DX), AX
-	POUT(Y0, X0, AX)
-	MOVQ 8(DX), AX
-	POUT(Y1, X1, AX)
-	MOVQ 16(DX), AX
-	POUT(Y2, X2, AX)
-	MOVQ 24(DX), AX
-	POUT(Y3, X3, AX)
+// func packQ6_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+TEXT ·packQ6_KAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), R8
+	MOVQ stride+16(FP), DX
+	MOVQ nrows+24(FP), BX
+
+p6row:
+	TESTQ BX, BX
+	JZ    p6done
+	MOVQ  R8, SI
+	MOVQ  steps+32(FP), CX
+
+p6block:
+	TESTQ     CX, CX
+	JZ        p6next
+	VMOVDQU   192(SI), X15
+	VPMOVSXBW X15, Y14
+	VMOVDQU   Y14, 384(DI)
+	Q6PAIRS(0, 256)
+	Q6PAIRS(16, 288)
+	Q6PAIRS(32, 320)
+	Q6PAIRS(48, 352)
+	MOVWLZX   208(SI), AX
+	VMOVD     AX, X6
+	VCVTPH2PS X6, X6
+	VMOVSS    X6, 416(DI)
+	MOVL      $0, 420(DI)
+	MOVQ      $0, 424(DI)
+	MOVQ      $0, 432(DI)
+	MOVQ      $0, 440(DI)
+	DECODEQ6KHALF(0, 128)
+	PACK6(Y8, Y9, 0)
+	PACK6(Y4, Y5, 64)
+	DECODEQ6KHALF(64, 160)
+	PACK6(Y8, Y9, 128)
+	PACK6(Y4, Y5, 192)
+	ADDQ      $210, SI
+	ADDQ      $448, DI
+	DECQ      CX
+	JMP       p6block
+
+p6next:
+	ADDQ DX, R8
+	DECQ BX
+	JMP  p6row
+
+p6done:
 	VZEROUPPER
 	RET
