@@ -23,9 +23,9 @@ import (
 // tile(steps, x, stride, y, out) sets, for rows r < rows of x (stride
 // bytes apart) and columns c < 4, the float at out[c]+4r to the product of
 // row r with the activation row y[c] over steps steps; tileCol does so for
-// one column, one for one row and one column. With pack set, tile reads
-// the rows and columns pack rewrote (tileCol and one the originals). With
-// exact set every output is also bit for bit the type's vec_dot.
+// one column, one for one row and one column. With pack set, pack.tile
+// takes tile's place. With exact set every output is also bit for bit the
+// type's vec_dot.
 type plainGemm struct {
 	step    int // elements per step; rows must be whole steps
 	rows    int // rows of a tile
@@ -36,16 +36,19 @@ type plainGemm struct {
 	one     func(steps int, x, y, out unsafe.Pointer)
 }
 
-// gemmPack rewrites weight rows and activation columns into the layouts a
-// tile kernel reads: rows packs nrows rows of steps steps (stride bytes
-// apart) to rowBytes(steps) bytes each, one after the other; col packs an
-// activation row into a row of the same size. Each row is packed once per
+// gemmPack rewrites weight rows and activation columns into the layouts
+// its tile kernel reads: rows packs nrows rows of steps steps (stride
+// bytes apart) to rowBytes(steps) bytes each, one after the other; col
+// packs an activation row into a row of the same size; tile is plainGemm's
+// tile over nrows packed rows (a multiple of the tile's rows, stride bytes
+// apart) and four packed columns, in one call. Each row is packed once per
 // tile of rows and columns, each column once per tile of columns, and
 // both are then read many times.
 type gemmPack struct {
 	rowBytes func(steps int) int
 	rows     func(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
 	col      func(dst, src unsafe.Pointer, steps int)
+	tile     func(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
 }
 
 // gemmScratch is the packed rows and columns of a productGemm call, kept
@@ -148,17 +151,19 @@ func productGemm(g *plainGemm, ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, l
 						packed, packedX0 = true, c.x0
 					}
 				}
-				for r := t0; r < whole; r += rows {
+				if n == 4 && g.pack != nil && whole > t0 {
+					for j := range 4 {
+						outs[j] = outAt(&cols[i+int64(j)], t0, uint64(whole-t0))
+					}
+					g.pack.tile(steps, unsafe.Pointer(unsafe.SliceData(prows[:int(whole-t0)*pbytes])), uintptr(pbytes), int(whole-t0), &ys, &outs)
+				}
+				for r := t0; r < whole && (n == 1 || g.pack == nil); r += rows {
 					switch {
 					case n == 4:
 						for j := range 4 {
 							outs[j] = outAt(&cols[i+int64(j)], r, uint64(rows))
 						}
-						x, stride := rowsAt(c, r, uint64(rows)), uintptr(nb1)
-						if g.pack != nil {
-							x, stride = unsafe.Pointer(unsafe.SliceData(prows[int(r-t0)*pbytes:int(r-t0+rows)*pbytes])), uintptr(pbytes)
-						}
-						g.tile(steps, x, stride, &ys, &outs)
+						g.tile(steps, rowsAt(c, r, uint64(rows)), uintptr(nb1), &ys, &outs)
 					case c.ok:
 						g.tileCol(steps, rowsAt(c, r, uint64(rows)), uintptr(nb1), unsafe.Pointer(unsafe.SliceData(c.y)), outAt(c, r, uint64(rows)))
 					default:

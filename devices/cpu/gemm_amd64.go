@@ -31,8 +31,8 @@ func init() {
 		q6kCol, q6kOne := dotEdges(dotQ6_KAVX2)
 		archGemm = map[quant.Type]*plainGemm{
 			quant.F32:  {step: 8, rows: 3, tile: gemmF32x3x4AVX2, tileCol: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
-			quant.Q4_K: {step: 256, rows: 1, exact: true, pack: q4_KPack, tile: gemmQ4_KPx1x4AVX2, tileCol: q4kCol, one: q4kOne},
-			quant.Q6_K: {step: 256, rows: 1, exact: true, pack: q6_KPack, tile: gemmQ6_KPx1x4AVX2, tileCol: q6kCol, one: q6kOne},
+			quant.Q4_K: {step: 256, rows: 1, exact: true, pack: q4_KPack, tileCol: q4kCol, one: q4kOne},
+			quant.Q6_K: {step: 256, rows: 1, exact: true, pack: q6_KPack, tileCol: q6kCol, one: q6kOne},
 		}
 	}
 }
@@ -157,20 +157,22 @@ func dotEdges(dot func(n int, x, y unsafe.Pointer) float32) (func(int, unsafe.Po
 	return func(steps int, x unsafe.Pointer, _ uintptr, y, out unsafe.Pointer) { one(steps, x, y, out) }, one
 }
 
-// q4_KPack packs Q4_K rows and Q8_K columns for gemmQ4_KPx1x4AVX2
+// q4_KPack packs Q4_K rows and Q8_K columns for gemmQ4_KPx4AVX2
 // (gemm_k_amd64.s says how): 320 bytes a packed super-block.
 var q4_KPack = &gemmPack{
 	rowBytes: func(steps int) int { return 320 * steps },
 	rows:     packQ4_KAVX2,
 	col:      packQ8_KAVX2,
+	tile:     gemmQ4_KPx4AVX2,
 }
 
-// q6_KPack packs Q6_K rows and Q8_K columns for gemmQ6_KPx1x4AVX2: 448
+// q6_KPack packs Q6_K rows and Q8_K columns for gemmQ6_KPx4AVX2: 448
 // bytes a packed super-block, the columns as for Q4_K.
 var q6_KPack = &gemmPack{
 	rowBytes: func(steps int) int { return 448 * steps },
 	rows:     packQ6_KAVX2,
 	col:      packQ8_KAVX2,
+	tile:     gemmQ6_KPx4AVX2,
 }
 
 // packQ4_KAVX2 packs nrows Q4_K rows of steps super-blocks, stride bytes
@@ -189,14 +191,14 @@ func packQ6_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
 //go:noescape
 func packQ8_KAVX2(dst, src unsafe.Pointer, steps int)
 
-// gemmQ4_KPx1x4AVX2 is plainGemm's tile for packed Q4_K rows against
-// packed Q8_K columns, one row by four columns, bit for bit dotQ4_KAVX2.
+// gemmQ4_KPx4AVX2 is gemmPack's tile for packed Q4_K rows against packed
+// Q8_K columns, bit for bit dotQ4_KAVX2.
 //
 //go:noescape
-func gemmQ4_KPx1x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
+func gemmQ4_KPx4AVX2(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
 
-// gemmQ6_KPx1x4AVX2 is gemmQ4_KPx1x4AVX2 for packed Q6_K rows, bit for bit
+// gemmQ6_KPx4AVX2 is gemmQ4_KPx4AVX2 for packed Q6_K rows, bit for bit
 // dotQ6_KAVX2.
 //
 //go:noescape
-func gemmQ6_KPx1x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
+func gemmQ6_KPx4AVX2(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)

@@ -35,53 +35,65 @@ func exactGemmTypes(t *testing.T) []quant.Type {
 }
 
 // TestGemmTilesMatchVecDot calls an exact type's tile kernels directly on
-// rows at a padded stride (the whole tile on packed rows and columns where
-// the type packs them, the one-column edge, the single pair) and wants
-// each output bit for bit the fast set's vec_dot.
+// a few rows at a padded stride (the tile over all of them, on packed rows
+// and columns where the type packs them; the one-column edge; the single
+// pair) and wants each output bit for bit the fast set's vec_dot.
 func TestGemmTilesMatchVecDot(t *testing.T) {
 	rng := rand.New(rand.NewSource(testSeed(t)))
 	fast := fastKernels()
+	at := func(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
 	for _, typ := range exactGemmTypes(t) {
 		g, tr := archGemm[typ], fast.traits[typ]
 		for _, steps := range []int{1, 2, 3, 16, 1 + rng.Intn(24)} {
 			n := steps * g.step
 			rs := int(typ.RowSize(int64(n)))
 			stride := rs + rng.Intn(3)*int(typ.TypeSize())
-			x := make([]byte, (g.rows-1)*stride+rs)
-			for r := range g.rows {
+			nrows := g.rows * (1 + rng.Intn(4))
+			x := make([]byte, (nrows-1)*stride+rs)
+			for r := range nrows {
 				row, _ := randomRow(t, rng, typ, n, 0, false)
 				copy(x[r*stride:], row)
 			}
-			var ys, yp, outs [4]unsafe.Pointer
+			var ys, outs [4]unsafe.Pointer
 			var yrows [4][]byte
-			out := make([]float32, 4*g.rows)
+			out := make([]float32, 4*nrows)
 			for c := range 4 {
 				yrows[c], _ = randomRow(t, rng, tr.vecDotType, n, rng.Intn(8), false)
-				ys[c], yp[c], outs[c] = unsafe.Pointer(unsafe.SliceData(yrows[c])), unsafe.Pointer(unsafe.SliceData(yrows[c])), unsafe.Pointer(&out[c*g.rows])
+				ys[c], outs[c] = at(yrows[c]), unsafe.Pointer(&out[c*nrows])
 			}
-			name := fmt.Sprintf("%s steps=%d stride=%d", typ, steps, stride)
-			xt, xs := unsafe.Pointer(unsafe.SliceData(x)), uintptr(stride)
+			name := fmt.Sprintf("%s steps=%d stride=%d rows=%d", typ, steps, stride, nrows)
 			if g.pack != nil {
 				// The tile reads packed rows and columns.
-				px := make([]byte, g.rows*g.pack.rowBytes(steps))
-				g.pack.rows(unsafe.Pointer(unsafe.SliceData(px)), unsafe.Pointer(unsafe.SliceData(x)), uintptr(stride), g.rows, steps)
-				xt, xs = unsafe.Pointer(unsafe.SliceData(px)), uintptr(g.pack.rowBytes(steps))
+				pbytes := g.pack.rowBytes(steps)
+				px := make([]byte, nrows*pbytes)
+				g.pack.rows(at(px), at(x), uintptr(stride), nrows, steps)
+				var yp [4]unsafe.Pointer
 				for c := range 4 {
 					pc := make([]byte, len(yrows[c]))
-					g.pack.col(unsafe.Pointer(unsafe.SliceData(pc)), unsafe.Pointer(unsafe.SliceData(yrows[c])), steps)
-					yp[c] = unsafe.Pointer(unsafe.SliceData(pc))
+					g.pack.col(at(pc), at(yrows[c]), steps)
+					yp[c] = at(pc)
+				}
+				g.pack.tile(steps, at(px), uintptr(pbytes), nrows, &yp, &outs)
+			} else {
+				for r := 0; r < nrows; r += g.rows {
+					var o [4]unsafe.Pointer
+					for c := range 4 {
+						o[c] = unsafe.Pointer(&out[c*nrows+r])
+					}
+					g.tile(steps, at(x[r*stride:]), uintptr(stride), &ys, &o)
 				}
 			}
-			g.tile(steps, xt, xs, &yp, &outs)
 			col := make([]float32, g.rows)
 			one := make([]float32, 1)
 			for c := range 4 {
-				g.tileCol(steps, unsafe.Pointer(unsafe.SliceData(x)), uintptr(stride), ys[c], unsafe.Pointer(&col[0]))
-				for r := range g.rows {
+				for r := range nrows {
+					if r%g.rows == 0 {
+						g.tileCol(steps, at(x[r*stride:]), uintptr(stride), ys[c], unsafe.Pointer(&col[0]))
+					}
 					want := math.Float32bits(tr.vecDot(n, x[r*stride:r*stride+rs], yrows[c]))
-					require.Equal(t, want, math.Float32bits(out[c*g.rows+r]), "%s: tile row %d column %d", name, r, c)
-					require.Equal(t, want, math.Float32bits(col[r]), "%s: tileCol row %d column %d", name, r, c)
-					g.one(steps, unsafe.Pointer(unsafe.SliceData(x[r*stride:])), ys[c], unsafe.Pointer(&one[0]))
+					require.Equal(t, want, math.Float32bits(out[c*nrows+r]), "%s: tile row %d column %d", name, r, c)
+					require.Equal(t, want, math.Float32bits(col[r%g.rows]), "%s: tileCol row %d column %d", name, r, c)
+					g.one(steps, at(x[r*stride:]), ys[c], unsafe.Pointer(&one[0]))
 					require.Equal(t, want, math.Float32bits(one[0]), "%s: one row %d column %d", name, r, c)
 				}
 			}

@@ -2,9 +2,10 @@
 
 #include "dot_amd64.h"
 
-// Register tiles of Q4_K weights against Q8_K columns, both rewritten for
-// the tile first (plainGemm's pack): one row by four columns per call,
-// every output bit for bit what dotQ4_KAVX2 (dot_k_amd64.s) gives it.
+// Register tiles of Q4_K (and Q6_K, below) weights against Q8_K columns,
+// both rewritten for the tile first (plainGemm's pack): a run of rows by
+// four columns per call, a row at a time, every output bit for bit what
+// dotQ4_KAVX2 (dot_k_amd64.s) gives it.
 //
 // dotQ4_KAVX2 adds to lane j of a super-block's integer sums, for each
 // 64-element chunk k, sc[2k] times the four products of its low nibbles
@@ -126,16 +127,24 @@
 	VBROADCASTSS c4(SP), Y15;     \
 	VFMADD231PS  Y15, ISUM, ACC
 
-// POUT reduces ACC into the float at 0(P).
+// POUT reduces ACC into the float at 0(P)(R13*1).
 #define POUT(ACC, X, P) \
 	HSUM(ACC, X, X15); \
-	VMOVSS X, 0(P)
+	VMOVSS X, (P)(R13*1)
 
-// PTILE is the body of a packed tile over super-blocks of XB bytes.
+// PTILE is the body of a packed tile over nrows rows of super-blocks of XB
+// bytes (stride bytes apart): DI the row, R12 the rows left, R13 four
+// times the row index (the outputs' offset), DX the column pointers.
 #define PTILE(SETUP, CHUNKS, FIN, XB) \
+	MOVQ   x+8(FP), DI;                 \
+	MOVQ   nrows+24(FP), R12;           \
+	XORQ   R13, R13;                    \
+	MOVQ   y+32(FP), DX;                \
+rows:                                   \
+	TESTQ  R12, R12;                    \
+	JZ     rowsdone;                    \
 	MOVQ   steps+0(FP), CX;             \
-	MOVQ   x+8(FP), SI;                 \
-	MOVQ   y+24(FP), DX;                \
+	MOVQ   DI, SI;                      \
 	MOVQ   0(DX), R8;                   \
 	MOVQ   8(DX), R9;                   \
 	MOVQ   16(DX), R10;                 \
@@ -169,15 +178,20 @@ loop:                                   \
 	DECQ      CX;                       \
 	JMP       loop;                     \
 done:                                   \
-	MOVQ out+32(FP), DX;                \
-	MOVQ 0(DX), AX;                     \
+	MOVQ out+40(FP), BX;                \
+	MOVQ 0(BX), AX;                     \
 	POUT(Y0, X0, AX);                   \
-	MOVQ 8(DX), AX;                     \
+	MOVQ 8(BX), AX;                     \
 	POUT(Y1, X1, AX);                   \
-	MOVQ 16(DX), AX;                    \
+	MOVQ 16(BX), AX;                    \
 	POUT(Y2, X2, AX);                   \
-	MOVQ 24(DX), AX;                    \
+	MOVQ 24(BX), AX;                    \
 	POUT(Y3, X3, AX);                   \
+	ADDQ stride+16(FP), DI;             \
+	ADDQ $4, R13;                       \
+	DECQ R12;                           \
+	JMP  rows;                          \
+rowsdone:                               \
 	VZEROUPPER;                         \
 	RET
 
@@ -293,12 +307,12 @@ p8done:
 	VZEROUPPER
 	RET
 
-// func gemmQ4_KPx1x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
-TEXT ·gemmQ4_KPx1x4AVX2(SB), NOSPLIT, $32-40
+// func gemmQ4_KPx4AVX2(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
+TEXT ·gemmQ4_KPx4AVX2(SB), NOSPLIT, $32-48
 	PTILE(PSETQ4K, PCHUNKSQ4K, PFINQ4K, 320)
 
-// func gemmQ6_KPx1x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
-TEXT ·gemmQ6_KPx1x4AVX2(SB), NOSPLIT, $16-40
+// func gemmQ6_KPx4AVX2(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
+TEXT ·gemmQ6_KPx4AVX2(SB), NOSPLIT, $16-48
 	PTILE(PSETQ6K, PCHUNKSQ6K, PFINQ6K, 448)
 
 // func packQ6_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
