@@ -102,8 +102,9 @@ func TestGemmTilesMatchVecDot(t *testing.T) {
 }
 
 // TestGemmMulMatMatchesVecDot runs MUL_MAT of exact types through the
-// engine (random shapes: rows short of and past whole tiles, 4 to 9 and
-// more columns so that every remainder of four meets the one-column edge,
+// engine (random shapes: rows short of and past whole tiles, 1 to 3
+// columns (the vec_dot paths), 4 to 9 and more so that every remainder of
+// four meets the one-column edge,
 // a NaN column breaking a group, strided weight rows, broadcast batches;
 // one to three threads) and wants every output bit for bit the fast set's
 // vec_dot of its weight row and quantized column.
@@ -114,7 +115,7 @@ func TestGemmMulMatMatchesVecDot(t *testing.T) {
 		g, tr := archGemm[typ], fast.traits[typ]
 		vdt := fast.traits[tr.vecDotType]
 		ms := []int64{1, int64(g.rows), int64(g.rows) + 1, 17, 33, 1 + rng.Int63n(60)}
-		for i, ncols := range []int64{4, 5, 6, 7, 8, 9, 10, 12, 13, 16, 33} {
+		for i, ncols := range []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 16, 33} {
 			steps := []int64{1, 2, 3, 16}[i%4]
 			k, m, b2 := steps*int64(g.step), ms[i%len(ms)], int64(1+i%2)
 			pad := int64(rng.Intn(2)) * int64(g.step) // extra elements per weight row: a strided view
