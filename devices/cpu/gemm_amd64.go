@@ -28,10 +28,12 @@ func init() {
 			fillAuxAVX2(ptr(aux), ptr(y), nb)
 		}
 		q4kCol, q4kOne := dotEdges(dotQ4_KAVX2)
+		q5kCol, q5kOne := dotEdges(dotQ5_KAVX2)
 		q6kCol, q6kOne := dotEdges(dotQ6_KAVX2)
 		archGemm = map[quant.Type]*plainGemm{
 			quant.F32:  {step: 8, rows: 3, tile: gemmF32x3x4AVX2, tileCol: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
 			quant.Q4_K: {step: 256, rows: 1, exact: true, pack: q4_KPack, tileCol: q4kCol, one: q4kOne},
+			quant.Q5_K: {step: 256, rows: 1, exact: true, pack: q5_KPack, tileCol: q5kCol, one: q5kOne},
 			quant.Q6_K: {step: 256, rows: 1, exact: true, pack: q6_KPack, tileCol: q6kCol, one: q6kOne},
 		}
 	}
@@ -166,6 +168,17 @@ var q4_KPack = &gemmPack{
 	tile:     gemmQ4_KPx4AVX2,
 }
 
+// q5_KPack packs Q5_K rows to q4_KPack's layout (levels 0..31: four
+// products of at most 31*128 still fit the tile's int16 sums), for the
+// same tile, bit for bit dotQ5_KAVX2 (Q5_K's dot is Q4_K's with the fifth
+// bit in the levels).
+var q5_KPack = &gemmPack{
+	rowBytes: q4_KPack.rowBytes,
+	rows:     packQ5_KAVX2,
+	col:      packQ8_KAVX2,
+	tile:     gemmQ4_KPx4AVX2,
+}
+
 // q6_KPack packs Q6_K rows and Q8_K columns for gemmQ6_KPx4AVX2: 448
 // bytes a packed super-block, the columns as for Q4_K.
 var q6_KPack = &gemmPack{
@@ -180,6 +193,11 @@ var q6_KPack = &gemmPack{
 //
 //go:noescape
 func packQ4_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+
+// packQ5_KAVX2 is packQ4_KAVX2 for Q5_K rows.
+//
+//go:noescape
+func packQ5_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
 
 // packQ6_KAVX2 is packQ4_KAVX2 for Q6_K rows.
 //

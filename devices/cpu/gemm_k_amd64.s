@@ -2,7 +2,8 @@
 
 #include "dot_amd64.h"
 
-// Register tiles of Q4_K (and Q6_K, below) weights against Q8_K columns,
+// Register tiles of Q4_K (Q5_K, packed to the same layout, and Q6_K,
+// below) weights against Q8_K columns,
 // both rewritten for the tile first (plainGemm's pack): a run of rows by
 // four columns per call, a row at a time, every output bit for bit what
 // dotQ4_KAVX2 (dot_k_amd64.s) gives it.
@@ -34,16 +35,94 @@
 	VPSRLD   $16, L, T;   \
 	VPBLENDW $0xaa, H, T, B
 
-// PACKCHUNK packs chunk k of the super-block at SI (32 bytes at off) to
-// dst(DI) and dst+32(DI).
-#define PACKCHUNK(off, dst) \
-	VMOVDQU off(SI), Y1;      \
-	VPSRLW  $4, Y1, Y2;       \
-	VPAND   Y0, Y1, Y1;       \
-	VPAND   Y0, Y2, Y2;       \
+// PACKCHUNK packs chunk k of the super-block at SI (32 bytes of nibbles at
+// off) to dst(DI) and dst+32(DI); FIFTH adds Q5_K's fifth bits to the low
+// (Y1) and high (Y2) levels, or nothing.
+#define PACKCHUNK(off, dst, FIFTH) \
+	VMOVDQU off(SI), Y1;        \
+	VPSRLW  $4, Y1, Y2;         \
+	VPAND   Y0, Y1, Y1;         \
+	VPAND   Y0, Y2, Y2;         \
+	FIFTH;                      \
 	QPAIRS(Y1, Y2, Y3, Y4, Y5); \
-	VMOVDQU Y4, dst(DI);      \
+	VMOVDQU Y4, dst(DI);        \
 	VMOVDQU Y5, dst+32(DI)
+
+#define NOFIFTH
+
+// FIFTH5 is FIFTH5K (dot_k_amd64.s) on Y1 and Y2.
+#define FIFTH5(SHLO, SHHI) \
+	VMOVDQU 16(SI), Y6;         \
+	SHLO, Y6, Y7;               \
+	VPAND   hi10<>(SB), Y7, Y7; \
+	VPOR    Y7, Y1, Y1;         \
+	SHHI, Y6, Y6;               \
+	VPAND   hi10<>(SB), Y6, Y6; \
+	VPOR    Y6, Y2, Y2
+
+#define Q4PC0 PACKCHUNK(16, 0, NOFIFTH)
+#define Q4PC1 PACKCHUNK(48, 64, NOFIFTH)
+#define Q4PC2 PACKCHUNK(80, 128, NOFIFTH)
+#define Q4PC3 PACKCHUNK(112, 192, NOFIFTH)
+#define Q5F0 FIFTH5(VPSLLW $4, VPSLLW $3)
+#define Q5F1 FIFTH5(VPSLLW $2, VPSLLW $1)
+#define Q5F2 FIFTH5(VPSLLW $0, VPSRLW $1)
+#define Q5F3 FIFTH5(VPSRLW $2, VPSRLW $3)
+#define Q5PC0 PACKCHUNK(48, 0, Q5F0)
+#define Q5PC1 PACKCHUNK(80, 64, Q5F1)
+#define Q5PC2 PACKCHUNK(112, 128, Q5F2)
+#define Q5PC3 PACKCHUNK(144, 192, Q5F3)
+
+// PACKK4 is the body of packQ4_KAVX2 and packQ5_KAVX2: rows of
+// super-blocks of XB bytes whose chunks C0..C3 pack.
+#define PACKK4(C0, C1, C2, C3, XB) \
+	MOVQ    dst+0(FP), DI;                 \
+	MOVQ    src+8(FP), R8;                 \
+	MOVQ    stride+16(FP), DX;             \
+	MOVQ    nrows+24(FP), BX;              \
+	VMOVDQU nib<>(SB), Y0;                 \
+row:                                       \
+	TESTQ BX, BX;                          \
+	JZ    done;                            \
+	MOVQ  R8, SI;                          \
+	MOVQ  steps+32(FP), CX;                \
+block:                                     \
+	TESTQ      CX, CX;                     \
+	JZ         next;                       \
+	VMOVDQU    4(SI), X6;                  \
+	VPSHUFB    q4kshufa<>(SB), X6, X7;     \
+	VPSHUFB    q4kshufb<>(SB), X6, X6;     \
+	VPAND      q4kmask1<>(SB), X7, X4;     \
+	VPSRLW     $4, X7, X7;                 \
+	VPAND      q4kmask2<>(SB), X7, X7;     \
+	VPOR       X7, X4, X4;                 \
+	VPSRLW     $2, X6, X6;                 \
+	VPAND      q4kmask3<>(SB), X6, X6;     \
+	VPOR       X6, X4, X4;                 \
+	VPMOVZXBW  X4, Y4;                     \
+	VMOVDQU    X4, 256(DI);                \
+	VPERMQ     $0xfa, Y4, Y4;              \
+	VPUNPCKLWD Y4, Y4, Y4;                 \
+	VMOVDQU    Y4, 272(DI);                \
+	VMOVD      0(SI), X6;                  \
+	VCVTPH2PS  X6, X6;                     \
+	VMOVSD     X6, 304(DI);                \
+	MOVQ       $0, 312(DI);                \
+	C0;                                    \
+	C1;                                    \
+	C2;                                    \
+	C3;                                    \
+	ADDQ       $XB, SI;                    \
+	ADDQ       $320, DI;                   \
+	DECQ       CX;                         \
+	JMP        block;                      \
+next:                                      \
+	ADDQ DX, R8;                           \
+	DECQ BX;                               \
+	JMP  row;                              \
+done:                                      \
+	VZEROUPPER;                            \
+	RET
 
 // PERMCHUNK rewrites the chunk of 64 quants at off(SI) to off(DI).
 #define PERMCHUNK(off) \
@@ -229,57 +308,11 @@ GLOBL q6pair<>(SB), RODATA|NOPTR, $64
 
 // func packQ4_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
 TEXT ·packQ4_KAVX2(SB), NOSPLIT, $0-40
-	MOVQ    dst+0(FP), DI
-	MOVQ    src+8(FP), R8
-	MOVQ    stride+16(FP), DX
-	MOVQ    nrows+24(FP), BX
-	VMOVDQU nib<>(SB), Y0
+	PACKK4(Q4PC0, Q4PC1, Q4PC2, Q4PC3, 144)
 
-pkrow:
-	TESTQ BX, BX
-	JZ    pkdone
-	MOVQ  R8, SI
-	MOVQ  steps+32(FP), CX
-
-pkblock:
-	TESTQ      CX, CX
-	JZ         pknext
-	VMOVDQU    4(SI), X6
-	VPSHUFB    q4kshufa<>(SB), X6, X7
-	VPSHUFB    q4kshufb<>(SB), X6, X6
-	VPAND      q4kmask1<>(SB), X7, X4
-	VPSRLW     $4, X7, X7
-	VPAND      q4kmask2<>(SB), X7, X7
-	VPOR       X7, X4, X4
-	VPSRLW     $2, X6, X6
-	VPAND      q4kmask3<>(SB), X6, X6
-	VPOR       X6, X4, X4
-	VPMOVZXBW  X4, Y4
-	VMOVDQU    X4, 256(DI)
-	VPERMQ     $0xfa, Y4, Y4
-	VPUNPCKLWD Y4, Y4, Y4
-	VMOVDQU    Y4, 272(DI)
-	VMOVD      0(SI), X6
-	VCVTPH2PS  X6, X6
-	VMOVSD     X6, 304(DI)
-	MOVQ       $0, 312(DI)
-	PACKCHUNK(16, 0)
-	PACKCHUNK(48, 64)
-	PACKCHUNK(80, 128)
-	PACKCHUNK(112, 192)
-	ADDQ       $144, SI
-	ADDQ       $320, DI
-	DECQ       CX
-	JMP        pkblock
-
-pknext:
-	ADDQ DX, R8
-	DECQ BX
-	JMP  pkrow
-
-pkdone:
-	VZEROUPPER
-	RET
+// func packQ5_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+TEXT ·packQ5_KAVX2(SB), NOSPLIT, $0-40
+	PACKK4(Q5PC0, Q5PC1, Q5PC2, Q5PC3, 176)
 
 // func packQ8_KAVX2(dst, src unsafe.Pointer, steps int)
 TEXT ·packQ8_KAVX2(SB), NOSPLIT, $0-24
