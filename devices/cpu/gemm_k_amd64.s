@@ -138,25 +138,29 @@ done:                                      \
 // scale pairs, Y8, Y15 products. Stack: 0(SP) the products d*dy_c, 16(SP)
 // (Q4_K) the products dmin*dy_c.
 
-// PCOL adds chunk k (A and B at yo and yo+32 of column YP) to ISUM.
+// PCOL adds chunk k (A and B at yo and yo+32 of column YP) to ISUM;
+// PCOL0 sets ISUM to chunk 0's (the super-block's first).
+#define PCOL0(yo, YP, ISUM) \
+	VPMADDUBSW yo(YP), Y12, Y15;   \
+	VPMADDUBSW yo+32(YP), Y13, Y8; \
+	VPADDW     Y8, Y15, Y15;       \
+	VPMADDWD   Y14, Y15, ISUM
+
 #define PCOL(yo, YP, ISUM) \
-	VPMADDUBSW yo(YP), Y12, Y15;    \
-	VPMADDUBSW yo+32(YP), Y13, Y8;  \
-	VPADDW     Y8, Y15, Y15;        \
-	VPMADDWD   Y14, Y15, Y15;       \
-	VPADDD     Y15, ISUM, ISUM
+	PCOL0(yo, YP, Y15); \
+	VPADDD Y15, ISUM, ISUM
 
 // PCHUNK adds chunk k (k64 = 64k) of the packed row to the four columns'
-// sums, its scale pairs loaded into Y14 by SLOAD (an instruction and its
-// source).
-#define PCHUNK(k64, SLOAD) \
+// sums with COL (PCOL, or PCOL0 for the first), its scale pairs loaded
+// into Y14 by SLOAD (an instruction and its source).
+#define PCHUNK(k64, SLOAD, COL) \
 	VMOVDQU k64(SI), Y12;    \
 	VMOVDQU k64+32(SI), Y13; \
 	SLOAD, Y14;              \
-	PCOL(4+k64, R8, Y4);     \
-	PCOL(4+k64, R9, Y5);     \
-	PCOL(4+k64, R10, Y6);    \
-	PCOL(4+k64, R11, Y7)
+	COL(4+k64, R8, Y4);      \
+	COL(4+k64, R9, Y5);      \
+	COL(4+k64, R10, Y6);     \
+	COL(4+k64, R11, Y7)
 
 // PSCALE stores at st(SP) the products of the float d at src with the
 // four column scales in X9 (the products the vec_dot kernels make).
@@ -172,10 +176,10 @@ done:                                      \
 	PSCALE(308(SI), 16)
 
 #define PCHUNKSQ4K \
-	PCHUNK(0, VPBROADCASTD 256(SI));   \
-	PCHUNK(64, VPBROADCASTD 260(SI));  \
-	PCHUNK(128, VPBROADCASTD 264(SI)); \
-	PCHUNK(192, VPBROADCASTD 268(SI))
+	PCHUNK(0, VPBROADCASTD 256(SI), PCOL0);  \
+	PCHUNK(64, VPBROADCASTD 260(SI), PCOL);  \
+	PCHUNK(128, VPBROADCASTD 264(SI), PCOL); \
+	PCHUNK(192, VPBROADCASTD 268(SI), PCOL)
 
 #define PFINQ4K(YP, ISUM, ACC, c4) \
 	VCVTDQ2PS    ISUM, ISUM;          \
@@ -192,10 +196,10 @@ done:                                      \
 #define PSETQ6K PSCALE(416(SI), 0)
 
 #define PCHUNKSQ6K \
-	PCHUNK(0, VMOVDQU 256(SI));   \
-	PCHUNK(64, VMOVDQU 288(SI));  \
-	PCHUNK(128, VMOVDQU 320(SI)); \
-	PCHUNK(192, VMOVDQU 352(SI))
+	PCHUNK(0, VMOVDQU 256(SI), PCOL0);  \
+	PCHUNK(64, VMOVDQU 288(SI), PCOL);  \
+	PCHUNK(128, VMOVDQU 320(SI), PCOL); \
+	PCHUNK(192, VMOVDQU 352(SI), PCOL)
 
 #define PFINQ6K(YP, ISUM, ACC, c4) \
 	VMOVDQU      260(YP), Y8;     \
@@ -240,10 +244,6 @@ loop:                                   \
 	VINSERTPS $0x20, 0(R10), X9, X9;    \
 	VINSERTPS $0x30, 0(R11), X9, X9;    \
 	SETUP;                              \
-	VPXOR     Y4, Y4, Y4;               \
-	VPXOR     Y5, Y5, Y5;               \
-	VPXOR     Y6, Y6, Y6;               \
-	VPXOR     Y7, Y7, Y7;               \
 	CHUNKS;                             \
 	FIN(R8, Y4, Y0, 0);                 \
 	FIN(R9, Y5, Y1, 4);                 \
