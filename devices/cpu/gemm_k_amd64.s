@@ -2,11 +2,11 @@
 
 #include "dot_amd64.h"
 
-// Register tiles of Q4_K (Q5_K, packed to the same layout, and Q6_K,
-// below) weights against Q8_K columns,
-// both rewritten for the tile first (plainGemm's pack): a run of rows by
-// four columns per call, a row at a time, every output bit for bit what
-// dotQ4_KAVX2 (dot_k_amd64.s) gives it.
+// Register tiles of Q4_K weights (Q5_K's, packed to the same layout, and
+// Q6_K's, below) against Q8_K columns, both rewritten for the tile first
+// (plainGemm's pack): a run of rows by four columns per call, a row at a
+// time, every output bit for bit what dotQ4_KAVX2 (dot_k_amd64.s) gives
+// it.
 //
 // dotQ4_KAVX2 adds to lane j of a super-block's integer sums, for each
 // 64-element chunk k, sc[2k] times the four products of its low nibbles
@@ -303,8 +303,11 @@ GLOBL q6pair<>(SB), RODATA|NOPTR, $64
 
 // A packed Q6_K super-block (448 bytes): the four chunks' A and B at 64k
 // and 64k+32 (levels 0..63 as bytes: the offset of 32 goes through the
-// bsums, as in dotQ6_KAVX2), the scale pairs of chunk k as words at
-// 256+32k, the sixteen scales as words at 384, d as a float at 416.
+// bsums, as in dotQ6_KAVX2; four products of at most 63*128 sum to 32256
+// at most, still an int16), the scale pairs of chunk k as words at
+// 256+32k, the sixteen scales as words at 384, d as a float at 416. A
+// chunk is two of dotQ6_KAVX2's 32-element steps, each with its own scale
+// for its first and second sixteen elements, which q6pair pairs up.
 
 // func packQ4_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
 TEXT ·packQ4_KAVX2(SB), NOSPLIT, $0-40
