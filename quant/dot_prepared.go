@@ -7,6 +7,8 @@ import (
 	"sync"
 )
 
+//go:generate go run ./internal/genunrolled -o dot_prepared_gen.go
+
 // Multi-row dots with a prepared activation. A matrix product meets one
 // activation row with many weight rows, so everything the SWAR dots do to
 // the activation (biasing, spreading into 16-bit lanes, reversing, splitting
@@ -376,6 +378,9 @@ func rowQ4K(x []byte, p []uint64) float32 {
 const (
 	k6Words    = 1 + 16*12
 	k6PairMask = 0x0000_0000_00ff_00ff
+	// crumbHighs keeps bits 4 and 5 of every byte, where a code's two
+	// high bits go.
+	crumbHighs = 0x3030_3030_3030_3030
 )
 
 // narrowOffset is the prepared word of a narrow pair whose codes are 32
@@ -403,62 +408,11 @@ func prepareK6(n int, y []byte, p []uint64) {
 	}
 }
 
-// k6Codes decodes a Q6_K block's 256 six-bit codes into 32 words of
-// eight bytes, word g holding elements 8g..8g+7. Element 128c+32k+l is
-// nibble k/2 of ql[64c+l+32(k%2)] with bits 2k of qh[32c+l] above it.
-func k6Codes(codes *[32]uint64, xb *[210]byte) {
-	for c := 0; c < 2; c++ {
-		for l := 0; l < 32; l += 8 {
-			q0 := binary.LittleEndian.Uint64(xb[64*c+l : 64*c+l+8])
-			q1 := binary.LittleEndian.Uint64(xb[64*c+l+32 : 64*c+l+40])
-			h := binary.LittleEndian.Uint64(xb[128+32*c+l : 136+32*c+l])
-			g := 16*c + l/8
-			codes[g] = q0&lowNibbles | (h&lowCrumbs)<<4
-			codes[g+4] = q1&lowNibbles | (h>>2&lowCrumbs)<<4
-			codes[g+8] = q0>>4&lowNibbles | (h>>4&lowCrumbs)<<4
-			codes[g+12] = q1>>4&lowNibbles | (h>>6&lowCrumbs)<<4
-		}
-	}
-}
-
 func rowsQ6K(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
 	nb := n / 256
 	p = p[:k6Words*nb]
+	var seq uint64
 	for r := range out[:nrows] {
-		out[r] = rowQ6K(x[uint64(r)*stride:][:210*nb], p)
+		out[r] = rowQ6K(x[uint64(r)*stride:][:210*nb], p, &seq)
 	}
-}
-
-// rowQ6K is one row of rowsQ6K (see rowQ8_0).
-func rowQ6K(x []byte, p []uint64) float32 {
-	var sums [8]float32
-	var codes [32]uint64
-	for len(x) >= 210 && len(p) >= k6Words {
-		xb := (*[210]byte)(x)
-		w := (*[k6Words]uint64)(p)
-		k6Codes(&codes, xb)
-		var t0, t1, t2, t3, ssum uint64
-		// One sub-block (codes c0, c1) a lane pair at a time, each
-		// pair's sums corrected for the codes' offset.
-		for j := 0; j < 16; j++ {
-			c0, c1 := codes[2*j], codes[2*j+1]
-			pj := (*[12]uint64)(w[1+12*j:])
-			s := uint64(int64(int8(xb[192+j])))
-			ssum += s
-			a := (c0&k6PairMask)*pj[0] + (c1&k6PairMask)*pj[4] + pj[8]
-			t0 += s * (a & narrowKeep)
-			a = (c0>>8&k6PairMask)*pj[1] + (c1>>8&k6PairMask)*pj[5] + pj[9]
-			t1 += s * (a & narrowKeep)
-			a = (c0>>32&k6PairMask)*pj[2] + (c1>>32&k6PairMask)*pj[6] + pj[10]
-			t2 += s * (a & narrowKeep)
-			a = (c0>>40&k6PairMask)*pj[3] + (c1>>40&k6PairMask)*pj[7] + pj[11]
-			t3 += s * (a & narrowKeep)
-		}
-		// The lane-0 biases, scaled, come off: t's become pair words.
-		ssum <<= 15
-		t0, t1, t2, t3 = t0-ssum, t1-ssum, t2-ssum, t3-ssum
-		laneFloats(&sums, fp16At(xb[208:210])*math.Float32frombits(uint32(w[0])), t0, t1, t2, t3)
-		x, p = x[210:], p[k6Words:]
-	}
-	return laneTotal(0, &sums)
 }
