@@ -4,10 +4,45 @@ package quant
 
 import "math"
 
-// rowQ6K is one row of rowsQ6K. Each sub-block's last sum is stored in
-// *seq: the store orders the next sub-block's loads after it, so the
-// compiler does not load every prepared word of the block first and
-// keep most of them on the stack.
+// rowQ8_0 is one row of rowsQ8_0; *seq takes each chunk's high sum
+// (see package unroll).
+func rowQ8_0(x []byte, p []uint64, seq *uint64) float32 {
+	t := fp16Table
+	var sum float32
+	for len(x) >= q8_0Bytes && len(p) >= q8Words {
+		xb := (*[q8_0Bytes]byte)(x)
+		pw := (*[q8Words]uint64)(p)
+		var xw, e, o, l0, h0, l1, h1 uint64
+		xw = le64(xb[2:10]) ^ byteSigns
+		e, o = xw&evenBytes, xw>>8&evenBytes
+		l0 = e*pw[1] + o*pw[2]
+		h0 = e*pw[3] + o*pw[4] + pw[9]
+		*seq = h0
+		xw = le64(xb[10:18]) ^ byteSigns
+		e, o = xw&evenBytes, xw>>8&evenBytes
+		l0 += e*pw[5] + o*pw[6]
+		h0 += e*pw[7] + o*pw[8]
+		*seq = h0
+		xw = le64(xb[18:26]) ^ byteSigns
+		e, o = xw&evenBytes, xw>>8&evenBytes
+		l1 = e*pw[10] + o*pw[11]
+		h1 = e*pw[12] + o*pw[13] + pw[18]
+		*seq = h1
+		xw = le64(xb[26:34]) ^ byteSigns
+		e, o = xw&evenBytes, xw>>8&evenBytes
+		l1 += e*pw[14] + o*pw[15]
+		h1 += e*pw[16] + o*pw[17]
+		*seq = h1
+		s := int32(l0>>48) + int32(l1>>48) + (int32(int64(h0)>>48)+int32(int64(h1)>>48))<<4
+		dx := t[uint16(xb[0])|uint16(xb[1])<<8]
+		sum += float32(float32(s) * float32(dx*math.Float32frombits(uint32(pw[0]))))
+		x, p = x[q8_0Bytes:], p[q8Words:]
+	}
+	return sum
+}
+
+// rowQ6K is one row of rowsQ6K; *seq takes each sub-block's last sum
+// (see package unroll).
 func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 	var sums [8]float32
 	for len(x) >= 210 && len(p) >= k6Words {

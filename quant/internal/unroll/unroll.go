@@ -4,7 +4,14 @@
 // nibbles, two-bit crumbs); as a Go loop each sub-block pays for computing
 // those places and for the values the compiler then keeps on the stack,
 // about a quarter of the kernel's time. Written out, every offset and shift
-// is a constant.
+// is a constant. Q8_0's four chunks a block are written out for the same
+// reason.
+//
+// Both kernels store a running sum through a pointer now and then: Go's
+// scheduler otherwise issues every load of a block (the prepared words are
+// independent of the arithmetic) before the arithmetic, and the values it
+// cannot keep in registers go to the stack and back. A store orders the
+// loads after it behind it.
 package unroll
 
 import (
@@ -23,8 +30,48 @@ package quant
 import "math"
 
 `)
+	q8_0(&b)
 	q6K(&b)
 	return format.Source(b.Bytes())
+}
+
+// q8_0 writes rowQ8_0: per half of a block, chunk by chunk, x's even and
+// odd bytes (biased by 128) against the chunk's four prepared words, the
+// high sums starting from the half's bias word (see dot_prepared.go).
+func q8_0(b *bytes.Buffer) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
+	w("// rowQ8_0 is one row of rowsQ8_0; *seq takes each chunk's high sum")
+	w("// (see package unroll).")
+	w("func rowQ8_0(x []byte, p []uint64, seq *uint64) float32 {")
+	w("t := fp16Table")
+	w("var sum float32")
+	w("for len(x) >= q8_0Bytes && len(p) >= q8Words {")
+	w("xb := (*[q8_0Bytes]byte)(x)")
+	w("pw := (*[q8Words]uint64)(p)")
+	w("var xw, e, o, l0, h0, l1, h1 uint64")
+	for hf := range 2 {
+		base := 1 + 9*hf
+		for ch := range 2 {
+			off, wb, op := 2+16*hf+8*ch, base+4*ch, "+="
+			w("xw = le64(xb[%d:%d]) ^ byteSigns", off, off+8)
+			w("e, o = xw&evenBytes, xw>>8&evenBytes")
+			bias := ""
+			if ch == 0 {
+				op, bias = "=", fmt.Sprintf(" + pw[%d]", base+8)
+			}
+			w("l%d %s e*pw[%d] + o*pw[%d]", hf, op, wb, wb+1)
+			w("h%d %s e*pw[%d] + o*pw[%d]%s", hf, op, wb+2, wb+3, bias)
+			w("*seq = h%d", hf)
+		}
+	}
+	w("s := int32(l0>>48) + int32(l1>>48) + (int32(int64(h0)>>48)+int32(int64(h1)>>48))<<4")
+	w("dx := t[uint16(xb[0])|uint16(xb[1])<<8]")
+	w("sum += float32(float32(s) * float32(dx*math.Float32frombits(uint32(pw[0]))))")
+	w("x, p = x[q8_0Bytes:], p[q8Words:]")
+	w("}")
+	w("return sum")
+	w("}")
+	w("")
 }
 
 // q6K writes rowQ6K. Element 128c+32k+l of a block (l < 32) is nibble k/2
@@ -35,10 +82,8 @@ import "math"
 // dot_prepared.go).
 func q6K(b *bytes.Buffer) {
 	w := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
-	w("// rowQ6K is one row of rowsQ6K. Each sub-block's last sum is stored in")
-	w("// *seq: the store orders the next sub-block's loads after it, so the")
-	w("// compiler does not load every prepared word of the block first and")
-	w("// keep most of them on the stack.")
+	w("// rowQ6K is one row of rowsQ6K; *seq takes each sub-block's last sum")
+	w("// (see package unroll).")
 	w("func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {")
 	w("var sums [8]float32")
 	w("for len(x) >= 210 && len(p) >= k6Words {")
