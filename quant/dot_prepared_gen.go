@@ -51,8 +51,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		var t0, t1, t2, t3 uint64
 		var c0, c1, s, a uint64
 		// Sub-block 0.
-		c0 = le64(xb[0:8])&lowNibbles | le64(xb[128:136])<<4&crumbHighs
-		c1 = le64(xb[8:16])&lowNibbles | le64(xb[136:144])<<4&crumbHighs
+		c0 = (uint64(xb[0])|uint64(xb[1])<<8|uint64(xb[2])<<16|uint64(xb[3])<<24|uint64(xb[4])<<32|uint64(xb[5])<<40|uint64(xb[6])<<48|uint64(xb[7])<<56)&lowNibbles | (uint64(xb[128])|uint64(xb[129])<<8|uint64(xb[130])<<16|uint64(xb[131])<<24|uint64(xb[132])<<32|uint64(xb[133])<<40|uint64(xb[134])<<48|uint64(xb[135])<<56)<<4&crumbHighs
+		c1 = (uint64(xb[8])|uint64(xb[9])<<8|uint64(xb[10])<<16|uint64(xb[11])<<24|uint64(xb[12])<<32|uint64(xb[13])<<40|uint64(xb[14])<<48|uint64(xb[15])<<56)&lowNibbles | (uint64(xb[136])|uint64(xb[137])<<8|uint64(xb[138])<<16|uint64(xb[139])<<24|uint64(xb[140])<<32|uint64(xb[141])<<40|uint64(xb[142])<<48|uint64(xb[143])<<56)<<4&crumbHighs
 		s = uint64(int64(int8(xb[192])))
 		a = (c0&k6PairMask)*pw[1] + (c1&k6PairMask)*pw[5] + pw[9]
 		t0 += s * (a & narrowKeep)
@@ -64,8 +64,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 1.
-		c0 = le64(xb[16:24])&lowNibbles | le64(xb[144:152])<<4&crumbHighs
-		c1 = le64(xb[24:32])&lowNibbles | le64(xb[152:160])<<4&crumbHighs
+		c0 = (uint64(xb[16])|uint64(xb[17])<<8|uint64(xb[18])<<16|uint64(xb[19])<<24|uint64(xb[20])<<32|uint64(xb[21])<<40|uint64(xb[22])<<48|uint64(xb[23])<<56)&lowNibbles | (uint64(xb[144])|uint64(xb[145])<<8|uint64(xb[146])<<16|uint64(xb[147])<<24|uint64(xb[148])<<32|uint64(xb[149])<<40|uint64(xb[150])<<48|uint64(xb[151])<<56)<<4&crumbHighs
+		c1 = (uint64(xb[24])|uint64(xb[25])<<8|uint64(xb[26])<<16|uint64(xb[27])<<24|uint64(xb[28])<<32|uint64(xb[29])<<40|uint64(xb[30])<<48|uint64(xb[31])<<56)&lowNibbles | (uint64(xb[152])|uint64(xb[153])<<8|uint64(xb[154])<<16|uint64(xb[155])<<24|uint64(xb[156])<<32|uint64(xb[157])<<40|uint64(xb[158])<<48|uint64(xb[159])<<56)<<4&crumbHighs
 		s = uint64(int64(int8(xb[193])))
 		a = (c0&k6PairMask)*pw[13] + (c1&k6PairMask)*pw[17] + pw[21]
 		t0 += s * (a & narrowKeep)
@@ -77,8 +77,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 2.
-		c0 = le64(xb[32:40])&lowNibbles | le64(xb[128:136])<<2&crumbHighs
-		c1 = le64(xb[40:48])&lowNibbles | le64(xb[136:144])<<2&crumbHighs
+		c0 = (uint64(xb[32])|uint64(xb[33])<<8|uint64(xb[34])<<16|uint64(xb[35])<<24|uint64(xb[36])<<32|uint64(xb[37])<<40|uint64(xb[38])<<48|uint64(xb[39])<<56)&lowNibbles | (uint64(xb[128])|uint64(xb[129])<<8|uint64(xb[130])<<16|uint64(xb[131])<<24|uint64(xb[132])<<32|uint64(xb[133])<<40|uint64(xb[134])<<48|uint64(xb[135])<<56)<<2&crumbHighs
+		c1 = (uint64(xb[40])|uint64(xb[41])<<8|uint64(xb[42])<<16|uint64(xb[43])<<24|uint64(xb[44])<<32|uint64(xb[45])<<40|uint64(xb[46])<<48|uint64(xb[47])<<56)&lowNibbles | (uint64(xb[136])|uint64(xb[137])<<8|uint64(xb[138])<<16|uint64(xb[139])<<24|uint64(xb[140])<<32|uint64(xb[141])<<40|uint64(xb[142])<<48|uint64(xb[143])<<56)<<2&crumbHighs
 		s = uint64(int64(int8(xb[194])))
 		a = (c0&k6PairMask)*pw[25] + (c1&k6PairMask)*pw[29] + pw[33]
 		t0 += s * (a & narrowKeep)
@@ -90,8 +90,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 3.
-		c0 = le64(xb[48:56])&lowNibbles | le64(xb[144:152])<<2&crumbHighs
-		c1 = le64(xb[56:64])&lowNibbles | le64(xb[152:160])<<2&crumbHighs
+		c0 = (uint64(xb[48])|uint64(xb[49])<<8|uint64(xb[50])<<16|uint64(xb[51])<<24|uint64(xb[52])<<32|uint64(xb[53])<<40|uint64(xb[54])<<48|uint64(xb[55])<<56)&lowNibbles | (uint64(xb[144])|uint64(xb[145])<<8|uint64(xb[146])<<16|uint64(xb[147])<<24|uint64(xb[148])<<32|uint64(xb[149])<<40|uint64(xb[150])<<48|uint64(xb[151])<<56)<<2&crumbHighs
+		c1 = (uint64(xb[56])|uint64(xb[57])<<8|uint64(xb[58])<<16|uint64(xb[59])<<24|uint64(xb[60])<<32|uint64(xb[61])<<40|uint64(xb[62])<<48|uint64(xb[63])<<56)&lowNibbles | (uint64(xb[152])|uint64(xb[153])<<8|uint64(xb[154])<<16|uint64(xb[155])<<24|uint64(xb[156])<<32|uint64(xb[157])<<40|uint64(xb[158])<<48|uint64(xb[159])<<56)<<2&crumbHighs
 		s = uint64(int64(int8(xb[195])))
 		a = (c0&k6PairMask)*pw[37] + (c1&k6PairMask)*pw[41] + pw[45]
 		t0 += s * (a & narrowKeep)
@@ -103,8 +103,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 4.
-		c0 = le64(xb[0:8])>>4&lowNibbles | le64(xb[128:136])&crumbHighs
-		c1 = le64(xb[8:16])>>4&lowNibbles | le64(xb[136:144])&crumbHighs
+		c0 = (uint64(xb[0])|uint64(xb[1])<<8|uint64(xb[2])<<16|uint64(xb[3])<<24|uint64(xb[4])<<32|uint64(xb[5])<<40|uint64(xb[6])<<48|uint64(xb[7])<<56)>>4&lowNibbles | (uint64(xb[128])|uint64(xb[129])<<8|uint64(xb[130])<<16|uint64(xb[131])<<24|uint64(xb[132])<<32|uint64(xb[133])<<40|uint64(xb[134])<<48|uint64(xb[135])<<56)&crumbHighs
+		c1 = (uint64(xb[8])|uint64(xb[9])<<8|uint64(xb[10])<<16|uint64(xb[11])<<24|uint64(xb[12])<<32|uint64(xb[13])<<40|uint64(xb[14])<<48|uint64(xb[15])<<56)>>4&lowNibbles | (uint64(xb[136])|uint64(xb[137])<<8|uint64(xb[138])<<16|uint64(xb[139])<<24|uint64(xb[140])<<32|uint64(xb[141])<<40|uint64(xb[142])<<48|uint64(xb[143])<<56)&crumbHighs
 		s = uint64(int64(int8(xb[196])))
 		a = (c0&k6PairMask)*pw[49] + (c1&k6PairMask)*pw[53] + pw[57]
 		t0 += s * (a & narrowKeep)
@@ -116,8 +116,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 5.
-		c0 = le64(xb[16:24])>>4&lowNibbles | le64(xb[144:152])&crumbHighs
-		c1 = le64(xb[24:32])>>4&lowNibbles | le64(xb[152:160])&crumbHighs
+		c0 = (uint64(xb[16])|uint64(xb[17])<<8|uint64(xb[18])<<16|uint64(xb[19])<<24|uint64(xb[20])<<32|uint64(xb[21])<<40|uint64(xb[22])<<48|uint64(xb[23])<<56)>>4&lowNibbles | (uint64(xb[144])|uint64(xb[145])<<8|uint64(xb[146])<<16|uint64(xb[147])<<24|uint64(xb[148])<<32|uint64(xb[149])<<40|uint64(xb[150])<<48|uint64(xb[151])<<56)&crumbHighs
+		c1 = (uint64(xb[24])|uint64(xb[25])<<8|uint64(xb[26])<<16|uint64(xb[27])<<24|uint64(xb[28])<<32|uint64(xb[29])<<40|uint64(xb[30])<<48|uint64(xb[31])<<56)>>4&lowNibbles | (uint64(xb[152])|uint64(xb[153])<<8|uint64(xb[154])<<16|uint64(xb[155])<<24|uint64(xb[156])<<32|uint64(xb[157])<<40|uint64(xb[158])<<48|uint64(xb[159])<<56)&crumbHighs
 		s = uint64(int64(int8(xb[197])))
 		a = (c0&k6PairMask)*pw[61] + (c1&k6PairMask)*pw[65] + pw[69]
 		t0 += s * (a & narrowKeep)
@@ -129,8 +129,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 6.
-		c0 = le64(xb[32:40])>>4&lowNibbles | le64(xb[128:136])>>2&crumbHighs
-		c1 = le64(xb[40:48])>>4&lowNibbles | le64(xb[136:144])>>2&crumbHighs
+		c0 = (uint64(xb[32])|uint64(xb[33])<<8|uint64(xb[34])<<16|uint64(xb[35])<<24|uint64(xb[36])<<32|uint64(xb[37])<<40|uint64(xb[38])<<48|uint64(xb[39])<<56)>>4&lowNibbles | (uint64(xb[128])|uint64(xb[129])<<8|uint64(xb[130])<<16|uint64(xb[131])<<24|uint64(xb[132])<<32|uint64(xb[133])<<40|uint64(xb[134])<<48|uint64(xb[135])<<56)>>2&crumbHighs
+		c1 = (uint64(xb[40])|uint64(xb[41])<<8|uint64(xb[42])<<16|uint64(xb[43])<<24|uint64(xb[44])<<32|uint64(xb[45])<<40|uint64(xb[46])<<48|uint64(xb[47])<<56)>>4&lowNibbles | (uint64(xb[136])|uint64(xb[137])<<8|uint64(xb[138])<<16|uint64(xb[139])<<24|uint64(xb[140])<<32|uint64(xb[141])<<40|uint64(xb[142])<<48|uint64(xb[143])<<56)>>2&crumbHighs
 		s = uint64(int64(int8(xb[198])))
 		a = (c0&k6PairMask)*pw[73] + (c1&k6PairMask)*pw[77] + pw[81]
 		t0 += s * (a & narrowKeep)
@@ -142,8 +142,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 7.
-		c0 = le64(xb[48:56])>>4&lowNibbles | le64(xb[144:152])>>2&crumbHighs
-		c1 = le64(xb[56:64])>>4&lowNibbles | le64(xb[152:160])>>2&crumbHighs
+		c0 = (uint64(xb[48])|uint64(xb[49])<<8|uint64(xb[50])<<16|uint64(xb[51])<<24|uint64(xb[52])<<32|uint64(xb[53])<<40|uint64(xb[54])<<48|uint64(xb[55])<<56)>>4&lowNibbles | (uint64(xb[144])|uint64(xb[145])<<8|uint64(xb[146])<<16|uint64(xb[147])<<24|uint64(xb[148])<<32|uint64(xb[149])<<40|uint64(xb[150])<<48|uint64(xb[151])<<56)>>2&crumbHighs
+		c1 = (uint64(xb[56])|uint64(xb[57])<<8|uint64(xb[58])<<16|uint64(xb[59])<<24|uint64(xb[60])<<32|uint64(xb[61])<<40|uint64(xb[62])<<48|uint64(xb[63])<<56)>>4&lowNibbles | (uint64(xb[152])|uint64(xb[153])<<8|uint64(xb[154])<<16|uint64(xb[155])<<24|uint64(xb[156])<<32|uint64(xb[157])<<40|uint64(xb[158])<<48|uint64(xb[159])<<56)>>2&crumbHighs
 		s = uint64(int64(int8(xb[199])))
 		a = (c0&k6PairMask)*pw[85] + (c1&k6PairMask)*pw[89] + pw[93]
 		t0 += s * (a & narrowKeep)
@@ -155,8 +155,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 8.
-		c0 = le64(xb[64:72])&lowNibbles | le64(xb[160:168])<<4&crumbHighs
-		c1 = le64(xb[72:80])&lowNibbles | le64(xb[168:176])<<4&crumbHighs
+		c0 = (uint64(xb[64])|uint64(xb[65])<<8|uint64(xb[66])<<16|uint64(xb[67])<<24|uint64(xb[68])<<32|uint64(xb[69])<<40|uint64(xb[70])<<48|uint64(xb[71])<<56)&lowNibbles | (uint64(xb[160])|uint64(xb[161])<<8|uint64(xb[162])<<16|uint64(xb[163])<<24|uint64(xb[164])<<32|uint64(xb[165])<<40|uint64(xb[166])<<48|uint64(xb[167])<<56)<<4&crumbHighs
+		c1 = (uint64(xb[72])|uint64(xb[73])<<8|uint64(xb[74])<<16|uint64(xb[75])<<24|uint64(xb[76])<<32|uint64(xb[77])<<40|uint64(xb[78])<<48|uint64(xb[79])<<56)&lowNibbles | (uint64(xb[168])|uint64(xb[169])<<8|uint64(xb[170])<<16|uint64(xb[171])<<24|uint64(xb[172])<<32|uint64(xb[173])<<40|uint64(xb[174])<<48|uint64(xb[175])<<56)<<4&crumbHighs
 		s = uint64(int64(int8(xb[200])))
 		a = (c0&k6PairMask)*pw[97] + (c1&k6PairMask)*pw[101] + pw[105]
 		t0 += s * (a & narrowKeep)
@@ -168,8 +168,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 9.
-		c0 = le64(xb[80:88])&lowNibbles | le64(xb[176:184])<<4&crumbHighs
-		c1 = le64(xb[88:96])&lowNibbles | le64(xb[184:192])<<4&crumbHighs
+		c0 = (uint64(xb[80])|uint64(xb[81])<<8|uint64(xb[82])<<16|uint64(xb[83])<<24|uint64(xb[84])<<32|uint64(xb[85])<<40|uint64(xb[86])<<48|uint64(xb[87])<<56)&lowNibbles | (uint64(xb[176])|uint64(xb[177])<<8|uint64(xb[178])<<16|uint64(xb[179])<<24|uint64(xb[180])<<32|uint64(xb[181])<<40|uint64(xb[182])<<48|uint64(xb[183])<<56)<<4&crumbHighs
+		c1 = (uint64(xb[88])|uint64(xb[89])<<8|uint64(xb[90])<<16|uint64(xb[91])<<24|uint64(xb[92])<<32|uint64(xb[93])<<40|uint64(xb[94])<<48|uint64(xb[95])<<56)&lowNibbles | (uint64(xb[184])|uint64(xb[185])<<8|uint64(xb[186])<<16|uint64(xb[187])<<24|uint64(xb[188])<<32|uint64(xb[189])<<40|uint64(xb[190])<<48|uint64(xb[191])<<56)<<4&crumbHighs
 		s = uint64(int64(int8(xb[201])))
 		a = (c0&k6PairMask)*pw[109] + (c1&k6PairMask)*pw[113] + pw[117]
 		t0 += s * (a & narrowKeep)
@@ -181,8 +181,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 10.
-		c0 = le64(xb[96:104])&lowNibbles | le64(xb[160:168])<<2&crumbHighs
-		c1 = le64(xb[104:112])&lowNibbles | le64(xb[168:176])<<2&crumbHighs
+		c0 = (uint64(xb[96])|uint64(xb[97])<<8|uint64(xb[98])<<16|uint64(xb[99])<<24|uint64(xb[100])<<32|uint64(xb[101])<<40|uint64(xb[102])<<48|uint64(xb[103])<<56)&lowNibbles | (uint64(xb[160])|uint64(xb[161])<<8|uint64(xb[162])<<16|uint64(xb[163])<<24|uint64(xb[164])<<32|uint64(xb[165])<<40|uint64(xb[166])<<48|uint64(xb[167])<<56)<<2&crumbHighs
+		c1 = (uint64(xb[104])|uint64(xb[105])<<8|uint64(xb[106])<<16|uint64(xb[107])<<24|uint64(xb[108])<<32|uint64(xb[109])<<40|uint64(xb[110])<<48|uint64(xb[111])<<56)&lowNibbles | (uint64(xb[168])|uint64(xb[169])<<8|uint64(xb[170])<<16|uint64(xb[171])<<24|uint64(xb[172])<<32|uint64(xb[173])<<40|uint64(xb[174])<<48|uint64(xb[175])<<56)<<2&crumbHighs
 		s = uint64(int64(int8(xb[202])))
 		a = (c0&k6PairMask)*pw[121] + (c1&k6PairMask)*pw[125] + pw[129]
 		t0 += s * (a & narrowKeep)
@@ -194,8 +194,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 11.
-		c0 = le64(xb[112:120])&lowNibbles | le64(xb[176:184])<<2&crumbHighs
-		c1 = le64(xb[120:128])&lowNibbles | le64(xb[184:192])<<2&crumbHighs
+		c0 = (uint64(xb[112])|uint64(xb[113])<<8|uint64(xb[114])<<16|uint64(xb[115])<<24|uint64(xb[116])<<32|uint64(xb[117])<<40|uint64(xb[118])<<48|uint64(xb[119])<<56)&lowNibbles | (uint64(xb[176])|uint64(xb[177])<<8|uint64(xb[178])<<16|uint64(xb[179])<<24|uint64(xb[180])<<32|uint64(xb[181])<<40|uint64(xb[182])<<48|uint64(xb[183])<<56)<<2&crumbHighs
+		c1 = (uint64(xb[120])|uint64(xb[121])<<8|uint64(xb[122])<<16|uint64(xb[123])<<24|uint64(xb[124])<<32|uint64(xb[125])<<40|uint64(xb[126])<<48|uint64(xb[127])<<56)&lowNibbles | (uint64(xb[184])|uint64(xb[185])<<8|uint64(xb[186])<<16|uint64(xb[187])<<24|uint64(xb[188])<<32|uint64(xb[189])<<40|uint64(xb[190])<<48|uint64(xb[191])<<56)<<2&crumbHighs
 		s = uint64(int64(int8(xb[203])))
 		a = (c0&k6PairMask)*pw[133] + (c1&k6PairMask)*pw[137] + pw[141]
 		t0 += s * (a & narrowKeep)
@@ -207,8 +207,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 12.
-		c0 = le64(xb[64:72])>>4&lowNibbles | le64(xb[160:168])&crumbHighs
-		c1 = le64(xb[72:80])>>4&lowNibbles | le64(xb[168:176])&crumbHighs
+		c0 = (uint64(xb[64])|uint64(xb[65])<<8|uint64(xb[66])<<16|uint64(xb[67])<<24|uint64(xb[68])<<32|uint64(xb[69])<<40|uint64(xb[70])<<48|uint64(xb[71])<<56)>>4&lowNibbles | (uint64(xb[160])|uint64(xb[161])<<8|uint64(xb[162])<<16|uint64(xb[163])<<24|uint64(xb[164])<<32|uint64(xb[165])<<40|uint64(xb[166])<<48|uint64(xb[167])<<56)&crumbHighs
+		c1 = (uint64(xb[72])|uint64(xb[73])<<8|uint64(xb[74])<<16|uint64(xb[75])<<24|uint64(xb[76])<<32|uint64(xb[77])<<40|uint64(xb[78])<<48|uint64(xb[79])<<56)>>4&lowNibbles | (uint64(xb[168])|uint64(xb[169])<<8|uint64(xb[170])<<16|uint64(xb[171])<<24|uint64(xb[172])<<32|uint64(xb[173])<<40|uint64(xb[174])<<48|uint64(xb[175])<<56)&crumbHighs
 		s = uint64(int64(int8(xb[204])))
 		a = (c0&k6PairMask)*pw[145] + (c1&k6PairMask)*pw[149] + pw[153]
 		t0 += s * (a & narrowKeep)
@@ -220,8 +220,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 13.
-		c0 = le64(xb[80:88])>>4&lowNibbles | le64(xb[176:184])&crumbHighs
-		c1 = le64(xb[88:96])>>4&lowNibbles | le64(xb[184:192])&crumbHighs
+		c0 = (uint64(xb[80])|uint64(xb[81])<<8|uint64(xb[82])<<16|uint64(xb[83])<<24|uint64(xb[84])<<32|uint64(xb[85])<<40|uint64(xb[86])<<48|uint64(xb[87])<<56)>>4&lowNibbles | (uint64(xb[176])|uint64(xb[177])<<8|uint64(xb[178])<<16|uint64(xb[179])<<24|uint64(xb[180])<<32|uint64(xb[181])<<40|uint64(xb[182])<<48|uint64(xb[183])<<56)&crumbHighs
+		c1 = (uint64(xb[88])|uint64(xb[89])<<8|uint64(xb[90])<<16|uint64(xb[91])<<24|uint64(xb[92])<<32|uint64(xb[93])<<40|uint64(xb[94])<<48|uint64(xb[95])<<56)>>4&lowNibbles | (uint64(xb[184])|uint64(xb[185])<<8|uint64(xb[186])<<16|uint64(xb[187])<<24|uint64(xb[188])<<32|uint64(xb[189])<<40|uint64(xb[190])<<48|uint64(xb[191])<<56)&crumbHighs
 		s = uint64(int64(int8(xb[205])))
 		a = (c0&k6PairMask)*pw[157] + (c1&k6PairMask)*pw[161] + pw[165]
 		t0 += s * (a & narrowKeep)
@@ -233,8 +233,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 14.
-		c0 = le64(xb[96:104])>>4&lowNibbles | le64(xb[160:168])>>2&crumbHighs
-		c1 = le64(xb[104:112])>>4&lowNibbles | le64(xb[168:176])>>2&crumbHighs
+		c0 = (uint64(xb[96])|uint64(xb[97])<<8|uint64(xb[98])<<16|uint64(xb[99])<<24|uint64(xb[100])<<32|uint64(xb[101])<<40|uint64(xb[102])<<48|uint64(xb[103])<<56)>>4&lowNibbles | (uint64(xb[160])|uint64(xb[161])<<8|uint64(xb[162])<<16|uint64(xb[163])<<24|uint64(xb[164])<<32|uint64(xb[165])<<40|uint64(xb[166])<<48|uint64(xb[167])<<56)>>2&crumbHighs
+		c1 = (uint64(xb[104])|uint64(xb[105])<<8|uint64(xb[106])<<16|uint64(xb[107])<<24|uint64(xb[108])<<32|uint64(xb[109])<<40|uint64(xb[110])<<48|uint64(xb[111])<<56)>>4&lowNibbles | (uint64(xb[168])|uint64(xb[169])<<8|uint64(xb[170])<<16|uint64(xb[171])<<24|uint64(xb[172])<<32|uint64(xb[173])<<40|uint64(xb[174])<<48|uint64(xb[175])<<56)>>2&crumbHighs
 		s = uint64(int64(int8(xb[206])))
 		a = (c0&k6PairMask)*pw[169] + (c1&k6PairMask)*pw[173] + pw[177]
 		t0 += s * (a & narrowKeep)
@@ -246,8 +246,8 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t3 += s * (a & narrowKeep)
 		*seq = t3
 		// Sub-block 15.
-		c0 = le64(xb[112:120])>>4&lowNibbles | le64(xb[176:184])>>2&crumbHighs
-		c1 = le64(xb[120:128])>>4&lowNibbles | le64(xb[184:192])>>2&crumbHighs
+		c0 = (uint64(xb[112])|uint64(xb[113])<<8|uint64(xb[114])<<16|uint64(xb[115])<<24|uint64(xb[116])<<32|uint64(xb[117])<<40|uint64(xb[118])<<48|uint64(xb[119])<<56)>>4&lowNibbles | (uint64(xb[176])|uint64(xb[177])<<8|uint64(xb[178])<<16|uint64(xb[179])<<24|uint64(xb[180])<<32|uint64(xb[181])<<40|uint64(xb[182])<<48|uint64(xb[183])<<56)>>2&crumbHighs
+		c1 = (uint64(xb[120])|uint64(xb[121])<<8|uint64(xb[122])<<16|uint64(xb[123])<<24|uint64(xb[124])<<32|uint64(xb[125])<<40|uint64(xb[126])<<48|uint64(xb[127])<<56)>>4&lowNibbles | (uint64(xb[184])|uint64(xb[185])<<8|uint64(xb[186])<<16|uint64(xb[187])<<24|uint64(xb[188])<<32|uint64(xb[189])<<40|uint64(xb[190])<<48|uint64(xb[191])<<56)>>2&crumbHighs
 		s = uint64(int64(int8(xb[207])))
 		a = (c0&k6PairMask)*pw[181] + (c1&k6PairMask)*pw[185] + pw[189]
 		t0 += s * (a & narrowKeep)

@@ -35,6 +35,26 @@ import "math"
 	return format.Source(b.Bytes())
 }
 
+// load64 is the little-endian word at b[off:off+8], spelled out byte by
+// byte: the compiler merges it into one load, and unlike an inlined
+// binary.LittleEndian.Uint64 it leaves no inlining mark (a NOP) behind and
+// is ordered by its own line, so the Q6_K decode's loads come where they
+// are used (about 5% of that kernel's time; Q8_0's chunk loads are faster
+// through le64).
+func load64(b string, off int) string {
+	var s bytes.Buffer
+	s.WriteString("(")
+	for i := range 8 {
+		if i > 0 {
+			fmt.Fprintf(&s, " | uint64(%s[%d])<<%d", b, off+i, 8*i)
+		} else {
+			fmt.Fprintf(&s, "uint64(%s[%d])", b, off)
+		}
+	}
+	s.WriteString(")")
+	return s.String()
+}
+
 // q8_0 writes rowQ8_0: per half of a block, chunk by chunk, x's even and
 // odd bytes (biased by 128) against the chunk's four prepared words, the
 // high sums starting from the half's bias word (see dot_prepared.go).
@@ -109,7 +129,7 @@ func q6K(b *bytes.Buffer) {
 			case sh > 4:
 				crumb = fmt.Sprintf(">>%d", sh-4)
 			}
-			w("c%d = le64(xb[%d:%d])%s&lowNibbles | le64(xb[%d:%d])%s&crumbHighs", g, lo, lo+8, nib, hi, hi+8, crumb)
+			w("c%d = %s%s&lowNibbles | %s%s&crumbHighs", g, load64("xb", lo), nib, load64("xb", hi), crumb)
 		}
 		w("s = uint64(int64(int8(xb[%d])))", 192+j)
 		base := 1 + 12*j
