@@ -16,7 +16,8 @@ import (
 // and the loop over weight rows does only the weight's side. The integer
 // parts are exact whatever the method, and the float operations and their
 // order are those of the single-row kernels, so every row's result is its
-// DotKernel result bit for bit.
+// DotKernel result bit for bit. The Q8_0 and Q6_K row loops are written out
+// block by block in dot_prepared_gen.go (package internal/unroll says why).
 
 // A preparedKernel is a multi-row dot in two steps: prepare turns the
 // activation row y of n elements into words(n) words, rows computes out[r]
