@@ -41,7 +41,7 @@ func rowQ8_0(x []byte, p []uint64, seq *uint64) float32 {
 	return sum
 }
 
-// rowQ6K is one row of rowsQ6K; *seq takes each sub-block's last sum
+// rowQ6K is one row of rowsQ6K; *seq takes each second sub-block's last sum
 // (see package unroll).
 func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 	var sums [8]float32
@@ -62,7 +62,6 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t2 += s * (a & narrowKeep)
 		a = (c0>>40&k6PairMask)*pw[4] + (c1>>40&k6PairMask)*pw[8] + pw[12]
 		t3 += s * (a & narrowKeep)
-		*seq = t3
 		// Sub-block 1.
 		c0 = (uint64(xb[16])|uint64(xb[17])<<8|uint64(xb[18])<<16|uint64(xb[19])<<24|uint64(xb[20])<<32|uint64(xb[21])<<40|uint64(xb[22])<<48|uint64(xb[23])<<56)&lowNibbles | (uint64(xb[144])|uint64(xb[145])<<8|uint64(xb[146])<<16|uint64(xb[147])<<24|uint64(xb[148])<<32|uint64(xb[149])<<40|uint64(xb[150])<<48|uint64(xb[151])<<56)<<4&crumbHighs
 		c1 = (uint64(xb[24])|uint64(xb[25])<<8|uint64(xb[26])<<16|uint64(xb[27])<<24|uint64(xb[28])<<32|uint64(xb[29])<<40|uint64(xb[30])<<48|uint64(xb[31])<<56)&lowNibbles | (uint64(xb[152])|uint64(xb[153])<<8|uint64(xb[154])<<16|uint64(xb[155])<<24|uint64(xb[156])<<32|uint64(xb[157])<<40|uint64(xb[158])<<48|uint64(xb[159])<<56)<<4&crumbHighs
@@ -88,7 +87,6 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t2 += s * (a & narrowKeep)
 		a = (c0>>40&k6PairMask)*pw[28] + (c1>>40&k6PairMask)*pw[32] + pw[36]
 		t3 += s * (a & narrowKeep)
-		*seq = t3
 		// Sub-block 3.
 		c0 = (uint64(xb[48])|uint64(xb[49])<<8|uint64(xb[50])<<16|uint64(xb[51])<<24|uint64(xb[52])<<32|uint64(xb[53])<<40|uint64(xb[54])<<48|uint64(xb[55])<<56)&lowNibbles | (uint64(xb[144])|uint64(xb[145])<<8|uint64(xb[146])<<16|uint64(xb[147])<<24|uint64(xb[148])<<32|uint64(xb[149])<<40|uint64(xb[150])<<48|uint64(xb[151])<<56)<<2&crumbHighs
 		c1 = (uint64(xb[56])|uint64(xb[57])<<8|uint64(xb[58])<<16|uint64(xb[59])<<24|uint64(xb[60])<<32|uint64(xb[61])<<40|uint64(xb[62])<<48|uint64(xb[63])<<56)&lowNibbles | (uint64(xb[152])|uint64(xb[153])<<8|uint64(xb[154])<<16|uint64(xb[155])<<24|uint64(xb[156])<<32|uint64(xb[157])<<40|uint64(xb[158])<<48|uint64(xb[159])<<56)<<2&crumbHighs
@@ -114,7 +112,6 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t2 += s * (a & narrowKeep)
 		a = (c0>>40&k6PairMask)*pw[52] + (c1>>40&k6PairMask)*pw[56] + pw[60]
 		t3 += s * (a & narrowKeep)
-		*seq = t3
 		// Sub-block 5.
 		c0 = (uint64(xb[16])|uint64(xb[17])<<8|uint64(xb[18])<<16|uint64(xb[19])<<24|uint64(xb[20])<<32|uint64(xb[21])<<40|uint64(xb[22])<<48|uint64(xb[23])<<56)>>4&lowNibbles | (uint64(xb[144])|uint64(xb[145])<<8|uint64(xb[146])<<16|uint64(xb[147])<<24|uint64(xb[148])<<32|uint64(xb[149])<<40|uint64(xb[150])<<48|uint64(xb[151])<<56)&crumbHighs
 		c1 = (uint64(xb[24])|uint64(xb[25])<<8|uint64(xb[26])<<16|uint64(xb[27])<<24|uint64(xb[28])<<32|uint64(xb[29])<<40|uint64(xb[30])<<48|uint64(xb[31])<<56)>>4&lowNibbles | (uint64(xb[152])|uint64(xb[153])<<8|uint64(xb[154])<<16|uint64(xb[155])<<24|uint64(xb[156])<<32|uint64(xb[157])<<40|uint64(xb[158])<<48|uint64(xb[159])<<56)&crumbHighs
@@ -140,7 +137,6 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t2 += s * (a & narrowKeep)
 		a = (c0>>40&k6PairMask)*pw[76] + (c1>>40&k6PairMask)*pw[80] + pw[84]
 		t3 += s * (a & narrowKeep)
-		*seq = t3
 		// Sub-block 7.
 		c0 = (uint64(xb[48])|uint64(xb[49])<<8|uint64(xb[50])<<16|uint64(xb[51])<<24|uint64(xb[52])<<32|uint64(xb[53])<<40|uint64(xb[54])<<48|uint64(xb[55])<<56)>>4&lowNibbles | (uint64(xb[144])|uint64(xb[145])<<8|uint64(xb[146])<<16|uint64(xb[147])<<24|uint64(xb[148])<<32|uint64(xb[149])<<40|uint64(xb[150])<<48|uint64(xb[151])<<56)>>2&crumbHighs
 		c1 = (uint64(xb[56])|uint64(xb[57])<<8|uint64(xb[58])<<16|uint64(xb[59])<<24|uint64(xb[60])<<32|uint64(xb[61])<<40|uint64(xb[62])<<48|uint64(xb[63])<<56)>>4&lowNibbles | (uint64(xb[152])|uint64(xb[153])<<8|uint64(xb[154])<<16|uint64(xb[155])<<24|uint64(xb[156])<<32|uint64(xb[157])<<40|uint64(xb[158])<<48|uint64(xb[159])<<56)>>2&crumbHighs
@@ -166,7 +162,6 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t2 += s * (a & narrowKeep)
 		a = (c0>>40&k6PairMask)*pw[100] + (c1>>40&k6PairMask)*pw[104] + pw[108]
 		t3 += s * (a & narrowKeep)
-		*seq = t3
 		// Sub-block 9.
 		c0 = (uint64(xb[80])|uint64(xb[81])<<8|uint64(xb[82])<<16|uint64(xb[83])<<24|uint64(xb[84])<<32|uint64(xb[85])<<40|uint64(xb[86])<<48|uint64(xb[87])<<56)&lowNibbles | (uint64(xb[176])|uint64(xb[177])<<8|uint64(xb[178])<<16|uint64(xb[179])<<24|uint64(xb[180])<<32|uint64(xb[181])<<40|uint64(xb[182])<<48|uint64(xb[183])<<56)<<4&crumbHighs
 		c1 = (uint64(xb[88])|uint64(xb[89])<<8|uint64(xb[90])<<16|uint64(xb[91])<<24|uint64(xb[92])<<32|uint64(xb[93])<<40|uint64(xb[94])<<48|uint64(xb[95])<<56)&lowNibbles | (uint64(xb[184])|uint64(xb[185])<<8|uint64(xb[186])<<16|uint64(xb[187])<<24|uint64(xb[188])<<32|uint64(xb[189])<<40|uint64(xb[190])<<48|uint64(xb[191])<<56)<<4&crumbHighs
@@ -192,7 +187,6 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t2 += s * (a & narrowKeep)
 		a = (c0>>40&k6PairMask)*pw[124] + (c1>>40&k6PairMask)*pw[128] + pw[132]
 		t3 += s * (a & narrowKeep)
-		*seq = t3
 		// Sub-block 11.
 		c0 = (uint64(xb[112])|uint64(xb[113])<<8|uint64(xb[114])<<16|uint64(xb[115])<<24|uint64(xb[116])<<32|uint64(xb[117])<<40|uint64(xb[118])<<48|uint64(xb[119])<<56)&lowNibbles | (uint64(xb[176])|uint64(xb[177])<<8|uint64(xb[178])<<16|uint64(xb[179])<<24|uint64(xb[180])<<32|uint64(xb[181])<<40|uint64(xb[182])<<48|uint64(xb[183])<<56)<<2&crumbHighs
 		c1 = (uint64(xb[120])|uint64(xb[121])<<8|uint64(xb[122])<<16|uint64(xb[123])<<24|uint64(xb[124])<<32|uint64(xb[125])<<40|uint64(xb[126])<<48|uint64(xb[127])<<56)&lowNibbles | (uint64(xb[184])|uint64(xb[185])<<8|uint64(xb[186])<<16|uint64(xb[187])<<24|uint64(xb[188])<<32|uint64(xb[189])<<40|uint64(xb[190])<<48|uint64(xb[191])<<56)<<2&crumbHighs
@@ -218,7 +212,6 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t2 += s * (a & narrowKeep)
 		a = (c0>>40&k6PairMask)*pw[148] + (c1>>40&k6PairMask)*pw[152] + pw[156]
 		t3 += s * (a & narrowKeep)
-		*seq = t3
 		// Sub-block 13.
 		c0 = (uint64(xb[80])|uint64(xb[81])<<8|uint64(xb[82])<<16|uint64(xb[83])<<24|uint64(xb[84])<<32|uint64(xb[85])<<40|uint64(xb[86])<<48|uint64(xb[87])<<56)>>4&lowNibbles | (uint64(xb[176])|uint64(xb[177])<<8|uint64(xb[178])<<16|uint64(xb[179])<<24|uint64(xb[180])<<32|uint64(xb[181])<<40|uint64(xb[182])<<48|uint64(xb[183])<<56)&crumbHighs
 		c1 = (uint64(xb[88])|uint64(xb[89])<<8|uint64(xb[90])<<16|uint64(xb[91])<<24|uint64(xb[92])<<32|uint64(xb[93])<<40|uint64(xb[94])<<48|uint64(xb[95])<<56)>>4&lowNibbles | (uint64(xb[184])|uint64(xb[185])<<8|uint64(xb[186])<<16|uint64(xb[187])<<24|uint64(xb[188])<<32|uint64(xb[189])<<40|uint64(xb[190])<<48|uint64(xb[191])<<56)&crumbHighs
@@ -244,7 +237,6 @@ func rowQ6K(x []byte, p []uint64, seq *uint64) float32 {
 		t2 += s * (a & narrowKeep)
 		a = (c0>>40&k6PairMask)*pw[172] + (c1>>40&k6PairMask)*pw[176] + pw[180]
 		t3 += s * (a & narrowKeep)
-		*seq = t3
 		// Sub-block 15.
 		c0 = (uint64(xb[112])|uint64(xb[113])<<8|uint64(xb[114])<<16|uint64(xb[115])<<24|uint64(xb[116])<<32|uint64(xb[117])<<40|uint64(xb[118])<<48|uint64(xb[119])<<56)>>4&lowNibbles | (uint64(xb[176])|uint64(xb[177])<<8|uint64(xb[178])<<16|uint64(xb[179])<<24|uint64(xb[180])<<32|uint64(xb[181])<<40|uint64(xb[182])<<48|uint64(xb[183])<<56)>>2&crumbHighs
 		c1 = (uint64(xb[120])|uint64(xb[121])<<8|uint64(xb[122])<<16|uint64(xb[123])<<24|uint64(xb[124])<<32|uint64(xb[125])<<40|uint64(xb[126])<<48|uint64(xb[127])<<56)>>4&lowNibbles | (uint64(xb[184])|uint64(xb[185])<<8|uint64(xb[186])<<16|uint64(xb[187])<<24|uint64(xb[188])<<32|uint64(xb[189])<<40|uint64(xb[190])<<48|uint64(xb[191])<<56)>>2&crumbHighs

@@ -120,7 +120,7 @@ func (g *gen) q8_0() {
 // dot_prepared.go).
 func (g *gen) q6K() {
 	w := g.w
-	g.rowStart("rowQ6K", "sub-block's last sum", "210", "k6Words", "var sums [8]float32")
+	g.rowStart("rowQ6K", "second sub-block's last sum", "210", "k6Words", "var sums [8]float32")
 	w("var t0, t1, t2, t3 uint64")
 	w("var c0, c1, s, a uint64")
 	for j := range 16 {
@@ -153,7 +153,11 @@ func (g *gen) q6K() {
 			w("a = (c0%s&k6PairMask)*pw[%d] + (c1%s&k6PairMask)*pw[%d] + pw[%d]", sh, base+pr, sh, base+4+pr, base+8+pr)
 			w("t%d += s * (a & narrowKeep)", pr)
 		}
-		w("*seq = t3")
+		if j%2 == 1 {
+			// Every second sub-block: 3% faster than every one, 5%
+			// faster than every fourth.
+			w("*seq = t3")
+		}
 	}
 	w("// The lane-0 biases, scaled, come off: the t's become pair words.")
 	w("ssum := uint64(int64(quantSum(le64(xb[192:200]))+quantSum(le64(xb[200:208])))) << 15")
