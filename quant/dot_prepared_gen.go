@@ -4,7 +4,7 @@ package quant
 
 import "math"
 
-// rowQ8_0 is one row of rowsQ8_0; *seq takes each chunk's high sum
+// rowQ8_0 is one row of rowsQ8_0; *seq takes each high sum but one a block
 // (see package unroll).
 func rowQ8_0(x []byte, p []uint64, seq *uint64) float32 {
 	t := fp16Table
@@ -27,7 +27,6 @@ func rowQ8_0(x []byte, p []uint64, seq *uint64) float32 {
 		e, o = xw&evenBytes, xw>>8&evenBytes
 		l1 = e*pw[10] + o*pw[11]
 		h1 = e*pw[12] + o*pw[13] + pw[18]
-		*seq = h1
 		xw = le64(xb[26:34]) ^ byteSigns
 		e, o = xw&evenBytes, xw>>8&evenBytes
 		l1 += e*pw[14] + o*pw[15]

@@ -89,7 +89,7 @@ func load64(b string, off int) string {
 // odd bytes (biased by 128) against the chunk's four prepared words, the
 // high sums starting from the half's bias word (see dot_prepared.go).
 func (g *gen) q8_0() {
-	g.rowStart("rowQ8_0", "chunk's high sum", "q8_0Bytes", "q8Words", "t := fp16Table", "var sum float32")
+	g.rowStart("rowQ8_0", "high sum but one a block", "q8_0Bytes", "q8Words", "t := fp16Table", "var sum float32")
 	g.w("var xw, e, o, l0, h0, l1, h1 uint64")
 	for hf := range 2 {
 		base := 1 + 9*hf
@@ -103,7 +103,11 @@ func (g *gen) q8_0() {
 			}
 			g.w("l%d %s e*pw[%d] + o*pw[%d]", hf, op, wb, wb+1)
 			g.w("h%d %s e*pw[%d] + o*pw[%d]%s", hf, op, wb+2, wb+3, bias)
-			g.w("*seq = h%d", hf)
+			if hf == 0 || ch == 1 {
+				// Not after the second half's first chunk: 2% faster
+				// than after every chunk.
+				g.w("*seq = h%d", hf)
+			}
 		}
 	}
 	g.w("s := int32(l0>>48) + int32(l1>>48) + (int32(int64(h0)>>48)+int32(int64(h1)>>48))<<4")
