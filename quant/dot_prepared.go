@@ -7,6 +7,8 @@ import (
 	"sync"
 )
 
+//go:generate go run ./internal/genunrolled -o dot_prepared_gen.go
+
 // Multi-row dots with a prepared activation. A matrix product meets one
 // activation row with many weight rows, so everything the SWAR dots do to
 // the activation (biasing, spreading into 16-bit lanes, reversing, splitting
@@ -14,7 +16,8 @@ import (
 // and the loop over weight rows does only the weight's side. The integer
 // parts are exact whatever the method, and the float operations and their
 // order are those of the single-row kernels, so every row's result is its
-// DotKernel result bit for bit.
+// DotKernel result bit for bit. The Q8_0 and Q6_K row loops are written out
+// block by block in dot_prepared_gen.go (package internal/unroll says why).
 
 // A preparedKernel is a multi-row dot in two steps: prepare turns the
 // activation row y of n elements into words(n) words, rows computes out[r]
@@ -86,80 +89,51 @@ func quantSum(w uint64) int32 {
 
 func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
-// Q8_0 · Q8_0. Each block of y becomes a word holding y's scale (low half)
-// and 128 times the sum of its quants (high half), then for each 8-byte
-// chunk four words: the low and high nibbles (y = 16*hi + lo, lo unsigned,
-// hi signed) of the even and the odd elements, in reversed lanes. x's bytes
+// Q8_0 · Q8_0. Each block of y becomes a word holding y's scale, then for
+// each half (16 elements, two 8-byte chunks) nine words: per chunk, the
+// low and high nibbles (y = 16*hi + lo, lo unsigned, hi signed) of its even
+// and its odd elements, in reversed lanes, and a bias word. x's bytes
 // biased by 128 fill 16-bit lanes with two masks, so each multiplication
-// takes four products and sum x*y = sum (x+128)*lo + 16 sum (x+128)*hi -
-// 128 sum y. Over two chunks a lane of the low sums stays below
-// 16*255*15 < 2^16 and one of the high sums within 16*255*8 < 2^15.
-const q8Words = 17
+// takes four products, and sum x*y = sum (x+128)*lo + 16 sum (x+128)*hi -
+// 128 sum y. Over a half a lane of the low sums stays below 16*255*15 <
+// 2^16; the high sums' lanes stay within 16*255*8 < 2^15, which the bias
+// word's laneBias makes non-negative, and its top lane also takes off 8
+// times the half's sum of y, so that the top lane ends as sum x*hi - 8 sum
+// lo, within 16*1024 + 8*16*15 < 2^15: a signed 16-bit lane.
+const (
+	q8Words     = 1 + 2*q8HalfWords
+	q8HalfWords = 9
+)
 
 func prepareQ8_0(n int, y []byte, p []uint64) {
 	for b := 0; b < n/32; b++ {
 		yb := (*[q8_0Bytes]byte)(y[q8_0Bytes*b:])
 		w := (*[q8Words]uint64)(p[q8Words*b:])
-		var sum int32
-		for k := range 4 {
-			yw := le64(yb[2+8*k : 10+8*k])
-			sum += quantSum(yw)
-			r := bits.ReverseBytes64(yw)
-			// y = 16*hi + lo: lo the low nibble, hi the high one signed.
-			w[1+4*k] = r >> 8 & laneLowNibbles
-			w[2+4*k] = r & laneLowNibbles
-			w[3+4*k] = signedNibbleLanes(r >> 12 & laneLowNibbles)
-			w[4+4*k] = signedNibbleLanes(r >> 4 & laneLowNibbles)
+		w[0] = uint64(math.Float32bits(fp16At(yb[:2])))
+		for hf := range 2 {
+			half := (*[q8HalfWords]uint64)(w[1+q8HalfWords*hf:])
+			var sum int32
+			for ch := range 2 {
+				yw := le64(yb[2+16*hf+8*ch:])
+				sum += quantSum(yw)
+				r := bits.ReverseBytes64(yw)
+				half[4*ch] = r >> 8 & laneLowNibbles
+				half[4*ch+1] = r & laneLowNibbles
+				half[4*ch+2] = signedNibbleLanes(r >> 12 & laneLowNibbles)
+				half[4*ch+3] = signedNibbleLanes(r >> 4 & laneLowNibbles)
+			}
+			half[8] = laneBias + uint64(uint16(-8*sum))<<48
 		}
-		w[0] = uint64(math.Float32bits(fp16At(yb[:2]))) | uint64(uint32(128*sum))<<32
 	}
 }
 
 func rowsQ8_0(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
 	nb := n / 32
 	p = p[:q8Words*nb]
-	var seq int32
+	var seq uint64
 	for r := range out[:nrows] {
 		out[r] = rowQ8_0(x[uint64(r)*stride:][:q8_0Bytes*nb], p, &seq)
 	}
-}
-
-// rowQ8_0 is one row of rowsQ8_0: a function of its own, so that the
-// compiler keeps the block loop's few values in registers. The chunks are
-// written out rather than called: the compiler orders independent
-// instructions by source line, so an inlined helper's loads (all on its
-// few lines) would all go first and most of them to the stack.
-func rowQ8_0(x []byte, p []uint64, seq *int32) float32 {
-	t := fp16Table
-	var sum float32
-	for b := 0; b < len(p)/q8Words; b++ {
-		xb := (*[q8_0Bytes]byte)(x[q8_0Bytes*b:])
-		w := (*[q8Words]uint64)(p[q8Words*b:])
-		x0 := binary.LittleEndian.Uint64(xb[2:10]) ^ byteSigns
-		e0, o0 := x0&evenBytes, x0>>8&evenBytes
-		l := e0*w[1] + o0*w[2]
-		h := e0*w[3] + o0*w[4]
-		x1 := binary.LittleEndian.Uint64(xb[10:18]) ^ byteSigns
-		e1, o1 := x1&evenBytes, x1>>8&evenBytes
-		l += e1*w[5] + o1*w[6]
-		h += e1*w[7] + o1*w[8]
-		s := int32(l>>48) + 16*int32(int16((h+laneBias)>>48))
-		// The store orders the second half's loads after the first
-		// half's arithmetic (see the comment above).
-		*seq = s
-		x2 := binary.LittleEndian.Uint64(xb[18:26]) ^ byteSigns
-		e2, o2 := x2&evenBytes, x2>>8&evenBytes
-		l = e2*w[9] + o2*w[10]
-		h = e2*w[11] + o2*w[12]
-		x3 := binary.LittleEndian.Uint64(xb[26:34]) ^ byteSigns
-		e3, o3 := x3&evenBytes, x3>>8&evenBytes
-		l += e3*w[13] + o3*w[14]
-		h += e3*w[15] + o3*w[16]
-		s += int32(l>>48) + 16*int32(int16((h+laneBias)>>48)) - int32(w[0]>>32)
-		dx := t[uint16(xb[0])|uint16(xb[1])<<8]
-		sum += float32(float32(s) * float32(dx*math.Float32frombits(uint32(w[0]))))
-	}
-	return sum
 }
 
 // Q4_0 · Q8_0. Each block of y becomes a word holding y's scale and 8
@@ -205,7 +179,8 @@ func rowsQ4_0(n int, x []byte, stride uint64, nrows int, p []uint64, out []float
 	}
 }
 
-// rowQ4_0 is one row of rowsQ4_0 (see rowQ8_0).
+// rowQ4_0 is one row of rowsQ4_0: a function of its own, so that the
+// compiler keeps the block loop's few values in registers.
 func rowQ4_0(x []byte, p []uint64) float32 {
 	t := fp16Table
 	var sum float32
@@ -334,7 +309,7 @@ func rowsQ4K(n int, x []byte, stride uint64, nrows int, p []uint64, out []float3
 	}
 }
 
-// rowQ4K is one row of rowsQ4K (see rowQ8_0).
+// rowQ4K is one row of rowsQ4K (see rowQ4_0).
 func rowQ4K(x []byte, p []uint64) float32 {
 	var sums [8]float32
 	var sum float32
@@ -376,6 +351,9 @@ func rowQ4K(x []byte, p []uint64) float32 {
 const (
 	k6Words    = 1 + 16*12
 	k6PairMask = 0x0000_0000_00ff_00ff
+	// crumbHighs keeps bits 4 and 5 of every byte, where a code's two
+	// high bits go.
+	crumbHighs = 0x3030_3030_3030_3030
 )
 
 // narrowOffset is the prepared word of a narrow pair whose codes are 32
@@ -403,62 +381,11 @@ func prepareK6(n int, y []byte, p []uint64) {
 	}
 }
 
-// k6Codes decodes a Q6_K block's 256 six-bit codes into 32 words of
-// eight bytes, word g holding elements 8g..8g+7. Element 128c+32k+l is
-// nibble k/2 of ql[64c+l+32(k%2)] with bits 2k of qh[32c+l] above it.
-func k6Codes(codes *[32]uint64, xb *[210]byte) {
-	for c := 0; c < 2; c++ {
-		for l := 0; l < 32; l += 8 {
-			q0 := binary.LittleEndian.Uint64(xb[64*c+l : 64*c+l+8])
-			q1 := binary.LittleEndian.Uint64(xb[64*c+l+32 : 64*c+l+40])
-			h := binary.LittleEndian.Uint64(xb[128+32*c+l : 136+32*c+l])
-			g := 16*c + l/8
-			codes[g] = q0&lowNibbles | (h&lowCrumbs)<<4
-			codes[g+4] = q1&lowNibbles | (h>>2&lowCrumbs)<<4
-			codes[g+8] = q0>>4&lowNibbles | (h>>4&lowCrumbs)<<4
-			codes[g+12] = q1>>4&lowNibbles | (h>>6&lowCrumbs)<<4
-		}
-	}
-}
-
 func rowsQ6K(n int, x []byte, stride uint64, nrows int, p []uint64, out []float32) {
 	nb := n / 256
 	p = p[:k6Words*nb]
+	var seq uint64
 	for r := range out[:nrows] {
-		out[r] = rowQ6K(x[uint64(r)*stride:][:210*nb], p)
+		out[r] = rowQ6K(x[uint64(r)*stride:][:210*nb], p, &seq)
 	}
-}
-
-// rowQ6K is one row of rowsQ6K (see rowQ8_0).
-func rowQ6K(x []byte, p []uint64) float32 {
-	var sums [8]float32
-	var codes [32]uint64
-	for len(x) >= 210 && len(p) >= k6Words {
-		xb := (*[210]byte)(x)
-		w := (*[k6Words]uint64)(p)
-		k6Codes(&codes, xb)
-		var t0, t1, t2, t3, ssum uint64
-		// One sub-block (codes c0, c1) a lane pair at a time, each
-		// pair's sums corrected for the codes' offset.
-		for j := 0; j < 16; j++ {
-			c0, c1 := codes[2*j], codes[2*j+1]
-			pj := (*[12]uint64)(w[1+12*j:])
-			s := uint64(int64(int8(xb[192+j])))
-			ssum += s
-			a := (c0&k6PairMask)*pj[0] + (c1&k6PairMask)*pj[4] + pj[8]
-			t0 += s * (a & narrowKeep)
-			a = (c0>>8&k6PairMask)*pj[1] + (c1>>8&k6PairMask)*pj[5] + pj[9]
-			t1 += s * (a & narrowKeep)
-			a = (c0>>32&k6PairMask)*pj[2] + (c1>>32&k6PairMask)*pj[6] + pj[10]
-			t2 += s * (a & narrowKeep)
-			a = (c0>>40&k6PairMask)*pj[3] + (c1>>40&k6PairMask)*pj[7] + pj[11]
-			t3 += s * (a & narrowKeep)
-		}
-		// The lane-0 biases, scaled, come off: t's become pair words.
-		ssum <<= 15
-		t0, t1, t2, t3 = t0-ssum, t1-ssum, t2-ssum, t3-ssum
-		laneFloats(&sums, fp16At(xb[208:210])*math.Float32frombits(uint32(w[0])), t0, t1, t2, t3)
-		x, p = x[210:], p[k6Words:]
-	}
-	return laneTotal(0, &sums)
 }

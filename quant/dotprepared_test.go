@@ -1,13 +1,17 @@
 package quant
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	mrand "math/rand"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/quant/internal/unroll"
 )
 
 // preparedTypes are the types whose DotRowsKernel prepares y.
@@ -137,4 +141,14 @@ func TestPreparedRowsMatchGenericBuild(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPreparedKernelsGenerated regenerates dot_prepared_gen.go and requires
+// the committed file to be identical.
+func TestPreparedKernelsGenerated(t *testing.T) {
+	got, err := unroll.Generate()
+	require.NoError(t, err)
+	want, err := os.ReadFile("dot_prepared_gen.go")
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want, got), "dot_prepared_gen.go is stale: run go generate ./quant")
 }

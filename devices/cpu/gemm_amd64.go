@@ -27,8 +27,14 @@ func init() {
 			_, _ = aux[8*nb-1], y[34*nb-1]
 			fillAuxAVX2(ptr(aux), ptr(y), nb)
 		}
+		q4kCol, q4kOne := dotEdges(dotQ4_KAVX2)
+		q5kCol, q5kOne := dotEdges(dotQ5_KAVX2)
+		q6kCol, q6kOne := dotEdges(dotQ6_KAVX2)
 		archGemm = map[quant.Type]*plainGemm{
-			quant.F32: {step: 8, tile3x4: gemmF32x3x4AVX2, tile3x1: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
+			quant.F32:  {step: 8, rows: 3, tile: gemmF32x3x4AVX2, tileCol: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
+			quant.Q4_K: {step: 256, rows: 1, exact: true, pack: q4_KPack, tileCol: q4kCol, one: q4kOne},
+			quant.Q5_K: {step: 256, rows: 1, exact: true, pack: q5_KPack, tileCol: q5kCol, one: q5kOne},
+			quant.Q6_K: {step: 256, rows: 1, exact: true, pack: q6_KPack, tileCol: q6kCol, one: q6kOne},
 		}
 	}
 }
@@ -145,3 +151,72 @@ func gemmF32x3x1AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.
 
 //go:noescape
 func gemmF32x1x1AVX2(steps int, x, y, out unsafe.Pointer)
+
+// dotEdges are the tileCol and one of a one-row tile whose outputs are
+// the vec_dot kernel dot's.
+func dotEdges(dot func(n int, x, y unsafe.Pointer) float32) (func(int, unsafe.Pointer, uintptr, unsafe.Pointer, unsafe.Pointer), func(int, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer)) {
+	one := func(steps int, x, y, out unsafe.Pointer) { *(*float32)(out) = dot(steps, x, y) }
+	return func(steps int, x unsafe.Pointer, _ uintptr, y, out unsafe.Pointer) { one(steps, x, y, out) }, one
+}
+
+// q4_KPack packs Q4_K rows and Q8_K columns for gemmQ4_KPx4AVX2
+// (gemm_k_amd64.s says how): 320 bytes a packed super-block.
+var q4_KPack = &gemmPack{
+	rowBytes: func(steps int) int { return 320 * steps },
+	rows:     packQ4_KAVX2,
+	col:      packQ8_KAVX2,
+	tile:     gemmQ4_KPx4AVX2,
+}
+
+// q5_KPack packs Q5_K rows to q4_KPack's layout (levels 0..31: four
+// products of at most 31*128 still fit the tile's int16 sums), for the
+// same tile, bit for bit dotQ5_KAVX2 (Q5_K's dot is Q4_K's with the fifth
+// bit in the levels).
+var q5_KPack = &gemmPack{
+	rowBytes: q4_KPack.rowBytes,
+	rows:     packQ5_KAVX2,
+	col:      packQ8_KAVX2,
+	tile:     gemmQ4_KPx4AVX2,
+}
+
+// q6_KPack packs Q6_K rows and Q8_K columns for gemmQ6_KPx4AVX2: 448
+// bytes a packed super-block, the columns as for Q4_K.
+var q6_KPack = &gemmPack{
+	rowBytes: func(steps int) int { return 448 * steps },
+	rows:     packQ6_KAVX2,
+	col:      packQ8_KAVX2,
+	tile:     gemmQ6_KPx4AVX2,
+}
+
+// packQ4_KAVX2 packs nrows Q4_K rows of steps super-blocks, stride bytes
+// apart, to dst one after the other.
+//
+//go:noescape
+func packQ4_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+
+// packQ5_KAVX2 is packQ4_KAVX2 for Q5_K rows.
+//
+//go:noescape
+func packQ5_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+
+// packQ6_KAVX2 is packQ4_KAVX2 for Q6_K rows.
+//
+//go:noescape
+func packQ6_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+
+// packQ8_KAVX2 packs a Q8_K row of steps blocks to dst (the same size).
+//
+//go:noescape
+func packQ8_KAVX2(dst, src unsafe.Pointer, steps int)
+
+// gemmQ4_KPx4AVX2 is gemmPack's tile for packed Q4_K rows against packed
+// Q8_K columns, bit for bit dotQ4_KAVX2.
+//
+//go:noescape
+func gemmQ4_KPx4AVX2(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
+
+// gemmQ6_KPx4AVX2 is gemmQ4_KPx4AVX2 for packed Q6_K rows, bit for bit
+// dotQ6_KAVX2.
+//
+//go:noescape
+func gemmQ6_KPx4AVX2(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)

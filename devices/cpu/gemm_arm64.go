@@ -18,7 +18,7 @@ func init() {
 		return
 	}
 	archGemm = map[quant.Type]*plainGemm{
-		quant.F32: {step: 4, tile3x4: gemmF32x3x4NEON, tile3x1: gemmF32x3x1NEON, one: gemmF32x1x1NEON},
+		quant.F32: {step: 4, rows: 3, tile: gemmF32x3x4NEON, tileCol: gemmF32x3x1NEON, one: gemmF32x1x1NEON},
 	}
 	archRepack = neonRepack
 	archPack = map[quant.Type]func(dst, src []byte, rs int){
