@@ -346,6 +346,21 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VMULSS       ymem, X, X; \
 	VBROADCASTSS X, Y
 
+// Q4KSCALEBYTES gathers the eight scales and eight minimums of the Q4_K
+// block at SI as bytes in X4 (scales 0-7, then minimums 0-7), as
+// described below. It uses X6, X7.
+#define Q4KSCALEBYTES \
+	VMOVDQU    4(SI), X6;               \
+	VPSHUFB    q4kshufa<>(SB), X6, X7;  \
+	VPSHUFB    q4kshufb<>(SB), X6, X6;  \
+	VPAND      q4kmask1<>(SB), X7, X4;  \
+	VPSRLW     $4, X7, X7;              \
+	VPAND      q4kmask2<>(SB), X7, X7;  \
+	VPOR       X7, X4, X4;              \
+	VPSRLW     $2, X6, X6;              \
+	VPAND      q4kmask3<>(SB), X6, X6;  \
+	VPOR       X6, X4, X4
+
 // Q4_K block: fp16 d, fp16 dmin, scales[12], qs[128]. The 12 scale bytes
 // hold eight 6-bit scales and eight 6-bit minimums: scale j < 4 in the low
 // six bits of byte j, minimum j < 4 in those of byte j+4; for j >= 4 the
@@ -356,16 +371,7 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 // in both lanes of Y15 and the minimums, each repeated for the two bsums
 // of its 32 elements, as words in Y14. It uses Y4..Y7.
 #define DECODEQ4K \
-	VMOVDQU    4(SI), X6;               \
-	VPSHUFB    q4kshufa<>(SB), X6, X7;  \
-	VPSHUFB    q4kshufb<>(SB), X6, X6;  \
-	VPAND      q4kmask1<>(SB), X7, X4;  \
-	VPSRLW     $4, X7, X7;              \
-	VPAND      q4kmask2<>(SB), X7, X7;  \
-	VPOR       X7, X4, X4;              \
-	VPSRLW     $2, X6, X6;              \
-	VPAND      q4kmask3<>(SB), X6, X6;  \
-	VPOR       X6, X4, X4;              \
+	Q4KSCALEBYTES;                      \
 	VPMOVZXBW  X4, Y4;                  \
 	VPERMQ     $0x44, Y4, Y15;          \
 	VPERMQ     $0xfa, Y4, Y14;          \

@@ -89,16 +89,7 @@ row:                                       \
 block:                                     \
 	TESTQ      CX, CX;                     \
 	JZ         next;                       \
-	VMOVDQU    4(SI), X6;                  \
-	VPSHUFB    q4kshufa<>(SB), X6, X7;     \
-	VPSHUFB    q4kshufb<>(SB), X6, X6;     \
-	VPAND      q4kmask1<>(SB), X7, X4;     \
-	VPSRLW     $4, X7, X7;                 \
-	VPAND      q4kmask2<>(SB), X7, X7;     \
-	VPOR       X7, X4, X4;                 \
-	VPSRLW     $2, X6, X6;                 \
-	VPAND      q4kmask3<>(SB), X6, X6;     \
-	VPOR       X6, X4, X4;                 \
+	Q4KSCALEBYTES;                         \
 	VPMOVZXBW  X4, Y4;                     \
 	VMOVDQU    X4, 256(DI);                \
 	VPERMQ     $0xfa, Y4, Y4;              \
