@@ -168,6 +168,27 @@ DATA q6shuf<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
 DATA q6shuf<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 
+// q6wshuf+32i(SB) makes, from eight words in each lane, word 2i eight
+// times in the low lane and word 2i+1 eight times in the high one
+// (VPSHUFB): one step's scale pair from the scales as words.
+DATA q6wshuf<>+0(SB)/8, $0x0100010001000100
+DATA q6wshuf<>+8(SB)/8, $0x0100010001000100
+DATA q6wshuf<>+16(SB)/8, $0x0302030203020302
+DATA q6wshuf<>+24(SB)/8, $0x0302030203020302
+DATA q6wshuf<>+32(SB)/8, $0x0504050405040504
+DATA q6wshuf<>+40(SB)/8, $0x0504050405040504
+DATA q6wshuf<>+48(SB)/8, $0x0706070607060706
+DATA q6wshuf<>+56(SB)/8, $0x0706070607060706
+DATA q6wshuf<>+64(SB)/8, $0x0908090809080908
+DATA q6wshuf<>+72(SB)/8, $0x0908090809080908
+DATA q6wshuf<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q6wshuf<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA q6wshuf<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q6wshuf<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA q6wshuf<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA q6wshuf<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
+
 // HSUM leaves in the low lane of X the sum of Y's eight lanes, in a fixed
 // order, using T.
 #define HSUM(Y, X, T) \
@@ -488,9 +509,10 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VPADDD     Y6, ISUM, ISUM
 
 // Q6KSTEP1 is one 32-element step of the single-column kernel: the scale
-// pair made on the spot (m as in Q6KPAIR), quants in Q, y at y(DI).
-#define Q6KSTEP1(y, m, Q) \
-	Q6KPAIR(m, X7, Y7);     \
+// pair shuffled from S (Y12: scales 0-7 as words in both lanes, Y13: 8-15;
+// m = 32 times the pair's index among S's four), quants in Q, y at y(DI).
+#define Q6KSTEP1(y, m, S, Q) \
+	VPSHUFB q6wshuf<>+m(SB), S, Y7; \
 	VPMADDUBSW y(DI), Q, Y6; \
 	VPMADDWD   Y7, Y6, Y6;   \
 	VPADDD     Y6, Y10, Y10

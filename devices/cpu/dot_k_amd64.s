@@ -236,18 +236,20 @@ block:                        \
 
 // Q6KSUPER adds the super-block at SI against the column's at DI to ACC.
 #define Q6KSUPER(ACC) \
-	Q6KSCALES;               \
-	VPXOR Y10, Y10, Y10;     \
-	DECODEQ6KHALF(0, 128);   \
-	Q6KSTEP1(4, 0, Y8);      \
-	Q6KSTEP1(36, 16, Y9);    \
-	Q6KSTEP1(68, 32, Y4);    \
-	Q6KSTEP1(100, 48, Y5);   \
-	DECODEQ6KHALF(64, 160);  \
-	Q6KSTEP1(132, 64, Y8);   \
-	Q6KSTEP1(164, 80, Y9);   \
-	Q6KSTEP1(196, 96, Y4);   \
-	Q6KSTEP1(228, 112, Y5);  \
+	Q6KSCALES;                   \
+	VPERMQ $0x44, Y14, Y12;      \
+	VPERMQ $0xee, Y14, Y13;      \
+	VPXOR  Y10, Y10, Y10;        \
+	DECODEQ6KHALF(0, 128);       \
+	Q6KSTEP1(4, 0, Y12, Y8);     \
+	Q6KSTEP1(36, 32, Y12, Y9);   \
+	Q6KSTEP1(68, 64, Y12, Y4);   \
+	Q6KSTEP1(100, 96, Y12, Y5);  \
+	DECODEQ6KHALF(64, 160);      \
+	Q6KSTEP1(132, 0, Y13, Y8);   \
+	Q6KSTEP1(164, 32, Y13, Y9);  \
+	Q6KSTEP1(196, 64, Y13, Y4);  \
+	Q6KSTEP1(228, 96, Y13, Y5);  \
 	Q6KFIN(DI, Y10, ACC)
 
 // func dotQ4_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
