@@ -270,13 +270,7 @@ func flashAttnWorkSize(t *graph.Tensor, nth int) int {
 // memory when p comes without it (a Params made outside an engine).
 func newFlashScratch(p *Params, t *graph.Tensor) flashScratch {
 	_, n := flashScratchLayout(t, nil)
-	var b []byte
-	if lo := p.Ith * n; len(p.Work) >= lo+n {
-		b = p.Work[lo : lo+n : lo+n]
-	} else {
-		b = make([]byte, n)
-	}
-	w, _ := flashScratchLayout(t, b)
+	w, _ := flashScratchLayout(t, p.threadWork(n))
 	return w
 }
 

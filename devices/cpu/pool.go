@@ -22,6 +22,16 @@ type Params struct {
 	kset    *kernelSet // the engine's kernels (traits.go)
 }
 
+// threadWork is thread Ith's n bytes of Work for kernels that ask nth*n
+// (its share from Ith*n), or new memory when p comes without them (a
+// Params made outside an engine).
+func (p *Params) threadWork(n int) []byte {
+	if lo := p.Ith * n; len(p.Work) >= lo+n {
+		return p.Work[lo : lo+n : lo+n]
+	}
+	return make([]byte, n)
+}
+
 // Barrier waits until every thread of the operation has reached it.
 func (p *Params) Barrier() { p.barrier.wait() }
 

@@ -107,13 +107,7 @@ func newRopeCache(p *Params, t *graph.Tensor) *ropeCache {
 		c.sinSign = -1
 	}
 	n := ropeCacheFloats(t)
-	size := ropeWorkSize(t, 1)
-	var b []byte
-	if lo := p.Ith * size; len(p.Work) >= lo+size {
-		b = p.Work[lo : lo+size : lo+size]
-	} else {
-		b = make([]byte, size)
-	}
+	b := p.threadWork(ropeWorkSize(t, 1))
 	// v first: its n floats keep the float64 arrays after it 8-byte
 	// aligned when n is even, as rope requires.
 	c.v = carve[float32](b, n)
