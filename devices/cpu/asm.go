@@ -96,6 +96,7 @@ type asmVecFuncs struct {
 	// takes the rest. sincos leaves out the angles it does not reduce
 	// (zeros, |x| >= 2^29, infinities, NaN) and returns nonzero when there
 	// are some.
+	swiglu     grouped[func(dst, x, g *float32, n int)]
 	expf       grouped[func(dst, src *float32, n int)]
 	f32ToF16   grouped[func(dst *uint16, src *float32, n int)]
 	sincos     grouped[func(s, c, x *float64, n int) (other int)]
@@ -140,6 +141,21 @@ func asmMap[D, S any](k grouped[func(dst *D, src *S, n int)], generic func([]D, 
 			k.fn(unsafe.SliceData(dst), unsafe.SliceData(src), n)
 		}
 		generic(dst[n:], src[n:])
+	}
+}
+
+// asmSwiGLU wraps a SwiGLU loop; x and g are cut to dst's length.
+func asmSwiGLU(k grouped[func(dst, x, g *float32, n int)], generic func(dst, x, g []float32)) func(dst, x, g []float32) {
+	if k.fn == nil {
+		return generic
+	}
+	return func(dst, x, g []float32) {
+		n := len(dst) / k.group * k.group
+		if n > 0 {
+			x, g = x[:len(dst)], g[:len(dst)]
+			k.fn(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(g), n)
+		}
+		generic(dst[n:], x[n:], g[n:])
 	}
 }
 
@@ -266,7 +282,7 @@ func newAsmVec(name string, f asmVecFuncs) vecKernels {
 		scaleF16:   asmScale(f.scaleF16, g.scaleF16),
 		f16ToF32:   g.f16ToF32,
 		f32ToF16:   asmMap(f.f32ToF16, g.f32ToF16),
-		swiglu:     g.swiglu,
+		swiglu:     asmSwiGLU(f.swiglu, g.swiglu),
 		expf:       asmMap(f.expf, g.expf),
 		sincos:     asmSincos(f.sincos, g.sincos),
 		ropeNeox:   asmRopeNeox(f.ropeNeox, g.ropeNeox),

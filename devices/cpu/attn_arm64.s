@@ -431,43 +431,82 @@ GLOBL expfc<>(SB), RODATA|NOPTR, $240
 	SHL2D(52, n, n);                \
 	FMUL2D(n, q, q)
 
-// func expfNEON(dst, src *float32, n int)
-// dst[i] = expf(src[i]) bit for bit, for n a multiple of 4: expf's
-// float64 arithmetic two lanes at a time, fused where the compiled Go
-// code fuses (TestVecExpfBits holds the two together), its special cases
-// (NaN stays x, above hi +Inf, below lo 0) blended in at the end.
-TEXT ·expfNEON(SB), NOSPLIT, $0-24
-	MOVD   dst+0(FP), R0
-	MOVD   src+8(FP), R1
-	MOVD   n+16(FP), R2
-	MOVD   $expfc<>(SB), R3
-	VLD1.P 64(R3), [V16.D2, V17.D2, V18.D2, V19.D2]
-	VLD1.P 64(R3), [V20.D2, V21.D2, V22.D2, V23.D2]
-	VLD1.P 64(R3), [V24.D2, V25.D2, V26.D2, V27.D2]
-	VLD1   (R3), [V28.S4, V29.S4, V30.S4]
+// EXPFCONST loads expf's constants into V16-V30 (from the table, through
+// R3) and zeros V31.
+#define EXPFCONST \
+	MOVD   $expfc<>(SB), R3; \
+	VLD1.P 64(R3), [V16.D2, V17.D2, V18.D2, V19.D2]; \
+	VLD1.P 64(R3), [V20.D2, V21.D2, V22.D2, V23.D2]; \
+	VLD1.P 64(R3), [V24.D2, V25.D2, V26.D2, V27.D2]; \
+	VLD1   (R3), [V28.S4, V29.S4, V30.S4];           \
 	VEOR   V31.B16, V31.B16, V31.B16
+
+// EXPF4: V11 = expf(V0) for four floats, bit for bit: expf's float64
+// arithmetic two lanes at a time, fused where the compiled Go code fuses
+// (TestVecExpfBits holds the two together), its special cases (NaN stays
+// x, above hi +Inf, below lo 0) blended in at the end. It uses V1-V12.
+#define EXPF4 \
+	FCVTL2D(0, 1);                 \
+	FCVTL22D(0, 2);                \
+	EXP2D(1, 3, 4, 5, 6);          \
+	EXP2D(2, 7, 8, 9, 10);         \
+	FCVTN2S(6, 11);                \
+	FCVTN24S(10, 11);              \
+	FCMGT4S(28, 0, 12);            \
+	VBIT V12.B16, V30.B16, V11.B16; \
+	FCMGT4S(0, 29, 12);            \
+	VBIT V12.B16, V31.B16, V11.B16; \
+	FCMEQ4S(0, 0, 12);             \
+	VBIF V12.B16, V0.B16, V11.B16
+
+// func expfNEON(dst, src *float32, n int)
+// dst[i] = expf(src[i]) bit for bit, for n a multiple of 4.
+TEXT ·expfNEON(SB), NOSPLIT, $0-24
+	MOVD dst+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD n+16(FP), R2
+	EXPFCONST
 
 eloop:
 	CMP    $4, R2
 	BLT    edone
 	VLD1.P 16(R1), [V0.S4]
-	FCVTL2D(0, 1)
-	FCVTL22D(0, 2)
-	EXP2D(1, 3, 4, 5, 6)
-	EXP2D(2, 7, 8, 9, 10)
-	FCVTN2S(6, 11)
-	FCVTN24S(10, 11)
-	FCMGT4S(28, 0, 12)
-	VBIT   V12.B16, V30.B16, V11.B16
-	FCMGT4S(0, 29, 12)
-	VBIT   V12.B16, V31.B16, V11.B16
-	FCMEQ4S(0, 0, 12)
-	VBIF   V12.B16, V0.B16, V11.B16
+	EXPF4
 	VST1.P [V11.S4], 16(R0)
 	SUB    $4, R2
 	B      eloop
 
 edone:
+	RET
+
+// func vecSwiGLUNEON(dst, x, gate *float32, n int)
+// dst[i] = x[i] / (1 + expf(-x[i])) * gate[i] for n a multiple of 4: the
+// portable SwiGLU's operations (none of which the compiler fuses) on
+// EXPF4's e^-x, so bit for bit its result.
+TEXT ·vecSwiGLUNEON(SB), NOSPLIT, $0-32
+	MOVD  dst+0(FP), R0
+	MOVD  x+8(FP), R1
+	MOVD  gate+16(FP), R2
+	MOVD  n+24(FP), R4
+	EXPFCONST
+	FMOVS $1.0, F15
+	VDUP  V15.S[0], V15.S4
+
+gloop:
+	CMP    $4, R4
+	BLT    gdone
+	VLD1.P 16(R1), [V13.S4]
+	VLD1.P 16(R2), [V14.S4]
+	FNEG4S(13, 0)
+	EXPF4
+	FADD4S(11, 15, 11)
+	FDIV4S(11, 13, 11)
+	FMUL4S(14, 11, 11)
+	VST1.P [V11.S4], 16(R0)
+	SUB    $4, R4
+	B      gloop
+
+gdone:
 	RET
 
 // func vecF32ToF16NEON(dst *uint16, src *float32, n int)

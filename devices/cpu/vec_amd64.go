@@ -2,8 +2,6 @@
 
 package cpu
 
-import "unsafe"
-
 // The amd64 primitives need what the matrix kernels do (hasAVX2Set: AVX2,
 // FMA and F16C).
 func init() {
@@ -12,23 +10,10 @@ func init() {
 	}
 }
 
-// avx2Vec is the AVX2 set: newAsmVec's wrappers (e^x and sincos over
-// groups of four, the F32->F16 conversion and rope's rotations over
-// groups of eight, flash attention's fused steps: attn_amd64.go) and
-// SwiGLU, whose assembly takes whole groups of eight and leaves the rest
-// to the generic loop.
-var avx2Vec = func() vecKernels {
-	k := newAsmVec("avx2", avx2VecFuncs)
-	k.swiglu = func(dst, x, g []float32) {
-		n := len(dst) &^ 7
-		if n > 0 {
-			x, g = x[:len(dst)], g[:len(dst)]
-			vecSwiGLUAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(g), n)
-		}
-		vecGenericSwiGLU(dst[n:], x[n:], g[n:])
-	}
-	return k
-}()
+// avx2Vec is the AVX2 set: newAsmVec's wrappers, e^x and sincos over
+// groups of four, SwiGLU, the F32->F16 conversion and rope's rotations
+// over groups of eight, and flash attention's fused steps (attn_amd64.go).
+var avx2Vec = newAsmVec("avx2", avx2VecFuncs)
 
 //go:noescape
 func expfAVX2(dst, src *float32, n int)
@@ -94,6 +79,7 @@ var avx2VecFuncs = asmVecFuncs{
 	scaleF16: vecScaleF16AVX2,
 	f16ToF32: vecF16ToF32AVX2,
 
+	swiglu:     by(8, vecSwiGLUAVX2),
 	expf:       by(4, expfAVX2),
 	f32ToF16:   by(8, vecF32ToF16AVX2),
 	sincos:     by(4, sincosAVX2),

@@ -5,10 +5,11 @@ package cpu
 import "unsafe"
 
 // The arm64 primitives need only NEON, which every arm64 core has; the
-// dot products are the F32 and F16 matrix kernels. e^x, the F32->F16
-// conversion and rope's rotations take groups of four (values; pairs for
-// NeoX rotations, eight values for adjacent pairs), sincos groups of two,
-// and flash attention's F16 steps one call per query row (attn_arm64.go).
+// dot products are the F32 and F16 matrix kernels. e^x, SwiGLU, the
+// F32->F16 conversion and rope's rotations take groups of four (values;
+// pairs for NeoX rotations, eight values for adjacent pairs), sincos
+// groups of two, and flash attention's F16 steps one call per query row
+// (attn_arm64.go).
 func init() { vec = neonVec }
 
 var neonVec = newAsmVec("neon", asmVecFuncs{
@@ -28,6 +29,7 @@ var neonVec = newAsmVec("neon", asmVecFuncs{
 	scaleF16: vecScaleF16NEON,
 	f16ToF32: vecF16ToF32NEON,
 
+	swiglu:     by(4, vecSwiGLUNEON),
 	expf:       by(4, expfNEON),
 	f32ToF16:   by(4, vecF32ToF16NEON),
 	sincos:     by(2, sincosNEON),
@@ -78,3 +80,6 @@ func ropeNeoxNEON(y, x, cs *float32, half int)
 
 //go:noescape
 func ropeNormalNEON(y, x, cs *float32, n int)
+
+//go:noescape
+func vecSwiGLUNEON(dst, x, gate *float32, n int)

@@ -15,6 +15,9 @@
 // FRINTM2D: floor, to an integral double.
 #define FRINTM2D(n, d) ENC2(0x4E619800, n, d)
 
+// FNEG4S: d = -n for four floats (the sign flipped, NaNs included).
+#define FNEG4S(n, d) ENC2(0x6EA0F800, n, d)
+
 // Conversions between doubles, floats and 64-bit integers. FCVTZS2D and
 // FCVTZU2D truncate to signed and unsigned integers; FCVTL2D widens the
 // lower two floats of n (FCVTL22D the upper two); FCVTN2S narrows two
