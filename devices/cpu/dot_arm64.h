@@ -20,6 +20,8 @@
 #define FADDP4S(m, n, d) ENC3(0x6E20D400, m, n, d)
 // FMLA4S: d += n * m, lane by lane.
 #define FMLA4S(m, n, d) ENC3(0x4E20CC00, m, n, d)
+// FMLS4S: d -= n * m, lane by lane, fused as FMSUBS is.
+#define FMLS4S(m, n, d) ENC3(0x4EA0CC00, m, n, d)
 #define FABS4S(n, d) ENC2(0x4EA0F800, n, d)
 // FADDP2S: scalar d = n.s[0] + n.s[1].
 #define FADDP2S(n, d) ENC2(0x7E30D800, n, d)
@@ -43,12 +45,16 @@
 
 // Integer arithmetic.
 #define MUL4S(m, n, d) ENC3(0x4EA09C00, m, n, d)
+#define MLA4S(m, n, d) ENC3(0x4EA09400, m, n, d)
+// ADDP4S: d = the sums of n's adjacent lanes, then m's.
+#define ADDP4S(m, n, d) ENC3(0x4EA0BC00, m, n, d)
 #define SMIN4S(m, n, d) ENC3(0x4EA06C00, m, n, d)
 #define MLAE4S(m, i, n, d) WORD $(0x6F800000 | (((i)&1)<<21) | (((i)>>1)<<11) | ((m)<<16) | ((n)<<5) | (d))
 #define ADDV4S(n, d) ENC2(0x4EB1B800, n, d)
 #define ADDP8H(m, n, d) ENC3(0x4E60BC00, m, n, d)
 #define SMULL4S(m, n, d) ENC3(0x0E60C000, m, n, d)
 #define SMULL24S(m, n, d) ENC3(0x4E60C000, m, n, d)
+#define SMLAL24S(m, n, d) ENC3(0x4E608000, m, n, d)
 // SCVTFS: the scalar int32 in S(n) to a float in S(n); DUPS1: S(d) = V(n).s[1].
 #define SCVTFS(n, d) ENC2(0x5E21D800, n, d)
 #define DUPS1(n, d) ENC2(0x5E0C0400, n, d)

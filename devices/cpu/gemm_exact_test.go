@@ -14,19 +14,22 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// exactGemmTypes are the types whose register tiles promise their
-// type's vec_dot bits. amd64's fast set must have Q4_K among them, so
-// that the tests below cannot pass by finding nothing to test there.
-func exactGemmTypes(t *testing.T) []quant.Type {
+// exactGemmTypes are the types whose register tiles in gemms promise
+// their type's vec_dot bits. The amd64 and arm64 fast sets must have the
+// K-quant tiles among them, so that the tests below cannot pass by
+// finding nothing to test there.
+func exactGemmTypes(t *testing.T, gemms map[quant.Type]*plainGemm) []quant.Type {
 	t.Helper()
 	var ts []quant.Type
-	for typ, g := range archGemm {
+	for typ, g := range gemms {
 		if g.exact {
 			ts = append(ts, typ)
 		}
 	}
-	if runtime.GOARCH == "amd64" && archGemm[quant.F32] != nil { // the AVX2 set is there
-		require.Contains(t, ts, quant.Q4_K, "amd64's fast set lost its exact Q4_K tiles")
+	if (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64") && gemms[quant.F32] != nil { // the assembly set is there
+		for _, typ := range []quant.Type{quant.Q4_K, quant.Q5_K, quant.Q6_K} {
+			require.Contains(t, ts, typ, "%s's fast set lost its exact %s tiles", runtime.GOARCH, typ)
+		}
 	}
 	if len(ts) == 0 {
 		t.Skipf("no exact register tiles on %s", runtime.GOARCH)
@@ -34,16 +37,22 @@ func exactGemmTypes(t *testing.T) []quant.Type {
 	return ts
 }
 
-// TestGemmTilesMatchVecDot calls an exact type's tile kernels directly on
+// TestGemmTilesMatchVecDot: the fast set's tiles match its vec_dot
+// (checkGemmTiles).
+func TestGemmTilesMatchVecDot(t *testing.T) {
+	checkGemmTiles(t, archGemm)
+}
+
+// checkGemmTiles calls an exact type's tile kernels in gemms directly on
 // a few rows at a padded stride (the tile over all of them, on packed rows
 // and columns where the type packs them; the one-column edge; the single
 // pair) and wants each output bit for bit the fast set's vec_dot.
-func TestGemmTilesMatchVecDot(t *testing.T) {
+func checkGemmTiles(t *testing.T, gemms map[quant.Type]*plainGemm) {
 	rng := rand.New(rand.NewSource(testSeed(t)))
 	fast := fastKernels()
 	at := func(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
-	for _, typ := range exactGemmTypes(t) {
-		g, tr := archGemm[typ], fast.traits[typ]
+	for _, typ := range exactGemmTypes(t, gemms) {
+		g, tr := gemms[typ], fast.traits[typ]
 		for _, steps := range []int{1, 2, 3, 16, 1 + rng.Intn(24)} {
 			n := steps * g.step
 			rs := int(typ.RowSize(int64(n)))
@@ -117,7 +126,7 @@ func TestGemmMulMatMatchesVecDot(t *testing.T) {
 	if set != fast.name {
 		t.Skipf("the engines run the %s kernel set (%s=1), which has no tiles", set, EnvGeneric)
 	}
-	for _, typ := range exactGemmTypes(t) {
+	for _, typ := range exactGemmTypes(t, archGemm) {
 		g, tr := archGemm[typ], fast.traits[typ]
 		vdt := fast.traits[tr.vecDotType]
 		ms := []int64{1, int64(g.rows), int64(g.rows) + 1, 17, 33, 1 + rng.Int63n(60)}
