@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand"
@@ -53,24 +54,35 @@ func checkGemmTiles(t *testing.T, gemms map[quant.Type]*plainGemm) {
 	at := func(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
 	for _, typ := range exactGemmTypes(t, gemms) {
 		g, tr := gemms[typ], fast.traits[typ]
-		for _, steps := range []int{1, 2, 3, 16, 1 + rng.Intn(24)} {
+		for i, steps := range []int{1, 2, 3, 16, 1 + rng.Intn(24), 2, 1 + rng.Intn(8)} {
+			// The last two cases take random bytes (extremeKRow) where
+			// the type has them.
+			extreme := i >= 5
+			row := func(typ quant.Type, off int) []byte {
+				if extreme {
+					if b := extremeKRow(rng, typ, steps); b != nil {
+						return append(make([]byte, off), b...)[off:]
+					}
+				}
+				b, _ := randomRow(t, rng, typ, steps*g.step, off, false)
+				return b
+			}
 			n := steps * g.step
 			rs := int(typ.RowSize(int64(n)))
 			stride := rs + rng.Intn(3)*int(typ.TypeSize())
 			nrows := g.rows * (1 + rng.Intn(4))
 			x := make([]byte, (nrows-1)*stride+rs)
 			for r := range nrows {
-				row, _ := randomRow(t, rng, typ, n, 0, false)
-				copy(x[r*stride:], row)
+				copy(x[r*stride:], row(typ, 0))
 			}
 			var ys, outs [4]unsafe.Pointer
 			var yrows [4][]byte
 			out := make([]float32, 4*nrows)
 			for c := range 4 {
-				yrows[c], _ = randomRow(t, rng, tr.vecDotType, n, rng.Intn(8), false)
+				yrows[c] = row(tr.vecDotType, rng.Intn(8))
 				ys[c], outs[c] = at(yrows[c]), unsafe.Pointer(&out[c*nrows])
 			}
-			name := fmt.Sprintf("%s steps=%d stride=%d rows=%d", typ, steps, stride, nrows)
+			name := fmt.Sprintf("%s steps=%d stride=%d rows=%d extreme=%v", typ, steps, stride, nrows, extreme)
 			if g.pack != nil {
 				// The tile reads packed rows and columns.
 				pbytes := g.pack.rowBytes(steps)
@@ -179,4 +191,37 @@ func TestGemmMulMatMatchesVecDot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// extremeKRow returns a K-quant or Q8_K row of steps super-blocks of
+// random bytes: every level, scale and minimum anywhere in its range, at
+// its ends too (Q8_K quants of -128 among them), which quantized gaussians
+// seldom reach. Only the float scales are kept finite, and Q8_K's bsums
+// are its quants' sums, as the kernels expect. It returns nil for other
+// types.
+func extremeKRow(rng *rand.Rand, typ quant.Type, steps int) []byte {
+	halves := map[quant.Type][]int{quant.Q4_K: {0, 2}, quant.Q5_K: {0, 2}, quant.Q6_K: {208}}
+	if _, ok := halves[typ]; !ok && typ != quant.Q8_K {
+		return nil
+	}
+	bs := int(typ.TypeSize())
+	b := make([]byte, steps*bs)
+	rng.Read(b)
+	for blk := b; len(blk) >= bs; blk = blk[bs:] {
+		// Clearing the top exponent bit keeps a half finite (below 2).
+		for _, off := range halves[typ] {
+			binary.LittleEndian.PutUint16(blk[off:], binary.LittleEndian.Uint16(blk[off:])&^0x4000)
+		}
+		if typ == quant.Q8_K {
+			binary.LittleEndian.PutUint32(blk, math.Float32bits(rng.Float32()/64))
+			for j := range 16 {
+				sum := 0
+				for _, q := range blk[4+16*j : 4+16*(j+1)] {
+					sum += int(int8(q))
+				}
+				binary.LittleEndian.PutUint16(blk[260+2*j:], uint16(int16(sum)))
+			}
+		}
+	}
+	return b
 }
