@@ -60,6 +60,8 @@
 #define DUPS1(n, d) ENC2(0x5E0C0400, n, d)
 #define SMULL8H(m, n, d) ENC3(0x0E20C000, m, n, d)
 #define SMULL28H(m, n, d) ENC3(0x4E20C000, m, n, d)
+#define SMLAL8H(m, n, d) ENC3(0x0E208000, m, n, d)
+#define SMLAL28H(m, n, d) ENC3(0x4E208000, m, n, d)
 #define SADDLP4S(n, d) ENC2(0x4E602800, n, d)
 #define SADALP4S(n, d) ENC2(0x4E606800, n, d)
 #define SXTL8H(n, d) ENC2(0x0F08A400, n, d)

@@ -195,19 +195,28 @@ func TestGemmMulMatMatchesVecDot(t *testing.T) {
 
 // extremeKRow returns a K-quant or Q8_K row of steps super-blocks of
 // random bytes: every level, scale and minimum anywhere in its range, at
-// its ends too (Q8_K quants of -128 among them), which quantized gaussians
-// seldom reach. Only the float scales are kept finite, and Q8_K's bsums
-// are its quants' sums, as the kernels expect. It returns nil for other
-// types.
+// its ends too, which quantized gaussians seldom reach. Some blocks have
+// every quant byte the same, at the ends of the levels (Q8_K: -128 or
+// 127; the weights' largest or smallest levels), where the integer sums
+// come closest to overflowing. Only the float scales are kept finite, and
+// Q8_K's bsums are its quants' sums, as the kernels expect. It returns
+// nil for other types.
 func extremeKRow(rng *rand.Rand, typ quant.Type, steps int) []byte {
 	halves := map[quant.Type][]int{quant.Q4_K: {0, 2}, quant.Q5_K: {0, 2}, quant.Q6_K: {208}}
-	if _, ok := halves[typ]; !ok && typ != quant.Q8_K {
+	quants := map[quant.Type][2]int{quant.Q4_K: {16, 144}, quant.Q5_K: {16, 176}, quant.Q6_K: {0, 192}, quant.Q8_K: {4, 260}}
+	q, ok := quants[typ]
+	if !ok {
 		return nil
 	}
 	bs := int(typ.TypeSize())
 	b := make([]byte, steps*bs)
 	rng.Read(b)
 	for blk := b; len(blk) >= bs; blk = blk[bs:] {
+		if fill := []int{-1, -1, 0x00, 0xff, 0x80, 0x7f}[rng.Intn(6)]; fill >= 0 {
+			for i := q[0]; i < q[1]; i++ {
+				blk[i] = byte(fill)
+			}
+		}
 		// Clearing the top exponent bit keeps a half finite (below 2).
 		for _, off := range halves[typ] {
 			binary.LittleEndian.PutUint16(blk[off:], binary.LittleEndian.Uint16(blk[off:])&^0x4000)

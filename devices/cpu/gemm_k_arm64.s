@@ -11,24 +11,26 @@
 // register, two dot products and a multiply by the sub-block's scale. The
 // packed layouts instead give each of a vector's four int32 lanes its own
 // 32-element sub-block: packed vector 8h+g (h < 2, g < 8) holds, in lane
-// j, elements 4g..4g+3 of sub-block 4h+j. One SDOT (or, without dotprod,
-// SMULL, SMULL2, ADDP and SADALP, whose lanes come out the same) per 16
-// bytes then keeps each sub-block's sum apart with nothing to clear or
-// scale per sub-block, and a segment of vectors ends with one multiply by
-// its scales, lane by lane. The integer sums are exact in any order; the
+// j, elements 4g..4g+3 of sub-block 4h+j. One SDOT per 16 bytes then keeps
+// each sub-block's sum apart with nothing to clear or scale per
+// sub-block, and a segment of vectors ends with one multiply by its
+// scales, lane by lane. The integer sums are exact in any order; the
 // float part per super-block is the vec_dot's: float(isum) times the same
 // product d*dy (and, for Q4_K and Q5_K, minus float(msum) times dmin*dy),
 // fused into the same accumulator in the same order, with the four
 // columns in the lanes of one register.
 //
-// Why two rows by four columns: a (row, column) output needs its segment
+// Why two rows by four columns: with dotprod, an output needs its segment
 // lanes and its super-block sums (two registers), so the eight outputs
-// take V0-V15; two steps of two rows (V16-V19) and of four columns
-// (V20-V27) are loaded by one instruction per row or column, the rows'
-// float sums are V28 and V29, and the NEON form's products V30 and V31:
-// all 32 registers. Three rows would need 24 registers of sums alone and
-// single-step loads; one row would load each column's bytes for every
-// row. The columns are four because the plumbing hands the tile four.
+// take V0-V15, two steps of two rows (V16-V19) and of four columns
+// (V20-V27) are loaded by one instruction per row or column, and the rows'
+// float sums take V28, V29. Without dotprod an output also needs a second
+// register of int16 products (the tiles below say why), so the eight
+// outputs take V0-V23 and single steps of the rows and columns V24-V29,
+// with the float sums in V30, V31: all 32. Three rows would need 24
+// registers (36 without dotprod) for the sums alone; one row would load
+// each column's bytes for every row. The columns are four because the
+// plumbing hands the tile four.
 //
 // A packed Q4_K or Q5_K super-block (336 bytes): the scales of sub-blocks
 // 0-3 and 4-7 as int32s at 0 and 16, the eight minimums as int16s at 32, d
@@ -195,34 +197,25 @@ pdone:                       \
 	VLD1.P 16(R3), [V7.B16]; \
 	TLANES(V0, V1, V2, V3, V4, V5, V6, V7)
 
-// The tile. R1, R2: the row pair's packed super-blocks; R3, R4: their
-// levels; R5-R8: the four packed columns; R0: super-blocks left. V(4r+c)
-// holds the lanes of the current segment of row r and column c, V(8+4r+c)
-// the super-block's. IDOT(a, b, acc) adds the products of the bytes of
-// V(a) and V(b), four by four, to the lanes of V(acc).
-#define IDOTL_SDOT(a, b, acc) SDOT16B(b, a, acc)
-
-// Without dotprod: int16 products (at most 32*128 each, so a pair fits),
-// added in pairs twice, keep byte 4j..4j+3's sum in lane j as SDOT does.
-#define IDOTL_NEON(a, b, acc) \
-	SMULL8H(b, a, 30);  \
-	SMULL28H(b, a, 31); \
-	ADDP8H(31, 30, 30); \
-	SADALP4S(30, acc)
-
-// KSTEP2 adds two packed vectors of both rows against those of the four
-// columns.
-#define KSTEP2(IDOT) \
+// The tiles. R1, R2: the row pair's packed super-blocks; R3, R4: their
+// levels; R5-R8: the four packed columns; R0: super-blocks left. A
+// segment's lanes fold into the super-block's integer sums, row r and
+// column c's in V(T+4r+c); the rows' float sums (lane c column c's) are
+// V(ACC0) and V(ACC1).
+//
+// With dotprod: V(4r+c) holds the segment's lanes, T = 8, V16-V19 two
+// steps of the rows, V20-V27 of the columns, ACC0, ACC1 = 28, 29.
+#define KSTEP2 \
 	VLD1.P 32(R3), [V16.B16, V17.B16]; \
 	VLD1.P 32(R4), [V18.B16, V19.B16]; \
 	VLD1.P 32(R5), [V20.B16, V21.B16]; \
 	VLD1.P 32(R6), [V22.B16, V23.B16]; \
 	VLD1.P 32(R7), [V24.B16, V25.B16]; \
 	VLD1.P 32(R8), [V26.B16, V27.B16]; \
-	IDOT(16, 20, 0); IDOT(16, 22, 1); IDOT(16, 24, 2); IDOT(16, 26, 3); \
-	IDOT(18, 20, 4); IDOT(18, 22, 5); IDOT(18, 24, 6); IDOT(18, 26, 7); \
-	IDOT(17, 21, 0); IDOT(17, 23, 1); IDOT(17, 25, 2); IDOT(17, 27, 3); \
-	IDOT(19, 21, 4); IDOT(19, 23, 5); IDOT(19, 25, 6); IDOT(19, 27, 7)
+	SDOT16B(20, 16, 0); SDOT16B(22, 16, 1); SDOT16B(24, 16, 2); SDOT16B(26, 16, 3); \
+	SDOT16B(20, 18, 4); SDOT16B(22, 18, 5); SDOT16B(24, 18, 6); SDOT16B(26, 18, 7); \
+	SDOT16B(21, 17, 0); SDOT16B(23, 17, 1); SDOT16B(25, 17, 2); SDOT16B(27, 17, 3); \
+	SDOT16B(21, 19, 4); SDOT16B(23, 19, 5); SDOT16B(25, 19, 6); SDOT16B(27, 19, 7)
 
 #define ZERO8 \
 	VEOR V0.B16, V0.B16, V0.B16; \
@@ -234,31 +227,76 @@ pdone:                       \
 	VEOR V6.B16, V6.B16, V6.B16; \
 	VEOR V7.B16, V7.B16, V7.B16
 
-// KSCALE folds a finished segment into the super-block's lanes with the
+// SSCALE folds a finished segment into the super-block's sums with the
 // rows' scales at off (OP: MUL4S for the first segment, MLA4S after it).
-#define KSCALE(off, OP) \
+#define SSCALE(off, OP) \
 	FMOVQ off(R1), F16; \
 	FMOVQ off(R2), F17; \
 	OP(16, 0, 8); OP(16, 1, 9); OP(16, 2, 10); OP(16, 3, 11); \
 	OP(17, 4, 12); OP(17, 5, 13); OP(17, 6, 14); OP(17, 7, 15)
 
-#define KSEG8(IDOT, off, OP) \
-	ZERO8; KSTEP2(IDOT); KSTEP2(IDOT); KSTEP2(IDOT); KSTEP2(IDOT); KSCALE(off, OP)
+// SSEG8 and SSEG4: segments of eight (Q4_K, Q5_K) and four (Q6_K)
+// vectors.
+#define SSEG8(off, OP) \
+	ZERO8; KSTEP2; KSTEP2; KSTEP2; KSTEP2; SSCALE(off, OP)
 
-#define KSEG4(IDOT, off, OP) \
-	ZERO8; KSTEP2(IDOT); KSTEP2(IDOT); KSCALE(off, OP)
+#define SSEG4(off, OP) \
+	ZERO8; KSTEP2; KSTEP2; SSCALE(off, OP)
+
+// Without dotprod: the products of a step go to int16 lanes, bytes 0-7 of
+// row r and column c in V(4r+c), bytes 8-15 in V(8+4r+c), and a segment
+// adds up there (at most eight products of 31*128, or four of 32*128 for
+// Q6_K, so no lane overflows) before pairwise adds widen it to the
+// sub-blocks' int32 lanes: two multiplies per 16 bytes where widening
+// each step's products would take four. T = 16, V24, V25 a step of the
+// rows, V26-V29 of the columns, ACC0, ACC1 = 30, 31.
+#define NSTEP(MUL, MUL2) \
+	VLD1.P 16(R3), [V24.B16]; \
+	VLD1.P 16(R4), [V25.B16]; \
+	VLD1.P 16(R5), [V26.B16]; \
+	VLD1.P 16(R6), [V27.B16]; \
+	VLD1.P 16(R7), [V28.B16]; \
+	VLD1.P 16(R8), [V29.B16]; \
+	MUL(26, 24, 0); MUL2(26, 24, 8); MUL(27, 24, 1); MUL2(27, 24, 9);     \
+	MUL(28, 24, 2); MUL2(28, 24, 10); MUL(29, 24, 3); MUL2(29, 24, 11);   \
+	MUL(26, 25, 4); MUL2(26, 25, 12); MUL(27, 25, 5); MUL2(27, 25, 13);   \
+	MUL(28, 25, 6); MUL2(28, 25, 14); MUL(29, 25, 7); MUL2(29, 25, 15)
+
+#define NFIRST NSTEP(SMULL8H, SMULL28H)
+#define NNEXT NSTEP(SMLAL8H, SMLAL28H)
+
+// NFOLD widens output o's int16 lanes to its sub-blocks' sums (lane j:
+// bytes 4j..4j+3, as SDOT leaves them) and folds them in with the scales
+// in V(S).
+#define NFOLD(o, S, OP) \
+	SADDLP4S(o, o);       \
+	SADDLP4S(8+o, 8+o);   \
+	ADDP4S(8+o, o, o);    \
+	OP(S, o, 16+o)
+
+#define NSCALE(off, OP) \
+	FMOVQ off(R1), F24; \
+	FMOVQ off(R2), F25; \
+	NFOLD(0, 24, OP); NFOLD(1, 24, OP); NFOLD(2, 24, OP); NFOLD(3, 24, OP); \
+	NFOLD(4, 25, OP); NFOLD(5, 25, OP); NFOLD(6, 25, OP); NFOLD(7, 25, OP)
+
+#define NSEG8(off, OP) \
+	NFIRST; NNEXT; NNEXT; NNEXT; NNEXT; NNEXT; NNEXT; NNEXT; NSCALE(off, OP)
+
+#define NSEG4(off, OP) \
+	NFIRST; NNEXT; NNEXT; NNEXT; NSCALE(off, OP)
 
 // KISUM leaves the rows' super-block sums as floats in V0 and V1, lane c
 // column c's (pairwise adds: the integers are exact, so the same as
 // ADDV's).
-#define KISUM \
-	ADDP4S(9, 8, 0);   \
-	ADDP4S(11, 10, 1); \
-	ADDP4S(1, 0, 0);   \
-	ADDP4S(13, 12, 1); \
-	ADDP4S(15, 14, 2); \
-	ADDP4S(2, 1, 1);   \
-	SCVTF4S(0, 0);     \
+#define KISUM(T) \
+	ADDP4S(T+1, T, 0);   \
+	ADDP4S(T+3, T+2, 1); \
+	ADDP4S(1, 0, 0);     \
+	ADDP4S(T+5, T+4, 1); \
+	ADDP4S(T+7, T+6, 2); \
+	ADDP4S(2, 1, 1);     \
+	SCVTF4S(0, 0);       \
 	SCVTF4S(1, 1)
 
 // KDY gathers the four columns' d into V24 and steps the columns to their
@@ -288,12 +326,15 @@ pdone:                       \
 	ADDP4S(d, c, c);    \
 	ADDP4S(c, a, o)
 
-// Q4_K and Q5_K: two segments of eight vectors; then per row, as
-// KFINMINP: acc += float(isum) * (d*dy), acc -= float(msum) * (dmin*dy).
-#define KBLOCKQ4K(IDOT) \
-	KSEG8(IDOT, 0, MUL4S);          \
-	KSEG8(IDOT, 16, MLA4S);         \
-	KISUM;                          \
+// Q4_K and Q5_K: two segments of eight vectors (SEG: SSEG8 or NSEG8);
+// then per row, as KFINMINP: acc += float(isum) * (d*dy), acc -=
+// float(msum) * (dmin*dy). The products are dy*d rather than d*dy: the
+// same bits, dy being finite. Everything from V2 to V26 but the sums is
+// free by then in both forms.
+#define KBLOCKQ4K(SEG, T, ACC0, ACC1) \
+	SEG(0, MUL4S);                  \
+	SEG(16, MLA4S);                 \
+	KISUM(T);                       \
 	VLD1.P 16(R5), [V20.H8];        \
 	VLD1.P 16(R6), [V21.H8];        \
 	VLD1.P 16(R7), [V22.H8];        \
@@ -309,21 +350,21 @@ pdone:                       \
 	FMOVD  64(R2), F19;             \
 	FMULE(18, 0, 24, 25);           \
 	FMULE(18, 1, 24, 26);           \
-	FMLA4S(25, 0, 28);              \
-	FMLS4S(26, 2, 28);              \
+	FMLA4S(25, 0, ACC0);            \
+	FMLS4S(26, 2, ACC0);            \
 	FMULE(19, 0, 24, 25);           \
 	FMULE(19, 1, 24, 26);           \
-	FMLA4S(25, 1, 29);              \
-	FMLS4S(26, 3, 29)
+	FMLA4S(25, 1, ACC1);            \
+	FMLS4S(26, 3, ACC1)
 
-// Q6_K: four segments of four vectors; then per row, as KFINP: acc +=
-// float(isum) * (d*dy).
-#define KBLOCKQ6K(IDOT) \
-	KSEG4(IDOT, 0, MUL4S);  \
-	KSEG4(IDOT, 16, MLA4S); \
-	KSEG4(IDOT, 32, MLA4S); \
-	KSEG4(IDOT, 48, MLA4S); \
-	KISUM;                  \
+// Q6_K: four segments of four vectors (SEG: SSEG4 or NSEG4); then per
+// row, as KFINP: acc += float(isum) * (d*dy).
+#define KBLOCKQ6K(SEG, T, ACC0, ACC1) \
+	SEG(0, MUL4S);          \
+	SEG(16, MLA4S);         \
+	SEG(32, MLA4S);         \
+	SEG(48, MLA4S);         \
+	KISUM(T);               \
 	ADD   $16, R5;          \
 	ADD   $16, R6;          \
 	ADD   $16, R7;          \
@@ -332,14 +373,20 @@ pdone:                       \
 	FMOVS 64(R1), F18;      \
 	FMOVS 64(R2), F19;      \
 	FMULE(18, 0, 24, 25);   \
-	FMLA4S(25, 0, 28);      \
+	FMLA4S(25, 0, ACC0);    \
 	FMULE(19, 0, 24, 25);   \
-	FMLA4S(25, 1, 29)
+	FMLA4S(25, 1, ACC1)
+
+#define SBLOCKQ4K KBLOCKQ4K(SSEG8, 8, 28, 29)
+#define NBLOCKQ4K KBLOCKQ4K(NSEG8, 16, 30, 31)
+#define SBLOCKQ6K KBLOCKQ6K(SSEG4, 8, 28, 29)
+#define NBLOCKQ6K KBLOCKQ6K(NSEG4, 16, 30, 31)
 
 // KTILE is the body of a tile over nrows (even) packed rows, stride bytes
 // apart: R13 the row pair, R11 the rows left, R12 the stride, R14, R15,
-// R19, R20 the four columns' outputs (row r's at 4r, two rows a pair).
-#define KTILE(BLOCK, IDOT) \
+// R19, R20 the four columns' outputs (row r's at 4r, two rows a pair); Z0
+// and Z1 are free at the end of a pair.
+#define KTILE(BLOCK, ACC0, ACC1, Z0, Z1) \
 	MOVD x+8(FP), R13;            \
 	MOVD stride+16(FP), R12;      \
 	MOVD nrows+24(FP), R11;       \
@@ -359,24 +406,24 @@ pairs:                            \
 	MOVD 16(R9), R7;              \
 	MOVD 24(R9), R8;              \
 	MOVD steps+0(FP), R0;         \
-	VEOR V28.B16, V28.B16, V28.B16; \
-	VEOR V29.B16, V29.B16, V29.B16; \
+	VEOR ACC0.B16, ACC0.B16, ACC0.B16; \
+	VEOR ACC1.B16, ACC1.B16, ACC1.B16; \
 blocks:                           \
 	CBZ  R0, pairdone;            \
 	ADD  $80, R1, R3;             \
 	ADD  $80, R2, R4;             \
-	BLOCK(IDOT);                  \
+	BLOCK;                        \
 	ADD  $336, R1;                \
 	ADD  $336, R2;                \
 	SUB  $1, R0;                  \
 	B    blocks;                  \
 pairdone:                         \
-	VZIP1 V29.S4, V28.S4, V30.S4; \
-	VZIP2 V29.S4, V28.S4, V31.S4; \
-	VST1.P V30.D[0], 8(R14);      \
-	VST1.P V30.D[1], 8(R15);      \
-	VST1.P V31.D[0], 8(R19);      \
-	VST1.P V31.D[1], 8(R20);      \
+	VZIP1 ACC1.S4, ACC0.S4, Z0.S4; \
+	VZIP2 ACC1.S4, ACC0.S4, Z1.S4; \
+	VST1.P Z0.D[0], 8(R14);       \
+	VST1.P Z0.D[1], 8(R15);       \
+	VST1.P Z1.D[0], 8(R19);       \
+	VST1.P Z1.D[1], 8(R20);       \
 	ADD  R12<<1, R13, R13;        \
 	SUB  $2, R11;                 \
 	B    pairs;                   \
@@ -397,19 +444,19 @@ TEXT ·packQ6_KNEON(SB), NOSPLIT, $0-40
 
 // func gemmQ4_KPx4NEON(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
 TEXT ·gemmQ4_KPx4NEON(SB), NOSPLIT, $0-48
-	KTILE(KBLOCKQ4K, IDOTL_NEON)
+	KTILE(NBLOCKQ4K, V30, V31, V28, V29)
 
 // func gemmQ4_KPx4SDOT(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
 TEXT ·gemmQ4_KPx4SDOT(SB), NOSPLIT, $0-48
-	KTILE(KBLOCKQ4K, IDOTL_SDOT)
+	KTILE(SBLOCKQ4K, V28, V29, V30, V31)
 
 // func gemmQ6_KPx4NEON(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
 TEXT ·gemmQ6_KPx4NEON(SB), NOSPLIT, $0-48
-	KTILE(KBLOCKQ6K, IDOTL_NEON)
+	KTILE(NBLOCKQ6K, V30, V31, V28, V29)
 
 // func gemmQ6_KPx4SDOT(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
 TEXT ·gemmQ6_KPx4SDOT(SB), NOSPLIT, $0-48
-	KTILE(KBLOCKQ6K, IDOTL_SDOT)
+	KTILE(SBLOCKQ6K, V28, V29, V30, V31)
 
 // func packQ8_KNEON(dst, src unsafe.Pointer, steps int)
 TEXT ·packQ8_KNEON(SB), NOSPLIT, $0-24
