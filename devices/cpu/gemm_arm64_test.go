@@ -14,9 +14,9 @@ import (
 )
 
 // TestARM64GemmSelected: the tiled and repacked kernels are in the fast
-// set (so gemm_test.go and repack_test.go test them rather than finding
-// no types), the repacked ones with dotprod exactly where the processor
-// has it.
+// set (so gemm_test.go, gemm_exact_test.go and repack_test.go test them
+// rather than finding no types), both with dotprod exactly where the
+// processor has it.
 func TestARM64GemmSelected(t *testing.T) {
 	require.NotNil(t, archGemm[quant.F32], "no tiled F32 kernels")
 	want, wantGemm, name := neonRepack, neonGemm, "neon"
