@@ -13,12 +13,19 @@ import (
 // instead of a closure and a type switch per element. Each has a portable
 // Go version (vecGeneric*) and, where an architecture file provides one and
 // the processor has the features, an assembly version chosen at start-up
-// (vec_amd64.go). The portable versions are always compiled: the tests
-// check every assembly version against them, and the purego build tag
-// leaves the assembly out.
+// (vec_amd64.go, vec_arm64.go). The portable versions are always compiled:
+// the tests check every assembly version against them, and the purego
+// build tag leaves the assembly out.
 //
 // The assembly versions round differently where they fuse a multiply and
 // an add (as ggml's SIMD builds do); their tests bound the difference.
+// Those promised bit for bit (expf, sincos, the rope rotations) match the
+// portable code (math.Sincos included) as the Go compiler builds it: for
+// arm64 it fuses x*y+z and x*y-z into one rounding (the Go specification
+// allows it; an explicit conversion stops it), so the arm64 kernels fuse
+// in the same places; for amd64 it fuses nothing at the default GOAMD64=v1,
+// nor do the amd64 kernels (at GOAMD64=v3 it fuses additions, and the
+// sincos and rope bit-for-bit tests fail).
 
 // vecKernels is one implementation of every primitive. Slices passed
 // together have equal lengths (the callers guarantee it).
