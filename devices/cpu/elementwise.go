@@ -334,9 +334,9 @@ func computeUnary(p *Params, t *graph.Tensor) {
 		x := ops.XIELUParamsOf(t.Params)
 		ewMap(p, t, func(v float32) float32 {
 			if v > 0 {
-				return x.AlphaP*v*v + x.Beta*v
+				return float32(x.AlphaP*v*v) + float32(x.Beta*v)
 			}
-			return (expm1f(fminf(v, x.Eps))-v)*x.AlphaN + x.Beta*v
+			return float32((expm1f(fminf(v, x.Eps))-v)*x.AlphaN) + float32(x.Beta*v)
 		})
 	}
 }
@@ -363,7 +363,7 @@ func computeLeakyReLU(p *Params, t *graph.Tensor) {
 		if x < 0 {
 			neg = x
 		}
-		return pos + ns*neg
+		return pos + float32(ns*neg)
 	})
 }
 
@@ -399,7 +399,7 @@ func computeScale(p *Params, t *graph.Tensor) {
 		ewMap(p, t, func(x float32) float32 { return x * s.Scale })
 		return
 	}
-	ewMap(p, t, func(x float32) float32 { return x*s.Scale + s.Bias })
+	ewMap(p, t, func(x float32) float32 { return float32(x*s.Scale) + s.Bias })
 }
 
 // supportsFill: F32 or F16 (the source's type) with adjacent elements.
