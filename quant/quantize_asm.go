@@ -5,9 +5,9 @@ package quant
 import "unsafe"
 
 // blockAsm is an assembly quantizer of nb blocks of 32 values at src into
-// dst. It returns how many blocks it wrote: fewer than nb when it meets a
-// block it leaves to Go (one whose inverse scale 1/d overflows, and on
-// arm64 also one holding NaN or infinity).
+// dst, all finite. It returns how many blocks it wrote: fewer than nb
+// when it meets a block it leaves to Go, one whose inverse scale 1/d
+// overflows.
 type blockAsm func(dst *byte, src *float32, nb int) int
 
 // useQuantAsm makes Q4_0 without an importance matrix, and Q8_0, quantize
