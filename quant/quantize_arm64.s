@@ -351,16 +351,23 @@ qxdone:
 
 // func qkxSums(x, w, xm []float32, iscales *[8]float32, nmax int32, sumL, sumL2, sumXL *[8]float32)
 TEXT ·qkxSums(SB), NOSPLIT, $0-112
-	MOVD x_base+0(FP), R0
-	MOVD w_base+24(FP), R1
-	MOVD xm_base+48(FP), R2
-	MOVD x_len+8(FP), R3
-	MOVD w_len+32(FP), R4
-	MOVD xm_len+56(FP), R5
-	MIN3
-	MOVD iscales+72(FP), R5
-	MOVW nmax+80(FP), R6
+
+// QKXARGS loads the arguments qkxSums and qkxErr share (x, w, xm,
+// iscales, nmax: the same offsets in both) and QKXCONSTS. It is defined
+// inside qkxSums so that go vet checks those offsets against a frame.
+#define QKXARGS \
+	MOVD x_base+0(FP), R0; \
+	MOVD w_base+24(FP), R1; \
+	MOVD xm_base+48(FP), R2; \
+	MOVD x_len+8(FP), R3; \
+	MOVD w_len+32(FP), R4; \
+	MOVD xm_len+56(FP), R5; \
+	MIN3; \
+	MOVD iscales+72(FP), R5; \
+	MOVW nmax+80(FP), R6; \
 	QKXCONSTS
+
+	QKXARGS
 	VEOR V2.B16, V2.B16, V2.B16
 	VEOR V3.B16, V3.B16, V3.B16
 	VEOR V4.B16, V4.B16, V4.B16
@@ -418,16 +425,7 @@ loop:                              \
 
 // func qkxErr(x, w, xm []float32, iscales *[8]float32, nmax int32, scales, mins *[8]float32, mad int, errs *[8]float32)
 TEXT ·qkxErr(SB), NOSPLIT, $0-120
-	MOVD x_base+0(FP), R0
-	MOVD w_base+24(FP), R1
-	MOVD xm_base+48(FP), R2
-	MOVD x_len+8(FP), R3
-	MOVD w_len+32(FP), R4
-	MOVD xm_len+56(FP), R5
-	MIN3
-	MOVD iscales+72(FP), R5
-	MOVW nmax+80(FP), R6
-	QKXCONSTS
+	QKXARGS
 	MOVD scales+88(FP), R5
 	VLD1 (R5), [V8.S4, V9.S4]
 	MOVD mins+96(FP), R5
