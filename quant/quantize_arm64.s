@@ -53,32 +53,31 @@
 	FMAX4S(10, 8, 8);                         \
 	FMAXV4S(8, 8)
 
-// INVERSE takes d in F10: it jumps to bail when 1/d overflows, else
-// stores d as fp16 at (R0) and leaves d ? 1/d : 0 in every lane of V11.
+// INVERSE takes d in F10: it jumps to stop (which returns the blocks
+// done) when 1/d overflows, else stores d as fp16 at (R0) and leaves
+// d ? 1/d : 0 in every lane of V11.
 #define INVERSE \
 	FDIVS  F10, F25, F11;      \
 	FCMPS  F27, F10;           \
 	FCSELS EQ, F27, F11, F11;  \
 	FABSS  F11, F12;           \
 	FCMPS  F24, F12;           \
-	BEQ    bail;               \
+	BEQ    stop;               \
 	FCVTSH F10, F12;           \
 	FMOVS  F12, R4;            \
 	MOVH   R4, (R0);           \
 	VDUP   V11.S[0], V11.S4
 
-// SCALE4(op) applies the lane operation op(m, n, d) with m = V(k) to V0-V3.
-#define SCALE4(op, k) \
+// SCALE8 applies the lane operation op(m, n, d), m = V(k), to V0-V7 in
+// place.
+#define SCALE8(op, k) \
 	op(k, 0, 0); \
 	op(k, 1, 1); \
 	op(k, 2, 2); \
-	op(k, 3, 3)
-
-#define SCALE8(op, k) \
-	SCALE4(op, k); \
-	op(k, 4, 4);   \
-	op(k, 5, 5);   \
-	op(k, 6, 6);   \
+	op(k, 3, 3); \
+	op(k, 4, 4); \
+	op(k, 5, 5); \
+	op(k, 6, 6); \
 	op(k, 7, 7)
 
 // CONV8 applies the conversion op(n, d) to V0-V7 in place.
@@ -124,7 +123,7 @@ TEXT ·quantizeQ4_0NEON(SB), NOSPLIT, $0-32
 
 q4loop:
 	CMP R2, R3
-	BGE bail
+	BGE stop
 	LOADABS32
 
 	// m, the value of largest magnitude, the first on ties: +0 when all
@@ -180,7 +179,7 @@ q4scale:
 	ADD  $1, R3
 	B    q4loop
 
-bail:
+stop:
 	MOVD R3, ret+24(FP)
 	RET
 
@@ -193,7 +192,7 @@ TEXT ·quantizeQ8_0NEON(SB), NOSPLIT, $0-32
 
 q8loop:
 	CMP R2, R3
-	BGE bail
+	BGE stop
 	LOADABS32
 
 	// d = amax / 127; levels roundf(x*id), within [-127, 127].
@@ -210,7 +209,7 @@ q8loop:
 	ADD  $1, R3
 	B    q8loop
 
-bail:
+stop:
 	MOVD R3, ret+24(FP)
 	RET
 
