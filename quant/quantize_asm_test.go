@@ -75,8 +75,9 @@ func asmCaseBlocks(r *rand.Rand) [][]float32 {
 }
 
 // TestQuantizeAsmMatchesGo checks the assembly Q4_0 and Q8_0 quantizers
-// byte for byte against the Go reference ones, block by block and over
-// runs of blocks where the assembly hands some back to Go.
+// byte for byte against the Go reference ones, block by block, over
+// runs of blocks where the assembly hands some back to Go, and over short
+// runs of one to nine blocks.
 func TestQuantizeAsmMatchesGo(t *testing.T) {
 	if !hasQuantAsm() {
 		t.Skip("no AVX2/F16C: the Go quantizers are the only ones")
@@ -101,6 +102,16 @@ func TestQuantizeAsmMatchesGo(t *testing.T) {
 		require.NoError(t, err)
 		for i := range blocks {
 			require.Equal(t, want[i*ts:(i+1)*ts], got[i*ts:(i+1)*ts], "%s block %d: %v", c.typ, i, blocks[i])
+		}
+		// Short runs from anywhere, so that a run may start or end at a
+		// block the assembly hands back.
+		for range 300 {
+			first := r.Intn(len(blocks))
+			nb := 1 + r.Intn(min(9, len(blocks)-first))
+			part := make([]byte, nb*ts)
+			_, err := QuantizeInto(part, c.typ, src[first*legacyBlock:(first+nb)*legacyBlock], nb, legacyBlock, nil)
+			require.NoError(t, err)
+			require.Equal(t, want[first*ts:(first+nb)*ts], part, "%s blocks %d-%d", c.typ, first, first+nb-1)
 		}
 	}
 }
