@@ -318,8 +318,23 @@ func vecGenericBinary(dst, x, y []float32, op func(a, b float32) float32) {
 }
 
 // vec is the implementation the kernels use: the architecture's when it
-// has one for this processor (set by an init function), else genericVec.
+// has one for this processor (set by an init function through useVec),
+// else genericVec.
 var vec = genericVec
+
+// useVec makes v the primitives of the process unless GGML_CPU_GENERIC=1
+// asks for the generic ones: the variable is read once, at start, since
+// the primitives are the process's, not an Engine's (Options.Generic
+// switches only an Engine's matrix kernels).
+func useVec(v vecKernels) { vec = chooseVec(v, envGeneric()) }
+
+// chooseVec is v, or genericVec when generic is set.
+func chooseVec(v vecKernels, generic bool) vecKernels {
+	if generic {
+		return genericVec
+	}
+	return v
+}
 
 // f32Row views n float32 values at byte offset off of b, or returns nil
 // when they are not 4-byte aligned (the caller then takes its element-wise

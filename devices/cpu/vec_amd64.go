@@ -6,7 +6,7 @@ package cpu
 // FMA and F16C).
 func init() {
 	if hasAVX2Set() {
-		vec = avx2Vec
+		useVec(avx2Vec)
 	}
 }
 

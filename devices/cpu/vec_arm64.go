@@ -10,7 +10,7 @@ import "unsafe"
 // pairs for NeoX rotations, eight values for adjacent pairs), sincos
 // groups of two, and flash attention's F16 steps one call per query row
 // (attn_arm64.go).
-func init() { vec = neonVec }
+func init() { useVec(neonVec) }
 
 var neonVec = newAsmVec("neon", asmVecFuncs{
 	add:   vecAddNEON,
