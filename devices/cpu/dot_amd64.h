@@ -148,6 +148,21 @@ DATA k4shuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA k4shuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL k4shuf<>(SB), RODATA|NOPTR, $256
 
+// q4kpairs and q4kmins (VPSHUFB) make, from four scales then four
+// minimums (bytes) in each lane, the words scale 0, 0, 1, 1, 2, 2, 3, 3
+// and minimum 0, 0, 1, 1, 2, 2, 3, 3 (Q4KRSCALES).
+DATA q4kpairs<>+0(SB)/8, $0x8001800180008000
+DATA q4kpairs<>+8(SB)/8, $0x8003800380028002
+DATA q4kpairs<>+16(SB)/8, $0x8001800180008000
+DATA q4kpairs<>+24(SB)/8, $0x8003800380028002
+GLOBL q4kpairs<>(SB), RODATA|NOPTR, $32
+
+DATA q4kmins<>+0(SB)/8, $0x8005800580048004
+DATA q4kmins<>+8(SB)/8, $0x8007800780068006
+DATA q4kmins<>+16(SB)/8, $0x8005800580048004
+DATA q4kmins<>+24(SB)/8, $0x8007800780068006
+GLOBL q4kmins<>(SB), RODATA|NOPTR, $32
+
 // q6shuf+16i(SB) makes, from 16 bytes, byte 2i eight times then byte 2i+1
 // eight times (VPSHUFB).
 DATA q6shuf<>+0(SB)/8, $0x0000000000000000
