@@ -106,39 +106,48 @@
 	VPABSB    240(SI), Y7
 
 // SIGNQUAD adds to Y13 the products of the quad of |x| in A with the
-// four activation bytes at yoff(YP), given x's signs at smem.
-#define SIGNQUAD(yoff, smem, A, YP) \
-	VPBROADCASTD yoff(YP), Y15;           \
-	VPSIGNB      smem, Y15, Y15;          \
-	VPMADDUBSW   Y15, A, Y14;             \
-	VPMADDWD     ones16<>(SB), Y14, Y14;  \
+// four activation bytes at yoff(YP), given x's signs at smem; ONES holds
+// (or is) ones16.
+#define SIGNQUAD(yoff, smem, A, YP, ONES) \
+	VPBROADCASTD yoff(YP), Y15;  \
+	VPSIGNB      smem, Y15, Y15; \
+	VPMADDUBSW   Y15, A, Y14;    \
+	VPMADDWD     ONES, Y14, Y14; \
 	VPADDD       Y14, Y13, Y13
 
 // SIGNCOL adds a column's block to ACC, |x| of the eight quads (elements
-// 4j.., then 16+4j..) in Y0..Y7 and their signed values at S0..S7.
-#define SIGNCOL(YP, AP, ACC, S0, S1, S2, S3, S4, S5, S6, S7) \
-	VPBROADCASTD 2(YP), Y15;              \
-	VPSIGNB      S0, Y15, Y15;            \
-	VPMADDUBSW   Y15, Y0, Y13;            \
-	VPMADDWD     ones16<>(SB), Y13, Y13;  \
-	SIGNQUAD(6, S1, Y1, YP);              \
-	SIGNQUAD(10, S2, Y2, YP);             \
-	SIGNQUAD(14, S3, Y3, YP);             \
-	SIGNQUAD(18, S4, Y4, YP);             \
-	SIGNQUAD(22, S5, Y5, YP);             \
-	SIGNQUAD(26, S6, Y6, YP);             \
-	SIGNQUAD(30, S7, Y7, YP);             \
-	VCVTDQ2PS    Y13, Y13;                \
-	VBROADCASTSS 0(AP), Y15;              \
-	VMULPS       Y8, Y15, Y15;            \
+// 4j.., then 16+4j..) in Y0..Y7 and their signed values at S0..S7, the
+// eight rows' scales as floats in (or at) D.
+#define SIGNCOL(YP, AP, ACC, ONES, D, S0, S1, S2, S3, S4, S5, S6, S7) \
+	VPBROADCASTD 2(YP), Y15;             \
+	VPSIGNB      S0, Y15, Y15;           \
+	VPMADDUBSW   Y15, Y0, Y13;           \
+	VPMADDWD     ONES, Y13, Y13;         \
+	SIGNQUAD(6, S1, Y1, YP, ONES);       \
+	SIGNQUAD(10, S2, Y2, YP, ONES);      \
+	SIGNQUAD(14, S3, Y3, YP, ONES);      \
+	SIGNQUAD(18, S4, Y4, YP, ONES);      \
+	SIGNQUAD(22, S5, Y5, YP, ONES);      \
+	SIGNQUAD(26, S6, Y6, YP, ONES);      \
+	SIGNQUAD(30, S7, Y7, YP, ONES);      \
+	SIGNFIN(AP, D, ACC)
+
+// SIGNFIN folds the integer sums in Y13 into ACC: acc += float(isum) *
+// (dy * d[r]), dy at 0(AP).
+#define SIGNFIN(AP, D, ACC) \
+	VCVTDQ2PS    Y13, Y13;      \
+	VBROADCASTSS 0(AP), Y15;    \
+	VMULPS       D, Y15, Y15;   \
 	VFMADD231PS  Y15, Y13, ACC
 
 #define Q8X8COL(YP, AP, ACC) \
-	SIGNCOL(YP, AP, ACC, 16(SI), 48(SI), 80(SI), 112(SI), 144(SI), 176(SI), 208(SI), 240(SI))
+	SIGNCOL(YP, AP, ACC, ones16<>(SB), Y8, 16(SI), 48(SI), 80(SI), 112(SI), 144(SI), 176(SI), 208(SI), 240(SI))
 
 // Repacked IQ4_NL (Q4_0's layout): the nibbles index the non-linear
 // levels (iq4nl, VPSHUFB), whose signed values go to the frame (0..255)
-// for the sign trick and whose magnitudes stay in Y0..Y7; then as Q8_0.
+// for the sign trick and whose magnitudes stay in Y0..Y7; then as Q8_0,
+// with the rows' scales in the frame (256..287) so that ones16 stays in
+// Y8 instead of being loaded for every quad.
 #define IQ4X8CHUNK(off, so, A, B) \
 	VMOVDQU off(SI), Y14;          \
 	VPAND   nib<>(SB), Y14, Y13;   \
@@ -152,7 +161,8 @@
 	VPABSB  Y14, B
 
 #define IQ4X8DECODE \
-	VCVTPH2PS 0(SI), Y8;               \
+	VCVTPH2PS 0(SI), Y13;              \
+	VMOVUPS   Y13, 256(SP);            \
 	VMOVDQU   iq4nl<>(SB), Y15;        \
 	IQ4X8CHUNK(16, 0, Y0, Y4);         \
 	IQ4X8CHUNK(48, 32, Y1, Y5);        \
@@ -160,8 +170,41 @@
 	IQ4X8CHUNK(112, 96, Y3, Y7)
 
 #define IQ4X8COL(YP, AP, ACC) \
-	SIGNCOL(YP, AP, ACC, 0(SP), 32(SP), 64(SP), 96(SP), 128(SP), 160(SP), 192(SP), 224(SP))
+	SIGNCOL(YP, AP, ACC, Y8, 256(SP), 0(SP), 32(SP), 64(SP), 96(SP), 128(SP), 160(SP), 192(SP), 224(SP))
 
+// With one column nothing is shared between columns: IQ4X8ONE decodes
+// each chunk of the block at 0(XP) as it goes and keeps everything in
+// registers (the levels in Y0, the nibble mask in Y1, ones16 in Y2), with
+// IQ4X8COL's integers (summed in ISUM) and float sequence.
+#define IQ4X8QUAD(Q, yoff, YP, T, ISUM) \
+	VPBROADCASTD yoff(YP), T; \
+	VPSIGNB      Q, T, T;     \
+	VPABSB       Q, Q;        \
+	VPMADDUBSW   T, Q, Q;     \
+	VPMADDWD     Y2, Q, Q;    \
+	VPADDD       Q, ISUM, ISUM
+
+#define IQ4X8ONECHUNK(XP, off, ylo, yhi, YP, ISUM) \
+	VMOVDQU off(XP), Y3;                \
+	VPAND   Y1, Y3, Y4;                 \
+	VPSRLW  $4, Y3, Y3;                 \
+	VPAND   Y1, Y3, Y3;                 \
+	VPSHUFB Y4, Y0, Y4;                 \
+	VPSHUFB Y3, Y0, Y3;                 \
+	IQ4X8QUAD(Y4, ylo, YP, Y5, ISUM);   \
+	IQ4X8QUAD(Y3, yhi, YP, Y6, ISUM)
+
+#define IQ4X8ONE(XP, YP, AP, ACC, ISUM) \
+	VPXOR        ISUM, ISUM, ISUM;              \
+	IQ4X8ONECHUNK(XP, 16, 2, 18, YP, ISUM);     \
+	IQ4X8ONECHUNK(XP, 48, 6, 22, YP, ISUM);     \
+	IQ4X8ONECHUNK(XP, 80, 10, 26, YP, ISUM);    \
+	IQ4X8ONECHUNK(XP, 112, 14, 30, YP, ISUM);   \
+	VCVTDQ2PS    ISUM, ISUM;                    \
+	VCVTPH2PS    0(XP), Y7;                     \
+	VBROADCASTSS 0(AP), Y15;                    \
+	VMULPS       Y7, Y15, Y15;                  \
+	VFMADD231PS  Y15, ISUM, ACC
 
 // The tile kernels compute one to four columns (their activation rows
 // at y0..y3, aux rows at a0..a3) against ngroups consecutive groups of x,
@@ -270,18 +313,100 @@ TEXT ·gemmQ8_0x8x3AVX2(SB), NOSPLIT, $8-120
 TEXT ·gemmQ8_0x8x4AVX2(SB), NOSPLIT, $8-120
 	TILE(Q8X8DECODE, Q8X8COL, 272, COLS4, STORE4, 0(SP))
 
-// The IQ4_NL kernels keep their signed levels at 0..255(SP).
-TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $264-120
-	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS1, STORE1, 256(SP))
+// The IQ4_NL kernels keep their signed levels at 0..255(SP) and the
+// rows' scales at 256..287 (IQ4X8DECODE); the one-column kernel needs
+// neither.
+// gemmIQ4_NLx8x1AVX2 runs its groups two at a time, group g beside
+// group g+ngroups/2 (the last one of an odd count alone): two sequential
+// streams of weights, which the core fetches faster than one; each group
+// runs the same sequence as alone. SI and DI walk the two groups, AX is
+// the distance between them, DX counts the pairs, R11 is group g's output.
+TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $0-120
+	VMOVDQU iq4nl<>(SB), Y0
+	VMOVDQU nib<>(SB), Y1
+	VMOVDQU ones16<>(SB), Y2
+	MOVQ    x+16(FP), SI
+	MOVQ    o0+88(FP), R11
+	MOVQ    ngroups+8(FP), DX
+	SHRQ    $1, DX
+	MOVQ    nb+0(FP), AX
+	IMULQ   $144, AX
+	IMULQ   DX, AX
 
-TEXT ·gemmIQ4_NLx8x2AVX2(SB), NOSPLIT, $264-120
-	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS2, STORE2, 256(SP))
+iq1pair:
+	TESTQ  DX, DX
+	JZ     iq1odd
+	LEAQ   (SI)(AX*1), DI
+	MOVQ   nb+0(FP), CX
+	MOVQ   y0+24(FP), R8
+	MOVQ   a0+56(FP), R12
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
 
-TEXT ·gemmIQ4_NLx8x3AVX2(SB), NOSPLIT, $264-120
-	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS3, STORE3, 256(SP))
+iq1pblock:
+	TESTQ CX, CX
+	JZ    iq1pstore
+	IQ4X8ONE(SI, R8, R12, Y9, Y13)
+	IQ4X8ONE(DI, R8, R12, Y10, Y14)
+	ADDQ  $144, SI
+	ADDQ  $144, DI
+	ADDQ  $34, R8
+	ADDQ  $8, R12
+	DECQ  CX
+	JMP   iq1pblock
 
-TEXT ·gemmIQ4_NLx8x4AVX2(SB), NOSPLIT, $264-120
-	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS4, STORE4, 256(SP))
+iq1pstore:
+	MOVQ    ngroups+8(FP), BX
+	SHRQ    $1, BX
+	SHLQ    $5, BX
+	VMOVUPS Y9, 0(R11)
+	VMOVUPS Y10, (R11)(BX*1)
+	ADDQ    $32, R11
+	DECQ    DX
+	JMP     iq1pair
+
+iq1odd:
+	MOVQ  ngroups+8(FP), BX
+	TESTQ $1, BX
+	JZ    iq1done
+	// SI has walked the first half: the last group is one half on.
+	ADDQ   AX, SI
+	SHRQ   $1, BX
+	SHLQ   $5, BX
+	ADDQ   BX, R11
+	MOVQ   nb+0(FP), CX
+	MOVQ   y0+24(FP), R8
+	MOVQ   a0+56(FP), R12
+	VXORPS Y9, Y9, Y9
+
+iq1oblock:
+	TESTQ CX, CX
+	JZ    iq1ostore
+	IQ4X8ONE(SI, R8, R12, Y9, Y13)
+	ADDQ  $144, SI
+	ADDQ  $34, R8
+	ADDQ  $8, R12
+	DECQ  CX
+	JMP   iq1oblock
+
+iq1ostore:
+	VMOVUPS Y9, 0(R11)
+
+iq1done:
+	VZEROUPPER
+	RET
+
+TEXT ·gemmIQ4_NLx8x2AVX2(SB), NOSPLIT, $296-120
+	VMOVDQU ones16<>(SB), Y8
+	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS2, STORE2, 288(SP))
+
+TEXT ·gemmIQ4_NLx8x3AVX2(SB), NOSPLIT, $296-120
+	VMOVDQU ones16<>(SB), Y8
+	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS3, STORE3, 288(SP))
+
+TEXT ·gemmIQ4_NLx8x4AVX2(SB), NOSPLIT, $296-120
+	VMOVDQU ones16<>(SB), Y8
+	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS4, STORE4, 288(SP))
 
 // func gemmF32x3x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
 TEXT ·gemmF32x3x4AVX2(SB), NOSPLIT, $0-40
