@@ -484,27 +484,28 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 
 // DECODEQ6KHALF makes the 6-bit quants of one 128-element half, from ql at
 // ql(SI), ql+32(SI) and qh at qh(SI): elements 0-31 in Y8, 32-63 in Y9,
-// 64-95 in Y4, 96-127 in Y5. It uses Y6, Y7.
-#define DECODEQ6KHALF(ql, qh) \
+// 64-95 in Y4, 96-127 in Y5, with the masks nib and hi2 from NIB and HI2
+// (registers, or the tables). It uses Y6, Y7.
+#define DECODEQ6KHALF(ql, qh, NIB, HI2) \
 	VMOVDQU ql(SI), Y4;        \
 	VMOVDQU ql+32(SI), Y5;     \
 	VMOVDQU qh(SI), Y6;        \
-	VPAND   nib<>(SB), Y4, Y8; \
+	VPAND   NIB, Y4, Y8;       \
 	VPSLLW  $4, Y6, Y7;        \
-	VPAND   hi2<>(SB), Y7, Y7; \
+	VPAND   HI2, Y7, Y7;       \
 	VPOR    Y7, Y8, Y8;        \
-	VPAND   nib<>(SB), Y5, Y9; \
+	VPAND   NIB, Y5, Y9;       \
 	VPSLLW  $2, Y6, Y7;        \
-	VPAND   hi2<>(SB), Y7, Y7; \
+	VPAND   HI2, Y7, Y7;       \
 	VPOR    Y7, Y9, Y9;        \
 	VPSRLW  $4, Y4, Y4;        \
-	VPAND   nib<>(SB), Y4, Y4; \
-	VPAND   hi2<>(SB), Y6, Y7; \
+	VPAND   NIB, Y4, Y4;       \
+	VPAND   HI2, Y6, Y7;       \
 	VPOR    Y7, Y4, Y4;        \
 	VPSRLW  $4, Y5, Y5;        \
-	VPAND   nib<>(SB), Y5, Y5; \
+	VPAND   NIB, Y5, Y5;       \
 	VPSRLW  $2, Y6, Y6;        \
-	VPAND   hi2<>(SB), Y6, Y6; \
+	VPAND   HI2, Y6, Y6;       \
 	VPOR    Y6, Y5, Y5
 
 // Q6KCOL adds to ISUM the scaled dots of one half's quants with the y
