@@ -544,6 +544,16 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 	FP16MUL(208(SI), 0(YP), X6, Y6); \
 	VFMADD231PS Y6, ISUM, ACC
 
+// Q6KFOLD is the end of a Q6_K super-block once its scale-bsum products
+// are in M: ISUM less 32*M, as a float, times the broadcast float at F
+// (d*dy, through T) into ACC.
+#define Q6KFOLD(M, T, F, ISUM, ACC) \
+	VPSLLD       $5, M, M;      \
+	VPSUBD       M, ISUM, ISUM; \
+	VCVTDQ2PS    ISUM, ISUM;    \
+	VBROADCASTSS F, T;          \
+	VFMADD231PS  T, ISUM, ACC
+
 // X4BEGIN and X4END open and close a four-column kernel over one row:
 // n in CX, x in SI, the four y in R8..R11, accumulators Y0..Y3 cleared;
 // then the accumulators reduced into out[0..3].

@@ -385,11 +385,7 @@ block:                        \
 	Q6KSTEP1(196, 64, Y13, Y4);                   \
 	Q6KSTEP1(228, 96, Y13, Y5);                   \
 	VPMADDWD     260(DI), Y14, Y6;                \
-	VPSLLD       $5, Y6, Y6;                      \
-	VPSUBD       Y6, Y10, Y10;                    \
-	VCVTDQ2PS    Y10, Y10;                        \
-	VBROADCASTSS F(SP), Y6;                       \
-	VFMADD231PS  Y6, Y10, ACC
+	Q6KFOLD(Y6, Y6, F(SP), Y10, ACC)
 
 #define Q6KRBLOCK \
 	Q6KRDS;                      \

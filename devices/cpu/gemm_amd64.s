@@ -316,11 +316,36 @@ TEXT ·gemmQ8_0x8x4AVX2(SB), NOSPLIT, $8-120
 // The IQ4_NL kernels keep their signed levels at 0..255(SP) and the
 // rows' scales at 256..287 (IQ4X8DECODE); the one-column kernel needs
 // neither.
+
+// IQ1BLOCKS runs BODY over the nb blocks of the one-column kernel's
+// group (or pair) and its column (R8, aux R12), STEP moving the weights
+// on; L and E are its labels.
+#define IQ1BLOCKS(BODY, STEP, L, E) \
+	MOVQ nb+0(FP), CX;   \
+	MOVQ y0+24(FP), R8;  \
+	MOVQ a0+56(FP), R12; \
+L:                       \
+	TESTQ CX, CX;        \
+	JZ    E;             \
+	BODY;                \
+	STEP;                \
+	ADDQ  $34, R8;       \
+	ADDQ  $8, R12;       \
+	DECQ  CX;            \
+	JMP   L;             \
+E:
+
+#define IQ1PAIR IQ4X8ONE(SI, R8, R12, Y9, Y13); IQ4X8ONE(DI, R8, R12, Y10, Y14)
+#define IQ1PSTEP ADDQ $144, SI; ADDQ $144, DI
+#define IQ1ONE IQ4X8ONE(SI, R8, R12, Y9, Y13)
+#define IQ1OSTEP ADDQ $144, SI
+
 // gemmIQ4_NLx8x1AVX2 runs its groups two at a time, group g beside
 // group g+ngroups/2 (the last one of an odd count alone): two sequential
 // streams of weights, which the core fetches faster than one; each group
 // runs the same sequence as alone. SI and DI walk the two groups, AX is
-// the distance between them, DX counts the pairs, R11 is group g's output.
+// the distance between them, DX counts the pairs, R11 is group g's output
+// and BX the distance to its partner's.
 TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $0-120
 	VMOVDQU iq4nl<>(SB), Y0
 	VMOVDQU nib<>(SB), Y1
@@ -329,6 +354,8 @@ TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $0-120
 	MOVQ    o0+88(FP), R11
 	MOVQ    ngroups+8(FP), DX
 	SHRQ    $1, DX
+	MOVQ    DX, BX
+	SHLQ    $5, BX
 	MOVQ    nb+0(FP), AX
 	IMULQ   $144, AX
 	IMULQ   DX, AX
@@ -337,28 +364,9 @@ iq1pair:
 	TESTQ  DX, DX
 	JZ     iq1odd
 	LEAQ   (SI)(AX*1), DI
-	MOVQ   nb+0(FP), CX
-	MOVQ   y0+24(FP), R8
-	MOVQ   a0+56(FP), R12
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
-
-iq1pblock:
-	TESTQ CX, CX
-	JZ    iq1pstore
-	IQ4X8ONE(SI, R8, R12, Y9, Y13)
-	IQ4X8ONE(DI, R8, R12, Y10, Y14)
-	ADDQ  $144, SI
-	ADDQ  $144, DI
-	ADDQ  $34, R8
-	ADDQ  $8, R12
-	DECQ  CX
-	JMP   iq1pblock
-
-iq1pstore:
-	MOVQ    ngroups+8(FP), BX
-	SHRQ    $1, BX
-	SHLQ    $5, BX
+	IQ1BLOCKS(IQ1PAIR, IQ1PSTEP, iq1pblock, iq1pstore)
 	VMOVUPS Y9, 0(R11)
 	VMOVUPS Y10, (R11)(BX*1)
 	ADDQ    $32, R11
@@ -366,30 +374,15 @@ iq1pstore:
 	JMP     iq1pair
 
 iq1odd:
-	MOVQ  ngroups+8(FP), BX
-	TESTQ $1, BX
+	MOVQ  ngroups+8(FP), CX
+	TESTQ $1, CX
 	JZ    iq1done
-	// SI has walked the first half: the last group is one half on.
+	// SI has walked the first half: the last group is one half on, and
+	// so is its output.
 	ADDQ   AX, SI
-	SHRQ   $1, BX
-	SHLQ   $5, BX
 	ADDQ   BX, R11
-	MOVQ   nb+0(FP), CX
-	MOVQ   y0+24(FP), R8
-	MOVQ   a0+56(FP), R12
 	VXORPS Y9, Y9, Y9
-
-iq1oblock:
-	TESTQ CX, CX
-	JZ    iq1ostore
-	IQ4X8ONE(SI, R8, R12, Y9, Y13)
-	ADDQ  $144, SI
-	ADDQ  $34, R8
-	ADDQ  $8, R12
-	DECQ  CX
-	JMP   iq1oblock
-
-iq1ostore:
+	IQ1BLOCKS(IQ1ONE, IQ1OSTEP, iq1oblock, iq1ostore)
 	VMOVUPS Y9, 0(R11)
 
 iq1done:
