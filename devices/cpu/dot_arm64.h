@@ -20,6 +20,8 @@
 #define FADDP4S(m, n, d) ENC3(0x6E20D400, m, n, d)
 // FMLA4S: d += n * m, lane by lane.
 #define FMLA4S(m, n, d) ENC3(0x4E20CC00, m, n, d)
+// FMLS4S: d -= n * m, lane by lane, fused as FMSUBS is.
+#define FMLS4S(m, n, d) ENC3(0x4EA0CC00, m, n, d)
 #define FABS4S(n, d) ENC2(0x4EA0F800, n, d)
 // FADDP2S: scalar d = n.s[0] + n.s[1].
 #define FADDP2S(n, d) ENC2(0x7E30D800, n, d)
@@ -43,17 +45,23 @@
 
 // Integer arithmetic.
 #define MUL4S(m, n, d) ENC3(0x4EA09C00, m, n, d)
+#define MLA4S(m, n, d) ENC3(0x4EA09400, m, n, d)
+// ADDP4S: d = the sums of n's adjacent lanes, then m's.
+#define ADDP4S(m, n, d) ENC3(0x4EA0BC00, m, n, d)
 #define SMIN4S(m, n, d) ENC3(0x4EA06C00, m, n, d)
 #define MLAE4S(m, i, n, d) WORD $(0x6F800000 | (((i)&1)<<21) | (((i)>>1)<<11) | ((m)<<16) | ((n)<<5) | (d))
 #define ADDV4S(n, d) ENC2(0x4EB1B800, n, d)
 #define ADDP8H(m, n, d) ENC3(0x4E60BC00, m, n, d)
 #define SMULL4S(m, n, d) ENC3(0x0E60C000, m, n, d)
 #define SMULL24S(m, n, d) ENC3(0x4E60C000, m, n, d)
+#define SMLAL24S(m, n, d) ENC3(0x4E608000, m, n, d)
 // SCVTFS: the scalar int32 in S(n) to a float in S(n); DUPS1: S(d) = V(n).s[1].
 #define SCVTFS(n, d) ENC2(0x5E21D800, n, d)
 #define DUPS1(n, d) ENC2(0x5E0C0400, n, d)
 #define SMULL8H(m, n, d) ENC3(0x0E20C000, m, n, d)
 #define SMULL28H(m, n, d) ENC3(0x4E20C000, m, n, d)
+#define SMLAL8H(m, n, d) ENC3(0x0E208000, m, n, d)
+#define SMLAL28H(m, n, d) ENC3(0x4E208000, m, n, d)
 #define SADDLP4S(n, d) ENC2(0x4E602800, n, d)
 #define SADALP4S(n, d) ENC2(0x4E606800, n, d)
 #define SXTL8H(n, d) ENC2(0x0F08A400, n, d)
@@ -114,3 +122,47 @@
 	VEOR V1.B16, V1.B16, V1.B16; \
 	VEOR V2.B16, V2.B16, V2.B16; \
 	VEOR V3.B16, V3.B16, V3.B16
+
+// Q4_K (fp16 d, fp16 dmin, scales[12], qs[128]): the eight 6-bit scales
+// and minimums are unpacked from three words as ggml's kmask trick does:
+// scales 0-3 and minimums 0-3 are the low six bits of words 0 and 1; for
+// 4-7, the low (scales) or high (minimums) nibbles of word 2 with the top
+// two bits of words 0 and 1 above them. Scales go to V25 (0-3) and V26
+// (4-7) as int32s, the minimums as int16s to V27.
+#define Q4KSCALES \
+	MOVWU  4(R1), R3;              \
+	MOVWU  8(R1), R4;              \
+	MOVWU  12(R1), R5;             \
+	MOVW   $0x3f3f3f3f, R6;        \
+	MOVW   $0x0f0f0f0f, R9;        \
+	MOVW   $0x03030303, R12;       \
+	ANDW   R6, R3, R7;             \
+	ANDW   R6, R4, R8;             \
+	ANDW   R9, R5, R10;            \
+	LSRW   $6, R3, R11;            \
+	ANDW   R12, R11, R11;          \
+	ORRW   R11<<4, R10, R10;       \
+	LSRW   $4, R5, R13;            \
+	ANDW   R9, R13, R13;           \
+	LSRW   $6, R4, R11;            \
+	ANDW   R12, R11, R11;          \
+	ORRW   R11<<4, R13, R13;       \
+	VMOV   R7, V24.S[0];           \
+	VMOV   R10, V24.S[1];          \
+	VUXTL  V24.B8, V24.H8;         \
+	VUXTL  V24.H4, V25.S4;         \
+	VUXTL2 V24.H8, V26.S4;         \
+	VMOV   R8, V27.S[0];           \
+	VMOV   R13, V27.S[1];          \
+	VUXTL  V27.B8, V27.H8
+
+// Q6KDEC makes 16 Q6_K levels (minus 32) in D from the quant bytes QL
+// (nibble taken by QLOP) and the high bits QH (moved to bits 4-5 by
+// QHOP), using V2; V30 holds 15, V29 48 and V28 32 (dot_k_arm64.s says
+// where each element's bits are).
+#define Q6KDEC(QLOP, QL, QHOP, QH, D) \
+	QLOP, QL.B16, D.B16;          \
+	QHOP, QH.B16, V2.B16;         \
+	VAND V29.B16, V2.B16, V2.B16; \
+	VORR V2.B16, D.B16, D.B16;    \
+	VSUB V28.B16, D.B16, D.B16

@@ -8,39 +8,6 @@
 // lanes of V1 (MLA by element), the minimums meet the bsums (V31); then
 // acc += float(isum) * (d*dy) - float(msum) * (dmin*dy), in F0.
 
-// Q4_K (fp16 d, fp16 dmin, scales[12], qs[128]): the eight 6-bit scales
-// and minimums are unpacked from three words as ggml's kmask trick does:
-// scales 0-3 and minimums 0-3 are the low six bits of words 0 and 1; for
-// 4-7, the low (scales) or high (minimums) nibbles of word 2 with the top
-// two bits of words 0 and 1 above them. Scales go to V25 (0-3) and V26
-// (4-7) as int32s, the minimums as int16s to V27.
-#define Q4KSCALES \
-	MOVWU  4(R1), R3;              \
-	MOVWU  8(R1), R4;              \
-	MOVWU  12(R1), R5;             \
-	MOVW   $0x3f3f3f3f, R6;        \
-	MOVW   $0x0f0f0f0f, R9;        \
-	MOVW   $0x03030303, R12;       \
-	ANDW   R6, R3, R7;             \
-	ANDW   R6, R4, R8;             \
-	ANDW   R9, R5, R10;            \
-	LSRW   $6, R3, R11;            \
-	ANDW   R12, R11, R11;          \
-	ORRW   R11<<4, R10, R10;       \
-	LSRW   $4, R5, R13;            \
-	ANDW   R9, R13, R13;           \
-	LSRW   $6, R4, R11;            \
-	ANDW   R12, R11, R11;          \
-	ORRW   R11<<4, R13, R13;       \
-	VMOV   R7, V24.S[0];           \
-	VMOV   R10, V24.S[1];          \
-	VUXTL  V24.B8, V24.H8;         \
-	VUXTL  V24.H4, V25.S4;         \
-	VUXTL2 V24.H8, V26.S4;         \
-	VMOV   R8, V27.S[0];           \
-	VMOV   R13, V27.S[1];          \
-	VUXTL  V27.B8, V27.H8
-
 // Q4KX decodes the 64 elements of quant bytes 32c..32c+31 (R3, advanced):
 // low nibbles (sub-block 2c) into V6, V7, high ones (2c+1) into V8, V9.
 // FIFTH(OPLO, OPHI) may add bits to the levels (Q5_K).
@@ -261,17 +228,10 @@ done:                             \
 	FMOVS F4, o(R23)
 
 // Q6_K (ql[128], qh[64], int8 scales[16], fp16 d): in each 128-element
-// half h, element 32s+l (s < 4, l < 32) is the low (s even) or high nibble
+// half h, element 32s+l (s < 4, l < 32) is the low (s < 2) or high nibble
 // of ql[64h + 32(s&1) + l] with bits 2s, 2s+1 of qh[32h+l] above it, minus
 // 32; its 16-element sub-blocks run in y's order, scale 8h+k for y's k-th
-// 16 bytes. Q6KDEC makes a sub-block in D from QL (nibble taken by QLOP)
-// and QH (bits moved to 4-5 by QHOP), using V2.
-#define Q6KDEC(QLOP, QL, QHOP, QH, D) \
-	QLOP, QL.B16, D.B16;          \
-	QHOP, QH.B16, V2.B16;         \
-	VAND V29.B16, V2.B16, V2.B16; \
-	VORR V2.B16, D.B16, D.B16;    \
-	VSUB V28.B16, D.B16, D.B16
+// 16 bytes. Q6KDEC (dot_arm64.h) makes a sub-block of levels.
 
 // Q6KY adds the four sub-blocks in V10-V13 against one column's 64 quants
 // at YP (advanced) to V(ACC), scaled by V(S).s[0..3], using V3.

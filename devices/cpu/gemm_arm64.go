@@ -17,9 +17,7 @@ func init() {
 	if !cpu.ARM64.HasASIMD {
 		return
 	}
-	archGemm = map[quant.Type]*plainGemm{
-		quant.F32: {step: 4, rows: 3, tile: gemmF32x3x4NEON, tileCol: gemmF32x3x1NEON, one: gemmF32x1x1NEON},
-	}
+	archGemm = neonGemm
 	archRepack = neonRepack
 	archPack = map[quant.Type]func(dst, src []byte, rs int){
 		quant.Q4_0:   packX8(18, xposeX8NEON),
@@ -27,9 +25,91 @@ func init() {
 		quant.IQ4_NL: packX8(18, xposeX8NEON),
 	}
 	if cpu.ARM64.HasASIMDDP {
+		archGemm = sdotGemm
 		archRepack = sdotRepack
 	}
 }
+
+// neonGemm and sdotGemm are the tiled kernels without and with dotprod:
+// the F32 tiles (the same in both) and the packed K-quant tiles, whose
+// edges are the set's vec_dot.
+var (
+	neonGemm = kGemms([3]kTile{gemmQ4_KPx4NEON, gemmQ4_KPx4NEON, gemmQ6_KPx4NEON}, [3]kDot{dotQ4_KNEON, dotQ5_KNEON, dotQ6_KNEON})
+	sdotGemm = kGemms([3]kTile{gemmQ4_KPx4SDOT, gemmQ4_KPx4SDOT, gemmQ6_KPx4SDOT}, [3]kDot{dotQ4_KSDOT, dotQ5_KSDOT, dotQ6_KSDOT})
+)
+
+// kTile is a packed K-quant tile (gemmPack's tile) and kDot the vec_dot
+// kernel of the same type (n super-blocks).
+type (
+	kTile func(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
+	kDot  func(n int, x, y unsafe.Pointer) float32
+)
+
+// kGemms makes a set's tiled kernels from its Q4_K, Q5_K and Q6_K tiles
+// and vec_dot kernels. Q5_K's rows are packed to Q4_K's layout (the fifth
+// bit in the levels), so its tile is Q4_K's. The tiles take rows in pairs
+// (gemm_k_arm64.s says why); a pair for one column and a row left over
+// from the pairs go through vec_dot, which has the tile's bits.
+func kGemms(tiles [3]kTile, dots [3]kDot) map[quant.Type]*plainGemm {
+	rows := [3]func(dst, src unsafe.Pointer, stride uintptr, nrows, steps int){packQ4_KNEON, packQ5_KNEON, packQ6_KNEON}
+	m := map[quant.Type]*plainGemm{
+		quant.F32: {step: 4, rows: 3, tile: gemmF32x3x4NEON, tileCol: gemmF32x3x1NEON, one: gemmF32x1x1NEON},
+	}
+	for i, typ := range []quant.Type{quant.Q4_K, quant.Q5_K, quant.Q6_K} {
+		dot := dots[i]
+		m[typ] = &plainGemm{
+			step: 256, rows: 2, exact: true,
+			pack: &gemmPack{
+				rowBytes: func(steps int) int { return 336 * steps },
+				rows:     rows[i],
+				col:      packQ8_KNEON,
+				tile:     tiles[i],
+			},
+			tileCol: func(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.Pointer) {
+				o := (*[2]float32)(out)
+				o[0], o[1] = dot(steps, x, y), dot(steps, unsafe.Add(x, stride), y)
+			},
+			one: func(steps int, x, y, out unsafe.Pointer) { *(*float32)(out) = dot(steps, x, y) },
+		}
+	}
+	return m
+}
+
+// packQ4_KNEON packs nrows Q4_K rows of steps super-blocks, stride bytes
+// apart, to dst one after the other (336 bytes a super-block);
+// packQ5_KNEON packs Q5_K rows to the same layout and packQ6_KNEON Q6_K
+// rows to theirs (gemm_k_arm64.s says how). They need only NEON.
+//
+//go:noescape
+func packQ4_KNEON(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+
+//go:noescape
+func packQ5_KNEON(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+
+//go:noescape
+func packQ6_KNEON(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+
+// packQ8_KNEON packs a Q8_K row of steps blocks to dst (the same size).
+//
+//go:noescape
+func packQ8_KNEON(dst, src unsafe.Pointer, steps int)
+
+// gemmQ4_KPx4NEON is gemmPack's tile for packed Q4_K (or Q5_K) rows
+// against packed Q8_K columns, nrows even, bit for bit dotQ4_KNEON (or
+// dotQ5_KNEON); gemmQ6_KPx4NEON is the same for packed Q6_K rows. The SDOT
+// forms use dotprod and give the same bits.
+//
+//go:noescape
+func gemmQ4_KPx4NEON(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
+
+//go:noescape
+func gemmQ4_KPx4SDOT(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
+
+//go:noescape
+func gemmQ6_KPx4NEON(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
+
+//go:noescape
+func gemmQ6_KPx4SDOT(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
 
 // neonRepack and sdotRepack are the repacked kernels without and with
 // dotprod.

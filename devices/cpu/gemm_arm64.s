@@ -64,7 +64,6 @@
 #define SDOTE(m, i, n, d) WORD $(0x4F80E000 | (((i)&1)<<21) | (((i)>>1)<<11) | ((m)<<16) | ((n)<<5) | (d))
 // DUPE4S: every lane of d = lane i of n.
 #define DUPE4S(n, i, d) WORD $(0x4E040400 | ((i)<<19) | ((n)<<5) | (d))
-#define ADDP4S(m, n, d) ENC3(0x4EA0BC00, m, n, d)
 
 // The DECODE macros read the block at R1 (scales at 0, chunks from 16)
 // into V0-V17 (R4 scratch).

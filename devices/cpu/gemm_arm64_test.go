@@ -14,16 +14,17 @@ import (
 )
 
 // TestARM64GemmSelected: the tiled and repacked kernels are in the fast
-// set (so gemm_test.go and repack_test.go test them rather than finding
-// no types), the repacked ones with dotprod exactly where the processor
-// has it.
+// set (so gemm_test.go, gemm_exact_test.go and repack_test.go test them
+// rather than finding no types), both with dotprod exactly where the
+// processor has it.
 func TestARM64GemmSelected(t *testing.T) {
 	require.NotNil(t, archGemm[quant.F32], "no tiled F32 kernels")
-	want, name := neonRepack, "neon"
+	want, wantGemm, name := neonRepack, neonGemm, "neon"
 	if cpu.ARM64.HasASIMDDP {
-		want, name = sdotRepack, "sdot"
+		want, wantGemm, name = sdotRepack, sdotGemm, "sdot"
 	}
 	require.Equal(t, reflect.ValueOf(want).Pointer(), reflect.ValueOf(archRepack).Pointer(), "the repacked kernels are not the %s set", name)
+	require.Equal(t, reflect.ValueOf(wantGemm).Pointer(), reflect.ValueOf(archGemm).Pointer(), "the tiled kernels are not the %s set", name)
 	for typ := range repackLayouts {
 		require.NotNil(t, archRepack[typ], "%s has no repacked kernels", typ)
 	}
@@ -60,5 +61,16 @@ func TestARM64RepackSets(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestARM64GemmSets: the K-quant tiles of each set this processor can run
+// (the NEON ones always, the SDOT ones with dotprod) are bit for bit the
+// fast set's vec_dot (checkGemmTiles). Under qemu -cpu max this is what
+// tests the NEON tiles, which that model does not select.
+func TestARM64GemmSets(t *testing.T) {
+	t.Run("neon", func(t *testing.T) { checkGemmTiles(t, neonGemm) })
+	if cpu.ARM64.HasASIMDDP {
+		t.Run("sdot", func(t *testing.T) { checkGemmTiles(t, sdotGemm) })
 	}
 }

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand"
@@ -14,19 +15,22 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// exactGemmTypes are the types whose register tiles promise their
-// type's vec_dot bits. amd64's fast set must have Q4_K among them, so
-// that the tests below cannot pass by finding nothing to test there.
-func exactGemmTypes(t *testing.T) []quant.Type {
+// exactGemmTypes are the types whose register tiles in gemms promise
+// their type's vec_dot bits. The amd64 and arm64 fast sets must have the
+// K-quant tiles among them, so that the tests below cannot pass by
+// finding nothing to test there.
+func exactGemmTypes(t *testing.T, gemms map[quant.Type]*plainGemm) []quant.Type {
 	t.Helper()
 	var ts []quant.Type
-	for typ, g := range archGemm {
+	for typ, g := range gemms {
 		if g.exact {
 			ts = append(ts, typ)
 		}
 	}
-	if runtime.GOARCH == "amd64" && archGemm[quant.F32] != nil { // the AVX2 set is there
-		require.Contains(t, ts, quant.Q4_K, "amd64's fast set lost its exact Q4_K tiles")
+	if (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64") && gemms[quant.F32] != nil { // the assembly set is there
+		for _, typ := range []quant.Type{quant.Q4_K, quant.Q5_K, quant.Q6_K} {
+			require.Contains(t, ts, typ, "%s's fast set lost its exact %s tiles", runtime.GOARCH, typ)
+		}
 	}
 	if len(ts) == 0 {
 		t.Skipf("no exact register tiles on %s", runtime.GOARCH)
@@ -34,34 +38,51 @@ func exactGemmTypes(t *testing.T) []quant.Type {
 	return ts
 }
 
-// TestGemmTilesMatchVecDot calls an exact type's tile kernels directly on
+// TestGemmTilesMatchVecDot: the fast set's tiles match its vec_dot
+// (checkGemmTiles).
+func TestGemmTilesMatchVecDot(t *testing.T) {
+	checkGemmTiles(t, archGemm)
+}
+
+// checkGemmTiles calls an exact type's tile kernels in gemms directly on
 // a few rows at a padded stride (the tile over all of them, on packed rows
 // and columns where the type packs them; the one-column edge; the single
 // pair) and wants each output bit for bit the fast set's vec_dot.
-func TestGemmTilesMatchVecDot(t *testing.T) {
+func checkGemmTiles(t *testing.T, gemms map[quant.Type]*plainGemm) {
 	rng := rand.New(rand.NewSource(testSeed(t)))
 	fast := fastKernels()
 	at := func(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
-	for _, typ := range exactGemmTypes(t) {
-		g, tr := archGemm[typ], fast.traits[typ]
-		for _, steps := range []int{1, 2, 3, 16, 1 + rng.Intn(24)} {
+	for _, typ := range exactGemmTypes(t, gemms) {
+		g, tr := gemms[typ], fast.traits[typ]
+		for i, steps := range []int{1, 2, 3, 16, 1 + rng.Intn(24), 2, 1 + rng.Intn(8)} {
+			// The last two cases take random bytes (extremeKRow) where
+			// the type has them.
+			extreme := i >= 5
+			row := func(typ quant.Type, off int) []byte {
+				if extreme {
+					if b := extremeKRow(rng, typ, steps); b != nil {
+						return append(make([]byte, off), b...)[off:]
+					}
+				}
+				b, _ := randomRow(t, rng, typ, steps*g.step, off, false)
+				return b
+			}
 			n := steps * g.step
 			rs := int(typ.RowSize(int64(n)))
 			stride := rs + rng.Intn(3)*int(typ.TypeSize())
 			nrows := g.rows * (1 + rng.Intn(4))
 			x := make([]byte, (nrows-1)*stride+rs)
 			for r := range nrows {
-				row, _ := randomRow(t, rng, typ, n, 0, false)
-				copy(x[r*stride:], row)
+				copy(x[r*stride:], row(typ, 0))
 			}
 			var ys, outs [4]unsafe.Pointer
 			var yrows [4][]byte
 			out := make([]float32, 4*nrows)
 			for c := range 4 {
-				yrows[c], _ = randomRow(t, rng, tr.vecDotType, n, rng.Intn(8), false)
+				yrows[c] = row(tr.vecDotType, rng.Intn(8))
 				ys[c], outs[c] = at(yrows[c]), unsafe.Pointer(&out[c*nrows])
 			}
-			name := fmt.Sprintf("%s steps=%d stride=%d rows=%d", typ, steps, stride, nrows)
+			name := fmt.Sprintf("%s steps=%d stride=%d rows=%d extreme=%v", typ, steps, stride, nrows, extreme)
 			if g.pack != nil {
 				// The tile reads packed rows and columns.
 				pbytes := g.pack.rowBytes(steps)
@@ -117,7 +138,7 @@ func TestGemmMulMatMatchesVecDot(t *testing.T) {
 	if set != fast.name {
 		t.Skipf("the engines run the %s kernel set (%s=1), which has no tiles", set, EnvGeneric)
 	}
-	for _, typ := range exactGemmTypes(t) {
+	for _, typ := range exactGemmTypes(t, archGemm) {
 		g, tr := archGemm[typ], fast.traits[typ]
 		vdt := fast.traits[tr.vecDotType]
 		ms := []int64{1, int64(g.rows), int64(g.rows) + 1, 17, 33, 1 + rng.Int63n(60)}
@@ -170,4 +191,46 @@ func TestGemmMulMatMatchesVecDot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// extremeKRow returns a K-quant or Q8_K row of steps super-blocks of
+// random bytes: every level, scale and minimum anywhere in its range, at
+// its ends too, which quantized gaussians seldom reach. Some blocks have
+// every quant byte the same, at the ends of the levels (Q8_K: -128 or
+// 127; the weights' largest or smallest levels), where the integer sums
+// come closest to overflowing. Only the float scales are kept finite, and
+// Q8_K's bsums are its quants' sums, as the kernels expect. It returns
+// nil for other types.
+func extremeKRow(rng *rand.Rand, typ quant.Type, steps int) []byte {
+	halves := map[quant.Type][]int{quant.Q4_K: {0, 2}, quant.Q5_K: {0, 2}, quant.Q6_K: {208}}
+	quants := map[quant.Type][2]int{quant.Q4_K: {16, 144}, quant.Q5_K: {16, 176}, quant.Q6_K: {0, 192}, quant.Q8_K: {4, 260}}
+	q, ok := quants[typ]
+	if !ok {
+		return nil
+	}
+	bs := int(typ.TypeSize())
+	b := make([]byte, steps*bs)
+	rng.Read(b)
+	for blk := b; len(blk) >= bs; blk = blk[bs:] {
+		if fill := []int{-1, -1, 0x00, 0xff, 0x80, 0x7f}[rng.Intn(6)]; fill >= 0 {
+			for i := q[0]; i < q[1]; i++ {
+				blk[i] = byte(fill)
+			}
+		}
+		// Clearing the top exponent bit keeps a half finite (below 2).
+		for _, off := range halves[typ] {
+			binary.LittleEndian.PutUint16(blk[off:], binary.LittleEndian.Uint16(blk[off:])&^0x4000)
+		}
+		if typ == quant.Q8_K {
+			binary.LittleEndian.PutUint32(blk, math.Float32bits(rng.Float32()/64))
+			for j := range 16 {
+				sum := 0
+				for _, q := range blk[4+16*j : 4+16*(j+1)] {
+					sum += int(int8(q))
+				}
+				binary.LittleEndian.PutUint16(blk[260+2*j:], uint16(int16(sum)))
+			}
+		}
+	}
+	return b
 }
