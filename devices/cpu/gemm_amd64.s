@@ -288,10 +288,7 @@ tdone:                       \
 	VZEROUPPER;              \
 	RET
 
-// func gemmQ4_0x8x1AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
-TEXT ·gemmQ4_0x8x1AVX2(SB), NOSPLIT, $8-120
-	TILE(Q4X8DECODE, Q4X8COL, 144, COLS1, STORE1, 0(SP))
-
+// func gemmQ4_0x8x2AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 TEXT ·gemmQ4_0x8x2AVX2(SB), NOSPLIT, $8-120
 	TILE(Q4X8DECODE, Q4X8COL, 144, COLS2, STORE2, 0(SP))
 
@@ -300,9 +297,6 @@ TEXT ·gemmQ4_0x8x3AVX2(SB), NOSPLIT, $8-120
 
 TEXT ·gemmQ4_0x8x4AVX2(SB), NOSPLIT, $8-120
 	TILE(Q4X8DECODE, Q4X8COL, 144, COLS4, STORE4, 0(SP))
-
-TEXT ·gemmQ8_0x8x1AVX2(SB), NOSPLIT, $8-120
-	TILE(Q8X8DECODE, Q8X8COL, 272, COLS1, STORE1, 0(SP))
 
 TEXT ·gemmQ8_0x8x2AVX2(SB), NOSPLIT, $8-120
 	TILE(Q8X8DECODE, Q8X8COL, 272, COLS2, STORE2, 0(SP))
@@ -317,10 +311,18 @@ TEXT ·gemmQ8_0x8x4AVX2(SB), NOSPLIT, $8-120
 // rows' scales at 256..287 (IQ4X8DECODE); the one-column kernel needs
 // neither.
 
-// IQ1BLOCKS runs BODY over the nb blocks of the one-column kernel's
-// group (or pair) and its column (R8, aux R12), STEP moving the weights
-// on; L and E are its labels.
-#define IQ1BLOCKS(BODY, STEP, L, E) \
+// The one-column tile kernels run their groups two at a time, group g
+// beside group g+ngroups/2 (the last one of an odd count alone): two
+// sequential streams of weights, which the core fetches faster than one
+// (the four-row kernels take four, dot_rows_amd64.s); each group runs the
+// same sequence as alone, so its bits are the tile's. ONE(ACC) adds the
+// block at SI against the column's (R8, aux R12) to ACC; a type's PAIR
+// does so for the blocks at SI and DI into Y9 and Y10, its SINGLE for SI
+// into Y9, each moving its weights on by a block.
+//
+// ONEBLOCKS runs BODY over the nb blocks and the column; L and E are its
+// labels.
+#define ONEBLOCKS(BODY, L, E) \
 	MOVQ nb+0(FP), CX;   \
 	MOVQ y0+24(FP), R8;  \
 	MOVQ a0+56(FP), R12; \
@@ -328,66 +330,75 @@ L:                       \
 	TESTQ CX, CX;        \
 	JZ    E;             \
 	BODY;                \
-	STEP;                \
 	ADDQ  $34, R8;       \
 	ADDQ  $8, R12;       \
 	DECQ  CX;            \
 	JMP   L;             \
 E:
 
-#define IQ1PAIR IQ4X8ONE(SI, R8, R12, Y9, Y13); IQ4X8ONE(DI, R8, R12, Y10, Y14)
-#define IQ1PSTEP ADDQ $144, SI; ADDQ $144, DI
-#define IQ1ONE IQ4X8ONE(SI, R8, R12, Y9, Y13)
-#define IQ1OSTEP ADDQ $144, SI
+// PAIRS1 is such a kernel over blocks of XB bytes: SI and DI walk the two
+// groups, AX is the distance between them, DX counts the pairs, R11 is
+// group g's output and BX the distance to its partner's. When the odd
+// group comes, SI has walked the first half: that group is one half on,
+// and so is its output.
+#define PAIRS1(PAIR, SINGLE, XB) \
+	MOVQ  x+16(FP), SI;                 \
+	MOVQ  o0+88(FP), R11;               \
+	MOVQ  ngroups+8(FP), DX;            \
+	SHRQ  $1, DX;                       \
+	MOVQ  DX, BX;                       \
+	SHLQ  $5, BX;                       \
+	MOVQ  nb+0(FP), AX;                 \
+	IMULQ $XB, AX;                      \
+	IMULQ DX, AX;                       \
+pair:                                   \
+	TESTQ  DX, DX;                      \
+	JZ     odd;                         \
+	LEAQ   (SI)(AX*1), DI;              \
+	VXORPS Y9, Y9, Y9;                  \
+	VXORPS Y10, Y10, Y10;               \
+	ONEBLOCKS(PAIR, pblock, pstore);    \
+	VMOVUPS Y9, 0(R11);                 \
+	VMOVUPS Y10, (R11)(BX*1);           \
+	ADDQ    $32, R11;                   \
+	DECQ    DX;                         \
+	JMP     pair;                       \
+odd:                                    \
+	MOVQ  ngroups+8(FP), CX;            \
+	TESTQ $1, CX;                       \
+	JZ    done;                         \
+	ADDQ   AX, SI;                      \
+	ADDQ   BX, R11;                     \
+	VXORPS Y9, Y9, Y9;                  \
+	ONEBLOCKS(SINGLE, oblock, ostore);  \
+	VMOVUPS Y9, 0(R11);                 \
+done:                                   \
+	VZEROUPPER;                         \
+	RET
 
-// gemmIQ4_NLx8x1AVX2 runs its groups two at a time, group g beside
-// group g+ngroups/2 (the last one of an odd count alone): two sequential
-// streams of weights, which the core fetches faster than one; each group
-// runs the same sequence as alone. SI and DI walk the two groups, AX is
-// the distance between them, DX counts the pairs, R11 is group g's output
-// and BX the distance to its partner's.
+#define Q40ONE(ACC) Q4X8DECODE; Q4X8COL(R8, R12, ACC)
+#define Q40PAIR Q40ONE(Y9); XCHGQ SI, DI; Q40ONE(Y10); XCHGQ SI, DI; ADDQ $144, SI; ADDQ $144, DI
+#define Q40SINGLE Q40ONE(Y9); ADDQ $144, SI
+
+#define Q80ONE(ACC) Q8X8DECODE; Q8X8COL(R8, R12, ACC)
+#define Q80PAIR Q80ONE(Y9); XCHGQ SI, DI; Q80ONE(Y10); XCHGQ SI, DI; ADDQ $272, SI; ADDQ $272, DI
+#define Q80SINGLE Q80ONE(Y9); ADDQ $272, SI
+
+#define IQ4PAIR IQ4X8ONE(SI, R8, R12, Y9, Y13); IQ4X8ONE(DI, R8, R12, Y10, Y14); ADDQ $144, SI; ADDQ $144, DI
+#define IQ4SINGLE IQ4X8ONE(SI, R8, R12, Y9, Y13); ADDQ $144, SI
+
+// func gemmQ4_0x8x1AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+TEXT ·gemmQ4_0x8x1AVX2(SB), NOSPLIT, $0-120
+	PAIRS1(Q40PAIR, Q40SINGLE, 144)
+
+TEXT ·gemmQ8_0x8x1AVX2(SB), NOSPLIT, $0-120
+	PAIRS1(Q80PAIR, Q80SINGLE, 272)
+
 TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $0-120
 	VMOVDQU iq4nl<>(SB), Y0
 	VMOVDQU nib<>(SB), Y1
 	VMOVDQU ones16<>(SB), Y2
-	MOVQ    x+16(FP), SI
-	MOVQ    o0+88(FP), R11
-	MOVQ    ngroups+8(FP), DX
-	SHRQ    $1, DX
-	MOVQ    DX, BX
-	SHLQ    $5, BX
-	MOVQ    nb+0(FP), AX
-	IMULQ   $144, AX
-	IMULQ   DX, AX
-
-iq1pair:
-	TESTQ  DX, DX
-	JZ     iq1odd
-	LEAQ   (SI)(AX*1), DI
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	IQ1BLOCKS(IQ1PAIR, IQ1PSTEP, iq1pblock, iq1pstore)
-	VMOVUPS Y9, 0(R11)
-	VMOVUPS Y10, (R11)(BX*1)
-	ADDQ    $32, R11
-	DECQ    DX
-	JMP     iq1pair
-
-iq1odd:
-	MOVQ  ngroups+8(FP), CX
-	TESTQ $1, CX
-	JZ    iq1done
-	// SI has walked the first half: the last group is one half on, and
-	// so is its output.
-	ADDQ   AX, SI
-	ADDQ   BX, R11
-	VXORPS Y9, Y9, Y9
-	IQ1BLOCKS(IQ1ONE, IQ1OSTEP, iq1oblock, iq1ostore)
-	VMOVUPS Y9, 0(R11)
-
-iq1done:
-	VZEROUPPER
-	RET
+	PAIRS1(IQ4PAIR, IQ4SINGLE, 144)
 
 TEXT ·gemmIQ4_NLx8x2AVX2(SB), NOSPLIT, $296-120
 	VMOVDQU ones16<>(SB), Y8
