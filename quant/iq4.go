@@ -106,7 +106,7 @@ func iq4Scales(x, qw, scales []float32, tries int) {
 	for _, v := range x {
 		sigma2 += float32(v * v)
 	}
-	sigma2 *= 2 / float32(len(x))
+	sigma2 = float32(sigma2 * (2 / float32(len(x))))
 
 	var weight [iq4SubBlock]float32
 	for ib := range scales {

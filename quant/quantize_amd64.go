@@ -10,26 +10,15 @@ import (
 	"github.com/ggml-go/ggml/internal/cpuid"
 )
 
-// Q4_0 and Q8_0 without an importance matrix quantize with AVX2 where the
-// processor has it (and F16C, for the scales); the bytes are the reference
-// quantizer's (TestQuantizeAsmMatchesGo checks every run).
+// Q4_0 and Q8_0 quantize with AVX2 where the processor has it (and F16C,
+// for the scales); so do the K-quants' scale searches.
 func init() {
 	if !hasQuantAsm() {
 		return
 	}
-	q4 := kernels[Q4_0].quantize
-	kernels[Q4_0].quantize = func(dst []byte, src []float32, nrows, nPerRow int, imatrix []float32) {
-		if imatrix != nil {
-			q4(dst, src, nrows, nPerRow, imatrix)
-			return
-		}
-		quantizeFlatAsm(dst, src, Q4_0.TypeSize(), quantizeQ4_0AVX2, quantizeBlockQ4_0)
-	}
+	useQuantAsm(quantizeQ4_0AVX2, quantizeQ8_0AVX2)
 	haveQXTrials = true
 	haveQKXTrials = true
-	kernels[Q8_0].quantize = func(dst []byte, src []float32, _, _ int, _ []float32) {
-		quantizeFlatAsm(dst, src, Q8_0.TypeSize(), quantizeQ8_0AVX2, quantizeBlockQ8_0)
-	}
 }
 
 func hasQuantAsm() bool { return cpu.X86.HasAVX2 && cpuid.HasF16C() }
@@ -49,20 +38,6 @@ func qxTrials(x, w, wx []float32, scales *[24]float32, maxv float32, nmax int32,
 
 //go:noescape
 func qxTrialsAVX2(x, w, wx *float32, n int, scales *[24]float32, nmax int, sumx, sum2 *[24]float32, maxv float32)
-
-// quantizeFlatAsm runs an assembly quantizer over src's blocks of 32,
-// quantizing in Go each block it stops at.
-func quantizeFlatAsm(dst []byte, src []float32, ts int, asm func(dst *byte, src *float32, nb int) int, block func(b []byte, x []float32)) {
-	nb := len(src) / legacyBlock
-	dst = dst[:nb*ts]
-	for i := 0; i < nb; {
-		i += asm(unsafe.SliceData(dst[i*ts:]), unsafe.SliceData(src[i*legacyBlock:]), nb-i)
-		if i < nb {
-			block(dst[i*ts:(i+1)*ts], src[i*legacyBlock:(i+1)*legacyBlock])
-			i++
-		}
-	}
-}
 
 // qkxSums and qkxErr are qkxSumsAVX2 and qkxErrAVX2 on the search's
 // arrays (see haveQKXTrials).

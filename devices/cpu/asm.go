@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/quant"
@@ -89,6 +90,125 @@ type asmVecFuncs struct {
 	madF16             func(y, x *uint16, n int, s float32)
 	scaleF16           func(y *uint16, n int, s float32)
 	f16ToF32           func(dst *float32, src *uint16, n int)
+
+	// The loops that take whole groups only (of values; of pairs for
+	// ropeNeox, whose argument is the row's half): the portable primitive
+	// takes the rest. sincos leaves out the angles it does not reduce
+	// (zeros, |x| >= 2^29, infinities, NaN) and returns nonzero when there
+	// are some.
+	swiglu     grouped[func(dst, x, g *float32, n int)]
+	expf       grouped[func(dst, src *float32, n int)]
+	f32ToF16   grouped[func(dst *uint16, src *float32, n int)]
+	sincos     grouped[func(s, c, x *float64, n int) (other int)]
+	ropeNeox   grouped[func(y, x, cs *float32, half int)]
+	ropeNormal grouped[func(y, x, cs *float32, n int)]
+
+	// Flash attention's F16 steps, one call per query row
+	// (attnScoresMaxF16Fused, attnAccF16Fused); nil composes them of the
+	// primitives.
+	attnScores attnScoresAsm
+	attnAcc    attnAccAsm
+}
+
+// attnScoresAsm is attnScoresMaxF16 on base pointers: n keys, rows of d
+// values, bad = 1 for a key not below rows (checked before its row is
+// read), no running maximum without mvs (attn_amd64.s, attn_arm64.s).
+type attnScoresAsm func(out, qf *float32, k *byte, stride uintptr, keys *int32, n, d, rows int, mvs *float32, newMax *bool,
+	scale float32) (bad int, m float32)
+
+// attnAccAsm is attnAccF16 on base pointers, d > 0, with attnScoresAsm's
+// check of the keys.
+type attnAccAsm func(acc *uint16, d int, v *byte, stride uintptr, keys *int32, ex *float32, newMax *bool, n, rows int) (bad int,
+	sum float32)
+
+// grouped is an assembly loop over whole groups of group elements.
+type grouped[F any] struct {
+	fn    F
+	group int
+}
+
+func by[F any](group int, fn F) grouped[F] { return grouped[F]{fn, group} }
+
+// asmMap wraps a loop dst[i] = f(src[i]); src is cut to dst's length.
+func asmMap[D, S any](k grouped[func(dst *D, src *S, n int)], generic func([]D, []S)) func([]D, []S) {
+	if k.fn == nil {
+		return generic
+	}
+	return func(dst []D, src []S) {
+		n := len(dst) / k.group * k.group
+		if n > 0 {
+			src = src[:len(dst)]
+			k.fn(unsafe.SliceData(dst), unsafe.SliceData(src), n)
+		}
+		generic(dst[n:], src[n:])
+	}
+}
+
+// asmSwiGLU wraps a SwiGLU loop; x and g are cut to dst's length.
+func asmSwiGLU(k grouped[func(dst, x, g *float32, n int)], generic func(dst, x, g []float32)) func(dst, x, g []float32) {
+	if k.fn == nil {
+		return generic
+	}
+	return func(dst, x, g []float32) {
+		n := len(dst) / k.group * k.group
+		if n > 0 {
+			x, g = x[:len(dst)], g[:len(dst)]
+			k.fn(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(g), n)
+		}
+		generic(dst[n:], x[n:], g[n:])
+	}
+}
+
+// asmSincos wraps a sincos loop, handing the angles it leaves out to
+// math.Sincos itself.
+func asmSincos(k grouped[func(s, c, x *float64, n int) int], generic func(s, c, x []float64)) func(s, c, x []float64) {
+	if k.fn == nil {
+		return generic
+	}
+	return func(s, c, x []float64) {
+		s, c = s[:len(x)], c[:len(x)]
+		n := len(x) / k.group * k.group
+		if n > 0 && k.fn(unsafe.SliceData(s), unsafe.SliceData(c), unsafe.SliceData(x), n) != 0 {
+			for i, v := range x[:n] {
+				if v == 0 || !(math.Abs(v) < 1<<29) {
+					s[i], c[i] = math.Sincos(v)
+				}
+			}
+		}
+		generic(s[n:], c[n:], x[n:])
+	}
+}
+
+// asmRopeNeox wraps a NeoX rotation over whole groups of pairs.
+func asmRopeNeox(k grouped[func(y, x, cs *float32, half int)], generic func(y, x, cs []float32)) func(y, x, cs []float32) {
+	if k.fn == nil {
+		return generic
+	}
+	return func(y, x, cs []float32) {
+		h := len(x) / 2
+		y, cs = y[:2*h], cs[:2*h]
+		n := h / k.group * k.group
+		if n > 0 {
+			k.fn(unsafe.SliceData(y), unsafe.SliceData(x), unsafe.SliceData(cs), h)
+		}
+		ropeNeoxFrom(y, x, cs, n)
+	}
+}
+
+// asmRopeNormal wraps an adjacent-pairs rotation over whole groups of
+// values.
+func asmRopeNormal(k grouped[func(y, x, cs *float32, n int)], generic func(y, x, cs []float32)) func(y, x, cs []float32) {
+	if k.fn == nil {
+		return generic
+	}
+	return func(y, x, cs []float32) {
+		y, cs = y[:len(x)], cs[:len(x)]
+		n := len(x) / k.group * k.group
+		if n > 0 {
+			k.fn(unsafe.SliceData(y), unsafe.SliceData(x), unsafe.SliceData(cs), n)
+		}
+		generic(y[n:], x[n:], cs[n:])
+	}
 }
 
 // asmBinary wraps one of the binary assembly loops; the slices are cut
@@ -149,25 +269,24 @@ func asmDotVec[T float32 | uint16](op func(x, y *T, n int) float32, generic func
 func newAsmVec(name string, f asmVecFuncs) vecKernels {
 	g := genericVec
 	k := vecKernels{
-		name:     name,
-		add:      asmBinary(f.add, g.add),
-		sub:      asmBinary(f.sub, g.sub),
-		mul:      asmBinary(f.mul, g.mul),
-		div:      asmBinary(f.div, g.div),
-		scale:    asmScale(f.scale, g.scale),
-		mad:      asmMad(f.mad, g.mad),
-		dot:      asmDotVec(f.dot, g.dot),
-		dotF16:   asmDotVec(f.dotF16, g.dotF16),
-		madF16:   asmMad(f.madF16, g.madF16),
-		scaleF16: asmScale(f.scaleF16, g.scaleF16),
-		f16ToF32: g.f16ToF32,
-		f32ToF16: g.f32ToF16,
-		swiglu:   g.swiglu,
-		expf:     g.expf,
-		sincos:   g.sincos,
-		ropeNeox: g.ropeNeox,
-		// The NEON set has no rope kernels: the portable loops.
-		ropeNormal: g.ropeNormal,
+		name:       name,
+		add:        asmBinary(f.add, g.add),
+		sub:        asmBinary(f.sub, g.sub),
+		mul:        asmBinary(f.mul, g.mul),
+		div:        asmBinary(f.div, g.div),
+		scale:      asmScale(f.scale, g.scale),
+		mad:        asmMad(f.mad, g.mad),
+		dot:        asmDotVec(f.dot, g.dot),
+		dotF16:     asmDotVec(f.dotF16, g.dotF16),
+		madF16:     asmMad(f.madF16, g.madF16),
+		scaleF16:   asmScale(f.scaleF16, g.scaleF16),
+		f16ToF32:   g.f16ToF32,
+		f32ToF16:   asmMap(f.f32ToF16, g.f32ToF16),
+		swiglu:     asmSwiGLU(f.swiglu, g.swiglu),
+		expf:       asmMap(f.expf, g.expf),
+		sincos:     asmSincos(f.sincos, g.sincos),
+		ropeNeox:   asmRopeNeox(f.ropeNeox, g.ropeNeox),
+		ropeNormal: asmRopeNormal(f.ropeNormal, g.ropeNormal),
 	}
 	if f.f16ToF32 != nil {
 		k.f16ToF32 = func(dst []float32, src []uint16) {
@@ -177,7 +296,67 @@ func newAsmVec(name string, f asmVecFuncs) vecKernels {
 			}
 		}
 	}
-	return composeAttn(k)
+	k = composeAttn(k)
+	if f.attnScores != nil {
+		scores := f.attnScores
+		k.attnScoresF16 = func(out []float32, keys []int32, kd []byte, stride uint64, q16 []uint16, qf []float32, tmp []uint16) {
+			attnScoresMaxF16Fused(scores, out, keys, kd, stride, q16, qf, 1, nil, nil)
+		}
+		k.attnScoresMaxF16 = func(out []float32, keys []int32, kd []byte, stride uint64, q16 []uint16, qf []float32, _ []uint16,
+			scale float32, mvs []float32, newMax []bool) float32 {
+			return attnScoresMaxF16Fused(scores, out, keys, kd, stride, q16, qf, scale, mvs, newMax)
+		}
+	}
+	if f.attnAcc != nil {
+		acc, composed := f.attnAcc, k.attnAccF16
+		k.attnAccF16 = func(a []uint16, keys []int32, v []byte, stride uint64, ex []float32, newMax []bool, tmp []uint16) float32 {
+			if len(a) == 0 {
+				return composed(a, keys, v, stride, ex, newMax, tmp)
+			}
+			return attnAccF16Fused(acc, a, keys, v, stride, ex, newMax)
+		}
+	}
+	return k
+}
+
+// attnRows is how many rows of rowBytes bytes, stride bytes apart, fit in
+// n bytes: the assembly checks every key against it.
+func attnRows(n int, stride, rowBytes uint64) int {
+	switch {
+	case uint64(n) < rowBytes:
+		return 0
+	case stride == 0:
+		return math.MaxInt
+	}
+	return int(min((uint64(n)-rowBytes)/stride+1, math.MaxInt))
+}
+
+// attnScoresMaxF16Fused is attnScoresMaxF16 in one assembly call, and
+// without mvs attnScoresF16; a key past the data panics as the composed
+// steps' row views do.
+func attnScoresMaxF16Fused(scores attnScoresAsm, out []float32, keys []int32, k []byte, stride uint64, q16 []uint16, qf []float32, scale float32, mvs []float32, newMax []bool) float32 {
+	d := len(q16)
+	out, qf = out[:len(keys)], qf[:d]
+	if mvs != nil {
+		mvs, newMax = mvs[:len(keys)], newMax[:len(keys)]
+	}
+	bad, m := scores(unsafe.SliceData(out), unsafe.SliceData(qf), unsafe.SliceData(k), uintptr(stride), unsafe.SliceData(keys),
+		len(keys), d, attnRows(len(k), stride, uint64(d)*2), unsafe.SliceData(mvs), unsafe.SliceData(newMax), scale)
+	if bad != 0 {
+		panic("cpu: attention row out of range")
+	}
+	return m
+}
+
+// attnAccF16Fused is attnAccF16 in one assembly call, for len(acc) > 0.
+func attnAccF16Fused(accumulate attnAccAsm, acc []uint16, keys []int32, v []byte, stride uint64, ex []float32, newMax []bool) float32 {
+	ex, newMax = ex[:len(keys)], newMax[:len(keys)]
+	bad, sum := accumulate(unsafe.SliceData(acc), len(acc), unsafe.SliceData(v), uintptr(stride), unsafe.SliceData(keys),
+		unsafe.SliceData(ex), unsafe.SliceData(newMax), len(keys), attnRows(len(v), stride, uint64(len(acc))*2))
+	if bad != 0 {
+		panic("cpu: attention row out of range")
+	}
+	return sum
 }
 
 // packX8 is x8Layout's pack for blocks of blockBytes bytes, the quant

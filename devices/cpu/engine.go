@@ -32,7 +32,8 @@ type Options struct {
 	// means runtime.GOMAXPROCS(0).
 	Threads int
 	// Generic makes the matrix products use the portable Go kernels
-	// instead of the processor's assembly ones (see EnvGeneric).
+	// instead of the processor's assembly ones. The vector primitives
+	// are the process's: EnvGeneric or the purego tag switch those.
 	Generic bool
 }
 

@@ -428,7 +428,8 @@ func alibiSlopes(nHead int64, maxBias float32) func(h int64) float32 {
 
 // computeSoftMax: each row is scaled, gets slope times its mask row (row
 // i1 of the mask, broadcast over heads and batches by modulo), and is
-// normalized with the exponentials summed in float64. A sink joins the
+// normalized with the exponentials (the vector primitive's, a row per
+// call, as ggml's vectorized expf) summed in float64. A sink joins the
 // maximum and the sum as an extra logit of its head.
 func computeSoftMax(p *Params, t *graph.Tensor) {
 	a, mask, sinks := t.Src[0], t.Src[1], t.Src[2]
@@ -455,14 +456,16 @@ func computeSoftMax(p *Params, t *graph.Tensor) {
 			sink = getF(quant.F32, sinks.Data, offset(sinks, i2, 0, 0, 0))
 			hi = max(hi, sink)
 		}
-		var sum float64
 		for i, v := range w {
-			e := float32(math.Exp(float64(v - hi)))
-			w[i] = e
+			w[i] = v - hi
+		}
+		vec.expf(w, w)
+		var sum float64
+		for _, e := range w {
 			sum += float64(e)
 		}
 		if sinks != nil {
-			sum += float64(float32(math.Exp(float64(sink - hi))))
+			sum += float64(expf(sink - hi))
 		}
 		scaleRow(w, float32(1/sum))
 		storeRow(t, i1, i2, i3, w)

@@ -18,11 +18,18 @@ import (
 //   - at build time, with the purego build tag (go build -tags purego),
 //     which leaves every assembly file out;
 //   - at run time, with Options.Generic, or for every Engine of a process
-//     with the environment variable GGML_CPU_GENERIC=1.
+//     with the environment variable GGML_CPU_GENERIC=1, which also gives
+//     the process the generic vector primitives (vec.go).
 
-// EnvGeneric is the environment variable that, set to 1, makes every
-// Engine use the generic kernels (as Options.Generic does).
+// EnvGeneric is the environment variable that, set to 1 when the process
+// starts, makes every Engine use the generic matrix kernels (as
+// Options.Generic does) and the element-wise, norm, softmax, rope and
+// flash-attention paths use the generic vector primitives.
 const EnvGeneric = "GGML_CPU_GENERIC"
+
+// envGeneric reports whether GGML_CPU_GENERIC asks for the generic
+// kernels.
+func envGeneric() bool { return os.Getenv(EnvGeneric) == "1" }
 
 // typeTraits is what the CPU does with one element type.
 type typeTraits struct {
@@ -117,7 +124,7 @@ func fastKernels() *kernelSet {
 
 // selectKernels is the set an Engine with opts computes with.
 func selectKernels(opts Options) *kernelSet {
-	if opts.Generic || os.Getenv(EnvGeneric) == "1" {
+	if opts.Generic || envGeneric() {
 		return genericKernels
 	}
 	return fastKernels()

@@ -13,12 +13,19 @@ import (
 // instead of a closure and a type switch per element. Each has a portable
 // Go version (vecGeneric*) and, where an architecture file provides one and
 // the processor has the features, an assembly version chosen at start-up
-// (vec_amd64.go). The portable versions are always compiled: the tests
-// check every assembly version against them, and the purego build tag
-// leaves the assembly out.
+// (vec_amd64.go, vec_arm64.go). The portable versions are always compiled:
+// the tests check every assembly version against them, and the purego
+// build tag leaves the assembly out.
 //
 // The assembly versions round differently where they fuse a multiply and
 // an add (as ggml's SIMD builds do); their tests bound the difference.
+// Those promised bit for bit (expf, sincos, the rope rotations) match the
+// portable code (math.Sincos included) as the Go compiler builds it: for
+// arm64 it fuses x*y+z and x*y-z into one rounding (the Go specification
+// allows it; an explicit conversion stops it), so the arm64 kernels fuse
+// in the same places; for amd64 it fuses nothing at the default GOAMD64=v1,
+// nor do the amd64 kernels (at GOAMD64=v3 it fuses additions, and the
+// sincos and rope bit-for-bit tests fail).
 
 // vecKernels is one implementation of every primitive. Slices passed
 // together have equal lengths (the callers guarantee it).
@@ -244,8 +251,23 @@ func vecGenericBinary(dst, x, y []float32, op func(a, b float32) float32) {
 }
 
 // vec is the implementation the kernels use: the architecture's when it
-// has one for this processor (set by an init function), else genericVec.
+// has one for this processor (set by an init function through useVec),
+// else genericVec.
 var vec = genericVec
+
+// useVec makes v the primitives of the process unless GGML_CPU_GENERIC=1
+// asks for the generic ones: the variable is read once, at start, since
+// the primitives are the process's, not an Engine's (Options.Generic
+// switches only an Engine's matrix kernels).
+func useVec(v vecKernels) { vec = chooseVec(v, envGeneric()) }
+
+// chooseVec is v, or genericVec when generic is set.
+func chooseVec(v vecKernels, generic bool) vecKernels {
+	if generic {
+		return genericVec
+	}
+	return v
+}
 
 // f32Row views n float32 values at byte offset off of b, or returns nil
 // when they are not 4-byte aligned (the caller then takes its element-wise

@@ -2,85 +2,18 @@
 
 package cpu
 
-import (
-	"math"
-	"unsafe"
-)
-
 // The amd64 primitives need what the matrix kernels do (hasAVX2Set: AVX2,
 // FMA and F16C).
 func init() {
 	if hasAVX2Set() {
-		vec = avx2Vec
+		useVec(avx2Vec)
 	}
 }
 
-// avx2Vec is the AVX2 set: newAsmVec's wrappers; SwiGLU, e^x and the
-// F32->F16 conversion, whose assembly takes whole groups of eight (four
-// for e^x) and leaves the rest to the generic loop; and flash attention's
-// fused steps (attn_amd64.go).
-var avx2Vec = func() vecKernels {
-	k := newAsmVec("avx2", avx2VecFuncs)
-	k.swiglu = func(dst, x, g []float32) {
-		n := len(dst) &^ 7
-		if n > 0 {
-			x, g = x[:len(dst)], g[:len(dst)]
-			vecSwiGLUAVX2(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(g), n)
-		}
-		vecGenericSwiGLU(dst[n:], x[n:], g[n:])
-	}
-	k.expf = func(dst, src []float32) {
-		n := len(dst) &^ 3
-		if n > 0 {
-			src = src[:len(dst)]
-			expfAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), n)
-		}
-		genericVec.expf(dst[n:], src[n:])
-	}
-	k.f32ToF16 = func(dst []uint16, src []float32) {
-		n := len(dst) &^ 7
-		if n > 0 {
-			src = src[:len(dst)]
-			vecF32ToF16AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), n)
-		}
-		genericVec.f32ToF16(dst[n:], src[n:])
-	}
-	k.attnScoresF16 = attnScoresF16Fused
-	k.attnScoresMaxF16 = attnScoresMaxF16Fused
-	k.attnAccF16 = attnAccF16Fused
-	k.sincos = func(s, c, x []float64) {
-		s, c = s[:len(x)], c[:len(x)]
-		n := len(x) &^ 3
-		if n > 0 && sincosAVX2(unsafe.SliceData(s), unsafe.SliceData(c), unsafe.SliceData(x), n) != 0 {
-			// The angles the assembly does not reduce (and zeros,
-			// whose signs it does not keep): math.Sincos itself.
-			for i, v := range x[:n] {
-				if v == 0 || !(math.Abs(v) < 1<<29) {
-					s[i], c[i] = math.Sincos(v)
-				}
-			}
-		}
-		genericVec.sincos(s[n:], c[n:], x[n:])
-	}
-	k.ropeNeox = func(y, x, cs []float32) {
-		h := len(x) / 2
-		y, cs = y[:2*h], cs[:2*h]
-		n := h &^ 7
-		if n > 0 {
-			ropeNeoxAVX2(unsafe.SliceData(y), unsafe.SliceData(x), unsafe.SliceData(cs), h)
-		}
-		ropeNeoxFrom(y, x, cs, n)
-	}
-	k.ropeNormal = func(y, x, cs []float32) {
-		y, cs = y[:len(x)], cs[:len(x)]
-		n := len(x) &^ 7
-		if n > 0 {
-			ropeNormalAVX2(unsafe.SliceData(y), unsafe.SliceData(x), unsafe.SliceData(cs), n)
-		}
-		genericVec.ropeNormal(y[n:], x[n:], cs[n:])
-	}
-	return k
-}()
+// avx2Vec is the AVX2 set: newAsmVec's wrappers, e^x and sincos over
+// groups of four, SwiGLU, the F32->F16 conversion and rope's rotations
+// over groups of eight, and flash attention's fused steps (attn_amd64.go).
+var avx2Vec = newAsmVec("avx2", avx2VecFuncs)
 
 //go:noescape
 func expfAVX2(dst, src *float32, n int)
@@ -145,4 +78,13 @@ var avx2VecFuncs = asmVecFuncs{
 	madF16:   vecMadF16AVX2,
 	scaleF16: vecScaleF16AVX2,
 	f16ToF32: vecF16ToF32AVX2,
+
+	swiglu:     by(8, vecSwiGLUAVX2),
+	expf:       by(4, expfAVX2),
+	f32ToF16:   by(8, vecF32ToF16AVX2),
+	sincos:     by(4, sincosAVX2),
+	ropeNeox:   by(8, ropeNeoxAVX2),
+	ropeNormal: by(8, ropeNormalAVX2),
+	attnScores: attnScoresF16AVX2,
+	attnAcc:    attnAccF16AVX2,
 }

@@ -5,8 +5,12 @@ package cpu
 import "unsafe"
 
 // The arm64 primitives need only NEON, which every arm64 core has; the
-// dot products are the F32 and F16 matrix kernels.
-func init() { vec = neonVec }
+// dot products are the F32 and F16 matrix kernels. e^x, SwiGLU, the
+// F32->F16 conversion and rope's rotations take groups of four (values;
+// pairs for NeoX rotations, eight values for adjacent pairs), sincos
+// groups of two, and flash attention's F16 steps one call per query row
+// (attn_arm64.go).
+func init() { useVec(neonVec) }
 
 var neonVec = newAsmVec("neon", asmVecFuncs{
 	add:   vecAddNEON,
@@ -24,6 +28,15 @@ var neonVec = newAsmVec("neon", asmVecFuncs{
 	madF16:   vecMadF16NEON,
 	scaleF16: vecScaleF16NEON,
 	f16ToF32: vecF16ToF32NEON,
+
+	swiglu:     by(4, vecSwiGLUNEON),
+	expf:       by(4, expfNEON),
+	f32ToF16:   by(4, vecF32ToF16NEON),
+	sincos:     by(2, sincosNEON),
+	ropeNeox:   by(4, ropeNeoxNEON),
+	ropeNormal: by(8, ropeNormalNEON),
+	attnScores: attnScoresF16NEON,
+	attnAcc:    attnAccF16NEON,
 })
 
 //go:noescape
@@ -52,3 +65,21 @@ func vecScaleF16NEON(y *uint16, n int, s float32)
 
 //go:noescape
 func vecF16ToF32NEON(dst *float32, src *uint16, n int)
+
+//go:noescape
+func expfNEON(dst, src *float32, n int)
+
+//go:noescape
+func vecF32ToF16NEON(dst *uint16, src *float32, n int)
+
+//go:noescape
+func sincosNEON(s, c, x *float64, n int) (other int)
+
+//go:noescape
+func ropeNeoxNEON(y, x, cs *float32, half int)
+
+//go:noescape
+func ropeNormalNEON(y, x, cs *float32, n int)
+
+//go:noescape
+func vecSwiGLUNEON(dst, x, gate *float32, n int)

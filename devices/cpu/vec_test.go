@@ -240,3 +240,15 @@ func TestSincosBits(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseVec: GGML_CPU_GENERIC=1 gives the process the generic
+// primitives whatever the architecture offers, and without it the
+// architecture's set is kept.
+func TestChooseVec(t *testing.T) {
+	arch := vecKernels{name: "arch"}
+	require.Equal(t, genericVec.name, chooseVec(arch, true).name)
+	require.Equal(t, "arch", chooseVec(arch, false).name)
+	if envGeneric() {
+		require.Equal(t, genericVec.name, vec.name, "GGML_CPU_GENERIC=1 but the primitives are %s", vec.name)
+	}
+}

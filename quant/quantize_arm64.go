@@ -1,0 +1,37 @@
+//go:build !purego
+
+package quant
+
+// Q4_0 and Q8_0 quantize with NEON, and the K-quants' scale searches run
+// their trials in NEON lanes: ARMv8's Advanced SIMD and its fp16
+// conversions are part of every arm64 processor Go runs on.
+func init() {
+	useQuantAsm(quantizeQ4_0NEON, quantizeQ8_0NEON)
+	haveQXTrials = true
+	haveQKXTrials = true
+}
+
+// hasQuantAsm reports whether the assembly quantizers run here: always.
+func hasQuantAsm() bool { return true }
+
+//go:noescape
+func quantizeQ4_0NEON(dst *byte, src *float32, nb int) int
+
+//go:noescape
+func quantizeQ8_0NEON(dst *byte, src *float32, nb int) int
+
+// qxTrials computes makeQXQuants's trial sums in NEON lanes (see
+// haveQXTrials), over the shortest of x, w and wx.
+//
+//go:noescape
+func qxTrials(x, w, wx []float32, scales *[24]float32, maxv float32, nmax int32, sumx, sum2 *[24]float32)
+
+// qkxSums and qkxErr compute makeQKXQuants's trial sums and errors for
+// eight inverse scales in NEON lanes (see haveQKXTrials), over the
+// shortest of x, w and xm.
+//
+//go:noescape
+func qkxSums(x, w, xm []float32, iscales *[8]float32, nmax int32, sumL, sumL2, sumXL *[8]float32)
+
+//go:noescape
+func qkxErr(x, w, xm []float32, iscales *[8]float32, nmax int32, scales, mins *[8]float32, mad int, errs *[8]float32)

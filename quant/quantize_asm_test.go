@@ -1,0 +1,117 @@
+//go:build (amd64 || arm64) && !purego
+
+package quant
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// asmCaseBlocks are blocks of 32 values that exercise the assembly
+// quantizers' corners: zeros (and negative zeros), ties of magnitude with
+// either sign first and in either half of the block, values on the
+// rounding boundaries (Q8_0's exact halves, Q4_0's truncation points),
+// a lone value, scales too small to invert and the smallest that are
+// not, subnormals and large values, then blocks of every test
+// distribution. (NaN and infinity never reach the kernels: QuantizeInto
+// rejects them.)
+func asmCaseBlocks(r *rand.Rand) [][]float32 {
+	var blocks [][]float32
+	fill := func(f func(j int) float32) {
+		b := make([]float32, legacyBlock)
+		for j := range b {
+			b[j] = f(j)
+		}
+		blocks = append(blocks, b)
+	}
+	at := func(pos map[int]float32, rest float32) func(int) float32 {
+		return func(j int) float32 {
+			if v, ok := pos[j]; ok {
+				return v
+			}
+			return rest
+		}
+	}
+	fill(func(int) float32 { return 0 })
+	fill(func(int) float32 { return float32(math.Copysign(0, -1)) })
+	fill(func(j int) float32 { return float32(j%5) - 2 })
+	fill(func(j int) float32 { return float32(j%7)*0.5 - 1.5 })
+	fill(at(map[int]float32{3: -1, 9: 1}, 0.25))
+	fill(at(map[int]float32{17: 3}, 0))
+	fill(at(map[int]float32{5: -4, 20: 4}, 1))
+	fill(at(map[int]float32{30: -4, 17: 4}, -1))
+	fill(at(map[int]float32{15: 4, 16: -4}, 2))
+	fill(at(map[int]float32{31: -2}, 0))
+	fill(at(map[int]float32{0: 7, 1: -7}, 0))
+	// d = 1 for both formats: Q8_0's levels are exact halves (ties away
+	// from zero), Q4_0's sums x + 8.5 sit on and just off integers.
+	fill(func(j int) float32 { return float32(j*8-127) + 0.5*float32(j&1) })
+	fill(at(map[int]float32{0: 127}, -126.5))
+	fill(func(j int) float32 { return float32(j)/2 - 8 })
+	fill(func(j int) float32 { return float32(j)/4 - 8 })
+	fill(func(j int) float32 { return float32(j-16) * 1e-40 })
+	fill(func(j int) float32 { return float32(j+1) * 1e-39 })
+	fill(func(j int) float32 { return float32(j-15) * 1e30 })
+	fill(func(j int) float32 { return float32(j) * 127 / 31 })
+	fill(at(map[int]float32{4: math.MaxFloat32}, -math.MaxFloat32))
+	// The largest value sweeps across where 1/d overflows, for d = m/-8
+	// and d = amax/127.
+	for e := -136; e <= -118; e++ {
+		peak := float32(math.Ldexp(1+r.Float64(), e))
+		fill(at(map[int]float32{r.Intn(legacyBlock): peak}, peak/3))
+		fill(at(map[int]float32{r.Intn(legacyBlock): -peak}, peak/5))
+	}
+	for d := range numDists {
+		for range 200 {
+			b := make([]float32, legacyBlock)
+			fillValues(r, b, d)
+			blocks = append(blocks, b)
+		}
+	}
+	return blocks
+}
+
+// TestQuantizeAsmMatchesGo checks the assembly Q4_0 and Q8_0 quantizers
+// byte for byte against the Go reference ones, block by block, over
+// runs of blocks where the assembly hands some back to Go, and over short
+// runs of one to nine blocks.
+func TestQuantizeAsmMatchesGo(t *testing.T) {
+	if !hasQuantAsm() {
+		t.Skip("no AVX2/F16C: the Go quantizers are the only ones")
+	}
+	r := rand.New(rand.NewSource(testSeed(t)))
+	blocks := asmCaseBlocks(r)
+	var src []float32
+	for _, b := range blocks {
+		src = append(src, b...)
+	}
+	for _, c := range []struct {
+		typ   Type
+		block func(b []byte, x []float32)
+	}{{Q4_0, quantizeBlockQ4_0}, {Q8_0, quantizeBlockQ8_0}} {
+		ts := c.typ.TypeSize()
+		want := make([]byte, len(blocks)*ts)
+		for i, b := range blocks {
+			c.block(want[i*ts:(i+1)*ts], b)
+		}
+		got := make([]byte, len(want))
+		_, err := QuantizeInto(got, c.typ, src, len(blocks), legacyBlock, nil)
+		require.NoError(t, err)
+		for i := range blocks {
+			require.Equal(t, want[i*ts:(i+1)*ts], got[i*ts:(i+1)*ts], "%s block %d: %v", c.typ, i, blocks[i])
+		}
+		// Short runs from anywhere, so that a run may start or end at a
+		// block the assembly hands back.
+		for range 300 {
+			first := r.Intn(len(blocks))
+			nb := 1 + r.Intn(min(9, len(blocks)-first))
+			part := make([]byte, nb*ts)
+			_, err := QuantizeInto(part, c.typ, src[first*legacyBlock:(first+nb)*legacyBlock], nb, legacyBlock, nil)
+			require.NoError(t, err)
+			require.Equal(t, want[first*ts:(first+nb)*ts], part, "%s blocks %d-%d", c.typ, first, first+nb-1)
+		}
+	}
+}
