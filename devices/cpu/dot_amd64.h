@@ -148,6 +148,21 @@ DATA k4shuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA k4shuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL k4shuf<>(SB), RODATA|NOPTR, $256
 
+// q4kpairs and q4kmins (VPSHUFB) make, from four scales then four
+// minimums (bytes) in each lane, the words scale 0, 0, 1, 1, 2, 2, 3, 3
+// and minimum 0, 0, 1, 1, 2, 2, 3, 3 (Q4KRSCALES).
+DATA q4kpairs<>+0(SB)/8, $0x8001800180008000
+DATA q4kpairs<>+8(SB)/8, $0x8003800380028002
+DATA q4kpairs<>+16(SB)/8, $0x8001800180008000
+DATA q4kpairs<>+24(SB)/8, $0x8003800380028002
+GLOBL q4kpairs<>(SB), RODATA|NOPTR, $32
+
+DATA q4kmins<>+0(SB)/8, $0x8005800580048004
+DATA q4kmins<>+8(SB)/8, $0x8007800780068006
+DATA q4kmins<>+16(SB)/8, $0x8005800580048004
+DATA q4kmins<>+24(SB)/8, $0x8007800780068006
+GLOBL q4kmins<>(SB), RODATA|NOPTR, $32
+
 // q6shuf+16i(SB) makes, from 16 bytes, byte 2i eight times then byte 2i+1
 // eight times (VPSHUFB).
 DATA q6shuf<>+0(SB)/8, $0x0000000000000000
@@ -469,27 +484,28 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 
 // DECODEQ6KHALF makes the 6-bit quants of one 128-element half, from ql at
 // ql(SI), ql+32(SI) and qh at qh(SI): elements 0-31 in Y8, 32-63 in Y9,
-// 64-95 in Y4, 96-127 in Y5. It uses Y6, Y7.
-#define DECODEQ6KHALF(ql, qh) \
+// 64-95 in Y4, 96-127 in Y5, with the masks nib and hi2 from NIB and HI2
+// (registers, or the tables). It uses Y6, Y7.
+#define DECODEQ6KHALF(ql, qh, NIB, HI2) \
 	VMOVDQU ql(SI), Y4;        \
 	VMOVDQU ql+32(SI), Y5;     \
 	VMOVDQU qh(SI), Y6;        \
-	VPAND   nib<>(SB), Y4, Y8; \
+	VPAND   NIB, Y4, Y8;       \
 	VPSLLW  $4, Y6, Y7;        \
-	VPAND   hi2<>(SB), Y7, Y7; \
+	VPAND   HI2, Y7, Y7;       \
 	VPOR    Y7, Y8, Y8;        \
-	VPAND   nib<>(SB), Y5, Y9; \
+	VPAND   NIB, Y5, Y9;       \
 	VPSLLW  $2, Y6, Y7;        \
-	VPAND   hi2<>(SB), Y7, Y7; \
+	VPAND   HI2, Y7, Y7;       \
 	VPOR    Y7, Y9, Y9;        \
 	VPSRLW  $4, Y4, Y4;        \
-	VPAND   nib<>(SB), Y4, Y4; \
-	VPAND   hi2<>(SB), Y6, Y7; \
+	VPAND   NIB, Y4, Y4;       \
+	VPAND   HI2, Y6, Y7;       \
 	VPOR    Y7, Y4, Y4;        \
 	VPSRLW  $4, Y5, Y5;        \
-	VPAND   nib<>(SB), Y5, Y5; \
+	VPAND   NIB, Y5, Y5;       \
 	VPSRLW  $2, Y6, Y6;        \
-	VPAND   hi2<>(SB), Y6, Y6; \
+	VPAND   HI2, Y6, Y6;       \
 	VPOR    Y6, Y5, Y5
 
 // Q6KCOL adds to ISUM the scaled dots of one half's quants with the y
@@ -527,6 +543,16 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 	VCVTDQ2PS   ISUM, ISUM;          \
 	FP16MUL(208(SI), 0(YP), X6, Y6); \
 	VFMADD231PS Y6, ISUM, ACC
+
+// Q6KFOLD is the end of a Q6_K super-block once its scale-bsum products
+// are in M: ISUM less 32*M, as a float, times the broadcast float at F
+// (d*dy, through T) into ACC.
+#define Q6KFOLD(M, T, F, ISUM, ACC) \
+	VPSLLD       $5, M, M;      \
+	VPSUBD       M, ISUM, ISUM; \
+	VCVTDQ2PS    ISUM, ISUM;    \
+	VBROADCASTSS F, T;          \
+	VFMADD231PS  T, ISUM, ACC
 
 // X4BEGIN and X4END open and close a four-column kernel over one row:
 // n in CX, x in SI, the four y in R8..R11, accumulators Y0..Y3 cleared;

@@ -199,9 +199,9 @@ done:                            \
 	VPMOVSXBW X15, Y14
 
 // KROWS is the body of a four-row kernel for K-quant blocks of XB bytes:
-// BODY(ROW, ACC) adds the super-block at offset R13 of row ROW (against
-// the column's at DI) to ACC, as the single kernel's loop body does.
-#define KROWS(BODY, XB) \
+// BLOCK adds the super-blocks at offset R13 of rows R8..R11 (against the
+// column's at DI) to Y0..Y3, as the single kernel's loop body does.
+#define KROWS(BLOCK, XB) \
 	MOVQ  out+56(FP), AX;     \
 	MOVQ  AX, 0(SP);          \
 	MOVQ  x+8(FP), R8;        \
@@ -211,10 +211,7 @@ done:                            \
 block:                        \
 	TESTQ CX, CX;             \
 	JZ    groupend;           \
-	BODY(R8, Y0);             \
-	BODY(R9, Y1);             \
-	BODY(R10, Y2);            \
-	BODY(R11, Y3);            \
+	BLOCK;                    \
 	ADDQ  $XB, R13;           \
 	ADDQ  $292, DI;           \
 	DECQ  CX;                 \
@@ -226,13 +223,176 @@ block:                        \
 	LEAQ (ROW)(R13*1), SI; \
 	K4SUPER(C0, C1, C2, C3, ACC)
 
-#define Q4KBODY(ROW, ACC) K4BODY(Q4KC0, Q4KC1, Q4KC2, Q4KC3, ROW, ACC)
 #define Q5KBODY(ROW, ACC) K4BODY(Q5KC0, Q5KC1, Q5KC2, Q5KC3, ROW, ACC)
 
-// Q6KBODY is dotQ6_KAVX2's loop body for row ROW into ACC.
-#define Q6KBODY(ROW, ACC) \
-	LEAQ (ROW)(R13*1), SI; \
-	Q6KSUPER(ACC)
+// ROWS4 is a KROWS block made of BODY(ROW, ACC) for each row.
+#define ROWS4(BODY) \
+	BODY(R8, Y0);  \
+	BODY(R9, Y1);  \
+	BODY(R10, Y2); \
+	BODY(R11, Y3)
+
+// The Q4_K four-row kernel computes each row's integers and float
+// sequence as K4SUPER does, with fewer vector instructions: the four rows'
+// d and dmin are converted at once (Q4KRDS: the products d*dy and
+// dmin*dy, Q4KFIN's, at 16(SP) on, a pair per row); the scale bytes are
+// decoded in the integer unit (Q4KRBYTES); each 32-element step's scale
+// words come from one VPSHUFD (no table load); the nibble mask stays in
+// Y15; and the rows go two by two, their steps interleaved, so that one
+// row's decoding overlaps the other's arithmetic.
+#define Q4KRDS \
+	VMOVD        0(R8)(R13*1), X4;  \
+	VMOVD        0(R9)(R13*1), X5;  \
+	VMOVD        0(R10)(R13*1), X6; \
+	VMOVD        0(R11)(R13*1), X7; \
+	VPUNPCKLDQ   X5, X4, X4;        \
+	VPUNPCKLDQ   X7, X6, X6;        \
+	VPUNPCKLQDQ  X6, X4, X4;        \
+	VCVTPH2PS    X4, Y4;            \
+	VBROADCASTSS 0(DI), Y5;         \
+	VMULPS       Y5, Y4, Y4;        \
+	VMOVUPS      Y4, 16(SP)
+
+// Q4KRBYTES decodes the scale bytes of the Q4_K block at offset R13 of
+// row ROW in the integer unit, which the vector kernel leaves idle:
+// SLOT(SP) gets scales 0-3 and minimums 0-3, SLOT+8(SP) scales 4-7 and
+// minimums 4-7 (the layout of Q4KSCALEBYTES's comment: the low six bits
+// of bytes 0-7; then the nibbles of bytes 8-11 with the spare top bits of
+// bytes 0-7 above them). It uses AX, SI and R12.
+#define Q4KRBYTES(ROW, SLOT) \
+	MOVQ 4(ROW)(R13*1), AX;        \
+	MOVL 12(ROW)(R13*1), SI;       \
+	MOVQ $0x3f3f3f3f3f3f3f3f, R12; \
+	ANDQ AX, R12;                  \
+	MOVQ R12, SLOT(SP);            \
+	MOVL SI, R12;                  \
+	SHRL $4, R12;                  \
+	SHLQ $32, R12;                 \
+	ORQ  SI, R12;                  \
+	MOVQ $0x0f0f0f0f0f0f0f0f, SI;  \
+	ANDQ SI, R12;                  \
+	SHRQ $2, AX;                   \
+	MOVQ $0x3030303030303030, SI;  \
+	ANDQ SI, AX;                   \
+	ORQ  R12, AX;                  \
+	MOVQ AX, SLOT+8(SP)
+
+// Q4KRSCALES leaves, from Q4KRBYTES's SLOT, scales 0-3 as word pairs
+// (dword j: scale j twice) in both lanes of LO, scales 4-7 likewise in
+// HI, and in MS the minimums against the column's bsums (DECODEQ4K's
+// minimum words times them).
+#define Q4KRSCALES(SLOT, LO, HI, MS) \
+	VPBROADCASTQ SLOT(SP), Y4;             \
+	VPBROADCASTQ SLOT+8(SP), Y5;           \
+	VPSHUFB      q4kpairs<>(SB), Y4, LO;   \
+	VPSHUFB      q4kpairs<>(SB), Y5, HI;   \
+	VPBLENDD     $0xf0, Y5, Y4, Y4;        \
+	VPSHUFB      q4kmins<>(SB), Y4, MS;    \
+	VPMADDWD     260(DI), MS, MS
+
+// Q4KRSTEP adds to ISUM the 64 elements at off(B) against the column's at
+// y(DI): the low nibbles with the scale in dword J0 of S, the high ones
+// with J1's.
+#define Q4KRHALF(y, S, J, P, ISUM) \
+	VPMADDUBSW y(DI), P, P; \
+	VPSHUFD    J, S, Y6;    \
+	VPMADDWD   Y6, P, P;    \
+	VPADDD     P, ISUM, ISUM
+
+#define Q4KRSTEP(B, off, y, S, J0, J1, ISUM) \
+	VMOVDQU off(B), Y4;              \
+	VPSRLW  $4, Y4, Y5;              \
+	VPAND   Y15, Y4, Y4;             \
+	VPAND   Y15, Y5, Y5;             \
+	Q4KRHALF(y, S, J0, Y4, ISUM);    \
+	Q4KRHALF(y+32, S, J1, Y5, ISUM)
+
+// Q4KRSTEP2 is one 64-element step of two rows, at SI and R12.
+#define Q4KRSTEP2(off, y, SA, SB, J0, J1) \
+	Q4KRSTEP(SI, off, y, SA, J0, J1, Y8); \
+	Q4KRSTEP(R12, off, y, SB, J0, J1, Y7)
+
+// Q4KRFIN is Q4KFIN for ISUM and MS, d*dy and dmin*dy at F(SP).
+#define Q4KRFIN(ISUM, MS, F, ACC) \
+	VCVTDQ2PS    ISUM, ISUM;    \
+	VBROADCASTSS F(SP), Y6;     \
+	VFMADD231PS  Y6, ISUM, ACC; \
+	VCVTDQ2PS    MS, MS;        \
+	VBROADCASTSS F+4(SP), Y6;   \
+	VFNMADD231PS Y6, MS, ACC
+
+// Q4KR2BODY adds the super-blocks at offset R13 of rows RA and RB to
+// ACCA and ACCB, both rows' scales decoded first, then their steps
+// interleaved.
+#define Q4KR2BODY(RA, RB, ACCA, ACCB, FA, FB) \
+	Q4KRBYTES(RA, 48);                      \
+	Q4KRBYTES(RB, 64);                      \
+	Q4KRSCALES(48, Y14, Y12, Y13);          \
+	Q4KRSCALES(64, Y11, Y10, Y9);           \
+	LEAQ (RA)(R13*1), SI;                   \
+	LEAQ (RB)(R13*1), R12;                  \
+	VPXOR    Y8, Y8, Y8;                    \
+	VPXOR    Y7, Y7, Y7;                    \
+	Q4KRSTEP2(16, 4, Y14, Y11, $0x00, $0x55);    \
+	Q4KRSTEP2(48, 68, Y14, Y11, $0xaa, $0xff);   \
+	Q4KRSTEP2(80, 132, Y12, Y10, $0x00, $0x55);  \
+	Q4KRSTEP2(112, 196, Y12, Y10, $0xaa, $0xff); \
+	Q4KRFIN(Y8, Y13, FA, ACCA);             \
+	Q4KRFIN(Y7, Y9, FB, ACCB)
+
+#define Q4KRBLOCK \
+	Q4KRDS;                            \
+	Q4KR2BODY(R8, R9, Y0, Y1, 16, 24); \
+	Q4KR2BODY(R10, R11, Y2, Y3, 32, 40)
+
+// The Q6_K four-row kernel runs Q6KSUPER's integers and float sequence
+// per row with the masks nib and hi2 kept in Y11 and Y15 instead of
+// loaded for every use, and the four rows' d*dy made at once (Q6KRDS, at
+// 16(SP) on: the scales gathered in the integer unit, one conversion and
+// one product).
+#define Q6KRDS \
+	MOVWLZX      208(R8)(R13*1), AX;  \
+	MOVWLZX      208(R9)(R13*1), SI;  \
+	SHLQ         $16, SI;             \
+	ORQ          SI, AX;              \
+	MOVWLZX      208(R10)(R13*1), SI; \
+	SHLQ         $32, SI;             \
+	ORQ          SI, AX;              \
+	MOVWLZX      208(R11)(R13*1), SI; \
+	SHLQ         $48, SI;             \
+	ORQ          SI, AX;              \
+	VMOVQ        AX, X6;              \
+	VCVTPH2PS    X6, X6;              \
+	VBROADCASTSS 0(DI), X7;           \
+	VMULPS       X7, X6, X6;          \
+	VMOVUPS      X6, 16(SP)
+
+#define Q6KRBODY(ROW, ACC, F) \
+	LEAQ         (ROW)(R13*1), SI;                \
+	VMOVDQU      192(SI), X6;                     \
+	VPMOVSXBW    X6, Y14;                         \
+	VPERMQ       $0x44, Y14, Y12;                 \
+	VPERMQ       $0xee, Y14, Y13;                 \
+	VPXOR        Y10, Y10, Y10;                   \
+	DECODEQ6KHALF(0, 128, Y11, Y15);              \
+	Q6KSTEP1(4, 0, Y12, Y8);                      \
+	Q6KSTEP1(36, 32, Y12, Y9);                    \
+	Q6KSTEP1(68, 64, Y12, Y4);                    \
+	Q6KSTEP1(100, 96, Y12, Y5);                   \
+	DECODEQ6KHALF(64, 160, Y11, Y15);             \
+	Q6KSTEP1(132, 0, Y13, Y8);                    \
+	Q6KSTEP1(164, 32, Y13, Y9);                   \
+	Q6KSTEP1(196, 64, Y13, Y4);                   \
+	Q6KSTEP1(228, 96, Y13, Y5);                   \
+	VPMADDWD     260(DI), Y14, Y6;                \
+	Q6KFOLD(Y6, Y6, F(SP), Y10, ACC)
+
+#define Q6KRBLOCK \
+	Q6KRDS;                      \
+	Q6KRBODY(R8, Y0, 16);        \
+	Q6KRBODY(R9, Y1, 20);        \
+	Q6KRBODY(R10, Y2, 24);       \
+	Q6KRBODY(R11, Y3, 28)
 
 // Q6KSUPER adds the super-block at SI against the column's at DI to ACC.
 #define Q6KSUPER(ACC) \
@@ -240,12 +400,12 @@ block:                        \
 	VPERMQ $0x44, Y14, Y12;      \
 	VPERMQ $0xee, Y14, Y13;      \
 	VPXOR  Y10, Y10, Y10;        \
-	DECODEQ6KHALF(0, 128);       \
+	DECODEQ6KHALF(0, 128, nib<>(SB), hi2<>(SB));       \
 	Q6KSTEP1(4, 0, Y12, Y8);     \
 	Q6KSTEP1(36, 32, Y12, Y9);   \
 	Q6KSTEP1(68, 64, Y12, Y4);   \
 	Q6KSTEP1(100, 96, Y12, Y5);  \
-	DECODEQ6KHALF(64, 160);      \
+	DECODEQ6KHALF(64, 160, nib<>(SB), hi2<>(SB));      \
 	Q6KSTEP1(132, 0, Y13, Y8);   \
 	Q6KSTEP1(164, 32, Y13, Y9);  \
 	Q6KSTEP1(196, 64, Y13, Y4);  \
@@ -253,16 +413,19 @@ block:                        \
 	Q6KFIN(DI, Y10, ACC)
 
 // func dotQ4_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotQ4_KRowsAVX2(SB), NOSPLIT, $8-72
-	KROWS(Q4KBODY, 144)
+TEXT ·dotQ4_KRowsAVX2(SB), NOSPLIT, $80-72
+	VMOVDQU nib<>(SB), Y15
+	KROWS(Q4KRBLOCK, 144)
 
 // func dotQ5_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ5_KRowsAVX2(SB), NOSPLIT, $8-72
-	KROWS(Q5KBODY, 176)
+	KROWS(ROWS4(Q5KBODY), 176)
 
 // func dotQ6_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotQ6_KRowsAVX2(SB), NOSPLIT, $8-72
-	KROWS(Q6KBODY, 210)
+TEXT ·dotQ6_KRowsAVX2(SB), NOSPLIT, $32-72
+	VMOVDQU nib<>(SB), Y11
+	VMOVDQU hi2<>(SB), Y15
+	KROWS(Q6KRBLOCK, 210)
 
 // func dotQ4_KAVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-28
@@ -352,12 +515,12 @@ q6kx4loop:
 	VPXOR Y11, Y11, Y11
 	VPXOR Y12, Y12, Y12
 	VPXOR Y13, Y13, Y13
-	DECODEQ6KHALF(0, 128)
+	DECODEQ6KHALF(0, 128, nib<>(SB), hi2<>(SB))
 	Q6KCOL(4, 0, R8, Y10)
 	Q6KCOL(4, 0, R9, Y11)
 	Q6KCOL(4, 0, R10, Y12)
 	Q6KCOL(4, 0, R11, Y13)
-	DECODEQ6KHALF(64, 160)
+	DECODEQ6KHALF(64, 160, nib<>(SB), hi2<>(SB))
 	Q6KCOL(132, 128, R8, Y10)
 	Q6KCOL(132, 128, R9, Y11)
 	Q6KCOL(132, 128, R10, Y12)

@@ -106,39 +106,48 @@
 	VPABSB    240(SI), Y7
 
 // SIGNQUAD adds to Y13 the products of the quad of |x| in A with the
-// four activation bytes at yoff(YP), given x's signs at smem.
-#define SIGNQUAD(yoff, smem, A, YP) \
-	VPBROADCASTD yoff(YP), Y15;           \
-	VPSIGNB      smem, Y15, Y15;          \
-	VPMADDUBSW   Y15, A, Y14;             \
-	VPMADDWD     ones16<>(SB), Y14, Y14;  \
+// four activation bytes at yoff(YP), given x's signs at smem; ONES holds
+// (or is) ones16.
+#define SIGNQUAD(yoff, smem, A, YP, ONES) \
+	VPBROADCASTD yoff(YP), Y15;  \
+	VPSIGNB      smem, Y15, Y15; \
+	VPMADDUBSW   Y15, A, Y14;    \
+	VPMADDWD     ONES, Y14, Y14; \
 	VPADDD       Y14, Y13, Y13
 
 // SIGNCOL adds a column's block to ACC, |x| of the eight quads (elements
-// 4j.., then 16+4j..) in Y0..Y7 and their signed values at S0..S7.
-#define SIGNCOL(YP, AP, ACC, S0, S1, S2, S3, S4, S5, S6, S7) \
-	VPBROADCASTD 2(YP), Y15;              \
-	VPSIGNB      S0, Y15, Y15;            \
-	VPMADDUBSW   Y15, Y0, Y13;            \
-	VPMADDWD     ones16<>(SB), Y13, Y13;  \
-	SIGNQUAD(6, S1, Y1, YP);              \
-	SIGNQUAD(10, S2, Y2, YP);             \
-	SIGNQUAD(14, S3, Y3, YP);             \
-	SIGNQUAD(18, S4, Y4, YP);             \
-	SIGNQUAD(22, S5, Y5, YP);             \
-	SIGNQUAD(26, S6, Y6, YP);             \
-	SIGNQUAD(30, S7, Y7, YP);             \
-	VCVTDQ2PS    Y13, Y13;                \
-	VBROADCASTSS 0(AP), Y15;              \
-	VMULPS       Y8, Y15, Y15;            \
+// 4j.., then 16+4j..) in Y0..Y7 and their signed values at S0..S7, the
+// eight rows' scales as floats in (or at) D.
+#define SIGNCOL(YP, AP, ACC, ONES, D, S0, S1, S2, S3, S4, S5, S6, S7) \
+	VPBROADCASTD 2(YP), Y15;             \
+	VPSIGNB      S0, Y15, Y15;           \
+	VPMADDUBSW   Y15, Y0, Y13;           \
+	VPMADDWD     ONES, Y13, Y13;         \
+	SIGNQUAD(6, S1, Y1, YP, ONES);       \
+	SIGNQUAD(10, S2, Y2, YP, ONES);      \
+	SIGNQUAD(14, S3, Y3, YP, ONES);      \
+	SIGNQUAD(18, S4, Y4, YP, ONES);      \
+	SIGNQUAD(22, S5, Y5, YP, ONES);      \
+	SIGNQUAD(26, S6, Y6, YP, ONES);      \
+	SIGNQUAD(30, S7, Y7, YP, ONES);      \
+	SIGNFIN(AP, D, ACC)
+
+// SIGNFIN folds the integer sums in Y13 into ACC: acc += float(isum) *
+// (dy * d[r]), dy at 0(AP).
+#define SIGNFIN(AP, D, ACC) \
+	VCVTDQ2PS    Y13, Y13;      \
+	VBROADCASTSS 0(AP), Y15;    \
+	VMULPS       D, Y15, Y15;   \
 	VFMADD231PS  Y15, Y13, ACC
 
 #define Q8X8COL(YP, AP, ACC) \
-	SIGNCOL(YP, AP, ACC, 16(SI), 48(SI), 80(SI), 112(SI), 144(SI), 176(SI), 208(SI), 240(SI))
+	SIGNCOL(YP, AP, ACC, ones16<>(SB), Y8, 16(SI), 48(SI), 80(SI), 112(SI), 144(SI), 176(SI), 208(SI), 240(SI))
 
 // Repacked IQ4_NL (Q4_0's layout): the nibbles index the non-linear
 // levels (iq4nl, VPSHUFB), whose signed values go to the frame (0..255)
-// for the sign trick and whose magnitudes stay in Y0..Y7; then as Q8_0.
+// for the sign trick and whose magnitudes stay in Y0..Y7; then as Q8_0,
+// with the rows' scales in the frame (256..287) so that ones16 stays in
+// Y8 instead of being loaded for every quad.
 #define IQ4X8CHUNK(off, so, A, B) \
 	VMOVDQU off(SI), Y14;          \
 	VPAND   nib<>(SB), Y14, Y13;   \
@@ -152,7 +161,8 @@
 	VPABSB  Y14, B
 
 #define IQ4X8DECODE \
-	VCVTPH2PS 0(SI), Y8;               \
+	VCVTPH2PS 0(SI), Y13;              \
+	VMOVUPS   Y13, 256(SP);            \
 	VMOVDQU   iq4nl<>(SB), Y15;        \
 	IQ4X8CHUNK(16, 0, Y0, Y4);         \
 	IQ4X8CHUNK(48, 32, Y1, Y5);        \
@@ -160,8 +170,41 @@
 	IQ4X8CHUNK(112, 96, Y3, Y7)
 
 #define IQ4X8COL(YP, AP, ACC) \
-	SIGNCOL(YP, AP, ACC, 0(SP), 32(SP), 64(SP), 96(SP), 128(SP), 160(SP), 192(SP), 224(SP))
+	SIGNCOL(YP, AP, ACC, Y8, 256(SP), 0(SP), 32(SP), 64(SP), 96(SP), 128(SP), 160(SP), 192(SP), 224(SP))
 
+// With one column nothing is shared between columns: IQ4X8ONE decodes
+// each chunk of the block at 0(XP) as it goes and keeps everything in
+// registers (the levels in Y0, the nibble mask in Y1, ones16 in Y2), with
+// IQ4X8COL's integers (summed in ISUM) and float sequence.
+#define IQ4X8QUAD(Q, yoff, YP, T, ISUM) \
+	VPBROADCASTD yoff(YP), T; \
+	VPSIGNB      Q, T, T;     \
+	VPABSB       Q, Q;        \
+	VPMADDUBSW   T, Q, Q;     \
+	VPMADDWD     Y2, Q, Q;    \
+	VPADDD       Q, ISUM, ISUM
+
+#define IQ4X8ONECHUNK(XP, off, ylo, yhi, YP, ISUM) \
+	VMOVDQU off(XP), Y3;                \
+	VPAND   Y1, Y3, Y4;                 \
+	VPSRLW  $4, Y3, Y3;                 \
+	VPAND   Y1, Y3, Y3;                 \
+	VPSHUFB Y4, Y0, Y4;                 \
+	VPSHUFB Y3, Y0, Y3;                 \
+	IQ4X8QUAD(Y4, ylo, YP, Y5, ISUM);   \
+	IQ4X8QUAD(Y3, yhi, YP, Y6, ISUM)
+
+#define IQ4X8ONE(XP, YP, AP, ACC, ISUM) \
+	VPXOR        ISUM, ISUM, ISUM;              \
+	IQ4X8ONECHUNK(XP, 16, 2, 18, YP, ISUM);     \
+	IQ4X8ONECHUNK(XP, 48, 6, 22, YP, ISUM);     \
+	IQ4X8ONECHUNK(XP, 80, 10, 26, YP, ISUM);    \
+	IQ4X8ONECHUNK(XP, 112, 14, 30, YP, ISUM);   \
+	VCVTDQ2PS    ISUM, ISUM;                    \
+	VCVTPH2PS    0(XP), Y7;                     \
+	VBROADCASTSS 0(AP), Y15;                    \
+	VMULPS       Y7, Y15, Y15;                  \
+	VFMADD231PS  Y15, ISUM, ACC
 
 // The tile kernels compute one to four columns (their activation rows
 // at y0..y3, aux rows at a0..a3) against ngroups consecutive groups of x,
@@ -245,10 +288,7 @@ tdone:                       \
 	VZEROUPPER;              \
 	RET
 
-// func gemmQ4_0x8x1AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
-TEXT ·gemmQ4_0x8x1AVX2(SB), NOSPLIT, $8-120
-	TILE(Q4X8DECODE, Q4X8COL, 144, COLS1, STORE1, 0(SP))
-
+// func gemmQ4_0x8x2AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
 TEXT ·gemmQ4_0x8x2AVX2(SB), NOSPLIT, $8-120
 	TILE(Q4X8DECODE, Q4X8COL, 144, COLS2, STORE2, 0(SP))
 
@@ -257,9 +297,6 @@ TEXT ·gemmQ4_0x8x3AVX2(SB), NOSPLIT, $8-120
 
 TEXT ·gemmQ4_0x8x4AVX2(SB), NOSPLIT, $8-120
 	TILE(Q4X8DECODE, Q4X8COL, 144, COLS4, STORE4, 0(SP))
-
-TEXT ·gemmQ8_0x8x1AVX2(SB), NOSPLIT, $8-120
-	TILE(Q8X8DECODE, Q8X8COL, 272, COLS1, STORE1, 0(SP))
 
 TEXT ·gemmQ8_0x8x2AVX2(SB), NOSPLIT, $8-120
 	TILE(Q8X8DECODE, Q8X8COL, 272, COLS2, STORE2, 0(SP))
@@ -270,18 +307,110 @@ TEXT ·gemmQ8_0x8x3AVX2(SB), NOSPLIT, $8-120
 TEXT ·gemmQ8_0x8x4AVX2(SB), NOSPLIT, $8-120
 	TILE(Q8X8DECODE, Q8X8COL, 272, COLS4, STORE4, 0(SP))
 
-// The IQ4_NL kernels keep their signed levels at 0..255(SP).
-TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $264-120
-	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS1, STORE1, 256(SP))
+// The IQ4_NL kernels keep their signed levels at 0..255(SP) and the
+// rows' scales at 256..287 (IQ4X8DECODE); the one-column kernel needs
+// neither.
 
-TEXT ·gemmIQ4_NLx8x2AVX2(SB), NOSPLIT, $264-120
-	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS2, STORE2, 256(SP))
+// The one-column tile kernels run their groups two at a time, group g
+// beside group g+ngroups/2 (the last one of an odd count alone): two
+// sequential streams of weights, which the core fetches faster than one
+// (the four-row kernels take four, dot_rows_amd64.s); each group runs the
+// same sequence as alone, so its bits are the tile's. ONE(ACC) adds the
+// block at SI against the column's (R8, aux R12) to ACC; a type's PAIR
+// does so for the blocks at SI and DI into Y9 and Y10, its SINGLE for SI
+// into Y9, each moving its weights on by a block.
+//
+// ONEBLOCKS runs BODY over the nb blocks and the column; L and E are its
+// labels.
+#define ONEBLOCKS(BODY, L, E) \
+	MOVQ nb+0(FP), CX;   \
+	MOVQ y0+24(FP), R8;  \
+	MOVQ a0+56(FP), R12; \
+L:                       \
+	TESTQ CX, CX;        \
+	JZ    E;             \
+	BODY;                \
+	ADDQ  $34, R8;       \
+	ADDQ  $8, R12;       \
+	DECQ  CX;            \
+	JMP   L;             \
+E:
 
-TEXT ·gemmIQ4_NLx8x3AVX2(SB), NOSPLIT, $264-120
-	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS3, STORE3, 256(SP))
+// PAIRS1 is such a kernel over blocks of XB bytes: SI and DI walk the two
+// groups, AX is the distance between them, DX counts the pairs, R11 is
+// group g's output and BX the distance to its partner's. When the odd
+// group comes, SI has walked the first half: that group is one half on,
+// and so is its output.
+#define PAIRS1(PAIR, SINGLE, XB) \
+	MOVQ  x+16(FP), SI;                 \
+	MOVQ  o0+88(FP), R11;               \
+	MOVQ  ngroups+8(FP), DX;            \
+	SHRQ  $1, DX;                       \
+	MOVQ  DX, BX;                       \
+	SHLQ  $5, BX;                       \
+	MOVQ  nb+0(FP), AX;                 \
+	IMULQ $XB, AX;                      \
+	IMULQ DX, AX;                       \
+pair:                                   \
+	TESTQ  DX, DX;                      \
+	JZ     odd;                         \
+	LEAQ   (SI)(AX*1), DI;              \
+	VXORPS Y9, Y9, Y9;                  \
+	VXORPS Y10, Y10, Y10;               \
+	ONEBLOCKS(PAIR, pblock, pstore);    \
+	VMOVUPS Y9, 0(R11);                 \
+	VMOVUPS Y10, (R11)(BX*1);           \
+	ADDQ    $32, R11;                   \
+	DECQ    DX;                         \
+	JMP     pair;                       \
+odd:                                    \
+	MOVQ  ngroups+8(FP), CX;            \
+	TESTQ $1, CX;                       \
+	JZ    done;                         \
+	ADDQ   AX, SI;                      \
+	ADDQ   BX, R11;                     \
+	VXORPS Y9, Y9, Y9;                  \
+	ONEBLOCKS(SINGLE, oblock, ostore);  \
+	VMOVUPS Y9, 0(R11);                 \
+done:                                   \
+	VZEROUPPER;                         \
+	RET
 
-TEXT ·gemmIQ4_NLx8x4AVX2(SB), NOSPLIT, $264-120
-	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS4, STORE4, 256(SP))
+#define Q40ONE(ACC) Q4X8DECODE; Q4X8COL(R8, R12, ACC)
+#define Q40PAIR Q40ONE(Y9); XCHGQ SI, DI; Q40ONE(Y10); XCHGQ SI, DI; ADDQ $144, SI; ADDQ $144, DI
+#define Q40SINGLE Q40ONE(Y9); ADDQ $144, SI
+
+#define Q80ONE(ACC) Q8X8DECODE; Q8X8COL(R8, R12, ACC)
+#define Q80PAIR Q80ONE(Y9); XCHGQ SI, DI; Q80ONE(Y10); XCHGQ SI, DI; ADDQ $272, SI; ADDQ $272, DI
+#define Q80SINGLE Q80ONE(Y9); ADDQ $272, SI
+
+#define IQ4PAIR IQ4X8ONE(SI, R8, R12, Y9, Y13); IQ4X8ONE(DI, R8, R12, Y10, Y14); ADDQ $144, SI; ADDQ $144, DI
+#define IQ4SINGLE IQ4X8ONE(SI, R8, R12, Y9, Y13); ADDQ $144, SI
+
+// func gemmQ4_0x8x1AVX2(nb, ngroups int, x, y0, y1, y2, y3, a0, a1, a2, a3, o0, o1, o2, o3 unsafe.Pointer)
+TEXT ·gemmQ4_0x8x1AVX2(SB), NOSPLIT, $0-120
+	PAIRS1(Q40PAIR, Q40SINGLE, 144)
+
+TEXT ·gemmQ8_0x8x1AVX2(SB), NOSPLIT, $0-120
+	PAIRS1(Q80PAIR, Q80SINGLE, 272)
+
+TEXT ·gemmIQ4_NLx8x1AVX2(SB), NOSPLIT, $0-120
+	VMOVDQU iq4nl<>(SB), Y0
+	VMOVDQU nib<>(SB), Y1
+	VMOVDQU ones16<>(SB), Y2
+	PAIRS1(IQ4PAIR, IQ4SINGLE, 144)
+
+TEXT ·gemmIQ4_NLx8x2AVX2(SB), NOSPLIT, $296-120
+	VMOVDQU ones16<>(SB), Y8
+	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS2, STORE2, 288(SP))
+
+TEXT ·gemmIQ4_NLx8x3AVX2(SB), NOSPLIT, $296-120
+	VMOVDQU ones16<>(SB), Y8
+	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS3, STORE3, 288(SP))
+
+TEXT ·gemmIQ4_NLx8x4AVX2(SB), NOSPLIT, $296-120
+	VMOVDQU ones16<>(SB), Y8
+	TILE(IQ4X8DECODE, IQ4X8COL, 144, COLS4, STORE4, 288(SP))
 
 // func gemmF32x3x4AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
 TEXT ·gemmF32x3x4AVX2(SB), NOSPLIT, $0-40

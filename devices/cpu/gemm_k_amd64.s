@@ -193,13 +193,9 @@ done:                                      \
 	PCHUNK(192, VMOVDQU 352(SI), PCOL)
 
 #define PFINQ6K(YP, ISUM, ACC, c4) \
-	VMOVDQU      260(YP), Y8;     \
-	VPMADDWD     384(SI), Y8, Y8; \
-	VPSLLD       $5, Y8, Y8;      \
-	VPSUBD       Y8, ISUM, ISUM;  \
-	VCVTDQ2PS    ISUM, ISUM;      \
-	VBROADCASTSS c4(SP), Y15;     \
-	VFMADD231PS  Y15, ISUM, ACC
+	VMOVDQU  260(YP), Y8;     \
+	VPMADDWD 384(SI), Y8, Y8; \
+	Q6KFOLD(Y8, Y15, c4(SP), ISUM, ACC)
 
 // POUT reduces ACC into the float at 0(P)(R13*1).
 #define POUT(ACC, X, P) \
@@ -372,10 +368,10 @@ p6block:
 	MOVQ      $0, 424(DI)
 	MOVQ      $0, 432(DI)
 	MOVQ      $0, 440(DI)
-	DECODEQ6KHALF(0, 128)
+	DECODEQ6KHALF(0, 128, nib<>(SB), hi2<>(SB))
 	PACK6(Y8, Y9, 0)
 	PACK6(Y4, Y5, 64)
-	DECODEQ6KHALF(64, 160)
+	DECODEQ6KHALF(64, 160, nib<>(SB), hi2<>(SB))
 	PACK6(Y8, Y9, 128)
 	PACK6(Y4, Y5, 192)
 	ADDQ      $210, SI

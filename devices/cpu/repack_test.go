@@ -236,13 +236,14 @@ func (kc *kernelCase) run(k *repackKernel) (one, four [4][]float32) {
 }
 
 // TestRepackKernelFourIsOne: the four-column kernel and the tile kernel
-// (one to four columns, one to three groups of rows a call) give each
-// column of each group exactly the single-column kernel's bits, so
-// results do not depend on the grouping; and the fast pack writes the
-// layout's bytes.
+// (one to four columns, one to five groups of rows a call: amd64's
+// one-column tiles run groups g and g+n/2 side by side, so five makes two
+// pairs and the odd one) give each column of each group exactly the
+// single-column kernel's bits, so results do not depend on the grouping;
+// and the fast pack writes the layout's bytes.
 func TestRepackKernelFourIsOne(t *testing.T) {
 	rng := rand.New(rand.NewSource(rand.Int63()))
-	const groups = 3
+	const groups = 5
 	for typ, l := range repackLayouts {
 		k := repackKernelFor(fastKernels(), typ)
 		if k == nil || k.four == nil && k.tile == nil {
