@@ -183,7 +183,7 @@ func computeFlashAttnExt(p *Params, t *graph.Tensor) {
 			} else {
 				vs = expf(s - m)
 			}
-			sum = sum*ms + vs
+			sum = float32(sum*ms) + vs
 		}
 
 		var inv float32

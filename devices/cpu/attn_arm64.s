@@ -7,8 +7,8 @@
 // replaces computes, in the same order, only without a call per key: the
 // scores are dotF16NEON's sums (dot_float_arm64.s), the value
 // accumulation vecScaleF16NEON's and vecMadF16NEON's roundings
-// (vec_arm64.s), e^x the portable expf as the Go compiler builds it for
-// arm64 (which fuses its multiply-adds, as the Go specification allows).
+// (vec_arm64.s), e^x the portable expf's operations, every product rounded
+// before its sum as the Go code's explicit conversions make them.
 
 // func attnScoresF16NEON(out, qf *float32, k *byte, stride uintptr, keys *int32, n, d, rows int, mvs *float32, newMax *bool, scale float32) (bad int, m float32)
 // out[j] = the dot product of the d fp16 values at k + keys[j]*stride with
@@ -401,23 +401,24 @@ DATA expfc<>+232(SB)/4, $0x7f800000
 DATA expfc<>+236(SB)/4, $0x7f800000
 GLOBL expfc<>(SB), RODATA|NOPTR, $240
 
-// HORNER(c, p, q, r): V(q) = V(c) + V(r)*V(p), one fused step of expf's
-// polynomial.
+// HORNER(c, p, q, r): V(q) = V(r)*V(p) + V(c), one step of expf's
+// polynomial, the product rounded before the sum.
 #define HORNER(c, p, q, r) \
-	VMOV16B(c, q); \
-	FMLA2D(p, r, q)
+	FMUL2D(p, r, q); \
+	FADD2D(c, q, q)
 
 // EXP2D(x, n, r, p, q): V(q) = e^V(x) for two doubles, before the special
-// cases, as the compiled expf computes it: n = floor(x*log2e + 1/2)
-// (fused), r = (x - n*ln2hi) - n*ln2lo (both fused), the polynomial in
-// fused Horner steps, times 2^n. V16-V27 hold the constants.
+// cases, as expf computes it: n = floor(x*log2e + 1/2), r = (x - n*ln2hi)
+// - n*ln2lo, the polynomial in Horner steps, times 2^n, every product
+// rounded before its sum. V16-V27 hold the constants.
 #define EXP2D(x, n, r, p, q) \
-	VMOV16B(17, n);                 \
-	FMLA2D(16, x, n);               \
+	FMUL2D(16, x, n);               \
+	FADD2D(17, n, n);               \
 	FRINTM2D(n, n);                 \
-	VMOV16B(x, r);                  \
-	FMLS2D(18, n, r);               \
-	FMLS2D(19, n, r);               \
+	FMUL2D(18, n, p);               \
+	FSUB2D(p, x, r);                \
+	FMUL2D(19, n, p);               \
+	FSUB2D(p, r, r);                \
 	HORNER(21, 20, p, r);           \
 	HORNER(22, p, q, r);            \
 	HORNER(23, q, p, r);            \
@@ -442,7 +443,7 @@ GLOBL expfc<>(SB), RODATA|NOPTR, $240
 	VEOR   V31.B16, V31.B16, V31.B16
 
 // EXPF4: V11 = expf(V0) for four floats, bit for bit: expf's float64
-// arithmetic two lanes at a time, fused where the compiled Go code fuses
+// arithmetic two lanes at a time, rounded where the Go code rounds
 // (TestVecExpfBits holds the two together), its special cases (NaN stays
 // x, above hi +Inf, below lo 0) blended in at the end. It uses V1-V12.
 #define EXPF4 \

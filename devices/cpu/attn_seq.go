@@ -65,7 +65,7 @@ func computeSSMConv(p *Params, t *graph.Tensor) {
 				mustDequantize(win, quant.F32, sx.Data[offset(sx, i2, i1, i3, 0):])
 				var sum float32
 				for i0, x := range win {
-					sum += x * w[(i1-lo)*nc+int64(i0)]
+					sum += float32(x * w[(i1-lo)*nc+int64(i0)])
 				}
 				setF(quant.F32, t.Data, offset(t, i1, i2, i3, 0), sum)
 			}
@@ -98,7 +98,7 @@ func computeSolveTri(p *Params, t *graph.Tensor) {
 		for i := range n {
 			var sum float32
 			for j := range i {
-				sum += at(a, j, i, i2, i3) * x[j]
+				sum += float32(at(a, j, i, i2, i3) * x[j])
 			}
 			x[i] = (at(b, col, i, i2, i3) - sum) / at(a, i, i, i2, i3)
 			setF(quant.F32, t.Data, offset(t, col, i, i2, i3), x[i])
@@ -186,7 +186,7 @@ func computeGatedDeltaNet(p *Params, t *graph.Tensor) {
 			for j := range sv {
 				row := s[j*sv : (j+1)*sv]
 				for i, x := range kv {
-					row[i] += x * delta[j]
+					row[i] += float32(x * delta[j])
 				}
 			}
 			for j := range sv {

@@ -128,11 +128,21 @@ func expf(x float32) float32 {
 		ln2hi = 6.93147180369123816490e-01
 		ln2lo = 1.90821492927058770002e-10
 	)
+	// Every product is rounded before its sum (the conversions forbid the
+	// compiler a fused multiply-add), so the bits are the same on every
+	// architecture and level, and the kernels' (expfAVX2, expfNEON).
 	xd := float64(x)
-	ni := floorSmall(xd*log2e + 0.5)
+	ni := floorSmall(float64(xd*log2e) + 0.5)
 	n := float64(ni)
-	r := xd - n*ln2hi - n*ln2lo
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040+r*(1.0/40320))))))))
+	r := xd - float64(n*ln2hi) - float64(n*ln2lo)
+	p := float64(r*(1.0/40320)) + 1.0/5040
+	p = float64(r*p) + 1.0/720
+	p = float64(r*p) + 1.0/120
+	p = float64(r*p) + 1.0/24
+	p = float64(r*p) + 1.0/6
+	p = float64(r*p) + 1.0/2
+	p = float64(r*p) + 1
+	p = float64(r*p) + 1
 	return float32(p * math.Float64frombits(uint64(ni+1023)<<52))
 }
 
@@ -324,9 +334,9 @@ func computeUnary(p *Params, t *graph.Tensor) {
 		x := ops.XIELUParamsOf(t.Params)
 		ewMap(p, t, func(v float32) float32 {
 			if v > 0 {
-				return x.AlphaP*v*v + x.Beta*v
+				return float32(x.AlphaP*v*v) + float32(x.Beta*v)
 			}
-			return (expm1f(fminf(v, x.Eps))-v)*x.AlphaN + x.Beta*v
+			return float32((expm1f(fminf(v, x.Eps))-v)*x.AlphaN) + float32(x.Beta*v)
 		})
 	}
 }
@@ -353,7 +363,7 @@ func computeLeakyReLU(p *Params, t *graph.Tensor) {
 		if x < 0 {
 			neg = x
 		}
-		return pos + ns*neg
+		return pos + float32(ns*neg)
 	})
 }
 
@@ -389,7 +399,7 @@ func computeScale(p *Params, t *graph.Tensor) {
 		ewMap(p, t, func(x float32) float32 { return x * s.Scale })
 		return
 	}
-	ewMap(p, t, func(x float32) float32 { return x*s.Scale + s.Bias })
+	ewMap(p, t, func(x float32) float32 { return float32(x*s.Scale) + s.Bias })
 }
 
 // supportsFill: F32 or F16 (the source's type) with adjacent elements.

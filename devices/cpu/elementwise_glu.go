@@ -46,7 +46,7 @@ const (
 )
 
 func geluTanhF32(x float32) float32 {
-	return 0.5 * x * (1 + tanhf(sqrt2OverPiF32*x*(1+geluCoefA*x*x)))
+	return 0.5 * x * (1 + tanhf(sqrt2OverPiF32*x*(1+float32(geluCoefA*x*x))))
 }
 
 func geluQuickF32(x float32) float32 { return x * (1 / (1 + expf(geluQuickCoef*x))) }

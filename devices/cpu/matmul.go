@@ -479,7 +479,7 @@ func computeOutProd(p *Params, t *graph.Tensor) {
 			}
 			s := getF(quant.F32, b.Data, offset(b, i1, j, i2, i3))
 			for i, v := range x {
-				acc[i] += v * s
+				acc[i] += float32(v * s)
 			}
 		}
 		storeRow(t, i1, i2, i3, acc)

@@ -444,7 +444,7 @@ func computeSoftMax(p *Params, t *graph.Tensor) {
 			loadRow(mask, i1, i2%mask.Ne[2], i3%mask.Ne[3], m)
 			s := slope(i2)
 			for i := range w {
-				w[i] += s * m[i]
+				w[i] += float32(s * m[i])
 			}
 		}
 		hi := float32(math.Inf(-1))

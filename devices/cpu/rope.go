@@ -101,7 +101,7 @@ func newRopeCache(p *Params, t *graph.Tensor) *ropeCache {
 		freq:      t.Src[2],
 	}
 	if rp.ExtFactor != 0 {
-		c.mscale *= 1 + 0.1*logf(1/rp.FreqScale)
+		c.mscale *= 1 + float32(0.1*logf(1/rp.FreqScale))
 	}
 	if t.Op == ops.RopeBack {
 		c.sinSign = -1
@@ -125,8 +125,10 @@ func (c *ropeCache) angle(thetaExtrap float32, i0 int) float32 {
 	if rp.ExtFactor == 0 {
 		return thetaInterp
 	}
-	rampMix := ops.RopeYarnRamp(c.corr[0], c.corr[1], i0) * rp.ExtFactor
-	return thetaInterp*(1-rampMix) + thetaExtrap*rampMix
+	// The conversions round each product before the sums (1-rampMix too:
+	// the compiler would fuse across statements).
+	rampMix := float32(ops.RopeYarnRamp(c.corr[0], c.corr[1], i0) * rp.ExtFactor)
+	return float32(thetaInterp*(1-rampMix)) + float32(thetaExtrap*rampMix)
 }
 
 // set records the angle of pair i0/2 for theta (before frequency
@@ -139,8 +141,8 @@ func (c *ropeCache) set(i0 int, theta float32) {
 }
 
 // finish turns the recorded angles into the cache: cos and sin (from one
-// argument reduction each, as math.Cos's and math.Sin's bits:
-// TestSincosBits), scaled by YaRN's magnitude.
+// argument reduction each, as math.Cos's and math.Sin's bits where the
+// compiler fuses nothing: TestSincosIsStd), scaled by YaRN's magnitude.
 func (c *ropeCache) finish() {
 	vec.sincos(c.sin, c.cos, c.theta)
 	for i := range c.theta {
@@ -239,9 +241,9 @@ func computeRope(p *Params, t *graph.Tensor) {
 		rotate := func(i0, ia, ib int64) {
 			x0 := getF(a.Type, a.Data, offset(a, ia, i1, i2, i3))
 			x1 := getF(a.Type, a.Data, offset(a, ib, i1, i2, i3))
-			cos, sin := c.v[i0], c.v[i0+1]
-			setF(t.Type, t.Data, offset(t, ia, i1, i2, i3), x0*cos-x1*sin)
-			setF(t.Type, t.Data, offset(t, ib, i1, i2, i3), x0*sin+x1*cos)
+			y0, y1 := ropeRotate(x0, x1, c.v[i0], c.v[i0+1])
+			setF(t.Type, t.Data, offset(t, ia, i1, i2, i3), y0)
+			setF(t.Type, t.Data, offset(t, ib, i1, i2, i3), y1)
 		}
 		switch rp.Mode {
 		case ops.RopeNormal:

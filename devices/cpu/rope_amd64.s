@@ -2,12 +2,13 @@
 
 #include "textflag.h"
 
-// AVX2 kernels of rope (rope.go): math.Sincos four angles at a time for
-// its cache, and the rotation of a row's pairs. Both compute exactly what
-// the scalar Go code computes: the same float64 (for Sincos) or float32
-// operations in the same order, none fused.
+// AVX2 kernels of rope (rope.go): the portable sincos (vec.go) four angles
+// at a time for its cache, and the rotation of a row's pairs. Both compute
+// exactly what the scalar Go code computes: the same float64 (for sincos)
+// or float32 operations in the same order, none fused (as the Go code's
+// conversions rule out).
 
-// math.Sincos's constants (math/sincos.go, math/sin.go), each four times.
+// sincos's constants (vec.go), each four times.
 DATA sincosc<>+0(SB)/8, $0x3ff45f306dc9c883 // 4/Pi
 DATA sincosc<>+8(SB)/8, $0x3ff45f306dc9c883
 DATA sincosc<>+16(SB)/8, $0x3ff45f306dc9c883
@@ -88,17 +89,17 @@ DATA sincosc<>+608(SB)/8, $0x8000000000000000 // the sign bit
 DATA sincosc<>+616(SB)/8, $0x8000000000000000
 DATA sincosc<>+624(SB)/8, $0x8000000000000000
 DATA sincosc<>+632(SB)/8, $0x8000000000000000
-DATA sincosc<>+640(SB)/8, $0x41c0000000000000 // 2^29, math.Sincos's reduceThreshold
+DATA sincosc<>+640(SB)/8, $0x41c0000000000000 // 2^29, sincosLimit
 DATA sincosc<>+648(SB)/8, $0x41c0000000000000
 DATA sincosc<>+656(SB)/8, $0x41c0000000000000
 DATA sincosc<>+664(SB)/8, $0x41c0000000000000
 GLOBL sincosc<>(SB), RODATA|NOPTR, $672
 
 // func sincosAVX2(s, c, x *float64, n int) (other int)
-// s[i], c[i] = math.Sincos(x[i]) for n a multiple of 4, for every x with
-// 0 < |x| < 2^29 (the range math.Sincos reduces with Pi/4 in three
-// parts): its octant, its reduction, both polynomials, then the swap and
-// signs the octant picks. Other lanes get garbage the caller replaces;
+// s[i], c[i] = sincos(x[i]) for n a multiple of 4, for every x with
+// 0 < |x| < 2^29 (the range sincos reduces with pi/4 in three parts): its
+// octant, its reduction, both polynomials, then the swap and signs the
+// octant picks. Other lanes get garbage the caller replaces;
 // other is nonzero when there are some.
 TEXT ·sincosAVX2(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), DI

@@ -2,15 +2,15 @@
 
 #include "vec_arm64.h"
 
-// NEON kernels of rope (rope.go): math.Sincos two angles at a time for its
-// cache, and the rotation of a row's pairs. Both compute exactly what the
-// portable Go code computes as the Go compiler builds it for arm64, which
-// fuses a multiply with the add or subtract that takes it (as the Go
-// specification allows): the same float64 (for Sincos) or float32
-// operations in the same order, fused in the same places.
+// NEON kernels of rope (rope.go): the portable sincos (vec.go) two angles
+// at a time for its cache, and the rotation of a row's pairs. Both compute
+// exactly what the portable Go code computes: the same float64 (for
+// sincos) or float32 operations in the same order, every product rounded
+// before the sum that takes it (FMUL, then FADD or FSUB; never FMLA or
+// FMLS, which the portable code's conversions rule out).
 
-// math.Sincos's constants (math/sincos.go, math/sin.go), each twice; then
-// the sign bit, math.Sincos's reduceThreshold and the integer 1.
+// sincos's constants (vec.go), each twice; then the sign bit, the limit
+// 2^29 and the integer 1.
 DATA sincosc<>+0(SB)/8, $0x3ff45f306dc9c883 // 4/Pi
 DATA sincosc<>+8(SB)/8, $0x3ff45f306dc9c883
 DATA sincosc<>+16(SB)/8, $0x3fe921fb40000000 // Pi/4 in three parts: A
@@ -55,28 +55,29 @@ DATA sincosc<>+320(SB)/8, $0x3fa555555555554b
 DATA sincosc<>+328(SB)/8, $0x3fa555555555554b
 GLOBL sincosc<>(SB), RODATA|NOPTR, $336
 
-// POLY(off) leaves in V10 the polynomial math.Sincos evaluates in zz
-// (V7) with the six coefficients at off(R4): c0*zz + c1, then times zz
-// plus each next one, every step one fused multiply-add. It uses V11.
+// POLYSTEP(off): V10 = V10*zz + the coefficient at off(R4), the product
+// rounded before the sum (zz in V7). It uses V11.
+#define POLYSTEP(off) \
+	FMUL2D(7, 10, 10);   \
+	FMOVQ off(R4), F11;  \
+	FADD2D(11, 10, 10)
+
+// POLY(off) leaves in V10 sincosPoly of zz (V7) with the six coefficients
+// at off(R4): c0*zz + c1, then times zz plus each next one. It uses V11.
 #define POLY(off) \
-	FMOVQ off+16(R4), F10; \
-	FMOVQ off(R4), F11;    \
-	FMLA2D(11, 7, 10);     \
-	FMOVQ off+32(R4), F11; \
-	FMLA2D(10, 7, 11);     \
-	FMOVQ off+48(R4), F10; \
-	FMLA2D(11, 7, 10);     \
-	FMOVQ off+64(R4), F11; \
-	FMLA2D(10, 7, 11);     \
-	FMOVQ off+80(R4), F10; \
-	FMLA2D(11, 7, 10)
+	FMOVQ off(R4), F10; \
+	POLYSTEP(off+16);   \
+	POLYSTEP(off+32);   \
+	POLYSTEP(off+48);   \
+	POLYSTEP(off+64);   \
+	POLYSTEP(off+80)
 
 // func sincosNEON(s, c, x *float64, n int) (other int)
-// s[i], c[i] = math.Sincos(x[i]) for n a multiple of 2, for every x with
-// 0 < |x| < 2^29 (the range math.Sincos reduces with Pi/4 in three
-// parts): its octant, its reduction, both polynomials, then the swap and
-// signs the octant picks. Other lanes get garbage the caller replaces;
-// other is nonzero when there are some.
+// s[i], c[i] = sincos(x[i]) for n a multiple of 2, for every x with
+// 0 < |x| < 2^29 (the range sincos reduces with pi/4 in three parts): its
+// octant, its reduction, both polynomials, then the swap and signs the
+// octant picks. Other lanes get garbage the caller replaces; other is
+// nonzero when there are some.
 TEXT ·sincosNEON(SB), NOSPLIT, $0-40
 	MOVD   s+0(FP), R0
 	MOVD   c+8(FP), R1
@@ -106,22 +107,26 @@ scloop:
 	VAND   V24.B16, V4.B16, V5.B16
 	ADD2D(5, 4, 4)
 	UCVTF2D(4, 5)
-	// z = ((|x| - y*PI4A) - y*PI4B) - y*PI4C, each fused; zz = z*z
-	VMOV16B(1, 6)
-	FMLS2D(17, 5, 6)
-	FMLS2D(18, 5, 6)
-	FMLS2D(19, 5, 6)
+	// z = ((|x| - y*PI4A) - y*PI4B) - y*PI4C; zz = z*z
+	FMUL2D(17, 5, 7)
+	FSUB2D(7, 1, 6)
+	FMUL2D(18, 5, 7)
+	FSUB2D(7, 6, 6)
+	FMUL2D(19, 5, 7)
+	FSUB2D(7, 6, 6)
 	FMUL2D(6, 6, 7)
-	// cos = (1 - zz*0.5) + (zz*zz)*P(zz), both fused
-	VMOV16B(21, 8)
-	FMLS2D(20, 7, 8)
+	// cos = (1 - zz*0.5) + (zz*zz)*P(zz)
+	FMUL2D(20, 7, 8)
+	FSUB2D(8, 21, 8)
 	FMUL2D(7, 7, 9)
 	POLY(240)
-	FMLA2D(10, 9, 8)
-	// sin = z + (z*zz)*Q(zz), fused
+	FMUL2D(10, 9, 9)
+	FADD2D(9, 8, 8)
+	// sin = z + (z*zz)*Q(zz)
 	FMUL2D(7, 6, 9)
 	POLY(144)
-	FMLA2D(10, 9, 6)
+	FMUL2D(10, 9, 9)
+	FADD2D(9, 6, 6)
 	// j's bit 1 swaps sin and cos and flips cos, bit 2 flips both, x's
 	// sign flips sin.
 	SHL2D(62, 4, 11)
@@ -148,14 +153,15 @@ scdone:
 	RET
 
 // ROTATE: V4 = x_a*cos - x_b*sin and V5 = x_a*sin + x_b*cos from x_a in
-// V0, x_b in V1, cos in V2 and sin in V3, the first product of each
-// rounded and the second fused into the subtraction or addition, as the
-// compiled Go loop computes them.
+// V0, x_b in V1, cos in V2 and sin in V3, every product rounded before the
+// subtraction or addition, as ropeRotate computes them. It uses V6.
 #define ROTATE \
-	FMUL4S(2, 0, 4);           \
-	VFMLS V3.S4, V1.S4, V4.S4; \
-	FMUL4S(3, 0, 5);           \
-	VFMLA V2.S4, V1.S4, V5.S4
+	FMUL4S(2, 0, 4); \
+	FMUL4S(3, 1, 6); \
+	FSUB4S(6, 4, 4); \
+	FMUL4S(3, 0, 5); \
+	FMUL4S(2, 1, 6); \
+	FADD4S(6, 5, 5)
 
 // func ropeNeoxNEON(y, x, cs *float32, half int)
 // Rotates the pairs (x[i], x[half+i]) by cos cs[2i], sin cs[2i+1] into y

@@ -5,12 +5,11 @@
 
 #include "dot_arm64.h"
 
-// Double arithmetic (2 x float64): FADD2D(m, n, d) is d = n + m.
+// Double arithmetic (2 x float64): FADD2D(m, n, d) is d = n + m, FSUB2D
+// d = n - m, FMUL2D d = n*m.
 #define FADD2D(m, n, d) ENC3(0x4E60D400, m, n, d)
+#define FSUB2D(m, n, d) ENC3(0x4EE0D400, m, n, d)
 #define FMUL2D(m, n, d) ENC3(0x6E60DC00, m, n, d)
-// FMLA2D(m, n, d) is d += n*m, FMLS2D d -= n*m, each rounded once.
-#define FMLA2D(m, n, d) ENC3(0x4E60CC00, m, n, d)
-#define FMLS2D(m, n, d) ENC3(0x4EE0CC00, m, n, d)
 #define FABS2D(n, d) ENC2(0x4EE0F800, n, d)
 // FRINTM2D: floor, to an integral double.
 #define FRINTM2D(n, d) ENC2(0x4E619800, n, d)

@@ -225,22 +225,6 @@ func TestExpf(t *testing.T) {
 	require.Equal(t, float32(1), expf(0))
 }
 
-// TestSincosBits: math.Sincos, which rope's cache calls, gives exactly
-// math.Sin's and math.Cos's results over angles from every 997th float32
-// (both signs, every exponent, past the large-argument reduction) as rope
-// makes them, so computing both at once changes no rotation.
-func TestSincosBits(t *testing.T) {
-	for b := uint64(0); b < 1<<32; b += 997 {
-		x := float64(math.Float32frombits(uint32(b)))
-		sin, cos := math.Sincos(x)
-		ws, wc := math.Sin(x), math.Cos(x)
-		if math.Float64bits(sin) != math.Float64bits(ws) && !(sin != sin && ws != ws) ||
-			math.Float64bits(cos) != math.Float64bits(wc) && !(cos != cos && wc != wc) {
-			t.Fatalf("Sincos(%v) = %v, %v; Sin, Cos = %v, %v", x, sin, cos, ws, wc)
-		}
-	}
-}
-
 // TestChooseVec: GGML_CPU_GENERIC=1 gives the process the generic
 // primitives whatever the architecture offers, and without it the
 // architecture's set is kept.
