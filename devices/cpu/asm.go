@@ -159,8 +159,8 @@ func asmSwiGLU(k grouped[func(dst, x, g *float32, n int)], generic func(dst, x, 
 	}
 }
 
-// asmSincos wraps a sincos loop, handing the angles it leaves out to the
-// portable sincos (math.Sincos for those).
+// asmSincos wraps a sincos loop, handing the angles it leaves out to
+// math.Sincos, as the portable sincos does.
 func asmSincos(k grouped[func(s, c, x *float64, n int) int], generic func(s, c, x []float64)) func(s, c, x []float64) {
 	if k.fn == nil {
 		return generic
@@ -170,8 +170,8 @@ func asmSincos(k grouped[func(s, c, x *float64, n int) int], generic func(s, c, 
 		n := len(x) / k.group * k.group
 		if n > 0 && k.fn(unsafe.SliceData(s), unsafe.SliceData(c), unsafe.SliceData(x), n) != 0 {
 			for i, v := range x[:n] {
-				if v == 0 || !(math.Abs(v) < sincosLimit) {
-					s[i], c[i] = sincos(v)
+				if !sincosReduces(v) {
+					s[i], c[i] = math.Sincos(v)
 				}
 			}
 		}

@@ -182,10 +182,10 @@ func ropeRotate(a, b, cos, sin float32) (float32, float32) {
 // compiler fuses. Zeros, larger angles, infinities and NaN go to
 // math.Sincos, as the kernels hand them back.
 func sincos(x float64) (sin, cos float64) {
-	ax := math.Abs(x)
-	if !(ax > 0 && ax < sincosLimit) {
+	if !sincosReduces(x) {
 		return math.Sincos(x)
 	}
+	ax := math.Abs(x)
 	j := uint64(ax * sincosFourOverPi)
 	j += j & 1
 	y := float64(j)
@@ -203,6 +203,13 @@ func sincos(x float64) (sin, cos float64) {
 		sin = -sin
 	}
 	return sin, cos
+}
+
+// sincosReduces reports whether sincos (and the kernels) reduce x
+// themselves: 0 < |x| < 2^29; the other angles go to math.Sincos.
+func sincosReduces(x float64) bool {
+	ax := math.Abs(x)
+	return ax > 0 && ax < sincosLimit
 }
 
 // sincos's constants, the kernels' bits: 4/pi, pi/4 in three parts (A and
