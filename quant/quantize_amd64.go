@@ -17,8 +17,6 @@ func init() {
 		return
 	}
 	useQuantAsm(quantizeQ4_0AVX2, quantizeQ8_0AVX2)
-	haveQXTrials = true
-	haveQKXTrials = true
 }
 
 func hasQuantAsm() bool { return cpu.X86.HasAVX2 && cpuid.HasF16C() }

@@ -7,8 +7,6 @@ package quant
 // conversions are part of every arm64 processor Go runs on.
 func init() {
 	useQuantAsm(quantizeQ4_0NEON, quantizeQ8_0NEON)
-	haveQXTrials = true
-	haveQKXTrials = true
 }
 
 // hasQuantAsm reports whether the assembly quantizers run here: always.

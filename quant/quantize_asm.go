@@ -11,9 +11,13 @@ import "unsafe"
 type blockAsm func(dst *byte, src *float32, nb int) int
 
 // useQuantAsm makes Q4_0 without an importance matrix, and Q8_0, quantize
-// with the architecture's assembly; the bytes are the reference
-// quantizer's (TestQuantizeAsmMatchesGo checks every run).
+// with the architecture's assembly, and the K-quants' scale searches run
+// their trials in its qxTrials, qkxSums and qkxErr; the bytes are the
+// reference quantizer's (TestQuantizeAsmMatchesGo, TestQXSearchMatchesGo
+// and TestQKXSearchMatchesGo check every run).
 func useQuantAsm(q4, q8 blockAsm) {
+	haveQXTrials = true
+	haveQKXTrials = true
 	plainQ4 := kernels[Q4_0].quantize
 	kernels[Q4_0].quantize = func(dst []byte, src []float32, nrows, nPerRow int, imatrix []float32) {
 		if imatrix != nil {
