@@ -359,6 +359,18 @@ func attnAccF16Fused(accumulate attnAccAsm, acc []uint16, keys []int32, v []byte
 	return sum
 }
 
+// dotEdges are the tileCol and one of a tile of rows rows whose outputs
+// are the vec_dot kernel dot's (n super-blocks): the exact tiles' edges.
+func dotEdges(rows int, dot func(n int, x, y unsafe.Pointer) float32) (func(int, unsafe.Pointer, uintptr, unsafe.Pointer, unsafe.Pointer), func(int, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer)) {
+	tileCol := func(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.Pointer) {
+		o := unsafe.Slice((*float32)(out), rows)
+		for r := range o {
+			o[r] = dot(steps, unsafe.Add(x, uintptr(r)*stride), y)
+		}
+	}
+	return tileCol, func(steps int, x, y, out unsafe.Pointer) { *(*float32)(out) = dot(steps, x, y) }
+}
+
 // packX8 is x8Layout's pack for blocks of blockBytes bytes, the quant
 // words moved by an architecture's xpose (nb blocks of the eight rows rs
 // bytes apart at src, into dst): the products interleave plain weights on

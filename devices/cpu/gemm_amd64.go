@@ -27,9 +27,9 @@ func init() {
 			_, _ = aux[8*nb-1], y[34*nb-1]
 			fillAuxAVX2(ptr(aux), ptr(y), nb)
 		}
-		q4kCol, q4kOne := dotEdges(dotQ4_KAVX2)
-		q5kCol, q5kOne := dotEdges(dotQ5_KAVX2)
-		q6kCol, q6kOne := dotEdges(dotQ6_KAVX2)
+		q4kCol, q4kOne := dotEdges(1, dotQ4_KAVX2)
+		q5kCol, q5kOne := dotEdges(1, dotQ5_KAVX2)
+		q6kCol, q6kOne := dotEdges(1, dotQ6_KAVX2)
 		archGemm = map[quant.Type]*plainGemm{
 			quant.F32:  {step: 8, rows: 3, tile: gemmF32x3x4AVX2, tileCol: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
 			quant.Q4_K: {step: 256, rows: 1, exact: true, pack: q4_KPack, tileCol: q4kCol, one: q4kOne},
@@ -151,13 +151,6 @@ func gemmF32x3x1AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.
 
 //go:noescape
 func gemmF32x1x1AVX2(steps int, x, y, out unsafe.Pointer)
-
-// dotEdges are the tileCol and one of a one-row tile whose outputs are
-// the vec_dot kernel dot's.
-func dotEdges(dot func(n int, x, y unsafe.Pointer) float32) (func(int, unsafe.Pointer, uintptr, unsafe.Pointer, unsafe.Pointer), func(int, unsafe.Pointer, unsafe.Pointer, unsafe.Pointer)) {
-	one := func(steps int, x, y, out unsafe.Pointer) { *(*float32)(out) = dot(steps, x, y) }
-	return func(steps int, x unsafe.Pointer, _ uintptr, y, out unsafe.Pointer) { one(steps, x, y, out) }, one
-}
 
 // q4_KPack packs Q4_K rows and Q8_K columns for gemmQ4_KPx4AVX2
 // (gemm_k_amd64.s says how): 320 bytes a packed super-block.

@@ -56,7 +56,7 @@ func kGemms(tiles [3]kTile, dots [3]kDot) map[quant.Type]*plainGemm {
 		quant.F32: {step: 4, rows: 3, tile: gemmF32x3x4NEON, tileCol: gemmF32x3x1NEON, one: gemmF32x1x1NEON},
 	}
 	for i, typ := range []quant.Type{quant.Q4_K, quant.Q5_K, quant.Q6_K} {
-		dot := dots[i]
+		tileCol, one := dotEdges(2, dots[i])
 		m[typ] = &plainGemm{
 			step: 256, rows: 2, exact: true,
 			pack: &gemmPack{
@@ -65,11 +65,8 @@ func kGemms(tiles [3]kTile, dots [3]kDot) map[quant.Type]*plainGemm {
 				col:      packQ8_KNEON,
 				tile:     tiles[i],
 			},
-			tileCol: func(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.Pointer) {
-				o := (*[2]float32)(out)
-				o[0], o[1] = dot(steps, x, y), dot(steps, unsafe.Add(x, stride), y)
-			},
-			one: func(steps int, x, y, out unsafe.Pointer) { *(*float32)(out) = dot(steps, x, y) },
+			tileCol: tileCol,
+			one:     one,
 		}
 	}
 	return m
