@@ -100,7 +100,7 @@ scloop:
 	FCMGTZ2D(1, 3)
 	FCMGT2D(1, 23, 4)
 	VAND   V4.B16, V3.B16, V3.B16
-	ENC3(0x4EE01C00, 3, 15, 15) // ORN: V15 |= ^V3
+	ORN16B(3, 15, 15)
 	// j = uint64(|x| * 4/Pi), made even (j++ when odd), and y = float64(j)
 	FMUL2D(16, 1, 4)
 	FCVTZU2D(4, 4)

@@ -44,6 +44,8 @@
 
 // VMOV16B(n, d): V(d) = V(n) (ORR with itself).
 #define VMOV16B(n, d) ENC3(0x4EA01C00, n, n, d)
+// ORN16B(m, n, d): V(d) = V(n) | ^V(m).
+#define ORN16B(m, n, d) ENC3(0x4EE01C00, m, n, d)
 
 // ROUNDH(a, t) rounds the four floats of V(a) to fp16 and back (through
 // V(t)), as storing an fp16 accumulator and loading it again does.
