@@ -306,23 +306,6 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 	VMOVHLPS     X12, X13, X13;         \
 	VBROADCASTSS X13, Y12
 
-// SCALES4 writes at sb(SP) the four products fp16(d) * fp16(d) of the x
-// block at xo(SI) with the y blocks at yo(R8), yo(R9), yo(R10), yo(R11),
-// using AX, X12 and X13.
-#define SCALES4(xo, yo, sb) \
-	MOVWLZX      yo(R8), AX;            \
-	VMOVD        AX, X12;               \
-	VPINSRW      $1, yo(R9), X12, X12;  \
-	VPINSRW      $2, yo(R10), X12, X12; \
-	VPINSRW      $3, yo(R11), X12, X12; \
-	VCVTPH2PS    X12, X12;              \
-	MOVWLZX      xo(SI), AX;            \
-	VMOVD        AX, X13;               \
-	VCVTPH2PS    X13, X13;              \
-	VBROADCASTSS X13, X13;              \
-	VMULPS       X13, X12, X12;         \
-	VMOVUPS      X12, sb(SP)
-
 // PAIR adds to ACC the dots of the two x blocks decoded in Y4..Y7 with
 // the y blocks at 0(YP) and 34(YP), scaled by Y11 and Y12.
 #define PAIR(YP, ACC) \
