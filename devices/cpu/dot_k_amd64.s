@@ -99,10 +99,7 @@ loop:                            \
 	Q4KFIN(R10, Y10, Y2);        \
 	Q4KFIN(R11, Y11, Y3);        \
 	ADDQ  $XB, SI;               \
-	ADDQ  $292, R8;              \
-	ADDQ  $292, R9;              \
-	ADDQ  $292, R10;             \
-	ADDQ  $292, R11;             \
+	Q8KNEXT4;                    \
 	DECQ  CX;                    \
 	JMP   loop;                  \
 done:                            \
@@ -530,10 +527,7 @@ q6kx4loop:
 	Q6KFIN(R10, Y12, Y2)
 	Q6KFIN(R11, Y13, Y3)
 	ADDQ  $210, SI
-	ADDQ  $292, R8
-	ADDQ  $292, R9
-	ADDQ  $292, R10
-	ADDQ  $292, R11
+	Q8KNEXT4
 	DECQ  CX
 	JMP   q6kx4loop
 
