@@ -289,7 +289,8 @@ block:                        \
 
 // Q4KRSTEP adds to ISUM the 64 elements at off(B) against the column's at
 // y(DI): the low nibbles with the scale in dword J0 of S, the high ones
-// with J1's.
+// with J1's. Q4KRHALF does one half: the levels P against y(DI), scaled
+// by dword J of S.
 #define Q4KRHALF(y, S, J, P, ISUM) \
 	VPMADDUBSW y(DI), P, P; \
 	VPSHUFD    J, S, Y6;    \
