@@ -204,6 +204,27 @@ DATA q6wshuf<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA q6wshuf<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 
+// YCOLS4 points R8..R11 at the four columns whose pointers are at 0(DX);
+// CLEAR4 clears their accumulators Y0..Y3; Q8KNEXT4 moves the four Q8_K
+// columns on by a block.
+#define YCOLS4 \
+	MOVQ 0(DX), R8;   \
+	MOVQ 8(DX), R9;   \
+	MOVQ 16(DX), R10; \
+	MOVQ 24(DX), R11
+
+#define CLEAR4 \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3
+
+#define Q8KNEXT4 \
+	ADDQ $292, R8;  \
+	ADDQ $292, R9;  \
+	ADDQ $292, R10; \
+	ADDQ $292, R11
+
 // HSUM leaves in the low lane of X the sum of Y's eight lanes, in a fixed
 // order, using T.
 #define HSUM(Y, X, T) \
@@ -305,23 +326,6 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 	VBROADCASTSS X12, Y11;              \
 	VMOVHLPS     X12, X13, X13;         \
 	VBROADCASTSS X13, Y12
-
-// SCALES4 writes at sb(SP) the four products fp16(d) * fp16(d) of the x
-// block at xo(SI) with the y blocks at yo(R8), yo(R9), yo(R10), yo(R11),
-// using AX, X12 and X13.
-#define SCALES4(xo, yo, sb) \
-	MOVWLZX      yo(R8), AX;            \
-	VMOVD        AX, X12;               \
-	VPINSRW      $1, yo(R9), X12, X12;  \
-	VPINSRW      $2, yo(R10), X12, X12; \
-	VPINSRW      $3, yo(R11), X12, X12; \
-	VCVTPH2PS    X12, X12;              \
-	MOVWLZX      xo(SI), AX;            \
-	VMOVD        AX, X13;               \
-	VCVTPH2PS    X13, X13;              \
-	VBROADCASTSS X13, X13;              \
-	VMULPS       X13, X12, X12;         \
-	VMOVUPS      X12, sb(SP)
 
 // PAIR adds to ACC the dots of the two x blocks decoded in Y4..Y7 with
 // the y blocks at 0(YP) and 34(YP), scaled by Y11 and Y12.
@@ -561,14 +565,8 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 	MOVQ   n+0(FP), CX;  \
 	MOVQ   x+8(FP), SI;  \
 	MOVQ   y+16(FP), DX; \
-	MOVQ   0(DX), R8;    \
-	MOVQ   8(DX), R9;    \
-	MOVQ   16(DX), R10;  \
-	MOVQ   24(DX), R11;  \
-	VXORPS Y0, Y0, Y0;   \
-	VXORPS Y1, Y1, Y1;   \
-	VXORPS Y2, Y2, Y2;   \
-	VXORPS Y3, Y3, Y3
+	YCOLS4;              \
+	CLEAR4
 
 #define X4END \
 	MOVQ   out+24(FP), DX; \
@@ -612,10 +610,7 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 	LEAQ   (R9)(AX*1), R10; \
 	LEAQ   (R10)(AX*1), R11; \
 	XORQ   R13, R13;        \
-	VXORPS Y0, Y0, Y0;      \
-	VXORPS Y1, Y1, Y1;      \
-	VXORPS Y2, Y2, Y2;      \
-	VXORPS Y3, Y3, Y3
+	CLEAR4
 
 // RGROUPSTART and RGROUPEND open and close a four-row kernel's loop over
 // its groups: BX counts them, R8 steps by the stride; between them the

@@ -99,10 +99,7 @@ loop:                            \
 	Q4KFIN(R10, Y10, Y2);        \
 	Q4KFIN(R11, Y11, Y3);        \
 	ADDQ  $XB, SI;               \
-	ADDQ  $292, R8;              \
-	ADDQ  $292, R9;              \
-	ADDQ  $292, R10;             \
-	ADDQ  $292, R11;             \
+	Q8KNEXT4;                    \
 	DECQ  CX;                    \
 	JMP   loop;                  \
 done:                            \
@@ -292,7 +289,8 @@ block:                        \
 
 // Q4KRSTEP adds to ISUM the 64 elements at off(B) against the column's at
 // y(DI): the low nibbles with the scale in dword J0 of S, the high ones
-// with J1's.
+// with J1's. Q4KRHALF does one half: the levels P against y(DI), scaled
+// by dword J of S.
 #define Q4KRHALF(y, S, J, P, ISUM) \
 	VPMADDUBSW y(DI), P, P; \
 	VPSHUFD    J, S, Y6;    \
@@ -530,10 +528,7 @@ q6kx4loop:
 	Q6KFIN(R10, Y12, Y2)
 	Q6KFIN(R11, Y13, Y3)
 	ADDQ  $210, SI
-	ADDQ  $292, R8
-	ADDQ  $292, R9
-	ADDQ  $292, R10
-	ADDQ  $292, R11
+	Q8KNEXT4
 	DECQ  CX
 	JMP   q6kx4loop
 

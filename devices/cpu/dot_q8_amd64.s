@@ -62,10 +62,7 @@ done:                     \
 // R13 the output.
 #define Q80DOT4(SETUP, LOAD, XB) \
 	MOVQ    y+32(FP), DX;         \
-	MOVQ    0(DX), R8;            \
-	MOVQ    8(DX), R9;            \
-	MOVQ    16(DX), R10;          \
-	MOVQ    24(DX), R11;          \
+	YCOLS4;                       \
 	MOVQ    n+0(FP), CX;          \
 	MOVQ    dy+40(FP), R12;       \
 conv:                             \
@@ -95,14 +92,8 @@ row:                              \
 	MOVQ    DI, SI;               \
 	MOVQ    n+0(FP), CX;          \
 	MOVQ    dy+40(FP), R12;       \
-	MOVQ    0(DX), R8;            \
-	MOVQ    8(DX), R9;            \
-	MOVQ    16(DX), R10;          \
-	MOVQ    24(DX), R11;          \
-	VXORPS  Y0, Y0, Y0;           \
-	VXORPS  Y1, Y1, Y1;           \
-	VXORPS  Y2, Y2, Y2;           \
-	VXORPS  Y3, Y3, Y3;           \
+	YCOLS4;                       \
+	CLEAR4;                       \
 	SETUP;                        \
 pair:                             \
 	CMPQ    CX, $2;               \

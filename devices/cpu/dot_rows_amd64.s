@@ -22,8 +22,6 @@
 // blocks left, BX the groups left, DX the stride; 0(SP) the output.
 
 // RSCALE2 is SCALE2 from the converted column scales at 0(R12): the two
-// products xd*dy in every lane of Y11 and Y12, using AX and X13.
-// RSCALE2 is SCALE2 from the converted column scales at 0(R12): the two
 // products xd*dy in every lane of Y11 and Y12, using AX and T.
 #define RSCALE2(xo1, T) \
 	MOVWLZX      0(SI), AX;             \

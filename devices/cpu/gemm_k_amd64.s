@@ -215,14 +215,8 @@ rows:                                   \
 	JZ     rowsdone;                    \
 	MOVQ   steps+0(FP), CX;             \
 	MOVQ   DI, SI;                      \
-	MOVQ   0(DX), R8;                   \
-	MOVQ   8(DX), R9;                   \
-	MOVQ   16(DX), R10;                 \
-	MOVQ   24(DX), R11;                 \
-	VXORPS Y0, Y0, Y0;                  \
-	VXORPS Y1, Y1, Y1;                  \
-	VXORPS Y2, Y2, Y2;                  \
-	VXORPS Y3, Y3, Y3;                  \
+	YCOLS4;                             \
+	CLEAR4;                             \
 loop:                                   \
 	TESTQ     CX, CX;                   \
 	JZ        done;                     \
@@ -237,10 +231,7 @@ loop:                                   \
 	FIN(R10, Y6, Y2, 8);                \
 	FIN(R11, Y7, Y3, 12);               \
 	ADDQ      $XB, SI;                  \
-	ADDQ      $292, R8;                 \
-	ADDQ      $292, R9;                 \
-	ADDQ      $292, R10;                \
-	ADDQ      $292, R11;                \
+	Q8KNEXT4;                           \
 	DECQ      CX;                       \
 	JMP       loop;                     \
 done:                                   \
