@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ggml-go/ggml/internal/block"
-	"github.com/ggml-go/ggml/internal/ggmlref"
+	"github.com/ggml-go/ggml/internal/testkit/block"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 )
 
 func init() { benchmarks["block"] = runBenchBlock }
