@@ -1,4 +1,4 @@
-package buffer
+package mmap
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestMapFile(t *testing.T) {
+func TestOpen(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "f")
 	want := make([]byte, 3*os.Getpagesize()+17)
@@ -16,7 +16,7 @@ func TestMapFile(t *testing.T) {
 		want[i] = byte(i * 7)
 	}
 	require.NoError(t, os.WriteFile(p, want, 0o644))
-	m, err := MapFile(p)
+	m, err := Open(p)
 	require.NoError(t, err)
 	require.Equal(t, want, m.Bytes())
 	// Copy-on-write: the process sees its write, the file keeps its bytes.
@@ -31,13 +31,13 @@ func TestMapFile(t *testing.T) {
 
 	empty := filepath.Join(dir, "empty")
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))
-	m, err = MapFile(empty)
+	m, err = Open(empty)
 	require.NoError(t, err)
 	require.Empty(t, m.Bytes())
 	require.NoError(t, m.Close())
 
-	_, err = MapFile(filepath.Join(dir, "missing"))
+	_, err = Open(filepath.Join(dir, "missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
-	_, err = MapFile(dir)
-	require.ErrorIs(t, err, ErrArgument)
+	_, err = Open(dir)
+	require.ErrorContains(t, err, "not a regular file")
 }

@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package buffer
+package mmap
 
 import (
 	"fmt"
@@ -10,19 +10,20 @@ import (
 	"unsafe"
 )
 
-// mapHost takes the memory from the Go heap where there is no mmap or
+// Anon takes the memory from the Go heap where there is no mmap or
 // VirtualAlloc (js, wasip1, plan9): the buffer keeps it alive.
-func mapHost(size, align uint64) (mem, mapping []byte, err error) {
+func Anon(size, align uint64) (mem, mapping []byte, err error) {
 	total := size + align - 1
 	if total < size || total > math.MaxInt {
-		return nil, nil, fmt.Errorf("%w: %d bytes", ErrTooLarge, size)
+		return nil, nil, tooLarge{fmt.Errorf("%d bytes", size)}
 	}
 	m := make([]byte, total)
-	off := alignPad(uintptr(unsafe.Pointer(&m[0])), 0, align)
+	off := pad(uintptr(unsafe.Pointer(&m[0])), align)
 	return m[off : off+size : off+size], m, nil
 }
 
-func unmapHost([]byte) error { return nil }
+// Unmap releases a mapping Anon returned (its second result).
+func Unmap([]byte) error { return nil }
 
 // mapFile reads the file into the Go heap: there is no mmap here.
 func mapFile(f *os.File, size int) ([]byte, func() error, error) {

@@ -1,6 +1,6 @@
 //go:build windows
 
-package buffer
+package mmap
 
 import (
 	"errors"
@@ -15,35 +15,36 @@ import (
 // allocationGranularity is where VirtualAlloc places allocations.
 const allocationGranularity = 64 << 10
 
-// mapHost commits size bytes of zeroed memory (plus slack to align the
+// Anon commits size bytes of zeroed memory (plus slack to align the
 // first byte to align) with VirtualAlloc, outside the Go heap. The error
 // wraps the Windows error; ERROR_NOT_ENOUGH_MEMORY and
 // ERROR_COMMITMENT_LIMIT are also ErrTooLarge.
-func mapHost(size, align uint64) (mem, mapping []byte, err error) {
+func Anon(size, align uint64) (mem, mapping []byte, err error) {
 	total := size
 	if align > allocationGranularity {
 		total += align - allocationGranularity
 	}
 	if total < size || total > math.MaxInt {
-		return nil, nil, fmt.Errorf("%w: %d bytes", ErrTooLarge, size)
+		return nil, nil, tooLarge{fmt.Errorf("%d bytes", size)}
 	}
 	addr, err := windows.VirtualAlloc(0, uintptr(total), windows.MEM_COMMIT|windows.MEM_RESERVE, windows.PAGE_READWRITE)
 	if errors.Is(err, windows.ERROR_NOT_ENOUGH_MEMORY) || errors.Is(err, windows.ERROR_COMMITMENT_LIMIT) {
-		return nil, nil, fmt.Errorf("%w: VirtualAlloc of %d bytes: %w", ErrTooLarge, total, err)
+		return nil, nil, tooLarge{fmt.Errorf("VirtualAlloc of %d bytes: %w", total, err)}
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("buffer: VirtualAlloc of %d bytes: %w", total, err)
+		return nil, nil, fmt.Errorf("VirtualAlloc of %d bytes: %w", total, err)
 	}
 	// The memory belongs to the OS, not the Go heap; the round trip
 	// through uintptr that vet warns about is safe for it.
 	m := unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&addr))), total)
-	off := alignPad(addr, 0, align)
+	off := pad(addr, align)
 	return m[off : off+size : off+size], m, nil
 }
 
-func unmapHost(mapping []byte) error {
+// Unmap releases a mapping Anon returned (its second result).
+func Unmap(mapping []byte) error {
 	if err := windows.VirtualFree(uintptr(unsafe.Pointer(&mapping[0])), 0, windows.MEM_RELEASE); err != nil {
-		return fmt.Errorf("buffer: VirtualFree: %w", err)
+		return fmt.Errorf("VirtualFree: %w", err)
 	}
 	return nil
 }
@@ -60,11 +61,11 @@ func mapFile(f *os.File, size int) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("MapViewOfFile of %d bytes: %w", size, err)
 	}
-	// The view belongs to the OS, not the Go heap (see mapHost).
+	// The view belongs to the OS, not the Go heap (see Anon).
 	m := unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&addr))), size)
 	return m, func() error {
 		if err := windows.UnmapViewOfFile(addr); err != nil {
-			return fmt.Errorf("buffer: UnmapViewOfFile: %w", err)
+			return fmt.Errorf("UnmapViewOfFile: %w", err)
 		}
 		return nil
 	}, nil

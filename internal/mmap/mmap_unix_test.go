@@ -1,6 +1,6 @@
 //go:build unix
 
-package buffer
+package mmap
 
 import (
 	"errors"
@@ -10,10 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestMapHostKeepsErrno: a mapping the kernel refuses is ErrTooLarge and
+// TestAnonKeepsErrno: a mapping the kernel refuses is ErrTooLarge and
 // still carries mmap's errno.
-func TestMapHostKeepsErrno(t *testing.T) {
-	_, _, err := mapHost(1<<62, 64)
+func TestAnonKeepsErrno(t *testing.T) {
+	_, _, err := Anon(1<<62, 64)
 	require.ErrorIs(t, err, ErrTooLarge)
 	var errno unix.Errno
 	require.True(t, errors.As(err, &errno), "%v", err)
