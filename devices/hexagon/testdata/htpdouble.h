@@ -2,8 +2,8 @@
  * htpdouble: a test double of libcdsprpc (FastRPC, rpcmem, dspqueue) with an emulated ggml HTP DSP library.
  *
  * Written from the documented public API (qualcomm/fastrpc inc/remote.h, rpcmem.h, dspqueue.h) and the public htp
- * wire protocol of ggml-org/ggml d99724f as described in docs/reference/hexagon.md. Every declaration here is our own;
- * the numbers are pinned against ../../../../shared/native-facts/ with _Static_assert (see wire.h checks below).
+ * wire protocol of ggml-org/ggml d99724f as described in facts/hexagon.md. Every declaration here is our own;
+ * the numbers are pinned with _Static_assert in wire_check.c against the facts listed in facts/README.md.
  * Internal header: shared by the double's translation units, never installed.
  */
 #ifndef HTPDOUBLE_H

@@ -1,7 +1,7 @@
 /*
  * The emulated DSP's own reference math: ggml semantics of each htp opcode, computed in float/double from the
  * wire descriptors (ne/nb strides, ggml op_params), with quantized MUL_MAT weights read in the tiled layout of
- * docs/reference/hexagon.md section 10. Written for clarity, not speed.
+ * facts/hexagon.md section 10. Written for clarity, not speed.
  */
 #define _GNU_SOURCE
 #include <math.h>

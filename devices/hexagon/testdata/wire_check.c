@@ -1,6 +1,6 @@
 /*
  * Compile-time pins of every struct and enum the double shares with the host, against the measured values in
- * /work/shared/native-facts/ (ggml-htp-d99724f/layouts.txt for the htp wire protocol; hexagon.md 6 for the FastRPC
+ * the repository (../internal/htp/testdata/layouts-d99724f.txt for the htp wire protocol; facts/hexagon.md 6 for the FastRPC
  * structs, LP64). A mismatch fails the build, so the double can never drift from the real layouts silently.
  */
 #include <stddef.h>
