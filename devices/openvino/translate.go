@@ -24,7 +24,7 @@ type translator func(b *builder, n *graph.Tensor) (value, error)
 
 // opTranslators is the op table: ggml-openvino's get_supported_ops, every
 // op of it (translate.go, translate_more.go, translate_seq.go).
-// supportsOp derives the supported set from it, as the seed does.
+// supportsOp derives the supported set from it, as upstream does.
 var opTranslators map[ops.Op]translator
 
 var unaryTranslators = map[ops.UnaryOp]func(b *builder, x value) value{
