@@ -15,13 +15,6 @@ import (
 // token count (ggml-openvino's own GatedDeltaNet op is internal, and Loop
 // is not needed for a static T).
 
-func init() {
-	opTranslators[ops.Argsort] = translateArgsort
-	opTranslators[ops.Im2Col] = translateIm2Col
-	opTranslators[ops.SSMConv] = translateSSMConv
-	opTranslators[ops.GatedDeltaNet] = translateGatedDeltaNet
-}
-
 // translateArgsort: TopK over the whole row (k = ne0), sorted by value,
 // stable (ties keep the lower index first), the indices as i32.
 func translateArgsort(b *builder, n *graph.Tensor) (value, error) {
