@@ -170,7 +170,9 @@ func (b *opBatch) addTensor(t *graph.Tensor) (int, error) {
 func (b *opBatch) fits(n *opNode) (bool, error) {
 	var extraBufs, extraTens int
 	var extraVmem uint64
-	var seen [htp.MaxInputs + htp.MaxOutputs]int32
+	// Sized for the widest descriptor of any protocol: an op node carries
+	// SeedMaxInputs sources whichever protocol the session speaks.
+	var seen [len(opNode{}.inputs) + len(opNode{}.outputs)]int32
 	nSeen := 0
 	check := func(t *graph.Tensor) error {
 		if t == nil {
