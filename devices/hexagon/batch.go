@@ -171,7 +171,7 @@ func (b *opBatch) fits(n *opNode) (bool, error) {
 	var extraBufs, extraTens int
 	var extraVmem uint64
 	// Sized for the widest descriptor of any protocol: an op node carries
-	// SeedMaxInputs sources whichever protocol the session speaks.
+	// FenceMaxInputs sources whichever protocol the session speaks.
 	var seen [len(opNode{}.inputs) + len(opNode{}.outputs)]int32
 	nSeen := 0
 	check := func(t *graph.Tensor) error {

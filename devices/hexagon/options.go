@@ -168,6 +168,10 @@ const (
 	// testdata/facts/hexagon.md (fences, CPY_FENCE, MDEV_GROUP, ALLREDUCE); NOT verified against a
 	// real DSP library.
 	ProtocolFence = htp.ProtocolFence
+	// ProtocolSeed is the old name of ProtocolFence.
+	//
+	// Deprecated: use ProtocolFence.
+	ProtocolSeed = ProtocolFence
 )
 
 // DefaultOptions are upstream's defaults.

@@ -27,6 +27,12 @@ const (
 	ProtocolFence
 )
 
+// ProtocolSeed is the old name of ProtocolFence, kept so that code
+// written before the rename still builds.
+//
+// Deprecated: use ProtocolFence.
+const ProtocolSeed = ProtocolFence
+
 // String is the protocol's version string, logged at session start so a
 // mismatch with the DSP library can be traced.
 func (p Protocol) String() string {
