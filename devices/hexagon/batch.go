@@ -20,19 +20,19 @@ import (
 type opNode struct {
 	op      htp.Op
 	node    *graph.Tensor
-	inputs  [htp.SeedMaxInputs]*graph.Tensor
+	inputs  [htp.FenceMaxInputs]*graph.Tensor
 	outputs [htp.MaxOutputs]*graph.Tensor
 	params  [htp.MaxParams]int32
 	kparams [htp.MaxKernParams]int32
 }
 
 var (
-	sizeBuf    = int(unsafe.Sizeof(htp.BufDesc{}))
-	sizeTensor = int(unsafe.Sizeof(htp.Tensor{}))
-	sizeOp     = int(unsafe.Sizeof(htp.OpDesc{}))
-	sizeSeedOp = int(unsafe.Sizeof(htp.SeedOpDesc{}))
-	sizeProf   = int(unsafe.Sizeof(htp.ProfDesc{}))
-	sizeTrace  = int(unsafe.Sizeof(htp.TraceDesc{}))
+	sizeBuf     = int(unsafe.Sizeof(htp.BufDesc{}))
+	sizeTensor  = int(unsafe.Sizeof(htp.Tensor{}))
+	sizeOp      = int(unsafe.Sizeof(htp.OpDesc{}))
+	sizeFenceOp = int(unsafe.Sizeof(htp.FenceOpDesc{}))
+	sizeProf    = int(unsafe.Sizeof(htp.ProfDesc{}))
+	sizeTrace   = int(unsafe.Sizeof(htp.TraceDesc{}))
 )
 
 // dataKey finds a tensor already in the batch by its memory and shape.
@@ -50,9 +50,9 @@ type opBatch struct {
 	bufs   []htp.BufDesc
 	blocks []*block
 	tens   []htp.Tensor
-	// ops are kept in the seed's wider layout; push writes the
+	// ops are kept in upstream's wider layout; push writes the
 	// session's protocol.
-	ops   []htp.SeedOpDesc
+	ops   []htp.FenceOpDesc
 	pub   []htp.OpDesc
 	nodes []*opNode
 	tMap  map[*graph.Tensor]int
@@ -71,7 +71,7 @@ func newOpBatch(s *session) *opBatch {
 		tMap: map[*graph.Tensor]int{}, dMap: map[dataKey][]int{}}
 	b.bufs = make([]htp.BufDesc, 0, htp.MaxBufs)
 	b.tens = make([]htp.Tensor, 0, b.nTensMax)
-	b.ops = make([]htp.SeedOpDesc, 0, n)
+	b.ops = make([]htp.FenceOpDesc, 0, n)
 	return b
 }
 
@@ -200,7 +200,7 @@ func (b *opBatch) fits(n *opNode) (bool, error) {
 	var extraBufs, extraTens int
 	var extraVmem uint64
 	// Sized for the widest descriptor of any protocol: an op node carries
-	// SeedMaxInputs sources whichever protocol the session speaks.
+	// FenceMaxInputs sources whichever protocol the session speaks.
 	var seen [len(opNode{}.inputs) + len(opNode{}.outputs)]int32
 	nSeen := 0
 	check := func(t *graph.Tensor) error {
@@ -251,7 +251,7 @@ func (b *opBatch) add(n *opNode) error {
 			return fmt.Errorf("hexagon: %s: %s has more than the %d sources of %s", b.s.name, n.op, b.s.proto.MaxInputs(), b.s.proto)
 		}
 	}
-	o := htp.SeedOpDesc{Opcode: code, Params: n.params, KernelParams: n.kparams}
+	o := htp.FenceOpDesc{Opcode: code, Params: n.params, KernelParams: n.kparams}
 	if err := b.indices(o.Src[:], n.inputs[:]); err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func (b *opBatch) indices(idx []uint16, ts []*graph.Tensor) error {
 }
 
 // sortBuffers orders the buffers largest first (stable) and remaps the
-// tensors' buffer indices, as the seed does before every flush.
+// tensors' buffer indices, as upstream does before every flush.
 func (b *opBatch) sortBuffers() {
 	n := len(b.bufs)
 	if n <= 1 {
@@ -326,7 +326,7 @@ func (b *opBatch) sortBuffers() {
 // of shm_blk_size bytes, slot (seq-1) % depth for batch seq.
 type opQueue struct {
 	proto   htp.Protocol
-	req     htp.SeedOpBatchReq // the message being written (C reads it during the call only)
+	req     htp.FenceOpBatchReq // the message being written (C reads it during the call only)
 	blk     *block
 	slot    uint64
 	depth   uint64
@@ -370,8 +370,8 @@ func (q *opQueue) push(b *opBatch, seq uint64, group int) (fastrpc.QueueBuffer, 
 	if group >= 0 {
 		ops[0].Params[0] = int32(group)
 	}
-	if q.proto == htp.ProtocolSeed {
-		n += copy(mem[n:], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ops))), len(ops)*sizeSeedOp))
+	if q.proto == htp.ProtocolFence {
+		n += copy(mem[n:], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ops))), len(ops)*sizeFenceOp))
 	} else {
 		b.pub = b.pub[:0]
 		for i := range ops {
@@ -380,7 +380,7 @@ func (q *opQueue) push(b *opBatch, seq uint64, group int) (fastrpc.QueueBuffer, 
 		n += copy(mem[n:], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.pub))), len(b.pub)*sizeOp))
 	}
 	n += len(ops)*sizeProf + (htp.MaxNThreads+1)*q.nTraces*sizeTrace
-	q.req = htp.SeedOpBatchReq{OpBatchReq: htp.OpBatchReq{ID: uint32(seq), NBufs: uint32(len(b.bufs)),
+	q.req = htp.FenceOpBatchReq{OpBatchReq: htp.OpBatchReq{ID: uint32(seq), NBufs: uint32(len(b.bufs)),
 		NTensors: uint32(len(b.tens)), NOps: uint32(len(ops)), NTraces: uint32(q.nTraces)}, Seq: seq}
 	buf := fastrpc.QueueBuffer{FD: uint32(q.blk.fd), Size: uint32(n), Offset: uint32(off),
 		Flags: fastrpc.BufferFlagFlushSender | fastrpc.BufferFlagInvalidateRecipient, Ptr: uint64(q.blk.base) + off}
@@ -390,7 +390,7 @@ func (q *opQueue) push(b *opBatch, seq uint64, group int) (fastrpc.QueueBuffer, 
 // flushBatch sends the collected batch (ggml_hexagon_session::flush_batch),
 // first waiting for an answer when depth batches are in flight. A group
 // device's batch goes to every member, each with its index in the
-// MDEV_GROUP op that starts it (ProtocolSeed).
+// MDEV_GROUP op that starts it (ProtocolFence).
 func (s *session) flushBatch() error {
 	if s.err != nil {
 		return s.err
@@ -471,7 +471,7 @@ func (s *session) readAnswers(all bool) error { return s.read(all, false) }
 func (s *session) pollAnswer() error { return s.read(false, true) }
 
 func (s *session) read(all, poll bool) error {
-	var rsp htp.SeedOpBatchRsp
+	var rsp htp.FenceOpBatchRsp
 	msg := unsafe.Slice((*byte)(unsafe.Pointer(&rsp)), s.proto.RspSize())
 	timeout := uint32(min(fastrpc.QueueTimeout, s.responseTimeout.Microseconds()))
 	if s.opts.OpPoll || poll {
@@ -497,7 +497,7 @@ func (s *session) read(all, poll bool) error {
 			return s.broken(fmt.Errorf("%s: bad answer: %d bytes, %d buffers (want %d and 1)", s.name, l, n, len(msg)))
 		}
 		want := s.rspSeq + 1
-		if rsp.ID != uint32(want) || (s.proto == htp.ProtocolSeed && rsp.Seq != want) {
+		if rsp.ID != uint32(want) || (s.proto == htp.ProtocolFence && rsp.Seq != want) {
 			return s.broken(fmt.Errorf("%s: answer for batch %d (seq %d), want %d", s.name, rsp.ID, rsp.Seq, want))
 		}
 		s.rspSeq = want
@@ -569,7 +569,7 @@ func (s *session) enqueue(n *opNode) error {
 		}
 	}
 	if s.batch.empty() && len(s.members()) > 1 {
-		// A group's batch starts with MDEV_GROUP (the seed's start_batch).
+		// A group's batch starts with MDEV_GROUP (upstream's start_batch).
 		if err := s.batch.add(s.mdevNode()); err != nil {
 			return err
 		}

@@ -170,12 +170,12 @@ func TestProfiling(t *testing.T) {
 // buffer, passes the fit check and is added; one source more is refused
 // with an error. The fit check kept 10 slots and panicked at the 11th.
 func TestFitsWidestOp(t *testing.T) {
-	for _, proto := range []Protocol{ProtocolPublic, ProtocolSeed} {
-		t.Run(map[Protocol]string{ProtocolPublic: "public", ProtocolSeed: "fence"}[proto], func(t *testing.T) {
+	for _, proto := range []Protocol{ProtocolPublic, ProtocolFence} {
+		t.Run(map[Protocol]string{ProtocolPublic: "public", ProtocolFence: "fence"}[proto], func(t *testing.T) {
 			d := double.Open(t, double.Full)
 			o := testOptions(d)
-			if proto == ProtocolSeed {
-				d.Configure(t, "protocol=seed")
+			if proto == ProtocolFence {
+				d.Configure(t, "protocol=fence")
 			}
 			o.Protocol = proto
 			_, devs := openRegistry(t, o)

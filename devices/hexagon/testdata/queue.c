@@ -455,7 +455,7 @@ static int validate(struct batch *b) {
     if (r->n_bufs > HTP_OP_MAX_BUFS) REJECT("batch q%d id %u: n_bufs %u > %d", q->ordinal, r->id, r->n_bufs, HTP_OP_MAX_BUFS);
     if (r->n_tensors > HTP_OP_MAX_TENSORS) REJECT("batch q%d id %u: n_tensors %u > %d", q->ordinal, r->id, r->n_tensors, HTP_OP_MAX_TENSORS);
     uint64_t bsz = sizeof(struct htp_buf_desc) * (uint64_t) r->n_bufs, tsz = sizeof(struct htp_tensor) * (uint64_t) r->n_tensors,
-             osz = (hd.cfg.protocol == HD_PROTO_SEED ? sizeof(struct hd_seed_op_desc) : sizeof(struct htp_op_desc)) * (uint64_t) r->n_ops, psz = sizeof(struct htp_prof_desc) * (uint64_t) r->n_ops,
+             osz = (hd.cfg.protocol == HD_PROTO_FENCE ? sizeof(struct hd_fence_op_desc) : sizeof(struct htp_op_desc)) * (uint64_t) r->n_ops, psz = sizeof(struct htp_prof_desc) * (uint64_t) r->n_ops,
              trsz = (uint64_t) (HTP_MAX_NTHREADS + 1) * r->n_traces * sizeof(struct htp_trace_desc);
     if (db->size < bsz + tsz + osz + psz + trsz)
         REJECT("batch q%d id %u: buffer of %u bytes < %" PRIu64 " needed (bufs %u, tensors %u, ops %u, traces %u)",
@@ -503,21 +503,21 @@ static int validate(struct batch *b) {
             REJECT("batch q%d id %u: tensor %u flags 0x%x", q->ordinal, r->id, i, t->flags);
         /* a fence tensor is a whole number of slots at a slot boundary of its buffer (hexagon.md 2.4): a slot index
          * computed wrongly by the host shows up as a misaligned or oversized one */
-        if ((t->flags & HD_SEED_TENSOR_FENCE) &&
+        if ((t->flags & HD_FENCE_TENSOR_FENCE) &&
             (t->type != HD_TYPE_I8 || t->ne[0] < 8 || t->nb[0] != 1 || t->nb[1] != t->ne[0] || t->ne[2] != 1 ||
              t->ne[3] != 1 || t->data % t->ne[0] != 0))
             REJECT("batch q%d id %u: fence tensor %u (type %u, ne %u %u %u %u, nb %u %u, at %u) is not whole slots at a slot boundary",
                    q->ordinal, r->id, i, t->type, t->ne[0], t->ne[1], t->ne[2], t->ne[3], t->nb[0], t->nb[1], t->data);
         if (t->type == HD_TYPE_I8 && hd.cfg.protocol == HD_PROTO_PUBLIC)
-            REJECT("batch q%d id %u: tensor %u type I8 (fence tensors need protocol=qdev or seed)", q->ordinal, r->id, i);
+            REJECT("batch q%d id %u: tensor %u type I8 (fence tensors need protocol=qdev or fence)", q->ordinal, r->id, i);
     }
     b->ops = calloc(r->n_ops ? r->n_ops : 1, sizeof *b->ops);
     if (!b->ops) REJECT("batch q%d id %u: out of memory for %u ops", q->ordinal, r->id, r->n_ops);
     const uint8_t *raw = b->mem + bsz + tsz;
     for (uint32_t i = 0; i < r->n_ops; i++) {
         struct hd_op *o = &b->ops[i];
-        if (hd.cfg.protocol == HD_PROTO_SEED) {
-            struct hd_seed_op_desc w;
+        if (hd.cfg.protocol == HD_PROTO_FENCE) {
+            struct hd_fence_op_desc w;
             memcpy(&w, raw + i * sizeof w, sizeof w);
             o->wire_opcode = w.opcode; o->flags = w.flags;
             memcpy(o->params, w.params, sizeof o->params);
@@ -530,14 +530,14 @@ static int validate(struct batch *b) {
             o->wire_opcode = w.opcode; o->flags = w.flags;
             memcpy(o->params, w.params, sizeof o->params);
             memcpy(o->kernel_params, w.kernel_params, sizeof o->kernel_params);
-            for (int s = 0; s < HD_SEED_MAX_INPUTS; s++) o->src[s] = s < HTP_OP_MAX_INPUTS ? w.src[s] : HTP_NO_TENSOR;
+            for (int s = 0; s < HD_FENCE_MAX_INPUTS; s++) o->src[s] = s < HTP_OP_MAX_INPUTS ? w.src[s] : HTP_NO_TENSOR;
             memcpy(o->dst, w.dst, sizeof o->dst);
         }
         o->opcode = hd_map_opcode(o->wire_opcode);
         if (o->opcode == HD_OP_COUNT)
             REJECT("batch q%d id %u: op %u opcode %u not in the %s table", q->ordinal, r->id, i, o->wire_opcode,
-                   hd.cfg.protocol == HD_PROTO_SEED ? "seed" : hd.cfg.protocol == HD_PROTO_QDEV ? "qdev" : "public");
-        for (int s = 0; s < HD_SEED_MAX_INPUTS; s++)
+                   hd.cfg.protocol == HD_PROTO_FENCE ? "fence" : hd.cfg.protocol == HD_PROTO_QDEV ? "qdev" : "public");
+        for (int s = 0; s < HD_FENCE_MAX_INPUTS; s++)
             if (o->src[s] != HTP_NO_TENSOR && o->src[s] >= r->n_tensors)
                 REJECT("batch q%d id %u: op %u (%s) src[%d] = %u >= n_tensors %u", q->ordinal, r->id, i,
                        hd_op_name(o->opcode), s, o->src[s], r->n_tensors);
@@ -579,7 +579,7 @@ static void respond(struct batch *b, uint32_t status, uint32_t usecs) {
     pthread_cond_broadcast(&q->cv);
 }
 
-/* ---------------------------------------------------------------- MDEV_GROUP (seed era; NOT verified) */
+/* ---------------------------------------------------------------- MDEV_GROUP (fence protocol; NOT verified) */
 
 /* A multi-NSP group batch (the double's convention, README "MDEV_GROUP"): op 0 is MDEV_GROUP with src[0] a fence
  * tensor of `count` slots (ne[1]) and params[0] this member's index. Every member gets the same batch; each computes
@@ -622,7 +622,7 @@ static uint32_t group_barrier(struct group *g, uint32_t my_status) {
 
 /* Starts a group from the MDEV_GROUP op; its status. */
 static uint32_t group_start(struct group *g, const struct hd_op *o, const struct hd_tensor *f) {
-    if (!f || f->d->type != HD_TYPE_I8 || !(f->d->flags & HD_SEED_TENSOR_FENCE) || f->d->ne[0] < 8 || f->d->ne[1] < 2 ||
+    if (!f || f->d->type != HD_TYPE_I8 || !(f->d->flags & HD_FENCE_TENSOR_FENCE) || f->d->ne[0] < 8 || f->d->ne[1] < 2 ||
         o->params[0] < 0 || (uint32_t) o->params[0] >= f->d->ne[1])
         return HTP_STATUS_INVAL_PARAMS;
     g->slots = f->p; g->stride = f->d->nb[1]; g->count = f->d->ne[1]; g->idx = (uint32_t) o->params[0];
@@ -652,7 +652,7 @@ static int group_solo_op(uint32_t opcode) {
 }
 
 /* Runs op o of a group batch as member g->idx (see struct group). */
-static uint32_t group_op(struct group *g, const struct hd_op *o, struct hd_tensor *const src[HD_SEED_MAX_INPUTS],
+static uint32_t group_op(struct group *g, const struct hd_op *o, struct hd_tensor *const src[HD_FENCE_MAX_INPUTS],
                          struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS], int exec) {
     if (group_solo_op(o->opcode)) {
         uint32_t st = group_barrier(g, HTP_STATUS_OK);
@@ -1050,8 +1050,8 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
     int grouped = 0;
     for (uint32_t i = 0; i < r->n_ops && status == HTP_STATUS_OK; i++) {
         const struct hd_op *o = &ocopy[i];
-        struct hd_tensor *src[HD_SEED_MAX_INPUTS], *dst[HTP_OP_MAX_OUTPUTS];
-        for (int s = 0; s < HD_SEED_MAX_INPUTS; s++) src[s] = o->src[s] == HTP_NO_TENSOR ? NULL : &views[o->src[s]];
+        struct hd_tensor *src[HD_FENCE_MAX_INPUTS], *dst[HTP_OP_MAX_OUTPUTS];
+        for (int s = 0; s < HD_FENCE_MAX_INPUTS; s++) src[s] = o->src[s] == HTP_NO_TENSOR ? NULL : &views[o->src[s]];
         for (int s = 0; s < HTP_OP_MAX_OUTPUTS; s++) dst[s] = o->dst[s] == HTP_NO_TENSOR ? NULL : &views[o->dst[s]];
         uint32_t code;
         pthread_mutex_lock(&hd.mu);
