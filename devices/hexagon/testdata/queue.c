@@ -986,15 +986,15 @@ static void l2_free(struct l2 *c) {
 }
 
 static int flushed_input(const struct htp_tensor *t) {
-    return hd.cfg.protocol == HD_PROTO_PUBLIC ? (t->flags & HTP_TENSOR_COMPUTE) != 0 : !(t->flags & HD_SEED_TENSOR_WEIGHT);
+    return hd.cfg.protocol == HD_PROTO_PUBLIC ? (t->flags & HTP_TENSOR_COMPUTE) != 0 : !(t->flags & HD_FENCE_TENSOR_WEIGHT);
 }
 
 /* Before op i: flushes its flagged dirty inputs, marks its outputs dirty and returns in stale[] the inputs read
  * from DDR (swapped in; swap them back after the op). 0 when out of memory. */
 static int l2_before_op(struct l2 *c, uint32_t i, uint32_t opcode, struct hd_tensor *const src[], struct hd_tensor *const dst[],
-                        int stale[HD_SEED_MAX_INPUTS], int *n_stale) {
+                        int stale[HD_FENCE_MAX_INPUTS], int *n_stale) {
     *n_stale = 0;
-    for (int s = 0; s < HD_SEED_MAX_INPUTS; s++) {
+    for (int s = 0; s < HD_FENCE_MAX_INPUTS; s++) {
         if (!src[s] || !l2_dirty(c, src[s]->p, src[s]->d->size)) continue;
         if (flushed_input(src[s]->d)) {
             if (!l2_clean(c, src[s]->p, src[s]->d->size)) return 0;
@@ -1057,7 +1057,7 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
         pthread_mutex_lock(&hd.mu);
         int injected = hd_fault(HD_F_OP, q->ordinal, -1, q->domain, (int) o->wire_opcode, &code);
         pthread_mutex_unlock(&hd.mu);
-        int stale[HD_SEED_MAX_INPUTS], n_stale = 0;
+        int stale[HD_FENCE_MAX_INPUTS], n_stale = 0;
         if (use_cache && !l2_before_op(&cache, i, o->opcode, src, dst, stale, &n_stale)) {
             status = HTP_STATUS_INTERNAL_ERR;
             break;
