@@ -236,6 +236,19 @@ func runBlockWith(backends []backend.Backend, d block.Dims, seed uint64, runs in
 		return res, err
 	}
 	// The leaves get memory once the graph shows which nodes read them.
+	// The KV cache, which the graph's copies write, is compute data, not
+	// weights: a device may keep WEIGHTS buffers unflushed between ops (the
+	// Hexagon DSP does), as llama.cpp's KV cache buffers are not WEIGHTS.
+	written := map[*graph.Tensor]bool{}
+	for _, n := range g.Nodes {
+		if n.Op == ops.Cpy || n.Op == ops.SetRows {
+			root := n
+			for root.ViewSrc != nil {
+				root = root.ViewSrc
+			}
+			written[root] = true
+		}
+	}
 	for _, t := range leaves {
 		if repack {
 			b, err := bench.PlaceExtra(backends[0].Device(), g, t)
@@ -253,7 +266,9 @@ func runBlockWith(backends []backend.Backend, d block.Dims, seed uint64, runs in
 				return res, err
 			}
 			bufs = append(bufs, b)
-			b.SetUsage(buffer.UsageWeights)
+			if !written[t] {
+				b.SetUsage(buffer.UsageWeights)
+			}
 			if err := b.AllocTensor(t, 0); err != nil {
 				return res, err
 			}
