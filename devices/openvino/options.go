@@ -1,10 +1,13 @@
 package openvino
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"sort"
+	"slices"
 	"strings"
+
+	"github.com/ggml-go/ggml/internal/envopt"
 )
 
 // Kind is the class of OpenVINO device a backend runs on. The supports-op
@@ -175,38 +178,41 @@ func DefaultOptions() Options {
 // EnvPrefix starts every variable OptionsFromEnv reads.
 const EnvPrefix = "GGML_OPENVINO_"
 
-// optionVar binds one variable (without the prefix) to its field.
-type optionVar struct {
-	name string
-	set  func(o *Options, v string) error
+func boolVar(name string, f func(o *Options) *bool) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: envopt.AtoiBool(f)}
 }
 
-func boolVar(name string, f func(o *Options) *bool) optionVar {
-	return optionVar{name, func(o *Options, v string) error { *f(o) = atoi(v) != 0; return nil }}
+func triVar(name string, f func(o *Options) *Tri) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: func(o *Options, v string) error {
+		*f(o) = triOf(envopt.Atoi(v) != 0)
+		return nil
+	}}
 }
 
-func triVar(name string, f func(o *Options) *Tri) optionVar {
-	return optionVar{name, func(o *Options, v string) error { *f(o) = triOf(atoi(v) != 0); return nil }}
+func intVar(name string, f func(o *Options) *int) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: envopt.AtoiInt(f)}
 }
 
-func intVar(name string, f func(o *Options) *int) optionVar {
-	return optionVar{name, func(o *Options, v string) error { *f(o) = atoi(v); return nil }}
+func strVar(name string, f func(o *Options) *string) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: envopt.String(f)}
 }
 
-func strVar(name string, f func(o *Options) *string) optionVar {
-	return optionVar{name, func(o *Options, v string) error { *f(o) = v; return nil }}
-}
+// requantKQuants are the values GGML_OPENVINO_REQUANT_KQUANT accepts.
+var requantKQuants = []string{"q4_sym128", "q4_sym128_all", "q4_asym64", "q4_asym64_all", "native"}
 
-var optionVars = []optionVar{
+// optionVars is every GGML_OPENVINO_* variable the device reads, with the
+// meaning ggml_openvino_getenv_* gives it: booleans are C's atoi != 0,
+// numbers atoi.
+var optionVars = &envopt.Table[Options]{Device: "openvino", Prefix: EnvPrefix, Vars: []envopt.Var[Options]{
 	strVar("LIB", func(o *Options) *string { return &o.Lib }),
 	strVar("DEVICE", func(o *Options) *string { return &o.Device }),
 	strVar("CACHE_DIR", func(o *Options) *string { return &o.CacheDir }),
 	strVar("COMPILED_MODEL_CACHE_DIR", func(o *Options) *string { return &o.CompiledModelCacheDir }),
 	boolVar("COMPILED_MODEL_CACHE_ONLY", func(o *Options) *bool { return &o.CompiledModelCacheOnly }),
-	{"PREFILL_CHUNK_SIZE", func(o *Options, v string) error {
-		n := atoi(v)
+	{Name: "PREFILL_CHUNK_SIZE", Set: func(o *Options, v string) error {
+		n := envopt.Atoi(v)
 		if n <= 0 {
-			return fmt.Errorf("openvino: %sPREFILL_CHUNK_SIZE=%q: need a positive chunk size", EnvPrefix, v)
+			return errors.New("want a positive whole number of tokens (the NPU prefill chunk; default 256)")
 		}
 		o.PrefillChunkSize = n
 		return nil
@@ -229,53 +235,40 @@ var optionVars = []optionVar{
 	boolVar("DUMP_IR", func(o *Options) *bool { return &o.DumpIR }),
 	boolVar("DEBUG_INPUT", func(o *Options) *bool { return &o.DebugInput }),
 	boolVar("DEBUG_OUTPUT", func(o *Options) *bool { return &o.DebugOutput }),
-	{"DEBUG_NODE", func(o *Options, v string) error { o.DebugNode = splitList(v); return nil }},
+	{Name: "DEBUG_NODE", Set: func(o *Options, v string) error { o.DebugNode = splitList(v); return nil }},
 	boolVar("PRINT_CGRAPH_TENSOR_ADDRESS", func(o *Options) *bool { return &o.PrintCgraphTensorAddress }),
 	boolVar("FORCE_STATIC", func(o *Options) *bool { return &o.ForceStatic }),
 	intVar("MOE_OP", func(o *Options) *int { return &o.MoEOp }),
 	boolVar("LOG_SWA_LAYERS", func(o *Options) *bool { return &o.LogSWALayers }),
 	boolVar("NATIVE_SOFTPLUS", func(o *Options) *bool { return &o.NativeSoftplus }),
 	boolVar("DISABLE_REMOTE_OUTPUTS", func(o *Options) *bool { return &o.DisableRemoteOutputs }),
-	{"REQUANT_KQUANT", func(o *Options, v string) error {
-		switch v {
-		case "q4_sym128", "q4_sym128_all", "q4_asym64", "q4_asym64_all", "native":
-			o.RequantKQuant = v
-			return nil
+	{Name: "REQUANT_KQUANT", Set: func(o *Options, v string) error {
+		if !slices.Contains(requantKQuants, v) {
+			return fmt.Errorf("want one of %s", strings.Join(requantKQuants, ", "))
 		}
-		return fmt.Errorf("openvino: %sREQUANT_KQUANT=%q: want q4_sym128, q4_sym128_all, q4_asym64, q4_asym64_all or native", EnvPrefix, v)
+		o.RequantKQuant = v
+		return nil
 	}},
 	boolVar("FULL_GRAPH_KEY", func(o *Options) *bool { return &o.FullGraphKey }),
-}
+}}
 
 // OptionVariables lists every environment variable OptionsFromEnv reads.
-func OptionVariables() []string {
-	names := make([]string, len(optionVars))
-	for i, v := range optionVars {
-		names[i] = EnvPrefix + v.name
-	}
-	return names
-}
+func OptionVariables() []string { return optionVars.Names() }
 
 // OptionsFromEnv returns DefaultOptions with every GGML_OPENVINO_* variable
 // that is set and not empty applied (ggml_openvino_getenv_*: unset or empty
 // means the default; booleans are true when the value reads as a non-zero
 // integer, as atoi). A value that cannot mean anything (a chunk size of 0,
-// an unknown REQUANT_KQUANT) is an error naming the variable, not a silent
-// default.
+// an unknown REQUANT_KQUANT) is an error naming the variable, the value
+// and what is accepted, not a silent default.
 func OptionsFromEnv() (Options, error) {
 	return optionsFrom(os.Getenv)
 }
 
 func optionsFrom(getenv func(string) string) (Options, error) {
 	o := DefaultOptions()
-	for _, v := range optionVars {
-		val := getenv(EnvPrefix + v.name)
-		if val == "" {
-			continue
-		}
-		if err := v.set(&o, val); err != nil {
-			return DefaultOptions(), err
-		}
+	if _, err := optionVars.Read(&o, getenv); err != nil {
+		return DefaultOptions(), err
 	}
 	return o, nil
 }
@@ -284,28 +277,8 @@ func optionsFrom(getenv func(string) string) (Options, error) {
 // "cache_dir=/x"): the variable names without the GGML_OPENVINO_ prefix, in
 // any case, with the variables' meaning. An unknown key is an error.
 func (o *Options) ApplyParams(params map[string]string) error {
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		name := strings.ToUpper(strings.TrimPrefix(strings.ToUpper(k), EnvPrefix))
-		found := false
-		for _, v := range optionVars {
-			if v.name == name {
-				if err := v.set(o, params[k]); err != nil {
-					return err
-				}
-				found = true
-				break
-			}
-		}
-		if !found {
-			return fmt.Errorf("openvino: unknown device parameter %q", k)
-		}
-	}
-	return nil
+	_, err := optionVars.Apply(o, params)
+	return err
 }
 
 // ReduceCompileMemEnabled is REDUCE_COMPILE_MEM, else MEMORY_OPTIMIZE.
@@ -326,32 +299,6 @@ func (o *Options) Stateful(k Kind) bool { return o.StatefulExecution && k != Kin
 
 // Static reports whether graphs take the static (NPU) path.
 func (o *Options) Static(k Kind) bool { return k == KindNPU || o.ForceStatic }
-
-// atoi reads a leading decimal integer as C's atoi does: leading blanks,
-// an optional sign, digits up to the first non-digit; 0 when there are
-// none. "1", " 2x", "+3" are true booleans; "yes", "true" are false, as in
-// ggml-openvino.
-func atoi(s string) int {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\v' || s[i] == '\f') {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	n := 0
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		if n < 1<<30 {
-			n = n*10 + int(s[i]-'0')
-		}
-	}
-	if neg {
-		return -n
-	}
-	return n
-}
 
 func splitList(s string) []string {
 	var out []string
