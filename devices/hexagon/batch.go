@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/hexagon/internal/fastrpc"
 	"github.com/ggml-go/ggml/devices/hexagon/internal/htp"
 	"github.com/ggml-go/ggml/graph"
@@ -110,7 +111,7 @@ func (b *opBatch) addBuffer(blk *block) int {
 
 // describe is a tensor's descriptor without its buffer and index: type,
 // shape, strides, size and flags (tiled tensors get the tiled strides).
-func describe(t *graph.Tensor, x *extra) (htp.Tensor, error) {
+func describe(t *graph.Tensor, x *extra, proto htp.Protocol) (htp.Tensor, error) {
 	var h htp.Tensor
 	h.Type = uint32(t.Type)
 	nb, size := t.Nb, t.NBytes()
@@ -127,8 +128,36 @@ func describe(t *graph.Tensor, x *extra) (htp.Tensor, error) {
 		return h, fmt.Errorf("hexagon: %s: %d bytes, the protocol's limit is 4 GiB", t, size)
 	}
 	h.Size = uint32(size)
-	h.Flags = x.flags & htp.TensorWireMask
+	h.Flags = wireFlags(t, x, proto)
 	return h, nil
+}
+
+// wireFlags are a tensor's flags as the protocol's DSP reads them. The
+// public DSP (d99724f htp-tensor.c) flushes an input from its cache
+// before an op only when it carries COMPUTE, so that an output of an
+// earlier op of the batch is not read stale; it never reads DIRTY. So,
+// as the public host does, COMPUTE goes on everything outside a WEIGHTS
+// buffer (weights are never written by an op) and DIRTY on nothing. The
+// fence protocol's flags (WEIGHT, TILED, FENCE) say what the tensor is.
+func wireFlags(t *graph.Tensor, x *extra, proto htp.Protocol) uint32 {
+	if proto.Fences() {
+		return x.flags & htp.TensorWireMask
+	}
+	if inWeights(t) {
+		return 0
+	}
+	return htp.TensorCompute
+}
+
+// inWeights reports whether t's memory is in a buffer whose usage is
+// WEIGHTS (ggml_backend_buffer_get_usage), which is how upstream tells
+// weights from compute data: for the tensor flags and for DMA64.
+func inWeights(t *graph.Tensor) bool {
+	for t.ViewSrc != nil {
+		t = t.ViewSrc
+	}
+	u, ok := t.Buffer.(interface{ Usage() buffer.Usage })
+	return ok && u.Usage() == buffer.UsageWeights
 }
 
 func sameShape(a, b *htp.Tensor) bool { return a.Type == b.Type && a.Ne == b.Ne && a.Nb == b.Nb }
@@ -141,7 +170,7 @@ func (b *opBatch) addTensor(t *graph.Tensor) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	h, err := describe(t, x)
+	h, err := describe(t, x, b.s.proto)
 	if err != nil {
 		return 0, err
 	}
@@ -520,7 +549,7 @@ func (s *session) enqueue(n *opNode) error {
 			if err != nil {
 				return err
 			}
-			if err := s.ensureMapped(x.blk, x.flags&htp.TensorWeight != 0); err != nil {
+			if err := s.ensureMapped(x.blk, inWeights(t)); err != nil {
 				return s.broken(err)
 			}
 		}

@@ -116,7 +116,7 @@ static void config_defaults(void) {
     hd.cfg = (struct hd_config) {
         .nodsp = 0, .arch = 73, .cores = 1, .sysreq = 0, .hw_threads = 6, .hw_hmx = 1, .vtcm = 8u << 20,
         .unsigned_required = 1, .dma64 = 1, .mem_limit = 8ull << 30, .map_limit = HD_DEFAULT_MAX_VMEM,
-        .reject_hang = 0, .rewrite = 1, .delay_us = 0, .exec = 1, .log_level = 1, .protocol = HD_PROTO_PUBLIC,
+        .reject_hang = 0, .rewrite = 1, .cache = 1, .delay_us = 0, .exec = 1, .log_level = 1, .protocol = HD_PROTO_PUBLIC,
         .fence_timeout_us = 1000000, .kparams = 1,
     };
     memset(hd.faults, 0, sizeof hd.faults);
@@ -227,6 +227,7 @@ static int set_knob(const char *k, const char *v) {
     else if (!strcmp(k, "mem_limit")) hd.cfg.mem_limit = u;
     else if (!strcmp(k, "map_limit")) hd.cfg.map_limit = u;
     else if (!strcmp(k, "rewrite")) hd.cfg.rewrite = u != 0;
+    else if (!strcmp(k, "cache")) hd.cfg.cache = u != 0;
     else if (!strcmp(k, "delay_us")) hd.cfg.delay_us = (uint32_t) u;
     else if (!strcmp(k, "exec")) hd.cfg.exec = u != 0;
     else if (!strcmp(k, "kparams")) { if (u > 1) return -1; hd.cfg.kparams = (int) u; }
@@ -430,6 +431,8 @@ static struct hd_block *block_containing(void *p) {
 }
 
 static void block_release(struct hd_block *b) {
+    free(b->ddr);
+    free(b->l2);
     munmap(b->base, b->size);
     close(b->fd);
     memset(b, 0, sizeof *b);

@@ -233,6 +233,10 @@ enum { HTP_IFACE_START = 2, HTP_IFACE_STOP = 3, HTP_IFACE_MMAP = 4, HTP_IFACE_MU
  * zombie whose memory is released when the last pin goes, so a host bug cannot crash the DSP thread. */
 struct hd_block {
     void *base; size_t size; size_t req_size; int fd; int heap; uint32_t flags; int live; int pins; int zombie;
+    /* The memory behind a dspqueue buffer as the two caches see it (allocated at the block's first dspqueue use,
+     * zero like fresh rpcmem): `ddr` holds what the host's FLUSH_SENDER pushed out, `l2` what the DSP side last
+     * fetched (INVALIDATE_RECIPIENT) or wrote. The DSP works on `l2`, so a missing flag leaves it stale data. */
+    uint8_t *ddr, *l2;
 };
 /* One fastrpc_mmap of a block into an effective domain. */
 struct hd_map { int domain; int fd; void *addr; size_t len; int flags; int live; };
@@ -288,6 +292,7 @@ struct hd_config {
     int protocol;             /* HD_PROTO_*: opcode table, op descriptor size, tensor flags */
     uint32_t fence_timeout_us;
     int kparams;              /* 1: check the public unary kernel parameter blocks (queue.c) */
+    int cache;                /* 1: model the DSP's caches (queue.c, README "Caches"); 0: coherent memory */
     int gelu_tanh;            /* UNARY_GELU as ggml's tanh form instead of d99724f's DSP (x * sigmoid(1.702 x)) */
 };
 

@@ -103,6 +103,8 @@ static void test_batches(struct api *a) {
     uint16_t tW = hx_add_tensor(&b, 0, 4096, HTP_TYPE_Q4_0, (uint32_t[4]) { 64, 64, 1, 1 }, 18, 2 * 18);
     uint16_t tD = hx_add_tensor(&b, 0, 8192, HTP_TYPE_F32, (uint32_t[4]) { N, M, 1, 1 }, 4, N * 4);
     uint16_t tE = hx_add_tensor(&b, 0, 9216, HTP_TYPE_F32, (uint32_t[4]) { N, M, 1, 1 }, 4, N * 4);
+    /* C and D are read by a later op of the batch: without HTP_TENSOR_COMPUTE the DSP reads them stale */
+    b.tens[tA].flags = b.tens[tB].flags = b.tens[tC].flags = b.tens[tD].flags = HTP_TENSOR_COMPUTE;
     hx_add_op(&b, HTP_OP_ADD, tA, tB, tC);
     hx_add_op(&b, HTP_OP_MUL_MAT, tW, tC, tD);
     float eps = 1e-6f;
