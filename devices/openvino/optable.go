@@ -73,6 +73,9 @@ var unaryTranslators = map[ops.UnaryOp]func(b *builder, x value) value{
 	// ggml-openvino uses (ggml returns x itself above 20, where the two
 	// agree in f32).
 	ops.UnarySoftplus: func(b *builder, x value) value {
+		if b.nativeSoftplus {
+			return b.m.add("SoftPlus", "opset4", nil, x.et, x.shape, x)
+		}
 		e := b.unaryOp("Exp", b.unaryOp("Negative", b.unaryOp("Abs", x)))
 		return b.binary("Add", b.unaryOp("Relu", x), b.unaryOp("Log", b.binary("Add", e, b.m.scalarF32(1))))
 	},

@@ -104,25 +104,13 @@ type Options struct {
 	// StatefulExecution keeps the KV cache inside the model, CPU/GPU only
 	// (GGML_OPENVINO_STATEFUL_EXECUTION).
 	StatefulExecution bool
-	// DisableKVStateRelayout (GGML_OPENVINO_DISABLE_KV_STATE_RELAYOUT).
-	DisableKVStateRelayout bool
 	// DisableCache turns off the in-process compiled-model cache
 	// (GGML_OPENVINO_DISABLE_CACHE).
 	DisableCache bool
-	// EnableCache is read and ignored, as by ggml-openvino
-	// (GGML_OPENVINO_ENABLE_CACHE, legacy).
-	EnableCache bool
-	// DisableKVSlice binds the whole KV cache instead of n_kv rows
-	// (GGML_OPENVINO_DISABLE_KV_SLICE).
-	DisableKVSlice bool
-	// ManualGQAAttn expands GQA heads instead of an SDPA broadcast;
-	// unset means on for GPU only (GGML_OPENVINO_MANUAL_GQA_ATTN).
-	ManualGQAAttn Tri
-	// MemoryOptimize implies ReduceCompileMem, and ReleaseWeights on GPU,
-	// where those are unset (GGML_OPENVINO_MEMORY_OPTIMIZE).
+	// MemoryOptimize implies ReleaseWeights on GPU where that is unset
+	// (GGML_OPENVINO_MEMORY_OPTIMIZE; upstream's REDUCE_COMPILE_MEM, which
+	// it also implies there, is refused here: see optionVars).
 	MemoryOptimize bool
-	// ReduceCompileMem streams requantization (GGML_OPENVINO_REDUCE_COMPILE_MEM).
-	ReduceCompileMem Tri
 	// ReleaseWeights drops host weight pages after the first compiled
 	// model cache hit, GPU only (GGML_OPENVINO_RELEASE_WEIGHTS).
 	ReleaseWeights Tri
@@ -145,34 +133,26 @@ type Options struct {
 	// DebugInput, DebugOutput print I/O tensor information
 	// (GGML_OPENVINO_DEBUG_INPUT, GGML_OPENVINO_DEBUG_OUTPUT).
 	DebugInput, DebugOutput bool
-	// DebugNode names intermediates to add as outputs and print
-	// (GGML_OPENVINO_DEBUG_NODE, comma-separated).
-	DebugNode []string
 	// PrintCgraphTensorAddress (GGML_OPENVINO_PRINT_CGRAPH_TENSOR_ADDRESS).
 	PrintCgraphTensorAddress bool
 	// ForceStatic takes the static (NPU-shape) path on any device
 	// (GGML_OPENVINO_FORCE_STATIC).
 	ForceStatic bool
-	// MoEOp: 0 disables the MoE fusions on GPU (GGML_OPENVINO_MOE_OP, 1).
-	MoEOp int
-	// LogSWALayers (GGML_OPENVINO_LOG_SWA_LAYERS).
-	LogSWALayers bool
 	// NativeSoftplus uses SoftPlus-4 instead of the stable decomposition
 	// (GGML_OPENVINO_NATIVE_SOFTPLUS).
 	NativeSoftplus bool
-	// DisableRemoteOutputs (GGML_OPENVINO_DISABLE_REMOTE_OUTPUTS).
-	DisableRemoteOutputs bool
 	// RequantKQuant: q4_sym128, q4_sym128_all, q4_asym64, q4_asym64_all,
 	// native (GGML_OPENVINO_REQUANT_KQUANT).
 	RequantKQuant string
-	// FullGraphKey keys the compiled-model cache by every node
-	// (GGML_OPENVINO_FULL_GRAPH_KEY).
-	FullGraphKey bool
+	// keepFormats (tests only) turns requantization off entirely, so the
+	// conformance suite, which sets its weights into WEIGHTS buffers,
+	// compares each format's own values with ggml's.
+	keepFormats bool
 }
 
 // DefaultOptions are the settings with no variable set.
 func DefaultOptions() Options {
-	return Options{Device: "CPU", PrefillChunkSize: 256, MoEOp: 1}
+	return Options{Device: "CPU", PrefillChunkSize: 256}
 }
 
 // EnvPrefix starts every variable OptionsFromEnv reads.
@@ -197,8 +177,11 @@ func strVar(name string, f func(o *Options) *string) envopt.Var[Options] {
 	return envopt.Var[Options]{Name: name, Set: envopt.String(f)}
 }
 
-// requantKQuants are the values GGML_OPENVINO_REQUANT_KQUANT accepts.
-var requantKQuants = []string{"q4_sym128", "q4_sym128_all", "q4_asym64", "q4_asym64_all", "native"}
+// requantKQuants are the values GGML_OPENVINO_REQUANT_KQUANT accepts
+// (requantFor says what each does); upstream's q4_asym64 and
+// q4_asym64_all are refused: there is no asymmetric 4-bit requantization
+// here.
+var requantKQuants = []string{"q4_sym128", "q4_sym128_all", "native"}
 
 // optionVars is every GGML_OPENVINO_* variable the device reads, with the
 // meaning ggml_openvino_getenv_* gives it: booleans are C's atoi != 0,
@@ -219,13 +202,8 @@ var optionVars = &envopt.Table[Options]{Device: "openvino", Prefix: EnvPrefix, V
 	}},
 	strVar("NPU_COMPILE_CONFIG", func(o *Options) *string { return &o.NPUCompileConfig }),
 	boolVar("STATEFUL_EXECUTION", func(o *Options) *bool { return &o.StatefulExecution }),
-	boolVar("DISABLE_KV_STATE_RELAYOUT", func(o *Options) *bool { return &o.DisableKVStateRelayout }),
 	boolVar("DISABLE_CACHE", func(o *Options) *bool { return &o.DisableCache }),
-	boolVar("ENABLE_CACHE", func(o *Options) *bool { return &o.EnableCache }),
-	boolVar("DISABLE_KV_SLICE", func(o *Options) *bool { return &o.DisableKVSlice }),
-	triVar("MANUAL_GQA_ATTN", func(o *Options) *Tri { return &o.ManualGQAAttn }),
 	boolVar("MEMORY_OPTIMIZE", func(o *Options) *bool { return &o.MemoryOptimize }),
-	triVar("REDUCE_COMPILE_MEM", func(o *Options) *Tri { return &o.ReduceCompileMem }),
 	triVar("RELEASE_WEIGHTS", func(o *Options) *Tri { return &o.ReleaseWeights }),
 	strVar("SPILL_DIR", func(o *Options) *string { return &o.SpillDir }),
 	boolVar("ENABLE_FALLBACK", func(o *Options) *bool { return &o.EnableFallback }),
@@ -235,22 +213,58 @@ var optionVars = &envopt.Table[Options]{Device: "openvino", Prefix: EnvPrefix, V
 	boolVar("DUMP_IR", func(o *Options) *bool { return &o.DumpIR }),
 	boolVar("DEBUG_INPUT", func(o *Options) *bool { return &o.DebugInput }),
 	boolVar("DEBUG_OUTPUT", func(o *Options) *bool { return &o.DebugOutput }),
-	{Name: "DEBUG_NODE", Set: func(o *Options, v string) error { o.DebugNode = splitList(v); return nil }},
 	boolVar("PRINT_CGRAPH_TENSOR_ADDRESS", func(o *Options) *bool { return &o.PrintCgraphTensorAddress }),
 	boolVar("FORCE_STATIC", func(o *Options) *bool { return &o.ForceStatic }),
-	intVar("MOE_OP", func(o *Options) *int { return &o.MoEOp }),
-	boolVar("LOG_SWA_LAYERS", func(o *Options) *bool { return &o.LogSWALayers }),
 	boolVar("NATIVE_SOFTPLUS", func(o *Options) *bool { return &o.NativeSoftplus }),
-	boolVar("DISABLE_REMOTE_OUTPUTS", func(o *Options) *bool { return &o.DisableRemoteOutputs }),
 	{Name: "REQUANT_KQUANT", Set: func(o *Options, v string) error {
+		if v == "q4_asym64" || v == "q4_asym64_all" {
+			return errors.New("not supported: there is no asymmetric 4-bit requantization here; want one of " +
+				strings.Join(requantKQuants, ", "))
+		}
 		if !slices.Contains(requantKQuants, v) {
 			return fmt.Errorf("want one of %s", strings.Join(requantKQuants, ", "))
 		}
 		o.RequantKQuant = v
 		return nil
 	}},
-	boolVar("FULL_GRAPH_KEY", func(o *Options) *bool { return &o.FullGraphKey }),
+
+	// Variables upstream reads whose effect this device does not have. A
+	// value asking for what the device always does is accepted; any other
+	// is an error that says so, instead of being read and ignored.
+	fixed("ENABLE_CACHE", off, "not supported (upstream reads and ignores it too): the in-process "+
+		"compiled-model cache is on unless GGML_OPENVINO_DISABLE_CACHE is set, the plugins' cache is GGML_OPENVINO_CACHE_DIR"),
+	fixed("DISABLE_KV_SLICE", off, "not supported: the KV cache is bound as the views the graph reads"),
+	fixed("DISABLE_KV_STATE_RELAYOUT", off, "not supported: stateful KV caches are always kept in the graph's layout"),
+	fixed("MANUAL_GQA_ATTN", on, "not supported: 0 asks for SDPA broadcasting the K/V heads, and attention is always "+
+		"decomposed with the K/V heads expanded, the manual GQA form"),
+	fixed("REDUCE_COMPILE_MEM", off, "not supported: weights are converted once, when they are set, so "+
+		"there is no compile-time requantization to stream"),
+	fixed("DEBUG_NODE", func(string) bool { return false }, "not supported: intermediates cannot be added as outputs; "+
+		"GGML_OPENVINO_DUMP_IR writes every model"),
+	fixed("MOE_OP", off, "not supported: the device has no MoE fusions (MUL_MAT_ID is translated as gathered "+
+		"matmuls); only 0 is accepted"),
+	fixed("LOG_SWA_LAYERS", off, "not supported: sliding-window layers are not detected"),
+	// Outputs are always host tensors and the key always covers every
+	// node: both values ask for something this device does.
+	fixed("DISABLE_REMOTE_OUTPUTS", always, ""),
+	fixed("FULL_GRAPH_KEY", always, ""),
 }}
+
+func off(v string) bool  { return envopt.Atoi(v) == 0 }
+func on(v string) bool   { return envopt.Atoi(v) != 0 }
+func always(string) bool { return true }
+
+// fixed is a variable whose meaning this device cannot change: values
+// holds accepts ask for what the device always does; any other value is
+// an error saying why it is not supported.
+func fixed(name string, holds func(v string) bool, why string) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: func(_ *Options, v string) error {
+		if holds(v) {
+			return nil
+		}
+		return errors.New(why)
+	}}
+}
 
 // OptionVariables lists every environment variable OptionsFromEnv reads.
 func OptionVariables() []string { return optionVars.Names() }
@@ -281,17 +295,11 @@ func (o *Options) ApplyParams(params map[string]string) error {
 	return err
 }
 
-// ReduceCompileMemEnabled is REDUCE_COMPILE_MEM, else MEMORY_OPTIMIZE.
-func (o *Options) ReduceCompileMemEnabled() bool { return o.ReduceCompileMem.Or(o.MemoryOptimize) }
-
 // ReleaseWeightsEnabled is RELEASE_WEIGHTS, else MEMORY_OPTIMIZE, and only
 // on a GPU (whose plugin keeps a device copy of the weights).
 func (o *Options) ReleaseWeightsEnabled(k Kind) bool {
 	return k == KindGPU && o.ReleaseWeights.Or(o.MemoryOptimize)
 }
-
-// ManualGQAAttnEnabled is MANUAL_GQA_ATTN, else true on a GPU only.
-func (o *Options) ManualGQAAttnEnabled(k Kind) bool { return o.ManualGQAAttn.Or(k == KindGPU) }
 
 // Stateful reports whether the KV cache lives in the model: asked for, and
 // not on the NPU (ggml-openvino ignores it there).
@@ -299,13 +307,3 @@ func (o *Options) Stateful(k Kind) bool { return o.StatefulExecution && k != Kin
 
 // Static reports whether graphs take the static (NPU) path.
 func (o *Options) Static(k Kind) bool { return k == KindNPU || o.ForceStatic }
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
