@@ -1,6 +1,7 @@
 package hexagon
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ggml-go/ggml/devices/hexagon/internal/htp"
+	"github.com/ggml-go/ggml/internal/envopt"
 )
 
 // PowerMode is the DSP power profile asked for at session start (the
@@ -193,7 +195,7 @@ const EnvPrefix = "GGML_HEXAGON_"
 // mode, a bad PROFILE list, an unreadable device item) are logged and
 // ignored as upstream does; a value that is not a number where one is
 // needed, a bad size or a bad regular expression is an error naming the
-// variable.
+// variable, the value and what is accepted.
 func OptionsFromEnv() (Options, error) {
 	o, warns, err := ParseEnv(os.Getenv)
 	for _, w := range warns {
@@ -206,55 +208,90 @@ func OptionsFromEnv() (Options, error) {
 // warnings returned instead of logged.
 func ParseEnv(getenv func(string) string) (Options, []string, error) {
 	o := DefaultOptions()
-	p := envParser{getenv: getenv}
-	o.Lib = getenv(EnvPrefix + "LIB")
-	p.int("VERBOSE", &o.Verbose, 0, 1<<20)
-	p.int("OPBATCH", &o.OpBatch, 1, htp.MaxTensors)
-	p.int("OPQUEUE", &o.OpQueue, 1, 256)
-	o.OpTrace = o.OpBatch*htp.TraceMaxEvents + 131072
-	p.int("OPTRACE", &o.OpTrace, 0, 1<<26)
-	p.bool("OPPOLL", &o.OpPoll)
-	p.bool("OPFUSION", &o.OpFusion)
-	p.int("RT_REPACK", &o.RTRepack, 0, 2)
-	if s := getenv(EnvPrefix + "OPFILTER"); s != "" {
+	warns, err := optionVars.Read(&o, getenv)
+	if len(o.Devices) > o.MaxSessions {
+		warns = append(warns, fmt.Sprintf("%d devices listed, GGML_HEXAGON_MAX_SESSIONS is %d: the rest are dropped", len(o.Devices), o.MaxSessions))
+		o.Devices = o.Devices[:o.MaxSessions]
+	}
+	return o, warns, err
+}
+
+// OptionVariables lists every environment variable ParseEnv reads.
+func OptionVariables() []string { return optionVars.Names() }
+
+func intVar(name string, f func(o *Options) *int, lo, hi int) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: envopt.Int(f, lo, hi)}
+}
+
+func boolVar(name string, f func(o *Options) *bool) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: envopt.Bool(f)}
+}
+
+func sizeVar(name string, set func(o *Options, v uint64)) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: func(o *Options, s string) error {
+		if strings.TrimSpace(s) == "" {
+			return nil
+		}
+		v, err := ParseSize(s)
+		if err != nil {
+			return err
+		}
+		set(o, v)
+		return nil
+	}}
+}
+
+// optionVars is every GGML_HEXAGON_* variable, in the order upstream's
+// ggml_hexagon_init reads them (a later one may use an earlier one's
+// value: OPTRACE's default follows OPBATCH, DEVICES replaces the
+// deprecated NDEV).
+var optionVars = &envopt.Table[Options]{Device: "hexagon", Prefix: EnvPrefix, Vars: []envopt.Var[Options]{
+	{Name: "LIB", Set: envopt.String(func(o *Options) *string { return &o.Lib })},
+	intVar("VERBOSE", func(o *Options) *int { return &o.Verbose }, 0, 1<<20),
+	{Name: "OPBATCH", Set: func(o *Options, v string) error {
+		if err := envopt.Int(func(o *Options) *int { return &o.OpBatch }, 1, htp.MaxTensors)(o, v); err != nil {
+			return err
+		}
+		o.OpTrace = o.OpBatch*htp.TraceMaxEvents + 131072
+		return nil
+	}},
+	intVar("OPQUEUE", func(o *Options) *int { return &o.OpQueue }, 1, 256),
+	intVar("OPTRACE", func(o *Options) *int { return &o.OpTrace }, 0, 1<<26),
+	boolVar("OPPOLL", func(o *Options) *bool { return &o.OpPoll }),
+	boolVar("OPFUSION", func(o *Options) *bool { return &o.OpFusion }),
+	intVar("RT_REPACK", func(o *Options) *int { return &o.RTRepack }, 0, 2),
+	{Name: "OPFILTER", Set: func(o *Options, s string) error {
 		re, err := regexp.Compile("^(?i:" + s + ")$")
 		if err != nil {
-			p.fail("OPFILTER", s, err.Error())
+			return fmt.Errorf("want a regular expression: %v", err)
 		}
 		o.OpFilter = re
-	}
-	if s := getenv(EnvPrefix + "PROFILE"); s != "" {
-		p.profile(s, &o)
-	}
-	p.bool("ETM", &o.ETM)
-	p.int("NHVX", &o.NHVX, 0, 1<<10)
-	p.int("NHMX", &o.NHMX, 0, 1<<10)
-	p.size("VTCM_SIZE", &o.VTCMSize)
-	p.int("MM_SELECT", &o.MMSelect, 0, 2)
-	p.int("FA_SELECT", &o.FASelect, 0, 2)
-	p.int("FA_SPLIT", &o.FASplit, 0, 1)
-	p.int("GDN_SELECT", &o.GDNSelect, 0, 2)
-	p.int("AR_SELECT", &o.ARSelect, 0, 2)
-	p.int("AR_SCATTER", &o.ARScatter, 0, 1)
-	if s := getenv(EnvPrefix + "ARCH"); s != "" {
-		v := strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V")
-		n, err := strconv.ParseUint(v, 0, 16)
-		switch {
-		case err != nil || n == 0:
-			p.fail("ARCH", s, "want a Hexagon version such as v79 or 81")
-		case n < 73 || n > 85:
-			p.warn("GGML_HEXAGON_ARCH v%d is outside v73..v85, the range upstream supports", n)
-			o.Arch = int(n)
-		default:
-			o.Arch = int(n)
+		return nil
+	}},
+	{Name: "PROFILE", Set: parseProfile},
+	boolVar("ETM", func(o *Options) *bool { return &o.ETM }),
+	intVar("NHVX", func(o *Options) *int { return &o.NHVX }, 0, 1<<10),
+	intVar("NHMX", func(o *Options) *int { return &o.NHMX }, 0, 1<<10),
+	sizeVar("VTCM_SIZE", func(o *Options, v uint64) { o.VTCMSize = v }),
+	intVar("MM_SELECT", func(o *Options) *int { return &o.MMSelect }, 0, 2),
+	intVar("FA_SELECT", func(o *Options) *int { return &o.FASelect }, 0, 2),
+	intVar("FA_SPLIT", func(o *Options) *int { return &o.FASplit }, 0, 1),
+	intVar("GDN_SELECT", func(o *Options) *int { return &o.GDNSelect }, 0, 2),
+	intVar("AR_SELECT", func(o *Options) *int { return &o.ARSelect }, 0, 2),
+	intVar("AR_SCATTER", func(o *Options) *int { return &o.ARScatter }, 0, 1),
+	{Name: "ARCH", Set: func(o *Options, s string) error {
+		n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V"), 0, 16)
+		if err != nil || n == 0 {
+			return errors.New("want a Hexagon version such as v79 or 81")
 		}
-	}
-	if s := getenv(EnvPrefix + "VMEM"); s != "" {
-		var v uint64
-		p.size("VMEM", &v)
-		o.Vmem = int64(min(v, 1<<62))
-	}
-	if s := getenv(EnvPrefix + "MBUF"); s != "" {
+		o.Arch = int(n)
+		if n < 73 || n > 85 {
+			return envopt.Warnf("GGML_HEXAGON_ARCH v%d is outside v73..v85, the range upstream supports", n)
+		}
+		return nil
+	}},
+	sizeVar("VMEM", func(o *Options, v uint64) { o.Vmem = int64(min(v, 1<<62)) }),
+	{Name: "MBUF", Set: func(o *Options, s string) error {
 		parts := strings.SplitN(s, ",", 3)
 		for i, dst := range []*uint64{&o.MbufDyn, &o.MbufStatic, &o.MbufTotal} {
 			if i >= len(parts) || strings.TrimSpace(parts[i]) == "" {
@@ -262,139 +299,84 @@ func ParseEnv(getenv func(string) string) (Options, []string, error) {
 			}
 			v, err := ParseSize(parts[i])
 			if err != nil {
-				p.fail("MBUF", s, err.Error())
-				continue
+				return fmt.Errorf("want dyn,static,total sizes: %v", err)
 			}
 			*dst = v
 		}
-	}
-	p.bool("HOSTBUF", &o.HostBuf)
-	switch v := strings.ToLower(strings.TrimSpace(getenv(EnvPrefix + "PROTOCOL"))); v {
-	case "", "public":
-	case "fence", "seed": // seed: the name before the protocol was named for what it adds
-		o.Protocol = ProtocolFence
-	default:
-		p.fail("PROTOCOL", v, "want public or fence")
-	}
-	if s := getenv(EnvPrefix + "DMA64"); s != "" {
+		return nil
+	}},
+	boolVar("HOSTBUF", func(o *Options) *bool { return &o.HostBuf }),
+	{Name: "PROTOCOL", Set: func(o *Options, s string) error {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "", "public":
+			o.Protocol = ProtocolPublic
+		case "fence", "seed": // seed: the name before the protocol was named for what it adds
+			o.Protocol = ProtocolFence
+		default:
+			return errors.New("want public or fence")
+		}
+		return nil
+	}},
+	{Name: "DMA64", Set: func(o *Options, s string) error {
 		var on bool
-		p.bool("DMA64", &on)
+		if err := envopt.Bool(func(*Options) *bool { return &on })(o, s); err != nil {
+			return err
+		}
 		o.DMA64 = 0
 		if on {
 			o.DMA64 = 1
 		}
-	}
-	if s := getenv(EnvPrefix + "POWER_MODE"); s != "" {
+		return nil
+	}},
+	{Name: "POWER_MODE", Set: func(o *Options, s string) error {
 		m, err := ParsePowerMode(strings.TrimSpace(s))
-		if err != nil {
-			p.warn("unknown GGML_HEXAGON_POWER_MODE %q, falling back to burst", s)
-			m = PowerBurst
-		}
 		o.PowerMode = m
-	}
-	p.int("MAX_SESSIONS", &o.MaxSessions, 1, MaxSessions)
-	devs := getenv(EnvPrefix + "DEVICES")
-	if devs == "" {
-		if nd := getenv(EnvPrefix + "NDEV"); nd != "" {
-			p.warn("GGML_HEXAGON_NDEV is deprecated: use GGML_HEXAGON_DEVICES")
-			devs = nd
+		if err != nil {
+			o.PowerMode = PowerBurst
+			return envopt.Warnf("unknown GGML_HEXAGON_POWER_MODE %q, falling back to burst", s)
 		}
-	}
-	cfgs, warns, err := ParseDevices(devs)
-	for _, w := range warns {
-		p.warn("GGML_HEXAGON_DEVICES: %s", w)
-	}
+		return nil
+	}},
+	intVar("MAX_SESSIONS", func(o *Options) *int { return &o.MaxSessions }, 1, MaxSessions),
+	{Name: "NDEV", Set: func(o *Options, s string) error {
+		err := setDevices(o, s)
+		var w envopt.Warning
+		if err != nil && !errors.As(err, &w) {
+			return err
+		}
+		return append(envopt.Warning{"GGML_HEXAGON_NDEV is deprecated: use GGML_HEXAGON_DEVICES"}, w...)
+	}},
+	{Name: "DEVICES", Set: setDevices},
+}}
+
+// setDevices reads a DEVICES list; items upstream skips are warnings.
+func setDevices(o *Options, s string) error {
+	cfgs, warns, err := ParseDevices(s)
 	if err != nil {
-		p.errs = append(p.errs, err)
-	} else {
-		o.Devices = cfgs
+		// The table names the variable and the value; keep the reason.
+		return errors.New(strings.TrimPrefix(err.Error(), "hexagon: "))
 	}
-	if len(o.Devices) > o.MaxSessions {
-		p.warn("%d devices listed, GGML_HEXAGON_MAX_SESSIONS is %d: the rest are dropped", len(o.Devices), o.MaxSessions)
-		o.Devices = o.Devices[:o.MaxSessions]
-	}
-	return o, p.warnings, p.err()
-}
-
-type envParser struct {
-	getenv   func(string) string
-	warnings []string
-	errs     []error
-}
-
-func (p *envParser) warn(f string, a ...any) { p.warnings = append(p.warnings, fmt.Sprintf(f, a...)) }
-
-func (p *envParser) fail(name, val, why string) {
-	p.errs = append(p.errs, fmt.Errorf("hexagon: %s%s=%q: %s", EnvPrefix, name, val, why))
-}
-
-func (p *envParser) err() error {
-	if len(p.errs) == 0 {
+	o.Devices = cfgs
+	if len(warns) == 0 {
 		return nil
 	}
-	if len(p.errs) == 1 {
-		return p.errs[0]
+	w := make(envopt.Warning, len(warns))
+	for i, m := range warns {
+		w[i] = "GGML_HEXAGON_DEVICES: " + m
 	}
-	msgs := make([]string, len(p.errs))
-	for i, e := range p.errs {
-		msgs[i] = e.Error()
-	}
-	return fmt.Errorf("%w (and %d more: %s)", p.errs[0], len(p.errs)-1, strings.Join(msgs[1:], "; "))
+	return w
 }
 
-// int reads a whole number (decimal, or 0x hex as strtoul base 0) within
-// [lo, hi].
-func (p *envParser) int(name string, dst *int, lo, hi int) {
-	s := strings.TrimSpace(p.getenv(EnvPrefix + name))
-	if s == "" {
-		return
-	}
-	n, err := strconv.ParseInt(s, 0, 64)
-	if err != nil || n < int64(lo) || n > int64(hi) {
-		p.fail(name, s, fmt.Sprintf("want a whole number from %d to %d", lo, hi))
-		return
-	}
-	*dst = int(n)
-}
-
-// bool reads a number: 0 is off, anything else on (upstream's atoi != 0).
-func (p *envParser) bool(name string, dst *bool) {
-	s := strings.TrimSpace(p.getenv(EnvPrefix + name))
-	if s == "" {
-		return
-	}
-	n, err := strconv.ParseInt(s, 0, 64)
-	if err != nil {
-		p.fail(name, s, "want 0 (off) or 1 (on)")
-		return
-	}
-	*dst = n != 0
-}
-
-func (p *envParser) size(name string, dst *uint64) {
-	s := p.getenv(EnvPrefix + name)
-	if strings.TrimSpace(s) == "" {
-		return
-	}
-	v, err := ParseSize(s)
-	if err != nil {
-		p.fail(name, s, err.Error())
-		return
-	}
-	*dst = v
-}
-
-// profile reads PROFILE: one number, the mode (1 drops the PMU events, 2
+// parseProfile reads PROFILE: one number, the mode (1 drops the PMU events, 2
 // keeps the defaults), or eight PMU event ids (mode 2 with them). Other
 // counts turn profiling off, with a warning (upstream's "garbage input").
-func (p *envParser) profile(s string, o *Options) {
+func parseProfile(o *Options, s string) error {
 	var v []uint32
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.ParseUint(strings.TrimSpace(f), 0, 32)
 		if err != nil {
-			p.warn("GGML_HEXAGON_PROFILE %q is not a mode or 8 PMU event ids: profiling off", s)
 			o.Profile = 0
-			return
+			return envopt.Warnf("GGML_HEXAGON_PROFILE %q is not a mode or 8 PMU event ids: profiling off", s)
 		}
 		v = append(v, uint32(n))
 	}
@@ -408,9 +390,10 @@ func (p *envParser) profile(s string, o *Options) {
 		o.Profile = htp.ProfPMU
 		copy(o.PMUEvents[:], v)
 	default:
-		p.warn("GGML_HEXAGON_PROFILE %q is not a mode (0..3) or 8 PMU event ids: profiling off", s)
 		o.Profile = 0
+		return envopt.Warnf("GGML_HEXAGON_PROFILE %q is not a mode (0..3) or 8 PMU event ids: profiling off", s)
 	}
+	return nil
 }
 
 // ParseSize reads a size as upstream's parse_size: a number, possibly

@@ -125,6 +125,11 @@ func TestOptionsErrors(t *testing.T) {
 	}
 	_, _, err := ParseEnv(env(map[string]string{"OPBATCH": "x", "NHVX": "y"}))
 	require.ErrorContains(t, err, "and 1 more")
+	// Each error names the variable, the value and what is accepted.
+	_, _, err = ParseEnv(env(map[string]string{"OPQUEUE": "0"}))
+	require.EqualError(t, err, `hexagon: GGML_HEXAGON_OPQUEUE="0": want a whole number from 1 to 256`)
+	_, _, err = ParseEnv(env(map[string]string{"DEVICES": "GPU0"}))
+	require.EqualError(t, err, `hexagon: GGML_HEXAGON_DEVICES="GPU0": no device in "GPU0" (want N, HTPp, HTPp:v or Name[cores:v])`)
 }
 
 func TestParseSize(t *testing.T) {

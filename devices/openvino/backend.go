@@ -147,6 +147,7 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 	k, ok := be.sameGraph(g)
 	if !ok {
 		k = graphKey(g, rt.kind)
+		k.key += be.opts.translationTag()
 		if be.opts.statefulOn(rt.kind) {
 			k.key += statefulKeyTag
 		}
@@ -276,7 +277,13 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	rt := be.dev.rt
 	n := rt.lib
 	t0 := time.Now()
+	if be.opts.DumpCgraph {
+		if err := dumpCgraph(g, be.opts.PrintCgraphTensorAddress); err != nil {
+			return nil, err
+		}
+	}
 	b := newBuilder(be.dev, g)
+	b.nativeSoftplus = be.opts.NativeSoftplus
 	if be.opts.statefulOn(rt.kind) {
 		b.stateIDs = map[*graph.Tensor]string{}
 	}
@@ -462,6 +469,9 @@ func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
 		cm.dumpedInput = true
 		dumpInputs(cm, k)
 	}
+	if be.opts.DebugInput {
+		logSlots("openvino: input", cm.params, k)
+	}
 	n := be.dev.rt.lib
 	if err := n.call("ov_infer_request_infer", n.infer, st.req); err != nil {
 		return err
@@ -470,6 +480,9 @@ func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
 		if st.copyOut[i] {
 			scatterInto(k.resolve(s.loc), st.scratch[i])
 		}
+	}
+	if be.opts.DebugOutput {
+		logSlots("openvino: output", cm.results, k)
 	}
 	return nil
 }

@@ -189,10 +189,14 @@ func (rt *runtimeCtx) configure() error {
 	return nil
 }
 
-// requant reports whether weights are requantized as upstream does
-// (token_embd/output per-row Q8_0, Q4_0 in groups of 128 on the NPU);
-// GGML_OPENVINO_REQUANT_KQUANT=native keeps every weight's own format.
-func (rt *runtimeCtx) requant() bool { return rt.opts.RequantKQuant != "native" }
+// requant is how weights set into the device's buffers are requantized
+// (requantFor).
+func (rt *runtimeCtx) requant() requantPolicy {
+	if rt.opts.keepFormats {
+		return noRequant
+	}
+	return requantPolicy(rt.opts.RequantKQuant)
+}
 
 // compileConfig is ggml-openvino's compile_config for the device.
 func (rt *runtimeCtx) compileConfig() [][2]string {

@@ -260,7 +260,7 @@ func requantize(t *graph.Tensor, l extractedLayout, src, w, sc []byte) error {
 				w[b*g+i] = byte(int8(math.Round(float64(v * id))))
 			}
 		}
-	case requantQ4_0_128:
+	case requantQ4_0_128, requantQ4_0_64:
 		g := int(l.group)
 		for b := 0; b*g < len(x); b++ {
 			blk := x[b*g : (b+1)*g]

@@ -103,24 +103,28 @@ func TestExtractRoundTrip(t *testing.T) {
 		exact bool
 		tol   float64
 		want  requantType
-		// requant is false for the direct layouts used for inputs
-		requant bool
+		// requant is noRequant for the direct layouts used for inputs
+		requant requantPolicy
 	}{
-		{quant.Q4_0, "blk.0.attn_q.weight", KindCPU, true, 0, requantNone, true},
-		{quant.Q8_0, "blk.0.ffn_up.weight", KindGPU, true, 0, requantNone, true},
-		{quant.MXFP4, "blk.0.ffn_down.weight", KindCPU, true, 0, requantNone, true},
-		{quant.Q4_1, "w", KindCPU, false, 1e-5, requantNone, true},
-		{quant.Q5_1, "w", KindCPU, false, 1e-5, requantNone, true},
-		{quant.Q4_K, "w", KindCPU, false, 1e-12, requantNone, true},
-		{quant.Q6_K, "w", KindCPU, false, 1e-12, requantNone, true},
-		{quant.Q5_K, "w", KindGPU, false, 1e-12, requantNone, true},
-		{quant.Q4_0, "token_embd.weight", KindCPU, false, 1e-4, requantQ8_0C, true},
-		{quant.Q8_0, "output.weight", KindCPU, false, 1e-4, requantQ8_0C, true},
-		{quant.Q6_K, "token_embd.weight", KindNPU, false, 1e-6, requantF16, true},
-		{quant.Q8_0, "blk.1.attn_k.weight", KindNPU, false, 2e-2, requantQ4_0_128, true},
-		{quant.Q6_K, "w", KindCPU, false, 1e-6, requantNone, false},
-		{quant.Q5_K, "w", KindCPU, false, 1e-5, requantNone, false},
-		{quant.Q4_0, "token_embd.weight", KindNPU, true, 0, requantNone, false},
+		{quant.Q4_0, "blk.0.attn_q.weight", KindCPU, true, 0, requantNone, defaultRequant},
+		{quant.Q8_0, "blk.0.ffn_up.weight", KindGPU, true, 0, requantNone, defaultRequant},
+		{quant.MXFP4, "blk.0.ffn_down.weight", KindCPU, true, 0, requantNone, defaultRequant},
+		{quant.Q4_1, "w", KindCPU, false, 1e-5, requantNone, defaultRequant},
+		{quant.Q5_1, "w", KindCPU, false, 1e-5, requantNone, defaultRequant},
+		{quant.Q4_K, "w", KindCPU, false, 1e-12, requantNone, defaultRequant},
+		{quant.Q6_K, "w", KindCPU, false, 1e-12, requantNone, "native"},
+		{quant.Q5_K, "w", KindGPU, false, 1e-12, requantNone, "native"},
+		{quant.Q6_K, "w", KindCPU, false, 1e-4, requantQ8_0C, defaultRequant},
+		{quant.Q5_K, "w", KindGPU, false, 1e-4, requantQ8_0C, defaultRequant},
+		{quant.Q4_K, "w", KindCPU, false, 2e-2, requantQ4_0_128, "q4_sym128"},
+		{quant.Q5_1, "w", KindCPU, false, 2e-2, requantQ4_0_128, "q4_sym128_all"},
+		{quant.Q4_0, "token_embd.weight", KindCPU, false, 1e-4, requantQ8_0C, defaultRequant},
+		{quant.Q8_0, "output.weight", KindCPU, false, 1e-4, requantQ8_0C, defaultRequant},
+		{quant.Q6_K, "token_embd.weight", KindNPU, false, 1e-6, requantF16, defaultRequant},
+		{quant.Q8_0, "blk.1.attn_k.weight", KindNPU, false, 2e-2, requantQ4_0_128, defaultRequant},
+		{quant.Q6_K, "w", KindCPU, false, 1e-6, requantNone, noRequant},
+		{quant.Q5_K, "w", KindCPU, false, 1e-5, requantNone, noRequant},
+		{quant.Q4_0, "token_embd.weight", KindNPU, true, 0, requantNone, noRequant},
 	}
 	for _, c := range cases {
 		t.Run(c.ty.String()+"/"+c.name+"/"+c.kind.String(), func(t *testing.T) {
@@ -147,7 +151,7 @@ func TestExtractRoundTrip(t *testing.T) {
 
 func TestLayoutSizes(t *testing.T) {
 	w := mk(ops.None, quant.Q4_0, 4096, 32)
-	l, ok := layoutFor(w, KindCPU, true)
+	l, ok := layoutFor(w, KindCPU, defaultRequant)
 	require.True(t, ok)
 	n := uint64(4096 * 32)
 	require.Equal(t, n/2, l.weightsLen)
@@ -158,19 +162,65 @@ func TestLayoutSizes(t *testing.T) {
 	require.Equal(t, max(l.zpOff, w.NBytes()), l.total)
 
 	q41 := mk(ops.None, quant.Q4_1, 64, 3)
-	l, _ = layoutFor(q41, KindCPU, true)
+	l, _ = layoutFor(q41, KindCPU, defaultRequant)
 	require.Equal(t, uint64(64*3/32*2), l.zpLen, "f16 zero points")
 	require.Equal(t, align64(max(l.zpOff+l.zpLen, q41.NBytes()))+q41.NBytes(), l.total, "room for the original bytes")
 
 	for _, ty := range []quant.Type{quant.F16, quant.F32, quant.Q5_0, quant.IQ4_NL} {
-		_, ok := layoutFor(mk(ops.None, ty, 256, 2), KindCPU, true)
+		_, ok := layoutFor(mk(ops.None, ty, 256, 2), KindCPU, defaultRequant)
 		require.False(t, ok, ty.String())
 	}
-	_, ok = layoutFor(mk(ops.None, quant.Q4_0, 32, 2, 2, 2), KindCPU, true)
+	_, ok = layoutFor(mk(ops.None, quant.Q4_0, 32, 2, 2, 2), KindCPU, defaultRequant)
 	require.False(t, ok, "4-D")
-	_, ok = layoutFor(mk(ops.None, quant.MXFP4, 32, 2, 4), KindCPU, true)
+	_, ok = layoutFor(mk(ops.None, quant.MXFP4, 32, 2, 4), KindCPU, defaultRequant)
 	require.True(t, ok, "3-D MXFP4 experts are converted too")
-	l, ok = layoutFor(mk(ops.None, quant.Q4_1, 32, 2, 4), KindCPU, true)
+	l, ok = layoutFor(mk(ops.None, quant.Q4_1, 32, 2, 4), KindCPU, defaultRequant)
 	require.True(t, ok)
 	require.True(t, l.zpF16, "3-D experts have f16 zero points")
+}
+
+// TestRequantPolicy is the layout each weight gets on each device kind, as
+// upstream's ggml_openvino_get_requant_type, and under each accepted
+// GGML_OPENVINO_REQUANT_KQUANT value.
+func TestRequantPolicy(t *testing.T) {
+	w := func(ty quant.Type, name string, ne ...int64) *graph.Tensor {
+		x := mk(ops.None, ty, ne...)
+		x.Name = name
+		return x
+	}
+	cases := []struct {
+		t             *graph.Tensor
+		p             requantPolicy
+		cpu, gpu, npu requantType
+	}{
+		{w(quant.Q6_K, "blk.0.ffn_down.weight", 256, 4), defaultRequant, requantQ8_0C, requantQ8_0C, requantQ4_0_128},
+		{w(quant.Q5_K, "blk.0.ffn_down.weight", 256, 4), defaultRequant, requantQ8_0C, requantQ8_0C, requantQ4_0_128},
+		{w(quant.Q4_K, "blk.0.attn_q.weight", 256, 4), defaultRequant, requantNone, requantNone, requantQ4_0_128},
+		{w(quant.Q4_0, "blk.0.attn_q.weight", 256, 4), defaultRequant, requantNone, requantNone, requantQ4_0_128},
+		{w(quant.Q8_0, "blk.0.attn_q.weight", 256, 4), defaultRequant, requantNone, requantNone, requantQ4_0_128},
+		{w(quant.Q4_1, "blk.0.attn_q.weight", 96, 4), defaultRequant, requantNone, requantNone, requantNone},
+		{w(quant.Q6_K, "token_embd.weight", 256, 4), defaultRequant, requantQ8_0C, requantQ8_0C, requantF16},
+		{w(quant.Q4_0, "token_embd.weight", 256, 4), defaultRequant, requantQ8_0C, requantQ8_0C, requantQ8_0C},
+		{w(quant.Q4_K, "output.weight", 256, 4), defaultRequant, requantQ8_0C, requantQ8_0C, requantQ8_0C},
+		// 3-D experts: Q5_1 and Q8_0 to Q4_0 in groups of 64 on the GPU.
+		{w(quant.Q5_1, "blk.0.ffn_up_exps.weight", 128, 4, 8), defaultRequant, requantNone, requantQ4_0_64, requantQ4_0_128},
+		{w(quant.Q8_0, "blk.0.ffn_up_exps.weight", 64, 4, 8), defaultRequant, requantNone, requantQ4_0_64, requantNone},
+		{w(quant.Q8_0, "blk.0.ffn_up.weight", 64, 4), defaultRequant, requantNone, requantNone, requantNone},
+		{w(quant.F16, "blk.0.attn_q.weight", 256, 4), defaultRequant, requantNone, requantNone, requantNone},
+		// native keeps K-quants; the name rules and the NPU stay.
+		{w(quant.Q6_K, "blk.0.ffn_down.weight", 256, 4), "native", requantNone, requantNone, requantQ4_0_128},
+		{w(quant.Q6_K, "output.weight", 256, 4), "native", requantQ8_0C, requantQ8_0C, requantQ8_0C},
+		{w(quant.Q4_K, "blk.0.attn_q.weight", 256, 4), "q4_sym128", requantQ4_0_128, requantQ4_0_128, requantQ4_0_128},
+		{w(quant.Q8_0, "blk.0.attn_q.weight", 256, 4), "q4_sym128", requantNone, requantNone, requantQ4_0_128},
+		{w(quant.Q8_0, "blk.0.attn_q.weight", 256, 4), "q4_sym128_all", requantQ4_0_128, requantQ4_0_128, requantQ4_0_128},
+		// Inputs converted at graph build are never requantized.
+		{w(quant.Q6_K, "blk.0.ffn_down.weight", 256, 4), noRequant, requantNone, requantNone, requantNone},
+	}
+	for _, c := range cases {
+		for k, want := range map[Kind]requantType{KindCPU: c.cpu, KindGPU: c.gpu, KindNPU: c.npu} {
+			require.Equal(t, want, requantFor(c.t, k, c.p), "%s %s ne %v on %s with %q", c.t.Type, c.t.Name, c.t.Ne, k, c.p)
+		}
+	}
+	_, err := optionsFrom(envMap(map[string]string{EnvPrefix + "REQUANT_KQUANT": "q4_asym64"}))
+	require.ErrorContains(t, err, `GGML_OPENVINO_REQUANT_KQUANT="q4_asym64": not supported`)
 }

@@ -16,11 +16,22 @@ const (
 	requantF16
 	requantQ8_0C    // i8, one group per row, symmetric, f16 scale per row
 	requantQ4_0_128 // i4, groups of 128, symmetric
+	requantQ4_0_64  // i4, groups of 64, symmetric
 )
 
 func (r requantType) String() string {
-	return [...]string{"none", "F16", "Q8_0_C", "Q4_0_128"}[r]
+	return [...]string{"none", "F16", "Q8_0_C", "Q4_0_128", "Q4_0_64"}[r]
 }
+
+// requantPolicy is how weights set into a device buffer are requantized:
+// noRequant for tensors converted when a graph is built, else
+// GGML_OPENVINO_REQUANT_KQUANT's value ("" for upstream's default).
+type requantPolicy string
+
+const (
+	noRequant      requantPolicy = "off"
+	defaultRequant requantPolicy = ""
+)
 
 // extractedLayout is ggml_openvino_extracted_layout: where the converted
 // weights, scales and zero points of a quantized weight lie in its memory
@@ -55,13 +66,28 @@ type extractedLayout struct {
 
 func align64(n uint64) uint64 { return (n + 63) &^ 63 }
 
-// requantFor is ggml_openvino_get_requant_type: token_embd and output
-// weights become per-row Q8_0 (token_embd F16 on the NPU when it is
-// Q6_K); everything else on the NPU Q4_0 in groups of 128.
-func requantFor(t *graph.Tensor, k Kind) requantType {
-	if !t.Type.IsQuantized() {
+// requantFor is upstream's ggml_openvino_get_requant_type
+// (ggml-openvino-extra.cpp): token_embd and output weights become per-row
+// Q8_0 (token_embd F16 on the NPU when it is Q6_K); on the NPU every other
+// quantized weight becomes Q4_0 in groups of 128; on CPU and GPU Q6_K and
+// Q5_K become per-row Q8_0, and on the GPU 3-D Q5_1/Q8_0 experts Q4_0 in
+// groups of 64 (upstream's workaround for a GPU-plugin defect that
+// computes garbage on them). GGML_OPENVINO_REQUANT_KQUANT changes the
+// K-quant rule: native keeps K-quants as they are, q4_sym128 makes them
+// Q4_0 in groups of 128, q4_sym128_all every quantized weight. A group
+// must divide a row: where it does not, the weight keeps its own format
+// (upstream would mix rows in one group).
+func requantFor(t *graph.Tensor, k Kind, p requantPolicy) requantType {
+	if p == noRequant || !t.Type.IsQuantized() {
 		return requantNone
 	}
+	fits := func(r requantType, group int64) requantType {
+		if t.Ne[0]%group != 0 {
+			return requantNone
+		}
+		return r
+	}
+	kquant := t.Type == quant.Q4_K || t.Type == quant.Q5_K || t.Type == quant.Q6_K
 	switch {
 	case strings.HasPrefix(t.Name, "token_embd.weight"):
 		if k == KindNPU && t.Type == quant.Q6_K {
@@ -70,12 +96,15 @@ func requantFor(t *graph.Tensor, k Kind) requantType {
 		return requantQ8_0C
 	case strings.HasPrefix(t.Name, "output.weight"):
 		return requantQ8_0C
-	case k == KindNPU && t.Ne[0]%128 == 0:
-		return requantQ4_0_128
+	case k == KindNPU:
+		return fits(requantQ4_0_128, 128)
+	case k == KindGPU && t.Ne[2] > 1 && (t.Type == quant.Q5_1 || t.Type == quant.Q8_0):
+		return fits(requantQ4_0_64, 64)
+	case p == "q4_sym128_all", p == "q4_sym128" && kquant:
+		return fits(requantQ4_0_128, 128)
+	case p == defaultRequant && (t.Type == quant.Q6_K || t.Type == quant.Q5_K):
+		return requantQ8_0C
 	}
-	// Upstream also requantizes Q6_K and Q5_K to per-row Q8_0 on CPU and
-	// GPU, which moves GET_ROWS and MUL_MAT results ~1e-5 (NMSE) from
-	// ggml's; here they keep their own values (exact f32 scales).
 	return requantNone
 }
 
@@ -92,10 +121,10 @@ func extractable(t quant.Type) bool {
 // device of kind k; ok is false for an empty layout (not quantized, 4-D,
 // or a type that is not converted).
 //
-// requant is false for tensors converted when a graph is built (inputs
+// p is noRequant for tensors converted when a graph is built (inputs
 // that are not weights: test-backend-ops' path in upstream, which does not
 // requantize them either).
-func layoutFor(t *graph.Tensor, k Kind, requant bool) (l extractedLayout, ok bool) {
+func layoutFor(t *graph.Tensor, k Kind, p requantPolicy) (l extractedLayout, ok bool) {
 	if !t.Type.IsQuantized() || t.Ne[3] != 1 || !extractable(t.Type) {
 		return l, false
 	}
@@ -103,9 +132,7 @@ func layoutFor(t *graph.Tensor, k Kind, requant bool) (l extractedLayout, ok boo
 	// own; here they are converted like 2-D ones (f4e2m1 + e8m0).
 	n := uint64(t.NElements())
 	nbytes := t.NBytes()
-	if requant {
-		l.requant = requantFor(t, k)
-	}
+	l.requant = requantFor(t, k, p)
 	l.scaleType, l.zpType = etF16, etF16
 	switch l.requant {
 	case requantF16:
@@ -118,6 +145,8 @@ func layoutFor(t *graph.Tensor, k Kind, requant bool) (l extractedLayout, ok boo
 		l.wtype, l.group, l.symmetric = etI8, t.Ne[0], true
 	case requantQ4_0_128:
 		l.wtype, l.group, l.symmetric = etI4, 128, true
+	case requantQ4_0_64:
+		l.wtype, l.group, l.symmetric = etI4, 64, true
 	default:
 		l.exact = true
 		switch t.Type {

@@ -152,6 +152,7 @@ func (be *ovBackend) precompile(g *graph.Graph) error {
 		return nil
 	}
 	k := graphKey(g, be.dev.rt.kind)
+	k.key += be.opts.translationTag()
 	cache := be.dev.cache
 	cache.mu.Lock()
 	_, ok := cache.models[k.key]

@@ -69,10 +69,14 @@ var unaryTranslators = map[ops.UnaryOp]func(b *builder, x value) value{
 	ops.UnaryTanh:    func(b *builder, x value) value { return b.unaryOp("Tanh", x) },
 	ops.UnaryExp:     func(b *builder, x value) value { return b.unaryOp("Exp", x) },
 	ops.UnaryNeg:     func(b *builder, x value) value { return b.unaryOp("Negative", x) },
+	ops.UnaryReLU:    func(b *builder, x value) value { return b.unaryOp("Relu", x) },
 	// softplus(x) = max(x, 0) + log(1 + exp(-|x|)), the stable form
 	// ggml-openvino uses (ggml returns x itself above 20, where the two
 	// agree in f32).
 	ops.UnarySoftplus: func(b *builder, x value) value {
+		if b.nativeSoftplus {
+			return b.m.add("SoftPlus", "opset4", nil, x.et, x.shape, x)
+		}
 		e := b.unaryOp("Exp", b.unaryOp("Negative", b.unaryOp("Abs", x)))
 		return b.binary("Add", b.unaryOp("Relu", x), b.unaryOp("Log", b.binary("Add", e, b.m.scalarF32(1))))
 	},
@@ -86,6 +90,16 @@ var gluTranslators = map[ops.GluOp]func(b *builder, a, g value, p ops.GLUParams)
 	},
 	ops.GLUGeGLU: func(b *builder, a, g value, _ ops.GLUParams) value {
 		return b.binary("Multiply", unaryTranslators[ops.UnaryGELU](b, a), g)
+	},
+	// gelu_quick(a) = a * sigmoid(1.702 a), ggml's GELU_QUICK_COEF.
+	ops.GLUGeGLUQuick: func(b *builder, a, g value, _ ops.GLUParams) value {
+		q := b.binary("Multiply", a, b.unaryOp("Sigmoid", b.binary("Multiply", a, b.m.scalarF32(1.702))))
+		return b.binary("Multiply", q, g)
+	},
+	// ggml's swiglu_clamp: silu(min(a, limit)) * clamp(g, -limit, limit).
+	ops.GLUSwiGLUClamp: func(b *builder, a, g value, p ops.GLUParams) value {
+		x := b.binary("Minimum", a, b.m.scalarF32(p.Limit))
+		return b.binary("Multiply", unaryTranslators[ops.UnarySiLU](b, x), b.clamp(g, -p.Limit, p.Limit))
 	},
 	// ggml's swiglu_oai: x = min(a, limit), y = clamp(g, -limit, limit),
 	// out = x * sigmoid(alpha * x) * (y + 1).

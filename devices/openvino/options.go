@@ -1,10 +1,13 @@
 package openvino
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"sort"
+	"slices"
 	"strings"
+
+	"github.com/ggml-go/ggml/internal/envopt"
 )
 
 // Kind is the class of OpenVINO device a backend runs on. The supports-op
@@ -101,25 +104,13 @@ type Options struct {
 	// StatefulExecution keeps the KV cache inside the model, CPU/GPU only
 	// (GGML_OPENVINO_STATEFUL_EXECUTION).
 	StatefulExecution bool
-	// DisableKVStateRelayout (GGML_OPENVINO_DISABLE_KV_STATE_RELAYOUT).
-	DisableKVStateRelayout bool
 	// DisableCache turns off the in-process compiled-model cache
 	// (GGML_OPENVINO_DISABLE_CACHE).
 	DisableCache bool
-	// EnableCache is read and ignored, as by ggml-openvino
-	// (GGML_OPENVINO_ENABLE_CACHE, legacy).
-	EnableCache bool
-	// DisableKVSlice binds the whole KV cache instead of n_kv rows
-	// (GGML_OPENVINO_DISABLE_KV_SLICE).
-	DisableKVSlice bool
-	// ManualGQAAttn expands GQA heads instead of an SDPA broadcast;
-	// unset means on for GPU only (GGML_OPENVINO_MANUAL_GQA_ATTN).
-	ManualGQAAttn Tri
-	// MemoryOptimize implies ReduceCompileMem, and ReleaseWeights on GPU,
-	// where those are unset (GGML_OPENVINO_MEMORY_OPTIMIZE).
+	// MemoryOptimize implies ReleaseWeights on GPU where that is unset
+	// (GGML_OPENVINO_MEMORY_OPTIMIZE; upstream's REDUCE_COMPILE_MEM, which
+	// it also implies there, is refused here: see optionVars).
 	MemoryOptimize bool
-	// ReduceCompileMem streams requantization (GGML_OPENVINO_REDUCE_COMPILE_MEM).
-	ReduceCompileMem Tri
 	// ReleaseWeights drops host weight pages after the first compiled
 	// model cache hit, GPU only (GGML_OPENVINO_RELEASE_WEIGHTS).
 	ReleaseWeights Tri
@@ -142,84 +133,77 @@ type Options struct {
 	// DebugInput, DebugOutput print I/O tensor information
 	// (GGML_OPENVINO_DEBUG_INPUT, GGML_OPENVINO_DEBUG_OUTPUT).
 	DebugInput, DebugOutput bool
-	// DebugNode names intermediates to add as outputs and print
-	// (GGML_OPENVINO_DEBUG_NODE, comma-separated).
-	DebugNode []string
 	// PrintCgraphTensorAddress (GGML_OPENVINO_PRINT_CGRAPH_TENSOR_ADDRESS).
 	PrintCgraphTensorAddress bool
 	// ForceStatic takes the static (NPU-shape) path on any device
 	// (GGML_OPENVINO_FORCE_STATIC).
 	ForceStatic bool
-	// MoEOp: 0 disables the MoE fusions on GPU (GGML_OPENVINO_MOE_OP, 1).
-	MoEOp int
-	// LogSWALayers (GGML_OPENVINO_LOG_SWA_LAYERS).
-	LogSWALayers bool
 	// NativeSoftplus uses SoftPlus-4 instead of the stable decomposition
 	// (GGML_OPENVINO_NATIVE_SOFTPLUS).
 	NativeSoftplus bool
-	// DisableRemoteOutputs (GGML_OPENVINO_DISABLE_REMOTE_OUTPUTS).
-	DisableRemoteOutputs bool
 	// RequantKQuant: q4_sym128, q4_sym128_all, q4_asym64, q4_asym64_all,
 	// native (GGML_OPENVINO_REQUANT_KQUANT).
 	RequantKQuant string
-	// FullGraphKey keys the compiled-model cache by every node
-	// (GGML_OPENVINO_FULL_GRAPH_KEY).
-	FullGraphKey bool
+	// keepFormats (tests only) turns requantization off entirely, so the
+	// conformance suite, which sets its weights into WEIGHTS buffers,
+	// compares each format's own values with ggml's.
+	keepFormats bool
 }
 
 // DefaultOptions are the settings with no variable set.
 func DefaultOptions() Options {
-	return Options{Device: "CPU", PrefillChunkSize: 256, MoEOp: 1}
+	return Options{Device: "CPU", PrefillChunkSize: 256}
 }
 
 // EnvPrefix starts every variable OptionsFromEnv reads.
 const EnvPrefix = "GGML_OPENVINO_"
 
-// optionVar binds one variable (without the prefix) to its field.
-type optionVar struct {
-	name string
-	set  func(o *Options, v string) error
+func boolVar(name string, f func(o *Options) *bool) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: envopt.AtoiBool(f)}
 }
 
-func boolVar(name string, f func(o *Options) *bool) optionVar {
-	return optionVar{name, func(o *Options, v string) error { *f(o) = atoi(v) != 0; return nil }}
+func triVar(name string, f func(o *Options) *Tri) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: func(o *Options, v string) error {
+		*f(o) = triOf(envopt.Atoi(v) != 0)
+		return nil
+	}}
 }
 
-func triVar(name string, f func(o *Options) *Tri) optionVar {
-	return optionVar{name, func(o *Options, v string) error { *f(o) = triOf(atoi(v) != 0); return nil }}
+func intVar(name string, f func(o *Options) *int) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: envopt.AtoiInt(f)}
 }
 
-func intVar(name string, f func(o *Options) *int) optionVar {
-	return optionVar{name, func(o *Options, v string) error { *f(o) = atoi(v); return nil }}
+func strVar(name string, f func(o *Options) *string) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: envopt.String(f)}
 }
 
-func strVar(name string, f func(o *Options) *string) optionVar {
-	return optionVar{name, func(o *Options, v string) error { *f(o) = v; return nil }}
-}
+// requantKQuants are the values GGML_OPENVINO_REQUANT_KQUANT accepts
+// (requantFor says what each does); upstream's q4_asym64 and
+// q4_asym64_all are refused: there is no asymmetric 4-bit requantization
+// here.
+var requantKQuants = []string{"q4_sym128", "q4_sym128_all", "native"}
 
-var optionVars = []optionVar{
+// optionVars is every GGML_OPENVINO_* variable the device reads, with the
+// meaning ggml_openvino_getenv_* gives it: booleans are C's atoi != 0,
+// numbers atoi.
+var optionVars = &envopt.Table[Options]{Device: "openvino", Prefix: EnvPrefix, Vars: []envopt.Var[Options]{
 	strVar("LIB", func(o *Options) *string { return &o.Lib }),
 	strVar("DEVICE", func(o *Options) *string { return &o.Device }),
 	strVar("CACHE_DIR", func(o *Options) *string { return &o.CacheDir }),
 	strVar("COMPILED_MODEL_CACHE_DIR", func(o *Options) *string { return &o.CompiledModelCacheDir }),
 	boolVar("COMPILED_MODEL_CACHE_ONLY", func(o *Options) *bool { return &o.CompiledModelCacheOnly }),
-	{"PREFILL_CHUNK_SIZE", func(o *Options, v string) error {
-		n := atoi(v)
+	{Name: "PREFILL_CHUNK_SIZE", Set: func(o *Options, v string) error {
+		n := envopt.Atoi(v)
 		if n <= 0 {
-			return fmt.Errorf("openvino: %sPREFILL_CHUNK_SIZE=%q: need a positive chunk size", EnvPrefix, v)
+			return errors.New("want a positive whole number of tokens (the NPU prefill chunk; default 256)")
 		}
 		o.PrefillChunkSize = n
 		return nil
 	}},
 	strVar("NPU_COMPILE_CONFIG", func(o *Options) *string { return &o.NPUCompileConfig }),
 	boolVar("STATEFUL_EXECUTION", func(o *Options) *bool { return &o.StatefulExecution }),
-	boolVar("DISABLE_KV_STATE_RELAYOUT", func(o *Options) *bool { return &o.DisableKVStateRelayout }),
 	boolVar("DISABLE_CACHE", func(o *Options) *bool { return &o.DisableCache }),
-	boolVar("ENABLE_CACHE", func(o *Options) *bool { return &o.EnableCache }),
-	boolVar("DISABLE_KV_SLICE", func(o *Options) *bool { return &o.DisableKVSlice }),
-	triVar("MANUAL_GQA_ATTN", func(o *Options) *Tri { return &o.ManualGQAAttn }),
 	boolVar("MEMORY_OPTIMIZE", func(o *Options) *bool { return &o.MemoryOptimize }),
-	triVar("REDUCE_COMPILE_MEM", func(o *Options) *Tri { return &o.ReduceCompileMem }),
 	triVar("RELEASE_WEIGHTS", func(o *Options) *Tri { return &o.ReleaseWeights }),
 	strVar("SPILL_DIR", func(o *Options) *string { return &o.SpillDir }),
 	boolVar("ENABLE_FALLBACK", func(o *Options) *bool { return &o.EnableFallback }),
@@ -229,53 +213,76 @@ var optionVars = []optionVar{
 	boolVar("DUMP_IR", func(o *Options) *bool { return &o.DumpIR }),
 	boolVar("DEBUG_INPUT", func(o *Options) *bool { return &o.DebugInput }),
 	boolVar("DEBUG_OUTPUT", func(o *Options) *bool { return &o.DebugOutput }),
-	{"DEBUG_NODE", func(o *Options, v string) error { o.DebugNode = splitList(v); return nil }},
 	boolVar("PRINT_CGRAPH_TENSOR_ADDRESS", func(o *Options) *bool { return &o.PrintCgraphTensorAddress }),
 	boolVar("FORCE_STATIC", func(o *Options) *bool { return &o.ForceStatic }),
-	intVar("MOE_OP", func(o *Options) *int { return &o.MoEOp }),
-	boolVar("LOG_SWA_LAYERS", func(o *Options) *bool { return &o.LogSWALayers }),
 	boolVar("NATIVE_SOFTPLUS", func(o *Options) *bool { return &o.NativeSoftplus }),
-	boolVar("DISABLE_REMOTE_OUTPUTS", func(o *Options) *bool { return &o.DisableRemoteOutputs }),
-	{"REQUANT_KQUANT", func(o *Options, v string) error {
-		switch v {
-		case "q4_sym128", "q4_sym128_all", "q4_asym64", "q4_asym64_all", "native":
-			o.RequantKQuant = v
+	{Name: "REQUANT_KQUANT", Set: func(o *Options, v string) error {
+		if v == "q4_asym64" || v == "q4_asym64_all" {
+			return errors.New("not supported: there is no asymmetric 4-bit requantization here; want one of " +
+				strings.Join(requantKQuants, ", "))
+		}
+		if !slices.Contains(requantKQuants, v) {
+			return fmt.Errorf("want one of %s", strings.Join(requantKQuants, ", "))
+		}
+		o.RequantKQuant = v
+		return nil
+	}},
+
+	// Variables upstream reads whose effect this device does not have. A
+	// value asking for what the device always does is accepted; any other
+	// is an error that says so, instead of being read and ignored.
+	fixed("ENABLE_CACHE", off, "not supported (upstream reads and ignores it too): the in-process "+
+		"compiled-model cache is on unless GGML_OPENVINO_DISABLE_CACHE is set, the plugins' cache is GGML_OPENVINO_CACHE_DIR"),
+	fixed("DISABLE_KV_SLICE", off, "not supported: the KV cache is bound as the views the graph reads"),
+	fixed("DISABLE_KV_STATE_RELAYOUT", off, "not supported: stateful KV caches are always kept in the graph's layout"),
+	fixed("MANUAL_GQA_ATTN", on, "not supported: 0 asks for SDPA broadcasting the K/V heads, and attention is always "+
+		"decomposed with the K/V heads expanded, the manual GQA form"),
+	fixed("REDUCE_COMPILE_MEM", off, "not supported: weights are converted once, when they are set, so "+
+		"there is no compile-time requantization to stream"),
+	fixed("DEBUG_NODE", func(string) bool { return false }, "not supported: intermediates cannot be added as outputs; "+
+		"GGML_OPENVINO_DUMP_IR writes every model"),
+	fixed("MOE_OP", off, "not supported: the device has no MoE fusions (MUL_MAT_ID is translated as gathered "+
+		"matmuls); only 0 is accepted"),
+	fixed("LOG_SWA_LAYERS", off, "not supported: sliding-window layers are not detected"),
+	// Outputs are always host tensors and the key always covers every
+	// node: both values ask for something this device does.
+	fixed("DISABLE_REMOTE_OUTPUTS", always, ""),
+	fixed("FULL_GRAPH_KEY", always, ""),
+}}
+
+func off(v string) bool  { return envopt.Atoi(v) == 0 }
+func on(v string) bool   { return envopt.Atoi(v) != 0 }
+func always(string) bool { return true }
+
+// fixed is a variable whose meaning this device cannot change: values
+// holds accepts ask for what the device always does; any other value is
+// an error saying why it is not supported.
+func fixed(name string, holds func(v string) bool, why string) envopt.Var[Options] {
+	return envopt.Var[Options]{Name: name, Set: func(_ *Options, v string) error {
+		if holds(v) {
 			return nil
 		}
-		return fmt.Errorf("openvino: %sREQUANT_KQUANT=%q: want q4_sym128, q4_sym128_all, q4_asym64, q4_asym64_all or native", EnvPrefix, v)
-	}},
-	boolVar("FULL_GRAPH_KEY", func(o *Options) *bool { return &o.FullGraphKey }),
+		return errors.New(why)
+	}}
 }
 
 // OptionVariables lists every environment variable OptionsFromEnv reads.
-func OptionVariables() []string {
-	names := make([]string, len(optionVars))
-	for i, v := range optionVars {
-		names[i] = EnvPrefix + v.name
-	}
-	return names
-}
+func OptionVariables() []string { return optionVars.Names() }
 
 // OptionsFromEnv returns DefaultOptions with every GGML_OPENVINO_* variable
 // that is set and not empty applied (ggml_openvino_getenv_*: unset or empty
 // means the default; booleans are true when the value reads as a non-zero
 // integer, as atoi). A value that cannot mean anything (a chunk size of 0,
-// an unknown REQUANT_KQUANT) is an error naming the variable, not a silent
-// default.
+// an unknown REQUANT_KQUANT) is an error naming the variable, the value
+// and what is accepted, not a silent default.
 func OptionsFromEnv() (Options, error) {
 	return optionsFrom(os.Getenv)
 }
 
 func optionsFrom(getenv func(string) string) (Options, error) {
 	o := DefaultOptions()
-	for _, v := range optionVars {
-		val := getenv(EnvPrefix + v.name)
-		if val == "" {
-			continue
-		}
-		if err := v.set(&o, val); err != nil {
-			return DefaultOptions(), err
-		}
+	if _, err := optionVars.Read(&o, getenv); err != nil {
+		return DefaultOptions(), err
 	}
 	return o, nil
 }
@@ -284,32 +291,9 @@ func optionsFrom(getenv func(string) string) (Options, error) {
 // "cache_dir=/x"): the variable names without the GGML_OPENVINO_ prefix, in
 // any case, with the variables' meaning. An unknown key is an error.
 func (o *Options) ApplyParams(params map[string]string) error {
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		name := strings.ToUpper(strings.TrimPrefix(strings.ToUpper(k), EnvPrefix))
-		found := false
-		for _, v := range optionVars {
-			if v.name == name {
-				if err := v.set(o, params[k]); err != nil {
-					return err
-				}
-				found = true
-				break
-			}
-		}
-		if !found {
-			return fmt.Errorf("openvino: unknown device parameter %q", k)
-		}
-	}
-	return nil
+	_, err := optionVars.Apply(o, params)
+	return err
 }
-
-// ReduceCompileMemEnabled is REDUCE_COMPILE_MEM, else MEMORY_OPTIMIZE.
-func (o *Options) ReduceCompileMemEnabled() bool { return o.ReduceCompileMem.Or(o.MemoryOptimize) }
 
 // ReleaseWeightsEnabled is RELEASE_WEIGHTS, else MEMORY_OPTIMIZE, and only
 // on a GPU (whose plugin keeps a device copy of the weights).
@@ -317,48 +301,9 @@ func (o *Options) ReleaseWeightsEnabled(k Kind) bool {
 	return k == KindGPU && o.ReleaseWeights.Or(o.MemoryOptimize)
 }
 
-// ManualGQAAttnEnabled is MANUAL_GQA_ATTN, else true on a GPU only.
-func (o *Options) ManualGQAAttnEnabled(k Kind) bool { return o.ManualGQAAttn.Or(k == KindGPU) }
-
 // Stateful reports whether the KV cache lives in the model: asked for, and
 // not on the NPU (ggml-openvino ignores it there).
 func (o *Options) Stateful(k Kind) bool { return o.StatefulExecution && k != KindNPU }
 
 // Static reports whether graphs take the static (NPU) path.
 func (o *Options) Static(k Kind) bool { return k == KindNPU || o.ForceStatic }
-
-// atoi reads a leading decimal integer as C's atoi does: leading blanks,
-// an optional sign, digits up to the first non-digit; 0 when there are
-// none. "1", " 2x", "+3" are true booleans; "yes", "true" are false, as in
-// ggml-openvino.
-func atoi(s string) int {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\v' || s[i] == '\f') {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	n := 0
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		if n < 1<<30 {
-			n = n*10 + int(s[i]-'0')
-		}
-	}
-	if neg {
-		return -n
-	}
-	return n
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}

@@ -21,8 +21,8 @@ func TestOptionsFromEnv(t *testing.T) {
 		"GGML_OPENVINO_DEVICE": "GPU.1", "GGML_OPENVINO_CACHE_DIR": "/c", "GGML_OPENVINO_PREFILL_CHUNK_SIZE": "128",
 		"GGML_OPENVINO_STATEFUL_EXECUTION": "1", "GGML_OPENVINO_DISABLE_CACHE": "yes", // atoi("yes") = 0
 		"GGML_OPENVINO_PROFILING": " 2x", "GGML_OPENVINO_MEMORY_OPTIMIZE": "+1", "GGML_OPENVINO_REDUCE_COMPILE_MEM": "0",
-		"GGML_OPENVINO_DEBUG_NODE": "a, b,,c", "GGML_OPENVINO_MOE_OP": "0", "GGML_OPENVINO_LOG_UNSUPPORTED_OPS": "3",
-		"GGML_OPENVINO_REQUANT_KQUANT": "q4_asym64", "GGML_OPENVINO_SPILL_DIR": "/s", "GGML_OPENVINO_LIB": "/l",
+		"GGML_OPENVINO_MOE_OP": "0", "GGML_OPENVINO_LOG_UNSUPPORTED_OPS": "3", "GGML_OPENVINO_MANUAL_GQA_ATTN": "1",
+		"GGML_OPENVINO_REQUANT_KQUANT": "q4_sym128", "GGML_OPENVINO_SPILL_DIR": "/s", "GGML_OPENVINO_LIB": "/l",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, "GPU.1", o.Device)
@@ -33,25 +33,19 @@ func TestOptionsFromEnv(t *testing.T) {
 	require.False(t, o.DisableCache)
 	require.Equal(t, 2, o.Profiling)
 	require.True(t, o.MemoryOptimize)
-	require.Equal(t, Off, o.ReduceCompileMem)
-	require.False(t, o.ReduceCompileMemEnabled(), "an explicit 0 wins over MEMORY_OPTIMIZE")
 	require.True(t, o.ReleaseWeightsEnabled(KindGPU), "inherited from MEMORY_OPTIMIZE")
 	require.False(t, o.ReleaseWeightsEnabled(KindCPU), "GPU only")
-	require.Equal(t, []string{"a", "b", "c"}, o.DebugNode)
-	require.Equal(t, 0, o.MoEOp)
 	require.True(t, o.LogUnsupportedOps)
-	require.Equal(t, "q4_asym64", o.RequantKQuant)
+	require.Equal(t, "q4_sym128", o.RequantKQuant)
 	require.Equal(t, "/s", o.SpillDir)
 	require.Equal(t, "/l", o.Lib)
-	require.True(t, o.ManualGQAAttnEnabled(KindGPU))
-	require.False(t, o.ManualGQAAttnEnabled(KindCPU))
 	require.True(t, o.Stateful(KindGPU))
 	require.False(t, o.Stateful(KindNPU))
 
 	_, err = optionsFrom(envMap(map[string]string{"GGML_OPENVINO_PREFILL_CHUNK_SIZE": "0"}))
-	require.ErrorContains(t, err, "GGML_OPENVINO_PREFILL_CHUNK_SIZE")
+	require.ErrorContains(t, err, `openvino: GGML_OPENVINO_PREFILL_CHUNK_SIZE="0": want a positive whole number`)
 	_, err = optionsFrom(envMap(map[string]string{"GGML_OPENVINO_REQUANT_KQUANT": "q3"}))
-	require.ErrorContains(t, err, "REQUANT_KQUANT")
+	require.ErrorContains(t, err, `openvino: GGML_OPENVINO_REQUANT_KQUANT="q3": want one of q4_sym128, q4_sym128_all, native`)
 }
 
 // Every variable of the reference's table is read.
@@ -71,13 +65,8 @@ func TestApplyParams(t *testing.T) {
 	require.NoError(t, o.ApplyParams(map[string]string{"device": "NPU", "GGML_OPENVINO_prefill_chunk_size": "64"}))
 	require.Equal(t, "NPU", o.Device)
 	require.Equal(t, 64, o.PrefillChunkSize)
-	require.ErrorContains(t, o.ApplyParams(map[string]string{"nope": "1"}), "nope")
-}
-
-func TestAtoi(t *testing.T) {
-	for s, want := range map[string]int{"": 0, "1": 1, " 12abc": 12, "-3": -3, "+4": 4, "x1": 0, "true": 0, "0x10": 0} {
-		require.Equal(t, want, atoi(s), s)
-	}
+	require.ErrorContains(t, o.ApplyParams(map[string]string{"nope": "1"}), `openvino: unknown device parameter "nope"`)
+	require.ErrorContains(t, o.ApplyParams(map[string]string{"prefill_chunk_size": "x"}), `GGML_OPENVINO_PREFILL_CHUNK_SIZE="x"`)
 }
 
 func FuzzOptionsFromEnv(f *testing.F) {

@@ -260,7 +260,7 @@ func TestBufferTypes(t *testing.T) {
 	require.EqualValues(t, 32, bt.Alignment())
 	require.True(t, dev.SupportsBufferType(bt) && dev.SupportsBufferType(ht) && dev.SupportsBufferType(buffer.CPU()))
 	w := graph.NewContext(graph.ContextOptions{}).NewTensor(quant.Q4_1, 64, 3)
-	l, ok := layoutFor(w, KindCPU, true)
+	l, ok := layoutFor(w, KindCPU, defaultRequant)
 	require.True(t, ok)
 	require.Equal(t, l.total, bt.AllocSize(w), "room for the converted layout")
 	require.Equal(t, w.NBytes(), ht.AllocSize(w), "the host type converts nothing")

@@ -320,12 +320,12 @@ func TestTranslatorsAreUpstreamTable(t *testing.T) {
 	for o := range upstream {
 		require.Contains(t, opTranslators, o, "upstream's op table has %s", o)
 	}
-	unary := []ops.UnaryOp{ops.UnaryGELU, ops.UnarySigmoid, ops.UnarySiLU, ops.UnarySoftplus, ops.UnaryTanh, ops.UnaryExp, ops.UnaryNeg}
+	unary := []ops.UnaryOp{ops.UnaryGELU, ops.UnarySigmoid, ops.UnarySiLU, ops.UnarySoftplus, ops.UnaryTanh, ops.UnaryExp, ops.UnaryNeg, ops.UnaryReLU}
 	require.Len(t, unaryTranslators, len(unary))
 	for _, u := range unary {
 		require.Contains(t, unaryTranslators, u)
 	}
-	glu := []ops.GluOp{ops.GLUSwiGLU, ops.GLUSwiGLUOAI, ops.GLUGeGLU}
+	glu := []ops.GluOp{ops.GLUSwiGLU, ops.GLUSwiGLUOAI, ops.GLUGeGLU, ops.GLUGeGLUQuick, ops.GLUSwiGLUClamp}
 	require.Len(t, gluTranslators, len(glu))
 	for _, g := range glu {
 		require.Contains(t, gluTranslators, g)

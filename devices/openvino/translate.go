@@ -46,6 +46,9 @@ type builder struct {
 	// holds the variable of each KV cache (stateful.go).
 	g        *graph.Graph
 	stateIDs map[*graph.Tensor]string
+	// nativeSoftplus builds SOFTPLUS as SoftPlus-4
+	// (GGML_OPENVINO_NATIVE_SOFTPLUS).
+	nativeSoftplus bool
 }
 
 // paramBinding is a Parameter and the memory it is bound to: the whole of
@@ -483,7 +486,7 @@ func (b *builder) weight(t *graph.Tensor) (value, bool, error) {
 	case isWeight && e.layout != nil:
 		v = b.dequant(t, *e.layout, addr(t), 0)
 	default:
-		l, ok := layoutFor(t, b.kind, false)
+		l, ok := layoutFor(t, b.kind, noRequant)
 		if !ok {
 			return value{}, true, fmt.Errorf("%w: %v weight %s", ErrUnsupportedType, t.Type, t.Name)
 		}

@@ -19,15 +19,6 @@ import (
 // parameters; its name, graph and inputs follow the C++ test exactly, and
 // the same struct is filled from a cpu_support.csv description.
 
-func init() {
-	Register("attn", attnCases)
-	RegisterDescribed([]string{"ROPE", "ROPE_BACK"}, ropeFromDesc)
-	RegisterDescribed([]string{"FLASH_ATTN_EXT"}, flashAttnFromDesc)
-	RegisterDescribed([]string{"SSM_CONV"}, ssmConvFromDesc)
-	RegisterDescribed([]string{"GATED_DELTA_NET"}, gatedDeltaNetFromDesc)
-	RegisterDescribed([]string{"SOLVE_TRI"}, solveTriFromDesc)
-}
-
 // FlashAttnNMSE is test-backend-ops' tolerance for FLASH_ATTN_EXT.
 const FlashAttnNMSE = 5e-4
 

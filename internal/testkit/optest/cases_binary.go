@@ -10,13 +10,6 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-func init() {
-	Register("binary", binaryCases)
-	RegisterDescribed([]string{"ADD", "SUB", "MUL", "DIV"}, binBcastFromDesc)
-	RegisterDescribed([]string{"ADD_ID"}, addIDFromDesc)
-	RegisterDescribed([]string{"ADD1"}, add1FromDesc)
-}
-
 // binOp is one of the broadcasting binary builders.
 type binOp struct {
 	name    string

@@ -9,28 +9,6 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-func init() {
-	Register("elementwise", elementwiseCases)
-	var unaryNames []string
-	for u := ops.UnaryOp(0); u < ops.UnaryOpCount; u++ {
-		if u != ops.UnaryXIELU {
-			unaryNames = append(unaryNames, u.String())
-		}
-	}
-	RegisterDescribed(unaryNames, unaryFromDesc)
-	RegisterDescribed([]string{"XIELU"}, xieluFromDesc)
-	var gluNames []string
-	for g := ops.GluOp(0); g < ops.GluOpCount; g++ {
-		gluNames = append(gluNames, g.String())
-	}
-	RegisterDescribed(gluNames, gluFromDesc)
-	RegisterDescribed([]string{"SQR", "SQRT", "LOG", "SIN", "COS", "CLAMP"}, mathFromDesc)
-	RegisterDescribed([]string{"LEAKY_RELU"}, leakyReLUFromDesc)
-	RegisterDescribed([]string{"SCALE"}, scaleFromDesc)
-	RegisterDescribed([]string{"FILL"}, fillFromDesc)
-	RegisterDescribed([]string{"TRI"}, triFromDesc)
-}
-
 // withSuffix appends a bare word to a case name's parameters
 // ("GEGLU(...,v=0)" -> "GEGLU(...,v=0,split)").
 func withSuffix(name, word string) string { return strings.TrimSuffix(name, ")") + "," + word + ")" }

@@ -27,13 +27,6 @@ import (
 // CPY and SET_ROWS into IQ4_NL are generated, but our CPU refuses them for
 // now (see devices/cpu's fromFloatExact), so they are skipped.
 
-func init() {
-	Register("layout", layoutCases)
-	RegisterDescribed([]string{
-		"REPEAT", "CONCAT", "SET", "CPY", "DUP", "CONT", "GET_ROWS", "SET_ROWS", "DIAG", "PAD", "IM2COL", "POOL_2D",
-	}, layoutFromDesc)
-}
-
 // layoutMaxElements bounds the size of any tensor of a generated case.
 const layoutMaxElements = 1 << 24
 

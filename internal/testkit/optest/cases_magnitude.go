@@ -16,8 +16,6 @@ import (
 // cancel), and values so small they are subnormal in half precision (a
 // device that flushes them to zero loses them). Case names carry the
 // magnitude ("logits=300") so they never collide with test-backend-ops'.
-func init() { Register("magnitude", magnitudeCases) }
-
 func magnitudeCases(full bool) []Case {
 	f32, f16 := quant.F32, quant.F16
 	var cases []Case

@@ -11,13 +11,6 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-func init() {
-	Register("matmul", matmulCases)
-	RegisterDescribed([]string{"MUL_MAT", "MUL_MAT_HADAMARD"}, mulMatFromDesc)
-	RegisterDescribed([]string{"MUL_MAT_ID"}, mulMatIDFromDesc)
-	RegisterDescribed([]string{"OUT_PROD"}, outProdFromDesc)
-}
-
 // matmulTol is test-backend-ops' tolerance for every matrix product.
 var matmulTol = Tolerance{MaxNMSE: 5e-4}
 

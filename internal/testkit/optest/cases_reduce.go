@@ -10,14 +10,6 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-func init() {
-	Register("reduce", reduceCases)
-	RegisterDescribed([]string{
-		"SUM", "SUM_ROWS", "MEAN", "ARGMAX", "CUMSUM", "NORM", "RMS_NORM", "L2_NORM",
-		"GROUP_NORM", "SOFT_MAX", "ARGSORT", "TOP_K",
-	}, reduceFromDesc)
-}
-
 // softMaxNMSE is test-backend-ops' tolerance for SOFT_MAX.
 const softMaxNMSE = 1e-6
 

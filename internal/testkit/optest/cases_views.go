@@ -5,8 +5,6 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-func init() { Register("views", viewCases) }
-
 // viewCases cover the four operations that compute nothing (RESHAPE, VIEW,
 // PERMUTE, TRANSPOSE): each case takes a view of an input and materializes
 // it with a CONT. The mirror hands ggml our view's shape and strides, so

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -144,18 +145,55 @@ func (d Desc) Ne(k string) ([4]int64, error) {
 	return out, nil
 }
 
-// described maps an operation name to the function that builds a case from
-// its cpu_support.csv description.
-var described = map[string]func(op string, d Desc) (Case, error){}
-
-// RegisterDescribed registers how cases of the named operations (as
-// test-backend-ops names them: "ADD", "GELU", "SWIGLU") are built from a
+// described maps an operation name (as test-backend-ops names them:
+// "ADD", "GELU", "SWIGLU") to the function that builds a case from its
 // cpu_support.csv description. The support test uses it to ask our CPU
 // device's supports-op about every case ggml's tool lists.
-func RegisterDescribed(names []string, fromDesc func(op string, d Desc) (Case, error)) {
-	for _, n := range names {
-		described[n] = fromDesc
+var described = describedTable()
+
+func describedTable() map[string]func(op string, d Desc) (Case, error) {
+	m := map[string]func(op string, d Desc) (Case, error){}
+	add := func(fromDesc func(op string, d Desc) (Case, error), names ...string) {
+		for _, n := range names {
+			m[n] = fromDesc
+		}
 	}
+	// cases_attn.go
+	add(ropeFromDesc, "ROPE", "ROPE_BACK")
+	add(flashAttnFromDesc, "FLASH_ATTN_EXT")
+	add(ssmConvFromDesc, "SSM_CONV")
+	add(gatedDeltaNetFromDesc, "GATED_DELTA_NET")
+	add(solveTriFromDesc, "SOLVE_TRI")
+	// cases_binary.go
+	add(binBcastFromDesc, "ADD", "SUB", "MUL", "DIV")
+	add(addIDFromDesc, "ADD_ID")
+	add(add1FromDesc, "ADD1")
+	// cases_elementwise.go
+	for u := ops.UnaryOp(0); u < ops.UnaryOpCount; u++ {
+		if u != ops.UnaryXIELU {
+			add(unaryFromDesc, u.String())
+		}
+	}
+	add(xieluFromDesc, "XIELU")
+	for g := ops.GluOp(0); g < ops.GluOpCount; g++ {
+		add(gluFromDesc, g.String())
+	}
+	add(mathFromDesc, "SQR", "SQRT", "LOG", "SIN", "COS", "CLAMP")
+	add(leakyReLUFromDesc, "LEAKY_RELU")
+	add(scaleFromDesc, "SCALE")
+	add(fillFromDesc, "FILL")
+	add(triFromDesc, "TRI")
+	// cases_layout.go
+	add(layoutFromDesc, "REPEAT", "CONCAT", "SET", "CPY", "DUP", "CONT", "GET_ROWS", "SET_ROWS", "DIAG", "PAD", "IM2COL",
+		"POOL_2D")
+	// cases_matmul.go
+	add(mulMatFromDesc, "MUL_MAT", "MUL_MAT_HADAMARD")
+	add(mulMatIDFromDesc, "MUL_MAT_ID")
+	add(outProdFromDesc, "OUT_PROD")
+	// cases_reduce.go
+	add(reduceFromDesc, "SUM", "SUM_ROWS", "MEAN", "ARGMAX", "CUMSUM", "NORM", "RMS_NORM", "L2_NORM", "GROUP_NORM",
+		"SOFT_MAX", "ARGSORT", "TOP_K")
+	return m
 }
 
 // FromDesc builds the case of operation op described by desc, or reports

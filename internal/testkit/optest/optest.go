@@ -68,12 +68,18 @@ type family struct {
 	gen  func(full bool) []Case
 }
 
-var families []family
-
-// Register adds a family of case generators; each cases_*.go file calls it
-// from init. gen(full) returns the quick subset, or everything when full.
-func Register(name string, gen func(full bool) []Case) {
-	families = append(families, family{name, gen})
+// families is every family of case generators (one cases_*.go file
+// each), in the order Cases lists them; gen(full) returns the quick
+// subset, or everything when full.
+var families = []family{
+	{"attn", attnCases},
+	{"binary", binaryCases},
+	{"elementwise", elementwiseCases},
+	{"layout", layoutCases},
+	{"magnitude", magnitudeCases},
+	{"matmul", matmulCases},
+	{"reduce", reduceCases},
+	{"views", viewCases},
 }
 
 // Cases returns the registered cases, quick or full, whose operation name
