@@ -474,7 +474,7 @@ type Backend struct {
 	closed bool
 }
 
-func (b *Backend) Name() string            { return b.dev.name }
+func (b *Backend) Name() string           { return b.dev.name }
 func (b *Backend) Device() backend.Device { return b.dev }
 
 func (b *Backend) SetTensorAsync(t *graph.Tensor, data []byte, offset uint64) error {
@@ -616,5 +616,7 @@ func encodeGraph(device uint32, g *graph.Graph, c *conn) ([]byte, error) {
 	return msg, nil
 }
 
-func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
