@@ -107,7 +107,7 @@ type wireTensor struct {
 }
 
 // put appends t's wire form to b.
-func (t *wireTensor) put(b []byte) []byte {
+func (t wireTensor) put(b []byte) []byte {
 	le := binary.LittleEndian
 	b = le.AppendUint64(b, t.ID)
 	b = le.AppendUint32(b, t.Type)
