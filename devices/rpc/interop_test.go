@@ -33,7 +33,7 @@ func TestInteropRealClientOurServer(t *testing.T) {
 		t.Skip("the conformance run is in the full pass")
 	}
 	addr := startServer(t, &Server{Threads: 2})
-	c := rpcref.NewClient(t, addr)
+	c := rpcref.NewClient(t, addr, false)
 	optest.TestDevice(t, cpu.Device(), optest.Options{Ref: c, Full: os.Getenv("OPTEST_FULL") == "1", Seed: 1})
 }
 
@@ -44,6 +44,6 @@ func TestInteropRealPair(t *testing.T) {
 		t.Skip("the conformance run is in the full pass")
 	}
 	s := rpcref.StartServer(t, 2, "")
-	c := rpcref.NewClient(t, s.Addr)
+	c := rpcref.NewClient(t, s.Addr, true)
 	optest.TestDevice(t, cpu.Device(), optest.Options{Ref: c, Full: os.Getenv("OPTEST_FULL") == "1", Seed: 1})
 }

@@ -46,6 +46,7 @@ type Client struct {
 	buft     uintptr
 	refCPU   *ggmlref.Backend
 	ctx      *ggmlref.Context
+	ggmlCPU  bool
 	// Devices is how many devices the server reported.
 	Devices int
 }
@@ -53,14 +54,16 @@ type Client struct {
 // NewClient loads the peer's libraries and connects ggml's RPC client to
 // device 0 of the server at endpoint (host:port). ggml aborts the process
 // when it cannot connect, so the caller checks the server is up first.
-func NewClient(t testing.TB, endpoint string) *Client {
+// ggmlServer says the server is ggml's own, computing with ggml's CPU
+// backend.
+func NewClient(t testing.TB, endpoint string, ggmlServer bool) *Client {
 	t.Helper()
 	dir := Need(t)
 	lib, err := ggmlref.Open(dir)
 	if err != nil {
 		t.Fatalf("rpcref: %v", err)
 	}
-	c := &Client{lib: lib, endpoint: endpoint}
+	c := &Client{lib: lib, endpoint: endpoint, ggmlCPU: ggmlServer}
 	for _, name := range []string{"libggml.so", "libggml-rpc.so"} {
 		l, err := dynlib.Open(filepath.Join(dir, name))
 		if err != nil {
@@ -126,8 +129,15 @@ func (c *Client) close() {
 	c.fn.backendFree(c.backend)
 }
 
-// Name is the executor's name in reports.
-func (c *Client) Name() string { return "ggml RPC client" }
+// Name is "ggml" when ggml's server computes (so the suite skips the
+// cases of ggml's known CPU bugs, as for any ggml reference), else "ggml
+// RPC client".
+func (c *Client) Name() string {
+	if c.ggmlCPU {
+		return "ggml"
+	}
+	return "ggml RPC client"
+}
 
 // Versions names the peer (optest.Versioner).
 func (c *Client) Versions() map[string]string {
