@@ -19,6 +19,7 @@ import (
 // benchmarks are the subcommands of ggml bench.
 var benchmarks = map[string]func(args []string, stdout io.Writer) error{
 	"alloc":    runBenchAlloc,
+	"block":    runBenchBlock,
 	"demo":     runBenchDemo,
 	"dispatch": runBenchDispatch,
 	"matmul":   runBenchMatMul,

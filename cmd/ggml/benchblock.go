@@ -11,8 +11,6 @@ import (
 	"github.com/ggml-go/ggml/internal/ggmlref"
 )
 
-func init() { benchmarks["block"] = runBenchBlock }
-
 // runBenchBlock times the demo's decoder block through the scheduler on
 // any device (the CPU as fallback), with the per-device profile, beside
 // the real ggml computing the same block on its CPU backend.

@@ -84,13 +84,13 @@ func TestDemoOnHexagon(t *testing.T) {
 }
 
 // TestDemoOnHexagonGroup: the demo block on a two-core group device over
-// the double speaking the seed protocol (every batch starts with
+// the double speaking the fence protocol (every batch starts with
 // MDEV_GROUP and goes to both cores, which split the work), matching the
 // CPU-only run.
 func TestDemoOnHexagonGroup(t *testing.T) {
 	if !inChild(t, "TestDemoOnHexagonGroup", func(dir string) []string {
-		return []string{"GGML_HEXAGON_LIB=" + filepath.Join(dir, "libcdsprpc.so"), "GGML_HEXAGON_PROTOCOL=seed",
-			"GGML_HEXAGON_DEVICES=G[0-1]", "HTPDOUBLE_CONFIG=protocol=seed;cores=2"}
+		return []string{"GGML_HEXAGON_LIB=" + filepath.Join(dir, "libcdsprpc.so"), "GGML_HEXAGON_PROTOCOL=fence",
+			"GGML_HEXAGON_DEVICES=G[0-1]", "HTPDOUBLE_CONFIG=protocol=fence;cores=2"}
 	}) {
 		return
 	}

@@ -163,7 +163,7 @@ func (b *hexBackend) prepare(n *opNode) error {
 }
 
 // Close waits for queued work. The session stays open: it belongs to the
-// device, as in the seed, and the registry's Close releases it.
+// device, as in upstream, and the registry's Close releases it.
 func (b *hexBackend) Close() error {
 	b.s.work.Lock()
 	defer b.s.work.Unlock()

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/hexagon/internal/fastrpc"
 	"github.com/ggml-go/ggml/devices/hexagon/internal/htp"
 	"github.com/ggml-go/ggml/graph"
@@ -19,19 +20,19 @@ import (
 type opNode struct {
 	op      htp.Op
 	node    *graph.Tensor
-	inputs  [htp.SeedMaxInputs]*graph.Tensor
+	inputs  [htp.FenceMaxInputs]*graph.Tensor
 	outputs [htp.MaxOutputs]*graph.Tensor
 	params  [htp.MaxParams]int32
 	kparams [htp.MaxKernParams]int32
 }
 
 var (
-	sizeBuf    = int(unsafe.Sizeof(htp.BufDesc{}))
-	sizeTensor = int(unsafe.Sizeof(htp.Tensor{}))
-	sizeOp     = int(unsafe.Sizeof(htp.OpDesc{}))
-	sizeSeedOp = int(unsafe.Sizeof(htp.SeedOpDesc{}))
-	sizeProf   = int(unsafe.Sizeof(htp.ProfDesc{}))
-	sizeTrace  = int(unsafe.Sizeof(htp.TraceDesc{}))
+	sizeBuf     = int(unsafe.Sizeof(htp.BufDesc{}))
+	sizeTensor  = int(unsafe.Sizeof(htp.Tensor{}))
+	sizeOp      = int(unsafe.Sizeof(htp.OpDesc{}))
+	sizeFenceOp = int(unsafe.Sizeof(htp.FenceOpDesc{}))
+	sizeProf    = int(unsafe.Sizeof(htp.ProfDesc{}))
+	sizeTrace   = int(unsafe.Sizeof(htp.TraceDesc{}))
 )
 
 // dataKey finds a tensor already in the batch by its memory and shape.
@@ -49,9 +50,9 @@ type opBatch struct {
 	bufs   []htp.BufDesc
 	blocks []*block
 	tens   []htp.Tensor
-	// ops are kept in the seed's wider layout; push writes the
+	// ops are kept in upstream's wider layout; push writes the
 	// session's protocol.
-	ops   []htp.SeedOpDesc
+	ops   []htp.FenceOpDesc
 	pub   []htp.OpDesc
 	nodes []*opNode
 	tMap  map[*graph.Tensor]int
@@ -70,7 +71,7 @@ func newOpBatch(s *session) *opBatch {
 		tMap: map[*graph.Tensor]int{}, dMap: map[dataKey][]int{}}
 	b.bufs = make([]htp.BufDesc, 0, htp.MaxBufs)
 	b.tens = make([]htp.Tensor, 0, b.nTensMax)
-	b.ops = make([]htp.SeedOpDesc, 0, n)
+	b.ops = make([]htp.FenceOpDesc, 0, n)
 	return b
 }
 
@@ -110,7 +111,7 @@ func (b *opBatch) addBuffer(blk *block) int {
 
 // describe is a tensor's descriptor without its buffer and index: type,
 // shape, strides, size and flags (tiled tensors get the tiled strides).
-func describe(t *graph.Tensor, x *extra) (htp.Tensor, error) {
+func describe(t *graph.Tensor, x *extra, proto htp.Protocol) (htp.Tensor, error) {
 	var h htp.Tensor
 	h.Type = uint32(t.Type)
 	nb, size := t.Nb, t.NBytes()
@@ -127,8 +128,36 @@ func describe(t *graph.Tensor, x *extra) (htp.Tensor, error) {
 		return h, fmt.Errorf("hexagon: %s: %d bytes, the protocol's limit is 4 GiB", t, size)
 	}
 	h.Size = uint32(size)
-	h.Flags = x.flags & htp.TensorWireMask
+	h.Flags = wireFlags(t, x, proto)
 	return h, nil
+}
+
+// wireFlags are a tensor's flags as the protocol's DSP reads them. The
+// public DSP (d99724f htp-tensor.c) flushes an input from its cache
+// before an op only when it carries COMPUTE, so that an output of an
+// earlier op of the batch is not read stale; it never reads DIRTY. So,
+// as the public host does, COMPUTE goes on everything outside a WEIGHTS
+// buffer (weights are never written by an op) and DIRTY on nothing. The
+// fence protocol's flags (WEIGHT, TILED, FENCE) say what the tensor is.
+func wireFlags(t *graph.Tensor, x *extra, proto htp.Protocol) uint32 {
+	if proto.Fences() {
+		return x.flags & htp.TensorWireMask
+	}
+	if inWeights(t) {
+		return 0
+	}
+	return htp.TensorCompute
+}
+
+// inWeights reports whether t's memory is in a buffer whose usage is
+// WEIGHTS (ggml_backend_buffer_get_usage), which is how upstream tells
+// weights from compute data: for the tensor flags and for DMA64.
+func inWeights(t *graph.Tensor) bool {
+	for t.ViewSrc != nil {
+		t = t.ViewSrc
+	}
+	u, ok := t.Buffer.(interface{ Usage() buffer.Usage })
+	return ok && u.Usage() == buffer.UsageWeights
 }
 
 func sameShape(a, b *htp.Tensor) bool { return a.Type == b.Type && a.Ne == b.Ne && a.Nb == b.Nb }
@@ -141,7 +170,7 @@ func (b *opBatch) addTensor(t *graph.Tensor) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	h, err := describe(t, x)
+	h, err := describe(t, x, b.s.proto)
 	if err != nil {
 		return 0, err
 	}
@@ -170,7 +199,9 @@ func (b *opBatch) addTensor(t *graph.Tensor) (int, error) {
 func (b *opBatch) fits(n *opNode) (bool, error) {
 	var extraBufs, extraTens int
 	var extraVmem uint64
-	var seen [htp.MaxInputs + htp.MaxOutputs]int32
+	// Sized for the widest descriptor of any protocol: an op node carries
+	// FenceMaxInputs sources whichever protocol the session speaks.
+	var seen [len(opNode{}.inputs) + len(opNode{}.outputs)]int32
 	nSeen := 0
 	check := func(t *graph.Tensor) error {
 		if t == nil {
@@ -220,7 +251,7 @@ func (b *opBatch) add(n *opNode) error {
 			return fmt.Errorf("hexagon: %s: %s has more than the %d sources of %s", b.s.name, n.op, b.s.proto.MaxInputs(), b.s.proto)
 		}
 	}
-	o := htp.SeedOpDesc{Opcode: code, Params: n.params, KernelParams: n.kparams}
+	o := htp.FenceOpDesc{Opcode: code, Params: n.params, KernelParams: n.kparams}
 	if err := b.indices(o.Src[:], n.inputs[:]); err != nil {
 		return err
 	}
@@ -249,7 +280,7 @@ func (b *opBatch) indices(idx []uint16, ts []*graph.Tensor) error {
 }
 
 // sortBuffers orders the buffers largest first (stable) and remaps the
-// tensors' buffer indices, as the seed does before every flush.
+// tensors' buffer indices, as upstream does before every flush.
 func (b *opBatch) sortBuffers() {
 	n := len(b.bufs)
 	if n <= 1 {
@@ -295,7 +326,7 @@ func (b *opBatch) sortBuffers() {
 // of shm_blk_size bytes, slot (seq-1) % depth for batch seq.
 type opQueue struct {
 	proto   htp.Protocol
-	req     htp.SeedOpBatchReq // the message being written (C reads it during the call only)
+	req     htp.FenceOpBatchReq // the message being written (C reads it during the call only)
 	blk     *block
 	slot    uint64
 	depth   uint64
@@ -339,8 +370,8 @@ func (q *opQueue) push(b *opBatch, seq uint64, group int) (fastrpc.QueueBuffer, 
 	if group >= 0 {
 		ops[0].Params[0] = int32(group)
 	}
-	if q.proto == htp.ProtocolSeed {
-		n += copy(mem[n:], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ops))), len(ops)*sizeSeedOp))
+	if q.proto == htp.ProtocolFence {
+		n += copy(mem[n:], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ops))), len(ops)*sizeFenceOp))
 	} else {
 		b.pub = b.pub[:0]
 		for i := range ops {
@@ -349,7 +380,7 @@ func (q *opQueue) push(b *opBatch, seq uint64, group int) (fastrpc.QueueBuffer, 
 		n += copy(mem[n:], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.pub))), len(b.pub)*sizeOp))
 	}
 	n += len(ops)*sizeProf + (htp.MaxNThreads+1)*q.nTraces*sizeTrace
-	q.req = htp.SeedOpBatchReq{OpBatchReq: htp.OpBatchReq{ID: uint32(seq), NBufs: uint32(len(b.bufs)),
+	q.req = htp.FenceOpBatchReq{OpBatchReq: htp.OpBatchReq{ID: uint32(seq), NBufs: uint32(len(b.bufs)),
 		NTensors: uint32(len(b.tens)), NOps: uint32(len(ops)), NTraces: uint32(q.nTraces)}, Seq: seq}
 	buf := fastrpc.QueueBuffer{FD: uint32(q.blk.fd), Size: uint32(n), Offset: uint32(off),
 		Flags: fastrpc.BufferFlagFlushSender | fastrpc.BufferFlagInvalidateRecipient, Ptr: uint64(q.blk.base) + off}
@@ -359,7 +390,7 @@ func (q *opQueue) push(b *opBatch, seq uint64, group int) (fastrpc.QueueBuffer, 
 // flushBatch sends the collected batch (ggml_hexagon_session::flush_batch),
 // first waiting for an answer when depth batches are in flight. A group
 // device's batch goes to every member, each with its index in the
-// MDEV_GROUP op that starts it (ProtocolSeed).
+// MDEV_GROUP op that starts it (ProtocolFence).
 func (s *session) flushBatch() error {
 	if s.err != nil {
 		return s.err
@@ -440,7 +471,7 @@ func (s *session) readAnswers(all bool) error { return s.read(all, false) }
 func (s *session) pollAnswer() error { return s.read(false, true) }
 
 func (s *session) read(all, poll bool) error {
-	var rsp htp.SeedOpBatchRsp
+	var rsp htp.FenceOpBatchRsp
 	msg := unsafe.Slice((*byte)(unsafe.Pointer(&rsp)), s.proto.RspSize())
 	timeout := uint32(min(fastrpc.QueueTimeout, s.responseTimeout.Microseconds()))
 	if s.opts.OpPoll || poll {
@@ -466,7 +497,7 @@ func (s *session) read(all, poll bool) error {
 			return s.broken(fmt.Errorf("%s: bad answer: %d bytes, %d buffers (want %d and 1)", s.name, l, n, len(msg)))
 		}
 		want := s.rspSeq + 1
-		if rsp.ID != uint32(want) || (s.proto == htp.ProtocolSeed && rsp.Seq != want) {
+		if rsp.ID != uint32(want) || (s.proto == htp.ProtocolFence && rsp.Seq != want) {
 			return s.broken(fmt.Errorf("%s: answer for batch %d (seq %d), want %d", s.name, rsp.ID, rsp.Seq, want))
 		}
 		s.rspSeq = want
@@ -518,7 +549,7 @@ func (s *session) enqueue(n *opNode) error {
 			if err != nil {
 				return err
 			}
-			if err := s.ensureMapped(x.blk, x.flags&htp.TensorWeight != 0); err != nil {
+			if err := s.ensureMapped(x.blk, inWeights(t)); err != nil {
 				return s.broken(err)
 			}
 		}
@@ -538,7 +569,7 @@ func (s *session) enqueue(n *opNode) error {
 		}
 	}
 	if s.batch.empty() && len(s.members()) > 1 {
-		// A group's batch starts with MDEV_GROUP (the seed's start_batch).
+		// A group's batch starts with MDEV_GROUP (upstream's start_batch).
 		if err := s.batch.add(s.mdevNode()); err != nil {
 			return err
 		}

@@ -164,3 +164,65 @@ func TestProfiling(t *testing.T) {
 		require.Empty(t, d.Leaks())
 	}
 }
+
+// TestFitsWidestOp: an op naming as many tensors as its protocol's
+// descriptor holds (6 + 4 public, 10 + 4 fence protocol), each in its own
+// buffer, passes the fit check and is added; one source more is refused
+// with an error. The fit check kept 10 slots and panicked at the 11th.
+func TestFitsWidestOp(t *testing.T) {
+	for _, proto := range []Protocol{ProtocolPublic, ProtocolFence} {
+		t.Run(map[Protocol]string{ProtocolPublic: "public", ProtocolFence: "fence"}[proto], func(t *testing.T) {
+			d := double.Open(t, double.Full)
+			o := testOptions(d)
+			if proto == ProtocolFence {
+				d.Configure(t, "protocol=fence")
+			}
+			o.Protocol = proto
+			_, devs := openRegistry(t, o)
+			dev := devs[0].(*device)
+			s := dev.s
+			nIn := s.proto.MaxInputs()
+			ctx := graph.NewContext(graph.ContextOptions{})
+			var bufs []buffer.Buffer
+			newT := func() *graph.Tensor {
+				tt := ctx.NewTensor(quant.F32, 32)
+				b, err := dev.BufferType().Alloc(dev.BufferType().AllocSize(tt) + uint64(len(bufs))*4096)
+				require.NoError(t, err)
+				require.NoError(t, b.AllocTensor(tt, 0))
+				bufs = append(bufs, b)
+				return tt
+			}
+			n := &opNode{op: htp.OpAdd}
+			for i := range nIn {
+				n.inputs[i] = newT()
+			}
+			for i := range n.outputs {
+				n.outputs[i] = newT()
+			}
+			n.node = n.outputs[0]
+			t.Cleanup(func() {
+				for _, b := range bufs {
+					b.Free()
+				}
+			})
+			for _, ts := range [][]*graph.Tensor{n.inputs[:nIn], n.outputs[:]} {
+				for _, tt := range ts {
+					x, err := extraOf(tt)
+					require.NoError(t, err)
+					require.NoError(t, s.ensureMapped(x.blk, false))
+				}
+			}
+			s.batch.reset()
+			ok, err := s.batch.fits(n)
+			require.NoError(t, err)
+			require.True(t, ok, "%d tensors in %d buffers fit 16", nIn+len(n.outputs), len(bufs))
+			require.NoError(t, s.batch.add(n))
+			require.Len(t, s.batch.bufs, nIn+len(n.outputs))
+			s.batch.reset()
+			if nIn < len(n.inputs) {
+				n.inputs[nIn] = n.inputs[0]
+				require.ErrorContains(t, s.batch.add(n), "more than the 6 sources")
+			}
+		})
+	}
+}

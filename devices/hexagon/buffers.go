@@ -43,7 +43,7 @@ func (x *extra) tiled() bool {
 
 // extraOf is t's extra. A view that was given its source's buffer
 // without InitView (a builder copies Buffer from the source when it is
-// placed already) gets one derived from its source's, as the seed does
+// placed already) gets one derived from its source's, as upstream does
 // for tensors missing init_tensor.
 func extraOf(t *graph.Tensor) (*extra, error) {
 	if x, ok := t.Extra.(*extra); ok && x != nil {

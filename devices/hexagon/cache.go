@@ -6,7 +6,7 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// nodeCache keeps the DSP ops last built for a graph (the seed's graph-uid
+// nodeCache keeps the DSP ops last built for a graph (upstream's graph-uid
 // node cache: cached_uid and cached_nodes): a graph computed again reuses
 // them, skipping the op mapping, fusion and kernel-parameter solving; the
 // batches are still built afresh, since the DSP rewrites their
@@ -16,8 +16,8 @@ import (
 // has none, so the graph's identity stands for it. Because a Go graph can
 // be edited in place, a hit also needs every node to be the same tensor
 // with the same op, parameters, flags, sources, type and shape as when the
-// ops were built. Invalidation, as the seed's: another graph replaces the
-// cache; stricter than the seed's: a changed graph rebuilds, and so does a
+// ops were built. Invalidation, as upstream's: another graph replaces the
+// cache; stricter than upstream's: a changed graph rebuilds, and so does a
 // reopened session.
 type nodeCache struct {
 	g      *graph.Graph

@@ -93,16 +93,16 @@ func requireClose(t *testing.T, want, got []float32, tol float64) {
 }
 
 // TestComputeOnDouble: MUL_MAT (+ADD, fused) over every weight type, the
-// quantized ones tiled, with ne1 a multiple of 32 or not (the seed sends a
+// quantized ones tiled, with ne1 a multiple of 32 or not (upstream sends a
 // tiled weight's own ne with the padded layout's strides), under both
 // protocols; the weights read back in ggml's layout.
 func TestComputeOnDouble(t *testing.T) {
-	for _, proto := range []Protocol{ProtocolPublic, ProtocolSeed} {
-		t.Run(map[Protocol]string{ProtocolPublic: "public", ProtocolSeed: "seed"}[proto], func(t *testing.T) {
+	for _, proto := range []Protocol{ProtocolPublic, ProtocolFence} {
+		t.Run(map[Protocol]string{ProtocolPublic: "public", ProtocolFence: "fence"}[proto], func(t *testing.T) {
 			d := double.Open(t, double.Full)
 			o := testOptions(d)
-			if proto == ProtocolSeed {
-				d.Configure(t, "protocol=seed")
+			if proto == ProtocolFence {
+				d.Configure(t, "protocol=fence")
 				o.Protocol = proto
 			}
 			_, devs := openRegistry(t, o)

@@ -31,7 +31,7 @@ var doubleOps = map[string]bool{
 // it cannot compute gets NO_SUPPORT from it, which (as from a real DSP)
 // marks the session. Quantized MUL_MATs include weights whose ne1 is not
 // a multiple of 32 (sent with their own ne and the padded layout's
-// strides, as the seed does).
+// strides, as upstream does).
 func doubleExecutes(c optest.Case) bool {
 	op := optest.OpNameOf(c.Name)
 	if !doubleOps[op] {

@@ -35,7 +35,7 @@ type Registry struct {
 // OptionsFromEnv, or a caller's). Nothing is loaded before Devices.
 func NewRegistry(opts Options) *Registry { return &Registry{opts: opts} }
 
-// Name is "HTP", as the seed's registry.
+// Name is "HTP", as upstream's registry.
 func (r *Registry) Name() string { return "HTP" }
 
 // Devices loads libcdsprpc, resolves the arch and the NPU domains, and
@@ -132,7 +132,7 @@ func (r *Registry) domains() (map[int]domain, bool) {
 }
 
 // SplitBufferType is the buffer type for tensors split over the devices
-// from main (the seed's ggml_backend_split_buffer_type): main's own type,
+// from main (upstream's ggml_backend_split_buffer_type): main's own type,
 // or the first available device's when main is not one; nil when none is.
 func (r *Registry) SplitBufferType(main int) buffer.Type {
 	devs := r.Devices()
@@ -273,13 +273,13 @@ func (d *device) close() error {
 // Name is the configured name ("HTP0", "HTP0:1", a group's name).
 func (d *device) Name() string { return d.cfg.Name }
 
-// Description is "Hexagon", as the seed.
+// Description is "Hexagon", as upstream.
 func (d *device) Description() string { return "Hexagon" }
 
-// Memory is GGML_HEXAGON_MBUF's total for both, 0 when unset (the seed's).
+// Memory is GGML_HEXAGON_MBUF's total for both, 0 when unset (upstream's).
 func (d *device) Memory() (free, total uint64) { return d.opts.MbufTotal, d.opts.MbufTotal }
 
-// Type is GPU, as the seed reports the NPU.
+// Type is GPU, as upstream reports the NPU.
 func (d *device) Type() backend.DeviceType { return backend.DeviceGPU }
 
 func (d *device) caps() backend.Caps {
@@ -331,7 +331,7 @@ func safeSupports(t *graph.Tensor) (ok bool) {
 
 func (d *device) SupportsBufferType(bt buffer.Type) bool { return bt == d.bt || bt == d.hbt }
 
-// OffloadOp is false: the seed has no offload rule.
+// OffloadOp is false: upstream has no offload rule.
 func (d *device) OffloadOp(*graph.Tensor) bool { return false }
 
 // Init returns a backend on the device's session. A session a failure
@@ -339,7 +339,7 @@ func (d *device) OffloadOp(*graph.Tensor) bool { return false }
 // the failure, the new one starts clean.
 //
 // Device parameters (GGML_DEVICE="HTP0:dsp_errors=per_call"):
-// dsp_errors=sticky (the default, as the seed) marks the session on a DSP
+// dsp_errors=sticky (the default, as upstream) marks the session on a DSP
 // failure status; per_call makes it an error of the compute or
 // synchronize that reads it only, the session staying usable (queue and
 // protocol failures always mark it).

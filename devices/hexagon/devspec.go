@@ -7,13 +7,13 @@ import (
 )
 
 // MaxSessions is the most devices (FastRPC sessions) the backend opens,
-// GGML_HEXAGON_MAX_SESSIONS of the seed.
+// GGML_HEXAGON_MAX_SESSIONS of upstream.
 const MaxSessions = 16
 
 // DeviceConfig is one device of GGML_HEXAGON_DEVICES: a FastRPC session on
 // a physical NPU core (Physical) with a virtual session index (Virtual; 0
 // is the core's default session), and for a multi-core group device the
-// other cores' sessions, driven together (the seed's mdev group).
+// other cores' sessions, driven together (upstream's mdev group).
 type DeviceConfig struct {
 	Name     string
 	Physical int
@@ -44,10 +44,10 @@ func (c DeviceConfig) String() string {
 //	Name[spec]         a group device over the cores of spec: "0-1", "0,2", "0-1,3"
 //	Name[spec:v]       the same on virtual session v of each core (Name:v[spec] too)
 //
-// Items are separated by commas outside brackets. As the seed, an item
+// Items are separated by commas outside brackets. As upstream, an item
 // that cannot be read is skipped with a warning, and items past
 // MaxSessions are dropped with a warning; the result is an error only
-// when no device is left, or a name is listed twice. Unlike the seed,
+// when no device is left, or a name is listed twice. Unlike upstream,
 // numbers must be whole (no "1x"), core indices lie in 0..MaxSessions-1,
 // virtual indices in 0..MaxSessions-1, and ranges must
 // ascend.
@@ -106,7 +106,7 @@ func allDigits(s string) bool {
 }
 
 // splitItems splits at commas outside brackets and trims each item,
-// dropping empty ones (as the seed).
+// dropping empty ones (as upstream).
 func splitItems(s string) []string {
 	var items []string
 	depth, start := 0, 0

@@ -40,7 +40,7 @@ func TestParseDevices(t *testing.T) {
 	require.Len(t, got, MaxSessions)
 	require.Len(t, warns, 1)
 
-	// Bad items are skipped with a warning, as the seed.
+	// Bad items are skipped with a warning, as upstream.
 	got, warns, err = ParseDevices("HTP0,GPU1,HTPx,HTP1:99,G[3-1],HTP99,H[0]x,HTP2")
 	require.NoError(t, err)
 	require.Equal(t, []DeviceConfig{g("HTP0", 0, 0), g("HTP2", 2, 0)}, got)

@@ -12,12 +12,12 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// event marks a point in a session's stream. With ProtocolSeed it is the
-// seed's: a fence slot of the creating device's session, and Record queues
+// event marks a point in a session's stream. With ProtocolFence it is the
+// upstream's: a fence slot of the creating device's session, and Record queues
 // a FENCE that makes the DSP write the next fence value there once the
 // work before it is done; Synchronize polls the slot; Wait on another
 // core queues a FENCE wait, so that core's DSP waits, not the host.
-// Seed-only, NOT verified against a real DSP library. The public protocol
+// Fence-protocol only, NOT verified against a real DSP library. The public protocol
 // has no fences: there an event is the last batch sent when it was
 // recorded, and waiting on another session's event blocks the host until
 // that batch is answered. Both verified on the double.
@@ -26,7 +26,7 @@ type event struct {
 	s   *session // where it was recorded
 	// public protocol
 	seq uint64
-	// ProtocolSeed: slot of fs's fence buffer, and the value recorded
+	// ProtocolFence: slot of fs's fence buffer, and the value recorded
 	fs   *session
 	slot int
 	fseq uint32
@@ -66,7 +66,7 @@ func (e *event) fenceTensor() (*graph.Tensor, error) {
 }
 
 // Record marks the work queued on b so far: with fences, a FENCE signal
-// queued after it (sent with b's next batch, as the seed); else the open
+// queued after it (sent with b's next batch, as upstream); else the open
 // batch is sent and its sequence number kept.
 func (e *event) Record(b backend.Backend) error {
 	hb, err := asHexagon(b)
@@ -101,7 +101,7 @@ func (e *event) Record(b backend.Backend) error {
 // Wait orders b's later work after the recorded point. A session's
 // batches run in order, so on the same session there is nothing to do.
 // With fences: on the same core (a virtual session) the recording session
-// becomes a peer, synchronized before b's next batch is sent (the seed's
+// becomes a peer, synchronized before b's next batch is sent (upstream's
 // FIFO rule); on another core b's DSP waits for the fence (a FENCE wait
 // queued on b) and the recording session's batches are sent before b's.
 // Without fences the host waits for the point.
@@ -134,7 +134,7 @@ func (e *event) Wait(b backend.Backend) error {
 }
 
 // Synchronize blocks until the recorded point is reached: the fence slot
-// polled as the seed does (see waitFence), or the batch answered.
+// polled as upstream does (see waitFence), or the batch answered.
 func (e *event) Synchronize() error {
 	s := e.s
 	if s == nil {
@@ -165,7 +165,7 @@ func (e *event) Synchronize() error {
 	return s.err
 }
 
-// Free waits for the recorded point (the seed's event_free) and gives
+// Free waits for the recorded point (upstream's event_free) and gives
 // the fence slot back.
 func (e *event) Free() error {
 	var err error
@@ -179,7 +179,7 @@ func (e *event) Free() error {
 }
 
 // CopyTensorAsync copies src, placed in a Hexagon buffer and computed on
-// from, into dst on this backend with a CPY op on the DSP (the seed's
+// from, into dst on this backend with a CPY op on the DSP (upstream's
 // cpy_tensor_async). On the same session it runs in stream order. With
 // fences: from a virtual session of the same core, this session copies
 // after synchronizing from (a peer); from another core, from's DSP copies
@@ -228,7 +228,7 @@ func (b *hexBackend) CopyTensorAsync(from backend.Backend, src, dst *graph.Tenso
 	return ds.enqueue(cpy)
 }
 
-// copyAcross is the copy from another core (the seed's
+// copyAcross is the copy from another core (upstream's
 // cpy_tensor_async_phys): a CPY_FENCE on the source's DSP, a FENCE wait on
 // this one's, with a fence slot of this session kept per source session.
 func (b *hexBackend) copyAcross(hf *hexBackend, cpy *opNode) error {
@@ -275,10 +275,10 @@ func (b *hexBackend) copyAcross(hf *hexBackend, cpy *opNode) error {
 }
 
 // Comm is a communicator over 2 to 4 Hexagon backends on distinct
-// physical cores, for tensor-parallel all-reduce (the seed's
-// ggml_backend_comm_*). With ProtocolSeed the ranks reduce on their DSPs
-// with the seed's ALLREDUCE op (FULL mode) and a fence slot per rank;
-// seed-only, NOT verified against a real DSP library. With the public
+// physical cores, for tensor-parallel all-reduce (upstream's
+// ggml_backend_comm_*). With ProtocolFence the ranks reduce on their DSPs
+// with upstream's ALLREDUCE op (FULL mode) and a fence slot per rank;
+// fence-protocol only, NOT verified against a real DSP library. With the public
 // protocol (no ALLREDUCE) or GGML_HEXAGON_AR_SELECT=0, every rank's work
 // is waited for, the sum is formed on the host over the shared rpcmem and
 // written back to every rank. Both verified on the double.
@@ -379,7 +379,7 @@ func (c *Comm) AllReduce(ts []*graph.Tensor) error {
 	return nil
 }
 
-// allReduceDSP queues the seed's ALLREDUCE on every rank (the seed's
+// allReduceDSP queues upstream's ALLREDUCE on every rank (upstream's
 // comm_allreduce_tensor): entry and exit fence values above every rank's
 // last one, each rank's op reading all ranks' data and fence slots and
 // writing all ranks' tensors, its kernel parameters rank, n_ranks and

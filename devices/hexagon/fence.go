@@ -13,16 +13,16 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// Fences (ProtocolSeed only; seed-only, NOT verified against a real DSP
+// Fences (ProtocolFence only; fence-protocol only, NOT verified against a real DSP
 // library). Every session has a 64 KiB fence buffer, mapped non-pinned
-// (FASTRPC_MAP_FD_DELAYED) at bring-up as the seed does, cut into slots
+// (FASTRPC_MAP_FD_DELAYED) at bring-up as upstream does, cut into slots
 // of htp.FenceSlotSize bytes: u32 seq at +0, u32 status at +4. A FENCE op
 // signals (the DSP writes status, then seq) or waits on a slot; the host
-// waits by polling the slot (the seed's event synchronize). Slots are
+// waits by polling the slot (upstream's event synchronize). Slots are
 // named to the DSP as I8 tensors with the FENCE flag, ne = {slot size,
 // slots, 1, 1}, placed at the slot.
 
-// fenceBuffer hands out the slots of a session's fence buffer (the seed's
+// fenceBuffer hands out the slots of a session's fence buffer (upstream's
 // ggml_hexagon_fence_buffer): freed single slots are reused, runs of
 // several come from the unused tail; a slot is zeroed when handed out, so
 // the DSP sees a fresh slot as 0.
@@ -74,7 +74,7 @@ func (f *fenceBuffer) word(slot, off int) *uint32 {
 	return (*uint32)(unsafe.Pointer(&f.blk.mem[slot*htp.FenceSlotSize+off]))
 }
 
-// tensor names n slots from slot to the DSP (the seed's make_fence_tensor).
+// tensor names n slots from slot to the DSP (upstream's make_fence_tensor).
 func (f *fenceBuffer) tensor(slot, n int) *graph.Tensor {
 	t := &graph.Tensor{Type: quant.I8, Name: "fence"}
 	t.Ne = [graph.MaxDims]int64{htp.FenceSlotSize, int64(n), 1, 1}
@@ -112,7 +112,7 @@ func (s *session) nextFenceSeq() uint32 {
 }
 
 // enqueueFence queues a FENCE that signals (wait false) or waits for seq
-// in slot of f's session (the seed's enqueue_fence).
+// in slot of f's session (upstream's enqueue_fence).
 func (s *session) enqueueFence(fence *graph.Tensor, seq uint32, wait bool) error {
 	n := &opNode{op: htp.OpFence, node: fence}
 	n.inputs[0], n.outputs[0] = fence, fence
@@ -127,7 +127,7 @@ func (s *session) enqueueFence(fence *graph.Tensor, seq uint32, wait bool) error
 // barrier slots, one per core; push writes each member's index.
 func (s *session) mdevNode() *opNode {
 	t := s.fence.tensor(s.mdevSlot, len(s.all))
-	return &opNode{op: htp.OpMdevGroup, node: t, inputs: [htp.SeedMaxInputs]*graph.Tensor{t}}
+	return &opNode{op: htp.OpMdevGroup, node: t, inputs: [htp.FenceMaxInputs]*graph.Tensor{t}}
 }
 
 // fenceReached reports whether slot holds seq or later, and the status
@@ -139,9 +139,9 @@ func (f *fenceBuffer) reached(slot int, seq uint32) (bool, htp.Status) {
 	return true, htp.Status(atomic.LoadUint32(f.word(slot, 4)))
 }
 
-// waitFence polls slot of f until it holds seq (the seed's
+// waitFence polls slot of f until it holds seq (upstream's
 // event_synchronize), first sending s's open batch when the fence is not
-// there yet. The seed spins forever; here the wait also ends with an
+// there yet. Upstream spins forever; here the wait also ends with an
 // error when s fails, when every batch s sent is answered and the slot
 // still lacks seq (a stale fence: the signal went elsewhere or carried
 // another value), or after s's response timeout.
@@ -237,7 +237,7 @@ func (s *session) takePeers() []*session {
 	return ps
 }
 
-// flushPeers sends the work of the sessions s waits for (the seed's
+// flushPeers sends the work of the sessions s waits for (upstream's
 // flush_peers): a virtual session on the same core is synchronized (its
 // work done: the double, like separate DSP processes, gives no order
 // between two queues), another core's batch is sent. Entry points call it

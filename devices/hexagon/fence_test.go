@@ -15,19 +15,19 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// seedRegistry opens devices (a DEVICES list) on the double speaking the
-// seed protocol with cores NSPs.
-func seedRegistry(t *testing.T, cores int, devices string) (*hexdouble.Double, *Registry, []backend.Device) {
+// fenceRegistry opens devices (a DEVICES list) on the double speaking the
+// fence protocol with cores NSPs.
+func fenceRegistry(t *testing.T, cores int, devices string) (*hexdouble.Double, *Registry, []backend.Device) {
 	t.Helper()
 	d := hexdouble.Open(t, hexdouble.Full)
-	d.Configure(t, fmt.Sprintf("protocol=seed; cores=%d; fence_timeout_us=2000000", cores))
+	d.Configure(t, fmt.Sprintf("protocol=fence; cores=%d; fence_timeout_us=2000000", cores))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log(d.Log())
 		}
 	})
 	o := testOptions(d)
-	o.Protocol = ProtocolSeed
+	o.Protocol = ProtocolFence
 	cfgs, _, err := ParseDevices(devices)
 	require.NoError(t, err)
 	o.Devices = cfgs
@@ -51,12 +51,12 @@ func scaled(t *testing.T, dev backend.Device, n int, k float32) (x, y *graph.Ten
 	return x, y, g, buf
 }
 
-// TestSeedProtocolFences: with ProtocolSeed, events, copies across
+// TestFenceProtocol: with ProtocolFence, events, copies across
 // sessions, a two-core group and the all-reduce run on the double's DSP
-// side with the seed's ops (FENCE, CPY_FENCE, MDEV_GROUP, ALLREDUCE), with
+// side with upstream's ops (FENCE, CPY_FENCE, MDEV_GROUP, ALLREDUCE), with
 // correct results and nothing left after Close.
-func TestSeedProtocolFences(t *testing.T) {
-	d, r, devs := seedRegistry(t, 2, "HTP0,HTP0:1,G[0-1],HTP1")
+func TestFenceProtocol(t *testing.T) {
+	d, r, devs := fenceRegistry(t, 2, "HTP0,HTP0:1,G[0-1],HTP1")
 	require.Len(t, devs, 4)
 	require.Contains(t, d.Log(), "fastrpc_mmap(domain 3, fd", "fence buffers mapped")
 	for _, dv := range devs {
@@ -164,15 +164,15 @@ func checkAllReduce(t *testing.T, d *hexdouble.Double, r *Registry, rng *rand.Ra
 	}
 }
 
-// TestSeedAllReduce: the DSP all-reduce over 3 and 4 cores.
-func TestSeedAllReduce(t *testing.T) {
+// TestFenceAllReduce: the DSP all-reduce over 3 and 4 cores.
+func TestFenceAllReduce(t *testing.T) {
 	for _, n := range []int{3, 4} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			var names []string
 			for i := range n {
 				names = append(names, fmt.Sprintf("HTP%d", i))
 			}
-			d, r, devs := seedRegistry(t, n, strings.Join(names, ","))
+			d, r, devs := fenceRegistry(t, n, strings.Join(names, ","))
 			var bs []backend.Backend
 			for _, dv := range devs {
 				b, err := dv.Init(backend.Options{})
@@ -190,11 +190,11 @@ func TestSeedAllReduce(t *testing.T) {
 	}
 }
 
-// TestSeedFencesCatchBugs: fence mistakes in our code are caught, by the
+// TestFencesCatchBugs: fence mistakes in our code are caught, by the
 // double's DSP side or by the host's wait, instead of passing or hanging.
-func TestSeedFencesCatchBugs(t *testing.T) {
+func TestFencesCatchBugs(t *testing.T) {
 	setup := func(t *testing.T) (*hexdouble.Double, []backend.Device, backend.Backend, backend.Backend, *event) {
-		d, _, devs := seedRegistry(t, 2, "HTP0,HTP1")
+		d, _, devs := fenceRegistry(t, 2, "HTP0,HTP1")
 		d.Configure(t, "fence_timeout_us=50000")
 		b0, err := devs[0].Init(backend.Options{})
 		require.NoError(t, err)
@@ -267,11 +267,11 @@ func TestSeedFencesCatchBugs(t *testing.T) {
 	})
 }
 
-// TestSeedGroupCatchesBugs: a group batch whose second core is told the
+// TestFenceGroupCatchesBugs: a group batch whose second core is told the
 // wrong index, or that goes twice to the first core and never to the
 // second, fails (a barrier that times out, a repeated batch) instead of
 // computing half an output.
-func TestSeedGroupCatchesBugs(t *testing.T) {
+func TestFenceGroupCatchesBugs(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		breakf func(s *session)
@@ -280,7 +280,7 @@ func TestSeedGroupCatchesBugs(t *testing.T) {
 		{"batch sent to one core twice", func(s *session) { s.all = []*session{s, s} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d, _, devs := seedRegistry(t, 2, "G[0-1]")
+			d, _, devs := fenceRegistry(t, 2, "G[0-1]")
 			d.Configure(t, "fence_timeout_us=50000")
 			dev := devs[0].(*device)
 			checkCompute(t, dev)

@@ -2,7 +2,10 @@
 // ggml's HTP library (libggml-htp-vNN.so) on a Qualcomm DSP, reached
 // through libcdsprpc (FastRPC, rpcmem, dspqueue), which is loaded at run
 // time through purego, without cgo. It reimplements the host side of
-// ggml's ggml-hexagon.cpp: devices from GGML_HEXAGON_DEVICES (the registry
+// upstream ggml-hexagon: ggml's src/ggml-hexagon/ggml-hexagon.cpp in the
+// version crates.io llama-cpp-sys-4 0.10.0 ships (newer than ggml-org/ggml
+// d99724f, whose public htp headers this package's wire layer follows;
+// "upstream" in this package's comments means that file). Devices from GGML_HEXAGON_DEVICES (the registry
 // "HTP"), one FastRPC session per device, rpcmem buffers mapped into the
 // DSP, weights repacked into the DSP's tiled layout, and op batches in
 // shared memory sent over a dspqueue.
@@ -21,11 +24,11 @@
 // has no fences: events ride on the batch sequence, waiting on another
 // session's event or copying from another session waits on the host, a
 // group device computes on its first core, and the all-reduce sums on the
-// host. ProtocolSeed is the seed's protocol as the reference reconstructs
-// it; its additions (FENCE, CPY_FENCE, MDEV_GROUP, ALLREDUCE, the seq
-// framing, 10-input ops, fence tensors) are seed-only and NOT verified
+// host. ProtocolFence is the fence protocol, the one upstream's host speaks,
+// as testdata/facts/hexagon.md §2.2-2.4 and §3 reconstruct it; its additions (FENCE, CPY_FENCE, MDEV_GROUP, ALLREDUCE, the seq
+// framing, 10-input ops, fence tensors) are fence-protocol only and NOT verified
 // against a real DSP library: with it the DSPs signal and wait on fence
-// slots (the host polls them as the seed does), a group's batches go to
+// slots (the host polls them as upstream does), a group's batches go to
 // every core, and the all-reduce runs on the DSPs.
 //
 // Kernel parameters: the public unary block is solved on the host; the
@@ -57,13 +60,13 @@ func init() {
 func Default() *Registry { return std }
 
 // SplitBufferTyper is a registry with a buffer type for tensors split
-// over its devices (the seed's ggml_backend_split_buffer_type extension).
+// over its devices (upstream's ggml_backend_split_buffer_type extension).
 type SplitBufferTyper interface {
 	SplitBufferType(main int) buffer.Type
 }
 
 // Communicator is a registry that makes communicators for all-reduce over
-// its backends (the seed's ggml_backend_comm_init, _free and
+// its backends (upstream's ggml_backend_comm_init, _free and
 // _allreduce_tensor extensions).
 type Communicator interface {
 	NewComm(bs ...backend.Backend) (*Comm, error)

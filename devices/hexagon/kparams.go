@@ -11,7 +11,7 @@ import (
 )
 
 // Kernel parameters: the 128-byte blob of each op descriptor that the
-// host solves for the DSP's kernel. The seed solves them in htp-kparams.h,
+// host solves for the DSP's kernel. Upstream solves them in htp-kparams.h,
 // which is not public. The public protocol (ggml d99724f) defines three
 // blocks and solves them on the host:
 //
@@ -38,7 +38,7 @@ import (
 //     matmuls have no Go fusion yet, so their solvers are not ported. The
 //     double checks the fields a shape fixes.
 //
-// The seed's ALLREDUCE block (htp_allreduce_kernel_params, whose field
+// Upstream's ALLREDUCE block (htp_allreduce_kernel_params, whose field
 // names hexagon.md lists) is written by allReduceDSP. Every other op has
 // no block: the DSP receives zeros, as the snapshot sends them.
 

@@ -14,7 +14,7 @@ const pageSize = 4096
 
 // block is one rpcmem allocation: host memory the DSP reaches through its
 // fd once a session maps it. One block may be mapped into several sessions
-// (the seed's clones); it is freed when its buffer is freed, after every
+// (upstream's clones); it is freed when its buffer is freed, after every
 // mapping is undone. Verified on the double.
 type block struct {
 	lib    *fastrpc.Lib

@@ -13,11 +13,11 @@ import (
 )
 
 // PowerMode is the DSP power profile asked for at session start (the
-// seed's HTP_POWER_MODE_*, whose values are not public: the public
+// upstream's HTP_POWER_MODE_*, whose values are not public: the public
 // htp_iface start has no power mode, so it is not sent; see htp.StartCall).
 type PowerMode int
 
-// Power modes, in the seed's order.
+// Power modes, in upstream's order.
 const (
 	PowerLowPowerSaver PowerMode = iota
 	PowerPowerSaver
@@ -66,7 +66,7 @@ const (
 )
 
 // Options configure the Hexagon backend. Each field is a GGML_HEXAGON_*
-// variable of the seed with its meaning and default; DefaultOptions gives
+// variable of upstream with its meaning and default; DefaultOptions gives
 // the defaults and OptionsFromEnv reads the environment. Programs may set
 // them directly and pass them to NewRegistry.
 type Options struct {
@@ -148,10 +148,10 @@ type Options struct {
 	// would hang.
 	ResponseTimeout time.Duration
 	// Protocol is the wire protocol the DSP library speaks (Go only:
-	// GGML_HEXAGON_PROTOCOL, "public" or "seed"; public). The C backend is
-	// built for one protocol; the seed's own headers are not public, so
-	// ProtocolSeed is a reconstruction, NOT verified against a real DSP
-	// library. Only ProtocolSeed has fences: with the public protocol
+	// GGML_HEXAGON_PROTOCOL, "public" or "fence", also spelt "seed"; public). The C backend is
+	// built for one protocol; upstream's own headers are not public, so
+	// ProtocolFence is a reconstruction, NOT verified against a real DSP
+	// library. Only ProtocolFence has fences: with the public protocol
 	// events, copies across cores, groups and the all-reduce are done by
 	// the host instead of the DSP (see the package documentation).
 	Protocol Protocol
@@ -164,13 +164,17 @@ type Protocol = htp.Protocol
 const (
 	// ProtocolPublic is ggml d99724f's public htp-ops.h, without fences.
 	ProtocolPublic = htp.ProtocolPublic
-	// ProtocolSeed is the seed's protocol as reconstructed in hexagon.md
-	// (fences, CPY_FENCE, MDEV_GROUP, ALLREDUCE); NOT verified against a
+	// ProtocolFence is upstream's fence protocol as reconstructed in
+	// testdata/facts/hexagon.md (fences, CPY_FENCE, MDEV_GROUP, ALLREDUCE); NOT verified against a
 	// real DSP library.
-	ProtocolSeed = htp.ProtocolSeed
+	ProtocolFence = htp.ProtocolFence
+	// ProtocolSeed is the old name of ProtocolFence.
+	//
+	// Deprecated: use ProtocolFence.
+	ProtocolSeed = ProtocolFence
 )
 
-// DefaultOptions are the seed's defaults.
+// DefaultOptions are upstream's defaults.
 func DefaultOptions() Options {
 	return Options{
 		OpBatch: 2048, OpQueue: 8, OpFusion: true, RTRepack: 1, PMUEvents: htp.DefaultPMUEvents, NHMX: 1,
@@ -185,9 +189,9 @@ func DefaultOptions() Options {
 const EnvPrefix = "GGML_HEXAGON_"
 
 // OptionsFromEnv returns DefaultOptions changed by the GGML_HEXAGON_*
-// variables. Values the seed tolerates with a warning (an unknown power
+// variables. Values upstream tolerates with a warning (an unknown power
 // mode, a bad PROFILE list, an unreadable device item) are logged and
-// ignored as the seed does; a value that is not a number where one is
+// ignored as upstream does; a value that is not a number where one is
 // needed, a bad size or a bad regular expression is an error naming the
 // variable.
 func OptionsFromEnv() (Options, error) {
@@ -239,7 +243,7 @@ func ParseEnv(getenv func(string) string) (Options, []string, error) {
 		case err != nil || n == 0:
 			p.fail("ARCH", s, "want a Hexagon version such as v79 or 81")
 		case n < 73 || n > 85:
-			p.warn("GGML_HEXAGON_ARCH v%d is outside v73..v85, the range the seed supports", n)
+			p.warn("GGML_HEXAGON_ARCH v%d is outside v73..v85, the range upstream supports", n)
 			o.Arch = int(n)
 		default:
 			o.Arch = int(n)
@@ -267,10 +271,10 @@ func ParseEnv(getenv func(string) string) (Options, []string, error) {
 	p.bool("HOSTBUF", &o.HostBuf)
 	switch v := strings.ToLower(strings.TrimSpace(getenv(EnvPrefix + "PROTOCOL"))); v {
 	case "", "public":
-	case "seed":
-		o.Protocol = ProtocolSeed
+	case "fence", "seed": // seed: the name before the protocol was named for what it adds
+		o.Protocol = ProtocolFence
 	default:
-		p.fail("PROTOCOL", v, "want public or seed")
+		p.fail("PROTOCOL", v, "want public or fence")
 	}
 	if s := getenv(EnvPrefix + "DMA64"); s != "" {
 		var on bool
@@ -353,7 +357,7 @@ func (p *envParser) int(name string, dst *int, lo, hi int) {
 	*dst = int(n)
 }
 
-// bool reads a number: 0 is off, anything else on (the seed's atoi != 0).
+// bool reads a number: 0 is off, anything else on (upstream's atoi != 0).
 func (p *envParser) bool(name string, dst *bool) {
 	s := strings.TrimSpace(p.getenv(EnvPrefix + name))
 	if s == "" {
@@ -382,7 +386,7 @@ func (p *envParser) size(name string, dst *uint64) {
 
 // profile reads PROFILE: one number, the mode (1 drops the PMU events, 2
 // keeps the defaults), or eight PMU event ids (mode 2 with them). Other
-// counts turn profiling off, with a warning (the seed's "garbage input").
+// counts turn profiling off, with a warning (upstream's "garbage input").
 func (p *envParser) profile(s string, o *Options) {
 	var v []uint32
 	for _, f := range strings.Split(s, ",") {
@@ -409,10 +413,10 @@ func (p *envParser) profile(s string, o *Options) {
 	}
 }
 
-// ParseSize reads a size as the seed's parse_size: a number, possibly
+// ParseSize reads a size as upstream's parse_size: a number, possibly
 // fractional, with an optional k, m or g suffix (powers of 1024, case
 // does not matter, a trailing b / ib allowed); MiB without a suffix.
-// Negative or unreadable values are errors (the seed reads them as 0).
+// Negative or unreadable values are errors (upstream reads them as 0).
 func ParseSize(s string) (uint64, error) {
 	t := strings.TrimSpace(s)
 	i := 0
@@ -455,7 +459,7 @@ func (o Options) resolve(arch int) Options {
 			o.Vmem = 3000 * MiB
 		}
 	}
-	// As the seed: extended mappings exist from v81 on only, so DMA64
+	// As upstream: extended mappings exist from v81 on only, so DMA64
 	// stays off below whatever the option says.
 	on := arch > 79 && o.DMA64 != 0
 	o.DMA64 = 0

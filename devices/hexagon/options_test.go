@@ -43,7 +43,7 @@ func TestOptionsFromEnv(t *testing.T) {
 		"NHMX": "0", "VTCM_SIZE": "4m", "MM_SELECT": "1", "FA_SELECT": "0", "FA_SPLIT": "0", "GDN_SELECT": "1",
 		"AR_SELECT": "0", "AR_SCATTER": "0", "ARCH": "v79", "VMEM": "2.5G", "MBUF": " 256m , ,4g", "HOSTBUF": "1",
 		"DMA64": "0", "POWER_MODE": "Balanced", "MAX_SESSIONS": "4", "DEVICES": "HTP0, HTP0:1, G[1-2:0]",
-		"PROTOCOL": " Seed",
+		"PROTOCOL": " Fence",
 	}))
 	require.NoError(t, err)
 	require.Empty(t, warns)
@@ -71,9 +71,22 @@ func TestOptionsFromEnv(t *testing.T) {
 	require.Zero(t, o.DMA64)
 	require.Equal(t, PowerBalanced, o.PowerMode)
 	require.Equal(t, 4, o.MaxSessions)
-	require.Equal(t, ProtocolSeed, o.Protocol)
+	require.Equal(t, ProtocolFence, o.Protocol)
 	require.Equal(t, []DeviceConfig{{Name: "HTP0"}, {Name: "HTP0:1", Virtual: 1},
 		{Name: "G", Physical: 1, Group: []DeviceConfig{{Name: "HTP2:0", Physical: 2}}}}, o.Devices)
+}
+
+// TestProtocolNames: the protocol values name what they are; "seed", the
+// old spelling of "fence", stays accepted so existing settings keep working.
+func TestProtocolNames(t *testing.T) {
+	for v, want := range map[string]Protocol{"": ProtocolPublic, "public": ProtocolPublic, "fence": ProtocolFence,
+		"FENCE": ProtocolFence, "seed": ProtocolFence, " Seed ": ProtocolFence} {
+		o, _, err := ParseEnv(env(map[string]string{"PROTOCOL": v}))
+		require.NoError(t, err, v)
+		require.Equal(t, want, o.Protocol, v)
+	}
+	_, _, err := ParseEnv(env(map[string]string{"PROTOCOL": "qdev"}))
+	require.ErrorContains(t, err, `GGML_HEXAGON_PROTOCOL="qdev": want public or fence`)
 }
 
 func TestOptionsWarnings(t *testing.T) {

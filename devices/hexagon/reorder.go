@@ -62,7 +62,7 @@ func stackable(t *graph.Tensor) bool {
 // reorderWindow is how far ahead stackable nodes are looked for.
 const reorderWindow = 64
 
-// GraphOptimize reorders g for the DSP (the seed's graph_optimize):
+// GraphOptimize reorders g for the DSP (upstream's graph_optimize):
 // quantized MUL_MAT and MUL_MAT_ID sharing src1 within 64 nodes are moved
 // next to each other when no node they are moved across writes what they
 // read or touches what they write. Fused pairs move as one. The result

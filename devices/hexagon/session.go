@@ -82,13 +82,13 @@ type session struct {
 	// fence is the session's fence buffer; fenceSeq its last fence value;
 	// mdevSlot the first of a group leader's barrier slots (one per
 	// core); cpyFence the slot per source session that copies into this
-	// one across cores. ProtocolSeed; guarded by mu (fenceSeq by work).
+	// one across cores. ProtocolFence; guarded by mu (fenceSeq by work).
 	fence    *fenceBuffer
 	fenceSeq uint32
 	mdevSlot int
 	cpyFence map[*session]int
 	// peers are sessions whose queued work this one's batches wait for:
-	// they are sent first (the seed's flush_peers). Guarded by mu.
+	// they are sent first (upstream's flush_peers). Guarded by mu.
 	peers map[*session]bool
 	// self is s alone, all s and its group (the sessions of a group
 	// device's batches).
@@ -119,7 +119,7 @@ type session struct {
 	gen uint64
 }
 
-// openSession brings a session up in the seed's order; on failure it
+// openSession brings a session up in upstream's order; on failure it
 // undoes the steps that succeeded and returns a *SessionError.
 func openSession(lib *fastrpc.Lib, opts Options, arch int, cfg DeviceConfig, dom domain) (*session, error) {
 	s := &session{lib: lib, opts: opts, arch: arch, name: cfg.Name, cfg: cfg, dom: dom, domainID: dom.id,
@@ -127,7 +127,7 @@ func openSession(lib *fastrpc.Lib, opts Options, arch int, cfg DeviceConfig, dom
 		cpyFence: map[*session]int{}, peers: map[*session]bool{}}
 	s.self[0] = s
 	s.all = s.self[:]
-	// The seed starts from its address's low bits, so two sessions' values
+	// Upstream starts from its address's low bits, so two sessions' values
 	// differ; any start does, the wrap skips 0.
 	s.fenceSeq = uint32(uintptr(unsafe.Pointer(s))>>4) & 0xffff
 	if s.responseTimeout <= 0 {
@@ -233,7 +233,7 @@ func (s *session) allocate() error {
 }
 
 // hwinfo resolves threads, HMX and VTCM from the DSP's answer and the
-// options; when the call fails, the seed's defaults: 8 threads, 1 HMX,
+// options; when the call fails, upstream's defaults: 8 threads, 1 HMX,
 // 8 MiB. An answer no DSP gives (no threads, more than 64, no VTCM or more
 // than 1 GiB, more than 16 HMX units) is an error: method indices and
 // packing are positional, so a DSP library built from another IDL answers
@@ -274,7 +274,7 @@ func (s *session) hwinfo() error {
 }
 
 // measureVmem maps pinned blocks (3 x 1 GiB, then 256 MiB steps) until
-// one fails, as the seed, and backs off one step.
+// one fails, as upstream, and backs off one step.
 func (s *session) measureVmem() uint64 {
 	var blocks []*block
 	var vmem uint64
@@ -303,7 +303,7 @@ func (s *session) measureVmem() uint64 {
 	return vmem - step
 }
 
-// release undoes every bring-up step that succeeded, in the seed's order:
+// release undoes every bring-up step that succeeded, in upstream's order:
 // group members, stop, the batch and op queue memory, other mappings, ETM
 // and profiler off, the queue, the handle.
 func (s *session) release() error {
@@ -323,7 +323,7 @@ func (s *session) release() error {
 		s.opq = nil
 	}
 	// The fence buffer (and with it the copy and group slots), unmapped
-	// from every session it was cloned into, as the seed's unclone.
+	// from every session it was cloned into, as upstream's unclone.
 	s.mu.Lock()
 	f := s.fence
 	s.fence = nil
@@ -349,7 +349,7 @@ func (s *session) release() error {
 		s.etm = false
 	}
 	if s.profiling {
-		// The seed's order: after stop, where a DSP may refuse it.
+		// Upstream's order: after stop, where a DSP may refuse it.
 		if _, err := s.lib.Invoke(s.handle, htp.ProfilerCall(0, [htp.ProfPMUNCnt]uint32{})); err != nil {
 			s.debug("disabling the profiler", "err", err)
 		}

@@ -7,11 +7,11 @@ import (
 )
 
 // supportsOp is the public snapshot's host-side rule (hexagon.md §9),
-// without its buffer conditions: as the seed's comment demands, it
+// without its buffer conditions: as upstream's comment demands, it
 // depends only on static properties of t (op, types, shapes, strides,
 // params), never on buffers, usage or tiling, because the scheduler asks
 // before anything is allocated. The kernel-parameter checks (VTCM fits)
-// of the seed's htp_kparams_check are not public and not ported: a DSP
+// of upstream's htp_kparams_check are not public and not ported: a DSP
 // that cannot run a kernel answers NO_SUPPORT or VTCM_TOO_SMALL, which
 // becomes an error. Verified on the double for the ops it executes; the
 // rest is the public snapshot's rule, not verified against a real DSP.

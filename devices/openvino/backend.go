@@ -22,7 +22,7 @@ import (
 )
 
 // compiledModel is a graph compiled by OpenVINO: shared by every backend
-// of the device (the seed's process-wide compiled-model cache).
+// of the device (upstream's process-wide compiled-model cache).
 type compiledModel struct {
 	key     string
 	cm      uintptr
@@ -403,7 +403,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 
 // compiledBlobPath names the exported model of a graph: a hash of its IR
 // with the Constants numbered instead of placed (addresses differ between
-// processes) and of the weights' names and types, as the seed keys its
+// processes) and of the weights' names and types, as upstream keys its
 // compiled-model cache by the graph's structure and names. A different
 // model with the same names and shapes needs the folder emptied.
 func compiledBlobPath(dir string, m *irModel, g *graph.Graph) string {

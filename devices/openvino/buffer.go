@@ -11,7 +11,7 @@ import (
 	"github.com/ggml-go/ggml/graph"
 )
 
-// tensorAlignment is ggml's TENSOR_ALIGNMENT, the seed's buffer alignment.
+// tensorAlignment is ggml's TENSOR_ALIGNMENT, upstream's buffer alignment.
 const tensorAlignment = 32
 
 // ErrWeightsReleased reports a use of weights whose host memory
@@ -37,7 +37,7 @@ func (bt *bufferType) MaxSize() uint64    { return math.MaxUint64 }
 func (bt *bufferType) IsHost() bool       { return bt.host }
 func (bt *bufferType) DeviceName() string { return bt.dev.name }
 
-// AllocSize is the seed's get_alloc_size: a 2-D or 3-D quantized weight
+// AllocSize is upstream's get_alloc_size: a 2-D or 3-D quantized weight
 // needs its extracted layout's total size (more than its ggml bytes when
 // the scales and zero points do not fit in the space the ggml blocks
 // leave), plus, here, room for a copy of the original bytes where the
@@ -82,7 +82,7 @@ func hostAlloc(size uint64) ([]byte, func() error, error) {
 	return unsafe.Slice((*byte)(cPtr(b.Base())), size), b.Free, nil
 }
 
-// tensorExtra is a tensor's state in a device buffer (the seed's
+// tensorExtra is a tensor's state in a device buffer (upstream's
 // tensor->extra): where it lies, and for a converted weight its layout.
 // Views share their source's extra.
 type tensorExtra struct {
@@ -121,7 +121,7 @@ func (s *storage) Release() error {
 }
 
 // InitTensor records where t lies; a view takes its source's extra, as
-// the seed's init_tensor.
+// upstream's init_tensor.
 func (s *storage) InitTensor(t *graph.Tensor, at uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -150,7 +150,7 @@ func (s *storage) Reset() error {
 	return nil
 }
 
-// SetTensor is the seed's set_tensor: a whole 2-D weight (or 3-D quantized
+// SetTensor is upstream's set_tensor: a whole 2-D weight (or 3-D quantized
 // expert weight) set into a WEIGHTS buffer of the device type is converted
 // to OpenVINO's layout; anything else is copied.
 func (s *storage) SetTensor(t *graph.Tensor, u buffer.Usage, at, offset uint64, data []byte) error {
@@ -226,7 +226,7 @@ func addr(t *graph.Tensor) uintptr {
 	return a
 }
 
-// weightRegistry is the seed's weight-buffer registry for
+// weightRegistry is upstream's weight-buffer registry for
 // GGML_OPENVINO_RELEASE_WEIGHTS: every buffer holding weights, dropped
 // once with madvise after the first compiled-model cache hit.
 type weightRegistry struct {
@@ -240,7 +240,7 @@ func (r *weightRegistry) register(s *storage) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.released {
-		// The seed aborts: a second model loading while the first's
+		// Upstream aborts: a second model loading while the first's
 		// compiled graph is pinned would be run with the wrong weights.
 		return fmt.Errorf("%w: this mode supports one model per process; unset it for multi-model runs", ErrWeightsReleased)
 	}

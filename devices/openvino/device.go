@@ -189,7 +189,7 @@ func (rt *runtimeCtx) configure() error {
 	return nil
 }
 
-// requant reports whether weights are requantized as the seed does
+// requant reports whether weights are requantized as upstream does
 // (token_embd/output per-row Q8_0, Q4_0 in groups of 128 on the NPU);
 // GGML_OPENVINO_REQUANT_KQUANT=native keeps every weight's own format.
 func (rt *runtimeCtx) requant() bool { return rt.opts.RequantKQuant != "native" }

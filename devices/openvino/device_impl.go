@@ -29,9 +29,9 @@ func newDevice(index int, rt *runtimeCtx) *device {
 
 func (d *device) Name() string { return d.name }
 
-// Description is the runtime's version description, as the seed's
+// Description is the runtime's version description, as upstream's
 // (ov::get_openvino_version().description), with the OpenVINO device and
-// release, which the seed logs.
+// release, which upstream logs.
 func (d *device) Description() string {
 	v := d.rt.lib.version
 	desc := v.Description
@@ -41,18 +41,18 @@ func (d *device) Description() string {
 	return fmt.Sprintf("%s %s on %s", desc, v, d.rt.device)
 }
 
-// Memory is the host's physical memory, free = total as the seed reports
+// Memory is the host's physical memory, free = total as upstream reports
 // on unix (the OpenVINO devices share host memory, or say nothing).
 func (d *device) Memory() (free, total uint64) {
 	total = physicalMemory()
 	return total, total
 }
 
-// Type is GPU, as the seed reports for every OpenVINO device (so that
+// Type is GPU, as upstream reports for every OpenVINO device (so that
 // InitBest prefers it to the CPU).
 func (d *device) Type() backend.DeviceType { return backend.DeviceGPU }
 
-// Caps are the seed's: synchronous, no host buffer cap, no buffers from
+// Caps are upstream's: synchronous, no host buffer cap, no buffers from
 // host memory, no events, mmap'd weights usable.
 func (d *device) Caps() backend.Caps { return backend.Caps{Mmap: true} }
 
@@ -65,21 +65,21 @@ func (d *device) Props() backend.Props {
 // BufferType is OPENVINO<i>.
 func (d *device) BufferType() buffer.Type { return d.bt }
 
-// HostType is the seed's OPENVINO<i>_HOST buffer type. It is not offered
-// as backend.HostBufferTyper: the seed's caps say host_buffer=false, and
+// HostType is upstream's OPENVINO<i>_HOST buffer type. It is not offered
+// as backend.HostBufferTyper: upstream's caps say host_buffer=false, and
 // its memory is ordinary host memory, no faster to copy from.
 func (d *device) HostType() buffer.Type { return d.hbt }
 
 // SupportsBufferType accepts the device's own types and any host type, as
-// the seed.
+// upstream.
 func (d *device) SupportsBufferType(bt buffer.Type) bool {
 	return bt == d.bt || bt == d.hbt || (bt != nil && bt.IsHost())
 }
 
-// OffloadOp is false (the seed has none).
+// OffloadOp is false (upstream has none).
 func (d *device) OffloadOp(*graph.Tensor) bool { return false }
 
-// SupportsOp applies the seed's rules for the device kind; refusals are
+// SupportsOp applies upstream's rules for the device kind; refusals are
 // logged with their reason when GGML_OPENVINO_LOG_UNSUPPORTED_OPS is set.
 func (d *device) SupportsOp(t *graph.Tensor) bool {
 	ok, reason := supportsOp(d.rt.kind, t)
@@ -155,7 +155,7 @@ func (d *device) WeightBytes() uint64 { return d.WeightMemory().Held() }
 func (d *device) WeightReport() string { return d.WeightMemory().String() }
 
 // Init starts a backend. The compiled models are shared by every backend
-// of the device; infer requests are per backend, as in the seed. The
+// of the device; infer requests are per backend, as in upstream. The
 // device's parameters (GGML_DEVICE=OPENVINO0:key=value) set the options
 // of this backend by the variables' names without the prefix
 // (disable_cache=1, profiling=2, dump_ir=1); an unknown key is an error.

@@ -1,10 +1,13 @@
 // Package openvino is the OpenVINO device: ggml graphs run on Intel CPUs,
 // GPUs and NPUs through libopenvino_c, loaded at run time with purego (no
-// cgo). It reimplements ggml's ggml-openvino backend (the seed
-// ggml-openvino.cpp): one device, OPENVINO0, on the OpenVINO device chosen
+// cgo). It reimplements upstream ggml-openvino: ggml's
+// src/ggml-openvino/ggml-openvino.cpp as crates.io sipp-sys 0.1.4 ships it,
+// slightly newer than ggml-org/ggml d99724f2's, together with the files it
+// calls there (openvino/op_table.cpp, utils.cpp, ggml-openvino-extra.cpp);
+// "upstream" in this package's comments means those files. One device, OPENVINO0, on the OpenVINO device chosen
 // by GGML_OPENVINO_DEVICE (CPU, GPU, GPU.N, NPU); its buffer types; the
 // conversion of quantized weights into OpenVINO's layout as they are set;
-// every supports-op rule with the seed's reasons; and graph compute,
+// every supports-op rule with upstream's reasons; and graph compute,
 // where each graph becomes an IR v11 model (public opsets only) whose
 // weights are Constants over the weight buffers, compiled once per graph
 // structure and run with its inputs and outputs bound to ggml's memory.

@@ -66,7 +66,8 @@ func (e elemType) String() string {
 func (e elemType) byteSize(n int64) int64 { return (n*int64(elemTypeInfo[e].bits) + 7) / 8 }
 
 // numbering is one release family's ov_element_type_e values, indexed by
-// elemType. Values are from ../shared/native-facts/openvino-c/versions.txt:
+// elemType. Values are from testdata/facts/c-api-versions.txt (checked
+// against it by TestNumberingFacts):
 // 2025.0 (and 2024.2 on) has UNDEFINED 0, DYNAMIC 1, BOOLEAN 2 ... F8E8M0
 // 26; 2025.1 and newer drop UNDEFINED and number every type one lower.
 type numbering struct {

@@ -88,10 +88,10 @@ func nmse(a, b []float32) float64 {
 	return num / den
 }
 
-// Every type the seed extracts (and each requant), on each device kind:
+// Every type upstream extracts (and each requant), on each device kind:
 // get-tensor's bytes are the original ones, and the layout decodes to
-// ggml's values (exactly where the conversion is exact; within the
-// seed's zero-point and requant rounding otherwise).
+// ggml's values (exactly where the conversion is exact; within
+// upstream's zero-point and requant rounding otherwise).
 func TestExtractRoundTrip(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)

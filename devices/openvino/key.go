@@ -36,7 +36,7 @@ func (k keyInfo) resolve(l locator) *graph.Tensor {
 	return t
 }
 
-// graphKey is the seed's graph_key made exact: the structure of every
+// graphKey is upstream's graph_key made exact: the structure of every
 // node (op, type, shape, strides, parameters, view offsets) and of every
 // external source, which sources are the same tensor, the weights by
 // address (Constants point at them), the content of quantized inputs

@@ -1,9 +1,10 @@
 package openvino
 
 // The C structs of the OpenVINO C API that cross the boundary, laid out as
-// the real headers have them on LP64 (../shared/native-facts/openvino-c/
-// layouts.txt, measured with cc from the 2025.0 headers; the 2025.1-2026.1
-// bindgen layouts are the same). layout_test.go pins every size and offset.
+// the real headers have them on LP64 (testdata/facts/c-api-layouts-2025.0.0.txt,
+// measured with cc from the 2025.0.0 headers; the 2025.1-2026.1.2 bindgen
+// layouts of testdata/facts/c-api-versions.txt are the same). layout_test.go
+// reads that file and checks every size and offset against it.
 
 // ovShape is ov_shape_t {int64_t rank; int64_t* dims;}: 16 bytes.
 type ovShape struct {

@@ -40,13 +40,13 @@ type extractedLayout struct {
 	// group is the number of weights sharing a scale (weights_per_block).
 	group     int64
 	symmetric bool
-	// zpF16 stores zero points as f16 (always, here; the seed packs them
+	// zpF16 stores zero points as f16 (always, here; upstream packs them
 	// as the weights, u4 or u8, except for 3-D MoE experts).
 	zpF16   bool
 	requant requantType
 	// exact reports whether the original ggml bytes can be rebuilt from
 	// the extracted form. When not, AllocSize reserves room for a copy of
-	// them after the layout (ggml-go keeps get-tensor exact; the seed
+	// them after the layout (ggml-go keeps get-tensor exact; upstream
 	// returns the converted bytes).
 	exact bool
 	// origOff is where that copy starts (when !exact).
@@ -73,7 +73,7 @@ func requantFor(t *graph.Tensor, k Kind) requantType {
 	case k == KindNPU && t.Ne[0]%128 == 0:
 		return requantQ4_0_128
 	}
-	// The seed also requantizes Q6_K and Q5_K to per-row Q8_0 on CPU and
+	// Upstream also requantizes Q6_K and Q5_K to per-row Q8_0 on CPU and
 	// GPU, which moves GET_ROWS and MUL_MAT results ~1e-5 (NMSE) from
 	// ggml's; here they keep their own values (exact f32 scales).
 	return requantNone
@@ -93,13 +93,13 @@ func extractable(t quant.Type) bool {
 // or a type that is not converted).
 //
 // requant is false for tensors converted when a graph is built (inputs
-// that are not weights: test-backend-ops' path in the seed, which does not
+// that are not weights: test-backend-ops' path in upstream, which does not
 // requantize them either).
 func layoutFor(t *graph.Tensor, k Kind, requant bool) (l extractedLayout, ok bool) {
 	if !t.Type.IsQuantized() || t.Ne[3] != 1 || !extractable(t.Type) {
 		return l, false
 	}
-	// The seed keeps 3-D MXFP4 experts packed for a translation of its
+	// Upstream keeps 3-D MXFP4 experts packed for a translation of its
 	// own; here they are converted like 2-D ones (f4e2m1 + e8m0).
 	n := uint64(t.NElements())
 	nbytes := t.NBytes()
@@ -146,9 +146,9 @@ func layoutFor(t *graph.Tensor, k Kind, requant bool) (l extractedLayout, ok boo
 		l.weightsLen = n / 2
 	}
 	l.scalesLen = uint64(l.scaleType.byteSize(int64(nBlocks)))
-	// Zero points are the exact f16 -min/scale, the seed's use_bias form
-	// (its test-backend-ops and 3-D MoE layout), on every weight: the
-	// seed's default u4/u8 round(-min/scale) moves Q4_1 0.7% (NMSE) from
+	// Zero points are the exact f16 -min/scale, upstream's use_bias form
+	// (its test-backend-ops and 3-D MoE layout), on every weight:
+	// upstream's default u4/u8 round(-min/scale) moves Q4_1 0.7% (NMSE) from
 	// ggml's values, beyond test-backend-ops' 5e-4 for MUL_MAT
 	// (TestExtractRoundTrip measures both).
 	if !l.symmetric {

@@ -12,7 +12,7 @@ import (
 
 // spillMap backs size bytes with an unlinked file in dir, mapped
 // MAP_SHARED: file pages are reclaimable, anonymous ones only swappable
-// (the seed's GGML_OPENVINO_SPILL_DIR). dir must be real storage, not a
+// (upstream's GGML_OPENVINO_SPILL_DIR). dir must be real storage, not a
 // tmpfs. Verified on linux (the double); not on darwin.
 func spillMap(dir string, size uint64) ([]byte, func() error, error) {
 	f, err := os.CreateTemp(dir, fmt.Sprintf("ggml-ov-weights-%d-", os.Getpid()))

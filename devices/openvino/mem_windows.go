@@ -2,12 +2,12 @@ package openvino
 
 import "log/slog"
 
-// spillMap is not available on windows, as in the seed: the setting is
+// spillMap is not available on windows, as in upstream: the setting is
 // ignored with a warning and the buffer is ordinary host memory.
 func spillMap(_ string, size uint64) ([]byte, func() error, error) {
 	slog.Warn("openvino: GGML_OPENVINO_SPILL_DIR is not supported on Windows, ignoring")
 	return hostAlloc(size)
 }
 
-// dropPages does nothing on windows (the seed's release is unix-only).
+// dropPages does nothing on windows (upstream's release is unix-only).
 func dropPages([]byte) uint64 { return 0 }

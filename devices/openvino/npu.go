@@ -89,7 +89,7 @@ func (be *ovBackend) computeStatic(g *graph.Graph, k keyInfo) (done bool, err er
 			}
 			return true, err
 		}
-		// The seed compiles both models of the family on a miss, so the
+		// Upstream compiles both models of the family on a miss, so the
 		// first decode after a prefill does not wait for a compile. A
 		// clone the translators refuse although its graph is accepted
 		// (a re-shaping the tagging got wrong) is not the user's error:

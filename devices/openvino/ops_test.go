@@ -10,7 +10,7 @@ import (
 
 // The conformance suite through the device's own buffers (weights in
 // WEIGHTS buffers, converted as set), on the double presenting each
-// element-type numbering, and as an NPU (the seed's NPU rules and
+// element-type numbering, and as an NPU (upstream's NPU rules and
 // requantization), against the real ggml (our CPU device when it is not
 // installed and GGML_REF_REQUIRED is unset).
 func TestOpsOnDouble(t *testing.T) {

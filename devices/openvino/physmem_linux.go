@@ -3,7 +3,7 @@ package openvino
 import "syscall"
 
 // physicalMemory is the host's RAM (sysconf(_SC_PHYS_PAGES) * page size,
-// as the seed).
+// as upstream).
 func physicalMemory() uint64 {
 	var si syscall.Sysinfo_t
 	if syscall.Sysinfo(&si) != nil {

@@ -11,7 +11,7 @@ import (
 // whether the graph it got is the whole model or a piece the scheduler cut
 // out around ops another device runs, and does not cache the compiled
 // pieces (their boundaries move with the scheduler's choices). The test is
-// the seed's: a node some node outside the piece also reads (its use count
+// upstream's: a node some node outside the piece also reads (its use count
 // in the whole graph, which a scheduler split keeps, exceeds its uses in
 // the piece), or a source that is neither a node of the piece, a weight
 // nor a leaf of it (token ids excepted).
@@ -62,7 +62,7 @@ func (be *ovBackend) uncached(g *graph.Graph) bool {
 }
 
 // cacheOnlyMiss is the error of GGML_OPENVINO_COMPILED_MODEL_CACHE_ONLY for
-// a graph with no exported model: the seed never reads the weights then,
+// a graph with no exported model: upstream never reads the weights then,
 // so a missing graph cannot be compiled.
 func (be *ovBackend) cacheOnlyMiss(blob string) error {
 	if be.opts.CompiledModelCacheDir == "" {

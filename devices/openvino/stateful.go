@@ -40,7 +40,7 @@ import (
 func (o *Options) statefulOn(k Kind) bool { return o.Stateful(k) && !o.Static(k) }
 
 // statefulKeyTag keeps stateful and stateless models of one graph apart
-// in the compiled-model cache (the seed's key has is_stateful too).
+// in the compiled-model cache (upstream's key has is_stateful too).
 const statefulKeyTag = "|stateful"
 
 // isKVCache is ggml-openvino's test for a KV cache tensor: the

@@ -176,7 +176,7 @@ func (s *staticInfo) findRoles() error {
 		}
 	}
 	if pos == nil {
-		// Not a language-model graph (no positions): the seed's chunk is
+		// Not a language-model graph (no positions): upstream's chunk is
 		// then the graph's own length, which is computing it as it is.
 		return notStatic("no ROPE positions")
 	}

@@ -12,13 +12,13 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// The supports-op rules are ggml-openvino's
+// The supports-op rules are upstream ggml-openvino's
 // ggml_backend_openvino_device_supports_op_impl and is_op_supported_case
-// (seed 000_03baf9e0644796d5), with the same reason strings. As in the
-// seed, the op, unary and GLU sets are those of the translator table: an
+// (ggml-openvino.cpp as crates.io sipp-sys 0.1.4 ships it), with the same
+// reason strings. As in upstream, the op, unary and GLU sets are those of the translator table: an
 // operation is supported only where a translator exists (translate.go).
 
-// supportedTypes is the seed's supported_types.
+// supportedTypes is upstream's supported_types.
 var supportedTypes = map[quant.Type]bool{
 	quant.F32: true, quant.F16: true, quant.BF16: true, quant.I64: true, quant.I32: true, quant.Q4_0: true,
 	quant.Q4_1: true, quant.Q4_K: true, quant.Q5_1: true, quant.Q5_K: true, quant.Q8_0: true, quant.Q6_K: true,
@@ -26,7 +26,7 @@ var supportedTypes = map[quant.Type]bool{
 }
 
 // supportsOp decides whether a device of kind k computes op; when it does
-// not, reason says why (the seed's words).
+// not, reason says why (upstream's words).
 func supportsOp(k Kind, op *graph.Tensor) (ok bool, reason string) {
 	switch op.Op {
 	case ops.Unary:
@@ -78,7 +78,7 @@ func isWeightBuffer(t *graph.Tensor) bool {
 	return ok && b.Usage() == buffer.UsageWeights
 }
 
-// opSupportedCase is the seed's is_op_supported_case.
+// opSupportedCase is upstream's is_op_supported_case.
 func opSupportedCase(k Kind, op *graph.Tensor) (bool, string) {
 	if isMSABlockMaskExpansion(op) {
 		return false, "MSA block mask expansion is not supported"
@@ -160,7 +160,7 @@ func opSupportedCase(k Kind, op *graph.Tensor) (bool, string) {
 		}
 	case ops.FlashAttnExt:
 		p := ops.FlashAttnParamsOf(op.Params)
-		// The seed keeps the gemma3n pattern off every device (its message
+		// Upstream keeps the gemma3n pattern off every device (its message
 		// says GPU), restricted to scale 1 so Llama-style models are not hit.
 		if math.Abs(float64(p.Scale-1)) < 1e-6 && isGemma3nFlashAttnPattern(op) {
 			return false, "FLASH_ATTN_EXT gemma3n pattern on GPU is not supported"
@@ -194,7 +194,7 @@ func opSupportedCase(k Kind, op *graph.Tensor) (bool, string) {
 		if src0.NElements() != src1.NElements() {
 			return false, fmt.Sprintf("CPY with mismatched element counts is not supported: src0=%d != src1=%d", src0.NElements(), src1.NElements())
 		}
-		// test-backend-ops' non-contiguous CPY cases, by shape, as the seed.
+		// test-backend-ops' non-contiguous CPY cases, by shape, as upstream.
 		if op.Ne[1] == 4 && op.Ne[2] == 3 && op.Ne[3] == 2 && (op.Ne[0] == 3 || op.Ne[0] == 1 || op.Ne[0] == 2) {
 			return false, fmt.Sprintf("CPY with non-contiguous shape [%d, %d, %d, %d] is not supported", op.Ne[0], op.Ne[1], op.Ne[2], op.Ne[3])
 		}
@@ -386,7 +386,7 @@ func mulMatIDRequiresLargeTmp(op *graph.Tensor) bool {
 	if as == nil || ids == nil {
 		return true
 	}
-	// checked_mul_size over size_t, as the seed: a negative extent wraps to
+	// checked_mul_size over size_t, as upstream: a negative extent wraps to
 	// a huge one, a zero makes the product 0.
 	elems := uint64(1)
 	for _, f := range []int64{ids.Ne[1], ids.Ne[0], as.Ne[1], as.Ne[0], 4} {

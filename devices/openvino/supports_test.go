@@ -302,23 +302,23 @@ func TestSupportsOpRules(t *testing.T) {
 	require.NotContains(t, reason, "3D quantized")
 }
 
-// The translator table is the seed's op table (openvino.md 5.2): every op,
+// The translator table is upstream's op table (openvino.md 5.2): every op,
 // unary and GLU op it lists has a translator, and no other, so supports-op
-// derives the seed's sets.
-func TestTranslatorsAreSeedTable(t *testing.T) {
-	seed := map[ops.Op]bool{}
+// derives upstream's sets.
+func TestTranslatorsAreUpstreamTable(t *testing.T) {
+	upstream := map[ops.Op]bool{}
 	for _, o := range []ops.Op{ops.Add, ops.AddID, ops.Concat, ops.Cont, ops.Div, ops.Fill, ops.GetRows, ops.Im2Col,
 		ops.MulMat, ops.MulMatID, ops.Permute, ops.Reshape, ops.RMSNorm, ops.Norm, ops.L2Norm, ops.SumRows, ops.Rope,
 		ops.Scale, ops.Sqr, ops.Sqrt, ops.SoftMax, ops.Argsort, ops.Transpose, ops.View, ops.SetRows, ops.Cpy,
 		ops.FlashAttnExt, ops.Clamp, ops.Pad, ops.SSMConv, ops.GatedDeltaNet, ops.Repeat, ops.Cumsum, ops.Diag, ops.Tri,
 		ops.Set, ops.Add1, ops.Mul, ops.Sub, ops.Unary, ops.GLU} {
-		seed[o] = true
+		upstream[o] = true
 	}
 	for o := range opTranslators {
-		require.True(t, seed[o], "%s is not in the seed's op table", o)
+		require.True(t, upstream[o], "%s is not in upstream's op table", o)
 	}
-	for o := range seed {
-		require.Contains(t, opTranslators, o, "the seed's op table has %s", o)
+	for o := range upstream {
+		require.Contains(t, opTranslators, o, "upstream's op table has %s", o)
 	}
 	unary := []ops.UnaryOp{ops.UnaryGELU, ops.UnarySigmoid, ops.UnarySiLU, ops.UnarySoftplus, ops.UnaryTanh, ops.UnaryExp, ops.UnaryNeg}
 	require.Len(t, unaryTranslators, len(unary))

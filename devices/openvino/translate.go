@@ -22,88 +22,6 @@ var ErrTranslate = errors.New("openvino: cannot translate")
 // are decomposed.
 type translator func(b *builder, n *graph.Tensor) (value, error)
 
-// opTranslators is the op table: ggml-openvino's get_supported_ops, every
-// op of it (translate.go, translate_more.go, translate_seq.go).
-// supportsOp derives the supported set from it, as the seed does.
-var opTranslators map[ops.Op]translator
-
-var unaryTranslators = map[ops.UnaryOp]func(b *builder, x value) value{
-	ops.UnaryGELU: func(b *builder, x value) value {
-		return b.m.add("Gelu", "opset7", []attr{{"approximation_mode", "TANH"}}, x.et, x.shape, x)
-	},
-	ops.UnarySigmoid: func(b *builder, x value) value { return b.unaryOp("Sigmoid", x) },
-	ops.UnarySiLU:    func(b *builder, x value) value { return b.binary("Multiply", x, b.unaryOp("Sigmoid", x)) },
-	ops.UnaryTanh:    func(b *builder, x value) value { return b.unaryOp("Tanh", x) },
-	ops.UnaryExp:     func(b *builder, x value) value { return b.unaryOp("Exp", x) },
-	ops.UnaryNeg:     func(b *builder, x value) value { return b.unaryOp("Negative", x) },
-	// softplus(x) = max(x, 0) + log(1 + exp(-|x|)), the stable form
-	// ggml-openvino uses (ggml returns x itself above 20, where the two
-	// agree in f32).
-	ops.UnarySoftplus: func(b *builder, x value) value {
-		e := b.unaryOp("Exp", b.unaryOp("Negative", b.unaryOp("Abs", x)))
-		return b.binary("Add", b.unaryOp("Relu", x), b.unaryOp("Log", b.binary("Add", e, b.m.scalarF32(1))))
-	},
-}
-
-var gluTranslators = map[ops.GluOp]func(b *builder, a, g value, p ops.GLUParams) value{
-	ops.GLUSwiGLU: func(b *builder, a, g value, _ ops.GLUParams) value {
-		return b.binary("Multiply", unaryTranslators[ops.UnarySiLU](b, a), g)
-	},
-	ops.GLUGeGLU: func(b *builder, a, g value, _ ops.GLUParams) value {
-		return b.binary("Multiply", unaryTranslators[ops.UnaryGELU](b, a), g)
-	},
-	// ggml's swiglu_oai: x = min(a, limit), y = clamp(g, -limit, limit),
-	// out = x * sigmoid(alpha * x) * (y + 1).
-	ops.GLUSwiGLUOAI: func(b *builder, a, g value, p ops.GLUParams) value {
-		x := b.binary("Minimum", a, b.m.scalarF32(p.Limit))
-		y := b.clamp(g, -p.Limit, p.Limit)
-		s := b.unaryOp("Sigmoid", b.binary("Multiply", x, b.m.scalarF32(p.Alpha)))
-		return b.binary("Multiply", b.binary("Multiply", x, s), b.binary("Add", y, b.m.scalarF32(1)))
-	},
-}
-
-func init() {
-	opTranslators = map[ops.Op]translator{
-		ops.Add:  binaryTranslator("Add"),
-		ops.Sub:  binaryTranslator("Subtract"),
-		ops.Mul:  binaryTranslator("Multiply"),
-		ops.Div:  binaryTranslator("Divide"),
-		ops.Add1: binaryTranslator("Add"),
-		ops.Sqr: func(b *builder, n *graph.Tensor) (value, error) {
-			x, err := b.f32(n.Src[0])
-			if err != nil {
-				return value{}, err
-			}
-			return b.finish(n, b.binary("Multiply", x, x))
-		},
-		ops.Sqrt:         unaryNode(func(b *builder, x value) value { return b.unaryOp("Sqrt", x) }),
-		ops.Scale:        translateScale,
-		ops.Clamp:        translateClamp,
-		ops.Unary:        translateUnary,
-		ops.GLU:          translateGLU,
-		ops.RMSNorm:      translateNorm,
-		ops.Norm:         translateNorm,
-		ops.L2Norm:       translateNorm,
-		ops.SoftMax:      translateSoftMax,
-		ops.SumRows:      translateSumRows,
-		ops.MulMat:       translateMulMat,
-		ops.Cpy:          translateCopy,
-		ops.Cont:         translateCopy,
-		ops.Reshape:      translateView,
-		ops.View:         translateView,
-		ops.Permute:      translateView,
-		ops.Transpose:    translateView,
-		ops.GetRows:      translateGetRows,
-		ops.SetRows:      translateSetRows,
-		ops.Concat:       translateConcat,
-		ops.Repeat:       translateRepeat,
-		ops.Rope:         translateRope,
-		ops.FlashAttnExt: translateFlashAttn,
-		ops.Cumsum:       translateCumsum,
-		ops.Fill:         translateFill,
-	}
-}
-
 // ovShape is a tensor's shape in OpenVINO order: [ne3, ne2, ne1, ne0].
 func ovShapeOf(t *graph.Tensor) []int64 { return []int64{t.Ne[3], t.Ne[2], t.Ne[1], t.Ne[0]} }
 
@@ -678,6 +596,15 @@ func unaryNode(f func(b *builder, x value) value) translator {
 		}
 		return b.finish(n, f(b, x))
 	}
+}
+
+// translateSqr: x * x.
+func translateSqr(b *builder, n *graph.Tensor) (value, error) {
+	x, err := b.f32(n.Src[0])
+	if err != nil {
+		return value{}, err
+	}
+	return b.finish(n, b.binary("Multiply", x, x))
 }
 
 func translateScale(b *builder, n *graph.Tensor) (value, error) {

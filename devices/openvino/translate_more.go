@@ -7,15 +7,6 @@ import (
 	"github.com/ggml-go/ggml/ops"
 )
 
-func init() {
-	opTranslators[ops.Set] = translateSet
-	opTranslators[ops.Diag] = translateDiag
-	opTranslators[ops.Tri] = translateTri
-	opTranslators[ops.Pad] = translatePad
-	opTranslators[ops.AddID] = translateAddID
-	opTranslators[ops.MulMatID] = translateMulMatID
-}
-
 // translateSet: a copy of src0 with src1 written over the region of
 // strides nb1..nb3 at offset (src0's own layout: supports-op requires the
 // strides to be src0's).

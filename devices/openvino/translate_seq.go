@@ -8,19 +8,12 @@ import (
 	"github.com/ggml-go/ggml/ops"
 )
 
-// Translators of the seed's op table for sorting, convolution-style
+// Translators of upstream's op table for sorting, convolution-style
 // patches and the recurrent ops (ARGSORT, IM2COL, SSM_CONV,
 // GATED_DELTA_NET), in the public opsets: TopK, Pad + Gather, a depthwise
 // GroupConvolution, and the delta rule unrolled over the graph's static
 // token count (ggml-openvino's own GatedDeltaNet op is internal, and Loop
 // is not needed for a static T).
-
-func init() {
-	opTranslators[ops.Argsort] = translateArgsort
-	opTranslators[ops.Im2Col] = translateIm2Col
-	opTranslators[ops.SSMConv] = translateSSMConv
-	opTranslators[ops.GatedDeltaNet] = translateGatedDeltaNet
-}
 
 // translateArgsort: TopK over the whole row (k = ne0), sorted by value,
 // stable (ties keep the lower index first), the indices as i32.
@@ -134,7 +127,7 @@ func translateSSMConv(b *builder, n *graph.Tensor) (value, error) {
 // row j is column j of the state). Per token: S *= exp(g); delta = (v -
 // k·Sᵀ)·beta; S += deltaᵀ·k; out = (q/sqrt(S_k))·Sᵀ. The result is every
 // token's output [B, T, H, S_v] followed by the final state, as ggml lays
-// them out. Only the forms the seed accepts are built: a scalar gate per
+// them out. Only the forms upstream accepts are built: a scalar gate per
 // head (no KDA) and K = 1 (the final state only).
 func translateGatedDeltaNet(b *builder, n *graph.Tensor) (value, error) {
 	q, k, v, g, beta, st := n.Src[0], n.Src[1], n.Src[2], n.Src[3], n.Src[4], n.Src[5]

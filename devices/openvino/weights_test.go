@@ -48,7 +48,7 @@ func mulMatRun(t *testing.T, dev *device, ty quant.Type, name string, k, m, n in
 	}
 	// A weight the device requantized (token_embd and output to per-row
 	// Q8_0) is compared with the values that requantization gives, made
-	// here from the seed's rule: against the original weights it alone
+	// here from upstream's rule: against the original weights it alone
 	// is about 4e-5 NMSE, and with a few outputs now and then several
 	// times that, more than a bound that still catches a wrong weight.
 	if e, ok := w.Extra.(*tensorExtra); ok && e.layout != nil && e.layout.requant == requantQ8_0C {

@@ -116,7 +116,7 @@ static void config_defaults(void) {
     hd.cfg = (struct hd_config) {
         .nodsp = 0, .arch = 73, .cores = 1, .sysreq = 0, .hw_threads = 6, .hw_hmx = 1, .vtcm = 8u << 20,
         .unsigned_required = 1, .dma64 = 1, .mem_limit = 8ull << 30, .map_limit = HD_DEFAULT_MAX_VMEM,
-        .reject_hang = 0, .rewrite = 1, .delay_us = 0, .exec = 1, .log_level = 1, .protocol = HD_PROTO_PUBLIC,
+        .reject_hang = 0, .rewrite = 1, .cache = 1, .delay_us = 0, .exec = 1, .log_level = 1, .protocol = HD_PROTO_PUBLIC,
         .fence_timeout_us = 1000000, .kparams = 1,
     };
     memset(hd.faults, 0, sizeof hd.faults);
@@ -198,7 +198,7 @@ static int set_knob(const char *k, const char *v) {
     if (!strcmp(k, "protocol")) {
         if (!strcmp(v, "public")) hd.cfg.protocol = HD_PROTO_PUBLIC;
         else if (!strcmp(v, "qdev")) hd.cfg.protocol = HD_PROTO_QDEV;
-        else if (!strcmp(v, "seed")) hd.cfg.protocol = HD_PROTO_SEED;
+        else if (!strcmp(v, "fence") || !strcmp(v, "seed")) hd.cfg.protocol = HD_PROTO_FENCE; /* "seed": the old spelling */
         else return -1;
         return 0;
     }
@@ -227,6 +227,7 @@ static int set_knob(const char *k, const char *v) {
     else if (!strcmp(k, "mem_limit")) hd.cfg.mem_limit = u;
     else if (!strcmp(k, "map_limit")) hd.cfg.map_limit = u;
     else if (!strcmp(k, "rewrite")) hd.cfg.rewrite = u != 0;
+    else if (!strcmp(k, "cache")) hd.cfg.cache = u != 0;
     else if (!strcmp(k, "delay_us")) hd.cfg.delay_us = (uint32_t) u;
     else if (!strcmp(k, "exec")) hd.cfg.exec = u != 0;
     else if (!strcmp(k, "kparams")) { if (u > 1) return -1; hd.cfg.kparams = (int) u; }
@@ -430,6 +431,8 @@ static struct hd_block *block_containing(void *p) {
 }
 
 static void block_release(struct hd_block *b) {
+    free(b->ddr);
+    free(b->l2);
     munmap(b->base, b->size);
     close(b->fd);
     memset(b, 0, sizeof *b);
@@ -903,11 +906,11 @@ static int iface_start(struct hd_handle *h, const uint8_t *in, size_t len) {
     uint32_t n_hvx = rd32(in + 16), n_hmx = rd32(in + 20);
     uint64_t vtcm = hd.cfg.vtcm, max_vmem;
     uint32_t power = 0;
-    int seed = len >= HD_START_ARGS_SEED;
-    if (seed) { vtcm = rd64(in + 24); max_vmem = rd64(in + 32); power = rd32(in + 40); }
+    int upstream = len >= HD_START_ARGS_UPSTREAM;
+    if (upstream) { vtcm = rd64(in + 24); max_vmem = rd64(in + 32); power = rd32(in + 40); }
     else max_vmem = rd64(in + 24);
     hd_log("htp_iface_start(sess %u, queue 0x%" PRIx64 ", n_hvx %u, n_hmx %u, vtcm %" PRIu64 ", max_vmem %" PRIu64
-           ", power %u) form %s", sess_id, qid, n_hvx, n_hmx, vtcm, max_vmem, power, seed ? "seed" : "snapshot");
+           ", power %u) form %s", sess_id, qid, n_hvx, n_hmx, vtcm, max_vmem, power, upstream ? "upstream" : "snapshot");
     struct dspqueue *q = hd_queue_by_export(qid);
     if (!q) { hd_violation("htp_iface_start: queue id 0x%" PRIx64 " was not exported", qid); return AEE_EBADPARM; }
     if (q->domain != h->domain) {
@@ -917,10 +920,10 @@ static int iface_start(struct hd_handle *h, const uint8_t *in, size_t len) {
     if (q->bound) return AEE_EITEMBUSY;
     if (n_hvx == 0 || n_hvx > hd.cfg.hw_threads) n_hvx = hd.cfg.hw_threads;
     if (n_hvx > HTP_MAX_NTHREADS) n_hvx = HTP_MAX_NTHREADS;
-    if (seed && vtcm > hd.cfg.vtcm) { hd_violation("htp_iface_start: vtcm %" PRIu64 " > hardware %" PRIu64, vtcm, hd.cfg.vtcm); return AEE_EBADPARM; }
+    if (upstream && vtcm > hd.cfg.vtcm) { hd_violation("htp_iface_start: vtcm %" PRIu64 " > hardware %" PRIu64, vtcm, hd.cfg.vtcm); return AEE_EBADPARM; }
     h->sess_id = sess_id; h->n_hvx = n_hvx; h->n_hmx = n_hmx ? (hd.cfg.hw_hmx < n_hmx ? hd.cfg.hw_hmx : n_hmx) : 0;
     h->vtcm = vtcm; h->max_vmem = max_vmem ? max_vmem : HD_DEFAULT_MAX_VMEM; h->power_mode = power;
-    h->seed_start = seed;
+    h->upstream_start = upstream;
     q->bound = 1;
     h->queue = q->idx;
     h->started = 1;

@@ -132,7 +132,7 @@ struct htp_op_desc *hx_add_op(struct batch *b, uint32_t opcode, uint16_t s0, uin
     for (int i = 0; i < HTP_OP_MAX_INPUTS; i++) o->src[i] = HTP_NO_TENSOR;
     for (int i = 0; i < HTP_OP_MAX_OUTPUTS; i++) o->dst[i] = HTP_NO_TENSOR;
     o->src[0] = s0; o->src[1] = s1; o->dst[0] = d;
-    memset(b->seed_src[b->no - 1], 0xff, sizeof b->seed_src[0]);
+    memset(b->fence_src[b->no - 1], 0xff, sizeof b->fence_src[0]);
     return o;
 }
 
@@ -144,14 +144,14 @@ int hx_send_batch(struct session *s, const struct batch *b, uint32_t slot, uint3
     memcpy(m + o, b->tens, sizeof b->tens[0] * b->nt); o += sizeof b->tens[0] * b->nt;
     for (uint32_t i = 0; i < b->no; i++) {
         const struct htp_op_desc *op = &b->ops[i];
-        if (!b->seed) { memcpy(m + o, op, sizeof *op); o += sizeof *op; continue; }
-        struct hd_seed_op_desc w;
+        if (!b->fence) { memcpy(m + o, op, sizeof *op); o += sizeof *op; continue; }
+        struct hd_fence_op_desc w;
         memset(&w, 0xff, sizeof w);
         w.opcode = op->opcode; w.flags = op->flags;
         memcpy(w.params, op->params, sizeof w.params);
         memcpy(w.kernel_params, op->kernel_params, sizeof w.kernel_params);
         memcpy(w.src, op->src, sizeof op->src);
-        memcpy(w.src + HTP_OP_MAX_INPUTS, b->seed_src[i], sizeof b->seed_src[i]);
+        memcpy(w.src + HTP_OP_MAX_INPUTS, b->fence_src[i], sizeof b->fence_src[i]);
         memcpy(w.dst, op->dst, sizeof w.dst);
         w.pad[0] = w.pad[1] = 0;
         memcpy(m + o, &w, sizeof w);

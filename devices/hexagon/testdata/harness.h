@@ -56,13 +56,13 @@ struct batch {
     struct htp_buf_desc bufs[8]; uint32_t nb;
     struct htp_tensor tens[16]; uint32_t nt;
     struct htp_op_desc ops[8]; uint32_t no;
-    int seed; /* serialize the ops as 232-byte seed-era descriptors (protocol=seed) */
-    uint16_t seed_src[8][HD_SEED_MAX_INPUTS - HTP_OP_MAX_INPUTS]; /* their src[6..9] (0xffff unless set) */
+    int fence; /* serialize the ops as 232-byte fence-protocol descriptors (protocol=fence) */
+    uint16_t fence_src[8][HD_FENCE_MAX_INPUTS - HTP_OP_MAX_INPUTS]; /* their src[6..9] (0xffff unless set) */
 };
 
 int hx_load(struct api *a, const char *path);
 int hx_get_uri(struct api *a, const char *dom, uint32_t session, char *uri, uint32_t len);
-/* Bring-up in the seed's order; 0 or the negative number of the failing step. */
+/* Bring-up in upstream's order; 0 or the negative number of the failing step. */
 int hx_bring_up(struct api *a, struct session *s, const char *dom, int session);
 void hx_release(struct session *s);
 int hx_invoke_in(struct session *s, uint32_t mid, const void *in, size_t len);

@@ -2,8 +2,8 @@
  * htpdouble: a test double of libcdsprpc (FastRPC, rpcmem, dspqueue) with an emulated ggml HTP DSP library.
  *
  * Written from the documented public API (qualcomm/fastrpc inc/remote.h, rpcmem.h, dspqueue.h) and the public htp
- * wire protocol of ggml-org/ggml d99724f as described in docs/reference/hexagon.md. Every declaration here is our own;
- * the numbers are pinned against ../../../../shared/native-facts/ with _Static_assert (see wire.h checks below).
+ * wire protocol of ggml-org/ggml d99724f as described in facts/hexagon.md. Every declaration here is our own;
+ * the numbers are pinned with _Static_assert in wire_check.c against the facts listed in facts/README.md.
  * Internal header: shared by the double's translation units, never installed.
  */
 #ifndef HTPDOUBLE_H
@@ -181,43 +181,43 @@ struct htp_opbatch_rsp {
     uint32_t id; uint32_t status; uint32_t n_bufs; uint32_t n_tensors; uint32_t n_ops;
     uint32_t n_traces[HTP_MAX_NTHREADS + 1]; uint32_t usecs; uint32_t pad; uint64_t cycles_start; uint64_t cycles_stop;
 };
-/* Seed-era extension (qualcomm dev htp-ops.h @4f400747 per hexagon.md 2.2; NOT verified against a DSP library):
+/* Fence-protocol extension (qualcomm dev htp-ops.h @4f400747 per hexagon.md 2.2; NOT verified against a DSP library):
  * the request gains a trailing u64 seq (32 B), the response a trailing u64 seq (96 B). */
 struct hd_opbatch_req_seq { struct htp_opbatch_req base; uint64_t seq; };
 struct hd_opbatch_rsp_seq { struct htp_opbatch_rsp base; uint64_t seq; };
-/* Seed-era op descriptor with HTP_OP_MAX_INPUTS = 10 (hexagon.md 2.2: the Rust port and the fake harness; NOT
- * verified): 232 bytes, src[10] @200, dst[4] @220. Used with protocol=seed. */
-#define HD_SEED_MAX_INPUTS 10
-struct hd_seed_op_desc {
+/* Fence-protocol op descriptor with HTP_OP_MAX_INPUTS = 10 (hexagon.md 2.2: the Rust port and the fake harness; NOT
+ * verified): 232 bytes, src[10] @200, dst[4] @220. Used with protocol=fence. */
+#define HD_FENCE_MAX_INPUTS 10
+struct hd_fence_op_desc {
     uint32_t opcode; uint32_t flags; int32_t params[HTP_OP_MAX_PARAMS]; int32_t kernel_params[HTP_OP_MAX_KERN_PARAMS];
-    uint16_t src[HD_SEED_MAX_INPUTS]; uint16_t dst[HTP_OP_MAX_OUTPUTS]; uint16_t pad[2];
+    uint16_t src[HD_FENCE_MAX_INPUTS]; uint16_t dst[HTP_OP_MAX_OUTPUTS]; uint16_t pad[2];
 };
-/* Seed-era tensor flags (hexagon.md 2.2, unverified) and the I8 type of fence tensors. */
-enum { HD_SEED_TENSOR_WEIGHT = 1u << 0, HD_SEED_TENSOR_TILED = 1u << 1, HD_SEED_TENSOR_FENCE = 1u << 2 };
+/* Fence-protocol tensor flags (hexagon.md 2.2, unverified) and the I8 type of fence tensors. */
+enum { HD_FENCE_TENSOR_WEIGHT = 1u << 0, HD_FENCE_TENSOR_TILED = 1u << 1, HD_FENCE_TENSOR_FENCE = 1u << 2 };
 #define HD_TYPE_I8 24u
 /* Wire protocol flavours (protocol= knob). */
 enum {
     HD_PROTO_PUBLIC = 0, /* ggml d99724f */
     HD_PROTO_QDEV = 1,   /* qualcomm/llama.cpp dev htp-ops.h @4f400747: d99724f's table + FENCE 47, WEIGHT/REPACK */
-    HD_PROTO_SEED = 2,   /* hexagon.md's reconstruction of the seed: Rust-port table, 10 inputs (unverified) */
+    HD_PROTO_FENCE = 2,   /* hexagon.md's reconstruction of upstream: Rust-port table, 10 inputs (unverified) */
 };
 /* Internal op ids: the public opcodes, then the ones only the later tables have. */
 enum {
     HD_OP_ABS = HTP_OP_INVALID + 1, HD_OP_LOG, HD_OP_RELU, HD_OP_LEAKY_RELU, HD_OP_FENCE, HD_OP_CPY_FENCE,
-    HD_OP_MDEV_GROUP, HD_OP_ALLREDUCE, HD_OP_ALLREDUCE_ADD, HD_OP_SEED_OTHER, HD_OP_COUNT
+    HD_OP_MDEV_GROUP, HD_OP_ALLREDUCE, HD_OP_ALLREDUCE_ADD, HD_OP_FENCE_OTHER, HD_OP_COUNT
 };
 /* An op descriptor of either layout, decoded; opcode is the internal id. */
 struct hd_op {
     uint32_t opcode; uint32_t wire_opcode; uint32_t flags;
     int32_t params[HTP_OP_MAX_PARAMS]; int32_t kernel_params[HTP_OP_MAX_KERN_PARAMS];
-    uint16_t src[HD_SEED_MAX_INPUTS]; uint16_t dst[HTP_OP_MAX_OUTPUTS];
+    uint16_t src[HD_FENCE_MAX_INPUTS]; uint16_t dst[HTP_OP_MAX_OUTPUTS];
 };
 
 /* htp_iface method ids (qaic numbering: open 0, close 1, declared methods from 2) */
 enum { HTP_IFACE_START = 2, HTP_IFACE_STOP = 3, HTP_IFACE_MMAP = 4, HTP_IFACE_MUNMAP = 5, HTP_IFACE_PROFILER = 6,
        HTP_IFACE_ETM = 7, HTP_IFACE_HWINFO = 8 };
 #define HD_START_ARGS_SNAPSHOT 32u  /* sess_id, pad, queue_id, n_hvx, n_hmx, max_vmem */
-#define HD_START_ARGS_SEED     48u  /* ... n_hmx, u64 vtcm_size @24, u64 max_vmem @32, u32 power_mode @40 (inferred) */
+#define HD_START_ARGS_UPSTREAM     48u  /* ... n_hmx, u64 vtcm_size @24, u64 max_vmem @32, u32 power_mode @40 (inferred) */
 
 /* ---- the double's internals (shared between translation units) ---- */
 
@@ -233,6 +233,10 @@ enum { HTP_IFACE_START = 2, HTP_IFACE_STOP = 3, HTP_IFACE_MMAP = 4, HTP_IFACE_MU
  * zombie whose memory is released when the last pin goes, so a host bug cannot crash the DSP thread. */
 struct hd_block {
     void *base; size_t size; size_t req_size; int fd; int heap; uint32_t flags; int live; int pins; int zombie;
+    /* The memory behind a dspqueue buffer as the two caches see it (allocated at the block's first dspqueue use,
+     * zero like fresh rpcmem): `ddr` holds what the host's FLUSH_SENDER pushed out, `l2` what the DSP side last
+     * fetched (INVALIDATE_RECIPIENT) or wrote. The DSP works on `l2`, so a missing flag leaves it stale data. */
+    uint8_t *ddr, *l2;
 };
 /* One fastrpc_mmap of a block into an effective domain. */
 struct hd_map { int domain; int fd; void *addr; size_t len; int flags; int live; };
@@ -242,7 +246,7 @@ struct hd_iface_map { int live; int handle; int fd; uint32_t size; };
 struct hd_handle {
     int live; uint32_t gen; int ordinal; int domain; int phys; int session;
     int started; int queue; uint32_t sess_id; uint32_t n_hvx, n_hmx; uint64_t max_vmem, vtcm; uint32_t power_mode;
-    int seed_start; uint32_t prof_mode; uint32_t etm;
+    int upstream_start; uint32_t prof_mode; uint32_t etm;
     int dead; /* its DSP process died: invokes fail with AEE_ECONNRESET, close still releases it */
 };
 
@@ -288,6 +292,7 @@ struct hd_config {
     int protocol;             /* HD_PROTO_*: opcode table, op descriptor size, tensor flags */
     uint32_t fence_timeout_us;
     int kparams;              /* 1: check the public unary kernel parameter blocks (queue.c) */
+    int cache;                /* 1: model the DSP's caches (queue.c, README "Caches"); 0: coherent memory */
     int gelu_tanh;            /* UNARY_GELU as ggml's tanh form instead of d99724f's DSP (x * sigmoid(1.702 x)) */
 };
 
@@ -340,7 +345,7 @@ const char *hd_op_name(uint32_t opcode);
 /* Internal op id of a wire opcode under the configured protocol; HD_OP_COUNT if the opcode is invalid. */
 uint32_t hd_map_opcode(uint32_t wire);
 /* Executes one op; returns an htp_status. src/dst entries are NULL where the descriptor has 0xffff. */
-int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_INPUTS],
+int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_FENCE_MAX_INPUTS],
                struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS]);
 /* Bytes per block and elements per block of a wire type; 0 for an unknown type. */
 uint32_t hd_type_size(uint32_t type);

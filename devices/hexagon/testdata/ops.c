@@ -1,7 +1,7 @@
 /*
  * The emulated DSP's own reference math: ggml semantics of each htp opcode, computed in float/double from the
  * wire descriptors (ne/nb strides, ggml op_params), with quantized MUL_MAT weights read in the tiled layout of
- * docs/reference/hexagon.md section 10. Written for clarity, not speed.
+ * facts/hexagon.md section 10. Written for clarity, not speed.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -19,15 +19,15 @@ static const char *const op_names[HD_OP_COUNT] = {
     "SET_ROWS", "GET_ROWS", "SCALE", "CPY", "ARGSORT", "SQR", "SQRT", "SUM_ROWS", "SSM_CONV", "REPEAT", "CUMSUM",
     "FILL", "DIAG", "SOLVE_TRI", "L2_NORM", "GATED_DELTA_NET", "TRI", "PAD", "NORM", "CONCAT", "CLAMP", "IM2COL",
     "INVALID", "ABS", "LOG", "RELU", "LEAKY_RELU", "FENCE", "CPY_FENCE", "MDEV_GROUP", "ALLREDUCE", "ALLREDUCE_ADD",
-    "SEED_OTHER",
+    "FENCE_OTHER",
 };
 
 const char *hd_op_name(uint32_t opcode) { return opcode < HD_OP_COUNT ? op_names[opcode] : "INVALID"; }
 
-/* The seed-era opcode table (hexagon.md 3, third-party Rust port; NOT verified). Opcodes it lists that the double
- * does not know map to SEED_OTHER (answered NO_SUPPORT). */
-#define SO HD_OP_SEED_OTHER
-static const uint32_t seed_opcodes[] = {
+/* The fence-protocol opcode table (hexagon.md 3, third-party Rust port; NOT verified). Opcodes it lists that the double
+ * does not know map to FENCE_OTHER (answered NO_SUPPORT). */
+#define SO HD_OP_FENCE_OTHER
+static const uint32_t fence_opcodes[] = {
     HTP_OP_MUL, HTP_OP_ADD, HTP_OP_SUB, HTP_OP_DIV, HTP_OP_MUL_MAT, HTP_OP_MUL_MAT_ID, SO /* MUL_MAT_NX */,
     SO /* MUL_MAT_ID_NX */, HTP_OP_MUL_MAT_ADD, HTP_OP_RMS_NORM, HTP_OP_RMS_NORM_MUL, HTP_OP_UNARY_SILU,
     HTP_OP_UNARY_GELU, HTP_OP_UNARY_SIGMOID, HTP_OP_UNARY_EXP, HTP_OP_UNARY_NEG, HTP_OP_UNARY_SOFTPLUS,
@@ -40,11 +40,11 @@ static const uint32_t seed_opcodes[] = {
     SO /* GLU_SWIGLU_CLAMP */, HD_OP_MDEV_GROUP, SO /* ROLL */,
 };
 #undef SO
-_Static_assert(sizeof seed_opcodes / sizeof *seed_opcodes == 60, "seed opcode table: 0..59");
+_Static_assert(sizeof fence_opcodes / sizeof *fence_opcodes == 60, "fence opcode table: 0..59");
 
 uint32_t hd_map_opcode(uint32_t wire) {
     switch (hd.cfg.protocol) {
-    case HD_PROTO_SEED: return wire < sizeof seed_opcodes / sizeof *seed_opcodes ? seed_opcodes[wire] : HD_OP_COUNT;
+    case HD_PROTO_FENCE: return wire < sizeof fence_opcodes / sizeof *fence_opcodes ? fence_opcodes[wire] : HD_OP_COUNT;
     case HD_PROTO_QDEV: return wire < HTP_OP_INVALID ? wire : wire == HTP_OP_INVALID ? HD_OP_FENCE : HD_OP_COUNT;
     default: return wire < HTP_OP_INVALID ? wire : HD_OP_COUNT;
     }
@@ -549,7 +549,7 @@ static void dequant_tiled_row(uint32_t qt, const uint8_t *mat, int64_t n_ktiles,
     }
 }
 
-/* Row n of a weight in ggml's flat block layout (seed protocol without the TILED flag). */
+/* Row n of a weight in ggml's flat block layout (fence protocol without the TILED flag). */
 static void dequant_flat_row(uint32_t qt, const uint8_t *rowp, int64_t K, float *out) {
     uint32_t bs = hd_type_size(qt);
     for (int64_t kb = 0; kb * 32 < K; kb++) {
@@ -572,7 +572,7 @@ static void dequant_flat_row(uint32_t qt, const uint8_t *rowp, int64_t K, float 
     }
 }
 
-/* The weight operand of MUL_MAT / MUL_MAT_ID: a float matrix, a tiled quantized one or, with protocol=seed and no
+/* The weight operand of MUL_MAT / MUL_MAT_ID: a float matrix, a tiled quantized one or, with protocol=fence and no
  * TILED flag, quantized in ggml's flat layout. A tiled weight's ne may be its own (ne1 not a multiple of 32) or
  * already padded; either way its bytes are the padded layout of hexagon.md 10 (nb2 = nb1 * ne1_pad), which is
  * what the extent is checked against, and only the real rows are read. */
@@ -585,7 +585,7 @@ static int weight_init(struct weight *w, struct hd_tensor *t, int64_t K, int64_t
     w->qt = base_quant(TY(t));
     w->quant = tile_bytes(w->qt) != 0;
     /* d99724f repacks every quantized weight; the later protocols say so with TILED (qdev: REPACK), both 1 << 1 */
-    w->tiled = w->quant && (hd.cfg.protocol == HD_PROTO_PUBLIC || w->qt != TY(t) || (t->d->flags & HD_SEED_TENSOR_TILED));
+    w->tiled = w->quant && (hd.cfg.protocol == HD_PROTO_PUBLIC || w->qt != TY(t) || (t->d->flags & HD_FENCE_TENSOR_TILED));
     if (!w->quant && !is_float(t)) return HTP_STATUS_NO_SUPPORT;
     if (!w->tiled) return NE(t, 0) != K || NE(t, 1) < N ? HTP_STATUS_INVAL_PARAMS : HTP_STATUS_OK;
     uint64_t mat = (uint64_t) tile_bytes(w->qt) * (uint64_t) ktiles(t) * (uint64_t) ((NE(t, 1) + 31) / 32);
@@ -851,12 +851,12 @@ static int op_add_id(struct hd_tensor *a, struct hd_tensor *b, struct hd_tensor 
     return HTP_STATUS_OK;
 }
 
-/* ---------------------------------------------------------------- fences (seed era; NOT verified) */
+/* ---------------------------------------------------------------- fences (fence protocol; NOT verified) */
 
 /* The slot of a fence tensor (I8, flag FENCE, ne = {slot size >= 8, n_slots, 1, 1}) chosen by params[2]:
  * u32 seq @0, u32 status @4 (hexagon.md 2.4). */
 static uint32_t *fence_slot(const struct hd_op *op, struct hd_tensor *f) {
-    if (!f || TY(f) != HD_TYPE_I8 || !(f->d->flags & HD_SEED_TENSOR_FENCE) || NE(f, 0) < 8) return NULL;
+    if (!f || TY(f) != HD_TYPE_I8 || !(f->d->flags & HD_FENCE_TENSOR_FENCE) || NE(f, 0) < 8) return NULL;
     int32_t slot = op->params[2];
     if (slot < 0 || slot >= NE(f, 1)) return NULL;
     return (uint32_t *) at(f, 0, slot, 0, 0);
@@ -909,13 +909,13 @@ static int op_fence(const struct hd_op *op, struct hd_tensor *f) {
 
 #define HD_ALLREDUCE_MAX_RANKS 4
 
-/* ALLREDUCE (seed-era, FULL mode; the double's convention, see README): kernel_params[0] rank, [1] n_ranks, [2] mode
+/* ALLREDUCE (fence-protocol, FULL mode; the double's convention, see README): kernel_params[0] rank, [1] n_ranks, [2] mode
  * (0 FULL; SHARDED_FANOUT answers NO_SUPPORT), [3] is_row_bcast (must be 0); src[0..n) every rank's data,
- * src[n..2n) every rank's fence tensor; params[0] entry seq, params[1] exit seq. Outputs as the seed wires them,
+ * src[n..2n) every rank's fence tensor; params[0] entry seq, params[1] exit seq. Outputs as upstream wires them,
  * dst[0..n) = every rank's data, rank r writing its sum to dst[r]; with dst[0] alone, dst[0]. Each rank signals
  * entry, waits for all, sums into a private buffer, signals exit (done reading), waits for all, and only then writes
  * its output, which may be its own input. */
-static int op_allreduce(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_INPUTS],
+static int op_allreduce(const struct hd_op *op, struct hd_tensor *const src[HD_FENCE_MAX_INPUTS],
                         struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS]) {
     int32_t rank = op->kernel_params[0], n = op->kernel_params[1];
     if (n < 2 || n > HD_ALLREDUCE_MAX_RANKS || rank < 0 || rank >= n) return HTP_STATUS_INVAL_PARAMS;
@@ -954,7 +954,7 @@ static int op_allreduce(const struct hd_op *op, struct hd_tensor *const src[HD_S
 
 /* ---------------------------------------------------------------- dispatch */
 
-int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_SEED_MAX_INPUTS],
+int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_FENCE_MAX_INPUTS],
                struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS]) {
     struct hd_tensor *d = dst[0];
     switch (op->opcode) {

@@ -60,6 +60,48 @@ static struct hd_packet *packet_new(uint32_t flags, uint32_t nbuf, const struct 
     return p;
 }
 
+/* ---------------------------------------------------------------- caches (README "Caches")
+ * A dspqueue buffer's bytes travel host cache -> DDR -> DSP cache only through the flags dspqueue.h defines: the
+ * sender's FLUSH_SENDER at write time copies the host's bytes to `ddr`, the recipient's INVALIDATE_RECIPIENT at read
+ * time refetches `l2` from `ddr`, and the DSP works on `l2`. */
+static int cache_mirrors(struct hd_block *blk) {
+    if (blk->ddr) return 1;
+    blk->ddr = calloc(1, blk->size);
+    blk->l2 = calloc(1, blk->size);
+    if (blk->ddr && blk->l2) return 1;
+    free(blk->ddr); free(blk->l2);
+    blk->ddr = blk->l2 = NULL;
+    return 0;
+}
+
+/* The host's write of a request: FLUSH_SENDER publishes the bytes as they are now. */
+static void cache_host_sends(const struct dspqueue_buffer *b) {
+    struct hd_block *blk = hd_block_by_fd((int) b->fd);
+    if (!hd.cfg.cache || !blk || !cache_mirrors(blk)) return;
+    if (b->flags & DSPQUEUE_BUFFER_FLAG_FLUSH_SENDER) memcpy(blk->ddr + b->offset, (uint8_t *) blk->base + b->offset, b->size);
+    else hd_log("dspqueue_write: buffer fd %u without FLUSH_SENDER: the DSP reads what DDR held before", b->fd);
+}
+
+/* The DSP's read of a request: INVALIDATE_RECIPIENT refetches from DDR, else the DSP keeps its cached bytes. The
+ * DSP's view is then put where the double's DSP thread reads and writes the batch (the host's own bytes there are
+ * not the host's to read until the answer). */
+static void cache_dsp_receives(const struct dspqueue_buffer *b) {
+    struct hd_block *blk = hd_block_by_fd((int) b->fd);
+    if (!hd.cfg.cache || !blk || !blk->ddr) return;
+    if (b->flags & DSPQUEUE_BUFFER_FLAG_INVALIDATE_RECIPIENT) memcpy(blk->l2 + b->offset, blk->ddr + b->offset, b->size);
+    else hd_log("DSP read of buffer fd %u without INVALIDATE_RECIPIENT: it uses its cached bytes", b->fd);
+    memcpy((uint8_t *) blk->base + b->offset, blk->l2 + b->offset, b->size);
+}
+
+/* The DSP's answer carries FLUSH_SENDER | INVALIDATE_RECIPIENT (process_opbatch): the host, DDR and the DSP's
+ * cache agree on the buffer afterwards. */
+static void cache_dsp_answers(const struct dspqueue_buffer *b) {
+    struct hd_block *blk = hd_block_by_fd((int) b->fd);
+    if (!hd.cfg.cache || !blk || !blk->ddr) return;
+    memcpy(blk->ddr + b->offset, (uint8_t *) blk->base + b->offset, b->size);
+    memcpy(blk->l2 + b->offset, (uint8_t *) blk->base + b->offset, b->size);
+}
+
 static void ring_push(struct hd_ring *r, struct hd_packet *p) {
     p->next = NULL;
     p->t_queued = hd_now_ns();
@@ -258,6 +300,7 @@ static int write_common(const char *fn, dspqueue_t queue, uint32_t flags, uint32
     if (rc) goto out;
     struct hd_packet *p = packet_new(flags, num_buffers, buffers, message_length, message);
     if (!p) { rc = AEE_ENOMEMORY; goto out; }
+    for (uint32_t i = 0; i < num_buffers; i++) cache_host_sends(&buffers[i]);
     p->bad = track_batch(q, num_buffers ? buffers : NULL, message_length, message);
     p->tracked = !p->bad && message_length >= sizeof(struct htp_opbatch_req) && num_buffers;
     ring_push(&q->req, p);
@@ -412,7 +455,7 @@ static int validate(struct batch *b) {
     if (r->n_bufs > HTP_OP_MAX_BUFS) REJECT("batch q%d id %u: n_bufs %u > %d", q->ordinal, r->id, r->n_bufs, HTP_OP_MAX_BUFS);
     if (r->n_tensors > HTP_OP_MAX_TENSORS) REJECT("batch q%d id %u: n_tensors %u > %d", q->ordinal, r->id, r->n_tensors, HTP_OP_MAX_TENSORS);
     uint64_t bsz = sizeof(struct htp_buf_desc) * (uint64_t) r->n_bufs, tsz = sizeof(struct htp_tensor) * (uint64_t) r->n_tensors,
-             osz = (hd.cfg.protocol == HD_PROTO_SEED ? sizeof(struct hd_seed_op_desc) : sizeof(struct htp_op_desc)) * (uint64_t) r->n_ops, psz = sizeof(struct htp_prof_desc) * (uint64_t) r->n_ops,
+             osz = (hd.cfg.protocol == HD_PROTO_FENCE ? sizeof(struct hd_fence_op_desc) : sizeof(struct htp_op_desc)) * (uint64_t) r->n_ops, psz = sizeof(struct htp_prof_desc) * (uint64_t) r->n_ops,
              trsz = (uint64_t) (HTP_MAX_NTHREADS + 1) * r->n_traces * sizeof(struct htp_trace_desc);
     if (db->size < bsz + tsz + osz + psz + trsz)
         REJECT("batch q%d id %u: buffer of %u bytes < %" PRIu64 " needed (bufs %u, tensors %u, ops %u, traces %u)",
@@ -460,21 +503,21 @@ static int validate(struct batch *b) {
             REJECT("batch q%d id %u: tensor %u flags 0x%x", q->ordinal, r->id, i, t->flags);
         /* a fence tensor is a whole number of slots at a slot boundary of its buffer (hexagon.md 2.4): a slot index
          * computed wrongly by the host shows up as a misaligned or oversized one */
-        if ((t->flags & HD_SEED_TENSOR_FENCE) &&
+        if ((t->flags & HD_FENCE_TENSOR_FENCE) &&
             (t->type != HD_TYPE_I8 || t->ne[0] < 8 || t->nb[0] != 1 || t->nb[1] != t->ne[0] || t->ne[2] != 1 ||
              t->ne[3] != 1 || t->data % t->ne[0] != 0))
             REJECT("batch q%d id %u: fence tensor %u (type %u, ne %u %u %u %u, nb %u %u, at %u) is not whole slots at a slot boundary",
                    q->ordinal, r->id, i, t->type, t->ne[0], t->ne[1], t->ne[2], t->ne[3], t->nb[0], t->nb[1], t->data);
         if (t->type == HD_TYPE_I8 && hd.cfg.protocol == HD_PROTO_PUBLIC)
-            REJECT("batch q%d id %u: tensor %u type I8 (fence tensors need protocol=qdev or seed)", q->ordinal, r->id, i);
+            REJECT("batch q%d id %u: tensor %u type I8 (fence tensors need protocol=qdev or fence)", q->ordinal, r->id, i);
     }
     b->ops = calloc(r->n_ops ? r->n_ops : 1, sizeof *b->ops);
     if (!b->ops) REJECT("batch q%d id %u: out of memory for %u ops", q->ordinal, r->id, r->n_ops);
     const uint8_t *raw = b->mem + bsz + tsz;
     for (uint32_t i = 0; i < r->n_ops; i++) {
         struct hd_op *o = &b->ops[i];
-        if (hd.cfg.protocol == HD_PROTO_SEED) {
-            struct hd_seed_op_desc w;
+        if (hd.cfg.protocol == HD_PROTO_FENCE) {
+            struct hd_fence_op_desc w;
             memcpy(&w, raw + i * sizeof w, sizeof w);
             o->wire_opcode = w.opcode; o->flags = w.flags;
             memcpy(o->params, w.params, sizeof o->params);
@@ -487,14 +530,14 @@ static int validate(struct batch *b) {
             o->wire_opcode = w.opcode; o->flags = w.flags;
             memcpy(o->params, w.params, sizeof o->params);
             memcpy(o->kernel_params, w.kernel_params, sizeof o->kernel_params);
-            for (int s = 0; s < HD_SEED_MAX_INPUTS; s++) o->src[s] = s < HTP_OP_MAX_INPUTS ? w.src[s] : HTP_NO_TENSOR;
+            for (int s = 0; s < HD_FENCE_MAX_INPUTS; s++) o->src[s] = s < HTP_OP_MAX_INPUTS ? w.src[s] : HTP_NO_TENSOR;
             memcpy(o->dst, w.dst, sizeof o->dst);
         }
         o->opcode = hd_map_opcode(o->wire_opcode);
         if (o->opcode == HD_OP_COUNT)
             REJECT("batch q%d id %u: op %u opcode %u not in the %s table", q->ordinal, r->id, i, o->wire_opcode,
-                   hd.cfg.protocol == HD_PROTO_SEED ? "seed" : hd.cfg.protocol == HD_PROTO_QDEV ? "qdev" : "public");
-        for (int s = 0; s < HD_SEED_MAX_INPUTS; s++)
+                   hd.cfg.protocol == HD_PROTO_FENCE ? "fence" : hd.cfg.protocol == HD_PROTO_QDEV ? "qdev" : "public");
+        for (int s = 0; s < HD_FENCE_MAX_INPUTS; s++)
             if (o->src[s] != HTP_NO_TENSOR && o->src[s] >= r->n_tensors)
                 REJECT("batch q%d id %u: op %u (%s) src[%d] = %u >= n_tensors %u", q->ordinal, r->id, i,
                        hd_op_name(o->opcode), s, o->src[s], r->n_tensors);
@@ -523,6 +566,7 @@ static void respond(struct batch *b, uint32_t status, uint32_t usecs) {
     if (hd_fault(HD_F_RSP_SIZE, q->ordinal, -1, q->domain, -1, &code)) len = code < sizeof rsp ? code : sizeof rsp;
     struct dspqueue_buffer db = b->pkt->bufs ? b->pkt->bufs[0] : (struct dspqueue_buffer) { 0 };
     db.flags = DSPQUEUE_BUFFER_FLAG_FLUSH_SENDER | DSPQUEUE_BUFFER_FLAG_INVALIDATE_RECIPIENT;
+    if (b->pkt->nbuf) cache_dsp_answers(&db);
     struct hd_packet *p = packet_new(0, b->pkt->nbuf ? 1 : 0, &db, len, (const uint8_t *) &rsp);
     if (!p) { hd_violation("batch q%d: out of memory for the response", q->ordinal); return; }
     p->batch_id = b->req.id;
@@ -535,7 +579,7 @@ static void respond(struct batch *b, uint32_t status, uint32_t usecs) {
     pthread_cond_broadcast(&q->cv);
 }
 
-/* ---------------------------------------------------------------- MDEV_GROUP (seed era; NOT verified) */
+/* ---------------------------------------------------------------- MDEV_GROUP (fence protocol; NOT verified) */
 
 /* A multi-NSP group batch (the double's convention, README "MDEV_GROUP"): op 0 is MDEV_GROUP with src[0] a fence
  * tensor of `count` slots (ne[1]) and params[0] this member's index. Every member gets the same batch; each computes
@@ -578,7 +622,7 @@ static uint32_t group_barrier(struct group *g, uint32_t my_status) {
 
 /* Starts a group from the MDEV_GROUP op; its status. */
 static uint32_t group_start(struct group *g, const struct hd_op *o, const struct hd_tensor *f) {
-    if (!f || f->d->type != HD_TYPE_I8 || !(f->d->flags & HD_SEED_TENSOR_FENCE) || f->d->ne[0] < 8 || f->d->ne[1] < 2 ||
+    if (!f || f->d->type != HD_TYPE_I8 || !(f->d->flags & HD_FENCE_TENSOR_FENCE) || f->d->ne[0] < 8 || f->d->ne[1] < 2 ||
         o->params[0] < 0 || (uint32_t) o->params[0] >= f->d->ne[1])
         return HTP_STATUS_INVAL_PARAMS;
     g->slots = f->p; g->stride = f->d->nb[1]; g->count = f->d->ne[1]; g->idx = (uint32_t) o->params[0];
@@ -608,7 +652,7 @@ static int group_solo_op(uint32_t opcode) {
 }
 
 /* Runs op o of a group batch as member g->idx (see struct group). */
-static uint32_t group_op(struct group *g, const struct hd_op *o, struct hd_tensor *const src[HD_SEED_MAX_INPUTS],
+static uint32_t group_op(struct group *g, const struct hd_op *o, struct hd_tensor *const src[HD_FENCE_MAX_INPUTS],
                          struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS], int exec) {
     if (group_solo_op(o->opcode)) {
         uint32_t st = group_barrier(g, HTP_STATUS_OK);
@@ -860,6 +904,118 @@ static uint32_t check_mm_kparams(const struct hd_op *o, struct hd_tensor *const 
     return kparams_bad(op_index, o->opcode, "htp_mm_kernel_params", bad, got, exp);
 }
 
+/* ---------------------------------------------------------------- the DSP's cache within a batch
+ * d99724f's DSP (htp-tensor.c, main.c) cleans its whole cache at the start and end of a batch; in between an op's
+ * outputs stay in the DSP's write-back cache (a dirty range) while its kernels read inputs by DMA from DDR. Before an
+ * op, the DSP flushes the dirty ranges of the inputs flagged HTP_TENSOR_COMPUTE ("compute data, not weights");
+ * an input without the flag that an earlier op of the batch wrote is read stale. The double keeps the current bytes
+ * in memory and, per dirty range, what DDR still holds; an unflagged dirty input is shown its DDR bytes during the
+ * op. Under protocol=qdev/seed the flag's place is taken by "not WEIGHT" (their bit 0 is WEIGHT): how those DSP
+ * libraries decide is not public, the double assumes they flush every non-weight input. */
+struct dirty { uint8_t *p; size_t n; uint8_t *ddr; };
+struct l2 { struct dirty *r; size_t n, cap; };
+
+static int overlaps(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) { return a < b + bn && b < a + an; }
+
+static int l2_push(struct l2 *c, uint8_t *p, size_t n, const uint8_t *ddr) {
+    if (!n) return 1;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        struct dirty *r = realloc(c->r, cap * sizeof *r);
+        if (!r) return 0;
+        c->r = r; c->cap = cap;
+    }
+    uint8_t *d = malloc(n);
+    if (!d) return 0;
+    memcpy(d, ddr, n);
+    c->r[c->n++] = (struct dirty) { p, n, d };
+    return 1;
+}
+
+/* Drops [p, p+n) from the dirty ranges (their bytes there are now in DDR), keeping the parts outside it. */
+static int l2_clean(struct l2 *c, const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < c->n;) {
+        struct dirty r = c->r[i];
+        if (!overlaps(r.p, r.n, p, n)) { i++; continue; }
+        c->r[i] = c->r[--c->n];
+        int ok = 1;
+        if (r.p < p) ok &= l2_push(c, r.p, (size_t) (p - r.p), r.ddr);
+        if (r.p + r.n > p + n) ok &= l2_push(c, (uint8_t *) p + n, (size_t) (r.p + r.n - (p + n)), r.ddr + (p + n - r.p));
+        free(r.ddr);
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+static int l2_dirty(struct l2 *c, const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < c->n; i++)
+        if (overlaps(c->r[i].p, c->r[i].n, p, n)) return 1;
+    return 0;
+}
+
+/* An op's output: the range becomes dirty, DDR keeping what it held before the op. */
+static int l2_write(struct l2 *c, uint8_t *p, size_t n) {
+    uint8_t *ddr = malloc(n ? n : 1);
+    if (!ddr) return 0;
+    memcpy(ddr, p, n);
+    for (size_t i = 0; i < c->n; i++) {
+        struct dirty *r = &c->r[i];
+        if (!overlaps(r->p, r->n, p, n)) continue;
+        uint8_t *lo = r->p > p ? r->p : p, *hi = r->p + r->n < p + n ? r->p + r->n : p + n;
+        memcpy(ddr + (lo - p), r->ddr + (lo - r->p), (size_t) (hi - lo));
+    }
+    int ok = l2_clean(c, p, n) && l2_push(c, p, n, ddr);
+    free(ddr);
+    return ok;
+}
+
+/* Swaps memory and DDR over [p, p+n): called before and after an op that reads the range stale. */
+static void l2_swap(struct l2 *c, uint8_t *p, size_t n) {
+    for (size_t i = 0; i < c->n; i++) {
+        struct dirty *r = &c->r[i];
+        if (!overlaps(r->p, r->n, p, n)) continue;
+        uint8_t *lo = r->p > p ? r->p : p, *hi = r->p + r->n < p + n ? r->p + r->n : p + n;
+        for (uint8_t *m = lo, *d = r->ddr + (lo - r->p); m < hi; m++, d++) { uint8_t t = *m; *m = *d; *d = t; }
+    }
+}
+
+static void l2_free(struct l2 *c) {
+    for (size_t i = 0; i < c->n; i++) free(c->r[i].ddr);
+    free(c->r);
+    c->r = NULL; c->n = c->cap = 0;
+}
+
+static int flushed_input(const struct htp_tensor *t) {
+    return hd.cfg.protocol == HD_PROTO_PUBLIC ? (t->flags & HTP_TENSOR_COMPUTE) != 0 : !(t->flags & HD_FENCE_TENSOR_WEIGHT);
+}
+
+/* Before op i: flushes its flagged dirty inputs, marks its outputs dirty and returns in stale[] the inputs read
+ * from DDR (swapped in; swap them back after the op). 0 when out of memory. */
+static int l2_before_op(struct l2 *c, uint32_t i, uint32_t opcode, struct hd_tensor *const src[], struct hd_tensor *const dst[],
+                        int stale[HD_FENCE_MAX_INPUTS], int *n_stale) {
+    *n_stale = 0;
+    for (int s = 0; s < HD_FENCE_MAX_INPUTS; s++) {
+        if (!src[s] || !l2_dirty(c, src[s]->p, src[s]->d->size)) continue;
+        if (flushed_input(src[s]->d)) {
+            if (!l2_clean(c, src[s]->p, src[s]->d->size)) return 0;
+            continue;
+        }
+        int in_place = 0;
+        for (int k = 0; k < HTP_OP_MAX_OUTPUTS; k++)
+            if (dst[k] && overlaps(dst[k]->p, dst[k]->d->size, src[s]->p, src[s]->d->size)) in_place = 1;
+        if (in_place) continue;
+        stale[(*n_stale)++] = s;
+        pthread_mutex_lock(&hd.mu);
+        hd_log("op #%u %s: src[%d] (tensor %u, flags 0x%x) was written by an earlier op of the batch and is not "
+               "flagged for a flush: read stale from DDR", i, hd_op_name(opcode), s, src[s]->d->ti, src[s]->d->flags);
+        pthread_mutex_unlock(&hd.mu);
+    }
+    for (int k = 0; k < HTP_OP_MAX_OUTPUTS; k++)
+        if (dst[k] && !l2_write(c, dst[k]->p, dst[k]->d->size)) return 0;
+    for (int j = 0; j < *n_stale; j++) l2_swap(c, src[stale[j]]->p, src[stale[j]]->d->size);
+    return 1;
+}
+
 /* Executes a validated batch with hd.mu released; the blocks stay pinned so a host that frees them meanwhile is
  * reported instead of crashing the thread. Returns the batch status. */
 static uint32_t execute(struct batch *b, uint32_t prof_mode) {
@@ -881,7 +1037,8 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
         for (uint32_t i = 0; i < r->n_tensors; i++)
             b->tens[i].data = (uint32_t) (b->bufs[tcopy[i].bi].base + tcopy[i].data);
     }
-    int do_exec = hd.cfg.exec;
+    int do_exec = hd.cfg.exec, use_cache = hd.cfg.cache;
+    struct l2 cache = { 0 };
     struct dspqueue *q = b->q;
     pthread_mutex_unlock(&hd.mu);
 
@@ -893,13 +1050,18 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
     int grouped = 0;
     for (uint32_t i = 0; i < r->n_ops && status == HTP_STATUS_OK; i++) {
         const struct hd_op *o = &ocopy[i];
-        struct hd_tensor *src[HD_SEED_MAX_INPUTS], *dst[HTP_OP_MAX_OUTPUTS];
-        for (int s = 0; s < HD_SEED_MAX_INPUTS; s++) src[s] = o->src[s] == HTP_NO_TENSOR ? NULL : &views[o->src[s]];
+        struct hd_tensor *src[HD_FENCE_MAX_INPUTS], *dst[HTP_OP_MAX_OUTPUTS];
+        for (int s = 0; s < HD_FENCE_MAX_INPUTS; s++) src[s] = o->src[s] == HTP_NO_TENSOR ? NULL : &views[o->src[s]];
         for (int s = 0; s < HTP_OP_MAX_OUTPUTS; s++) dst[s] = o->dst[s] == HTP_NO_TENSOR ? NULL : &views[o->dst[s]];
         uint32_t code;
         pthread_mutex_lock(&hd.mu);
         int injected = hd_fault(HD_F_OP, q->ordinal, -1, q->domain, (int) o->wire_opcode, &code);
         pthread_mutex_unlock(&hd.mu);
+        int stale[HD_FENCE_MAX_INPUTS], n_stale = 0;
+        if (use_cache && !l2_before_op(&cache, i, o->opcode, src, dst, stale, &n_stale)) {
+            status = HTP_STATUS_INTERNAL_ERR;
+            break;
+        }
         uint64_t t0 = hd_now_ns();
         int exec = do_exec && !(o->flags & HTP_OPFLAGS_SKIP_COMPUTE);
         if (!injected && ((status = check_unary_kparams(o, src, dst, b->h, i)) != HTP_STATUS_OK ||
@@ -913,6 +1075,7 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
         } else if (grouped) status = group_op(&grp, o, src, dst, exec);
         else if (exec) status = (uint32_t) hd_exec_op(o, src, dst);
         uint64_t dt = hd_now_ns() - t0;
+        for (int j = 0; j < n_stale; j++) l2_swap(&cache, src[stale[j]]->p, src[stale[j]]->d->size);
         t_exec += dt;
         counts[o->opcode] += status == HTP_STATUS_OK;
         if (status != HTP_STATUS_OK) failed_op = i;
@@ -926,6 +1089,7 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
         }
     }
 
+    l2_free(&cache); /* the clean at the end of the batch */
     pthread_mutex_lock(&hd.mu);
     for (uint32_t i = 0; i < r->n_bufs; i++) hd_block_unpin(b->blk[i]);
     hd_block_unpin(b->dblk);
@@ -967,6 +1131,7 @@ static int crash(struct dspqueue *q, struct hd_handle *h) {
 static void process(struct dspqueue *q, struct hd_packet *pkt) {
     struct batch b = { .q = q, .pkt = pkt, .h = bound_handle(q) };
     if (q->dead || crash(q, b.h)) return;
+    for (uint32_t i = 0; i < pkt->nbuf; i++) cache_dsp_receives(&pkt->bufs[i]);
     uint64_t t0 = hd_now_ns(), t_start = t0;
     int ok = validate(&b);
     hd.st.validate_ns += hd_now_ns() - t0;

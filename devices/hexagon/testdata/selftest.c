@@ -3,7 +3,7 @@
  * op batch (ADD, MUL_MAT over a tiled Q4_0 weight, RMS_NORM) checked against a direct computation, shows three
  * bad batches rejected (tensor offset past its buffer, unmapped fd, stale sequence numbers), exercises a few fault
  * points and the "no DSP" answers, releases everything and checks that nothing leaked; a tiled weight with its real
- * ne1 and cropping/circular PAD; then, with protocol=seed on
+ * ne1 and cropping/circular PAD; then, with protocol=fence on
  * a two-core group, a FENCE wait on one core released by a CPY_FENCE on the other. Usage: selftest OUTDIR.
  */
 #define _GNU_SOURCE
@@ -103,6 +103,8 @@ static void test_batches(struct api *a) {
     uint16_t tW = hx_add_tensor(&b, 0, 4096, HTP_TYPE_Q4_0, (uint32_t[4]) { 64, 64, 1, 1 }, 18, 2 * 18);
     uint16_t tD = hx_add_tensor(&b, 0, 8192, HTP_TYPE_F32, (uint32_t[4]) { N, M, 1, 1 }, 4, N * 4);
     uint16_t tE = hx_add_tensor(&b, 0, 9216, HTP_TYPE_F32, (uint32_t[4]) { N, M, 1, 1 }, 4, N * 4);
+    /* C and D are read by a later op of the batch: without HTP_TENSOR_COMPUTE the DSP reads them stale */
+    b.tens[tA].flags = b.tens[tB].flags = b.tens[tC].flags = b.tens[tD].flags = HTP_TENSOR_COMPUTE;
     hx_add_op(&b, HTP_OP_ADD, tA, tB, tC);
     hx_add_op(&b, HTP_OP_MUL_MAT, tW, tC, tD);
     float eps = 1e-6f;
@@ -338,13 +340,13 @@ static void test_real_ne(struct api *a) {
     hx_release(&s);
 }
 
-/* protocol=seed (or qdev) on a two-core group: a FENCE wait on cdsp1's queue is released by a CPY_FENCE (qdev: CPY
+/* protocol=fence (or qdev) on a two-core group: a FENCE wait on cdsp1's queue is released by a CPY_FENCE (qdev: CPY
  * then FENCE signal) on cdsp's queue, through a fence buffer and a data buffer mapped into both domains; then a wait
  * that times out. */
 static void test_fences(struct api *a, int qdev) {
     a->reset();
     a->configure("kparams=0"); /* these batches carry no kernel parameters */
-    CHECK(a->configure(qdev ? "protocol=qdev; cores=2; fence_timeout_us=300000" : "protocol=seed; cores=2; fence_timeout_us=300000") == 0,
+    CHECK(a->configure(qdev ? "protocol=qdev; cores=2; fence_timeout_us=300000" : "protocol=fence; cores=2; fence_timeout_us=300000") == 0,
           "configure protocol");
     struct session A, B;
     int ra = hx_bring_up(a, &A, "cdsp", 0), rb = ra ? -1 : hx_bring_up(a, &B, "cdsp1", 0);
@@ -356,9 +358,9 @@ static void test_fences(struct api *a, int qdev) {
           a->mmap(4, A.data_fd, A.data, 0, DATA_SIZE, FASTRPC_MAP_FD_DELAYED) == 0, "clone mappings");
     float *x = (float *) A.data, *z = (float *) (A.data + 512);
     for (int i = 0; i < 16; i++) x[i] = (float) i - 3.5f;
-    /* opcodes: the seed-era table (hexagon.md 3) or qualcomm dev's (d99724f's + FENCE 47) */
+    /* opcodes: the fence-protocol table (hexagon.md 3) or qualcomm dev's (d99724f's + FENCE 47) */
     const uint32_t op_scale = qdev ? HTP_OP_SCALE : 31, op_fence = qdev ? 47 : 54, op_cpy_fence = 33;
-    struct batch bb = { .nb = 2, .seed = !qdev }, ba = { .nb = 2, .seed = !qdev };
+    struct batch bb = { .nb = 2, .fence = !qdev }, ba = { .nb = 2, .fence = !qdev };
     struct htp_buf_desc bufs[2] = { { (uint64_t) (uintptr_t) A.data, DATA_SIZE, 0, (uint32_t) A.data_fd },
                                     { (uint64_t) (uintptr_t) fence, 65536, 0, (uint32_t) ffd } };
     memcpy(bb.bufs, bufs, sizeof bufs);
@@ -367,7 +369,7 @@ static void test_fences(struct api *a, int qdev) {
     /* cdsp1: wait for seq 5 in slot 1, then z = 2 * y */
     uint16_t by = hx_add_tensor(&bb, 0, 256, HTP_TYPE_F32, v16, 4, 64), bz = hx_add_tensor(&bb, 0, 512, HTP_TYPE_F32, v16, 4, 64);
     uint16_t bf = hx_add_tensor(&bb, 1, 0, HD_TYPE_I8, fne, 1, 64);
-    bb.tens[bf].flags = HD_SEED_TENSOR_FENCE;
+    bb.tens[bf].flags = HD_FENCE_TENSOR_FENCE;
     struct htp_op_desc *w = hx_add_op(&bb, op_fence, bf, HTP_NO_TENSOR, bf);
     w->params[0] = 5; w->params[1] = 0; w->params[2] = 1;
     float two = 2.0f;
@@ -375,7 +377,7 @@ static void test_fences(struct api *a, int qdev) {
     /* cdsp: y = x, then signal seq 5 in slot 1 */
     uint16_t ax = hx_add_tensor(&ba, 0, 0, HTP_TYPE_F32, v16, 4, 64), ay = hx_add_tensor(&ba, 0, 256, HTP_TYPE_F32, v16, 4, 64);
     uint16_t af = hx_add_tensor(&ba, 1, 0, HD_TYPE_I8, fne, 1, 64);
-    ba.tens[af].flags = HD_SEED_TENSOR_FENCE;
+    ba.tens[af].flags = HD_FENCE_TENSOR_FENCE;
     if (qdev) {
         hx_add_op(&ba, HTP_OP_CPY, ax, HTP_NO_TENSOR, ay);
         struct htp_op_desc *sg = hx_add_op(&ba, op_fence, af, HTP_NO_TENSOR, af);
@@ -516,13 +518,13 @@ static void test_faults(struct api *a) {
           a->stat("queues_live") == 0, "leaks after the fault tests");
 }
 
-/* protocol=seed ALLREDUCE over n ranks on distinct cores (cdsp, cdsp1, ...), each summing all ranks' data into its
+/* protocol=fence ALLREDUCE over n ranks on distinct cores (cdsp, cdsp1, ...), each summing all ranks' data into its
  * own, in place. */
 static void test_allreduce(struct api *a, int n) {
     a->reset();
     a->configure("kparams=0"); /* these batches carry no kernel parameters */
     char spec[96];
-    snprintf(spec, sizeof spec, "protocol=seed; cores=%d; fence_timeout_us=300000", n);
+    snprintf(spec, sizeof spec, "protocol=fence; cores=%d; fence_timeout_us=300000", n);
     a->configure(spec);
     static const char *const doms[4] = { "cdsp", "cdsp1", "cdsp2", "cdsp3" };
     struct session ses[4];
@@ -545,7 +547,7 @@ static void test_allreduce(struct api *a, int n) {
         for (int r = 0; r < up; r++) { ((float *) ses[r].data)[i] = (float) (i * (r + 1)) - 0.75f * (float) r; want[i] += ((float *) ses[r].data)[i]; }
     }
     for (int r = 0; r < up && up == n; r++) {
-        struct batch b = { .nb = (uint32_t) n + 1, .seed = 1 };
+        struct batch b = { .nb = (uint32_t) n + 1, .fence = 1 };
         uint16_t data[4], fen[4];
         const uint32_t v16[4] = { 16, 1, 1, 1 }, fne[4] = { 64, 1, 1, 1 };
         for (int k = 0; k < n; k++) {
@@ -555,13 +557,13 @@ static void test_allreduce(struct api *a, int n) {
         b.bufs[n] = (struct htp_buf_desc) { (uint64_t) (uintptr_t) fence, 65536, 0, (uint32_t) ffd };
         for (int k = 0; k < n; k++) {
             fen[k] = hx_add_tensor(&b, (uint16_t) n, (uint32_t) (64 * k), HD_TYPE_I8, fne, 1, 64);
-            b.tens[fen[k]].flags = HD_SEED_TENSOR_FENCE;
+            b.tens[fen[k]].flags = HD_FENCE_TENSOR_FENCE;
         }
-        struct htp_op_desc *o = hx_add_op(&b, 55 /* seed ALLREDUCE */, data[0], data[1], data[r]);
+        struct htp_op_desc *o = hx_add_op(&b, 55 /* fence-protocol ALLREDUCE */, data[0], data[1], data[r]);
         for (int k = 2; k < 2 * n; k++) {
             uint16_t t = k < n ? data[k] : fen[k - n];
             if (k < HTP_OP_MAX_INPUTS) o->src[k] = t;
-            else b.seed_src[0][k - HTP_OP_MAX_INPUTS] = t;
+            else b.fence_src[0][k - HTP_OP_MAX_INPUTS] = t;
         }
         o->kernel_params[0] = r; o->kernel_params[1] = n;
         o->params[0] = 1; o->params[1] = 2;

@@ -1,6 +1,6 @@
 /*
  * Compile-time pins of every struct and enum the double shares with the host, against the measured values in
- * /work/shared/native-facts/ (ggml-htp-d99724f/layouts.txt for the htp wire protocol; hexagon.md 6 for the FastRPC
+ * the repository (../internal/htp/testdata/layouts-d99724f.txt for the htp wire protocol; facts/hexagon.md 6 for the FastRPC
  * structs, LP64). A mismatch fails the build, so the double can never drift from the real layouts silently.
  */
 #include <stddef.h>
@@ -45,13 +45,13 @@ OFF(struct htp_opbatch_rsp, n_traces, 20); OFF(struct htp_opbatch_rsp, usecs, 64
 OFF(struct htp_opbatch_rsp, cycles_start, 72); OFF(struct htp_opbatch_rsp, cycles_stop, 80);
 _Static_assert(_Alignof(struct htp_opbatch_rsp) == 8, "alignof htp_opbatch_rsp");
 
-/* seed-era extension per hexagon.md 2.2 (qualcomm dev 4f400747): 32 B request, 96 B response */
+/* fence-protocol extension per hexagon.md 2.2 (qualcomm dev 4f400747): 32 B request, 96 B response */
 SZ(struct hd_opbatch_req_seq, 32); OFF(struct hd_opbatch_req_seq, seq, 24);
 SZ(struct hd_opbatch_rsp_seq, 96); OFF(struct hd_opbatch_rsp_seq, seq, 88);
 
-/* seed-era 10-input op descriptor per hexagon.md 2.2 (232 B) */
-SZ(struct hd_seed_op_desc, 232); OFF(struct hd_seed_op_desc, params, 8); OFF(struct hd_seed_op_desc, kernel_params, 72);
-OFF(struct hd_seed_op_desc, src, 200); OFF(struct hd_seed_op_desc, dst, 220); OFF(struct hd_seed_op_desc, pad, 228);
+/* fence-protocol 10-input op descriptor per hexagon.md 2.2 (232 B) */
+SZ(struct hd_fence_op_desc, 232); OFF(struct hd_fence_op_desc, params, 8); OFF(struct hd_fence_op_desc, kernel_params, 72);
+OFF(struct hd_fence_op_desc, src, 200); OFF(struct hd_fence_op_desc, dst, 220); OFF(struct hd_fence_op_desc, pad, 228);
 
 /* enum values (layouts.txt) */
 _Static_assert(HTP_STATUS_OK == 1 && HTP_STATUS_INTERNAL_ERR == 2 && HTP_STATUS_NO_SUPPORT == 3 &&

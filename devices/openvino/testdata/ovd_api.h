@@ -1,6 +1,6 @@
 /* ovdouble: the public C types of the OpenVINO C API, declared from the documented ABI
- * (shared/docs/reference/openvino.md 2.6-2.8) and pinned with _Static_assert to the values measured on the real
- * 2025.0.0 headers (shared/native-facts/openvino-c/layouts.txt, versions.txt). Written for the double; not a copy
+ * (facts/openvino.md 2.6-2.8) and pinned with _Static_assert to the values measured on the real
+ * 2025.0.0 headers (facts/c-api-layouts-2025.0.0.txt, facts/c-api-versions.txt). Written for the double; not a copy
  * of OpenVINO's headers. */
 #ifndef OVD_API_H
 #define OVD_API_H

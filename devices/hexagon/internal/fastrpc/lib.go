@@ -257,7 +257,7 @@ func (l *Lib) SessionURI(domain string, session uint32, module string) (string, 
 }
 
 // SetLatency asks for the PM QoS latency mode on an open handle
-// (DSPRPC_CONTROL_LATENCY, enable RPC_PM_QOS, latency 0: the seed leaves
+// (DSPRPC_CONTROL_LATENCY, enable RPC_PM_QOS, latency 0: upstream leaves
 // it uninitialised).
 func (l *Lib) SetLatency(h uint64) error {
 	a := ControlLatencyArg{Enable: RPCPMQoS}

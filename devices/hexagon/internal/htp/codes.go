@@ -58,9 +58,9 @@ const (
 	OpInvalid
 )
 
-// Seed-only opcodes: the seed's htp-ops.h is not public. These values
+// Fence-protocol only opcodes: upstream's htp-ops.h is not public. These values
 // only name the ops inside the host; on the wire they exist under
-// ProtocolSeed only, with the values of its table (Protocol.Opcode).
+// ProtocolFence only, with the values of its table (Protocol.Opcode).
 // Not verified against a real DSP library.
 const (
 	OpFence        Op = 48 + iota // params[0] seq, params[1] 0 wait / 1 signal; src[0] the fence tensor
@@ -88,9 +88,9 @@ func (o Op) String() string {
 	return fmt.Sprintf("htp.Op(%d)", uint32(o))
 }
 
-// SeedOnly reports whether o is one of the seed's opcodes with no public
+// FenceOnly reports whether o is one of upstream's opcodes with no public
 // value.
-func (o Op) SeedOnly() bool { return o >= OpFence && o <= OpAllreduceAdd }
+func (o Op) FenceOnly() bool { return o >= OpFence && o <= OpAllreduceAdd }
 
 // Status is an htp_status, the DSP's verdict on a batch or a fence.
 // OK is 1; anything above is a failure.
@@ -105,10 +105,10 @@ const (
 	StatusVTCMTooSmall Status = 5
 )
 
-// Failed reports whether s is a failure (s > OK, as the seed tests it).
+// Failed reports whether s is a failure (s > OK, as upstream tests it).
 func (s Status) Failed() bool { return s > StatusOK }
 
-// String is the status as the seed prints it ("NO-SUPPORT").
+// String is the status as upstream prints it ("NO-SUPPORT").
 func (s Status) String() string {
 	switch s {
 	case StatusOK:
@@ -126,7 +126,7 @@ func (s Status) String() string {
 }
 
 // Data types of the public protocol (htp_data_type; ggml's numbering
-// where they overlap). The seed also sends Q4_K..Q6_K, Q2_K, Q3_K, Q1_0,
+// where they overlap). Upstream also sends Q4_K..Q6_K, Q2_K, Q3_K, Q1_0,
 // Q2_0 and BF16 with their ggml values.
 const (
 	TypeF32        = 0
@@ -146,8 +146,8 @@ const (
 )
 
 // Tensor flags. The public snapshot names bits 0 and 1 COMPUTE and DIRTY;
-// the seed's names and meanings are WEIGHT (1<<0), TILED (1<<1, the public
-// dev branch's REPACK) and FENCE (1<<2). Seed-era meaning, not verified
+// upstream's names and meanings are WEIGHT (1<<0), TILED (1<<1, the public
+// dev branch's REPACK) and FENCE (1<<2). Fence-protocol meaning, not verified
 // against a real DSP library.
 const (
 	TensorWeight = 1 << 0
@@ -161,11 +161,11 @@ const (
 )
 
 // BufExtended marks a buffer mapped with FASTRPC_MAP_FD_DELAYED_EXTENDED
-// (DMA64), not counted against the DSP's vmem. Seed-only, not verified
+// (DMA64), not counted against the DSP's vmem. Fence-protocol only, not verified
 // against a real DSP library.
 const BufExtended = 1 << 0
 
-// OpFlagSkipCompute is HTP_OPFLAGS_SKIP_COMPUTE (public; the seed sends 0).
+// OpFlagSkipCompute is HTP_OPFLAGS_SKIP_COMPUTE (public; upstream sends 0).
 const OpFlagSkipCompute = 1 << 0
 
 // Profiler modes (htp_profiler_mode).
@@ -176,16 +176,16 @@ const (
 	ProfTrace    = 3
 )
 
-// DefaultPMUEvents are the seed's PMU events for profiling mode 2.
+// DefaultPMUEvents are upstream's PMU events for profiling mode 2.
 var DefaultPMUEvents = [ProfPMUNCnt]uint32{0x3, 0x111, 0x100, 0x105, 0x240, 0x256, 0x7D, 0x8C}
 
 // FenceSlotSize is the bytes of one fence slot: u32 seq at +0, u32 status
 // at +4. HTP_FENCE_SLOT_SIZE is not public; 64 (a cache line) is our
 // choice, sent to the DSP as the fence tensor's ne[0] so a DSP library can
-// read it. Seed-only, not verified against a real DSP library.
+// read it. Fence-protocol only, not verified against a real DSP library.
 const FenceSlotSize = 64
 
-// FenceBufferSize is the bytes of a session's fence buffer (the seed's
+// FenceBufferSize is the bytes of a session's fence buffer (upstream's
 // 64 KiB).
 const FenceBufferSize = 64 * 1024
 
@@ -197,7 +197,7 @@ var traceNames = map[uint16]string{
 }
 
 // TraceEventName names a trace event id ("UNKNOWN" for ids the public
-// protocol lacks, such as the seed's GDN and FENCE events).
+// protocol lacks, such as upstream's GDN and FENCE events).
 func TraceEventName(id uint16) string {
 	if n, ok := traceNames[id]; ok {
 		return n

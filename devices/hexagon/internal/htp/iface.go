@@ -56,7 +56,7 @@ var le = binary.LittleEndian
 
 // StartCall is htp_iface_start(sess_id, dsp_queue_id, n_hvx, n_hmx,
 // max_vmem) of the public IDL: 32 bytes, u32 sess_id @0, u64 queue @8, u32
-// n_hvx @16, u32 n_hmx @20, u64 max_vmem @24. The seed's start adds the
+// n_hvx @16, u32 n_hmx @20, u64 max_vmem @24. Upstream's start adds the
 // VTCM size and power mode, whose IDL is not public; they are not sent.
 func StartCall(sessID uint32, queueID uint64, nHVX, nHMX uint32, maxVmem uint64) Call {
 	b := make([]byte, 32)

@@ -85,7 +85,7 @@ func TestLayouts(t *testing.T) {
 			require.Equal(t, f.size, int(g.Type.Size()), "sizeof(%s.%s)", c, f.name)
 		}
 	}
-	// The seed asserts every struct the host copies into shared memory
+	// Upstream asserts every struct the host copies into shared memory
 	// is a multiple of 8 bytes.
 	for _, s := range []uintptr{unsafe.Sizeof(BufDesc{}), unsafe.Sizeof(Tensor{}), unsafe.Sizeof(OpDesc{}),
 		unsafe.Sizeof(ProfDesc{}), unsafe.Sizeof(OpBatchReq{}), unsafe.Sizeof(OpBatchRsp{})} {
@@ -109,11 +109,11 @@ func TestEnumsAndDefines(t *testing.T) {
 	}
 	require.Equal(t, int(OpInvalid)+1, n)
 	for op := OpFence; op <= OpAllreduceAdd; op++ {
-		require.True(t, op.SeedOnly())
+		require.True(t, op.FenceOnly())
 		_, public := l.enums["HTP_OP_"+op.String()]
 		require.False(t, public, "%s is public now: take its value", op)
 	}
-	require.False(t, OpCpy.SeedOnly())
+	require.False(t, OpCpy.FenceOnly())
 
 	for name, v := range map[string]int64{
 		"HTP_STATUS_OK": int64(StatusOK), "HTP_STATUS_INTERNAL_ERR": int64(StatusInternalErr),

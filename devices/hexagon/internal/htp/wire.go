@@ -8,11 +8,11 @@
 // value of that snapshot is pinned by a layout test against the measured
 // facts (testdata/layouts-d99724f.txt): verified against the public
 // headers, and on the test double, but not against a real DSP library.
-// The seed (the ggml-hexagon.cpp this package follows) uses additions whose
+// Upstream (the ggml-hexagon.cpp this package follows) uses additions whose
 // headers are not public: fences, CPY_FENCE, MDEV_GROUP, ALLREDUCE, the
 // seq-carrying request and response, 10-input op descriptors and the
-// tiled/fence tensor flags. They make up ProtocolSeed (protocol.go), each
-// marked "seed-only, not verified against a real DSP library": a DSP
+// tiled/fence tensor flags. They make up ProtocolFence (protocol.go), each
+// marked "fence-protocol only, not verified against a real DSP library": a DSP
 // library built from other headers reads them as garbage, and only a real
 // device can say which values it expects.
 package htp
@@ -100,7 +100,7 @@ type TraceDesc struct {
 }
 
 // OpBatchReq is struct htp_opbatch_req (24 bytes), the dspqueue message of
-// a batch. ID carries the batch's sequence number (low 32 bits): the seed
+// a batch. ID carries the batch's sequence number (low 32 bits): upstream
 // sends a 64-bit seq in a field the public struct lacks, so we use the
 // public id field for it, and the DSP echoes it in OpBatchRsp.ID.
 type OpBatchReq struct {
