@@ -109,7 +109,6 @@ func (c *conn) call(cmd command, req, rsp []byte) error {
 	if err := c.request(cmd, req); err != nil {
 		return err
 	}
-	c.computing = false
 	var hdr [8]byte
 	if _, err := io.ReadFull(c.nc, hdr[:]); err != nil {
 		return c.fail(cmd, fmt.Errorf("reading the reply: %w", err))
@@ -121,6 +120,8 @@ func (c *conn) call(cmd command, req, rsp []byte) error {
 		return c.fail(cmd, fmt.Errorf("reading the reply: %w", err))
 	}
 	c.recvd.Add(8 + uint64(len(rsp)))
+	// A reply comes after every earlier request is done.
+	c.computing = false
 	return nil
 }
 
@@ -168,12 +169,15 @@ func (c *conn) fail(cmd command, err error) error {
 	if errors.As(err, &ne) && ne.Timeout() {
 		err = fmt.Errorf("no answer within %v: %w", c.cfg.timeout, err)
 	}
+	what := cmd.String()
 	if c.computing {
-		err = fmt.Errorf("%w (a graph was computing)", err)
+		// GRAPH_COMPUTE has no reply: its failure shows on the next
+		// request's.
+		what = fmt.Sprintf("GRAPH_COMPUTE (the graph sent was computing; waiting for %s)", cmd)
 	}
-	c.lost = fmt.Errorf("%s: %w", cmd, err)
+	c.lost = fmt.Errorf("%s: %w", what, err)
 	_ = c.nc.Close()
-	return fmt.Errorf("%w: %s: %s: %w", ErrLost, c.addr, cmd, err)
+	return fmt.Errorf("%w: %s: %s: %w", ErrLost, c.addr, what, err)
 }
 
 // err is the reason the connection was lost, or nil.
