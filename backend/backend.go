@@ -277,8 +277,8 @@ type Event interface {
 //
 // Whatever layout a device keeps its memory in (repacked weights, say),
 // what SetTensorAsync sets is what GetTensorAsync and buffer.GetTensor get
-// back. internal/devtest is a fake device that keeps to all of this, and
-// internal/optest's RunDevice checks a device against it.
+// back. internal/testkit/devtest is a fake device that keeps to all of this, and
+// internal/testkit/optest's RunDevice checks a device against it.
 type Backend interface {
 	// Name identifies the backend (usually its device's name).
 	Name() string

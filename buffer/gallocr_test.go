@@ -9,9 +9,9 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
-	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
-	"github.com/ggml-go/ggml/internal/optest"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/mirror"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/reftest"
+	"github.com/ggml-go/ggml/internal/testkit/optest"
 )
 
 // reserveAndAlloc returns a place function for computeMatches: a new CPU

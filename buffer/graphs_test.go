@@ -9,8 +9,8 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
-	"github.com/ggml-go/ggml/internal/optest"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/mirror"
+	"github.com/ggml-go/ggml/internal/testkit/optest"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )

@@ -1,12 +1,14 @@
 package buffer
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/mmap"
 )
 
 // TensorAlignment is the alignment of tensors in CPU buffers, ggml's
@@ -77,9 +79,12 @@ func (h *HostType) Alloc(size uint64) (Buffer, error) {
 	if size == 0 {
 		return New(h, &hostMemory{}, 0)
 	}
-	mem, mapping, err := mapHost(size, h.alignment)
+	mem, mapping, err := mmap.Anon(size, h.alignment)
+	if errors.Is(err, mmap.ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("buffer: %w", err)
 	}
 	return New(h, &hostMemory{mem: mem, mapping: mapping}, size)
 }
@@ -121,7 +126,9 @@ func (m *hostMemory) Release() error {
 	var err error
 	m.once.Do(func() {
 		if m.mapping != nil {
-			err = unmapHost(m.mapping)
+			if err = mmap.Unmap(m.mapping); err != nil {
+				err = fmt.Errorf("buffer: %w", err)
+			}
 		}
 		m.mem, m.mapping = nil, nil
 	})

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/reftest"
 	"github.com/ggml-go/ggml/quant"
 )
 

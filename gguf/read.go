@@ -24,7 +24,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/internal/mmap"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -166,13 +166,13 @@ type File struct {
 	names   map[string]int
 	sizes   []uint64
 	data    []byte
-	mapped  *buffer.MappedFile
+	mapped  *mmap.File
 }
 
-// Open maps the file at path copy-on-write (buffer.MapFile) and parses it:
+// Open maps the file at path copy-on-write (internal/mmap) and parses it:
 // the file itself is never written.
 func Open(path string) (*File, error) {
-	m, err := buffer.MapFile(path)
+	m, err := mmap.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/gguf"
-	"github.com/ggml-go/ggml/gguf/genmodel"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/devtest"
+	"github.com/ggml-go/ggml/internal/testkit/devtest"
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
 	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"

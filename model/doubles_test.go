@@ -14,9 +14,9 @@ import (
 	"github.com/ggml-go/ggml/devices/hexagon"
 	"github.com/ggml-go/ggml/devices/openvino"
 	"github.com/ggml-go/ggml/gguf"
-	"github.com/ggml-go/ggml/gguf/genmodel"
-	"github.com/ggml-go/ggml/internal/hexdouble"
-	"github.com/ggml-go/ggml/internal/ovdouble"
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
+	"github.com/ggml-go/ggml/internal/testkit/hexdouble"
+	"github.com/ggml-go/ggml/internal/testkit/ovdouble"
 	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/quant"
 )

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	_ "github.com/ggml-go/ggml/devices/cpu"
-	"github.com/ggml-go/ggml/gguf/genmodel"
-	"github.com/ggml-go/ggml/internal/ggmlref"
-	"github.com/ggml-go/ggml/internal/llamaref"
-	"github.com/ggml-go/ggml/internal/npmvocab"
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
+	"github.com/ggml-go/ggml/internal/testkit/llamaref"
+	"github.com/ggml-go/ggml/internal/testkit/npmvocab"
 	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/quant"
 )

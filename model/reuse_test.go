@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ggml-go/ggml/gguf/genmodel"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
 	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/quant"
 )

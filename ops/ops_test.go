@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/internal/dynlib"
-	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/reftest"
 )
 
 // libNames are ggml's name functions, called through purego, and their

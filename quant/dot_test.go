@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ggml-go/ggml/internal/ggmlref"
-	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/reftest"
 )
 
 // dotTypes are the types whose dot kernels live in dot.go and dot_kquants.go.

@@ -7,7 +7,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ggml-go/ggml/internal/ggmlref"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 )
 
 // FuzzDequantize feeds arbitrary bytes, types and counts: never a panic,

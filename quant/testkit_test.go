@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ggml-go/ggml/internal/ggmlref"
-	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/reftest"
 )
 
 // The shared kit of the differential tests: seeds, input distributions,

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/ggml-go/ggml/gguf"
-	"github.com/ggml-go/ggml/gguf/genmodel"
-	"github.com/ggml-go/ggml/internal/llamaref"
-	"github.com/ggml-go/ggml/internal/npmvocab"
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
+	"github.com/ggml-go/ggml/internal/testkit/llamaref"
+	"github.com/ggml-go/ggml/internal/testkit/npmvocab"
 	"github.com/ggml-go/ggml/quant"
 )
 

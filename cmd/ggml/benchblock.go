@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ggml-go/ggml/internal/block"
-	"github.com/ggml-go/ggml/internal/ggmlref"
+	"github.com/ggml-go/ggml/internal/testkit/block"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 )
 
 // runBenchBlock times the demo's decoder block through the scheduler on

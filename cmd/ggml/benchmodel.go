@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ggml-go/ggml/gguf/genmodel"
-	"github.com/ggml-go/ggml/internal/llamaref"
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
+	"github.com/ggml-go/ggml/internal/testkit/llamaref"
 	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/quant"
 )

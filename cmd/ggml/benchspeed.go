@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ggml-go/ggml/bench"
-	"github.com/ggml-go/ggml/internal/block"
-	"github.com/ggml-go/ggml/internal/ggmlref"
+	"github.com/ggml-go/ggml/internal/testkit/block"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 	"github.com/ggml-go/ggml/quant"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/reftest"
 )
 
 // tsvRows returns the data rows of a -tsv table, checking the header.

@@ -17,9 +17,9 @@ import (
 	"github.com/ggml-go/ggml/bench"
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/block"
-	"github.com/ggml-go/ggml/internal/ggmlref"
-	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
+	"github.com/ggml-go/ggml/internal/testkit/block"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/mirror"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )

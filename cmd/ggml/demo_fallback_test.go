@@ -10,7 +10,7 @@ import (
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/devtest"
+	"github.com/ggml-go/ggml/internal/testkit/devtest"
 	"github.com/ggml-go/ggml/ops"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/reftest"
 )
 
 func TestDemoOnCPU(t *testing.T) {

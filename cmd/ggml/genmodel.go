@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/ggml-go/ggml/gguf"
-	"github.com/ggml-go/ggml/gguf/genmodel"
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
 	"github.com/ggml-go/ggml/quant"
 )
 

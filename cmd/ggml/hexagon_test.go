@@ -15,8 +15,8 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/hexagon"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/block"
-	"github.com/ggml-go/ggml/internal/hexdouble"
+	"github.com/ggml-go/ggml/internal/testkit/block"
+	"github.com/ggml-go/ggml/internal/testkit/hexdouble"
 	"github.com/ggml-go/ggml/quant"
 )
 

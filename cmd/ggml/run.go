@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ggml-go/ggml/backend"
-	"github.com/ggml-go/ggml/gguf/genmodel"
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
 	"github.com/ggml-go/ggml/model"
 )
 

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/ggml-go/ggml/backend"
-	"github.com/ggml-go/ggml/internal/ggmlref"
-	"github.com/ggml-go/ggml/internal/ggmlref/mirror"
-	"github.com/ggml-go/ggml/internal/optest"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/mirror"
+	"github.com/ggml-go/ggml/internal/testkit/optest"
 )
 
 type testOpsFlags struct {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/devtest"
-	"github.com/ggml-go/ggml/internal/ggmlref/reftest"
-	"github.com/ggml-go/ggml/internal/optest"
+	"github.com/ggml-go/ggml/internal/testkit/devtest"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/reftest"
+	"github.com/ggml-go/ggml/internal/testkit/optest"
 	"github.com/ggml-go/ggml/ops"
 )
 

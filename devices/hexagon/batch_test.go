@@ -11,7 +11,7 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/hexagon/internal/htp"
 	"github.com/ggml-go/ggml/graph"
-	double "github.com/ggml-go/ggml/internal/hexdouble"
+	double "github.com/ggml-go/ggml/internal/testkit/hexdouble"
 	"github.com/ggml-go/ggml/quant"
 )
 

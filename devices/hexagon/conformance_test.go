@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/backend"
-	double "github.com/ggml-go/ggml/internal/hexdouble"
-	"github.com/ggml-go/ggml/internal/optest"
+	double "github.com/ggml-go/ggml/internal/testkit/hexdouble"
+	"github.com/ggml-go/ggml/internal/testkit/optest"
 )
 
 // doubleOps are the ops (test-backend-ops names) the double executes

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/backend"
-	double "github.com/ggml-go/ggml/internal/hexdouble"
+	double "github.com/ggml-go/ggml/internal/testkit/hexdouble"
 )
 
 func TestMain(m *testing.M) {

@@ -11,7 +11,7 @@ import (
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/hexdouble"
+	"github.com/ggml-go/ggml/internal/testkit/hexdouble"
 	"github.com/ggml-go/ggml/quant"
 )
 

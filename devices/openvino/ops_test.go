@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ggml-go/ggml/internal/optest"
+	"github.com/ggml-go/ggml/internal/testkit/optest"
 )
 
 // The conformance suite through the device's own buffers (weights in

@@ -15,7 +15,7 @@ import (
 )
 
 // libraryDirs are the packages whose errors reach programs.
-var libraryDirs = []string{"quant", "ops", "graph", "buffer", "backend", "devices", "internal/dynlib", "internal/devlib", "internal/ggmlref"}
+var libraryDirs = []string{"quant", "ops", "graph", "buffer", "backend", "devices", "internal/dynlib", "internal/devlib", "internal/testkit/ggmlref"}
 
 // TestErrorfKeepsCauses: no fmt.Errorf of the library formats an error
 // with %v, which would cut it from errors.Is and errors.As; %w keeps it.

@@ -11,7 +11,7 @@ import (
 	"log"
 	"os"
 
-	"github.com/ggml-go/ggml/internal/ggmlref"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 	"github.com/ggml-go/ggml/quant/internal/grids"
 )
 

@@ -17,7 +17,7 @@ import (
 	"go/format"
 	"math"
 
-	"github.com/ggml-go/ggml/internal/ggmlref"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 )
 
 // ggml type numbers of the formats decoded here.
