@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ggml-go/ggml/internal/optest"
+	"github.com/ggml-go/ggml/internal/testkit/optest"
 )
 
 // TestConformanceOursOurs runs the conformance suite on a device of our

@@ -17,8 +17,8 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/devtest"
-	"github.com/ggml-go/ggml/internal/rpcref"
+	"github.com/ggml-go/ggml/internal/testkit/devtest"
+	"github.com/ggml-go/ggml/internal/testkit/rpcref"
 	"github.com/ggml-go/ggml/quant"
 )
 

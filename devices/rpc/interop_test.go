@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/ggml-go/ggml/devices/cpu"
-	"github.com/ggml-go/ggml/internal/optest"
-	"github.com/ggml-go/ggml/internal/rpcref"
+	"github.com/ggml-go/ggml/internal/testkit/optest"
+	"github.com/ggml-go/ggml/internal/testkit/rpcref"
 )
 
 // The interop runs: the conformance suite through every pairing of our

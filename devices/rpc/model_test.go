@@ -12,9 +12,9 @@ import (
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
-	"github.com/ggml-go/ggml/gguf/genmodel"
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/internal/rpcref"
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
+	"github.com/ggml-go/ggml/internal/testkit/rpcref"
 	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/quant"
 )
