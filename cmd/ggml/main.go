@@ -11,6 +11,8 @@
 //	                                    a random-weight model file llama.cpp also loads
 //	ggml gguf-info [-n N] [-no-tensors] FILE
 //	                                    a GGUF file's metadata, tensors and totals, as gguf-dump prints them
+//	ggml rpc-server [-host H] [-port P] [-device NAME,...] [-cache DIR] [-threads N] [-token T] [-tls-cert F -tls-key F]
+//	                                    serve our devices to ggml RPC clients (protocol 7.0.0)
 //	ggml run [-m FILE] [-p TEXT | -tokens 1,2,3] [-n N] [-device NAME] [-threads N] [-seed N] [-logits OUT]
 //	         [-temp T -top-k K -top-p P -min-p P -repeat-penalty R] [-ctx N] [-fa]
 //	                                    a llama/qwen2 GGUF model (a generated one without -m), streamed, tokens/s
@@ -32,6 +34,7 @@ import (
 	_ "github.com/ggml-go/ggml/devices/cpu"
 	_ "github.com/ggml-go/ggml/devices/hexagon"
 	_ "github.com/ggml-go/ggml/devices/openvino"
+	_ "github.com/ggml-go/ggml/devices/rpc"
 )
 
 type command struct {
@@ -45,6 +48,7 @@ var commands = map[string]command{
 	"devices":     {"every registered device: type, memory, caps, and why an unavailable one cannot be used", runDevices},
 	"gen-model":   {"a random-weight llama or qwen2 model file that llama.cpp also loads, for tests and demos", runGenModel},
 	"gguf-info":   {"a GGUF file's metadata, tensors (type, shape, offset, size) and totals, as gguf-dump prints them", runGGUFInfo},
+	"rpc-server":  {"serve devices to ggml RPC clients (llama.cpp's --rpc, our RPC device), protocol 7.0.0", runRPCServer},
 	"run":         {"a llama or qwen2 GGUF model (or, without -m, a small generated one): prompt, streamed tokens, tokens/s", runRun},
 	"quant-stats": {"bits per weight, error and speed of every quantization format, beside the real ggml", runQuantStats},
 	"test-ops":    {"op conformance cases on a device, compared with the real ggml or our CPU device", runTestOps},

@@ -28,7 +28,7 @@ var order = []struct {
 	{"buffers and tokenizer", []string{"buffer", "tokenizer"}},
 	{"backend", []string{"backend"}},
 	{"device support", []string{"internal/devlib", "devices/hexagon/internal/..."}},
-	{"devices", []string{"devices/cpu", "devices/openvino", "devices/hexagon"}},
+	{"devices", []string{"devices/cpu", "devices/openvino", "devices/hexagon", "devices/rpc"}},
 	{"model", []string{"model"}},
 	{"test kit", []string{"internal/testkit/..."}},
 	{"tools", []string{"bench", "cmd/...", "examples/...", "quant/internal/...", "internal/layers"}},

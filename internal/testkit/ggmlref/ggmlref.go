@@ -226,6 +226,15 @@ func (l *Lib) pickVariant(want string) (string, *dynlib.Library, error) {
 	if want != "" {
 		paths = []string{filepath.Join(l.dir, "libggml-cpu-"+want+".so")}
 	}
+	if plain := filepath.Join(l.dir, "libggml-cpu.so"); len(paths) == 0 {
+		// A build without GGML_BACKEND_DL (the RPC reference peer,
+		// scripts/fetch-rpc-ref) has one CPU library, built for this
+		// machine, and no score to ask.
+		if lib, err := dynlib.Open(plain); err == nil {
+			l.libs = append(l.libs, lib)
+			return "native", lib, nil
+		}
+	}
 	sort.Strings(paths)
 	bestScore, bestName := 0, ""
 	var best *dynlib.Library

@@ -310,6 +310,10 @@ type Graph struct {
 	size int
 }
 
+// Handle is the ggml_cgraph pointer, for bindings of ggml functions this
+// package does not wrap (the RPC backend's, in internal/rpcref).
+func (g *Graph) Handle() uintptr { return g.ptr }
+
 // NewGraph is ggml_new_graph_custom(ctx, size, false): room for size nodes
 // and size leafs, no gradients.
 func (c *Context) NewGraph(size int) (*Graph, error) {

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/devices/rpc"
+)
+
+// runRPCServer is ggml's rpc-server for our devices: it serves them to
+// ggml RPC clients (llama.cpp's --rpc, or our RPC device) until
+// interrupted.
+func runRPCServer(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("rpc-server", flag.ContinueOnError)
+	host := fs.String("host", "127.0.0.1", "address to bind to")
+	port := fs.Int("port", 50052, "port to bind to (0: any free port, printed)")
+	devs := fs.String("device", "CPU", "devices to serve, comma-separated, as `ggml devices` names them")
+	cache := fs.String("cache", "", "folder keeping large weights by hash, so a client's second load skips their upload (ggml's -c)")
+	threads := fs.Int("threads", 0, "threads of each device's backend (0: the device's default)")
+	token := fs.String("token", "", "a shared secret our own client must send (off by default: a stock ggml client sends none)")
+	cert := fs.String("tls-cert", "", "serve TLS with this certificate file (with -tls-key; off by default: a stock ggml client speaks plain TCP)")
+	key := fs.String("tls-key", "", "the certificate's key file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	if *port < 0 || *port > 65535 {
+		return fmt.Errorf("%w: -port %d is not a port number", errUsage, *port)
+	}
+	if err := backend.CheckThreads(*threads); err != nil {
+		return fmt.Errorf("%w: -threads: %v", errUsage, err)
+	}
+	if (*cert == "") != (*key == "") {
+		return fmt.Errorf("%w: -tls-cert and -tls-key go together", errUsage)
+	}
+	srv := &rpc.Server{Threads: *threads, CacheDir: *cache, Token: *token}
+	for _, name := range strings.Split(*devs, ",") {
+		d, err := backend.DeviceByName(strings.TrimSpace(name))
+		if err != nil {
+			return fmt.Errorf("-device: %w", err)
+		}
+		if err := backend.Availability(d); err != nil {
+			return fmt.Errorf("-device %s: %w", d.Name(), err)
+		}
+		if strings.HasPrefix(strings.ToUpper(d.Name()), "RPC") {
+			return fmt.Errorf("%w: -device %s is itself a remote device", errUsage, d.Name())
+		}
+		srv.Devices = append(srv.Devices, d)
+	}
+	if *cache != "" {
+		if err := os.MkdirAll(*cache, 0o755); err != nil {
+			return fmt.Errorf("-cache: %w", err)
+		}
+	}
+	if *cert != "" {
+		pair, err := tls.LoadX509KeyPair(*cert, *key)
+		if err != nil {
+			return fmt.Errorf("-tls-cert/-tls-key: %w", err)
+		}
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Starting RPC server v%d.%d.%d\n", rpc.ProtoMajor, rpc.ProtoMinor, rpc.ProtoPatch)
+	fmt.Fprintf(stdout, "  endpoint       : %s\n", ln.Addr())
+	fmt.Fprintf(stdout, "  local cache    : %s\n", orNA(*cache))
+	fmt.Fprintf(stdout, "Devices:\n")
+	for _, d := range srv.Devices {
+		free, total := d.Memory()
+		fmt.Fprintf(stdout, "  %s: %s (%d MiB, %d MiB free)\n", d.Name(), d.Description(), total>>20, free>>20)
+	}
+	if ip := net.ParseIP(*host); ip == nil || !ip.IsLoopback() {
+		fmt.Fprintf(stdout, "WARNING: Host ('%s') is not a loopback address\n", *host)
+		fmt.Fprintf(stdout, "         Never expose the RPC server to an open network!\n")
+	}
+	if *token == "" {
+		fmt.Fprintf(stdout, "The RPC protocol has no authentication: anyone who reaches this port can use the devices and read what they hold.\n")
+	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt)
+	go func() {
+		<-stop
+		_ = srv.Close()
+	}()
+	return srv.Serve(ln)
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
+}

@@ -1,0 +1,48 @@
+package rpc
+
+import (
+	"log/slog"
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/backend"
+	"github.com/ggml-go/ggml/devices/cpu"
+)
+
+// startServer serves the given devices (the CPU when none) on a loopback
+// port until the test ends, and returns its address.
+func startServer(t testing.TB, s *Server) string {
+	t.Helper()
+	if len(s.Devices) == 0 {
+		s.Devices = []backend.Device{cpu.Device()}
+	}
+	if s.Log == nil {
+		s.Log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	t.Cleanup(func() {
+		require.NoError(t, s.Close())
+		require.NoError(t, <-done)
+	})
+	return ln.Addr().String()
+}
+
+// testWriter sends the server's log lines to the test's log.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+// connect returns the devices of the server at addr.
+func connect(t testing.TB, addr string, o Options) []backend.Device {
+	t.Helper()
+	o.Servers = []string{addr}
+	ds, err := Connect(o)
+	require.NoError(t, err)
+	require.NotEmpty(t, ds)
+	return ds
+}
