@@ -128,17 +128,18 @@ func (t TensorInfo) check() (uint64, error) {
 	if !t.Type.Valid() {
 		return 0, fmt.Errorf("type %d is not a ggml type", uint32(t.Type))
 	}
-	row := t.Type.RowSize(ne[0])
-	if row < 0 && ne[0]%int64(t.Type.BlockSize()) == 0 {
-		return 0, fmt.Errorf("shape %v of %s is 2^63 bytes or more", t.Shape, t.Type)
-	}
-	if row < 0 {
-		return 0, fmt.Errorf("%d elements per row is not a multiple of %s's block size %d", ne[0], t.Type, t.Type.BlockSize())
+	if bs := int64(t.Type.BlockSize()); ne[0]%bs != 0 {
+		return 0, fmt.Errorf("%d elements per row is not a multiple of %s's block size %d", ne[0], t.Type, bs)
 	}
 	if slices.Contains(ne[:], 0) {
 		// ggml_nbytes is 0 for a tensor with an empty dimension, however
-		// large the others (their product may not even fit in int64).
+		// large the others (their product, or one row's bytes, may not
+		// even fit in int64): ggml accepts such a tensor, so do we.
 		return 0, nil
+	}
+	row := t.Type.RowSize(ne[0])
+	if row < 0 {
+		return 0, fmt.Errorf("shape %v of %s is 2^63 bytes or more", t.Shape, t.Type)
 	}
 	rows := ne[1] * ne[2] * ne[3]
 	if row > math.MaxInt64/rows {
