@@ -263,7 +263,7 @@ var optionVars = &envopt.Table[Options]{Device: "hexagon", Prefix: EnvPrefix, Va
 	{Name: "OPFILTER", Set: func(o *Options, s string) error {
 		re, err := regexp.Compile("^(?i:" + s + ")$")
 		if err != nil {
-			return fmt.Errorf("want a regular expression: %v", err)
+			return fmt.Errorf("want a regular expression: %w", err)
 		}
 		o.OpFilter = re
 		return nil
@@ -299,7 +299,7 @@ var optionVars = &envopt.Table[Options]{Device: "hexagon", Prefix: EnvPrefix, Va
 			}
 			v, err := ParseSize(parts[i])
 			if err != nil {
-				return fmt.Errorf("want dyn,static,total sizes: %v", err)
+				return fmt.Errorf("want dyn,static,total sizes: %w", err)
 			}
 			*dst = v
 		}
