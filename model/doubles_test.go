@@ -85,7 +85,14 @@ var doubleModels = []genmodel.Config{
 // Work: nodes must be placed on dev, and worked (the double's own count of
 // work since the last call) must be non-zero, so that a run that fell back
 // to the CPU fails.
-func checkOnDevice(t *testing.T, dev backend.Device, worked func() int64) {
+//
+// lossy, when non-zero, is the NMSE bound for the quantized models on a
+// device that requantizes their weights by design (upstream's NPU: every
+// quantized weight to 4 bits in groups of 128). Their logits then differ
+// from both CPU runs by the requantization itself, so only the bound is
+// held and the tokens are not compared; the F32 model keeps the exact
+// bounds.
+func checkOnDevice(t *testing.T, dev backend.Device, worked func() int64, lossy float64) {
 	require.NoError(t, backend.Availability(dev))
 	for _, c := range doubleModels {
 		t.Run(c.Arch+"-"+c.Type.String(), func(t *testing.T) {
@@ -100,12 +107,23 @@ func checkOnDevice(t *testing.T, dev backend.Device, worked func() int64) {
 				vsCPU = max(vsCPU, nmse(got.logits[i], want.logits[i]))
 				vsRef = max(vsRef, nmse(got.logits[i], ref.logits[i]))
 			}
-			same := sameTokens(t, path, want.gen, got.gen, vsCPU)
+			same := 0
+			requantized := lossy > 0 && c.Type.IsQuantized()
+			for same < len(want.gen) && want.gen[same] == got.gen[same] {
+				same++
+			}
+			if !requantized {
+				same = sameTokens(t, path, want.gen, got.gen, vsCPU)
+			}
 			t.Logf("%s: NMSE worst over %d positions: %.3g vs CPU, %.3g vs CPU on F32-dequantized weights; "+
 				"tokens: %d of %d identical; last prompt batch: %d splits, nodes %v; double's work %d",
 				dev.Name(), len(want.logits), vsCPU, vsRef, same, len(want.gen), got.splits, got.nodes, work)
-			require.LessOrEqual(t, vsRef, 1e-4)
-			require.LessOrEqual(t, vsCPU, 1e-3)
+			if requantized {
+				require.LessOrEqual(t, vsRef, lossy, "requantized weights")
+			} else {
+				require.LessOrEqual(t, vsRef, 1e-4)
+				require.LessOrEqual(t, vsCPU, 1e-3)
+			}
 			require.NotZero(t, got.nodes[dev.Name()], "no node placed on %s", dev.Name())
 			require.NotZero(t, work, "the double did no work")
 		})
@@ -177,7 +195,7 @@ func TestHexagonDouble(t *testing.T) {
 		w := n - seen
 		seen = n
 		return int64(w)
-	})
+	}, 0)
 	require.Empty(t, d.Violations())
 
 	// The checks fail a device that answers without computing (exec=0:
@@ -215,15 +233,16 @@ func TestOpenVINODouble(t *testing.T) {
 			o.RequantKQuant = rq
 			devs := openvino.NewRegistry(o).Devices()
 			require.Len(t, devs, 1)
-			checkOnDevice(t, devs[0], worked)
+			checkOnDevice(t, devs[0], worked, 0)
 		})
 	}
 	// The NPU: static shapes (the prompt padded to the prefill chunk, one
-	// token at a time after it). ggml-openvino requantizes every weight
-	// whose rows are a multiple of 128 to 4 bits in groups of 128 there,
-	// which is lossy by design (NMSE ~0.03-0.05 on these models, verified
-	// on the double): the comparison uses native requantization, the
-	// weights' own values.
+	// token at a time after it). ggml-openvino requantizes every quantized
+	// weight whose rows are a multiple of 128 to 4 bits in groups of 128
+	// there, native or not, which is lossy by design: NMSE 0.032 (Q4_0) and
+	// 0.054 (Q8_0) against the F32-dequantized weights on these models
+	// (verified on the double); 0.1 is the bound, where a wrong translation
+	// gives 0.5 or more.
 	t.Run("NPU", func(t *testing.T) {
 		d.Set(t, "devices", "CPU,NPU", "CPU")
 		o := openvino.DefaultOptions()
@@ -233,7 +252,7 @@ func TestOpenVINODouble(t *testing.T) {
 		devs := openvino.NewRegistry(o).Devices()
 		require.Len(t, devs, 1)
 		require.Contains(t, devs[0].Description(), "NPU", "not the NPU: the device fell back")
-		checkOnDevice(t, devs[0], worked)
+		checkOnDevice(t, devs[0], worked, 0.1)
 	})
 }
 
