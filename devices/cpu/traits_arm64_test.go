@@ -5,7 +5,6 @@ package cpu
 import (
 	"math"
 	"math/rand"
-	"os"
 	"testing"
 	"unsafe"
 
@@ -14,24 +13,26 @@ import (
 )
 
 // TestARM64SetSelected: the engines use the assembly, with dotprod exactly
-// where the processor has it, so the comparisons in traits_test.go test
-// the set this processor (or qemu's -cpu model) selects. With
-// GGML_TEST_KERNELS set (as .ci/run does for each qemu model), that set
-// must be the one selected, so a model that stopped reporting dotprod
-// cannot leave its kernels untested.
+// where the processor has it (or a level above both), so the comparisons
+// in traits_test.go test the set this processor (or qemu's -cpu model)
+// selects. With GGML_TEST_KERNELS set (as .ci/run does for each qemu
+// model), TestLevelChosen wants that set selected, so a model that stopped
+// reporting dotprod cannot leave its kernels untested.
 func TestARM64SetSelected(t *testing.T) {
-	want := "neon"
+	want := levelNEON
 	if cpu.ARM64.HasASIMDDP {
-		want = "neon-dotprod"
+		want = levelNEONDotProd
 	}
-	if w := os.Getenv("GGML_TEST_KERNELS"); w != "" {
-		require.Equal(t, w, want, "GGML_TEST_KERNELS: this processor selects %q", want)
-	}
+	best := bestLevel(levels)
 	t.Logf("ASIMDDP %v, ASIMDHP %v: kernel set %q", cpu.ARM64.HasASIMDDP, cpu.ARM64.HasASIMDHP, fastKernels().name)
-	require.Equal(t, want, fastKernels().name)
+	require.GreaterOrEqual(t, best.priority, want.priority, "level %s chosen over %s", best.name, want.name)
+	require.Equal(t, best.name, fastKernels().name)
+	if !cpu.ARM64.HasASIMDDP {
+		require.Same(t, levelNEON, best, "no dotprod, yet level %s is chosen", best.name)
+	}
 	e := New(Options{Threads: 1})
 	defer e.Close()
-	require.Equal(t, want, e.Kernels())
+	require.Equal(t, best.name, e.Kernels())
 }
 
 // TestNEONQuantizersTakeFiniteRows: the assembly quantizers do the work on
@@ -40,7 +41,7 @@ func TestARM64SetSelected(t *testing.T) {
 // bytes there, and hand back the rows they must.
 func TestNEONQuantizersTakeFiniteRows(t *testing.T) {
 	rng := rand.New(rand.NewSource(testSeed(t)))
-	for _, q := range neonQuantizers {
+	for _, q := range levelNEON.quantizers {
 		nb := 1 + rng.Intn(8)
 		src := make([]float32, nb*q.block)
 		for i := range src {
