@@ -30,16 +30,6 @@ type asmRows struct {
 	rows func(n int, x []byte, stride uint64, nrows int, y []byte, scratch, out []float32)
 }
 
-// asmQuantizer is an activation type's assembly from_float over whole
-// blocks; the generic one stays for what it does not take (lengths off
-// the block size, short destinations, and the error of non-finite input).
-// quantize returns nonzero for input it hands back to the generic one.
-type asmQuantizer struct {
-	typ      quant.Type
-	block    int
-	quantize func(nb int, x, y unsafe.Pointer) int
-}
-
 // build makes l's kernel set: the generic set with every entry l has
 // replaced.
 func (l *level) build() *kernelSet {
@@ -54,9 +44,14 @@ func (l *level) build() *kernelSet {
 	for _, r := range l.rows {
 		s.traits[r.typ].vecDotRows = r.rows
 	}
-	for _, q := range l.quantizers {
-		s.traits[q.typ].fromFloat = q.fromFloat(s.traits[q.typ].fromFloat)
-		s.fromFloatTypes = append(s.fromFloatTypes, q.typ)
+	for _, t := range l.quantizers {
+		// quant's assembly needs no more than the level's features
+		// (TestLevelsWellFormed): it is missing only where the level
+		// does not run.
+		if k := quant.FromFloatKernel(t); k != nil {
+			s.traits[t].fromFloat = asmFromFloat(k, s.traits[t].fromFloat)
+			s.fromFloatTypes = append(s.fromFloatTypes, t)
+		}
 	}
 	s.gemm = make(map[quant.Type]*plainGemm, len(l.gemm))
 	for typ, g := range l.gemm {
@@ -78,16 +73,15 @@ func (l *level) build() *kernelSet {
 	return s
 }
 
-func (q asmQuantizer) fromFloat(generic func([]byte, []float32) error) func([]byte, []float32) error {
+// asmFromFloat is from_float through quant's assembly k, the generic
+// conversion taking the rows k hands back (lengths off the block size,
+// short destinations, the error of non-finite input).
+func asmFromFloat(k func([]byte, []float32) bool, generic func([]byte, []float32) error) func([]byte, []float32) error {
 	return func(dst []byte, src []float32) error {
-		nb := len(src) / q.block
-		if len(src)%q.block != 0 || int64(len(dst)) < q.typ.RowSize(int64(len(src))) {
-			return generic(dst, src)
+		if k(dst, src) {
+			return nil
 		}
-		if nb > 0 && q.quantize(nb, unsafe.Pointer(unsafe.SliceData(src)), ptr(dst)) != 0 {
-			return generic(dst, src)
-		}
-		return nil
+		return generic(dst, src)
 	}
 }
 

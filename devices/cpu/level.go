@@ -34,9 +34,10 @@ type level struct {
 	// rows set vecDotRows, which must be bit for bit the level's vec_dot.
 	dots []asmDot
 	rows []asmRows
-	// quantizers replace the generic from_float of their activation
-	// types over whole blocks.
-	quantizers []asmQuantizer
+	// quantizers are the activation types whose from_float is quant's
+	// assembly (quant.FromFloatKernel, the one copy Quantize uses too)
+	// on this level.
+	quantizers []quant.Type
 	// gemm are the register-tiled products (gemm.go). An exact entry
 	// without tileCol and one gets them from the level's vec_dot of
 	// its type, a column of g.rows rows at a time.

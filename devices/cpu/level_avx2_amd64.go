@@ -52,11 +52,7 @@ var levelAVX2 = register(&level{
 		{quant.Q5_K, rows4(quant.Q5_K, dotQ5_KRowsAVX2, dotQ5_KAVX2)},
 		{quant.Q6_K, rows4(quant.Q6_K, dotQ6_KRowsAVX2, dotQ6_KAVX2)},
 	},
-	quantizers: []asmQuantizer{
-		{quant.Q8_0, 32, quantizeQ8_0AVX2},
-		{quant.Q8_1, 32, quantizeQ8_1AVX2},
-		{quant.Q8_K, 256, quantizeQ8_KAVX2},
-	},
+	quantizers: []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K},
 
 	// The K-quant tiles take one row at a time; their edges are the
 	// level's vec_dot.

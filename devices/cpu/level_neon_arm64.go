@@ -57,11 +57,8 @@ var neonFloatDots = []asmDot{
 	{quant.BF16, dotBF16NEON, wrap4(1, dotBF16x4NEON)},
 }
 
-var neonQuantizers = []asmQuantizer{
-	{quant.Q8_0, 32, quantizeQ8_0NEON},
-	{quant.Q8_1, 32, quantizeQ8_1NEON},
-	{quant.Q8_K, 256, quantizeQ8_KNEON},
-}
+// neonQuantizers are quant's NEON activation conversions.
+var neonQuantizers = []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K}
 
 var neonPack = map[quant.Type]func(dst, src []byte, rs int){
 	quant.Q4_0:   packX8(18, xposeX8NEON),

@@ -64,7 +64,10 @@ func TestLevelsWellFormed(t *testing.T) {
 			require.True(t, dots[r.typ], "%s has vecDotRows of %s but not its vec_dot", l.name, r.typ)
 		}
 		for _, q := range l.quantizers {
-			once("quantizers", q.typ, quantizers)
+			once("quantizers", q, quantizers)
+			if l.supported() {
+				require.NotNil(t, quant.FromFloatKernel(q), "%s runs here, but quant has no assembly %s conversion", l.name, q)
+			}
 		}
 		s := l.kernels()
 		require.Equal(t, l.name, s.name)

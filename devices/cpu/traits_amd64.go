@@ -9,8 +9,8 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// The adapters and declarations of the avx2 level's vec_dot kernels and
-// activation quantizers (level_avx2_amd64.go lists them).
+// The adapters and declarations of the avx2 level's vec_dot kernels
+// (level_avx2_amd64.go lists them).
 
 // wrapRows adapts a kernel that walks the rows itself, with the column
 // scales converted once into scratch, to vecDot4. It checks the lengths
@@ -171,20 +171,6 @@ func dotQ2_KAVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
 func dotQ3_KAVX2(n int, x, y unsafe.Pointer) float32
-
-// quantizeQ8_0AVX2 and quantizeQ8_1AVX2 write nb blocks of x's floats at y
-// as quant's reference quantizers do; nonzero means x held NaN or infinity.
-//
-//go:noescape
-func quantizeQ8_0AVX2(nb int, x, y unsafe.Pointer) int
-
-//go:noescape
-func quantizeQ8_1AVX2(nb int, x, y unsafe.Pointer) int
-
-// quantizeQ8_KAVX2 is the same for Q8_K blocks.
-//
-//go:noescape
-func quantizeQ8_KAVX2(nb int, x, y unsafe.Pointer) int
 
 // The four-row kernels (dot_rows_amd64.s).
 

@@ -5,8 +5,7 @@ package cpu
 import "unsafe"
 
 // The declarations of the neon and neon-dotprod levels' vec_dot kernels
-// and activation quantizers (level_neon_arm64.go and
-// level_neondotprod_arm64.go list them). dotTNEON(n, x, y) is the dot
+// (level_neon_arm64.go and level_neondotprod_arm64.go list them). dotTNEON(n, x, y) is the dot
 // product of n units (blocks; elements for F32, F16 and BF16) of type T at
 // x with n units of its vec_dot type at y; dotTSDOT is the same with
 // dotprod.
@@ -91,20 +90,6 @@ func dotQ2_KSDOT(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
 func dotQ3_KSDOT(n int, x, y unsafe.Pointer) float32
-
-// quantizeQ8_0NEON, quantizeQ8_1NEON and quantizeQ8_KNEON write nb blocks
-// of x's floats at y as quant's reference quantizers do; nonzero means they
-// stopped at input the generic quantizer must take (NaN, infinity, or a
-// scale too small to invert).
-//
-//go:noescape
-func quantizeQ8_0NEON(nb int, x, y unsafe.Pointer) int
-
-//go:noescape
-func quantizeQ8_1NEON(nb int, x, y unsafe.Pointer) int
-
-//go:noescape
-func quantizeQ8_KNEON(nb int, x, y unsafe.Pointer) int
 
 //go:noescape
 func dotQ8_0x4NEON(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
