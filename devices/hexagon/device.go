@@ -262,7 +262,7 @@ func (d *device) close() error {
 	d.mu.Unlock()
 	for _, b := range blocks {
 		for _, s := range append([]*session{d.s}, d.s.group...) {
-			_ = b.unmapFrom(s)
+			err = errors.Join(err, b.unmapFrom(s))
 		}
 	}
 	err = errors.Join(err, d.s.release())

@@ -175,6 +175,7 @@ HD_EXPORT int dspqueue_create(int domain, uint32_t flags, uint32_t req_queue_siz
             *queue = q;
         }
     }
+    if (rc && queue) *queue = NULL; /* as the real library on every failure */
     hd_log("dspqueue_create(domain %d, flags %u, req %u, rsp %u, cb %s) -> 0x%x q%d", domain, flags, req_queue_size,
            resp_queue_size, packet_callback ? "set" : "NULL", (unsigned) rc, rc ? 0 : ordinal);
     pthread_mutex_unlock(&hd.mu);
