@@ -335,9 +335,10 @@ func flatBytes(handle, at, n uint64) wireTensor {
 	return w
 }
 
-// maxCopy is the most bytes one SET_TENSOR or GET_TENSOR moves here: the
-// flat tensor's length must fit 32 bits.
-const maxCopy = 1 << 30
+// maxCopy is the most bytes one SET_TENSOR, GET_TENSOR or MEMSET_TENSOR
+// moves: the flat tensor's length must fit 32 bits, so larger transfers go
+// in several requests. A variable so that a test can make it small.
+var maxCopy uint64 = 1 << 30
 
 // storage is a server buffer (buffer.DeviceStorage and buffer.TensorIO):
 // every access is a request to the server.
@@ -416,7 +417,7 @@ func (s *storage) Fill(at, size uint64, value byte) error {
 // the upload; when it has not, the data goes with the flag asking it to
 // keep a copy. Everything else is a plain write.
 func (s *storage) SetTensor(_ *graph.Tensor, u buffer.Usage, at, offset uint64, data []byte) error {
-	if u != buffer.UsageWeights || len(data) <= hashThreshold || len(data) > maxCopy {
+	if u != buffer.UsageWeights || len(data) <= hashThreshold || uint64(len(data)) > maxCopy {
 		return s.Write(at+offset, data)
 	}
 	w := flatBytes(s.handle, s.base+at+offset, uint64(len(data)))

@@ -262,7 +262,7 @@ func TestFaultsKilledMidGraph(t *testing.T) {
 // computes a graph of ours: Synchronize fails at once, naming the server
 // and GRAPH_COMPUTE.
 func TestFaultsRealServerKilled(t *testing.T) {
-	s := rpcref.StartServer(t, 1, "")
+	s := rpcref.StartServer(t, rpcref.Config{})
 	leakCheck(t)
 	dev := connect(t, s.Addr, Options{Timeout: 30 * time.Second})[0].(*Device)
 	defer dev.c.close()

@@ -109,7 +109,7 @@ func TestModel(t *testing.T) {
 	require.Less(t, again.load, got.load/2, "the second load did not skip the cached weights")
 
 	cacheDir := t.TempDir()
-	real := rpcref.StartServer(t, 1, cacheDir)
+	real := rpcref.StartServer(t, rpcref.Config{CacheDir: cacheDir})
 	rdev := connect(t, real.Addr, Options{})[0]
 	rgot := runModel(t, path, rdev)
 	d := maxDiff(local.logits, rgot.logits)
