@@ -136,3 +136,26 @@ func TestChunkedTransfers(t *testing.T) {
 		})
 	}
 }
+
+// TestEnvServers lists the servers of GGML_RPC_SERVERS: a server's devices
+// in order, and one that cannot be reached as an unavailable device saying
+// why.
+func TestEnvServers(t *testing.T) {
+	addr := startServer(t, &Server{Devices: []backend.Device{cpu.Device(), cpu.Device()}})
+	t.Setenv(EnvServers, " "+addr+", 127.0.0.1:1 ,")
+	r := &registry{}
+	ds := r.Devices()
+	require.Len(t, ds, 3)
+	for i, d := range ds[:2] {
+		require.Equal(t, fmt.Sprintf("RPC%d", i), d.Name())
+		require.NoError(t, backend.Availability(d))
+	}
+	require.Equal(t, "RPC[127.0.0.1:1]", ds[2].Name())
+	err := backend.Availability(ds[2])
+	require.ErrorIs(t, err, backend.ErrUnavailable)
+	require.ErrorIs(t, err, ErrLost)
+	require.Contains(t, err.Error(), "127.0.0.1:1")
+	for _, d := range ds[:2] {
+		d.(*Device).c.close()
+	}
+}

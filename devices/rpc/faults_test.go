@@ -166,8 +166,11 @@ func TestFaultsReplies(t *testing.T) {
 				require.Contains(t, err.Error(), s)
 			}
 			require.Less(t, took, 2*time.Second, "the error took %v", took)
-			// The device says it is lost; later calls fail at once.
+			// The device says it is lost, to the registry too (which
+			// then skips it); later calls fail at once.
 			require.ErrorIs(t, dev.Err(), ErrLost)
+			require.ErrorIs(t, backend.Availability(dev), backend.ErrUnavailable)
+			require.ErrorIs(t, backend.Availability(dev), ErrLost)
 			_, err = backend.GetFloat32(be, x)
 			require.ErrorIs(t, err, ErrLost)
 			require.NoError(t, b.Free())
