@@ -17,9 +17,13 @@ import (
 )
 
 // EnvServers lists the servers the registry connects to on first use, as
-// host:port entries separated by commas: the variable llama.cpp's --rpc
-// option fills.
+// host:port entries separated by commas, the format of llama.cpp's --rpc
+// option. When it is unset, EnvLlamaServers is read.
 const EnvServers = "GGML_RPC_SERVERS"
+
+// EnvLlamaServers is the variable llama.cpp's --rpc option reads (same
+// format), so that a shell set up for llama.cpp finds the same servers.
+const EnvLlamaServers = "LLAMA_ARG_RPC"
 
 // Options describe the servers to connect to. ClientOptionsFromEnv reads
 // them from GGML_RPC_SERVERS; Go callers may fill them directly.
@@ -37,10 +41,14 @@ type Options struct {
 	TLS *tls.Config
 }
 
-// ClientOptionsFromEnv reads GGML_RPC_SERVERS.
+// ClientOptionsFromEnv reads GGML_RPC_SERVERS, else LLAMA_ARG_RPC.
 func ClientOptionsFromEnv() Options {
 	var o Options
-	for _, s := range strings.Split(os.Getenv(EnvServers), ",") {
+	list, ok := os.LookupEnv(EnvServers)
+	if !ok {
+		list = os.Getenv(EnvLlamaServers)
+	}
+	for _, s := range strings.Split(list, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			o.Servers = append(o.Servers, s)
 		}

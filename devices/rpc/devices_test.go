@@ -3,6 +3,7 @@ package rpc
 import (
 	"fmt"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -158,4 +159,9 @@ func TestEnvServers(t *testing.T) {
 	for _, d := range ds[:2] {
 		d.(*Device).c.close()
 	}
+	// llama.cpp's variable when GGML_RPC_SERVERS is unset, not beside it.
+	t.Setenv(EnvLlamaServers, "127.0.0.1:2")
+	require.Equal(t, []string{addr, "127.0.0.1:1"}, ClientOptionsFromEnv().Servers)
+	require.NoError(t, os.Unsetenv(EnvServers))
+	require.Equal(t, []string{"127.0.0.1:2"}, ClientOptionsFromEnv().Servers)
 }
