@@ -11,12 +11,14 @@ import (
 )
 
 // Q4_0 and Q8_0 quantize with AVX2 where the processor has it (and F16C,
-// for the scales); so do the K-quants' scale searches.
+// for the scales); so do the K-quants' scale searches and the activation
+// conversions (FromFloatKernel). No FMA: the quantizers round each product
+// apart from its sum, as the Go reference does.
 func init() {
 	if !hasQuantAsm() {
 		return
 	}
-	useQuantAsm(quantizeQ4_0AVX2, quantizeQ8_0AVX2)
+	useQuantAsm(quantizeQ4_0AVX2, quantizeQ8_0AVX2, quantizeQ8_1AVX2, quantizeQ8_KAVX2)
 }
 
 func hasQuantAsm() bool { return cpu.X86.HasAVX2 && cpuid.HasF16C() }
@@ -24,8 +26,18 @@ func hasQuantAsm() bool { return cpu.X86.HasAVX2 && cpuid.HasF16C() }
 //go:noescape
 func quantizeQ4_0AVX2(dst *byte, src *float32, nb int) int
 
+// quantizeQ8_0AVX2, quantizeQ8_1AVX2 and quantizeQ8_KAVX2 write nb blocks
+// of x's floats at y as the Go reference quantizers do (fromfloat_amd64.s);
+// nonzero means x held NaN or infinity.
+//
 //go:noescape
-func quantizeQ8_0AVX2(dst *byte, src *float32, nb int) int
+func quantizeQ8_0AVX2(nb int, x, y unsafe.Pointer) int
+
+//go:noescape
+func quantizeQ8_1AVX2(nb int, x, y unsafe.Pointer) int
+
+//go:noescape
+func quantizeQ8_KAVX2(nb int, x, y unsafe.Pointer) int
 
 // qxTrials is qxTrialsAVX2 on slices (see haveQXTrials).
 func qxTrials(x, w, wx []float32, scales *[24]float32, maxv float32, nmax int32, sumx, sum2 *[24]float32) {

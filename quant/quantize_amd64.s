@@ -2,44 +2,28 @@
 
 #include "textflag.h"
 
-// AVX2 versions of ggml's reference quantizers quantize_row_q4_0_ref and
-// quantize_row_q8_0_ref, producing the same bytes: the same float
-// operations in the same order (a multiply, then an add; no fused
-// multiply-adds), the same tie rules, the scale stored by F16C (which
-// rounds finite values exactly as ggml's scalar conversion does).
+// An AVX2 version of ggml's reference quantizer quantize_row_q4_0_ref,
+// producing the same bytes: the same float operations in the same order
+// (a multiply, then an add; no fused multiply-adds), the same tie rules,
+// the scale stored by F16C (which rounds finite values exactly as ggml's
+// scalar conversion does). Q8_0, Q8_1 and Q8_K are fromfloat_amd64.s's.
 //
-// Both stop before a block whose inverse scale 1/d overflows (d tiny but
-// not zero) and return the number of blocks written; Go quantizes that
+// It stops before a block whose inverse scale 1/d overflows (d tiny but
+// not zero) and returns the number of blocks written; Go quantizes that
 // block, whose products are infinite, with the C conversion's rules.
 
 DATA q_abs<>+0(SB)/4, $0x7fffffff
-DATA q_sign<>+0(SB)/4, $0x80000000
 DATA q_one<>+0(SB)/4, $0x3f800000
-DATA q_half<>+0(SB)/4, $0x3f000000
 DATA q_eighthalf<>+0(SB)/4, $0x41080000
 DATA q_minus8<>+0(SB)/4, $0xc1000000
-DATA q_127<>+0(SB)/4, $0x42fe0000
 DATA q_maxf<>+0(SB)/4, $0x7f7fffff
 DATA q_15<>+0(SB)/4, $15
 GLOBL q_abs<>(SB), RODATA|NOPTR, $4
-GLOBL q_sign<>(SB), RODATA|NOPTR, $4
 GLOBL q_one<>(SB), RODATA|NOPTR, $4
-GLOBL q_half<>(SB), RODATA|NOPTR, $4
 GLOBL q_eighthalf<>(SB), RODATA|NOPTR, $4
 GLOBL q_minus8<>(SB), RODATA|NOPTR, $4
-GLOBL q_127<>(SB), RODATA|NOPTR, $4
 GLOBL q_maxf<>(SB), RODATA|NOPTR, $4
 GLOBL q_15<>(SB), RODATA|NOPTR, $4
-
-DATA q_perm<>+0(SB)/4, $0
-DATA q_perm<>+4(SB)/4, $4
-DATA q_perm<>+8(SB)/4, $1
-DATA q_perm<>+12(SB)/4, $5
-DATA q_perm<>+16(SB)/4, $2
-DATA q_perm<>+20(SB)/4, $6
-DATA q_perm<>+24(SB)/4, $3
-DATA q_perm<>+28(SB)/4, $7
-GLOBL q_perm<>(SB), RODATA|NOPTR, $32
 
 // ABSMAX leaves |x| of the block's four registers Y0-Y3 in Y4-Y7 and
 // their largest value in every lane of Y8.
@@ -153,69 +137,6 @@ q4scale:
 	INCQ R8
 	JMP q4loop
 q4done:
-	VZEROUPPER
-	MOVQ R8, ret+24(FP)
-	RET
-
-// ROUNDAWAY rounds the floats in register R to the nearest integer, ties
-// away from zero (C's roundf), and converts them to int32; it clobbers
-// Y9 and Y10.
-#define ROUNDAWAY(R) \
-	VROUNDPS $3, R, Y9 \
-	VSUBPS Y9, R, Y10 \
-	VANDPS Y15, Y10, Y10 \
-	VCMPPS $13, Y14, Y10, Y10 \
-	VANDPS Y12, R, R \
-	VORPS Y11, R, R \
-	VANDPS Y10, R, R \
-	VADDPS R, Y9, R \
-	VCVTTPS2DQ R, R
-
-// func quantizeQ8_0AVX2(dst *byte, src *float32, nb int) int
-TEXT ·quantizeQ8_0AVX2(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ nb+16(FP), CX
-	XORQ R8, R8
-	VBROADCASTSS q_abs<>(SB), Y15
-	VBROADCASTSS q_half<>(SB), Y14
-	VBROADCASTSS q_one<>(SB), Y11
-	VMOVDQU q_perm<>(SB), Y7
-q8loop:
-	CMPQ R8, CX
-	JGE q8done
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS 64(SI), Y2
-	VMOVUPS 96(SI), Y3
-	// ABSMAX needs Y4-Y9; Y7 (the permutation) is reloaded after it.
-	ABSMAX
-	VMOVDQU q_perm<>(SB), Y7
-	// d = amax / 127
-	VMOVSS q_127<>(SB), X9
-	VDIVSS X9, X8, X12
-	INVERSE(q8done)
-	STOREHALF
-	VBROADCASTSS X13, Y13
-	VBROADCASTSS q_sign<>(SB), Y12
-	VMULPS Y13, Y0, Y0
-	VMULPS Y13, Y1, Y1
-	VMULPS Y13, Y2, Y2
-	VMULPS Y13, Y3, Y3
-	ROUNDAWAY(Y0)
-	ROUNDAWAY(Y1)
-	ROUNDAWAY(Y2)
-	ROUNDAWAY(Y3)
-	VPACKSSDW Y1, Y0, Y0
-	VPACKSSDW Y3, Y2, Y2
-	VPACKSSWB Y2, Y0, Y0
-	VPERMD Y0, Y7, Y0
-	VMOVDQU Y0, 2(DI)
-	ADDQ $128, SI
-	ADDQ $34, DI
-	INCQ R8
-	JMP q8loop
-q8done:
 	VZEROUPPER
 	MOVQ R8, ret+24(FP)
 	RET

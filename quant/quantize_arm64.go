@@ -2,11 +2,14 @@
 
 package quant
 
-// Q4_0 and Q8_0 quantize with NEON, and the K-quants' scale searches run
-// their trials in NEON lanes: ARMv8's Advanced SIMD and its fp16
+import "unsafe"
+
+// Q4_0 and Q8_0 quantize with NEON, the K-quants' scale searches run
+// their trials in NEON lanes, and the activation conversions
+// (FromFloatKernel) are NEON's: ARMv8's Advanced SIMD and its fp16
 // conversions are part of every arm64 processor Go runs on.
 func init() {
-	useQuantAsm(quantizeQ4_0NEON, quantizeQ8_0NEON)
+	useQuantAsm(quantizeQ4_0NEON, quantizeQ8_0NEON, quantizeQ8_1NEON, quantizeQ8_KNEON)
 }
 
 // hasQuantAsm reports whether the assembly quantizers run here: always.
@@ -15,8 +18,19 @@ func hasQuantAsm() bool { return true }
 //go:noescape
 func quantizeQ4_0NEON(dst *byte, src *float32, nb int) int
 
+// quantizeQ8_0NEON, quantizeQ8_1NEON and quantizeQ8_KNEON write nb blocks
+// of x's floats at y as the Go reference quantizers do
+// (fromfloat_arm64.s); nonzero means they stopped at input Go must take
+// (NaN, infinity, or a scale too small to invert).
+//
 //go:noescape
-func quantizeQ8_0NEON(dst *byte, src *float32, nb int) int
+func quantizeQ8_0NEON(nb int, x, y unsafe.Pointer) int
+
+//go:noescape
+func quantizeQ8_1NEON(nb int, x, y unsafe.Pointer) int
+
+//go:noescape
+func quantizeQ8_KNEON(nb int, x, y unsafe.Pointer) int
 
 // qxTrials computes makeQXQuants's trial sums in NEON lanes (see
 // haveQXTrials), over the shortest of x, w and wx.

@@ -1,4 +1,4 @@
-// NEON encodings for quantize_arm64.s.
+// NEON encodings for quantize_arm64.s and fromfloat_arm64.s.
 //
 // The Go assembler has no mnemonics for NEON's float arithmetic and most
 // of its lane-wise integer forms, so they are WORDs. Each macro takes
@@ -45,3 +45,13 @@
 #define UMIN16B(m, n, d) ENC3(0x6E206C00, m, n, d)
 // UMINV16B: the scalar B(d) = the smallest of n's bytes.
 #define UMINV16B(n, d) ENC2(0x6E31A800, n, d)
+// ADDV4S: the scalar S(d) = the sum of n's int32 lanes. SCVTFS converts
+// the int32 S(n) to the float S(d).
+#define ADDV4S(n, d) ENC2(0x4EB1B800, n, d)
+#define SCVTFS(n, d) ENC2(0x5E21D800, n, d)
+// SQXTN narrows with signed saturation: 4S to the lower 4H of d (clearing
+// its upper half), SQXTN2 to the upper 4H; 8H to 8B likewise.
+#define SQXTN4H(n, d) ENC2(0x0E614800, n, d)
+#define SQXTN28H(n, d) ENC2(0x4E614800, n, d)
+#define SQXTN8B(n, d) ENC2(0x0E214800, n, d)
+#define SQXTN216B(n, d) ENC2(0x4E214800, n, d)

@@ -3,15 +3,15 @@
 #include "textflag.h"
 #include "quantize_arm64.h"
 
-// NEON versions of ggml's reference quantizers quantize_row_q4_0_ref and
-// quantize_row_q8_0_ref, producing the same bytes as quantizeBlockQ4_0 and
-// quantizeBlockQ8_0: the same float operations in the same order (a
-// multiply, then an add; no fused multiply-adds), the same conversions
-// (truncation for Q4_0, ties away from zero for Q8_0), the scale stored by
-// FCVT, which rounds to nearest even as FP32ToFP16 does.
+// A NEON version of ggml's reference quantizer quantize_row_q4_0_ref,
+// producing the same bytes as quantizeBlockQ4_0: the same float
+// operations in the same order (a multiply, then an add; no fused
+// multiply-adds), the same conversion (truncation), the scale stored by
+// FCVT, which rounds to nearest even as FP32ToFP16 does. Q8_0, Q8_1 and
+// Q8_K are fromfloat_arm64.s's.
 //
-// Both stop before a block whose inverse scale 1/d overflows (d tiny but
-// not zero) and return the number of blocks written; Go quantizes that
+// It stops before a block whose inverse scale 1/d overflows (d tiny but
+// not zero) and returns the number of blocks written; Go quantizes that
 // block, whose products are infinite, with the C conversion's rules. The
 // input is finite (QuantizeInto rejects NaN and infinity).
 //
@@ -178,36 +178,6 @@ q4scale:
 	ADD  $18, R0
 	ADD  $1, R3
 	B    q4loop
-
-stop:
-	MOVD R3, ret+24(FP)
-	RET
-
-// func quantizeQ8_0NEON(dst *byte, src *float32, nb int) int
-TEXT ·quantizeQ8_0NEON(SB), NOSPLIT, $0-32
-	MOVD dst+0(FP), R0
-	MOVD src+8(FP), R1
-	MOVD nb+16(FP), R2
-	QCONSTS(0x42fe0000) // 127
-
-q8loop:
-	CMP R2, R3
-	BGE stop
-	LOADABS32
-
-	// d = amax / 127; levels roundf(x*id), within [-127, 127].
-	FDIVS F26, F8, F10
-	INVERSE
-	SCALE8(FMUL4S, 11)
-	CONV8(FCVTAS4S)
-	NARROW16(0, 12)
-	NARROW16(4, 13)
-	ADD  $2, R0, R4
-	VST1 [V12.B16, V13.B16], (R4)
-	ADD  $128, R1
-	ADD  $34, R0
-	ADD  $1, R3
-	B    q8loop
 
 stop:
 	MOVD R3, ret+24(FP)

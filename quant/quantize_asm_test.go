@@ -5,6 +5,7 @@ package quant
 import (
 	"math"
 	"math/rand"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -114,4 +115,77 @@ func TestQuantizeAsmMatchesGo(t *testing.T) {
 			require.Equal(t, want[first*ts:(first+nb)*ts], part, "%s blocks %d-%d", c.typ, first, first+nb-1)
 		}
 	}
+}
+
+// TestFromFloatKernel checks the activation conversions (FromFloatKernel)
+// byte for byte against the Go reference quantizers, on one long row of
+// every corner block (so that the amd64 kernels' groups of eight blocks
+// mix zeros, subnormals and huge values) and on short runs from anywhere
+// in it; where the kernel hands a row back (a scale it cannot invert on
+// arm64) the row must hold such a block. Rows with NaN or infinity, of
+// partial blocks or too long for dst are handed back.
+func TestFromFloatKernel(t *testing.T) {
+	if !hasQuantAsm() {
+		t.Skip("no AVX2/F16C: the Go quantizers are the only ones")
+	}
+	for typ := range TypeCount {
+		if typ != Q8_0 && typ != Q8_1 && typ != Q8_K {
+			require.Nil(t, FromFloatKernel(typ), "%s has an assembly conversion", typ)
+		}
+	}
+	r := rand.New(rand.NewSource(testSeed(t)))
+	var src []float32
+	for _, b := range asmCaseBlocks(r) {
+		src = append(src, b...)
+	}
+	reference := map[Type]func(dst []byte, src []float32, nrows, nPerRow int, imatrix []float32){
+		Q8_0: blockQuantizer(Q8_0, quantizeBlockQ8_0),
+		Q8_1: blockQuantizer(Q8_1, quantizeBlockQ8_1),
+		Q8_K: quantizeQ8K,
+	}
+	for typ, ref := range reference {
+		k := FromFloatKernel(typ)
+		require.NotNil(t, k, "%s has no assembly conversion", typ)
+		bs, ts := typ.BlockSize(), typ.TypeSize()
+		row := src[:len(src)/bs*bs]
+		nb := len(row) / bs
+		want := make([]byte, nb*ts)
+		ref(want, row, 1, len(row), nil)
+		check := func(first, n int) {
+			part := row[first*bs : (first+n)*bs]
+			got := make([]byte, n*ts)
+			if !k(got, part) {
+				require.Equal(t, "arm64", runtime.GOARCH, "%s blocks %d-%d handed back on %s", typ, first, first+n-1, runtime.GOARCH)
+				require.True(t, hasTinyScale(part, bs), "%s blocks %d-%d handed back without a scale too small to invert", typ, first, first+n-1)
+				return
+			}
+			require.Equal(t, want[first*ts:(first+n)*ts], got, "%s blocks %d-%d", typ, first, first+n-1)
+		}
+		check(0, nb)
+		for range 300 {
+			first := r.Intn(nb)
+			check(first, 1+r.Intn(min(9, nb-first)))
+		}
+		bad := make([]float32, 3*bs)
+		fillValues(r, bad, 0)
+		for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+			b := append([]float32(nil), bad...)
+			b[r.Intn(len(b))] = v
+			require.False(t, k(make([]byte, 3*ts), b), "%s took a row with %v", typ, v)
+		}
+		require.False(t, k(make([]byte, 3*ts), bad[:3*bs-1]), "%s took a partial block", typ)
+		require.False(t, k(make([]byte, 3*ts-1), bad), "%s wrote past dst", typ)
+		require.True(t, k(nil, nil), "%s refused an empty row", typ)
+	}
+}
+
+// hasTinyScale reports whether a block of bs values in x has a largest
+// magnitude whose scale (it over 127) has no finite inverse.
+func hasTinyScale(x []float32, bs int) bool {
+	for i := 0; i < len(x); i += bs {
+		if d := absMax(x[i:i+bs]) / 127; d != 0 && math.IsInf(float64(1/d), 0) {
+			return true
+		}
+	}
+	return false
 }

@@ -43,8 +43,10 @@ func printDevices(w io.Writer, devs []backend.Device) {
 	if len(devs) == 0 {
 		fmt.Fprintln(w, "no devices registered")
 	}
-	// Devices that hold converted weights (OpenVINO) say how much weight
+	// The CPU says which architecture level and kernels it computes with;
+	// devices that hold converted weights (OpenVINO) say how much weight
 	// memory they hold in this process, so weights held twice show.
+	writeKernelReports(w, devs)
 	writeWeightReports(w, devs)
 	for _, u := range unavailable {
 		r := u.Reason
@@ -75,6 +77,19 @@ func memory(free, total uint64) string {
 	}
 	const gib = 1 << 30
 	return fmt.Sprintf("%.1f/%.1f GiB", float64(free)/gib, float64(total)/gib)
+}
+
+// kernelReporter is a device that reports the kernels it computes with.
+type kernelReporter interface{ KernelReport() string }
+
+// writeKernelReports prints a line per device of devs that reports its
+// kernels.
+func writeKernelReports(w io.Writer, devs []backend.Device) {
+	for _, d := range devs {
+		if kr, ok := d.(kernelReporter); ok {
+			fmt.Fprintf(w, "%s: %s\n", d.Name(), kr.KernelReport())
+		}
+	}
 }
 
 // weightReporter is a device that reports the weight memory it holds.

@@ -17,6 +17,8 @@ func TestDevicesCommand(t *testing.T) {
 	code, out, errOut := runCmd("devices")
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, regexp.MustCompile(`(?m)^CPU +CPU +available +(\S+ GiB|unknown) +buffer_from_host_ptr,mmap +\S`), out)
+	require.Regexp(t, regexp.MustCompile(`(?m)^CPU: kernel level [^;]*\(in use\)[^;]*; vec_dot `), out)
+	require.Contains(t, out, "CPU: "+cpu.KernelReport()+"\n")
 
 	code, _, errOut = runCmd("devices", "extra")
 	require.Equal(t, 2, code)

@@ -1,62 +1,87 @@
-//go:build (amd64 || arm64) && !purego
-
 package cpu
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/quant"
 )
 
-// The glue between the kernel tables and the assembly, shared by every
-// architecture that has some (traits_amd64.go, traits_arm64.go): the
-// assembly takes base pointers and unit counts, the tables take slices.
+// The glue between the levels' kernel tables (level.go) and the
+// assembly: the assembly takes base pointers and unit counts, the tables
+// take slices. It is built on every architecture (a purego or riscv64
+// build registers no level, so none of it runs there).
 
-// asmDot is one type's assembly pair. The kernels take the number of
-// blocks (of elements for F32, F16 and BF16) and base pointers: the
-// slices' lengths have been checked by the product's supports rule, as
-// quant.DotKernel's contract says. dot4 may be nil.
+// asmDot is one type's assembly pair. dot takes the number of blocks (of
+// elements for F32, F16 and BF16) and base pointers: the slices' lengths
+// have been checked by the product's supports rule, as quant.DotKernel's
+// contract says. dot4 may be nil.
 type asmDot struct {
 	typ  quant.Type
-	dot  func(n int, x, y []byte) float32
+	dot  func(n int, x, y unsafe.Pointer) float32
 	dot4 func(n int, x []byte, stride uint64, nrows int, y *[4][]byte, scratch, out []float32)
 }
 
-// asmQuantizer is an activation type's assembly from_float over whole
-// blocks; the generic one stays for what it does not take (lengths off
-// the block size, short destinations, and the error of non-finite input).
-// quantize returns nonzero for input it hands back to the generic one.
-type asmQuantizer struct {
-	typ      quant.Type
-	block    int
-	quantize func(nb int, x, y unsafe.Pointer) int
+// asmRows is one type's vecDotRows.
+type asmRows struct {
+	typ  quant.Type
+	rows func(n int, x []byte, stride uint64, nrows int, y []byte, scratch, out []float32)
 }
 
-// deriveAsm is the generic set named name with the entries of dots and
-// quantizers replaced.
-func deriveAsm(name string, dots []asmDot, quantizers []asmQuantizer) *kernelSet {
-	s := deriveGeneric(name)
-	for _, k := range dots {
+// build makes l's kernel set: the generic set with every entry l has
+// replaced.
+func (l *level) build() *kernelSet {
+	s := deriveGeneric(l.name)
+	dots := make(map[quant.Type]func(int, unsafe.Pointer, unsafe.Pointer) float32)
+	for _, k := range l.dots {
 		tr := &s.traits[k.typ]
-		tr.vecDot, tr.vecDot4 = k.dot, k.dot4
+		tr.vecDot, tr.vecDot4 = wrap1(int(k.typ.BlockSize()), k.dot), k.dot4
+		dots[k.typ] = k.dot
+		s.dotTypes = append(s.dotTypes, k.typ)
 	}
-	for _, q := range quantizers {
-		s.traits[q.typ].fromFloat = q.fromFloat(s.traits[q.typ].fromFloat)
+	for _, r := range l.rows {
+		s.traits[r.typ].vecDotRows = r.rows
 	}
+	for _, t := range l.quantizers {
+		// quant's assembly needs no more than the level's features
+		// (TestLevelsWellFormed): it is missing only where the level
+		// does not run.
+		if k := quant.FromFloatKernel(t); k != nil {
+			s.traits[t].fromFloat = asmFromFloat(k, s.traits[t].fromFloat)
+			s.fromFloatTypes = append(s.fromFloatTypes, t)
+		}
+	}
+	s.gemm = make(map[quant.Type]*plainGemm, len(l.gemm))
+	for typ, g := range l.gemm {
+		if g.exact && g.tileCol == nil {
+			dot := dots[typ]
+			if dot == nil {
+				panic(fmt.Sprintf("cpu: level %s tiles %s exactly but has no vec_dot for it", l.name, typ))
+			}
+			e := *g
+			e.tileCol, e.one = dotEdges(g.rows, dot)
+			g = &e
+		}
+		s.gemm[typ] = g
+	}
+	s.repack, s.pack, s.aux = l.repack, l.pack, l.aux
+	s.vec = newAsmVec(l.name, l.vec)
+	slices.Sort(s.dotTypes)
+	slices.Sort(s.fromFloatTypes)
 	return s
 }
 
-func (q asmQuantizer) fromFloat(generic func([]byte, []float32) error) func([]byte, []float32) error {
+// asmFromFloat is from_float through quant's assembly k, the generic
+// conversion taking the rows k hands back (lengths off the block size,
+// short destinations, the error of non-finite input).
+func asmFromFloat(k func([]byte, []float32) bool, generic func([]byte, []float32) error) func([]byte, []float32) error {
 	return func(dst []byte, src []float32) error {
-		nb := len(src) / q.block
-		if len(src)%q.block != 0 || int64(len(dst)) < q.typ.RowSize(int64(len(src))) {
-			return generic(dst, src)
+		if k(dst, src) {
+			return nil
 		}
-		if nb > 0 && q.quantize(nb, unsafe.Pointer(unsafe.SliceData(src)), ptr(dst)) != 0 {
-			return generic(dst, src)
-		}
-		return nil
+		return generic(dst, src)
 	}
 }
 

@@ -67,6 +67,10 @@ func (*device) Memory() (free, total uint64) { return hostMemory() }
 
 func (*device) Type() backend.DeviceType { return backend.DeviceCPU }
 
+// KernelReport is the package's KernelReport: the architecture level and
+// kernels the device computes with, which `ggml devices` prints.
+func (*device) KernelReport() string { return KernelReport() }
+
 // Caps are ggml's CPU device's: synchronous, no pinned host buffer type,
 // caller memory usable as a buffer, no events, mmap'd weights usable.
 func (*device) Caps() backend.Caps {

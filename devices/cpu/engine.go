@@ -1,11 +1,3 @@
-// Package cpu is the pure-Go CPU device: reference kernels for every
-// operation the other devices can run, a persistent worker pool that splits
-// each operation's rows across threads, and the supports-op rule that says
-// exactly what it can compute. Its results are what the accelerators are
-// checked against, so the kernels favour clarity; they agree with ggml's CPU
-// backend within test-backend-ops tolerances. The matrix products reach
-// their arithmetic through a kernel set (traits.go): assembly where the
-// processor has it, the generic Go otherwise or on request.
 package cpu
 
 import (

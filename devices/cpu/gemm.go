@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/ggml-go/ggml/graph"
-	"github.com/ggml-go/ggml/quant"
 )
 
 // Register-tiled products of plain weights (ggml's llamafile sgemm
@@ -57,10 +56,6 @@ type gemmScratch struct{ rows, cols []byte }
 
 var gemmScratches = sync.Pool{New: func() any { return new(gemmScratch) }}
 
-// archGemm, set by an architecture file, are the tiled kernels of its
-// fast kernel set.
-var archGemm map[quant.Type]*plainGemm
-
 // gemmMinCols is the fewest columns a product takes the tiles with, and
 // packMinCols the fewest it takes packed tiles with: a packed row must
 // serve two groups of four columns to pay for its packing (4096x4096, one
@@ -78,10 +73,10 @@ const (
 // gemmFor returns the tiled kernels for a product of src0 by ncols
 // columns computed with ks, or nil.
 func gemmFor(ks *kernelSet, src0 *graph.Tensor, ncols int64) *plainGemm {
-	if ks == genericKernels || ncols < gemmMinCols {
+	if ncols < gemmMinCols {
 		return nil
 	}
-	g := archGemm[src0.Type]
+	g := ks.gemm[src0.Type]
 	if g == nil || src0.Ne[0]%int64(g.step) != 0 || g.pack != nil && ncols < packMinCols {
 		return nil
 	}

@@ -5,38 +5,15 @@ package cpu
 import (
 	"fmt"
 	"unsafe"
-
-	"github.com/ggml-go/ggml/quant"
 )
 
-// The repacked kernels join the fast set where it runs (amd64Kernels
-// needs the same features).
-func init() {
-	if hasAVX2Set() {
-		archRepack = map[quant.Type]*repackKernel{
-			quant.Q4_0:   asmRepack(144, [4]tileAsm{gemmQ4_0x8x1AVX2, gemmQ4_0x8x2AVX2, gemmQ4_0x8x3AVX2, gemmQ4_0x8x4AVX2}),
-			quant.Q8_0:   asmRepack(272, [4]tileAsm{gemmQ8_0x8x1AVX2, gemmQ8_0x8x2AVX2, gemmQ8_0x8x3AVX2, gemmQ8_0x8x4AVX2}),
-			quant.IQ4_NL: asmRepack(144, [4]tileAsm{gemmIQ4_NLx8x1AVX2, gemmIQ4_NLx8x2AVX2, gemmIQ4_NLx8x3AVX2, gemmIQ4_NLx8x4AVX2}),
-		}
-		archPack = map[quant.Type]func(dst, src []byte, rs int){
-			quant.Q4_0:   packX8(18, x8AVX2),
-			quant.Q8_0:   packX8(34, x8AVX2),
-			quant.IQ4_NL: packX8(18, x8AVX2),
-		}
-		q8_0Aux.fast = func(aux, y []byte, nb int) {
-			_, _ = aux[8*nb-1], y[34*nb-1]
-			fillAuxAVX2(ptr(aux), ptr(y), nb)
-		}
-		q4kCol, q4kOne := dotEdges(1, dotQ4_KAVX2)
-		q5kCol, q5kOne := dotEdges(1, dotQ5_KAVX2)
-		q6kCol, q6kOne := dotEdges(1, dotQ6_KAVX2)
-		archGemm = map[quant.Type]*plainGemm{
-			quant.F32:  {step: 8, rows: 3, tile: gemmF32x3x4AVX2, tileCol: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
-			quant.Q4_K: {step: 256, rows: 1, exact: true, pack: q4_KPack, tileCol: q4kCol, one: q4kOne},
-			quant.Q5_K: {step: 256, rows: 1, exact: true, pack: q5_KPack, tileCol: q5kCol, one: q5kOne},
-			quant.Q6_K: {step: 256, rows: 1, exact: true, pack: q6_KPack, tileCol: q6kCol, one: q6kOne},
-		}
-	}
+// The adapters and declarations of the avx2 level's tiled and repacked
+// products (level_avx2_amd64.go lists them).
+
+// fillQ8_0AuxAVX2 is fillAux for nb Q8_0 blocks (the same bytes).
+func fillQ8_0AuxAVX2(aux, y []byte, nb int) {
+	_, _ = aux[8*nb-1], y[34*nb-1]
+	fillAuxAVX2(ptr(aux), ptr(y), nb)
 }
 
 // x8AVX2 is xposeX8AVX2 set for x8Layout (packX8): the scales, then runs

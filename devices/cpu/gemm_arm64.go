@@ -5,58 +5,28 @@ package cpu
 import (
 	"unsafe"
 
-	"golang.org/x/sys/cpu"
-
 	"github.com/ggml-go/ggml/quant"
 )
 
-// The tiled and repacked kernels join the fast set where it runs
-// (arm64Kernels needs the same features), the integer ones with dotprod
-// exactly where the fast set's vec_dot kernels have it.
-func init() {
-	if !cpu.ARM64.HasASIMD {
-		return
-	}
-	archGemm = neonGemm
-	archRepack = neonRepack
-	archPack = map[quant.Type]func(dst, src []byte, rs int){
-		quant.Q4_0:   packX8(18, xposeX8NEON),
-		quant.Q8_0:   packX8(34, xposeX8NEON),
-		quant.IQ4_NL: packX8(18, xposeX8NEON),
-	}
-	if cpu.ARM64.HasASIMDDP {
-		archGemm = sdotGemm
-		archRepack = sdotRepack
-	}
-}
+// The adapters and declarations of the neon and neon-dotprod levels'
+// tiled and repacked products (level_neon_arm64.go and
+// level_neondotprod_arm64.go list them).
 
-// neonGemm and sdotGemm are the tiled kernels without and with dotprod:
-// the F32 tiles (the same in both) and the packed K-quant tiles, whose
-// edges are the set's vec_dot.
-var (
-	neonGemm = kGemms([3]kTile{gemmQ4_KPx4NEON, gemmQ4_KPx4NEON, gemmQ6_KPx4NEON}, [3]kDot{dotQ4_KNEON, dotQ5_KNEON, dotQ6_KNEON})
-	sdotGemm = kGemms([3]kTile{gemmQ4_KPx4SDOT, gemmQ4_KPx4SDOT, gemmQ6_KPx4SDOT}, [3]kDot{dotQ4_KSDOT, dotQ5_KSDOT, dotQ6_KSDOT})
-)
+// kTile is a packed K-quant tile (gemmPack's tile).
+type kTile func(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
 
-// kTile is a packed K-quant tile (gemmPack's tile) and kDot the vec_dot
-// kernel of the same type (n super-blocks).
-type (
-	kTile func(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
-	kDot  func(n int, x, y unsafe.Pointer) float32
-)
-
-// kGemms makes a set's tiled kernels from its Q4_K, Q5_K and Q6_K tiles
-// and vec_dot kernels. Q5_K's rows are packed to Q4_K's layout (the fifth
-// bit in the levels), so its tile is Q4_K's. The tiles take rows in pairs
+// kGemms makes a level's tiled kernels from its Q4_K, Q5_K and Q6_K
+// tiles. Q5_K's rows are packed to Q4_K's layout (the fifth bit in the
+// levels), so its tile is Q4_K's. The tiles take rows in pairs
 // (gemm_k_arm64.s says why); a pair for one column and a row left over
-// from the pairs go through vec_dot, which has the tile's bits.
-func kGemms(tiles [3]kTile, dots [3]kDot) map[quant.Type]*plainGemm {
+// from the pairs go through the level's vec_dot, which has the tile's
+// bits (level.build makes those edges).
+func kGemms(tiles [3]kTile) map[quant.Type]*plainGemm {
 	rows := [3]func(dst, src unsafe.Pointer, stride uintptr, nrows, steps int){packQ4_KNEON, packQ5_KNEON, packQ6_KNEON}
 	m := map[quant.Type]*plainGemm{
 		quant.F32: {step: 4, rows: 3, tile: gemmF32x3x4NEON, tileCol: gemmF32x3x1NEON, one: gemmF32x1x1NEON},
 	}
 	for i, typ := range []quant.Type{quant.Q4_K, quant.Q5_K, quant.Q6_K} {
-		tileCol, one := dotEdges(2, dots[i])
 		m[typ] = &plainGemm{
 			step: 256, rows: 2, exact: true,
 			pack: &gemmPack{
@@ -65,8 +35,6 @@ func kGemms(tiles [3]kTile, dots [3]kDot) map[quant.Type]*plainGemm {
 				col:      packQ8_KNEON,
 				tile:     tiles[i],
 			},
-			tileCol: tileCol,
-			one:     one,
 		}
 	}
 	return m
@@ -107,21 +75,6 @@ func gemmQ6_KPx4NEON(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, 
 
 //go:noescape
 func gemmQ6_KPx4SDOT(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
-
-// neonRepack and sdotRepack are the repacked kernels without and with
-// dotprod.
-var (
-	neonRepack = map[quant.Type]*repackKernel{
-		quant.Q4_0:   {one: repack1(gemmQ4_0x8x1NEON), four: repack4(gemmQ4_0x8x4NEON)},
-		quant.Q8_0:   {one: repack1(gemmQ8_0x8x1NEON), four: repack4(gemmQ8_0x8x4NEON)},
-		quant.IQ4_NL: {one: repack1(gemmIQ4_NLx8x1NEON), four: repack4(gemmIQ4_NLx8x4NEON)},
-	}
-	sdotRepack = map[quant.Type]*repackKernel{
-		quant.Q4_0:   {one: repack1(gemmQ4_0x8x1SDOT), four: repack4(gemmQ4_0x8x4SDOT)},
-		quant.Q8_0:   {one: repack1(gemmQ8_0x8x1SDOT), four: repack4(gemmQ8_0x8x4SDOT)},
-		quant.IQ4_NL: {one: repack1(gemmIQ4_NLx8x1SDOT), four: repack4(gemmIQ4_NLx8x4SDOT)},
-	}
-)
 
 // xposeX8NEON interleaves nb blocks of blockBytes bytes of the eight rows
 // rs bytes apart at src into x8Layout's bytes at dst (packX8).

@@ -18,15 +18,18 @@ import (
 // rather than finding no types), both with dotprod exactly where the
 // processor has it.
 func TestARM64GemmSelected(t *testing.T) {
-	require.NotNil(t, archGemm[quant.F32], "no tiled F32 kernels")
-	want, wantGemm, name := neonRepack, neonGemm, "neon"
-	if cpu.ARM64.HasASIMDDP {
-		want, wantGemm, name = sdotRepack, sdotGemm, "sdot"
-	}
-	require.Equal(t, reflect.ValueOf(want).Pointer(), reflect.ValueOf(archRepack).Pointer(), "the repacked kernels are not the %s set", name)
-	require.Equal(t, reflect.ValueOf(wantGemm).Pointer(), reflect.ValueOf(archGemm).Pointer(), "the tiled kernels are not the %s set", name)
+	fast := fastKernels()
+	require.NotNil(t, fast.gemm[quant.F32], "no tiled F32 kernels")
 	for typ := range repackLayouts {
-		require.NotNil(t, archRepack[typ], "%s has no repacked kernels", typ)
+		require.NotNil(t, fast.repack[typ], "%s has no repacked kernels", typ)
+	}
+	if best := bestLevel(levels); best == levelNEON || best == levelNEONDotProd {
+		want := levelNEON
+		if cpu.ARM64.HasASIMDDP {
+			want = levelNEONDotProd
+		}
+		require.Same(t, want, best, "the products are the %s level's", best.name)
+		require.Equal(t, reflect.ValueOf(want.repack).Pointer(), reflect.ValueOf(fast.repack).Pointer(), "the repacked kernels are not the %s level's", want.name)
 	}
 }
 
@@ -39,9 +42,9 @@ func TestARM64GemmSelected(t *testing.T) {
 // select.
 func TestARM64RepackSets(t *testing.T) {
 	rng := rand.New(rand.NewSource(testSeed(t)))
-	sets := []map[quant.Type]*repackKernel{neonRepack}
+	sets := []map[quant.Type]*repackKernel{levelNEON.repack}
 	if cpu.ARM64.HasASIMDDP {
-		sets = append(sets, sdotRepack)
+		sets = append(sets, levelNEONDotProd.repack)
 	}
 	for typ, l := range repackLayouts {
 		for _, nb := range []int{1, 2, 7, 40} {
@@ -69,8 +72,8 @@ func TestARM64RepackSets(t *testing.T) {
 // fast set's vec_dot (checkGemmTiles). Under qemu -cpu max this is what
 // tests the NEON tiles, which that model does not select.
 func TestARM64GemmSets(t *testing.T) {
-	t.Run("neon", func(t *testing.T) { checkGemmTiles(t, neonGemm) })
+	t.Run("neon", func(t *testing.T) { checkGemmTiles(t, levelNEON.kernels().gemm) })
 	if cpu.ARM64.HasASIMDDP {
-		t.Run("sdot", func(t *testing.T) { checkGemmTiles(t, sdotGemm) })
+		t.Run("sdot", func(t *testing.T) { checkGemmTiles(t, levelNEONDotProd.kernels().gemm) })
 	}
 }

@@ -41,7 +41,7 @@ func exactGemmTypes(t *testing.T, gemms map[quant.Type]*plainGemm) []quant.Type 
 // TestGemmTilesMatchVecDot: the fast set's tiles match its vec_dot
 // (checkGemmTiles).
 func TestGemmTilesMatchVecDot(t *testing.T) {
-	checkGemmTiles(t, archGemm)
+	checkGemmTiles(t, fastKernels().gemm)
 }
 
 // checkGemmTiles calls an exact type's tile kernels in gemms directly on
@@ -138,8 +138,8 @@ func TestGemmMulMatMatchesVecDot(t *testing.T) {
 	if set != fast.name {
 		t.Skipf("the engines run the %s kernel set (%s=1), which has no tiles", set, EnvGeneric)
 	}
-	for _, typ := range exactGemmTypes(t, archGemm) {
-		g, tr := archGemm[typ], fast.traits[typ]
+	for _, typ := range exactGemmTypes(t, fast.gemm) {
+		g, tr := fast.gemm[typ], fast.traits[typ]
 		vdt := fast.traits[tr.vecDotType]
 		ms := []int64{1, int64(g.rows), int64(g.rows) + 1, 17, 33, 1 + rng.Int63n(60)}
 		for i, ncols := range []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 16, 33} {

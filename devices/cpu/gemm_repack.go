@@ -68,37 +68,29 @@ var genericRepack = map[quant.Type]*repackKernel{
 	quant.IQ4_NL: {one: gemvIQ4_NLx8},
 }
 
-// archRepack, set by an architecture file, are the kernels of its fast
-// set; a type it lacks uses the generic one. archPack are faster versions
-// of the layouts' pack, with the same bytes, for the fast set.
-var (
-	archRepack map[quant.Type]*repackKernel
-	archPack   map[quant.Type]func(dst, src []byte, rs int)
-)
-
+// repackKernelFor is ks's repacked kernel of typ; a type ks lacks uses
+// the generic one.
 func repackKernelFor(ks *kernelSet, typ quant.Type) *repackKernel {
-	if ks != genericKernels {
-		if k := archRepack[typ]; k != nil {
-			return k
-		}
+	if k := ks.repack[typ]; k != nil {
+		return k
 	}
 	return genericRepack[typ]
 }
 
 // actAux is an activation type and the aux entries the kernels read
 // beside its rows: size bytes per block of block elements, written by
-// fill(aux, y, nb) for the row y of nb blocks, or by fast (the same
-// bytes, set by an architecture file) on the fast kernel set.
+// fill(aux, y, nb) for the row y of nb blocks, or by a level's aux entry
+// of the type (the same bytes).
 type actAux struct {
 	vdt         quant.Type
 	block, size int
-	fill, fast  func(aux, y []byte, nb int)
+	fill        func(aux, y []byte, nb int)
 }
 
 // filler is ax's fill for kernel set ks.
 func (ax *actAux) filler(ks *kernelSet) func(aux, y []byte, nb int) {
-	if ks != genericKernels && ax.fast != nil {
-		return ax.fast
+	if f := ks.aux[ax.vdt]; f != nil {
+		return f
 	}
 	return ax.fill
 }
@@ -151,13 +143,13 @@ func computeRepackedMulMat(p *Params, t *graph.Tensor, rp *repacked) {
 
 // packOnTheFly reports whether MUL_MAT t of plain weights goes through
 // the repacked kernels, its groups of rows interleaved as the product
-// reaches them: on the fast set, for a 2-D weight of a type with a
-// layout whose kernels are there, against at least gemmMinCols F32
+// reaches them: on a set with repacked kernels of the weight's type, for
+// a 2-D weight of a type with a layout, against at least gemmMinCols F32
 // columns, where decoding each block once for eight rows and four columns
 // pays for the interleave many times over.
 func packOnTheFly(ks *kernelSet, t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
-	return packableMulMat(t) && ks != genericKernels && archRepack[a.Type] != nil && b.NRows() >= gemmMinCols
+	return packableMulMat(t) && ks.repack[a.Type] != nil && b.NRows() >= gemmMinCols
 }
 
 // packableMulMat reports whether MUL_MAT t is of a shape packOnTheFly
@@ -176,11 +168,12 @@ func computePackedMulMat(p *Params, t *graph.Tensor) {
 	l := repackLayouts[a.Type]
 	rs := uint64(a.Nb[1])
 	gsize := uint64(l.rows) * rs
+	ks := p.kernels()
 	pack := l.pack
-	if f := archPack[a.Type]; f != nil {
+	if f := ks.pack[a.Type]; f != nil {
 		pack = f
 	}
-	groupedProduct(p, t, repackKernelFor(p.kernels(), a.Type), l, func(g0, g1 int64, s *groupScratch) []byte {
+	groupedProduct(p, t, repackKernelFor(ks, a.Type), l, func(g0, g1 int64, s *groupScratch) []byte {
 		packed := grow(&s.packed, int(uint64(g1-g0)*l.groupSize(gsize)))
 		for g := g0; g < g1; g++ {
 			lo := uint64(g) * gsize

@@ -17,10 +17,10 @@ import (
 // and those whose plain weights it interleaves on the fly.
 func gemmTypes() []quant.Type {
 	var ts []quant.Type
-	for typ := range archGemm {
+	for typ := range fastKernels().gemm {
 		ts = append(ts, typ)
 	}
-	for typ := range archRepack {
+	for typ := range fastKernels().repack {
 		ts = append(ts, typ)
 	}
 	return ts

@@ -250,7 +250,7 @@ func TestRepackKernelFourIsOne(t *testing.T) {
 			continue
 		}
 		kc := newKernelCase(t, rng, typ, l, 37*32/l.aux.block)
-		if f := archPack[typ]; f != nil {
+		if f := fastKernels().pack[typ]; f != nil {
 			y := make([]byte, len(kc.x))
 			f(y, kc.plain, len(kc.plain)/8)
 			require.Equal(t, kc.x, y, "%s: the fast pack differs", typ)

@@ -3,20 +3,20 @@ package cpu
 import (
 	"fmt"
 	"os"
-	"sync"
 
 	"github.com/ggml-go/ggml/quant"
 )
 
 // The matrix products reach their per-type arithmetic through a kernel
-// set: ggml's type_traits_cpu, one entry per element type. The generic set
-// is quant's portable Go (the reference the other devices are checked
-// against); an architecture file may add a faster set, built from Go
-// assembly and chosen at run time from the processor's features. The
-// generic set stays selectable:
+// set: ggml's type_traits_cpu, one entry per element type, with the tiled
+// and repacked products and the vector primitives beside them. The
+// generic set is quant's portable Go (the reference the other devices are
+// checked against); each architecture level (level.go) makes a faster set
+// of Go assembly, and the best one the processor runs is chosen at start.
+// The generic set stays selectable:
 //
 //   - at build time, with the purego build tag (go build -tags purego),
-//     which leaves every assembly file out;
+//     which leaves every assembly file and every level out;
 //   - at run time, with Options.Generic, or for every Engine of a process
 //     with the environment variable GGML_CPU_GENERIC=1, which also gives
 //     the process the generic vector primitives (vec.go).
@@ -28,7 +28,7 @@ import (
 const EnvGeneric = "GGML_CPU_GENERIC"
 
 // envGeneric reports whether GGML_CPU_GENERIC asks for the generic
-// kernels.
+// kernels; chooseLevel reads it once, at start.
 func envGeneric() bool { return os.Getenv(EnvGeneric) == "1" }
 
 // typeTraits is what the CPU does with one element type.
@@ -68,17 +68,30 @@ type typeTraits struct {
 // the kernels keep of the column's blocks (their scales, offsets).
 func rowsScratch(n int) int { return n/2 + 16 }
 
-// kernelSet is a full traits table and the name it is reported under.
+// kernelSet is one level's kernels (level.go) and the name it is reported
+// under: a full traits table, the tiled and repacked products of the
+// types that have them, and the vector primitives.
 type kernelSet struct {
 	name   string
 	traits [quant.TypeCount]typeTraits
+	// gemm, repack, pack and aux are the level's entries of the same
+	// name (nil in the generic set, whose repacked products are
+	// genericRepack's).
+	gemm   map[quant.Type]*plainGemm
+	repack map[quant.Type]*repackKernel
+	pack   map[quant.Type]func(dst, src []byte, rs int)
+	aux    map[quant.Type]func(aux, y []byte, nb int)
+	vec    vecKernels
+	// dotTypes and fromFloatTypes are the types whose vec_dot and
+	// from_float are the level's assembly, for KernelReport.
+	dotTypes, fromFloatTypes []quant.Type
 }
 
 // genericKernels is quant's portable arithmetic for every type.
 var genericKernels = newGenericKernels()
 
 func newGenericKernels() *kernelSet {
-	s := &kernelSet{name: "generic"}
+	s := &kernelSet{name: "generic", vec: genericVec}
 	for t := range quant.TypeCount {
 		typ := quant.Type(t)
 		tr := &s.traits[t]
@@ -98,36 +111,12 @@ func newGenericKernels() *kernelSet {
 	return s
 }
 
-// archKernels, when an architecture file sets it (from an init function),
-// returns the fast kernel set for this processor, or nil when the
-// processor lacks the features its assembly needs.
-var archKernels func() *kernelSet
-
-var (
-	fastOnce sync.Once
-	fast     *kernelSet
-)
-
-// fastKernels is the best kernel set for this processor: the
-// architecture's when it has one, else the generic set.
-func fastKernels() *kernelSet {
-	fastOnce.Do(func() {
-		fast = genericKernels
-		if archKernels != nil {
-			if s := archKernels(); s != nil {
-				fast = s
-			}
-		}
-	})
-	return fast
-}
-
 // selectKernels is the set an Engine with opts computes with.
 func selectKernels(opts Options) *kernelSet {
-	if opts.Generic || envGeneric() {
+	if opts.Generic {
 		return genericKernels
 	}
-	return fastKernels()
+	return chosen
 }
 
 // deriveGeneric returns a copy of the generic set named name, for an
@@ -150,7 +139,7 @@ func (p *Params) kernels() *kernelSet {
 	if p.kset != nil {
 		return p.kset
 	}
-	return fastKernels()
+	return fast
 }
 
 // FromFloat converts the row src into dst as the CPU backend does before a

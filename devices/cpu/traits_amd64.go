@@ -6,72 +6,11 @@ import (
 	"fmt"
 	"unsafe"
 
-	"golang.org/x/sys/cpu"
-
-	"github.com/ggml-go/ggml/internal/cpuid"
 	"github.com/ggml-go/ggml/quant"
 )
 
-// The amd64 kernels need AVX2, FMA and F16C (Haswell and later, every
-// Zen): ggml's own baseline for its fast x86 builds.
-func init() { archKernels = amd64Kernels }
-
-// F16C comes from internal/cpuid: golang.org/x/sys/cpu reports it only
-// from v0.48, which needs Go 1.26, and go.mod stays on the oldest Go the
-// library supports.
-func hasAVX2Set() bool { return cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpuid.HasF16C() }
-
-func amd64Kernels() *kernelSet {
-	if !hasAVX2Set() {
-		return nil
-	}
-	s := deriveAsm("avx2", avx2Dots, avx2Quantizers)
-	for _, r := range avx2Rows {
-		s.traits[r.typ].vecDotRows = r.rows
-	}
-	return s
-}
-
-var avx2Quantizers = []asmQuantizer{
-	{quant.Q8_0, 32, quantizeQ8_0AVX2},
-	{quant.Q8_1, 32, quantizeQ8_1AVX2},
-	{quant.Q8_K, 256, quantizeQ8_KAVX2},
-}
-
-var avx2Dots = []asmDot{
-	{quant.F32, wrap1(1, dotF32AVX2), wrap4(1, dotF32x4AVX2)},
-	{quant.F16, wrap1(1, dotF16AVX2), wrap4(1, dotF16x4AVX2)},
-	{quant.BF16, wrap1(1, dotBF16AVX2), wrap4(1, dotBF16x4AVX2)},
-	{quant.Q8_0, wrap1(32, dotQ8_0AVX2), wrapRows(quant.Q8_0, dotQ8_0x4AVX2)},
-	{quant.Q4_0, wrap1(32, dotQ4_0AVX2), wrapRows(quant.Q4_0, dotQ4_0x4AVX2)},
-	{quant.Q5_0, wrap1(32, dotQ5_0AVX2), wrapRows(quant.Q5_0, dotQ5_0x4AVX2)},
-	{quant.IQ4_NL, wrap1(32, dotIQ4_NLAVX2), wrapRows(quant.IQ4_NL, dotIQ4_NLx4AVX2)},
-	{quant.MXFP4, wrap1(32, dotMXFP4AVX2), nil},
-	{quant.Q4_1, wrap1(32, dotQ4_1AVX2), wrap4(32, dotQ4_1x4AVX2)},
-	{quant.Q5_1, wrap1(32, dotQ5_1AVX2), wrap4(32, dotQ5_1x4AVX2)},
-	{quant.Q2_K, wrap1(256, dotQ2_KAVX2), nil},
-	{quant.Q3_K, wrap1(256, dotQ3_KAVX2), nil},
-	{quant.Q4_K, wrap1(256, dotQ4_KAVX2), wrap4(256, dotQ4_Kx4AVX2)},
-	{quant.Q5_K, wrap1(256, dotQ5_KAVX2), wrap4(256, dotQ5_Kx4AVX2)},
-	{quant.Q6_K, wrap1(256, dotQ6_KAVX2), wrap4(256, dotQ6_Kx4AVX2)},
-}
-
-// avx2Rows are the types with a vecDotRows (one column against many rows).
-var avx2Rows = []struct {
-	typ  quant.Type
-	rows func(n int, x []byte, stride uint64, nrows int, y []byte, scratch, out []float32)
-}{
-	{quant.F32, rowsSwapped(quant.F32, dotF32x4AVX2, dotF32AVX2)},
-	{quant.F16, rowsSwapped(quant.F16, dotF16x4AVX2, dotF16AVX2)},
-	{quant.BF16, rowsSwapped(quant.BF16, dotBF16x4AVX2, dotBF16AVX2)},
-	{quant.Q8_0, rows4(quant.Q8_0, dotQ8_0RowsAVX2, dotQ8_0AVX2)},
-	{quant.Q4_0, rows4(quant.Q4_0, dotQ4_0RowsAVX2, dotQ4_0AVX2)},
-	{quant.Q5_0, rows4(quant.Q5_0, dotQ5_0RowsAVX2, dotQ5_0AVX2)},
-	{quant.IQ4_NL, rows4(quant.IQ4_NL, dotIQ4_NLRowsAVX2, dotIQ4_NLAVX2)},
-	{quant.Q4_K, rows4(quant.Q4_K, dotQ4_KRowsAVX2, dotQ4_KAVX2)},
-	{quant.Q5_K, rows4(quant.Q5_K, dotQ5_KRowsAVX2, dotQ5_KAVX2)},
-	{quant.Q6_K, rows4(quant.Q6_K, dotQ6_KRowsAVX2, dotQ6_KAVX2)},
-}
+// The adapters and declarations of the avx2 level's vec_dot kernels
+// (level_avx2_amd64.go lists them).
 
 // wrapRows adapts a kernel that walks the rows itself, with the column
 // scales converted once into scratch, to vecDot4. It checks the lengths
@@ -232,20 +171,6 @@ func dotQ2_KAVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
 func dotQ3_KAVX2(n int, x, y unsafe.Pointer) float32
-
-// quantizeQ8_0AVX2 and quantizeQ8_1AVX2 write nb blocks of x's floats at y
-// as quant's reference quantizers do; nonzero means x held NaN or infinity.
-//
-//go:noescape
-func quantizeQ8_0AVX2(nb int, x, y unsafe.Pointer) int
-
-//go:noescape
-func quantizeQ8_1AVX2(nb int, x, y unsafe.Pointer) int
-
-// quantizeQ8_KAVX2 is the same for Q8_K blocks.
-//
-//go:noescape
-func quantizeQ8_KAVX2(nb int, x, y unsafe.Pointer) int
 
 // The four-row kernels (dot_rows_amd64.s).
 

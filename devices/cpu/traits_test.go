@@ -90,42 +90,72 @@ func rowLengths(rng *rand.Rand, typ quant.Type) []int {
 	return append(ns, 4096)
 }
 
+// TestKernelSetsAgree: the vec_dot kernels of every level the processor
+// runs (the chosen one and those below it) agree with the generic ones
+// within float rounding, and their four-column and many-row forms with
+// them bit for bit.
 func TestKernelSetsAgree(t *testing.T) {
-	fast := fastKernels()
-	t.Logf("kernel set %q", fast.name)
+	sets := runnableSets()
+	for _, s := range sets {
+		t.Logf("kernel set %q", s.name)
+	}
 	seed := testSeed(t)
 	for _, typ := range kernelTestTypes() {
 		t.Run(typ.String(), func(t *testing.T) {
-			rng := rand.New(rand.NewSource(seed + int64(typ)))
-			gen, fst := genericKernels.traits[typ], fast.traits[typ]
-			require.Equal(t, gen.vecDotType, fst.vecDotType)
-			for _, n := range rowLengths(rng, typ) {
-				x, xf := randomRow(t, rng, typ, n, rng.Intn(8), rng.Intn(2) == 0)
-				var ys [4][]byte
-				var tol [4]float64
-				for c := range ys {
-					var yf []float32
-					ys[c], yf = randomRow(t, rng, gen.vecDotType, n, rng.Intn(8), false)
-					for i := range xf {
-						tol[c] += math.Abs(float64(xf[i]) * float64(yf[i]))
-					}
-					// Both sum exact per-block integers (or float
-					// products) in float32, in different orders.
-					tol[c] = 2e-5*tol[c] + 1e-37
-				}
-				for c, y := range ys {
-					want := gen.vecDot(n, x, y)
-					v := fst.vecDot(n, x, y)
-					require.InDelta(t, want, v, tol[c], "n=%d column %d", n, c)
-				}
-				if fst.vecDot4 != nil {
-					checkVecDot4(t, rng, typ, fst, n, &ys)
-				}
-				if fst.vecDotRows != nil {
-					checkVecDotRows(t, rng, typ, fst, n, ys[0])
-				}
+			for _, set := range sets {
+				checkKernelSet(t, rand.New(rand.NewSource(seed+int64(typ))), typ, set)
 			}
 		})
+	}
+}
+
+// runnableSets are the kernel sets of every registered level this
+// processor supports, the best first, or the generic set alone where none
+// is.
+func runnableSets() []*kernelSet {
+	var sets []*kernelSet
+	for _, l := range byPriority(levels) {
+		if l.supported() {
+			sets = append(sets, l.kernels())
+		}
+	}
+	if len(sets) == 0 {
+		sets = append(sets, genericKernels)
+	}
+	return sets
+}
+
+// checkKernelSet compares set's vec_dot of typ with the generic one on
+// random rows of rowLengths.
+func checkKernelSet(t *testing.T, rng *rand.Rand, typ quant.Type, set *kernelSet) {
+	t.Helper()
+	gen, fst := genericKernels.traits[typ], set.traits[typ]
+	require.Equal(t, gen.vecDotType, fst.vecDotType)
+	for _, n := range rowLengths(rng, typ) {
+		x, xf := randomRow(t, rng, typ, n, rng.Intn(8), rng.Intn(2) == 0)
+		var ys [4][]byte
+		var tol [4]float64
+		for c := range ys {
+			var yf []float32
+			ys[c], yf = randomRow(t, rng, gen.vecDotType, n, rng.Intn(8), false)
+			for i := range xf {
+				tol[c] += math.Abs(float64(xf[i]) * float64(yf[i]))
+			}
+			// Both sum exact per-block integers (or float
+			// products) in float32, in different orders.
+			tol[c] = 2e-5*tol[c] + 1e-37
+		}
+		for c, y := range ys {
+			want := gen.vecDot(n, x, y)
+			v := fst.vecDot(n, x, y)
+			require.InDelta(t, want, v, tol[c], "%s n=%d column %d", set.name, n, c)
+		}
+		if fst.vecDot4 != nil {
+			checkVecDot4(t, rng, typ, fst, n, &ys)
+		}
+		if fst.vecDotRows != nil {
+			checkVecDotRows(t, rng, typ, fst, n, ys[0])
+		}
 	}
 }
 
@@ -242,14 +272,18 @@ func TestMulMatKernelSets(t *testing.T) {
 	}
 }
 
-// TestGenericOption: Options.Generic and the environment variable select
-// the generic set.
+// TestGenericOption: Options.Generic and the environment variable (read
+// once, at start) select the generic set.
 func TestGenericOption(t *testing.T) {
 	require.Same(t, genericKernels, selectKernels(Options{Generic: true}))
-	t.Setenv(EnvGeneric, "1")
-	require.Same(t, genericKernels, selectKernels(Options{}))
-	t.Setenv(EnvGeneric, "")
-	require.Same(t, fastKernels(), selectKernels(Options{}))
+	require.Same(t, chosen, selectKernels(Options{}))
+	require.Same(t, genericKernels, chooseSet(fastKernels(), true))
+	require.Same(t, fastKernels(), chooseSet(fastKernels(), false))
+	want := fastKernels()
+	if envGeneric() {
+		want = genericKernels
+	}
+	require.Same(t, want, chosen)
 }
 
 // TestFromFloatAgrees: the fast activation quantizers write exactly the

@@ -11,9 +11,8 @@ import (
 // Vector primitives: the inner loops of the element-wise, norm, softmax,
 // rope and attention kernels, over whole rows of float32 or fp16 values
 // instead of a closure and a type switch per element. Each has a portable
-// Go version (vecGeneric*) and, where an architecture file provides one and
-// the processor has the features, an assembly version chosen at start-up
-// (vec_amd64.go, vec_arm64.go). The portable versions are always compiled:
+// Go version (vecGeneric*) and, where the chosen architecture level has
+// one (level.go), an assembly version: vec holds the set in use. The portable versions are always compiled:
 // the tests check every assembly version against them, and the purego
 // build tag leaves the assembly out.
 //
@@ -322,25 +321,6 @@ func vecGenericBinary(dst, x, y []float32, op func(a, b float32) float32) {
 	for i := range dst {
 		dst[i] = op(x[i], y[i])
 	}
-}
-
-// vec is the implementation the kernels use: the architecture's when it
-// has one for this processor (set by an init function through useVec),
-// else genericVec.
-var vec = genericVec
-
-// useVec makes v the primitives of the process unless GGML_CPU_GENERIC=1
-// asks for the generic ones: the variable is read once, at start, since
-// the primitives are the process's, not an Engine's (Options.Generic
-// switches only an Engine's matrix kernels).
-func useVec(v vecKernels) { vec = chooseVec(v, envGeneric()) }
-
-// chooseVec is v, or genericVec when generic is set.
-func chooseVec(v vecKernels, generic bool) vecKernels {
-	if generic {
-		return genericVec
-	}
-	return v
 }
 
 // f32Row views n float32 values at byte offset off of b, or returns nil

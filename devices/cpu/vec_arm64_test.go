@@ -23,7 +23,7 @@ func TestVecSwiGLUNEONBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(6, 2))
 	g := randF32(r, len(xs))
 	got, want := make([]float32, len(xs)), make([]float32, len(xs))
-	neonVec.swiglu(got, xs, g)
+	levelNEON.kernels().vec.swiglu(got, xs, g)
 	genericVec.swiglu(want, xs, g)
 	for i := range xs {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
@@ -37,7 +37,7 @@ func TestVecSwiGLUNEONBits(t *testing.T) {
 		}
 		got, want := randF32(r, n), make([]float32, n)
 		tail := append([]float32(nil), got[:n+guard][n:]...)
-		neonVec.swiglu(got, x, g)
+		levelNEON.kernels().vec.swiglu(got, x, g)
 		genericVec.swiglu(want, x, g)
 		require.Equal(t, want, got, "n=%d", n)
 		require.Equal(t, tail, got[:n+guard][n:], "n=%d wrote past the end", n)

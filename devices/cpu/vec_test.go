@@ -227,11 +227,12 @@ func TestExpf(t *testing.T) {
 
 // TestChooseVec: GGML_CPU_GENERIC=1 gives the process the generic
 // primitives whatever the architecture offers, and without it the
-// architecture's set is kept.
+// best level's are kept.
 func TestChooseVec(t *testing.T) {
-	arch := vecKernels{name: "arch"}
-	require.Equal(t, genericVec.name, chooseVec(arch, true).name)
-	require.Equal(t, "arch", chooseVec(arch, false).name)
+	arch := &kernelSet{name: "arch", vec: vecKernels{name: "arch"}}
+	require.Equal(t, genericVec.name, chooseSet(arch, true).vec.name)
+	require.Equal(t, "arch", chooseSet(arch, false).vec.name)
+	require.Equal(t, fastKernels().vec.name, chooseSet(fastKernels(), false).vec.name)
 	if envGeneric() {
 		require.Equal(t, genericVec.name, vec.name, "GGML_CPU_GENERIC=1 but the primitives are %s", vec.name)
 	}

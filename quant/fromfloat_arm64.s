@@ -1,9 +1,10 @@
 //go:build !purego
 
-#include "dot_arm64.h"
+#include "textflag.h"
+#include "quantize_arm64.h"
 
-// Activation quantizers, byte for byte the reference ones quant uses (and
-// ggml's scalar builds): Q8_0 and Q8_1 with d = max|x|/127, levels
+// The activation quantizers (FromFloatKernel; Q8_0 also for Quantize),
+// byte for byte the Go reference ones (and ggml's scalar builds): Q8_0 and Q8_1 with d = max|x|/127, levels
 // roundf(x * (1/d)) (FCVTAS rounds halfway cases away from zero, as
 // roundf), d stored as fp16 rounded to nearest even; Q8_K as below. Each
 // returns nonzero, leaving the output unspecified, when a block holds NaN

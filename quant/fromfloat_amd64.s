@@ -1,9 +1,9 @@
 //go:build !purego
 
-#include "dot_amd64.h"
+#include "textflag.h"
 
-// Activation quantizers, byte for byte the reference ones quant uses (and
-// ggml's scalar builds): Q8_0 and Q8_1 with d = max|x|/127, levels
+// The activation quantizers (FromFloatKernel; Q8_0 also for Quantize),
+// byte for byte the Go reference ones (and ggml's scalar builds): Q8_0 and Q8_1 with d = max|x|/127, levels
 // roundf(x * (1/d)) (halfway cases away from zero, made exact from the
 // truncation and the exact remainder), d stored as fp16 rounded to
 // nearest even. Each returns nonzero when the input held NaN or infinity,

@@ -1,0 +1,183 @@
+package cpu
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ggml-go/ggml/quant"
+)
+
+// Architecture levels (the package doc says how to add one): each is a
+// table of kernels, as ggml's type_traits_cpu with the per-arch overrides
+// it builds them from, or gomlx's executors by priority. A level's file
+// lists the vec_dot kernels (with their four-column and many-row forms),
+// the activation quantizers, the register-tiled and repacked products, the
+// weight interleave, the aux rows and the vector primitives it has; what
+// it leaves out is the generic Go's. chooseLevel picks, once, the highest
+// priority among the registered levels whose features the processor has.
+
+// level is one architecture level's kernel table. Its file registers it
+// from a package-level variable, so that every level is known before the
+// package's init chooses one, whatever the files' names.
+type level struct {
+	name string
+	// priority orders the levels: the highest one supported is chosen.
+	priority int
+	// supported reports whether the processor has the features the
+	// level's assembly needs (and the OS saves their registers).
+	supported func() bool
+
+	// dots replace the generic vec_dot (and vecDot4) of their types;
+	// rows set vecDotRows, which must be bit for bit the level's vec_dot.
+	dots []asmDot
+	rows []asmRows
+	// quantizers are the activation types whose from_float is quant's
+	// assembly (quant.FromFloatKernel, the one copy Quantize uses too)
+	// on this level.
+	quantizers []quant.Type
+	// gemm are the register-tiled products (gemm.go). An exact entry
+	// without tileCol and one gets them from the level's vec_dot of
+	// its type, a column of g.rows rows at a time.
+	gemm map[quant.Type]*plainGemm
+	// repack are the repacked products (gemm_repack.go), pack the
+	// weight interleave of their layouts (the same bytes as the
+	// layouts' pack), aux the fill of an activation type's aux rows
+	// (the same bytes as its actAux.fill).
+	repack map[quant.Type]*repackKernel
+	pack   map[quant.Type]func(dst, src []byte, rs int)
+	aux    map[quant.Type]func(aux, y []byte, nb int)
+	// vec are the vector primitives (vec.go); a nil entry keeps the
+	// portable one.
+	vec asmVecFuncs
+
+	once sync.Once
+	set  *kernelSet
+}
+
+// levels are the registered levels of this build, in no particular order.
+var levels []*level
+
+// register adds l to levels and returns it.
+func register(l *level) *level {
+	levels = append(levels, l)
+	return l
+}
+
+// kernels is l's kernel set, built on first use.
+func (l *level) kernels() *kernelSet {
+	l.once.Do(func() { l.set = l.build() })
+	return l.set
+}
+
+// byPriority returns ls sorted from the highest priority down.
+func byPriority(ls []*level) []*level {
+	ls = slices.Clone(ls)
+	slices.SortFunc(ls, func(a, b *level) int { return cmp.Compare(b.priority, a.priority) })
+	return ls
+}
+
+// bestLevel is the highest-priority level of ls the processor supports,
+// or nil.
+func bestLevel(ls []*level) *level {
+	for _, l := range byPriority(ls) {
+		if l.supported() {
+			return l
+		}
+	}
+	return nil
+}
+
+var (
+	// fast is the best level's kernel set, or the generic set when no
+	// level runs here: what the tests compare with the generic set.
+	fast *kernelSet
+	// chosen is fast, or the generic set when GGML_CPU_GENERIC=1 at
+	// start: the set of an Engine of default options, whose vector
+	// primitives vec holds.
+	chosen *kernelSet
+	// vec are the vector primitives the kernels call.
+	vec vecKernels
+)
+
+func init() { chooseLevel() }
+
+// chooseLevel sets fast, chosen and vec from the registered levels, the
+// processor and the environment.
+func chooseLevel() {
+	fast = genericKernels
+	if l := bestLevel(levels); l != nil {
+		fast = l.kernels()
+	}
+	chosen = chooseSet(fast, envGeneric())
+	vec = chosen.vec
+}
+
+// chooseSet is best, or the generic set when generic is set.
+func chooseSet(best *kernelSet, generic bool) *kernelSet {
+	if generic {
+		return genericKernels
+	}
+	return best
+}
+
+// fastKernels is the best kernel set for this processor, whatever
+// GGML_CPU_GENERIC says.
+func fastKernels() *kernelSet { return fast }
+
+// Levels describes the architecture levels of this build from the best
+// down, each as its name and whether the processor supports it, the one in
+// use marked: for example "avx2 (in use), generic" or "neon-dotprod
+// (unsupported), neon (in use), generic". The generic Go is always last.
+func Levels() string {
+	var b strings.Builder
+	for _, l := range byPriority(levels) {
+		fmt.Fprintf(&b, "%s%s, ", l.name, levelState(l.supported(), l.set != nil && l.set == chosen))
+	}
+	b.WriteString("generic" + levelState(true, chosen == genericKernels))
+	return b.String()
+}
+
+func levelState(supported, inUse bool) string {
+	switch {
+	case inUse:
+		return " (in use)"
+	case !supported:
+		return " (unsupported)"
+	}
+	return ""
+}
+
+// KernelReport says which architecture level and which kernels the CPU
+// device computes with, for `ggml devices`: the levels (Levels), then the
+// types with assembly vec_dot kernels, register-tiled products and
+// repacked products, and the activation types quantized in assembly, in
+// the chosen set.
+func KernelReport() string {
+	s := chosen
+	var tiled, repacked []quant.Type
+	for t := range quant.TypeCount {
+		if s.gemm[quant.Type(t)] != nil {
+			tiled = append(tiled, quant.Type(t))
+		}
+		if s.repack[quant.Type(t)] != nil {
+			repacked = append(repacked, quant.Type(t))
+		}
+	}
+	return fmt.Sprintf("kernel level %s; vec_dot %s; tiled %s; repacked %s; from_float %s; vector primitives %s",
+		Levels(), typeList(s.dotTypes), typeList(tiled), typeList(repacked), typeList(s.fromFloatTypes), vec.name)
+}
+
+// typeList is ts's names, space-separated, or "none".
+func typeList(ts []quant.Type) string {
+	if len(ts) == 0 {
+		return "none"
+	}
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.String()
+	}
+	return strings.Join(names, " ")
+}
