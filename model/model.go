@@ -112,6 +112,10 @@ func Open(path string, opts Options) (m *Model, err error) {
 			m = nil
 		}
 	}()
+	// The devices first: a bad choice fails before the file is read.
+	if err := m.startBackends(opts); err != nil {
+		return nil, err
+	}
 	name, err := gguf.Get[string](f, "general.architecture")
 	if err != nil {
 		return nil, fmt.Errorf("%w: general.architecture: %w", ErrModel, err)
@@ -160,9 +164,6 @@ func Open(path string, opts Options) (m *Model, err error) {
 		case err != nil:
 			return nil, fmt.Errorf("model: tokenizer: %w", err)
 		}
-	}
-	if err := m.startBackends(opts); err != nil {
-		return nil, err
 	}
 	if err := m.loadWeights(infos, opts.Progress); err != nil {
 		return nil, err
