@@ -25,9 +25,10 @@ var benchmarks = map[string]func(args []string, stdout io.Writer) error{
 	"matmul":   runBenchMatMul,
 	"model":    runBenchModel,
 	"quant":    runBenchQuant,
+	"rpc":      runBenchRPC,
 }
 
-const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo|block|model [flags]
+const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo|block|model|rpc [flags]
 
   alloc     compute buffer sizes of our graph allocator beside ggml's gallocr
   matmul    MUL_MAT 4096x4096 by N columns, ours beside ggml
@@ -36,6 +37,7 @@ const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo|block|mod
   demo      the demo's decoder block
   block     the demo's decoder block through the scheduler on any device, with its profile
   model     a whole model: pp64 and tg32 tokens/s beside libllama (CPU), resident memory
+  rpc       a decode step split over two RPC servers beside the local CPU, and ggml's pair
 
 matmul, dispatch, quant and demo take [-b NAME] [-threads N,...] [-ref ggml|none] [-tsv]
 (-b: default GGML_DEVICE, else the best device); run 'ggml bench NAME -h' for each one's flags.`
@@ -50,7 +52,7 @@ func runBench(args []string, stdout io.Writer) error {
 	}
 	b, ok := benchmarks[args[0]]
 	if !ok {
-		return usageErrorf("unknown benchmark %q (have: alloc, matmul, dispatch, quant, demo, block, model)", args[0])
+		return usageErrorf("unknown benchmark %q (have: alloc, matmul, dispatch, quant, demo, block, model, rpc)", args[0])
 	}
 	return b(args[1:], stdout)
 }

@@ -7,6 +7,8 @@
 //	                                    the demo block through the scheduler on any device, beside ggml
 //	ggml bench model [-m FILE] [-threads N] [-pp N] [-tg N] [-reps N] [-type T]
 //	                                    a whole model's tokens/s beside libllama, and resident memory
+//	ggml bench rpc [-servers H:P,...] [-ref ggml|none] [-embd N] [-layers N] [-vocab N] [-tokens N] [-runs N] [-threads N]
+//	                                    a decode step split over two RPC servers beside the local CPU and ggml's pair
 //	ggml demo [-device NAME] [-threads N] [-seed N] [-tokens N] [-ctx N] [-embd N] [-rope neox|normal]
 //	                                    one decoder block through the scheduler, checked against the CPU
 //	ggml devices                        every registered device, and why an unavailable one cannot be used
@@ -47,7 +49,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"bench":       {"benchmarks beside the real ggml: alloc (buffer sizes), matmul, dispatch, quant, demo, block, model (speed)", runBench},
+	"bench":       {"benchmarks beside the real ggml: alloc (buffer sizes), matmul, dispatch, quant, demo, block, model, rpc (speed)", runBench},
 	"demo":        {"one llama-style decoder block run through the scheduler on a device, checked against the CPU", runDemo},
 	"devices":     {"every registered device: type, memory, caps, and why an unavailable one cannot be used", runDevices},
 	"gen-model":   {"a random-weight llama or qwen2 model file that llama.cpp also loads, for tests and demos", runGenModel},
