@@ -88,8 +88,10 @@ func (d *Device) Load(w Workload) (*Loaded, error) { return d.LoadWith(w, false)
 // CPU_REPACK) that takes it and where the device still runs every node
 // reading it, as llama.cpp places weights; the others go to the device's
 // buffer type.
-func (d *Device) LoadWith(w Workload, repack bool) (l *Loaded, err error) {
-	l = &Loaded{}
+func (d *Device) LoadWith(w Workload, repack bool) (_ *Loaded, err error) {
+	// Not the named result: a failing return sets that to nil before the
+	// deferred Close runs.
+	l := &Loaded{}
 	defer func() {
 		if err != nil {
 			_ = l.Close()

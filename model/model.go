@@ -177,6 +177,7 @@ func Open(path string, opts Options) (m *Model, err error) {
 			m.Vocab.eog = e.IsEOG
 		}
 	}
+	// The layers' devices need the layers; nothing is allocated before.
 	if err := m.startBackends(opts); err != nil {
 		return nil, err
 	}

@@ -28,30 +28,31 @@ var benchmarks = map[string]func(args []string, stdout io.Writer) error{
 	"rpc":      runBenchRPC,
 }
 
-const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo|model|rpc [flags]
+const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo|block|model|rpc [flags]
 
   alloc     compute buffer sizes of our graph allocator beside ggml's gallocr
   matmul    MUL_MAT 4096x4096 by N columns, ours beside ggml
   dispatch  a 1000-op graph of tiny ADDs: the cost per operation
   quant     quantization and activation from_float speed
   demo      the demo's decoder block
-  model     a whole model: pp64 and tg32 tokens/s beside libllama, resident memory
+  block     the demo's decoder block through the scheduler on any device, with its profile
+  model     a whole model: pp64 and tg32 tokens/s beside libllama (CPU), resident memory
   rpc       a decode step split over two RPC servers beside the local CPU, and ggml's pair
 
-The speed benchmarks take [-b NAME] [-threads N,...] [-ref ggml|none] [-tsv];
-run 'ggml bench NAME -h' for each one's flags.`
+matmul, dispatch, quant and demo take [-b NAME] [-threads N,...] [-ref ggml|none] [-tsv]
+(-b: default GGML_DEVICE, else the best device); run 'ggml bench NAME -h' for each one's flags.`
 
 func runBench(args []string, stdout io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" {
 		fmt.Fprintln(stdout, benchUsage)
 		if len(args) == 0 {
-			return fmt.Errorf("%w: name a benchmark", errUsage)
+			return usageErrorf("name a benchmark")
 		}
 		return flag.ErrHelp
 	}
 	b, ok := benchmarks[args[0]]
 	if !ok {
-		return fmt.Errorf("%w: unknown benchmark %q (have: alloc, matmul, dispatch, quant, demo, model, rpc)", errUsage, args[0])
+		return usageErrorf("unknown benchmark %q (have: alloc, matmul, dispatch, quant, demo, block, model, rpc)", args[0])
 	}
 	return b(args[1:], stdout)
 }
@@ -73,7 +74,7 @@ func runBenchAlloc(args []string, stdout io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
 	lib, libErr := ggmlref.Default()
 	if libErr != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/internal/testkit/block"
 	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 )
@@ -31,20 +32,20 @@ func runBenchBlock(args []string, stdout io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
 	if *threads < 0 || *runs < 1 {
-		return fmt.Errorf("%w: -threads must be >= 0 and -runs >= 1", errUsage)
+		return usageErrorf("-threads must be >= 0 and -runs >= 1")
 	}
 	d, err := block.NewDims(*embd, *tokens, *ctx, true)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usageErrorf("%v", err)
 	}
-	backends, closeAll, err := openBackends(*dev, *threads)
+	backends, err := openBackends("-b", *dev, *threads)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
+	defer backend.CloseAll(backends)
 	main := backends[0]
 	res, err := runBlock(backends, d, *seed, *runs)
 	if err != nil {

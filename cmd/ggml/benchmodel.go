@@ -42,12 +42,12 @@ func runBenchModel(args []string, stdout io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 || *pp <= 0 || *tg <= 0 || *reps <= 0 || *threads <= 0 {
-		return fmt.Errorf("%w: positive -pp, -tg, -reps and -threads, no arguments", errUsage)
+		return usageErrorf("positive -pp, -tg, -reps and -threads, no arguments")
 	}
 	if *path == "" {
 		t, err := quant.ParseType(*typ)
 		if err != nil {
-			return fmt.Errorf("%w: -type: %w", errUsage, err)
+			return usageErrorf("-type: %w", err)
 		}
 		dir, err := os.MkdirTemp("", "ggml-bench-")
 		if err != nil {

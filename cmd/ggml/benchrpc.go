@@ -63,14 +63,14 @@ func runBenchRPC(args []string, stdout io.Writer) error {
 	}
 	switch {
 	case fs.NArg() > 0:
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	case f.embd < 64 || f.embd%64 != 0 || f.layers < 2 || f.vocab < 16 || f.tokens < 1 || f.runs < 1:
-		return fmt.Errorf("%w: -embd must be a multiple of 64, -layers at least 2, -vocab at least 16, -tokens and -runs at least 1", errUsage)
+		return usageErrorf("-embd must be a multiple of 64, -layers at least 2, -vocab at least 16, -tokens and -runs at least 1")
 	case f.ref != "" && f.ref != "ggml" && f.ref != "none":
-		return fmt.Errorf("%w: -ref must be ggml or none, not %q", errUsage, f.ref)
+		return usageErrorf("-ref must be ggml or none, not %q", f.ref)
 	}
 	if err := backend.CheckThreads(f.threads); err != nil {
-		return fmt.Errorf("%w: -threads: %v", errUsage, err)
+		return usageErrorf("-threads: %v", err)
 	}
 	ref := f.ref != "none"
 	if _, err := rpcref.LibDir(); err != nil && ref {
@@ -116,7 +116,7 @@ func runBenchRPC(args []string, stdout io.Writer) error {
 	if f.servers != "" {
 		addrs = strings.Split(f.servers, ",")
 		if len(addrs) < 2 {
-			return fmt.Errorf("%w: -servers names %d server; the split needs two or more", errUsage, len(addrs))
+			return usageErrorf("-servers names %d server; the split needs two or more", len(addrs))
 		}
 	} else {
 		what = "2 of our servers, 1 thread each"

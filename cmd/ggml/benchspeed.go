@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/bench"
 	"github.com/ggml-go/ggml/internal/testkit/block"
 	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
@@ -27,7 +28,7 @@ type speedFlags struct {
 }
 
 func (f *speedFlags) register(fs *flag.FlagSet, threads string) {
-	fs.StringVar(&f.device, "b", "CPU", "device our side runs on (the CPU takes what it cannot run)")
+	fs.StringVar(&f.device, "b", "", "device our side runs on, as `ggml devices` names it (default: "+backend.EnvDevice+", else the best; the CPU takes what it cannot run)")
 	fs.StringVar(&f.threads, "threads", threads, "thread counts, comma-separated")
 	fs.StringVar(&f.ref, "ref", "ggml", "reference: ggml (the real library; GGML_REF_CPU_VARIANT picks its build) or none")
 	fs.StringVar(&f.pool, "pool", "default", "ggml's threads: default (a threadpool per graph, as ggml_backend_cpu_init gives) or persistent (ggml_threadpool_new, as llama.cpp)")
@@ -57,11 +58,16 @@ func runSpeed(name, usage string, args []string, stdout io.Writer, threads strin
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
 	ths, err := parseInts("-threads", f.threads)
 	if err != nil {
 		return err
+	}
+	if f.device == "" {
+		if f.device, err = bestDeviceName(); err != nil {
+			return err
+		}
 	}
 	s := bench.Setup{Device: f.device}
 	switch f.pool {
@@ -70,7 +76,7 @@ func runSpeed(name, usage string, args []string, stdout io.Writer, threads strin
 	case "persistent":
 		s.Pool = ggmlref.PersistentPool
 	default:
-		return fmt.Errorf("%w: -pool must be default or persistent, got %q", errUsage, f.pool)
+		return usageErrorf("-pool must be default or persistent, got %q", f.pool)
 	}
 	switch f.ref {
 	case "ggml":
@@ -82,7 +88,7 @@ func runSpeed(name, usage string, args []string, stdout io.Writer, threads strin
 		}
 	case "none":
 	default:
-		return fmt.Errorf("%w: -ref must be ggml or none, got %q", errUsage, f.ref)
+		return usageErrorf("-ref must be ggml or none, got %q", f.ref)
 	}
 	cs, err := cases(ths)
 	if err != nil {
@@ -90,7 +96,7 @@ func runSpeed(name, usage string, args []string, stdout io.Writer, threads strin
 	}
 	dev, err := bench.OpenDevice(f.device, 1)
 	if err != nil {
-		return fmt.Errorf("%w: -b: %v", errUsage, err)
+		return usageErrorf("-b: %v", err)
 	}
 	fmt.Fprintf(stdout, "# ours: %s (%s), %s %s/%s, GOMAXPROCS %d\n", dev.Name(), dev.Description(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
 	_ = dev.Close()
@@ -237,7 +243,7 @@ func parseWeights(weights string) ([]bool, error) {
 		case "plain", "repacked":
 			repack = append(repack, w == "repacked")
 		default:
-			return nil, fmt.Errorf("%w: -weights takes plain and repacked, got %q", errUsage, w)
+			return nil, usageErrorf("-weights takes plain and repacked, got %q", w)
 		}
 	}
 	return repack, nil
@@ -270,13 +276,13 @@ func runBenchDemo(args []string, stdout io.Writer) error {
 				return nil, err
 			}
 			if len(es) != len(ts) {
-				return nil, fmt.Errorf("%w: %d -embd values but %d -tokens", errUsage, len(es), len(ts))
+				return nil, usageErrorf("%d -embd values but %d -tokens", len(es), len(ts))
 			}
 			var cs []speedCase
 			for i, e := range es {
 				d, err := block.NewDims(e, ts[i], ctx, true)
 				if err != nil {
-					return nil, fmt.Errorf("%w: %v", errUsage, err)
+					return nil, usageErrorf("%v", err)
 				}
 				for _, rp := range repack {
 					for _, th := range threads {
@@ -297,12 +303,12 @@ func parseInts(flagName, s string) ([]int, error) {
 	for _, f := range bench.ParseList(s) {
 		n, err := strconv.Atoi(f)
 		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%w: %s wants positive integers, got %q", errUsage, flagName, f)
+			return nil, usageErrorf("%s wants positive integers, got %q", flagName, f)
 		}
 		out = append(out, n)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %s is empty", errUsage, flagName)
+		return nil, usageErrorf("%s is empty", flagName)
 	}
 	return out, nil
 }
@@ -313,7 +319,7 @@ func parseTypes(s string) ([]quant.Type, error) {
 	for _, f := range bench.ParseList(s) {
 		t, err := quant.ParseType(strings.TrimSpace(f))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
+			return nil, usageErrorf("%v", err)
 		}
 		out = append(out, t)
 	}

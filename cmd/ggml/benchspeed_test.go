@@ -35,6 +35,7 @@ func tsvRows(t *testing.T, out string) [][]string {
 // ratios (numbers, not "-", when the reference loads).
 func TestBenchSpeedRows(t *testing.T) {
 	reftest.Lib(t)
+	t.Setenv("GGML_DEVICE", "CPU") // the default -b; see TestRunGenerated
 	quick := []string{"-sample", "1ms", "-tsv"}
 	for _, c := range []struct {
 		args []string

@@ -52,24 +52,24 @@ func runDemo(args []string, stdout io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
 	if f.threads < 0 {
-		return fmt.Errorf("%w: -threads must be >= 0", errUsage)
+		return usageErrorf("-threads must be >= 0")
 	}
 	if f.rope != "neox" && f.rope != "normal" {
-		return fmt.Errorf("%w: -rope must be neox or normal, got %q", errUsage, f.rope)
+		return usageErrorf("-rope must be neox or normal, got %q", f.rope)
 	}
 	d, err := block.NewDims(f.embd, f.tokens, f.ctx, f.rope == "neox")
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usageErrorf("%v", err)
 	}
 
-	backends, closeAll, err := openBackends(f.device, f.threads)
+	backends, err := openBackends("-device", f.device, f.threads)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
+	defer backend.CloseAll(backends)
 	main, cpu := backends[0], backends[len(backends)-1]
 	res, err := runBlockWith(backends, d, f.seed, 1, f.repack)
 	if err != nil {
@@ -378,7 +378,7 @@ func agreement(got, want []float32) (maxDiff, nmse float64) {
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usageErrorf("%v", err)
 	}
 	return err
 }

@@ -18,7 +18,7 @@ func runDevices(args []string, stdout io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
 	printDevices(stdout, backend.Devices())
 	return nil
@@ -64,7 +64,9 @@ func printDevices(w io.Writer, devs []backend.Device) {
 		for _, p := range r.Tried {
 			fmt.Fprintf(w, "  searched: %s\n", p)
 		}
-		if r.Err != nil {
+		// A library not found is said by the paths above; its error
+		// would list them all again.
+		if r.Err != nil && !(r.Kind == backend.LibraryNotFound && len(r.Tried) > 0) {
 			fmt.Fprintf(w, "  error: %v\n", r.Err)
 		}
 	}

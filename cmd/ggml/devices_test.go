@@ -31,6 +31,7 @@ func TestPrintDevices(t *testing.T) {
 		backend.NewUnavailable("OPENVINO0", "OpenVINO", backend.DeviceGPU, backend.Reason{
 			Kind: backend.LibraryNotFound, Library: "libopenvino_c.so",
 			Tried: []string{"/opt/intel/openvino/runtime/lib/intel64/libopenvino_c.so", "libopenvino_c.so (system search path)"},
+			Err:   errors.New("dynlib: library not found: libopenvino_c.so; tried /opt/intel/openvino/runtime/lib/intel64/libopenvino_c.so, ..."),
 		}),
 		backend.NewUnavailable("HTP0", "Hexagon", backend.DeviceAccel, backend.Reason{
 			Kind: backend.SymbolMissing, Library: "/usr/lib/libcdsprpc.so", Symbol: "dspqueue_create",
@@ -58,6 +59,7 @@ func TestPrintDevices(t *testing.T) {
 	} {
 		require.Contains(t, out, want)
 	}
+	require.Equal(t, 1, strings.Count(out, "/opt/intel/openvino"), "the search list once, not again in an error line")
 
 	b.Reset()
 	printDevices(&b, nil)

@@ -9,41 +9,53 @@ import (
 	"github.com/ggml-go/ggml/backend"
 )
 
+// deviceFlag finds the device a flag (-b, -device) names, with the
+// parameters it may carry as GGML_DEVICE's entries do ("NAME" or
+// "NAME:key=value;key=value").
+func deviceFlag(flagName, s string) (backend.Device, backend.Options, error) {
+	sel, err := backend.ParseDeviceSelection(s)
+	if err != nil {
+		return nil, backend.Options{}, usageErrorf("%s: %v", flagName, err)
+	}
+	if len(sel.Devices) != 1 {
+		return nil, backend.Options{}, usageErrorf("%s takes one device, not %q", flagName, s)
+	}
+	dev, err := backend.DeviceByName(sel.Devices[0])
+	if err != nil {
+		return nil, backend.Options{}, usageErrorf("%s: %v", flagName, err)
+	}
+	return dev, sel, nil
+}
+
 // openBackends starts the backends a command runs a graph on: the device
-// named by sel (a GGML_DEVICE-style entry, "NAME" or "NAME:key=value"), or
-// when sel is empty the one GGML_DEVICE chooses, else the best device;
-// then the CPU as the scheduler's fallback, unless the device is the CPU.
-// closeAll closes them. Commands taking -device or -b share it, so any
-// registered device runs the demo and the benchmarks.
-func openBackends(sel string, threads int) (backends []backend.Backend, closeAll func(), err error) {
+// named by sel (a -device or -b value), or when sel is empty the one
+// GGML_DEVICE chooses, else the best device; then the CPU as the
+// scheduler's fallback, unless the device is the CPU. Commands taking
+// -device or -b share it, so any registered device runs the demo and the
+// benchmarks.
+func openBackends(flagName, sel string, threads int) ([]backend.Backend, error) {
 	var opts backend.Options
+	var err error
 	if sel != "" {
-		if opts, err = backend.ParseDeviceSelection(sel); err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
-		}
-		if len(opts.Devices) != 1 {
-			return nil, nil, fmt.Errorf("%w: one device, not %q", errUsage, sel)
-		}
-		if _, err := backend.DeviceByName(opts.Devices[0]); err != nil {
-			return nil, nil, fmt.Errorf("%w: %v (devices: %s)", errUsage, err, deviceNames())
+		if _, opts, err = deviceFlag(flagName, sel); err != nil {
+			return nil, err
 		}
 	} else if opts, err = backend.OptionsFromEnv(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	opts.Threads = threads
-	main, err := backend.Init(opts)
+	return backend.InitWithCPU(opts)
+}
+
+// bestDeviceName names the device GGML_DEVICE chooses, else the best
+// device, for commands that take a device by name (an empty -b).
+func bestDeviceName() (string, error) {
+	b, err := backend.InitBest()
 	if err != nil {
-		return nil, nil, err
+		return "", err
 	}
-	if main.Device().Type() == backend.DeviceCPU {
-		return []backend.Backend{main}, func() { main.Close() }, nil
-	}
-	cpu, err := backend.Init(backend.Options{Devices: []string{"CPU"}, Threads: threads})
-	if err != nil {
-		main.Close()
-		return nil, nil, err
-	}
-	return []backend.Backend{main, cpu}, func() { main.Close(); cpu.Close() }, nil
+	name := b.Device().Name()
+	return name, b.Close()
 }
 
 // writeProfile prints a scheduler profile, one line per backend, and the

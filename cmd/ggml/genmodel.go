@@ -37,20 +37,20 @@ func runGenModel(args []string, stdout io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
 	if *out == "" {
-		return fmt.Errorf("%w: -o FILE is required", errUsage)
+		return usageErrorf("-o FILE is required")
 	}
 	t, err := quant.ParseType(*typ)
 	if err != nil {
-		return fmt.Errorf("%w: -type: %w", errUsage, err)
+		return usageErrorf("-type: %w", err)
 	}
 	c := genmodel.Config{Arch: *arch, Type: t, Vocab: *vocab, Embd: *embd, Layers: *layers, Heads: *heads,
 		KVHeads: *kvHeads, FF: *ff, VocabSize: *vocabSize, Ctx: *ctx, Seed: *seed, Tied: *tied}
 	for _, v := range []int{*embd, *layers, *heads, *kvHeads, *ff, *vocabSize, *ctx} {
 		if v <= 0 {
-			return fmt.Errorf("%w: sizes must be positive", errUsage)
+			return usageErrorf("sizes must be positive")
 		}
 	}
 	if err := genmodel.WriteFile(*out, c); err != nil {

@@ -23,10 +23,10 @@ func runGGUFInfo(args []string, stdout io.Writer) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: name one GGUF file", errUsage)
+		return usageErrorf("name one GGUF file")
 	}
 	if *maxElems < 0 {
-		return fmt.Errorf("%w: -n must be >= 0", errUsage)
+		return usageErrorf("-n must be >= 0")
 	}
 	f, err := gguf.Open(fs.Arg(0))
 	if err != nil {

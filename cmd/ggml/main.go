@@ -3,6 +3,12 @@
 //	ggml bench alloc [-small]           compute buffer sizes of our graph allocator beside ggml's gallocr
 //	ggml bench matmul|dispatch|quant|demo [-b NAME] [-threads N,...] [-types T,...] [-n 1,32,256] [-ref ggml|none] [-tsv]
 //	                                    speed beside the real ggml, interleaved in one process
+//	ggml bench block [-b NAME] [-runs N] [-threads N] [-tokens N] [-ctx N] [-embd N]
+//	                                    the demo block through the scheduler on any device, beside ggml
+//	ggml bench model [-m FILE] [-threads N] [-pp N] [-tg N] [-reps N] [-type T]
+//	                                    a whole model's tokens/s beside libllama, and resident memory
+//	ggml bench rpc [-servers H:P,...] [-ref ggml|none] [-embd N] [-layers N] [-vocab N] [-tokens N] [-runs N] [-threads N]
+//	                                    a decode step split over two RPC servers beside the local CPU and ggml's pair
 //	ggml demo [-device NAME] [-threads N] [-seed N] [-tokens N] [-ctx N] [-embd N] [-rope neox|normal]
 //	                                    one decoder block through the scheduler, checked against the CPU
 //	ggml devices                        every registered device, and why an unavailable one cannot be used
@@ -43,7 +49,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"bench":       {"benchmarks beside the real ggml: alloc (buffer sizes), matmul, dispatch, quant, demo (speed)", runBench},
+	"bench":       {"benchmarks beside the real ggml: alloc (buffer sizes), matmul, dispatch, quant, demo, block, model, rpc (speed)", runBench},
 	"demo":        {"one llama-style decoder block run through the scheduler on a device, checked against the CPU", runDemo},
 	"devices":     {"every registered device: type, memory, caps, and why an unavailable one cannot be used", runDevices},
 	"gen-model":   {"a random-weight llama or qwen2 model file that llama.cpp also loads, for tests and demos", runGenModel},
@@ -54,8 +60,16 @@ var commands = map[string]command{
 	"test-ops":    {"op conformance cases on a device, compared with the real ggml or our CPU device", runTestOps},
 }
 
-// errUsage marks errors caused by the command line; they exit with status 2.
-var errUsage = errors.New("usage")
+// errUsage marks errors caused by the command line; they exit with status
+// 2. usageErrorf makes them: the message is the sentence alone, without a
+// "usage" prefix.
+var errUsage = errors.New("bad command line")
+
+type usageError struct{ error }
+
+func (usageError) Is(target error) bool { return target == errUsage }
+
+func usageErrorf(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 func main() {
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {

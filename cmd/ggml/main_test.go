@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -29,6 +31,36 @@ func TestUsage(t *testing.T) {
 	require.Contains(t, errOut, "unknown type name")
 	code, _, _ = runCmd("quant-stats", "-cols", "100")
 	require.Equal(t, 2, code)
+}
+
+// TestHelp: every command's -h starts with its usage line and a
+// description, and the bench list names every benchmark.
+func TestHelp(t *testing.T) {
+	for name := range commands {
+		if name == "bench" {
+			continue
+		}
+		// The flag sets print their help on os.Stderr.
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		stderr := os.Stderr
+		os.Stderr = w
+		code, out, errOut := runCmd(name, "-h")
+		os.Stderr = stderr
+		require.NoError(t, w.Close())
+		printed, err := io.ReadAll(r)
+		require.NoError(t, err)
+		require.Equal(t, 0, code, name)
+		help := out + errOut + string(printed)
+		require.True(t, strings.HasPrefix(help, "usage: ggml "+name), "%s -h: %s", name, help)
+		require.NotContains(t, help, "Usage of", name)
+	}
+	code, out, _ := runCmd("bench", "-h")
+	require.Equal(t, 0, code)
+	for name := range benchmarks {
+		require.Contains(t, out, "\n  "+name+" ", "bench -h lists %s", name)
+		require.Contains(t, commands["bench"].summary, name)
+	}
 }
 
 func TestQuantStats(t *testing.T) {

@@ -39,14 +39,20 @@ func runQuantStats(args []string, stdout io.Writer) error {
 	fs.BoolVar(&f.imatrix, "imatrix", false, "pass an importance matrix to every type (always for types that need one)")
 	fs.DurationVar(&f.minTime, "time", 300*time.Millisecond, "minimum time to measure each speed")
 	fs.IntVar(&f.maxIters, "max-iters", 64, "at most this many timed runs per speed")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: ggml quant-stats [-type T,...] [-ref] [-rows N] [-cols N] [-seed N] [-imatrix] [-time D] [-max-iters N]\n\n"+
+			"Bits per weight, RMSE and max error, quantize and dequantize speed of every format; with -ref the real\n"+
+			"ggml's figures beside ours, the speed ratios and whether the bytes match.\n\nflags:")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
 	if f.rows <= 0 || f.cols <= 0 || f.cols%256 != 0 {
-		return fmt.Errorf("%w: -rows must be positive and -cols a positive multiple of 256", errUsage)
+		return usageErrorf("-rows must be positive and -cols a positive multiple of 256")
 	}
 	types := quant.Types()
 	if f.typ != "" {
@@ -54,7 +60,7 @@ func runQuantStats(args []string, stdout io.Writer) error {
 		for _, name := range strings.Split(f.typ, ",") {
 			t, err := quant.ParseType(strings.TrimSpace(name))
 			if err != nil {
-				return fmt.Errorf("%w: %v", errUsage, err)
+				return usageErrorf("%v", err)
 			}
 			types = append(types, t)
 		}

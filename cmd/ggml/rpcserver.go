@@ -31,29 +31,34 @@ func serveRPC(args []string, stdout io.Writer, stop <-chan os.Signal) error {
 	fs := flag.NewFlagSet("rpc-server", flag.ContinueOnError)
 	host := fs.String("host", "127.0.0.1", "address to bind to")
 	port := fs.Int("port", 50052, "port to bind to (0: any free port, printed)")
-	devs := fs.String("device", "CPU", "devices to serve, comma-separated, as `ggml devices` names them")
+	devs := fs.String("device", "CPU", "devices to serve, comma-separated `NAME,...` as ggml devices lists them")
 	cache := fs.String("cache", "", "folder keeping large weights by hash, so a client's second load skips their upload (ggml's -c)")
 	threads := fs.Int("threads", 0, "threads of each device's backend (0: the device's default)")
 	token := fs.String("token", "", "a shared secret our own client must send (off by default: a stock ggml client sends none)")
 	cert := fs.String("tls-cert", "", "serve TLS with this certificate file (with -tls-key; off by default: a stock ggml client speaks plain TCP)")
 	key := fs.String("tls-key", "", "the certificate's key file")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: ggml rpc-server [-host H] [-port P] [-device NAME,...] [-cache DIR] [-threads N] [-token T] [-tls-cert F -tls-key F]\n\n"+
+			"Serves our devices to ggml RPC clients (llama.cpp's --rpc, our RPC device), protocol 7.0.0, until interrupted.\n\nflags:")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usageErrorf("%v", err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
 	if *port < 0 || *port > 65535 {
-		return fmt.Errorf("%w: -port %d is not a port number", errUsage, *port)
+		return usageErrorf("-port %d is not a port number", *port)
 	}
 	if err := backend.CheckThreads(*threads); err != nil {
-		return fmt.Errorf("%w: -threads: %v", errUsage, err)
+		return usageErrorf("-threads: %v", err)
 	}
 	if (*cert == "") != (*key == "") {
-		return fmt.Errorf("%w: -tls-cert and -tls-key go together", errUsage)
+		return usageErrorf("-tls-cert and -tls-key go together")
 	}
 	srv := &rpc.Server{Threads: *threads, CacheDir: *cache, Token: *token}
 	for _, name := range strings.Split(*devs, ",") {
@@ -65,7 +70,7 @@ func serveRPC(args []string, stdout io.Writer, stop <-chan os.Signal) error {
 			return fmt.Errorf("-device %s: %w", d.Name(), err)
 		}
 		if strings.HasPrefix(strings.ToUpper(d.Name()), "RPC") {
-			return fmt.Errorf("%w: -device %s is itself a remote device", errUsage, d.Name())
+			return usageErrorf("-device %s is itself a remote device", d.Name())
 		}
 		srv.Devices = append(srv.Devices, d)
 	}

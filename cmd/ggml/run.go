@@ -10,9 +10,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/internal/testkit/genmodel"
@@ -28,7 +28,7 @@ func runRun(args []string, stdout io.Writer) error {
 	text := fs.String("p", "", "prompt `TEXT` (needs a model with a vocabulary)")
 	tokList := fs.String("tokens", "", "prompt as token ids `1,2,3`")
 	n := fs.Int("n", 32, "tokens to generate")
-	dev := fs.String("device", "", "device `NAME` (default: CPU)")
+	dev := fs.String("device", "", "device `NAME`, optionally NAME:key=value (default: "+backend.EnvDevice+", else the best)")
 	threads := fs.Int("threads", 0, "CPU threads (0: all)")
 	seed := fs.Uint64("seed", 0, "sampling seed")
 	logitsOut := fs.String("logits", "", "write every prompt position's logits to `OUT` (raw little-endian float32, n_tokens x n_vocab)")
@@ -51,25 +51,37 @@ func runRun(args []string, stdout io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
 	sm.Seed = *seed
 	if err := sm.Check(); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usageErrorf("%v", err)
 	}
 	if *text != "" && *tokList != "" {
-		return fmt.Errorf("%w: -p and -tokens exclude each other", errUsage)
+		return usageErrorf("-p and -tokens exclude each other")
 	}
 	if *n < 0 || *threads < 0 {
-		return fmt.Errorf("%w: -n and -threads must be >= 0", errUsage)
+		return usageErrorf("-n and -threads must be >= 0")
 	}
-	opts := model.Options{Threads: *threads}
+	// Everything the command line can get wrong is checked before a
+	// model is generated or loaded.
+	opts := model.Options{Threads: *threads, BestDevice: true}
 	if *dev != "" {
-		d, err := backend.DeviceByName(*dev)
+		d, sel, err := deviceFlag("-device", *dev)
 		if err != nil {
-			return fmt.Errorf("%w: %v (devices: %s)", errUsage, err, deviceNames())
+			return err
 		}
-		opts.Device = d
+		opts.Device, opts.Params = d, sel.Params
+	}
+	var prompt []int32
+	if *tokList != "" {
+		var err error
+		if prompt, err = parseTokens(*tokList); err != nil {
+			return usageErrorf("-tokens: %v", err)
+		}
+	}
+	if *path != "" && *text == "" && *tokList == "" {
+		return usageErrorf("give a prompt with -p or -tokens")
 	}
 	if *path == "" {
 		dir, err := os.MkdirTemp("", "ggml-run-")
@@ -85,7 +97,7 @@ func runRun(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "no -m: generated a random-weight %s model (%d wide, %d layers, %s weights, %d tokens, no vocabulary)\n",
 			c.Arch, c.Embd, c.Layers, c.Type, c.VocabSize)
 		if *text == "" && *tokList == "" {
-			*tokList = "1,2,3,4,5,6,7,8"
+			prompt = []int32{1, 2, 3, 4, 5, 6, 7, 8}
 		}
 	}
 	if fi, err := os.Stat(*path); err == nil && fi.Size() >= progressMin && progressOut != nil {
@@ -104,21 +116,13 @@ func runRun(args []string, stdout io.Writer) error {
 	h := m.HParams
 	fmt.Fprintf(stdout, "model: %s, %d layers, %d wide, %d heads (%d KV), %d tokens, on %s\n",
 		h.Arch, h.NLayer, h.NEmbd, h.NHead[0], h.NHeadKV[0], h.NVocab, m.DeviceName())
-	var prompt []int32
-	switch {
-	case *tokList != "":
-		if prompt, err = parseTokens(*tokList); err != nil {
-			return fmt.Errorf("%w: -tokens: %v", errUsage, err)
-		}
-	case *text != "":
+	if *text != "" {
 		if prompt, err = m.Tokenize(*text, true); err != nil {
 			return err
 		}
-	default:
-		return fmt.Errorf("%w: give a prompt with -p or -tokens", errUsage)
 	}
 	if len(prompt) == 0 {
-		return fmt.Errorf("%w: empty prompt", errUsage)
+		return usageErrorf("empty prompt")
 	}
 	s, err := m.NewSession(model.SessionOptions{Ctx: *ctxLen, FlashAttn: *fa})
 	if err != nil {
@@ -133,12 +137,16 @@ func runRun(args []string, stdout io.Writer) error {
 		}
 		s.Reset()
 	}
-	start := time.Now()
-	var first time.Time
-	gen, err := s.Generate(ctx, prompt, *n, sm, func(t int32) error {
-		if first.IsZero() {
-			first = time.Now()
-		}
+	// The prompt first, as the text the model continues.
+	if *text != "" {
+		_, err = io.WriteString(stdout, *text)
+	} else {
+		_, err = fmt.Fprintf(stdout, "%v ", prompt)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = s.Generate(ctx, prompt, *n, sm, func(t int32) error {
 		if m.HasText() {
 			piece, err := m.Piece(t)
 			if err != nil {
@@ -150,21 +158,36 @@ func runRun(args []string, stdout io.Writer) error {
 		_, err := fmt.Fprintf(stdout, "%d ", t)
 		return err
 	})
-	end := time.Now()
 	fmt.Fprintln(stdout)
 	if err != nil {
 		return err
 	}
-	if first.IsZero() {
-		first = end
+	tm := s.Timings()
+	fmt.Fprintln(stdout, tm)
+	if tm.Generated < *n {
+		fmt.Fprintf(stdout, "stopped at an end-of-generation token after %d of %d tokens\n", tm.Generated, *n)
 	}
-	pp := first.Sub(start)
-	fmt.Fprintf(stdout, "prompt: %d tokens in %v (%.1f tokens/s)\n", len(prompt), pp.Round(time.Millisecond), float64(len(prompt))/pp.Seconds())
-	if len(gen) > 1 {
-		tg := end.Sub(first)
-		fmt.Fprintf(stdout, "generation: %d tokens in %v (%.1f tokens/s)\n", len(gen)-1, tg.Round(time.Millisecond), float64(len(gen)-1)/tg.Seconds())
+	return writePlacement(stdout, s)
+}
+
+// writePlacement says which device computed how much of the last graph.
+func writePlacement(w io.Writer, s *model.Session) error {
+	splits, nodes := s.Placement()
+	names := make([]string, 0, len(nodes))
+	for name := range nodes {
+		names = append(names, name)
 	}
-	return nil
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s %d nodes", name, nodes[name])
+	}
+	plural := "s"
+	if splits == 1 {
+		plural = ""
+	}
+	_, err := fmt.Fprintf(w, "ran on: %s (%d split%s)\n", strings.Join(parts, ", "), splits, plural)
+	return err
 }
 
 // writeLogits decodes the prompt asking every position's logits and writes
@@ -192,7 +215,10 @@ func parseTokens(s string) ([]int32, error) {
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%q is not a token id", strings.TrimSpace(f))
+		}
+		if v < 0 {
+			return nil, fmt.Errorf("token id %d is negative", v)
 		}
 		ts = append(ts, int32(v))
 	}

@@ -47,7 +47,7 @@ var progressOut io.Writer
 func runTestOps(args []string, stdout io.Writer) error {
 	var f testOpsFlags
 	fs := flag.NewFlagSet("test-ops", flag.ContinueOnError)
-	fs.StringVar(&f.device, "b", "CPU", "device under test, as `ggml devices` names it, optionally with parameters (NAME:key=value;key=value)")
+	fs.StringVar(&f.device, "b", "CPU", "device under test: `NAME` as ggml devices lists it, optionally with parameters (NAME:key=value;key=value)")
 	fs.StringVar(&f.ops, "o", "", "only these operations, comma-separated (e.g. ADD,MUL); default: all")
 	fs.StringVar(&f.ref, "ref", "", "reference: ggml (the real library) or cpu (our CPU device on one thread); default ggml when it loads")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the inputs")
@@ -58,25 +58,33 @@ func runTestOps(args []string, stdout io.Writer) error {
 	fs.IntVar(&f.refThreads, "ref-threads", 1, "threads of the ggml reference")
 	fs.BoolVar(&f.verbose, "v", false, "one line per case")
 	fs.BoolVar(&f.quiet, "q", false, "no progress line, even on a terminal")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: ggml test-ops [-b NAME] [-o OP,...] [-ref ggml|cpu] [-seed N] [-cases quick|full] [-threads N]\n"+
+			"                     [-mode test|support] [-report FILE] [-v] [-q]\n\n"+
+			"Runs the op conformance cases (test-backend-ops style) on a device through its own buffers and compares\n"+
+			"the results with the real ggml or our CPU device; prints every failure, a per-op table and the totals,\n"+
+			"and exits 1 on any failure. -mode support prints the device's supports-op answer for every case as CSV.\n\nflags:")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return usageErrorf("%v", err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return usageErrorf("unexpected arguments %q", fs.Args())
 	}
 	if f.cases != "quick" && f.cases != "full" {
-		return fmt.Errorf("%w: -cases must be quick or full, not %q", errUsage, f.cases)
+		return usageErrorf("-cases must be quick or full, not %q", f.cases)
 	}
 	if f.mode != "test" && f.mode != "support" {
-		return fmt.Errorf("%w: -mode must be test or support, not %q", errUsage, f.mode)
+		return usageErrorf("-mode must be test or support, not %q", f.mode)
 	}
 	if f.threads < 1 || f.refThreads < 1 {
-		return fmt.Errorf("%w: -threads and -ref-threads must be at least 1", errUsage)
+		return usageErrorf("-threads and -ref-threads must be at least 1")
 	}
-	dev, opts, err := deviceFlag(f.device)
+	dev, opts, err := deviceFlag("-b", f.device)
 	if err != nil {
 		return err
 	}
@@ -149,31 +157,6 @@ func runTestOps(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%d of %d cases failed", n, len(cases))
 	}
 	return nil
-}
-
-// deviceFlag finds the device -b names, with the parameters it may carry
-// (as GGML_DEVICE's entries do).
-func deviceFlag(s string) (backend.Device, backend.Options, error) {
-	sel, err := backend.ParseDeviceSelection(s)
-	if err != nil {
-		return nil, backend.Options{}, fmt.Errorf("%w: -b: %v", errUsage, err)
-	}
-	if len(sel.Devices) != 1 {
-		return nil, backend.Options{}, fmt.Errorf("%w: -b takes one device, not %q", errUsage, s)
-	}
-	dev, err := backend.DeviceByName(sel.Devices[0])
-	if err != nil {
-		return nil, backend.Options{}, fmt.Errorf("%w: -b: %v (devices: %s)", errUsage, err, deviceNames())
-	}
-	return dev, sel, nil
-}
-
-func deviceNames() string {
-	var names []string
-	for _, d := range backend.Devices() {
-		names = append(names, d.Name())
-	}
-	return strings.Join(names, ", ")
 }
 
 // writeReports writes rep to base.json and base.md (an extension .json or
@@ -260,7 +243,7 @@ func checkOps(full bool, only []string) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return fmt.Errorf("%w: no cases for %s (operations with cases: %s)", errUsage,
+	return usageErrorf("no cases for %s (operations with cases: %s)",
 		strings.Join(unknown, ","), strings.Join(names, ","))
 }
 
@@ -278,7 +261,7 @@ func testOpsRef(f testOpsFlags, stdout io.Writer) (optest.Executor, func(), erro
 			fmt.Fprintf(stdout, "note: reference ggml not available, comparing with our CPU device (%v)\n", err)
 		}
 	default:
-		return nil, nil, fmt.Errorf("%w: -ref must be ggml or cpu, not %q", errUsage, f.ref)
+		return nil, nil, usageErrorf("-ref must be ggml or cpu, not %q", f.ref)
 	}
 	if !useGGML {
 		ref, closeRef := optest.CPURef()

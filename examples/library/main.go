@@ -14,16 +14,11 @@ import (
 )
 
 func main() {
-	best, err := backend.InitBest() // GGML_DEVICE, else the best GPU, IGPU or CPU
+	// GGML_DEVICE, else the best GPU, IGPU or CPU; then the CPU, unless
+	// it is the CPU, last to run what the first cannot.
+	backends, err := backend.InitBestWithCPU()
 	check(err)
-	defer best.Close()
-	backends := []backend.Backend{best}
-	if best.Device().Type() != backend.DeviceCPU {
-		cpu, err := backend.Init(backend.Options{Devices: []string{"CPU"}})
-		check(err)
-		defer cpu.Close()
-		backends = append(backends, cpu) // last: runs what best cannot
-	}
+	defer backend.CloseAll(backends)
 	s, err := backend.NewScheduler(backends, backend.SchedulerOptions{})
 	check(err)
 	defer s.Close()
