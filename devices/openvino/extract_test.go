@@ -59,7 +59,7 @@ func TestExtractRoundTrip(t *testing.T) {
 		{quant.Q4_0, "blk.0.attn_q.weight", KindCPU, true, 0, 0, requantNone, defaultRequant},
 		{quant.Q8_0, "blk.0.ffn_up.weight", KindGPU, true, 0, 0, requantNone, defaultRequant},
 		{quant.MXFP4, "blk.0.ffn_down.weight", KindCPU, true, 0, 0, requantNone, defaultRequant},
-		{quant.Q4_1, "w", KindCPU, false, 2e-2, 1e-5, requantNone, defaultRequant},
+		{quant.Q4_1, "w", KindCPU, false, 1e-5, 1e-5, requantNone, defaultRequant},
 		{quant.Q5_1, "w", KindCPU, false, 5e-3, 1e-5, requantNone, defaultRequant},
 		{quant.Q4_K, "w", KindCPU, false, 2e-2, 1e-3, requantNone, defaultRequant},
 		{quant.Q6_K, "w", KindCPU, false, 1e-6, 1e-6, requantNone, "native"},
@@ -153,13 +153,18 @@ func TestLayoutSizes(t *testing.T) {
 	require.Equal(t, l.scalesOff+align64(l.scalesLen), l.zpOff)
 	require.Zero(t, l.zpLen)
 
-	// Odd group counts: u4 zero points round up to a byte; inputs
-	// converted at graph build keep exact f16 ones.
-	q41 := mk(ops.None, quant.Q4_1, 96, 1)
+	// Q4_K's u4 zero points are packed; inputs converted at graph build
+	// keep exact f16 ones, and so does Q4_1, whose ggml bytes hold them
+	// (also for a small weight, at the cost of alignment padding).
+	q4k := mk(ops.None, quant.Q4_K, 256, 1)
+	l, _ = layoutFor(q4k, KindCPU, defaultRequant)
+	require.Equal(t, uint64(4), l.zpLen, "8 packed u4 zero points")
+	l, _ = layoutFor(q4k, KindCPU, noRequant)
+	require.Equal(t, uint64(16), l.zpLen, "8 f16 zero points")
+	q41 := mk(ops.None, quant.Q4_1, 32, 16)
 	l, _ = layoutFor(q41, KindCPU, defaultRequant)
-	require.Equal(t, uint64(2), l.zpLen, "3 packed u4 zero points")
-	l, _ = layoutFor(q41, KindCPU, noRequant)
-	require.Equal(t, uint64(6), l.zpLen, "3 f16 zero points")
+	require.True(t, l.zpF16)
+	require.Equal(t, uint64(320+32), l.total, "ggml's 320 bytes and 32 of padding")
 
 	for _, ty := range []quant.Type{quant.F16, quant.F32, quant.Q5_0, quant.IQ4_NL} {
 		_, ok := layoutFor(mk(ops.None, ty, 256, 2), KindCPU, defaultRequant)

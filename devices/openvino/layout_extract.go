@@ -165,23 +165,28 @@ func layoutFor(t *graph.Tensor, k Kind, p requantPolicy) (l extractedLayout, ok 
 		l.weightsLen = n / 2
 	}
 	l.scalesLen = uint64(l.scaleType.byteSize(int64(nBlocks)))
-	if !l.symmetric {
-		// Upstream's rounded u4/u8 zero points, packed as the weights,
-		// except where it keeps them exact in f16 (use_bias, 3-D experts):
-		// rounding moves Q4_1 about 0.7% (NMSE) from ggml's values,
-		// beyond test-backend-ops' 5e-4 for MUL_MAT, which is why inputs
-		// converted at graph build (test-backend-ops' path) keep f16.
-		switch l.zpF16 = p == noRequant || t.Ne[2] > 1; {
-		case l.zpF16:
-			l.zpLen = 2 * nBlocks
-		case u4:
-			l.zpLen = (nBlocks + 1) / 2
-		default:
-			l.zpLen = nBlocks
-		}
-	}
 	l.scalesOff = align64(l.weightsLen)
 	l.zpOff = l.scalesOff + align64(l.scalesLen)
+	if !l.symmetric {
+		// Upstream's zero points are rounded and packed as the weights,
+		// u4 or u8, except where it keeps them exact in f16 (use_bias:
+		// inputs converted at graph build, test-backend-ops' path; 3-D
+		// experts). Rounding moves Q4_1 and Q4_K about 0.6% (NMSE) from
+		// ggml's values, beyond test-backend-ops' 5e-4 for MUL_MAT; exact
+		// f16 ones are kept too where the parts fit in ggml's bytes
+		// (Q4_1: 16 + 2 + 2 of its 20 bytes per 32 weights), which
+		// upstream's size is then too (but for up to 126 bytes of
+		// alignment padding when the parts are not multiples of 64).
+		packed := nBlocks
+		if u4 {
+			packed = (nBlocks + 1) / 2
+		}
+		l.zpF16 = p == noRequant || t.Ne[2] > 1 || l.weightsLen+l.scalesLen+2*nBlocks <= t.NBytes()
+		l.zpLen = packed
+		if l.zpF16 {
+			l.zpLen = 2 * nBlocks
+		}
+	}
 	l.total = max(l.zpOff+l.zpLen, t.NBytes())
 	return l, true
 }
