@@ -7,6 +7,7 @@ import (
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/hostmem"
 )
 
 // device is OPENVINO<i> on the OpenVINO device rt.device.
@@ -41,12 +42,12 @@ func (d *device) Description() string {
 	return fmt.Sprintf("%s %s on %s", desc, v, d.rt.device)
 }
 
-// Memory is the host's physical memory, free = total as upstream reports
-// on unix (the OpenVINO devices share host memory, or say nothing).
-func (d *device) Memory() (free, total uint64) {
-	total = physicalMemory()
-	return total, total
-}
+// Memory is the host's physical memory, as upstream reports it: on
+// windows the available and total physical memory (GlobalMemoryStatusEx),
+// elsewhere free = total (sysconf on linux, hw.memsize on darwin; the
+// OpenVINO devices share host memory, or say nothing). Verified on linux;
+// windows and darwin by cross-builds and internal/hostmem's tests only.
+func (d *device) Memory() (free, total uint64) { return hostmem.Physical() }
 
 // Type is GPU, as upstream reports for every OpenVINO device (so that
 // InitBest prefers it to the CPU).
