@@ -865,8 +865,19 @@ func translateGetRows(b *builder, n *graph.Tensor) (value, error) {
 	if r.Ne[3] != 1 || r.Ne[1] != n.Src[0].Ne[2] || r.Ne[2] != n.Src[0].Ne[3] {
 		return value{}, fmt.Errorf("get_rows indices %v over %v", r.Ne, n.Src[0].Ne)
 	}
-	ids := b.reshape(idx, []int64{r.Ne[2], r.Ne[1], r.Ne[0]})
 	shape := []int64{data.shape[0], data.shape[1], r.Ne[0], data.shape[3]}
+	if data.shape[0] == 1 && data.shape[1] == 1 {
+		// No batch: a plain Gather of rows. The real CPU plugin's
+		// element-wise gather kernel (2025.0.0 and 2026.4.1) reads indices
+		// past the tensor's end with batch_dims 2 and rows of one element
+		// (GET_ROWS f32 n=1 m=8 r=2 faulted in vpgatherdd); batch_dims 0
+		// takes another path.
+		rows := b.reshape(data, []int64{data.shape[2], data.shape[3]})
+		g := b.m.add("Gather", "opset8", []attr{{"batch_dims", "0"}}, data.et, []int64{r.Ne[0], data.shape[3]},
+			rows, b.reshape(idx, []int64{r.Ne[0]}), b.m.constI64(nil, 0))
+		return b.finish(n, b.reshape(g, shape))
+	}
+	ids := b.reshape(idx, []int64{r.Ne[2], r.Ne[1], r.Ne[0]})
 	out := b.m.add("Gather", "opset8", []attr{{"batch_dims", "2"}}, data.et, shape, data, ids, b.m.constI64(nil, 2))
 	return b.finish(n, out)
 }
