@@ -57,6 +57,7 @@ var opTranslators = map[ops.Op]translator{
 	ops.Argsort:       translateArgsort,
 	ops.Im2Col:        translateIm2Col,
 	ops.Pool2D:        translatePool2D,
+	ops.Roll:          translateRoll,
 	ops.SSMConv:       translateSSMConv,
 	ops.GatedDeltaNet: translateGatedDeltaNet,
 }

@@ -320,7 +320,7 @@ func TestTranslatorsAreUpstreamTable(t *testing.T) {
 		ops.MulMat, ops.MulMatID, ops.Permute, ops.Reshape, ops.RMSNorm, ops.Norm, ops.L2Norm, ops.SumRows, ops.Rope,
 		ops.Scale, ops.Sqr, ops.Sqrt, ops.SoftMax, ops.Argsort, ops.Transpose, ops.View, ops.SetRows, ops.Cpy,
 		ops.FlashAttnExt, ops.Clamp, ops.Pad, ops.SSMConv, ops.GatedDeltaNet, ops.Repeat, ops.Cumsum, ops.Diag, ops.Tri,
-		ops.Set, ops.Add1, ops.Mul, ops.Sub, ops.Unary, ops.GLU, ops.Pool2D} {
+		ops.Set, ops.Add1, ops.Mul, ops.Sub, ops.Unary, ops.GLU, ops.Pool2D, ops.Roll} {
 		upstream[o] = true
 	}
 	for o := range opTranslators {

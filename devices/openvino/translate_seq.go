@@ -78,8 +78,7 @@ func translatePool2D(b *builder, n *graph.Tensor) (value, error) {
 	k0, k1, s0, s1, p0, p1 := int64(p.K0), int64(p.K1), int64(p.S0), int64(p.S1), int64(p.P0), int64(p.P1)
 	iw, ih, planes := src.Ne[0], src.Ne[1], src.Ne[2]*src.Ne[3]
 	ow, oh := n.Ne[0], n.Ne[1]
-	if k0 <= 0 || k1 <= 0 || s0 <= 0 || s1 <= 0 || p0 < 0 || p1 < 0 || ow <= 0 || oh <= 0 ||
-		(ow-1)*s0+k0 > iw+2*p0 || (oh-1)*s1+k1 > ih+2*p1 || n.Ne[2]*n.Ne[3] != planes {
+	if k0 <= 0 || k1 <= 0 || s0 <= 0 || s1 <= 0 || ow <= 0 || oh <= 0 || n.Ne[2]*n.Ne[3] != planes {
 		return value{}, fmt.Errorf("pool_2d of %v to %v with %+v", src.Ne, n.Ne, p)
 	}
 	reduce, fill := "ReduceMax", float32(-math.MaxFloat32)
@@ -90,9 +89,12 @@ func translatePool2D(b *builder, n *graph.Tensor) (value, error) {
 	default:
 		return value{}, fmt.Errorf("pool_2d op %d", p.Op)
 	}
+	// The padding after is what the last window needs: ggml sizes the
+	// output from the padding as a float and stores it truncated, so it
+	// may reach past p (negative padding crops, as Pad-12).
 	v := b.reshape(x, []int64{planes, ih, iw})
-	if p0 != 0 || p1 != 0 {
-		v = b.padWith(v, []int64{0, p1, p0}, []int64{0, p1, p0}, fill)
+	if end0, end1 := (ow-1)*s0+k0-iw-p0, (oh-1)*s1+k1-ih-p1; p0 != 0 || p1 != 0 || end0 != 0 || end1 != 0 {
+		v = b.padWith(v, []int64{0, p1, p0}, []int64{0, end1, end0}, fill)
 	}
 	v = b.gather(v, b.indexConst(windows(oh, k1, s1, 1)), 1) // [planes, OH*K1, Wp]
 	v = b.gather(v, b.indexConst(windows(ow, k0, s0, 1)), 2) // [planes, OH*K1, OW*K0]
@@ -140,6 +142,30 @@ func translateIm2Col(b *builder, n *graph.Tensor) (value, error) {
 	v = b.reshape(v, []int64{nb, ic, oh, kh, ow, kw})
 	v = b.transpose(v, []int64{0, 2, 4, 1, 3, 5}) // [N, OH, OW, C, KH, KW]
 	return b.finish(n, b.reshape(v, ovShapeOf(n)))
+}
+
+// translateRoll is ggml_roll: along each dimension with a shift s, a
+// Gather of element (i - s) mod ne for output i (Roll-7 is one node, but
+// the double has no Roll; the Gathers are the same permutation).
+func translateRoll(b *builder, n *graph.Tensor) (value, error) {
+	src := n.Src[0]
+	v, err := b.f32(src)
+	if err != nil {
+		return value{}, err
+	}
+	v = b.reshape(v, ovShapeOf(src))
+	for d := 0; d < 4; d++ {
+		ne, sh := src.Ne[d], int64(n.Params.I32(d))
+		if ne == 0 || sh%ne == 0 {
+			continue
+		}
+		idx := make([]int64, ne)
+		for i := range idx {
+			idx[i] = ((int64(i)-sh)%ne + ne) % ne
+		}
+		v = b.gather(v, b.indexConst(idx), int64(3-d)) // OpenVINO's axes are ggml's reversed
+	}
+	return b.finish(n, v)
 }
 
 // translateSSMConv: ggml_ssm_conv is a depthwise 1-D convolution of each
