@@ -323,6 +323,29 @@ func (c *Context) Im2Col(a, b *Tensor, s0, s1, p0, p1, d0, d1 int, is2D bool, ds
 	return c.NewOp(ops.Im2Col, dstType, ne, p.Params(), a, b)
 }
 
+// Roll shifts a cyclically by s0..s3 elements along each dimension
+// (ggml_roll): element i of the result along dimension d is element
+// (i - s_d) mod ne_d of a. a's rows must be contiguous and each shift
+// smaller than its dimension, as ggml asserts.
+func (c *Context) Roll(a *Tensor, s0, s1, s2, s3 int) *Tensor {
+	if !c.ok("Roll", a) {
+		return nil
+	}
+	if a.Nb[0] != uint64(a.Type.TypeSize()) {
+		c.failf(ErrShape, "Roll", "%s has rows that are not contiguous", a)
+		return nil
+	}
+	var p ops.Params
+	for i, sh := range [...]int{s0, s1, s2, s3} {
+		if sh <= -int(max(a.Ne[i], 1)) || sh >= int(max(a.Ne[i], 1)) {
+			c.failf(ErrArgument, "Roll", "shift %d of dimension %d of %s is not smaller than it", sh, i, a)
+			return nil
+		}
+		p.SetI32(i, int32(sh))
+	}
+	return c.NewOp(ops.Roll, a.Type, a.Ne, p, a)
+}
+
 // poolOutputSize is ggml_calc_pool_output_size, computed in float32 as
 // ggml does (the conversions keep the compiler from fusing operations).
 func poolOutputSize(ins int64, ks, s int32, p float32) int64 {

@@ -38,6 +38,7 @@ func builders(c *Context, a, b *Tensor) map[string]func() *Tensor {
 		"MulInplace": func() *Tensor { return c.MulInplace(a, b) },
 		"Div":        func() *Tensor { return c.Div(a, b) },
 		"DivInplace": func() *Tensor { return c.DivInplace(a, b) },
+		"Roll":       func() *Tensor { return c.Roll(a, 3, -2, 1, 0) },
 		"SetName":    func() *Tensor { return c.SetName(a, "x") },
 		"SetInput":   func() *Tensor { return SetInput(a) },
 		"SetOutput":  func() *Tensor { return SetOutput(a) },
@@ -125,10 +126,12 @@ func TestBuilderErrors(t *testing.T) {
 		f    func(c *Context, a *Tensor) *Tensor // a is F32 [4 3 2] (96 bytes)
 		want error
 	}{
-		"view1d past end":        {func(c *Context, a *Tensor) *Tensor { return c.View1D(a, 4, 84) }, ErrShape},
-		"view1d too long":        {func(c *Context, a *Tensor) *Tensor { return c.View1D(a, 25, 0) }, ErrShape},
-		"view1d offset overflow": {func(c *Context, a *Tensor) *Tensor { return c.View1D(a, 4, math.MaxUint64-3) }, ErrShape},
-		"view1d negative":        {func(c *Context, a *Tensor) *Tensor { return c.View1D(a, -1, 0) }, ErrShape},
+		"view1d past end":                 {func(c *Context, a *Tensor) *Tensor { return c.View1D(a, 4, 84) }, ErrShape},
+		"roll shift of a whole dimension": {func(c *Context, a *Tensor) *Tensor { return c.Roll(a, 0, -3, 0, 0) }, ErrArgument},
+		"roll strided rows":               {func(c *Context, a *Tensor) *Tensor { return c.Roll(c.Transpose(a), 1, 0, 0, 0) }, ErrShape},
+		"view1d too long":                 {func(c *Context, a *Tensor) *Tensor { return c.View1D(a, 25, 0) }, ErrShape},
+		"view1d offset overflow":          {func(c *Context, a *Tensor) *Tensor { return c.View1D(a, 4, math.MaxUint64-3) }, ErrShape},
+		"view1d negative":                 {func(c *Context, a *Tensor) *Tensor { return c.View1D(a, -1, 0) }, ErrShape},
 		"view of view overflow": {func(c *Context, a *Tensor) *Tensor {
 			return c.View1D(c.View1D(a, 4, 16), 1, math.MaxUint64-7)
 		}, ErrShape},

@@ -1,16 +1,12 @@
 package cpu
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
 
-// hostMemory is hw.memsize for both: as ggml on unix, all memory counts as
-// free (the available figure needs host_statistics, a mach call).
-func hostMemory() (free, total uint64) {
-	total, err := unix.SysctlUint64("hw.memsize")
-	if err != nil {
-		return 0, 0
-	}
-	return total, total
-}
+	"github.com/ggml-go/ggml/internal/hostmem"
+)
+
+func hostMemory() (free, total uint64) { return hostmem.Physical() }
 
 func cpuModel() string {
 	s, err := unix.Sysctl("machdep.cpu.brand_string")

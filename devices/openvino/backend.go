@@ -50,13 +50,38 @@ type slot struct {
 	shape []int64
 }
 
+// modelCache is the device's compiled models by graph key, shared by its
+// backends and freed with the last of them, as upstream's process-wide
+// cache (ov_compiled_model_cache) dies with the last backend context.
 type modelCache struct {
-	mu     sync.Mutex
-	models map[string]*compiledModel
-	hits   int
+	mu       sync.Mutex
+	models   map[string]*compiledModel
+	hits     int
+	backends int // open backends of the device
 }
 
 func newModelCache() *modelCache { return &modelCache{models: map[string]*compiledModel{}} }
+
+// open counts a new backend.
+func (c *modelCache) open() {
+	c.mu.Lock()
+	c.backends++
+	c.mu.Unlock()
+}
+
+// close counts a backend closed, and frees every model once none is left.
+func (c *modelCache) close(n *native) {
+	c.mu.Lock()
+	c.backends--
+	var drop map[string]*compiledModel
+	if c.backends == 0 {
+		drop, c.models = c.models, map[string]*compiledModel{}
+	}
+	c.mu.Unlock()
+	for _, cm := range drop {
+		cm.free(n)
+	}
+}
 
 // ovBackend runs graphs on the device: one infer request per compiled
 // model, per backend.
@@ -84,6 +109,7 @@ type ovBackend struct {
 func newBackend(d *device) *ovBackend { return newBackendOpts(d, d.rt.opts) }
 
 func newBackendOpts(d *device, o Options) *ovBackend {
+	d.cache.open()
 	return &ovBackend{dev: d, opts: o, reqs: map[*compiledModel]*reqState{}}
 }
 
@@ -119,7 +145,7 @@ func tensorIO[I any](t *graph.Tensor, f func(I) error) error {
 }
 
 // Close frees the backend's infer requests; the compiled models stay for
-// other backends.
+// the device's other backends, and go with the last one.
 func (be *ovBackend) Close() error {
 	if be.closed {
 		return nil
@@ -130,6 +156,8 @@ func (be *ovBackend) Close() error {
 		r.free(be.dev.rt.lib)
 	}
 	clear(be.reqs)
+	be.last, be.lastSnap, be.lastCM = keyInfo{}, nil, nil
+	be.dev.cache.close(be.dev.rt.lib)
 	return nil
 }
 
@@ -261,8 +289,9 @@ func (be *ovBackend) dropModel(cm *compiledModel) {
 	be.freeModel(cm)
 }
 
-func (be *ovBackend) freeModel(cm *compiledModel) {
-	n := be.dev.rt.lib
+func (be *ovBackend) freeModel(cm *compiledModel) { cm.free(be.dev.rt.lib) }
+
+func (cm *compiledModel) free(n *native) {
 	if cm.cm != 0 {
 		purego.SyscallN(n.compiledModelFree, cm.cm)
 	}

@@ -3,6 +3,7 @@ package openvino
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"sync"
 	"unsafe"
@@ -92,7 +93,15 @@ type tensorExtra struct {
 	// non-nil when it was converted.
 	weight bool
 	layout *extractedLayout
+	// content identifies a weight's bytes (a hash of them as set) for the
+	// compiled-model cache key: another model's weights loaded at the
+	// same addresses are other constants (the CPU plugin copies them at
+	// compile time).
+	content uint64
 }
+
+// contentSeed seeds the weights' content hashes (in-process keys only).
+var contentSeed = maphash.MakeSeed()
 
 // storage is a device buffer's memory and its tensors' extras.
 type storage struct {
@@ -161,7 +170,7 @@ func (s *storage) SetTensor(t *graph.Tensor, u buffer.Usage, at, offset uint64, 
 		if err := s.typ.dev.weights.register(s); err != nil {
 			return fmt.Errorf("%w: setting %s", err, t.Name)
 		}
-		e.weight, e.layout = true, nil
+		e.weight, e.layout, e.content = true, nil, maphash.Bytes(contentSeed, data)
 		if l, ok := layoutFor(t, s.typ.dev.rt.kind, s.typ.dev.rt.requant()); ok {
 			if err := extract(t, l, data, s.mem[at:at+l.total]); err != nil {
 				return err
@@ -180,6 +189,9 @@ func (s *storage) SetTensor(t *graph.Tensor, u buffer.Usage, at, offset uint64, 
 		e.layout = nil
 	}
 	copy(s.mem[at+offset:], data)
+	if e != nil && e.weight {
+		e.content = maphash.Bytes(contentSeed, s.mem[at:at+t.NBytes()])
+	}
 	return nil
 }
 

@@ -158,6 +158,7 @@ func open(opts Options) (*runtimeCtx, *backend.Reason) {
 		n.freeCore(core)
 		return fail(backend.InitFailed, err)
 	}
+	slog.Info("OpenVINO: using device "+device, "release", v.String())
 	return rt, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/hostmem"
 )
 
 // device is OPENVINO<i> on the OpenVINO device rt.device.
@@ -29,24 +30,23 @@ func newDevice(index int, rt *runtimeCtx) *device {
 
 func (d *device) Name() string { return d.name }
 
-// Description is the runtime's version description, as upstream's
-// (ov::get_openvino_version().description), with the OpenVINO device and
-// release, which upstream logs.
+// Description is upstream's: the runtime's version description
+// (ov::get_openvino_version().description, "OpenVINO Runtime" in the
+// releases), or "OpenVINO" when the library gives none. The OpenVINO
+// device used is logged when the registry opens it, as upstream logs it.
 func (d *device) Description() string {
-	v := d.rt.lib.version
-	desc := v.Description
-	if desc == "" {
-		desc = "OpenVINO"
+	if desc := d.rt.lib.version.Description; desc != "" {
+		return desc
 	}
-	return fmt.Sprintf("%s %s on %s", desc, v, d.rt.device)
+	return "OpenVINO"
 }
 
-// Memory is the host's physical memory, free = total as upstream reports
-// on unix (the OpenVINO devices share host memory, or say nothing).
-func (d *device) Memory() (free, total uint64) {
-	total = physicalMemory()
-	return total, total
-}
+// Memory is the host's physical memory, as upstream reports it: on
+// windows the available and total physical memory (GlobalMemoryStatusEx),
+// elsewhere free = total (sysconf on linux, hw.memsize on darwin; the
+// OpenVINO devices share host memory, or say nothing). Verified on linux;
+// windows and darwin by cross-builds and internal/hostmem's tests only.
+func (d *device) Memory() (free, total uint64) { return hostmem.Physical() }
 
 // Type is GPU, as upstream reports for every OpenVINO device (so that
 // InitBest prefers it to the CPU).
@@ -84,7 +84,7 @@ func (d *device) OffloadOp(*graph.Tensor) bool { return false }
 func (d *device) SupportsOp(t *graph.Tensor) bool {
 	ok, reason := supportsOp(d.rt.kind, t)
 	if !ok && d.rt.opts.LogUnsupportedOps {
-		slog.Warn("OpenVINO op unsupported", "name", t.Name, "op", t.Op.String(), "type", t.Type.String(), "reason", reason)
+		slog.Warn(fmt.Sprintf("OpenVINO op unsupported: op '%s' (%s), type %s: %s", t.Name, t.Op, t.Type, reason))
 	}
 	return ok
 }

@@ -10,9 +10,8 @@ import (
 )
 
 // extract converts src, the ggml bytes of weight t, into dst (at least
-// l.total bytes) in the layout l: weights, scales, zero points, and, for
-// a lossy conversion, a copy of src at l.origOff. Verified on the double
-// by the round-trip and MUL_MAT tests.
+// l.total bytes) in the layout l: weights, scales and zero points.
+// Verified on the double by the round-trip and MUL_MAT tests.
 func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 	if uint64(len(dst)) < l.total || uint64(len(src)) != t.NBytes() {
 		return fmt.Errorf("openvino: extracting %s: %d source bytes for %d, %d destination bytes for %d", t.Name, len(src), t.NBytes(), len(dst), l.total)
@@ -21,9 +20,6 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 	sc := dst[l.scalesOff : l.scalesOff+l.scalesLen]
 	zp := dst[l.zpOff : l.zpOff+l.zpLen]
 	clear(dst[:l.total])
-	if !l.exact {
-		copy(dst[l.origOff:], src)
-	}
 	if l.requant != requantNone {
 		return requantize(t, l, src, w, sc)
 	}
@@ -52,7 +48,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 			d, m := quant.FP16ToFP32(le16(blk)), quant.FP16ToFP32(le16(blk[2:]))
 			copy(sc[2*b:], blk[0:2])
 			packNibbles(w[16*b:], blk[4:20], 0)
-			putZP(zp, b, -m, d)
+			putZP(l, zp, b, ratio(-m, d))
 		})
 	case quant.Q5_1:
 		forBlocks(src, 24, func(b int, blk []byte) {
@@ -63,7 +59,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 				w[32*b+j] = blk[8+j]&0xf | byte((qh>>j)&1)<<4
 				w[32*b+j+16] = blk[8+j]>>4 | byte((qh>>(j+16))&1)<<4
 			}
-			putZP(zp, b, -m, d)
+			putZP(l, zp, b, ratio(-m, d))
 		})
 	case quant.Q4_K:
 		forBlocks(src, 144, func(b int, blk []byte) {
@@ -72,9 +68,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 			for j := 0; j < 8; j++ {
 				s, m := scaleMinK4(j, scales)
 				g := 8*b + j
-				ds := d * float32(s)
-				putF32(sc, g, ds)
-				putF32(zp, g, ratio(dmin*float32(m), ds))
+				putZP(l, zp, g, ratio(dmin*float32(m), putF16(sc, g, d*float32(s))))
 				// Sub-block j is the low (even j) or high (odd j) nibbles of
 				// the 32 bytes of chunk j/2.
 				chunk := qs[32*(j/2) : 32*(j/2)+32]
@@ -94,9 +88,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 			for j := 0; j < 8; j++ {
 				s, m := scaleMinK4(j, scales)
 				g := 8*b + j
-				ds := d * float32(s)
-				putF32(sc, g, ds)
-				putF32(zp, g, ratio(dmin*float32(m), ds))
+				putZP(l, zp, g, ratio(dmin*float32(m), putF16(sc, g, d*float32(s))))
 				chunk := qs[32*(j/2) : 32*(j/2)+32]
 				for i := 0; i < 32; i++ {
 					q := chunk[i] & 0xf
@@ -112,7 +104,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 			ql, qh, scales := blk[0:128], blk[128:192], blk[192:208]
 			d := quant.FP16ToFP32(le16(blk[208:]))
 			for g := 0; g < 16; g++ {
-				putF32(sc, 16*b+g, d*float32(int8(scales[g])))
+				putF16(sc, 16*b+g, d*float32(int8(scales[g])))
 			}
 			out := w[256*b : 256*b+256]
 			for h := 0; h < 2; h++ {
@@ -131,29 +123,35 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 	return nil
 }
 
-// restore rebuilds the ggml bytes of an extracted weight into out: from
-// the copy kept for a lossy conversion, else by inverting extract.
+// restore writes the ggml bytes of an extracted weight into out: the
+// original ones where the conversion is exact (Q4_0, Q8_0, MXFP4), else
+// the converted values, which are what the device computes with,
+// quantized to t's type again (upstream's get-tensor returns the
+// converted layout's raw bytes; the original ones are not kept).
 func restore(t *graph.Tensor, l extractedLayout, mem, out []byte) error {
 	if uint64(len(out)) != t.NBytes() {
 		return fmt.Errorf("openvino: restoring %s: %d bytes for %d", t.Name, len(out), t.NBytes())
 	}
-	if !l.exact {
-		copy(out, mem[l.origOff:l.origOff+t.NBytes()])
-		return nil
-	}
 	w, sc := mem[l.weightsOff:], mem[l.scalesOff:]
-	switch t.Type {
-	case quant.Q4_0:
+	switch {
+	case !l.exact:
+		x, err := decode(t, l, mem)
+		if err != nil {
+			return err
+		}
+		_, err = quant.QuantizeInto(out, t.Type, x, int(t.NElements()/t.Ne[0]), int(t.Ne[0]), nil)
+		return err
+	case t.Type == quant.Q4_0:
 		forBlocks(out, 18, func(b int, blk []byte) {
 			copy(blk[0:2], sc[2*b:])
 			unpackNibbles(blk[2:18], w[16*b:], 0x8)
 		})
-	case quant.MXFP4:
+	case t.Type == quant.MXFP4:
 		forBlocks(out, 17, func(b int, blk []byte) {
 			blk[0] = sc[b]
 			unpackNibbles(blk[1:17], w[16*b:], 0)
 		})
-	case quant.Q8_0:
+	case t.Type == quant.Q8_0:
 		forBlocks(out, 34, func(b int, blk []byte) {
 			copy(blk[0:2], sc[2*b:])
 			copy(blk[2:34], w[32*b:32*b+32])
@@ -162,6 +160,71 @@ func restore(t *graph.Tensor, l extractedLayout, mem, out []byte) error {
 		return fmt.Errorf("%w: no exact inverse for %v", ErrUnsupportedType, t.Type)
 	}
 	return nil
+}
+
+// decode evaluates an extracted layout as the IR's decompression subgraph
+// does: (w - zp) * scale per group, in f32.
+func decode(t *graph.Tensor, l extractedLayout, mem []byte) ([]float32, error) {
+	n := int(t.NElements())
+	out := make([]float32, n)
+	w, sc, zp := mem[l.weightsOff:], mem[l.scalesOff:], mem[l.zpOff:]
+	wv, err := elemReader(l.wtype)
+	if err != nil {
+		return nil, err
+	}
+	if l.requant == requantF16 {
+		for i := range out {
+			out[i] = wv(w, i)
+		}
+		return out, nil
+	}
+	sv, err := elemReader(l.scaleType)
+	if err != nil {
+		return nil, err
+	}
+	zv := func([]byte, int) float32 { return 0 }
+	if !l.symmetric {
+		zt := l.wtype
+		if l.zpF16 {
+			zt = l.zpType
+		}
+		if zv, err = elemReader(zt); err != nil {
+			return nil, err
+		}
+	}
+	g := int(l.group)
+	for i := range out {
+		out[i] = (wv(w, i) - zv(zp, i/g)) * sv(sc, i/g)
+	}
+	return out, nil
+}
+
+// elemReader returns the reader of element i of a packed array of et.
+func elemReader(et elemType) (func(b []byte, i int) float32, error) {
+	switch et {
+	case etU4:
+		return func(b []byte, i int) float32 { return float32(b[i/2] >> (4 * (i % 2)) & 0xf) }, nil
+	case etI4:
+		return func(b []byte, i int) float32 { return float32(int8(b[i/2]>>(4*(i%2))<<4) >> 4) }, nil
+	case etF4E2M1:
+		return func(b []byte, i int) float32 {
+			v := b[i/2] >> (4 * (i % 2)) & 0xf
+			mag := [8]float32{0, 0.5, 1, 1.5, 2, 3, 4, 6}[v&7]
+			if v&8 != 0 {
+				return -mag
+			}
+			return mag
+		}, nil
+	case etU8:
+		return func(b []byte, i int) float32 { return float32(b[i]) }, nil
+	case etI8:
+		return func(b []byte, i int) float32 { return float32(int8(b[i])) }, nil
+	case etF16:
+		return func(b []byte, i int) float32 { return quant.FP16ToFP32(le16(b[2*i:])) }, nil
+	case etF8E8M0:
+		return func(b []byte, i int) float32 { return float32(math.Ldexp(1, int(b[i])-127)) }, nil
+	}
+	return nil, fmt.Errorf("%w: no reader for %v", ErrUnsupportedType, et)
 }
 
 // forBlocks calls fn for each block of size bytes of buf.
@@ -206,10 +269,17 @@ func putU4(dst []byte, i int, v uint8) {
 	}
 }
 
-// putZP stores zero point num/d of group g as f16 (0 when d is 0):
-// value = (q - zp) * d.
-func putZP(zp []byte, g int, num, d float32) {
-	binary.LittleEndian.PutUint16(zp[2*g:], quant.FP32ToFP16(ratio(num, d)))
+// putZP stores zero point v of group g (value = (q - zp) * scale): exact
+// f16, or rounded to the weights' u4/u8 range and packed alike.
+func putZP(l extractedLayout, zp []byte, g int, v float32) {
+	switch {
+	case l.zpF16:
+		binary.LittleEndian.PutUint16(zp[2*g:], quant.FP32ToFP16(v))
+	case l.wtype == etU4:
+		putU4(zp, g, uint8(min(15, max(0, math.Round(float64(v))))))
+	default:
+		zp[g] = uint8(min(255, max(0, math.Round(float64(v)))))
+	}
 }
 
 func ratio(num, d float32) float32 {
@@ -219,7 +289,12 @@ func ratio(num, d float32) float32 {
 	return num / d
 }
 
-func putF32(b []byte, i int, v float32) { binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v)) }
+// putF16 stores v as f16 element i of b and returns the value stored.
+func putF16(b []byte, i int, v float32) float32 {
+	h := quant.FP32ToFP16(v)
+	binary.LittleEndian.PutUint16(b[2*i:], h)
+	return quant.FP16ToFP32(h)
+}
 
 // scaleMinK4 is ggml's get_scale_min_k4: sub-block j's 6-bit scale and
 // minimum from a K-quant's 12 scale bytes.

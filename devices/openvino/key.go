@@ -39,7 +39,8 @@ func (k keyInfo) resolve(l locator) *graph.Tensor {
 // graphKey is upstream's graph_key made exact: the structure of every
 // node (op, type, shape, strides, parameters, view offsets) and of every
 // external source, which sources are the same tensor, the weights by
-// address (Constants point at them), the content of quantized inputs
+// address (Constants point at them) and content identity (another
+// model's weights at the same addresses are other constants), the content of quantized inputs
 // folded into the model, and which written tensors share memory. Two
 // graphs with the same key compile to the same model and bind the same
 // way.
@@ -88,6 +89,8 @@ func graphKey(g *graph.Graph, k Kind) keyInfo {
 		if e, ok := t.Extra.(*tensorExtra); ok && e.weight {
 			buf = append(buf, 'w')
 			buf = strconv.AppendUint(buf, uint64(addr(t)), 16)
+			buf = append(buf, 'c')
+			buf = strconv.AppendUint(buf, e.content, 16)
 			if e.layout != nil {
 				buf = append(buf, 'q')
 				buf = strconv.AppendUint(buf, e.layout.total, 10)
@@ -194,13 +197,14 @@ type tensorSnap struct {
 	addr     uintptr
 	extra    any
 	layout   *extractedLayout
+	content  uint64
 }
 
 func snap(t *graph.Tensor) tensorSnap {
 	s := tensorSnap{t: t, typ: int32(t.Type), op: t.Op, ne: t.Ne, nb: t.Nb, params: t.Params, src: t.Src,
 		viewSrc: t.ViewSrc, viewOffs: t.ViewOffs, addr: addr(t), extra: t.Extra}
 	if e, ok := t.Extra.(*tensorExtra); ok {
-		s.layout = e.layout
+		s.layout, s.content = e.layout, e.content
 	}
 	return s
 }
@@ -215,7 +219,7 @@ func (s *tensorSnap) unchanged(t *graph.Tensor) bool {
 		return false
 	}
 	e, ok := t.Extra.(*tensorExtra)
-	return !ok || s.layout == e.layout
+	return !ok || (s.layout == e.layout && s.content == e.content)
 }
 
 // snapshot records every node of g, then every source that is not a

@@ -36,7 +36,7 @@ const (
 // extractedLayout is ggml_openvino_extracted_layout: where the converted
 // weights, scales and zero points of a quantized weight lie in its memory
 // ([weights | scales | zp], each part 64-byte aligned), and how they are
-// encoded.
+// encoded. It replaces the ggml bytes: a weight is held once, in this form.
 type extractedLayout struct {
 	total                  uint64
 	weightsOff, weightsLen uint64
@@ -45,23 +45,21 @@ type extractedLayout struct {
 	// wtype is the element type of the weights (u4, i4, u8, i8, f4e2m1,
 	// f16 for an F16 requant).
 	wtype elemType
-	// scaleType is f16, f8e8m0 for MXFP4, f32 for the K-quants (whose
-	// scale d*sc needs more than f16's 11 bits); zpType f16 or f32 alike.
+	// scaleType is f16, or f8e8m0 for MXFP4; zpType is f16 where the
+	// zero points are exact (zpF16).
 	scaleType, zpType elemType
 	// group is the number of weights sharing a scale (weights_per_block).
 	group     int64
 	symmetric bool
-	// zpF16 stores zero points as f16 (always, here; upstream packs them
-	// as the weights, u4 or u8, except for 3-D MoE experts).
+	// zpF16 stores zero points as exact f16 values (upstream's use_bias
+	// form: inputs converted when a graph is built, and 3-D MoE experts);
+	// otherwise they are rounded and packed as the weights, u4 or u8.
 	zpF16   bool
 	requant requantType
 	// exact reports whether the original ggml bytes can be rebuilt from
-	// the extracted form. When not, AllocSize reserves room for a copy of
-	// them after the layout (ggml-go keeps get-tensor exact; upstream
-	// returns the converted bytes).
+	// the extracted form (Q4_0, Q8_0, MXFP4). Otherwise get-tensor
+	// returns the converted values in ggml's format (restore).
 	exact bool
-	// origOff is where that copy starts (when !exact).
-	origOff uint64
 }
 
 func align64(n uint64) uint64 { return (n + 63) &^ 63 }
@@ -131,15 +129,12 @@ func layoutFor(t *graph.Tensor, k Kind, p requantPolicy) (l extractedLayout, ok 
 	// Upstream keeps 3-D MXFP4 experts packed for a translation of its
 	// own; here they are converted like 2-D ones (f4e2m1 + e8m0).
 	n := uint64(t.NElements())
-	nbytes := t.NBytes()
 	l.requant = requantFor(t, k, p)
 	l.scaleType, l.zpType = etF16, etF16
 	switch l.requant {
 	case requantF16:
 		l.wtype, l.weightsLen = etF16, n*2
-		l.total = max(l.weightsLen, nbytes)
-		l.origOff = align64(l.total)
-		l.total = l.origOff + nbytes
+		l.total = max(l.weightsLen, t.NBytes())
 		return l, true
 	case requantQ8_0C:
 		l.wtype, l.group, l.symmetric = etI8, t.Ne[0], true
@@ -148,24 +143,19 @@ func layoutFor(t *graph.Tensor, k Kind, p requantPolicy) (l extractedLayout, ok 
 	case requantQ4_0_64:
 		l.wtype, l.group, l.symmetric = etI4, 64, true
 	default:
-		l.exact = true
 		switch t.Type {
 		case quant.Q4_0:
-			l.wtype, l.group, l.symmetric = etI4, 32, true
+			l.wtype, l.group, l.symmetric, l.exact = etI4, 32, true, true
 		case quant.MXFP4:
-			l.wtype, l.group, l.symmetric, l.scaleType = etF4E2M1, 32, true, etF8E8M0
-		case quant.Q4_1:
-			l.wtype, l.group, l.exact = etU4, 32, false
-		case quant.Q4_K:
-			l.wtype, l.group, l.exact, l.scaleType, l.zpType = etU4, 32, false, etF32, etF32
-		case quant.Q5_1:
-			l.wtype, l.group, l.exact = etU8, 32, false
-		case quant.Q5_K:
-			l.wtype, l.group, l.exact, l.scaleType, l.zpType = etU8, 32, false, etF32, etF32
+			l.wtype, l.group, l.symmetric, l.exact, l.scaleType = etF4E2M1, 32, true, true, etF8E8M0
 		case quant.Q8_0:
-			l.wtype, l.group, l.symmetric = etI8, 32, true
+			l.wtype, l.group, l.symmetric, l.exact = etI8, 32, true, true
+		case quant.Q4_1, quant.Q4_K:
+			l.wtype, l.group = etU4, 32
+		case quant.Q5_1, quant.Q5_K:
+			l.wtype, l.group = etU8, 32
 		case quant.Q6_K:
-			l.wtype, l.group, l.symmetric, l.exact, l.scaleType = etI8, 16, true, false, etF32
+			l.wtype, l.group, l.symmetric = etI8, 16, true
 		}
 	}
 	nBlocks := n / uint64(l.group)
@@ -175,20 +165,28 @@ func layoutFor(t *graph.Tensor, k Kind, p requantPolicy) (l extractedLayout, ok 
 		l.weightsLen = n / 2
 	}
 	l.scalesLen = uint64(l.scaleType.byteSize(int64(nBlocks)))
-	// Zero points are the exact f16 -min/scale, upstream's use_bias form
-	// (its test-backend-ops and 3-D MoE layout), on every weight:
-	// upstream's default u4/u8 round(-min/scale) moves Q4_1 0.7% (NMSE) from
-	// ggml's values, beyond test-backend-ops' 5e-4 for MUL_MAT
-	// (TestExtractRoundTrip measures both).
-	if !l.symmetric {
-		l.zpF16, l.zpLen = true, uint64(l.zpType.byteSize(int64(nBlocks)))
-	}
 	l.scalesOff = align64(l.weightsLen)
 	l.zpOff = l.scalesOff + align64(l.scalesLen)
-	l.total = max(l.zpOff+l.zpLen, nbytes)
-	if !l.exact {
-		l.origOff = align64(l.total)
-		l.total = l.origOff + nbytes
+	if !l.symmetric {
+		// Upstream's zero points are rounded and packed as the weights,
+		// u4 or u8, except where it keeps them exact in f16 (use_bias:
+		// inputs converted at graph build, test-backend-ops' path; 3-D
+		// experts). Rounding moves Q4_1 and Q4_K about 0.6% (NMSE) from
+		// ggml's values, beyond test-backend-ops' 5e-4 for MUL_MAT; exact
+		// f16 ones are kept too where the parts fit in ggml's bytes
+		// (Q4_1: 16 + 2 + 2 of its 20 bytes per 32 weights), which
+		// upstream's size is then too (but for up to 126 bytes of
+		// alignment padding when the parts are not multiples of 64).
+		packed := nBlocks
+		if u4 {
+			packed = (nBlocks + 1) / 2
+		}
+		l.zpF16 = p == noRequant || t.Ne[2] > 1 || l.weightsLen+l.scalesLen+2*nBlocks <= t.NBytes()
+		l.zpLen = packed
+		if l.zpF16 {
+			l.zpLen = 2 * nBlocks
+		}
 	}
+	l.total = max(l.zpOff+l.zpLen, t.NBytes())
 	return l, true
 }

@@ -30,6 +30,10 @@ func TestOpsOnDouble(t *testing.T) {
 			require.Equal(t, c.device, dev.rt.device)
 			rep := optest.TestDevice(t, dev, optest.Options{Seed: 11})
 			require.Positive(t, rep.Tally.Count(optest.Passed))
+			// The full cases of the translators our CPU device lacks or
+			// the quick set samples (ROLL's are full only).
+			rep = optest.TestDevice(t, dev, optest.Options{Seed: 11, Full: true, Ops: []string{"ROLL", "POOL_2D"}})
+			require.Positive(t, rep.Tally.Count(optest.Passed))
 		})
 	}
 }

@@ -12,7 +12,8 @@ import (
 // The translators live in the files of their family (translate.go:
 // elementwise, norms, matmul, copies and views, rope, attention;
 // translate_more.go: set, diag, tri, pad, add_id, mul_mat_id;
-// translate_seq.go: argsort, im2col, ssm_conv, gated_delta_net).
+// translate_seq.go: argsort, im2col, pool_2d, roll, ssm_conv,
+// gated_delta_net).
 
 // opTranslators maps each ggml op upstream's table has to its translator.
 var opTranslators = map[ops.Op]translator{
@@ -55,6 +56,8 @@ var opTranslators = map[ops.Op]translator{
 	ops.MulMatID:      translateMulMatID,
 	ops.Argsort:       translateArgsort,
 	ops.Im2Col:        translateIm2Col,
+	ops.Pool2D:        translatePool2D,
+	ops.Roll:          translateRoll,
 	ops.SSMConv:       translateSSMConv,
 	ops.GatedDeltaNet: translateGatedDeltaNet,
 }

@@ -63,6 +63,24 @@ func TestEveryVariableActs(t *testing.T) {
 	src := testSources(t)
 	vars := OptionVariables()
 	require.Len(t, optionChecks, len(vars), "optionChecks lists exactly the variables read")
+	// Every variable the package's code names is one of the table's, so
+	// none is read beside it (GGML_OPENVINO_NAME is ggml's C macro for the
+	// registry name, no variable).
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range regexp.MustCompile(`GGML_OPENVINO_([A-Z0-9_]+)|EnvPrefix \+ "([A-Z0-9_]+)"`).FindAllSubmatch(b, -1) {
+			name := string(m[1]) + string(m[2])
+			if name != "NAME" {
+				require.Contains(t, optionChecks, name, "%s names GGML_OPENVINO_%s, which is not in the options table", f, name)
+			}
+		}
+	}
 	for _, v := range vars {
 		name := strings.TrimPrefix(v, EnvPrefix)
 		check, ok := optionChecks[name]
@@ -146,7 +164,7 @@ func TestLogUnsupportedOps(t *testing.T) {
 		require.False(t, dev.SupportsOp(y))
 		if on {
 			require.Contains(t, log.String(), "OpenVINO op unsupported")
-			require.Contains(t, log.String(), "name=outer op=OUT_PROD")
+			require.Contains(t, log.String(), `OpenVINO op unsupported: op 'outer' (OUT_PROD), type f32: op OUT_PROD has no op translator`)
 		} else {
 			require.NotContains(t, log.String(), "unsupported")
 		}

@@ -318,3 +318,87 @@ func TestCompiledModelCacheDir(t *testing.T) {
 	require.Equal(t, i0+1, doubleStat(t, p, "import.count"))
 	require.Equal(t, getF32(t, y1), getF32(t, y2))
 }
+
+// Two models, one after the other, at the same addresses: the first is
+// unloaded (its buffers reset), the second's weights are placed where the
+// first's were and its graph has the first's structure. The double folds
+// Constants at compile (as the CPU plugin copies them), so a model
+// reused by address would compute with the first model's weights: the
+// second model's logits show it is recompiled. The cache goes with the
+// device's last backend (upstream frees its compiled models with the
+// last backend context).
+func TestTwoModelsSameAddresses(t *testing.T) {
+	p := buildDouble(t)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 7))
+	dev := openDevice(t, p, Options{})
+	liveModels := doubleStat(t, p, "live.compiled_model")
+	be := newBackend(dev)
+	const k, m = 256, 8
+	wbuf, err := dev.BufferType().Alloc(dev.BufferType().AllocSize(graph.NewContext(graph.ContextOptions{}).NewTensor(quant.Q4_K, k, m)))
+	require.NoError(t, err)
+	defer wbuf.Free()
+	wbuf.SetUsage(buffer.UsageWeights)
+	cbuf, err := dev.BufferType().Alloc(1 << 16)
+	require.NoError(t, err)
+	defer cbuf.Free()
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	// load places a model (one Q4_K weight, the embedding x) at the
+	// buffers' start and computes its logits W x.
+	load := func() (logits, want []float32) {
+		require.NoError(t, wbuf.Reset())
+		require.NoError(t, cbuf.Reset())
+		ctx := graph.NewContext(graph.ContextOptions{})
+		w := ctx.NewTensor(quant.Q4_K, k, m)
+		w.Name = "blk.0.attn_q.weight"
+		xt := ctx.NewTensor(quant.F32, k, 1)
+		xt.Name = "x"
+		graph.SetInput(xt)
+		y := ctx.MulMat(w, xt)
+		y.Name = "logits"
+		graph.SetOutput(y)
+		g, err := ctx.Build(y)
+		require.NoError(t, err)
+		require.NoError(t, wbuf.AllocTensor(w, 0))
+		require.NoError(t, cbuf.AllocTensor(xt, 0))
+		require.NoError(t, cbuf.AllocTensor(y, 4096))
+		wf := make([]float32, k*m)
+		for i := range wf {
+			wf[i] = float32(r.NormFloat64())
+		}
+		wq, err := quant.Quantize(quant.Q4_K, wf, m, k, nil)
+		require.NoError(t, err)
+		require.NoError(t, buffer.SetTensor(w, wq, 0))
+		require.NoError(t, buffer.SetTensor(xt, quant.F32Bytes(x), 0))
+		require.NoError(t, be.GraphCompute(g))
+		e := w.Extra.(*tensorExtra)
+		deq, err := decode(w, *e.layout, e.st.mem[e.at:])
+		require.NoError(t, err)
+		want = make([]float32, m)
+		for i := range want {
+			for c := 0; c < k; c++ {
+				want[i] += deq[i*k+c] * x[c]
+			}
+		}
+		return getF32(t, y), want
+	}
+	before := doubleStat(t, p, "compile.count")
+	got1, want1 := load()
+	require.Less(t, nmse(got1, want1), 1e-10)
+	got2, want2 := load()
+	require.Greater(t, nmse(want2, want1), 0.1, "the two models differ")
+	require.Less(t, nmse(got2, want2), 1e-10, "the second model's logits")
+	require.Equal(t, before+2, doubleStat(t, p, "compile.count"), "the second model is compiled")
+	require.Equal(t, 2, dev.WeightMemory().Models)
+
+	be2 := newBackend(dev)
+	require.NoError(t, be.Close())
+	require.Equal(t, 2, dev.WeightMemory().Models, "another backend still uses the cache")
+	require.NoError(t, be2.Close())
+	require.Zero(t, dev.WeightMemory().Models, "freed with the last backend")
+	require.Equal(t, liveModels, doubleStat(t, p, "live.compiled_model"))
+}

@@ -272,6 +272,11 @@ func TestSupportsOpRules(t *testing.T) {
 		n.Params = ops.GLUParams{Op: g}.Params()
 		return n
 	}
+	pool := func(k, p int) *graph.Tensor {
+		n := srcs(mk(ops.Pool2D, quant.F32, 4, 4), f32(8, 8))
+		n.Params = ops.Pool2DParams{Op: ops.PoolAvg, K0: int32(k), K1: int32(k), S0: 2, S1: 2, P0: int32(p), P1: int32(p)}.Params()
+		return n
+	}
 	cases := []supportCase{
 		{"op without translator", KindCPU, srcs(mk(ops.Conv2D, quant.F32, 4), f32(4), f32(4)), "op CONV_2D has no op translator"},
 		{"none", KindCPU, f32(4), ""},
@@ -287,6 +292,10 @@ func TestSupportsOpRules(t *testing.T) {
 		{"src type", KindCPU, srcs(mk(ops.GetRows, quant.F32, 32, 2), mk(ops.None, quant.Q5_0, 32, 4), mk(ops.None, quant.I32, 2)), "src[0] type q5_0 is not supported"},
 		{"3d quantized", KindCPU, srcs(mk(ops.MulMat, quant.F32, 4, 2, 2), mk(ops.None, quant.Q4_0, 32, 4, 2), f32(32, 2, 2)), "3D quantized tensor for src[0] is not supported"},
 		{"2d quantized", KindCPU, srcs(mk(ops.MulMat, quant.F32, 4, 2, 2), mk(ops.None, quant.Q4_0, 32, 4, 1), f32(32, 2, 2)), ""},
+		// POOL_2D has a translator, so its GPU rule is reached.
+		{"pool_2d gpu", KindGPU, pool(2, 1), "POOL_2D with padding and kernel size < 3 is not supported on GPU"},
+		{"pool_2d gpu k3", KindGPU, pool(3, 1), ""},
+		{"pool_2d cpu", KindCPU, pool(2, 1), ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -311,7 +320,7 @@ func TestTranslatorsAreUpstreamTable(t *testing.T) {
 		ops.MulMat, ops.MulMatID, ops.Permute, ops.Reshape, ops.RMSNorm, ops.Norm, ops.L2Norm, ops.SumRows, ops.Rope,
 		ops.Scale, ops.Sqr, ops.Sqrt, ops.SoftMax, ops.Argsort, ops.Transpose, ops.View, ops.SetRows, ops.Cpy,
 		ops.FlashAttnExt, ops.Clamp, ops.Pad, ops.SSMConv, ops.GatedDeltaNet, ops.Repeat, ops.Cumsum, ops.Diag, ops.Tri,
-		ops.Set, ops.Add1, ops.Mul, ops.Sub, ops.Unary, ops.GLU} {
+		ops.Set, ops.Add1, ops.Mul, ops.Sub, ops.Unary, ops.GLU, ops.Pool2D, ops.Roll} {
 		upstream[o] = true
 	}
 	for o := range opTranslators {

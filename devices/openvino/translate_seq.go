@@ -39,13 +39,70 @@ func translateArgsort(b *builder, n *graph.Tensor) (value, error) {
 
 // padConst pads (or, for negative counts, crops) v with zeros: Pad-12 in
 // constant mode, begin[i]/end[i] elements before/after axis i.
-func (b *builder) padConst(v value, begin, end []int64) value {
+func (b *builder) padConst(v value, begin, end []int64) value { return b.padWith(v, begin, end, 0) }
+
+// padWith is padConst with fill instead of zeros.
+func (b *builder) padWith(v value, begin, end []int64, fill float32) value {
 	shape := cloneShape(v.shape)
 	for i := range shape {
 		shape[i] += begin[i] + end[i]
 	}
-	zero := b.convert(b.m.scalarF32(0), v.et)
-	return b.m.add("Pad", "opset12", []attr{{"pad_mode", "constant"}}, v.et, shape, v, b.m.i64s(begin...), b.m.i64s(end...), zero)
+	f := b.convert(b.m.scalarF32(fill), v.et)
+	return b.m.add("Pad", "opset12", []attr{{"pad_mode", "constant"}}, v.et, shape, v, b.m.i64s(begin...), b.m.i64s(end...), f)
+}
+
+// windows lists, for each of n outputs, the k input positions it covers
+// at stride s and dilation d: the Gather indices of a sliding window.
+func windows(n, k, s, d int64) []int64 {
+	idx := make([]int64, 0, n*k)
+	for o := int64(0); o < n; o++ {
+		for j := int64(0); j < k; j++ {
+			idx = append(idx, o*s+j*d)
+		}
+	}
+	return idx
+}
+
+// translatePool2D is ggml_pool_2d as reduced patches: each plane padded by
+// (p1, p0) - with zeros for the average, which ggml divides by k0*k1
+// counting the padding, with -FLT_MAX for the maximum, which ggml takes
+// over the elements inside only - two Gathers picking each window's rows
+// and columns, and a ReduceMax or ReduceSum over them.
+func translatePool2D(b *builder, n *graph.Tensor) (value, error) {
+	p := ops.Pool2DParamsOf(n.Params)
+	src := n.Src[0]
+	x, err := b.f32(src)
+	if err != nil {
+		return value{}, err
+	}
+	k0, k1, s0, s1, p0, p1 := int64(p.K0), int64(p.K1), int64(p.S0), int64(p.S1), int64(p.P0), int64(p.P1)
+	iw, ih, planes := src.Ne[0], src.Ne[1], src.Ne[2]*src.Ne[3]
+	ow, oh := n.Ne[0], n.Ne[1]
+	if k0 <= 0 || k1 <= 0 || s0 <= 0 || s1 <= 0 || ow <= 0 || oh <= 0 || n.Ne[2]*n.Ne[3] != planes {
+		return value{}, fmt.Errorf("pool_2d of %v to %v with %+v", src.Ne, n.Ne, p)
+	}
+	reduce, fill := "ReduceMax", float32(-math.MaxFloat32)
+	switch p.Op {
+	case ops.PoolMax:
+	case ops.PoolAvg:
+		reduce, fill = "ReduceSum", 0
+	default:
+		return value{}, fmt.Errorf("pool_2d op %d", p.Op)
+	}
+	// The padding after is what the last window needs: ggml sizes the
+	// output from the padding as a float and stores it truncated, so it
+	// may reach past p (negative padding crops, as Pad-12).
+	v := b.reshape(x, []int64{planes, ih, iw})
+	if end0, end1 := (ow-1)*s0+k0-iw-p0, (oh-1)*s1+k1-ih-p1; p0 != 0 || p1 != 0 || end0 != 0 || end1 != 0 {
+		v = b.padWith(v, []int64{0, p1, p0}, []int64{0, end1, end0}, fill)
+	}
+	v = b.gather(v, b.indexConst(windows(oh, k1, s1, 1)), 1) // [planes, OH*K1, Wp]
+	v = b.gather(v, b.indexConst(windows(ow, k0, s0, 1)), 2) // [planes, OH*K1, OW*K0]
+	v = b.reduce(reduce, b.reduce(reduce, b.reshape(v, []int64{planes, oh, k1, ow, k0}), 4), 2)
+	if p.Op == ops.PoolAvg {
+		v = b.binary("Divide", v, b.m.scalarF32(float32(k0*k1)))
+	}
+	return b.finish(n, b.reshape(v, ovShapeOf(n)))
 }
 
 // translateIm2Col unfolds ggml_im2col's patches: the input padded by
@@ -80,23 +137,35 @@ func translateIm2Col(b *builder, n *graph.Tensor) (value, error) {
 	if p0 != 0 || p1 != 0 {
 		v = b.padConst(v, []int64{0, 0, p1, p0}, []int64{0, 0, p1, p0})
 	}
-	rows := make([]int64, 0, oh*kh)
-	for o := int64(0); o < oh; o++ {
-		for k := int64(0); k < kh; k++ {
-			rows = append(rows, o*s1+k*d1)
-		}
-	}
-	cols := make([]int64, 0, ow*kw)
-	for o := int64(0); o < ow; o++ {
-		for k := int64(0); k < kw; k++ {
-			cols = append(cols, o*s0+k*d0)
-		}
-	}
-	v = b.gather(v, b.indexConst(rows), 2) // [N, C, OH*KH, Wp]
-	v = b.gather(v, b.indexConst(cols), 3) // [N, C, OH*KH, OW*KW]
+	v = b.gather(v, b.indexConst(windows(oh, kh, s1, d1)), 2) // [N, C, OH*KH, Wp]
+	v = b.gather(v, b.indexConst(windows(ow, kw, s0, d0)), 3) // [N, C, OH*KH, OW*KW]
 	v = b.reshape(v, []int64{nb, ic, oh, kh, ow, kw})
 	v = b.transpose(v, []int64{0, 2, 4, 1, 3, 5}) // [N, OH, OW, C, KH, KW]
 	return b.finish(n, b.reshape(v, ovShapeOf(n)))
+}
+
+// translateRoll is ggml_roll: along each dimension with a shift s, a
+// Gather of element (i - s) mod ne for output i (Roll-7 is one node, but
+// the double has no Roll; the Gathers are the same permutation).
+func translateRoll(b *builder, n *graph.Tensor) (value, error) {
+	src := n.Src[0]
+	v, err := b.f32(src)
+	if err != nil {
+		return value{}, err
+	}
+	v = b.reshape(v, ovShapeOf(src))
+	for d := 0; d < 4; d++ {
+		ne, sh := src.Ne[d], int64(n.Params.I32(d))
+		if ne == 0 || sh%ne == 0 {
+			continue
+		}
+		idx := make([]int64, ne)
+		for i := range idx {
+			idx[i] = ((int64(i)-sh)%ne + ne) % ne
+		}
+		v = b.gather(v, b.indexConst(idx), int64(3-d)) // OpenVINO's axes are ggml's reversed
+	}
+	return b.finish(n, v)
 }
 
 // translateSSMConv: ggml_ssm_conv is a depthwise 1-D convolution of each

@@ -1199,7 +1199,46 @@ func layoutCases(full bool) []Case {
 	for _, k := range pool2DCases(full) {
 		add(k, []quant.Type{k.typ})
 	}
+	for _, k := range rollCases() {
+		add(k, []quant.Type{quant.F32})
+	}
 	return out
+}
+
+// --- ROLL -----------------------------------------------------------------------
+
+// rollCase is test_roll: an F32 [10, 5, 4, 3] tensor, or a view of it
+// with dimensions 1 and 2 swapped (permute), rolled by four shifts (named
+// shift0, shift1, shift3, shift4 as test-backend-ops does).
+type rollCase struct {
+	shift   [4]int
+	permute bool
+}
+
+func (k rollCase) Case() Case {
+	return Case{
+		Name: Fmt("ROLL", "shift0", k.shift[0], "shift1", k.shift[1], "shift3", k.shift[2], "shift4", k.shift[3],
+			"permute", b2i(k.permute)),
+		Build: func(c *graph.Context) []*graph.Tensor {
+			a := c.NewTensor(quant.F32, 10, 5, 4, 3)
+			if k.permute {
+				a = c.Permute(a, 0, 2, 1, 3)
+			}
+			return one(c.Roll(a, k.shift[0], k.shift[1], k.shift[2], k.shift[3]))
+		},
+		// Our CPU device has no ROLL: the quick set, which it runs as a
+		// reference, leaves the cases out.
+		Full: true,
+	}
+}
+
+// rollCases are test-backend-ops' two and shifts of our own: none, and
+// nearly whole dimensions either way.
+func rollCases() []rollCase {
+	return []rollCase{
+		{[4]int{3, -2, 1, -1}, false}, {[4]int{3, -2, 1, -1}, true},
+		{[4]int{0, 0, 0, 0}, false}, {[4]int{-9, 3, -4, 2}, true},
+	}
 }
 
 // layoutFromDesc builds the case a cpu_support.csv row describes.
