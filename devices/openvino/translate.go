@@ -439,7 +439,25 @@ func (b *builder) finish(n *graph.Tensor, v value) (value, error) {
 	if err != nil {
 		return value{}, err
 	}
+	if et == etBF16 && v.et == etF32 {
+		v = b.roundBF16(v)
+	}
 	return b.convert(v, et), nil
+}
+
+// roundBF16 rounds f32 values to bf16's 8 significant bits, to nearest,
+// in f32 arithmetic (Veltkamp's split: t = x*(2^16+1), x rounded =
+// t - (t - x)), so that the Convert to bf16 after it is exact: the real
+// CPU plugin (2025.0.0 and 2026.4.1, AVX2) converts f32 to bf16 toward
+// zero where ggml rounds to nearest even (DIV bf16: every result one bf16
+// step low, NMSE 1e-5). Magnitudes whose t would overflow, infinities and
+// NaNs pass unchanged.
+func (b *builder) roundBF16(x value) value {
+	t := b.binary("Multiply", x, b.m.scalarF32(65537))
+	r := b.binary("Subtract", t, b.binary("Subtract", t, x))
+	big := b.m.add("Greater", "opset1", []attr{{"auto_broadcast", "numpy"}}, etBoolean, x.shape,
+		b.unaryOp("Abs", x), b.m.scalarF32(1e33))
+	return b.m.add("Select", "opset1", []attr{{"auto_broadcast", "numpy"}}, etF32, x.shape, big, x, r)
 }
 
 // hashBytes folds constant data taken from memory into the cache key.
@@ -680,7 +698,15 @@ func translateNorm(b *builder, n *graph.Tensor) (value, error) {
 		ms := b.reduce("ReduceMean", b.binary("Multiply", x, x), 3)
 		y = b.binary("Divide", x, b.unaryOp("Sqrt", b.binary("Add", ms, eps)))
 	case ops.Norm: // (x - mean) / sqrt(var + eps)
-		d := b.binary("Subtract", x, b.reduce("ReduceMean", x, 3))
+		// ggml sums in double and subtracts the mean rounded to f32; the
+		// real CPU plugin sums in f32, and rows far from zero (offset 1e4,
+		// spread 1) lost 1e-3 of their mean (NMSE 1e-6 > 1e-7). A second
+		// pass over x - mean1 finds what the first lost, and mean1 + mean2
+		// is the mean rounded to f32, as ggml's (subtracting the two
+		// separately is more exact than ggml: NMSE 1.5e-7).
+		m1 := b.reduce("ReduceMean", x, 3)
+		m := b.binary("Add", m1, b.reduce("ReduceMean", b.binary("Subtract", x, m1), 3))
+		d := b.binary("Subtract", x, m)
 		v := b.reduce("ReduceMean", b.binary("Multiply", d, d), 3)
 		y = b.binary("Divide", d, b.unaryOp("Sqrt", b.binary("Add", v, eps)))
 	default: // L2: x / max(sqrt(sum x^2), eps)
