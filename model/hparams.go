@@ -212,6 +212,11 @@ func readHParams(f *gguf.File, arch string, nVocab int) (HParams, error) {
 	h.NCtxTrain = m.integer("context_length", 0, true)
 	h.NEmbd = m.integer("embedding_length", 0, true)
 	h.NLayer = m.integer("block_count", 0, true)
+	if m.err == nil && h.NCtxTrain == 0 {
+		// A session's context defaults to it: accepting 0 would only fail
+		// later, at the first token, as a full context.
+		m.fail(m.prefix+"context_length", "0, want the number of positions the model was trained for")
+	}
 	if m.err != nil {
 		return h, m.err
 	}

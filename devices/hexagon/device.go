@@ -262,7 +262,7 @@ func (d *device) close() error {
 	d.mu.Unlock()
 	for _, b := range blocks {
 		for _, s := range append([]*session{d.s}, d.s.group...) {
-			_ = b.unmapFrom(s)
+			err = errors.Join(err, b.unmapFrom(s))
 		}
 	}
 	err = errors.Join(err, d.s.release())
@@ -350,9 +350,9 @@ func (d *device) Init(o backend.Options) (backend.Backend, error) {
 		case k == "dsp_errors" && (v == "sticky" || v == "per_call"):
 			perCall = v == "per_call"
 		case k == "dsp_errors":
-			return nil, fmt.Errorf("%w: %s: dsp_errors=%q (want sticky or per_call)", backend.ErrArgument, d.cfg.Name, v)
+			return nil, backend.BadParam(d.cfg.Name, k, v, "sticky or per_call")
 		default:
-			return nil, fmt.Errorf("%w: %s has no parameter %q (it has dsp_errors)", backend.ErrArgument, d.cfg.Name, k)
+			return nil, backend.UnknownParam(d.cfg.Name, k, v, "dsp_errors")
 		}
 	}
 	s, err := d.sess()

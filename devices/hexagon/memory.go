@@ -103,7 +103,7 @@ func (b *block) unmapLocked(s *session) error {
 	var err error
 	if !b.pinned && s.started {
 		if _, e := s.lib.Invoke(s.handle, htp.MunmapCall(uint32(b.fd))); e != nil {
-			err = e
+			err = fmt.Errorf("hexagon: %s: %w (fd %d)", s.name, e, b.fd)
 		}
 	}
 	if e := b.lib.Munmap(s.domainID, b.fd, b.base, b.size); e != nil && err == nil {

@@ -211,8 +211,8 @@ func (d *Device) Traffic() (sent, received uint64) { return d.c.sent.Load(), d.c
 
 // Init starts a backend. The device takes no parameters.
 func (d *Device) Init(opts backend.Options) (backend.Backend, error) {
-	for k := range opts.DeviceParams(d.name) {
-		return nil, fmt.Errorf("%w: %s has no parameter %q (it has none)", backend.ErrArgument, d.name, k)
+	for k, v := range opts.DeviceParams(d.name) {
+		return nil, backend.UnknownParam(d.name, k, v)
 	}
 	if err := d.c.err(); err != nil {
 		return nil, err

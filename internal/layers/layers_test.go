@@ -22,7 +22,7 @@ var order = []struct {
 	name string
 	pkgs []string
 }{
-	{"base", []string{"ops", "internal/cpuid", "internal/sentinel", "internal/dynlib", "internal/mmap", "internal/envopt"}},
+	{"base", []string{"ops", "internal/cpuid", "internal/sentinel", "internal/dynlib", "internal/mmap", "internal/envopt", "internal/modelcache"}},
 	{"quant", []string{"quant"}},
 	{"graph and file format", []string{"graph", "gguf"}},
 	{"buffers and tokenizer", []string{"buffer", "tokenizer"}},

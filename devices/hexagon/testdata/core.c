@@ -571,7 +571,9 @@ HD_EXPORT int fastrpc_mmap(int domain, int fd, void *addr, int offset, size_t le
     int rc = 0;
     uint32_t code;
     struct hd_block *b = hd_block_by_fd(fd);
-    if (hd.cfg.nodsp) rc = AEE_ECONNREFUSED;
+    /* the open-source library without a DSP: the extended flags are refused before anything else (0xe), every other
+       mapping finds FastRPC not initialised (0x6b), fastrpc-nodsp-answers-29851fd.txt */
+    if (hd.cfg.nodsp) rc = is_extended(flags) ? AEE_EBADPARM : AEE_ENOTINITIALIZED;
     else if (hd_fault(HD_F_MMAP, -1, -1, domain, -1, &code)) rc = (int) code;
     else if (!hd_domain_exists(domain)) { rc = AEE_EINVALIDDOMAIN; hd_violation("fastrpc_mmap: domain %d does not exist or its session is not reserved", domain); }
     else if (!b) { rc = AEE_EBADPARM; hd_violation("fastrpc_mmap: fd %d is not an rpcmem block", fd); }
@@ -603,7 +605,7 @@ HD_EXPORT int fastrpc_munmap(int domain, int fd, void *addr, size_t length) {
     int rc = 0;
     uint32_t code;
     struct hd_map *m = hd_map_find(domain, fd);
-    if (hd.cfg.nodsp) rc = AEE_ECONNREFUSED;
+    if (hd.cfg.nodsp) rc = AEE_ENOTINITIALIZED;
     else if (hd_fault(HD_F_MUNMAP, -1, -1, domain, -1, &code)) rc = (int) code;
     else if (!m) { rc = AEE_EBADPARM; hd_violation("fastrpc_munmap: fd %d is not mapped in domain %d", fd, domain); }
     else if (m->addr != addr || m->len != length) { rc = AEE_EBADPARM; hd_violation("fastrpc_munmap: fd %d (%p, %zu) does not match the mapping (%p, %zu)", fd, addr, length, m->addr, m->len); }
@@ -630,30 +632,37 @@ HD_EXPORT int remote_handle_control(uint32_t req, void *data, uint32_t datalen) 
     int rc = 0;
     uint32_t code;
     if (req == DSPRPC_GET_DSP_INFO) {
+        /* The real library does not check datalen (a wrong one answers as the right one would: 0x72 without a DSP),
+           answers DOMAIN_SUPPORT with 0 and capability 0 where there is no DSP, and zeroes the capability on every
+           failure (fastrpc-nodsp-answers-29851fd.txt). With a DSP a wrong length would make it read and write past
+           the caller's struct: a violation here. */
         struct remote_dsp_capability *c = data;
-        if ((rc = check_len("remote_handle_control(GET_DSP_INFO)", datalen, sizeof *c)) || !c) {
-            if (!rc) rc = AEE_EBADPARM;
-        } else if (hd.cfg.nodsp) rc = AEE_ECONNREFUSED;
-        else if (hd_fault(HD_F_DSP_INFO, -1, -1, (int) c->domain, -1, &code)) rc = (int) code;
-        else if (!phys_exists((int) (c->domain % HD_NUM_DOMAINS))) rc = AEE_ECONNREFUSED;
+        if (!c) rc = AEE_EBADPARM;
         else {
+            if (datalen != sizeof *c && !hd.cfg.nodsp)
+                hd_violation("remote_handle_control(GET_DSP_INFO): datalen %u != sizeof %zu", datalen, sizeof *c);
+            if (hd.cfg.nodsp) rc = c->attribute_ID == DOMAIN_SUPPORT ? 0 : AEE_ECONNREFUSED;
+            else if (hd_fault(HD_F_DSP_INFO, -1, -1, (int) c->domain, -1, &code)) rc = (int) code;
+            else if (!phys_exists((int) (c->domain % HD_NUM_DOMAINS))) rc = AEE_ECONNREFUSED;
             uint32_t v = 0;
-            switch (c->attribute_ID) {
-            case DOMAIN_SUPPORT: case UNSIGNED_PD_SUPPORT: case VTCM_COUNT: case ASYNC_FASTRPC_SUPPORT:
-            case STATUS_NOTIFICATION_SUPPORT: v = 1; break;
-            case HVX_SUPPORT_128B: v = hd.cfg.hw_threads; break;
-            case VTCM_PAGE: v = (uint32_t) hd.cfg.vtcm; break;
-            case ARCH_VER: v = (uint32_t) (((hd.cfg.arch / 10) << 4) | (hd.cfg.arch % 10)); break;
-            case HMX_SUPPORT_DEPTH: case HMX_SUPPORT_SPATIAL: v = hd.cfg.hw_hmx ? 1 : 0; break;
-            default: v = 0; break;
+            if (!rc && !hd.cfg.nodsp) {
+                switch (c->attribute_ID) {
+                case DOMAIN_SUPPORT: case UNSIGNED_PD_SUPPORT: case VTCM_COUNT: case ASYNC_FASTRPC_SUPPORT:
+                case STATUS_NOTIFICATION_SUPPORT: v = 1; break;
+                case HVX_SUPPORT_128B: v = hd.cfg.hw_threads; break;
+                case VTCM_PAGE: v = (uint32_t) hd.cfg.vtcm; break;
+                case ARCH_VER: v = (uint32_t) (((hd.cfg.arch / 10) << 4) | (hd.cfg.arch % 10)); break;
+                case HMX_SUPPORT_DEPTH: case HMX_SUPPORT_SPATIAL: v = hd.cfg.hw_hmx ? 1 : 0; break;
+                default: v = 0; break;
+                }
             }
             c->capability = v;
         }
-        hd_log("remote_handle_control(GET_DSP_INFO, domain %u, attr %u) -> 0x%x cap 0x%x", c ? c->domain : 0,
-               c ? c->attribute_ID : 0, (unsigned) rc, c && !rc ? c->capability : 0);
+        hd_log("remote_handle_control(GET_DSP_INFO, domain %u, attr %u, len %u) -> 0x%x cap 0x%x", c ? c->domain : 0,
+               c ? c->attribute_ID : 0, datalen, (unsigned) rc, c ? c->capability : 0);
     } else if (req == DSPRPC_CONTROL_LATENCY) {
+        /* handle-less: the real library answers 0 without touching a DSP (fastrpc-nodsp-answers-29851fd.txt) */
         rc = check_len("remote_handle_control(LATENCY)", datalen, sizeof(struct remote_rpc_control_latency));
-        if (!rc && hd.cfg.nodsp) rc = AEE_ECONNREFUSED;
         hd_log("remote_handle_control(LATENCY) -> 0x%x", (unsigned) rc);
     } else {
         rc = AEE_EUNSUPPORTED;
@@ -994,9 +1003,12 @@ HD_EXPORT int remote_handle64_invoke(remote_handle64 handle, uint32_t sc, remote
         return 0;
     }
     if (!h) {
-        hd_violation("remote_handle64_invoke(0x%" PRIx64 ", 0x%08x): unknown handle", handle, sc);
+        /* the real library answers 0 for a handle it does not know and leaves the output buffers as they were
+           (fastrpc-nodsp-answers-29851fd.txt): a host must not take a zero answer for an answer */
+        if (!hd.cfg.nodsp) hd_violation("remote_handle64_invoke(0x%" PRIx64 ", 0x%08x): unknown handle", handle, sc);
+        hd_log("remote_handle64_invoke(0x%" PRIx64 ", 0x%08x) unknown handle -> 0", handle, sc);
         pthread_mutex_unlock(&hd.mu);
-        return AEE_EINVHANDLE;
+        return 0;
     }
     const char *name = mid < sizeof methods / sizeof methods[0] && methods[mid].name ? methods[mid].name : NULL;
     if (h->dead) {

@@ -36,6 +36,7 @@ const (
 	ENoSuchMap      Error = 0x48
 	EBadSize        Error = 0x4D
 	ECONNRESET      Error = 104
+	ENotInitialized Error = 0x6B
 	EUnsupportedAPI Error = 0x6C
 	EConnRefused    Error = 0x72
 	ENoSession      Error = 0x8A
@@ -49,7 +50,7 @@ var aeeNames = map[Error]string{
 	EExpired: "EEXPIRED", EBadState: "EBADSTATE", EBadParm: "EBADPARM", EUnsupported: "EUNSUPPORTED",
 	EItemBusy: "EITEMBUSY", EInvHandle: "EINVHANDLE", ENoSuch: "ENOSUCH", EInterrupted: "EINTERRUPTED",
 	EInvalidDomain: "EINVALIDDOMAIN", ENoSuchMap: "ENOSUCHMAP", EBadSize: "EBADSIZE", ECONNRESET: "ECONNRESET",
-	EUnsupportedAPI: "EUNSUPPORTEDAPI", EConnRefused: "ECONNREFUSED", ENoSession: "ENOSESSION", ERPC: "ERPC",
+	ENotInitialized: "ENOTINITIALIZED", EUnsupportedAPI: "EUNSUPPORTEDAPI", EConnRefused: "ECONNREFUSED", ENoSession: "ENOSESSION", ERPC: "ERPC",
 	EWouldBlock: "EWOULDBLOCK",
 }
 
@@ -97,6 +98,8 @@ func (e Error) Meaning() string {
 		return "no FastRPC device: /dev/fastrpc-cdsp* is missing or not accessible (no Snapdragon CDSP, no driver, or no permission)"
 	case EUnsupported:
 		return "not supported here: FastRPC has no DSP to talk to (no device, or the DSP does not offer this call)"
+	case ENotInitialized:
+		return "FastRPC is not initialised for this domain: no session is open on it (no DSP, or a mapping before the session)"
 	case EUnsupportedAPI:
 		return "this libcdsprpc or DSP lacks the API (older phones lack domain discovery and capability queries)"
 	case EUnableToLoad:

@@ -68,6 +68,7 @@ func TestErrors(t *testing.T) {
 		{0x80000414, "DSP EUNSUPPORTED", "another Hexagon arch"},
 		{0xe, "EBADPARM", "not mapped into this session"},
 		{0x6c, "EUNSUPPORTEDAPI", "lacks the API"},
+		{0x6b, "ENOTINITIALIZED", "no session is open"},
 		{0x12345, "AEE 0x12345", ""},
 	} {
 		e := Error(c.code)
