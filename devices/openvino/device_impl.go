@@ -136,8 +136,13 @@ func (m WeightMemory) String() string {
 // place searched for it, one line each, for `ggml devices`.
 func (d *device) LibraryReport() []string {
 	s := d.rt.search
-	return append([]string{"library " + s.found}, prefixAll("searched ", s.places)...)
+	lines := append([]string{"library " + s.found}, prefixAll("searched ", s.places)...)
+	return append(lines, verifiedOn)
 }
+
+// verifiedOn says what verified the device's claims (devices/openvino
+// README): `ggml devices` prints it beside the library.
+const verifiedOn = "verified on the real CPU plugin (OpenVINO 2025.0.0 and 2026.4.1, test-ops against ggml); GPU and NPU rules on the test double only"
 
 func prefixAll(p string, s []string) []string {
 	out := make([]string, len(s))
