@@ -48,6 +48,15 @@ func printDevices(w io.Writer, devs []backend.Device) {
 	// memory they hold in this process, so weights held twice show.
 	writeKernelReports(w, devs)
 	writeWeightReports(w, devs)
+	// Devices on a native library found by a search (OpenVINO) say which
+	// file they loaded and where they looked.
+	for _, d := range devs {
+		if lr, ok := d.(libraryReporter); ok {
+			for _, l := range lr.LibraryReport() {
+				fmt.Fprintf(w, "%s: %s\n", d.Name(), l)
+			}
+		}
+	}
 	for _, u := range unavailable {
 		r := u.Reason
 		fmt.Fprintf(w, "\n%s: %s", u.Name(), r.Kind)
@@ -93,6 +102,10 @@ func writeKernelReports(w io.Writer, devs []backend.Device) {
 		}
 	}
 }
+
+// libraryReporter is a device that says which native library it loaded
+// and where it searched for it.
+type libraryReporter interface{ LibraryReport() []string }
 
 // weightReporter is a device that reports the weight memory it holds.
 type weightReporter interface{ WeightReport() string }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ggml-go/ggml/backend"
@@ -95,13 +96,14 @@ type runtimeCtx struct {
 	kind   Kind
 	avail  []string
 	path   string
+	search librarySearch
 }
 
 // open loads the library, reads and checks its version, verifies the
 // element-type numbering with a probe and creates the core. It returns a
 // Reason on any failure.
 func open(opts Options) (*runtimeCtx, *backend.Reason) {
-	lib, tried, err := loadLibrary(opts.Lib)
+	lib, tried, search, err := loadLibrary(opts.Lib, searchEnv{os.Getenv, runtime.GOOS, runtime.GOARCH, pythonSitePackages(runtime.GOOS)})
 	if err != nil {
 		r := devlib.Reason(libraryName, tried, err)
 		return nil, &r
@@ -153,7 +155,7 @@ func open(opts Options) (*runtimeCtx, *backend.Reason) {
 			return fail(backend.InitFailed, fmt.Errorf("openvino: neither %s nor CPU among the available devices %v", opts.Device, avail))
 		}
 	}
-	rt := &runtimeCtx{lib: n, core: core, opts: opts, device: device, kind: KindOf(device), avail: avail, path: lib.Path()}
+	rt := &runtimeCtx{lib: n, core: core, opts: opts, device: device, kind: KindOf(device), avail: avail, path: lib.Path(), search: search}
 	if err := rt.configure(); err != nil {
 		n.freeCore(core)
 		return fail(backend.InitFailed, err)
@@ -162,20 +164,64 @@ func open(opts Options) (*runtimeCtx, *backend.Reason) {
 	return rt, nil
 }
 
-// loadLibrary finds libopenvino_c: GGML_OPENVINO_LIB as a file is used
-// alone; as a folder it is searched first, then the standard places, then
-// the system loader. tried lists every path looked at.
-func loadLibrary(libOpt string) (*dynlib.Library, []string, error) {
+// librarySearch is where the library was looked for and where it was
+// found, as `ggml devices` prints it.
+type librarySearch struct {
+	found  string
+	places []string
+}
+
+// loadLibrary finds libopenvino_c. GGML_OPENVINO_LIB, a file or a folder,
+// is the only place looked at when set: a user's explicit choice is never
+// replaced by another install. Otherwise searchPlaces are searched in
+// order, then the system loader. tried lists every path looked at.
+func loadLibrary(libOpt string, e searchEnv) (*dynlib.Library, []string, librarySearch, error) {
+	var s librarySearch
 	if libOptIsFile(libOpt) {
 		tried := []string{libOpt}
+		s.places = []string{"GGML_OPENVINO_LIB: " + libOpt}
 		if _, err := os.Stat(libOpt); err != nil {
-			return nil, tried, fmt.Errorf("%w: %s: %w", dynlib.ErrNotFound, libOpt, err)
+			return nil, tried, s, fmt.Errorf("%w: %s: %w", dynlib.ErrNotFound, libOpt, err)
 		}
+		s.found = libOpt + " (GGML_OPENVINO_LIB)"
 		lib, err := dynlib.Open(libOpt)
-		return lib, tried, err
+		return lib, tried, s, err
 	}
-	dirs := searchDirs(libOpt, os.Getenv, runtime.GOOS, runtime.GOARCH)
-	return dynlib.Load(candidateNames(dirs), dirs)
+	places := searchPlaces(libOpt, e)
+	if libOpt != "" {
+		places = places[:1]
+	}
+	var tried []string
+	for _, p := range places {
+		dirs := dedupe(p.dirs())
+		if len(dirs) == 0 {
+			s.places = append(s.places, p.from+": (none)")
+			continue
+		}
+		s.places = append(s.places, p.from+": "+strings.Join(dirs, ", "))
+		path, t, err := dynlib.Find(candidateNames(e.goos, dirs), dirs)
+		tried = append(tried, t...)
+		if err == nil {
+			s.found = path + " (" + p.from + ")"
+			lib, err := dynlib.Open(path)
+			return lib, tried, s, err
+		}
+	}
+	if libOpt != "" {
+		return nil, tried, s, fmt.Errorf("%w: %s holds no %s; tried %s", dynlib.ErrNotFound, libOpt, libraryName, strings.Join(tried, ", "))
+	}
+	names := libNames(e.goos)
+	s.places = append(s.places, "system loader: "+strings.Join(names, ", "))
+	lib, t, err := dynlib.Load(names, nil)
+	tried = append(tried, t...)
+	if errors.Is(err, dynlib.ErrNotFound) {
+		return nil, tried, s, fmt.Errorf("%w: %s; tried %s", dynlib.ErrNotFound, libraryName, strings.Join(tried, ", "))
+	}
+	if err != nil {
+		return nil, tried, s, err
+	}
+	s.found = lib.Path() + " (system loader)"
+	return lib, tried, s, nil
 }
 
 // configure sets the compile configuration of ggml-openvino's

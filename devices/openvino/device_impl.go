@@ -132,6 +132,26 @@ func (m WeightMemory) String() string {
 	return s + fmt.Sprintf(", %.1f MiB copied into %d compiled model(s)", float64(m.Copied)/mib, m.Models)
 }
 
+// LibraryReport says which libopenvino_c the device runs on and every
+// place searched for it, one line each, for `ggml devices`.
+func (d *device) LibraryReport() []string {
+	s := d.rt.search
+	lines := append([]string{"library " + s.found}, prefixAll("searched ", s.places)...)
+	return append(lines, verifiedOn)
+}
+
+// verifiedOn says what verified the device's claims (devices/openvino
+// README): `ggml devices` prints it beside the library.
+const verifiedOn = "verified on the real CPU plugin (OpenVINO 2025.0.0 and 2026.4.1, test-ops against ggml); GPU and NPU rules on the test double only"
+
+func prefixAll(p string, s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = p + v
+	}
+	return out
+}
+
 // WeightMemory is what the device holds for weights now.
 func (d *device) WeightMemory() WeightMemory {
 	m := WeightMemory{Buffers: d.weights.bytes()}

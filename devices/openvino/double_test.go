@@ -33,10 +33,33 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// realLibrary is the real libopenvino_c (file or folder) that
+// GGML_OPENVINO_LIB names, or "": when set, the tests run against it
+// instead of the double, and those that need the double's fault injection
+// (knob, doubleStat, special builds) skip and say so.
+func realLibrary() string { return os.Getenv("GGML_OPENVINO_LIB") }
+
+// needsDouble skips t on the real runtime: what it checks only the
+// double can be made to do.
+func needsDouble(t testing.TB, what string) {
+	t.Helper()
+	if realLibrary() != "" {
+		t.Skipf("needs the double (%s); GGML_OPENVINO_LIB names the real runtime, which cannot be made to do it", what)
+	}
+}
+
 // buildDouble returns the path of the double built with flags (each set
 // of flags is built once), skipping without cc unless GGML_REF_REQUIRED=1.
+// With GGML_OPENVINO_LIB set it returns the real library instead (a
+// special build skips there).
 func buildDouble(t testing.TB, flags ...string) string {
 	t.Helper()
+	if lib := realLibrary(); lib != "" {
+		if len(flags) > 0 {
+			needsDouble(t, "a build with "+strings.Join(flags, " "))
+		}
+		return lib
+	}
 	doubles.mu.Lock()
 	defer doubles.mu.Unlock()
 	key := strings.Join(flags, " ")
@@ -75,6 +98,7 @@ func ccName() string {
 // at path, restoring "" at the end of the test.
 func knob(t *testing.T, path, name, value string) {
 	t.Helper()
+	needsDouble(t, "its "+name+"="+value+" knob")
 	lib, err := dynlib.Open(path)
 	require.NoError(t, err)
 	sym, err := lib.Sym("ovdouble_set")
@@ -102,6 +126,8 @@ func defaultKnob(name string) string {
 func doubleStat(t *testing.T, path, name string) int64 { return doubleStatTB(t, path, name) }
 
 func doubleStatTB(t testing.TB, path, name string) int64 {
+	t.Helper()
+	needsDouble(t, "its "+name+" counter")
 	lib, err := dynlib.Open(path)
 	require.NoError(t, err)
 	sym, err := lib.Sym("ovdouble_stat")

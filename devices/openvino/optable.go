@@ -70,7 +70,7 @@ var unaryTranslators = map[ops.UnaryOp]func(b *builder, x value) value{
 	ops.UnarySigmoid: func(b *builder, x value) value { return b.unaryOp("Sigmoid", x) },
 	ops.UnarySiLU:    func(b *builder, x value) value { return b.binary("Multiply", x, b.unaryOp("Sigmoid", x)) },
 	ops.UnaryTanh:    func(b *builder, x value) value { return b.unaryOp("Tanh", x) },
-	ops.UnaryExp:     func(b *builder, x value) value { return b.unaryOp("Exp", x) },
+	ops.UnaryExp:     func(b *builder, x value) value { return b.exp(x) },
 	ops.UnaryNeg:     func(b *builder, x value) value { return b.unaryOp("Negative", x) },
 	ops.UnaryReLU:    func(b *builder, x value) value { return b.unaryOp("Relu", x) },
 	// softplus(x) = max(x, 0) + log(1 + exp(-|x|)), the stable form

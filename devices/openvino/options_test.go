@@ -2,10 +2,15 @@ package openvino
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ggml-go/ggml/internal/dynlib"
 
 	"github.com/stretchr/testify/require"
 )
@@ -110,24 +115,107 @@ func TestVersionAndNumbering(t *testing.T) {
 	require.Equal(t, etI32, e)
 }
 
-func TestSearchDirs(t *testing.T) {
+func TestSearchPlaces(t *testing.T) {
 	dir := t.TempDir()
-	env := map[string]string{"INTEL_OPENVINO_DIR": "/ov", "LD_LIBRARY_PATH": dir + string(os.PathListSeparator) + "/x"}
-	dirs := searchDirs("/mylib", envMap(env), "linux", "amd64")
-	require.Equal(t, "/mylib", dirs[0])
-	require.Contains(t, dirs, filepath.Join("/ov", "runtime", "lib", "intel64"))
-	require.Contains(t, dirs, dir)
-	require.Contains(t, dirs, "/usr/lib/x86_64-linux-gnu")
-	require.Contains(t, searchDirs("", envMap(env), "linux", "arm64"), filepath.Join("/ov", "runtime", "lib", "aarch64"))
-	require.Contains(t, searchDirs("", envMap(map[string]string{"INTEL_OPENVINO_DIR": `C:\ov`}), "windows", "amd64"),
-		filepath.Join(`C:\ov`, "runtime", "bin", "intel64", "Release"))
+	venv, conda, xdg := filepath.Join(dir, "venv"), filepath.Join(dir, "conda"), filepath.Join(dir, "xdg")
+	cache := filepath.Join(xdg, "ggml-go", "openvino")
+	venvLibs := filepath.Join(venv, "lib", "python3.12", "site-packages", "openvino", "libs")
+	for _, d := range []string{venvLibs, filepath.Join(cache, "2025.4.1", "openvino", "libs"),
+		filepath.Join(cache, "2025.10.0", "openvino", "libs"), filepath.Join(cache, "2026.4.1", "openvino", "libs")} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	env := map[string]string{"INTEL_OPENVINO_DIR": "/ov", "LD_LIBRARY_PATH": dir + string(os.PathListSeparator) + "/x",
+		"VIRTUAL_ENV": venv, "CONDA_PREFIX": conda, "XDG_CACHE_HOME": xdg}
+	python := func() []string { return []string{"/site/openvino/libs"} }
+	var from []string
+	dirs := map[string][]string{}
+	for _, p := range searchPlaces("", searchEnv{envMap(env), "linux", "amd64", python}) {
+		from = append(from, p.from)
+		dirs[p.from] = p.dirs()
+	}
+	require.Equal(t, []string{"INTEL_OPENVINO_DIR", "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "install places",
+		"python3 site-packages", "scripts/fetch-openvino cache"}, from)
+	require.Contains(t, dirs["INTEL_OPENVINO_DIR"], filepath.Join("/ov", "runtime", "lib", "intel64"))
+	require.Equal(t, []string{venvLibs}, dirs["VIRTUAL_ENV"])
+	require.Contains(t, dirs["CONDA_PREFIX"], filepath.Join(conda, "lib"))
+	require.Equal(t, []string{dir, "/x"}, dirs["LD_LIBRARY_PATH"])
+	require.Contains(t, dirs["install places"], "/usr/lib/x86_64-linux-gnu")
+	require.Equal(t, []string{"/site/openvino/libs"}, dirs["python3 site-packages"])
+	// newest release first, numerically (2025.10 after 2025.4)
+	require.Equal(t, []string{filepath.Join(cache, "2026.4.1", "openvino", "libs"), filepath.Join(cache, "2025.10.0", "openvino", "libs"),
+		filepath.Join(cache, "2025.4.1", "openvino", "libs")}, dirs["scripts/fetch-openvino cache"])
+
+	arm := searchPlaces("", searchEnv{envMap(env), "linux", "arm64", nil})
+	require.Contains(t, arm[0].dirs(), filepath.Join("/ov", "runtime", "lib", "aarch64"))
+	win := searchPlaces("", searchEnv{envMap(map[string]string{"INTEL_OPENVINO_DIR": `C:\ov`, "VIRTUAL_ENV": `C:\venv`,
+		"CONDA_PREFIX": `C:\conda`}), "windows", "amd64", nil})
+	require.Contains(t, win[0].dirs(), filepath.Join(`C:\ov`, "runtime", "bin", "intel64", "Release"))
+	require.Equal(t, []string{filepath.Join(`C:\venv`, "Lib", "site-packages", "openvino", "libs")}, win[1].dirs())
+	require.Contains(t, win[2].dirs(), filepath.Join(`C:\conda`, "Library", "bin"))
+	require.Equal(t, "PATH", win[3].from)
 	require.Equal(t, []string{"openvino_c.dll"}, libNames("windows"))
 	require.Equal(t, []string{"libopenvino_c.dylib"}, libNames("darwin"))
 
-	// a folder holding only versioned sonames
+	// a folder holding only versioned sonames (the pip wheel's layout)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "libopenvino_c.so.2500"), nil, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "libopenvino_c.so.2510"), nil, 0o644))
 	require.Equal(t, []string{"libopenvino_c.so.2510", "libopenvino_c.so.2500"}, versioned("linux", dir))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "libopenvino_c.2500.dylib"), nil, 0o644))
+	require.Equal(t, []string{"libopenvino_c.2500.dylib"}, versioned("darwin", dir))
+}
+
+// TestLoadFromFetchCache: with nothing else installed, the loader takes
+// the newest release that scripts/fetch-openvino unpacked, under its
+// versioned name (a junk file here, so loading it fails and names it).
+func TestLoadFromFetchCache(t *testing.T) {
+	xdg := t.TempDir()
+	libs := filepath.Join(xdg, "ggml-go", "openvino", "2026.4.1", "openvino", "libs")
+	require.NoError(t, os.MkdirAll(libs, 0o755))
+	junk := filepath.Join(libs, "libopenvino_c.so.2641")
+	require.NoError(t, os.WriteFile(junk, []byte("no library"), 0o644))
+	if runtime.GOOS != "linux" {
+		t.Skip("the search of linux names runs on linux")
+	}
+	_, tried, s, err := loadLibrary("", searchEnv{envMap(map[string]string{"XDG_CACHE_HOME": xdg}), "linux", "amd64", nil})
+	if strings.HasPrefix(s.found, "/usr") {
+		t.Skipf("an OpenVINO is installed on this machine (%s), found before the cache", s.found)
+	}
+	require.ErrorIs(t, err, dynlib.ErrOpen)
+	require.Equal(t, junk+" (scripts/fetch-openvino cache)", s.found)
+	require.Equal(t, junk, tried[len(tried)-1])
+	require.Contains(t, s.places[len(s.places)-1], libs)
+
+	// GGML_OPENVINO_LIB as a folder is the only place looked at.
+	_, _, s, err = loadLibrary(t.TempDir(), searchEnv{envMap(map[string]string{"XDG_CACHE_HOME": xdg}), "linux", "amd64", nil})
+	require.ErrorIs(t, err, dynlib.ErrNotFound)
+	require.Len(t, s.places, 1)
+}
+
+// TestPythonQuery: the python3 on PATH says where a pip-installed openvino
+// package is without importing it (its __init__ would leave a mark).
+func TestPythonQuery(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		if os.Getenv("GGML_REF_REQUIRED") == "1" {
+			t.Fatal("python3 is not on PATH")
+		}
+		t.Skip("python3 is not on PATH")
+	}
+	site := t.TempDir()
+	mark := filepath.Join(site, "imported")
+	pkg := filepath.Join(site, "openvino")
+	require.NoError(t, os.MkdirAll(filepath.Join(pkg, "libs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "__init__.py"), []byte("open("+strconv.Quote(mark)+", 'w').close()\n"), 0o644))
+	t.Setenv("PYTHONPATH", site)
+	start := time.Now()
+	dirs := askPython([]string{"no-such-python", "python3"})
+	t.Logf("python3 query: %v", time.Since(start))
+	require.Equal(t, []string{filepath.Join(pkg, "libs")}, dirs)
+	require.NoFileExists(t, mark, "the query imported the package")
+
+	t.Setenv("PYTHONPATH", t.TempDir())
+	require.NotContains(t, askPython([]string{"python3"}), filepath.Join(pkg, "libs"))
+	require.Equal(t, []string{filepath.Join("/a", "openvino", "libs"), filepath.Join("/b", "openvino", "libs")},
+		parsePythonQuery("/a/openvino\n\n/b/openvino\n"))
 }
 
 func TestMissingLibraryReason(t *testing.T) {

@@ -439,7 +439,42 @@ func (b *builder) finish(n *graph.Tensor, v value) (value, error) {
 	if err != nil {
 		return value{}, err
 	}
+	if et == etBF16 && v.et == etF32 {
+		v = b.roundBF16(v)
+	}
 	return b.convert(v, et), nil
+}
+
+// exp is e^x, as the square of e^(x/2) above 88: the real CPU plugin's Exp
+// (2025.0.0) overflows to +Inf a little below f32's limit (88.72), where
+// ggml's bf16 EXP still gives 2.72e38 at 88.5.
+func (b *builder) exp(x value) value {
+	h := b.unaryOp("Exp", b.binary("Multiply", x, b.m.scalarF32(0.5)))
+	big := b.m.add("Greater", "opset1", []attr{{"auto_broadcast", "numpy"}}, etBoolean, x.shape, x, b.m.scalarF32(88))
+	return b.m.add("Select", "opset1", []attr{{"auto_broadcast", "numpy"}}, x.et, x.shape, big, b.binary("Multiply", h, h), b.unaryOp("Exp", x))
+}
+
+// roundBF16 rounds f32 values to bf16's 8 significant bits, to nearest,
+// in f32 arithmetic (Veltkamp's split: t = x*(2^16+1), x rounded =
+// t - (t - x)), so that the Convert to bf16 after it is exact: the real
+// CPU plugin (2025.0.0 and 2026.4.1, AVX2) converts f32 to bf16 toward
+// zero where ggml rounds to nearest even (DIV bf16: every result one bf16
+// step low, NMSE 1e-5). Magnitudes above 2^100, where t would overflow,
+// are scaled by 2^-64 first (exact); infinities and NaNs pass unchanged.
+func (b *builder) roundBF16(x value) value {
+	gt := func(a value, c float32) value {
+		return b.m.add("Greater", "opset1", []attr{{"auto_broadcast", "numpy"}}, etBoolean, x.shape, a, b.m.scalarF32(c))
+	}
+	sel := func(c, a, e value) value {
+		return b.m.add("Select", "opset1", []attr{{"auto_broadcast", "numpy"}}, etF32, x.shape, c, a, e)
+	}
+	ax := b.unaryOp("Abs", x)
+	big := gt(ax, 0x1p100)
+	xs := sel(big, b.binary("Multiply", x, b.m.scalarF32(0x1p-64)), x)
+	t := b.binary("Multiply", xs, b.m.scalarF32(65537))
+	r := b.binary("Subtract", t, b.binary("Subtract", t, xs))
+	r = sel(big, b.binary("Multiply", r, b.m.scalarF32(0x1p64)), r)
+	return sel(gt(ax, math.MaxFloat32), x, r)
 }
 
 // hashBytes folds constant data taken from memory into the cache key.
@@ -680,7 +715,15 @@ func translateNorm(b *builder, n *graph.Tensor) (value, error) {
 		ms := b.reduce("ReduceMean", b.binary("Multiply", x, x), 3)
 		y = b.binary("Divide", x, b.unaryOp("Sqrt", b.binary("Add", ms, eps)))
 	case ops.Norm: // (x - mean) / sqrt(var + eps)
-		d := b.binary("Subtract", x, b.reduce("ReduceMean", x, 3))
+		// ggml sums in double and subtracts the mean rounded to f32; the
+		// real CPU plugin sums in f32, and rows far from zero (offset 1e4,
+		// spread 1) lost 1e-3 of their mean (NMSE 1e-6 > 1e-7). A second
+		// pass over x - mean1 finds what the first lost, and mean1 + mean2
+		// is the mean rounded to f32, as ggml's (subtracting the two
+		// separately is more exact than ggml: NMSE 1.5e-7).
+		m1 := b.reduce("ReduceMean", x, 3)
+		m := b.binary("Add", m1, b.reduce("ReduceMean", b.binary("Subtract", x, m1), 3))
+		d := b.binary("Subtract", x, m)
 		v := b.reduce("ReduceMean", b.binary("Multiply", d, d), 3)
 		y = b.binary("Divide", d, b.unaryOp("Sqrt", b.binary("Add", v, eps)))
 	default: // L2: x / max(sqrt(sum x^2), eps)

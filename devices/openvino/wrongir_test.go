@@ -52,6 +52,28 @@ func TestDoubleCatchesWrongIR(t *testing.T) {
 		require.ErrorIs(t, err, ErrNative)
 		require.Contains(t, err.Error(), "Incorrect weights in bin file")
 	})
+	// One byte too far: the i8 weight moved to end one byte past the blob
+	// (whose size is the largest offset + size of any Constant).
+	constRE := regexp.MustCompile(`offset="([0-9]+)" size="([0-9]+)"`)
+	i8RE := regexp.MustCompile(`element_type="i8" shape="([0-9, ]+)" offset="([0-9]+)" size="([0-9]+)"`)
+	t.Run("constant offset one byte past the weights", func(t *testing.T) {
+		mutate(t, func(x []byte) []byte {
+			end := 0
+			for _, m := range constRE.FindAllSubmatch(x, -1) {
+				off, _ := strconv.Atoi(string(m[1]))
+				size, _ := strconv.Atoi(string(m[2]))
+				end = max(end, off+size)
+			}
+			return i8RE.ReplaceAllFunc(x, func(m []byte) []byte {
+				sub := i8RE.FindSubmatch(m)
+				size, _ := strconv.Atoi(string(sub[3]))
+				return []byte(`element_type="i8" shape="` + string(sub[1]) + `" offset="` + strconv.Itoa(end-size+1) + `" size="` + string(sub[3]) + `"`)
+			})
+		})
+		_, _, _, _, err := mulMatRun(t, dev, quant.Q8_0, "blk.0.bad1.weight", 64, 8, 3, r)
+		require.ErrorIs(t, err, ErrNative)
+		require.Contains(t, err.Error(), "Incorrect weights in bin file")
+	})
 	t.Run("constant offset shifted inside the weights", func(t *testing.T) {
 		mutate(t, func(x []byte) []byte {
 			return offsetRE.ReplaceAllFunc(x, func(m []byte) []byte {

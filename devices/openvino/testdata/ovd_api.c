@@ -435,28 +435,29 @@ OVD_EXPORT bool ov_dimension_is_dynamic(const ov_dimension_t dim) { return dim.m
 OVD_EXPORT bool ov_rank_is_dynamic(const ov_rank_t rank) { return rank.min != rank.max || rank.min < 0; }
 
 /* ---- errors and versions ---- */
+/* The real runtime's strings (testdata/facts/error-info.txt, 2025.0.0 = 2026.4.1). */
 OVD_EXPORT const char* ov_get_error_info(ov_status_e status) {
     switch (status) {
     case OK: return "success";
     case GENERAL_ERROR: return "general error";
     case NOT_IMPLEMENTED: return "it's not implement";
-    case NETWORK_NOT_LOADED: return "the model isn't be loaded";
+    case NETWORK_NOT_LOADED: return "failed to network";
     case PARAMETER_MISMATCH: return "input parameter mismatch";
     case NOT_FOUND: return "cannot find the value";
     case OUT_OF_BOUNDS: return "out of bounds";
-    case UNEXPECTED: return "run into unexpect exception";
-    case REQUEST_BUSY: return "the request is busy";
-    case RESULT_NOT_READY: return "the result isn't ready";
-    case NOT_ALLOCATED: return "it's not allocated";
-    case INFER_NOT_STARTED: return "infer isn't started";
-    case NETWORK_NOT_READ: return "the model isn't be read";
-    case INFER_CANCELLED: return "infer is cancelled";
+    case UNEXPECTED: return "run with unexpected error";
+    case REQUEST_BUSY: return "request is busy";
+    case RESULT_NOT_READY: return "result is not ready";
+    case NOT_ALLOCATED: return "it is not allocated";
+    case INFER_NOT_STARTED: return "inference start with error";
+    case NETWORK_NOT_READ: return "network is not ready";
+    case INFER_CANCELLED: return "inference is canceled";
     case INVALID_C_PARAM: return "invalid c input parameters";
     case UNKNOWN_C_ERROR: return "unknown c error";
-    case NOT_IMPLEMENT_C_METHOD: return "not implement the c method";
+    case NOT_IMPLEMENT_C_METHOD: return "not implement in c method";
     case UNKNOW_EXCEPTION: return "unknown exception";
     }
-    return "unrecognized status code";
+    return "unknown exception";
 }
 
 OVD_EXPORT const char* ov_get_last_err_msg(void) {
