@@ -291,7 +291,7 @@ func TestDMA64(t *testing.T) {
 		r, devs := openRegistry(t, o)
 		require.Equal(t, 81, r.Arch())
 		checkCompute(t, devs[0])
-		log := d.Log()
+		log := d.CallLog(t)
 		if dma == Auto {
 			require.Contains(t, log, "flags 18) -> 0x0")
 			require.Regexp(t, `rpcmem_alloc2\(heap 25, flags 0x1, 2097152\)`, log)
