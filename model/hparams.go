@@ -25,6 +25,9 @@ var (
 	ErrMemory = errors.New("model: not enough device memory")
 	// ErrContextFull reports a decode past the session's context length.
 	ErrContextFull = errors.New("model: context full")
+	// ErrBusy reports a Session used by two calls at once (two
+	// goroutines, or a Generate callback calling back into its session).
+	ErrBusy = errors.New("model: session in use by another call")
 )
 
 // HParams are a model's hyperparameters, read from the file's metadata under

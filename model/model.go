@@ -2,13 +2,21 @@
 // devices, builds the decoder graph for each batch as llama.cpp does, keeps a
 // KV cache, and samples tokens.
 //
-// A program needs a few lines:
+// A program needs a few lines (Example runs them):
 //
-//	m, err := model.Open("model.gguf", model.Options{})
+//	m, err := model.Open("model.gguf", model.Options{BestDevice: true})
 //	defer m.Close()
+//	prompt, err := m.Tokenize("Once upon a time", true)
 //	s, err := m.NewSession(model.SessionOptions{})
 //	defer s.Close()
 //	out, err := s.Generate(ctx, prompt, 32, model.Sampler{}, func(t int32) error { ...; return nil })
+//	fmt.Println(s.Timings())
+//
+// The package links the CPU device (package devices/cpu) itself: a model
+// always needs it, for the token embedding and whatever another device
+// refuses. An accelerator is linked by importing its package (devices/openvino,
+// devices/hexagon, devices/rpc) and chosen with Options.Device or
+// Options.BestDevice.
 //
 // Architectures: llama (llama 2/3, mistral-style) and qwen2; others are
 // refused with ErrArch naming them. Weights may be F32, F16 or any type the
@@ -21,20 +29,31 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
+	// The CPU device registers itself; every model needs it.
+	_ "github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/graph"
 )
 
 // Options configure Open.
 type Options struct {
-	// Device computes the model; nil means the CPU device. Weights and KV
-	// cache go to its memory, except the token embedding, which stays on
-	// the CPU as in llama.cpp (its GET_ROWS is cheap and it is often the
-	// largest tensor). Ops the device refuses run on the CPU.
+	// Device computes the model; nil means the CPU device, or with
+	// BestDevice the best one. Weights and KV cache go to its memory,
+	// except the token embedding, which stays on the CPU as in llama.cpp
+	// (its GET_ROWS is cheap and it is often the largest tensor). Ops the
+	// device refuses run on the CPU.
 	Device backend.Device
+	// BestDevice, with Device nil, picks the device as backend.InitBest
+	// does: the first entry of GGML_DEVICE that is available and starts
+	// (its parameters joining Params), or without GGML_DEVICE the first
+	// GPU, then integrated GPU, that starts, else the CPU. A GGML_DEVICE
+	// that does not parse or of which no entry starts fails Open, naming
+	// why each entry could not be used. Model.DeviceName says which ran.
+	BestDevice bool
 	// Threads is the CPU backend's thread count; 0 lets it choose.
 	Threads int
 	// Params are device parameters (backend.Options.Params).
@@ -73,6 +92,10 @@ type Model struct {
 	tok      Tokenizer
 	noText   error // why tok is nil for a model with a vocabulary
 	closed   bool
+	// sessions are the open sessions, which Close closes first. A
+	// session may be closed on another goroutine than the model's.
+	mu       sync.Mutex
+	sessions map[*Session]struct{}
 }
 
 // Open loads the model at path onto opts.Device. On failure nothing stays
@@ -137,6 +160,9 @@ func Open(path string, opts Options) (m *Model, err error) {
 		case err != nil:
 			return nil, fmt.Errorf("model: tokenizer: %w", err)
 		}
+		if e, ok := m.tok.(interface{ IsEOG(int32) bool }); ok {
+			m.Vocab.eog = e.IsEOG
+		}
 	}
 	if err := m.startBackends(opts); err != nil {
 		return nil, err
@@ -150,25 +176,90 @@ func Open(path string, opts Options) (m *Model, err error) {
 func (m *Model) startBackends(opts Options) error {
 	cpuDev, err := backend.DeviceByType(backend.DeviceCPU)
 	if err != nil {
-		return fmt.Errorf("model: no CPU device (import github.com/ggml-go/ggml/devices/cpu): %w", err)
+		return fmt.Errorf("model: no CPU device: %w", err)
+	}
+	candidates := []backend.Device{opts.Device}
+	if opts.Device == nil && opts.BestDevice {
+		sel, err := backend.OptionsFromEnv()
+		if err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+		if candidates, err = bestDevices(sel.Devices); err != nil {
+			return err
+		}
+		opts.Params = joinParams(opts.Params, sel.Params)
 	}
 	bo := backend.Options{Threads: opts.Threads, Params: opts.Params}
 	cpu, err := cpuDev.Init(bo)
 	if err != nil {
 		return err
 	}
-	if opts.Device != nil && opts.Device.Type() != backend.DeviceCPU {
-		dev, err := opts.Device.Init(bo)
-		if err != nil {
-			return errors.Join(fmt.Errorf("model: device %s: %w", opts.Device.Name(), err), cpu.Close())
+	var why []error
+	for _, d := range candidates {
+		if d == nil || d.Type() == backend.DeviceCPU {
+			m.backends = []backend.Backend{cpu}
+			m.dev, m.device = cpu, cpuDev
+			return nil
 		}
-		m.backends = []backend.Backend{dev, cpu}
-		m.dev, m.device = dev, opts.Device
-		return nil
+		dev, err := d.Init(bo)
+		if err == nil {
+			m.backends = []backend.Backend{dev, cpu}
+			m.dev, m.device = dev, d
+			return nil
+		}
+		// As backend.Init, a device that does not start hands over to
+		// the next candidate; the CPU ends the list unless the caller
+		// named the devices.
+		backend.Logger().Info("model: device did not start", "device", d.Name(), "err", err)
+		why = append(why, fmt.Errorf("device %s: %w", d.Name(), err))
 	}
-	m.backends = []backend.Backend{cpu}
-	m.dev, m.device = cpu, cpuDev
-	return nil
+	return errors.Join(fmt.Errorf("model: %w", errors.Join(why...)), cpu.Close())
+}
+
+// bestDevices lists the devices BestDevice tries in order: the GGML_DEVICE
+// entries named (an unknown or unavailable one is an error, as a
+// misspelled variable should be), or the available GPUs, then integrated
+// GPUs, then the CPU.
+func bestDevices(names []string) ([]backend.Device, error) {
+	var ds []backend.Device
+	if len(names) > 0 {
+		for _, n := range names {
+			d, err := backend.DeviceByName(n)
+			if err != nil {
+				return nil, fmt.Errorf("model: %s: %w", backend.EnvDevice, err)
+			}
+			if err := backend.Availability(d); err != nil {
+				return nil, fmt.Errorf("model: %s: %w", backend.EnvDevice, err)
+			}
+			ds = append(ds, d)
+		}
+		return ds, nil
+	}
+	all := backend.Devices()
+	for _, t := range []backend.DeviceType{backend.DeviceGPU, backend.DeviceIGPU} {
+		for _, d := range all {
+			if d.Type() == t && backend.Availability(d) == nil {
+				ds = append(ds, d)
+			}
+		}
+	}
+	return append(ds, nil), nil // nil: the CPU
+}
+
+// joinParams adds GGML_DEVICE's parameters to the caller's; the caller's
+// win for a device both name.
+func joinParams(mine, env map[string]map[string]string) map[string]map[string]string {
+	if len(env) == 0 {
+		return mine
+	}
+	out := map[string]map[string]string{}
+	for k, v := range env {
+		out[k] = v
+	}
+	for k, v := range mine {
+		out[k] = v
+	}
+	return out
 }
 
 // used lists the weights the graph reads, each once, in file order.
@@ -302,14 +393,24 @@ func (m *Model) File() *gguf.File { return m.file }
 // DeviceName names the device computing the layers.
 func (m *Model) DeviceName() string { return m.device.Name() }
 
-// Close frees the weights, stops the backends and unmaps the file. Sessions
-// must be closed first. Closing again does nothing.
+// Close closes the sessions still open (their later calls return an error
+// saying the model was closed), frees the weights, stops the backends and
+// unmaps the file. Closing again does nothing.
 func (m *Model) Close() error {
 	if m == nil || m.closed {
 		return nil
 	}
 	m.closed = true
 	var errs []error
+	m.mu.Lock()
+	open := make([]*Session, 0, len(m.sessions))
+	for s := range m.sessions {
+		open = append(open, s)
+	}
+	m.mu.Unlock()
+	for _, s := range open {
+		errs = append(errs, s.closeBy(errModelClosed))
+	}
 	for _, b := range m.bufs {
 		errs = append(errs, b.Free())
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
@@ -30,7 +31,9 @@ type SessionOptions struct {
 }
 
 // Session is one sequence decoded with a model: its KV cache and the
-// scheduler computing its graphs. It is not safe for concurrent use.
+// scheduler computing its graphs. One call at a time: a Decode, Generate
+// or Close while another call of the same session runs returns ErrBusy
+// instead of corrupting the cache.
 type Session struct {
 	m      *Model
 	opts   SessionOptions
@@ -39,8 +42,13 @@ type Session struct {
 	cache  buffer.Buffer
 	sched  *backend.Scheduler
 	// nPast is how many positions the cache holds (cell i is position i).
-	nPast  int
-	closed bool
+	nPast int
+	// busy is set for the duration of a call (enter/leave).
+	busy atomic.Bool
+	// closed is why the session may not be used: nil while open.
+	closed error
+	// timings are the last Generate's.
+	timings Timings
 	// cur is the graph of the last batch, still placed by the scheduler
 	// (nil when none is: before the first batch, after a failure): a batch
 	// of the same shape computes it again with new inputs.
@@ -71,7 +79,7 @@ type inputScratch struct {
 // memory and sizes the compute buffers for the largest batch.
 func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 	if m.closed {
-		return nil, fmt.Errorf("%w: model closed", ErrArgument)
+		return nil, errModelClosed
 	}
 	h := &m.HParams
 	if opts.Ctx == 0 {
@@ -125,8 +133,34 @@ func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 	if err := s.sched.Reserve(b.g); err != nil {
 		return nil, fmt.Errorf("model: sizing compute buffers: %w", err)
 	}
+	m.mu.Lock()
+	if m.sessions == nil {
+		m.sessions = map[*Session]struct{}{}
+	}
+	m.sessions[s] = struct{}{}
+	m.mu.Unlock()
 	return s, nil
 }
+
+var (
+	errSessionClosed = fmt.Errorf("%w: session closed", ErrArgument)
+	errModelClosed   = fmt.Errorf("%w: model closed", ErrArgument)
+)
+
+// enter marks the session busy for one call, or says why it cannot be
+// used: closed, or busy with another call. leave ends the call.
+func (s *Session) enter() error {
+	if !s.busy.CompareAndSwap(false, true) {
+		return ErrBusy
+	}
+	if s.closed != nil {
+		s.busy.Store(false)
+		return s.closed
+	}
+	return nil
+}
+
+func (s *Session) leave() { s.busy.Store(false) }
 
 // cacheDevice is where the KV cache lives: the layers' device when it
 // writes cache rows (SET_ROWS) of type typ, else the CPU, which always does.
@@ -183,16 +217,18 @@ func (s *Session) Reset() { s.nPast = 0 }
 // when not asked. When ctx ends between batches, the tokens decoded so far
 // stay in the cache and the error wraps ctx.Err().
 func (s *Session) Decode(ctx context.Context, tokens []int32, logits []bool) ([][]float32, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.leave()
 	return s.decode(ctx, tokens, logits, nil)
 }
 
-// decode is Decode writing into out when it is given (one entry per
-// token): a row already n_vocab long is overwritten rather than made, so
-// that Generate reuses one row for every token.
+// decode is Decode, in a call already entered, writing into out when it
+// is given (one entry per token): a row already n_vocab long is
+// overwritten rather than made, so that Generate reuses one row for every
+// token.
 func (s *Session) decode(ctx context.Context, tokens []int32, logits []bool, out [][]float32) ([][]float32, error) {
-	if s.closed {
-		return nil, fmt.Errorf("%w: session closed", ErrArgument)
-	}
 	if logits != nil && len(logits) != len(tokens) {
 		return nil, fmt.Errorf("%w: %d logits flags for %d tokens", ErrArgument, len(logits), len(tokens))
 	}
@@ -390,13 +426,29 @@ func (s *Session) setInputs(in *batchInputs, bs batchShape, tokens, outIdx []int
 	return nil
 }
 
-// Close frees the cache and the scheduler's buffers. Closing again does
-// nothing.
+// Close frees the cache and the scheduler's buffers. Closing again, or
+// after Model.Close closed the session, does nothing; closing while
+// another call of the session runs returns ErrBusy.
 func (s *Session) Close() error {
-	if s == nil || s.closed {
+	if s == nil {
 		return nil
 	}
-	s.closed = true
+	return s.closeBy(errSessionClosed)
+}
+
+// closeBy closes s; why is what its later calls return.
+func (s *Session) closeBy(why error) error {
+	if err := s.enter(); err != nil {
+		if errors.Is(err, ErrBusy) {
+			return fmt.Errorf("model: closing a session: %w", err)
+		}
+		return nil // closed already
+	}
+	defer s.leave()
+	s.closed = why
+	s.m.mu.Lock()
+	delete(s.m.sessions, s)
+	s.m.mu.Unlock()
 	var errs []error
 	if s.sched != nil {
 		errs = append(errs, s.sched.Close())
