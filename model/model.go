@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ggml-go/ggml/backend"
@@ -56,6 +57,14 @@ type Options struct {
 	BestDevice bool
 	// Threads is the CPU backend's thread count; 0 lets it choose.
 	Threads int
+	// Split, when set, spreads the layers over these devices in order, as
+	// llama.cpp's layer split does over its devices (an RPC server's among
+	// them): contiguous runs of about equal length, the output norm and
+	// projection with the last run, each layer's weights and KV cache on
+	// its device; the scheduler copies the activations from one run to the
+	// next. Device is then ignored. A CPU device in the list computes its
+	// layers from the mapped file.
+	Split []backend.Device
 	// Params are device parameters (backend.Options.Params).
 	Params map[string]map[string]string
 	// Progress, when set, is called as weights are copied to a device
@@ -86,9 +95,13 @@ type Model struct {
 	arch     arch
 	w        weights
 	bufs     []buffer.Buffer
-	backends []backend.Backend // scheduler order: device first, CPU last
-	dev      backend.Backend   // backend computing layers and holding the cache
-	device   backend.Device    // dev's device as the caller gave it
+	backends []backend.Backend // scheduler order: devices first, CPU last
+	device   backend.Device    // the first device computing layers, as the caller gave it
+	// layerDev is the device of each layer's weights and cache, outDev
+	// that of the output norm and projection: all the device, or the runs
+	// of Options.Split.
+	layerDev []backend.Device
+	outDev   backend.Device
 	tok      Tokenizer
 	noText   error // why tok is nil for a model with a vocabulary
 	closed   bool
@@ -194,17 +207,20 @@ func (m *Model) startBackends(opts Options) error {
 	if err != nil {
 		return err
 	}
+	if len(opts.Split) > 0 {
+		return m.startSplit(opts.Split, cpuDev, cpu, bo)
+	}
 	var why []error
 	for _, d := range candidates {
 		if d == nil || d.Type() == backend.DeviceCPU {
 			m.backends = []backend.Backend{cpu}
-			m.dev, m.device = cpu, cpuDev
+			m.placeLayers([]backend.Device{cpuDev})
 			return nil
 		}
 		dev, err := d.Init(bo)
 		if err == nil {
 			m.backends = []backend.Backend{dev, cpu}
-			m.dev, m.device = dev, d
+			m.placeLayers([]backend.Device{d})
 			return nil
 		}
 		// As backend.Init, a device that does not start hands over to
@@ -214,6 +230,47 @@ func (m *Model) startBackends(opts Options) error {
 		why = append(why, fmt.Errorf("device %s: %w", d.Name(), err))
 	}
 	return errors.Join(fmt.Errorf("model: %w", errors.Join(why...)), cpu.Close())
+}
+
+// startSplit starts a backend for each device of split that is not the
+// CPU (once however many runs it has; the CPU's runs are the host CPU's,
+// cpu), and gives the layers to split's devices in order.
+func (m *Model) startSplit(split []backend.Device, cpuDev backend.Device, cpu backend.Backend, bo backend.Options) error {
+	devs := slices.Clone(split)
+	started := map[backend.Device]bool{}
+	for i, d := range devs {
+		if d == nil || d.Type() == backend.DeviceCPU {
+			devs[i] = cpuDev
+			continue
+		}
+		if started[d] {
+			continue
+		}
+		b, err := d.Init(bo)
+		if err != nil {
+			errs := []error{fmt.Errorf("model: device %s: %w", d.Name(), err), cpu.Close()}
+			for _, b := range m.backends {
+				errs = append(errs, b.Close())
+			}
+			m.backends = nil
+			return errors.Join(errs...)
+		}
+		started[d] = true
+		m.backends = append(m.backends, b)
+	}
+	m.backends = append(m.backends, cpu)
+	m.placeLayers(devs)
+	return nil
+}
+
+// placeLayers gives the layers to devs in contiguous runs of about equal
+// length, the output norm and projection to the last.
+func (m *Model) placeLayers(devs []backend.Device) {
+	m.device, m.outDev = devs[0], devs[len(devs)-1]
+	m.layerDev = make([]backend.Device, m.HParams.NLayer)
+	for il := range m.layerDev {
+		m.layerDev[il] = devs[il*len(devs)/len(m.layerDev)]
+	}
 }
 
 // bestDevices lists the devices BestDevice tries in order: the GGML_DEVICE
@@ -268,11 +325,16 @@ func (m *Model) used(infos map[*graph.Tensor]gguf.TensorInfo) []*graph.Tensor {
 	ts := []*graph.Tensor{w.tokEmbd, w.outputNorm, w.output, w.ropeFreqs}
 	for i := range w.layers {
 		l := &w.layers[i]
-		ts = append(ts, l.attnNorm, l.wq, l.wk, l.wv, l.wo, l.bq, l.bk, l.bv, l.bo, l.ffnNorm, l.ffnGate, l.ffnUp, l.ffnDown)
+		ts = append(ts, l.tensors()...)
 	}
 	ts = slices.DeleteFunc(ts, func(t *graph.Tensor) bool { return t == nil })
 	slices.SortFunc(ts, func(a, b *graph.Tensor) int { return cmp.Compare(infos[a].Offset, infos[b].Offset) })
 	return slices.Compact(ts)
+}
+
+// tensors are the layer's weights, nil for those its file does not have.
+func (l *layer) tensors() []*graph.Tensor {
+	return []*graph.Tensor{l.attnNorm, l.wq, l.wk, l.wv, l.wo, l.bq, l.bk, l.bv, l.bo, l.ffnNorm, l.ffnGate, l.ffnUp, l.ffnDown}
 }
 
 // loadWeights places the weights: on the host straight from the mapping
@@ -282,54 +344,69 @@ func (m *Model) used(infos map[*graph.Tensor]gguf.TensorInfo) []*graph.Tensor {
 // byte is copied, so a device too small fails before anything is half
 // loaded.
 func (m *Model) loadWeights(infos map[*graph.Tensor]gguf.TensorInfo, progress func(done, total uint64)) error {
-	var host, dev []*graph.Tensor
-	for _, t := range m.used(infos) {
-		if m.device.Type() == backend.DeviceCPU || t == m.w.tokEmbd {
-			host = append(host, t)
-		} else {
-			dev = append(dev, t)
+	layerOf := map[*graph.Tensor]int{}
+	for il := range m.w.layers {
+		for _, t := range m.w.layers[il].tensors() {
+			if t != nil {
+				layerOf[t] = il
+			}
 		}
+	}
+	var host []*graph.Tensor
+	var devs []backend.Device // in first use order
+	byDev := map[backend.Device][]*graph.Tensor{}
+	for _, t := range m.used(infos) {
+		d := m.outDev
+		if il, ok := layerOf[t]; ok {
+			d = m.layerDev[il]
+		}
+		if d.Type() == backend.DeviceCPU || t == m.w.tokEmbd {
+			host = append(host, t)
+			continue
+		}
+		if byDev[d] == nil {
+			devs = append(devs, d)
+		}
+		byDev[d] = append(byDev[d], t)
 	}
 	if err := m.mapHost(host, infos); err != nil {
 		return err
 	}
-	if len(dev) == 0 {
-		return nil
-	}
-	d := m.device
-	bt := d.BufferType()
-	if bt == nil {
-		return fmt.Errorf("model: device %s has no buffer type", d.Name())
-	}
-	var need uint64
-	for _, t := range dev {
-		need += alignUp(bt.AllocSize(t), bt.Alignment())
-	}
-	if free, total := d.Memory(); total > 0 && need > free {
-		return fmt.Errorf("%w: %s needs %d MiB for weights, device %s has %d MiB free of %d MiB",
-			ErrMemory, m.HParams.Arch, need>>20, d.Name(), free>>20, total>>20)
-	}
-	b, err := buffer.AllocTensors(bt, dev)
-	if err != nil {
-		return fmt.Errorf("%w: %d MiB of weights on %s: %w", ErrMemory, need>>20, d.Name(), err)
-	}
-	b.SetUsage(buffer.UsageWeights)
-	m.bufs = append(m.bufs, b)
 	var total, done uint64
-	for _, t := range dev {
-		total += t.NBytes()
-	}
-	for _, t := range dev {
-		data, err := m.file.TensorData(t.Name)
+	for _, d := range devs {
+		bt := d.BufferType()
+		if bt == nil {
+			return fmt.Errorf("model: device %s has no buffer type", d.Name())
+		}
+		var need uint64
+		for _, t := range byDev[d] {
+			need += alignUp(bt.AllocSize(t), bt.Alignment())
+			total += t.NBytes()
+		}
+		if free, all := d.Memory(); all > 0 && need > free {
+			return fmt.Errorf("%w: %s needs %d MiB for weights, device %s has %d MiB free of %d MiB",
+				ErrMemory, m.HParams.Arch, need>>20, d.Name(), free>>20, all>>20)
+		}
+		b, err := buffer.AllocTensors(bt, byDev[d])
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %d MiB of weights on %s: %w", ErrMemory, need>>20, d.Name(), err)
 		}
-		if err := buffer.SetTensor(t, data, 0); err != nil {
-			return fmt.Errorf("model: setting %s on %s: %w", t.Name, d.Name(), err)
-		}
-		done += uint64(len(data))
-		if progress != nil {
-			progress(done, total)
+		b.SetUsage(buffer.UsageWeights)
+		m.bufs = append(m.bufs, b)
+	}
+	for _, d := range devs {
+		for _, t := range byDev[d] {
+			data, err := m.file.TensorData(t.Name)
+			if err != nil {
+				return err
+			}
+			if err := buffer.SetTensor(t, data, 0); err != nil {
+				return fmt.Errorf("model: setting %s on %s: %w", t.Name, d.Name(), err)
+			}
+			done += uint64(len(data))
+			if progress != nil {
+				progress(done, total)
+			}
 		}
 	}
 	return nil
@@ -390,8 +467,20 @@ func alignUp(n, a uint64) uint64 {
 // File is the model's GGUF file (valid until Close), for its metadata.
 func (m *Model) File() *gguf.File { return m.file }
 
-// DeviceName names the device computing the layers.
-func (m *Model) DeviceName() string { return m.device.Name() }
+// DeviceName names the device computing the layers: the devices of
+// Options.Split, comma-separated, when the layers are split.
+func (m *Model) DeviceName() string {
+	var names []string
+	for _, d := range m.layerDev {
+		if !slices.Contains(names, d.Name()) {
+			names = append(names, d.Name())
+		}
+	}
+	if len(names) == 0 {
+		return m.device.Name()
+	}
+	return strings.Join(names, ",")
+}
 
 // Close closes the sessions still open (their later calls return an error
 // saying the model was closed), frees the weights, stops the backends and

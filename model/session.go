@@ -39,7 +39,7 @@ type Session struct {
 	opts   SessionOptions
 	vTrans bool
 	k, v   []*graph.Tensor
-	cache  buffer.Buffer
+	caches []buffer.Buffer // the KV cache, one buffer per device holding layers
 	sched  *backend.Scheduler
 	// nPast is how many positions the cache holds (cell i is position i).
 	nPast int
@@ -103,24 +103,32 @@ func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 		}
 	}()
 	c := graph.NewContext(graph.ContextOptions{})
-	var ts []*graph.Tensor
+	var devs []backend.Device // in first use order
+	byDev := map[backend.Device][]*graph.Tensor{}
 	for il := range h.NLayer {
 		k := c.SetName(c.NewTensor(opts.CacheType, int64(h.NEmbdKGQA(il)), int64(opts.Ctx)), fmt.Sprintf("cache_k_l%d", il))
 		v := c.SetName(c.NewTensor(opts.CacheType, int64(h.NEmbdVGQA(il)), int64(opts.Ctx)), fmt.Sprintf("cache_v_l%d", il))
 		s.k, s.v = append(s.k, k), append(s.v, v)
-		ts = append(ts, k, v)
+		d := m.cacheDevice(opts.CacheType, m.layerDev[il])
+		if byDev[d] == nil {
+			devs = append(devs, d)
+		}
+		byDev[d] = append(byDev[d], k, v)
 	}
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	d := m.cacheDevice(opts.CacheType)
-	if s.cache, err = buffer.AllocTensors(d.BufferType(), ts); err != nil {
-		return nil, fmt.Errorf("%w: KV cache of %d cells on %s: %w", ErrMemory, opts.Ctx, d.Name(), err)
-	}
-	// Masked cells are multiplied by zero weights: they must hold finite
-	// values, as llama.cpp clears its cache buffer.
-	if err := s.cache.Clear(0); err != nil {
-		return nil, err
+	for _, d := range devs {
+		b, err := buffer.AllocTensors(d.BufferType(), byDev[d])
+		if err != nil {
+			return nil, fmt.Errorf("%w: KV cache of %d cells on %s: %w", ErrMemory, opts.Ctx, d.Name(), err)
+		}
+		s.caches = append(s.caches, b)
+		// Masked cells are multiplied by zero weights: they must hold
+		// finite values, as llama.cpp clears its cache buffer.
+		if err := b.Clear(0); err != nil {
+			return nil, err
+		}
 	}
 	if s.sched, err = backend.NewScheduler(m.backends, backend.SchedulerOptions{}); err != nil {
 		return nil, err
@@ -162,13 +170,14 @@ func (s *Session) enter() error {
 
 func (s *Session) leave() { s.busy.Store(false) }
 
-// cacheDevice is where the KV cache lives: the layers' device when it
-// writes cache rows (SET_ROWS) of type typ, else the CPU, which always does.
-func (m *Model) cacheDevice(typ quant.Type) backend.Device {
+// cacheDevice is where a layer's KV cache lives: the layer's device d when
+// it writes cache rows (SET_ROWS) of type typ, else the CPU, which always
+// does.
+func (m *Model) cacheDevice(typ quant.Type, d backend.Device) backend.Device {
 	c := graph.NewContext(graph.ContextOptions{})
 	probe := c.SetRows(c.NewTensor(typ, 64, 4), c.NewTensor(quant.F32, 64, 1), c.NewTensor(quant.I64, 1))
-	if probe != nil && m.device.SupportsOp(probe) {
-		return m.device
+	if probe != nil && d.SupportsOp(probe) {
+		return d
 	}
 	return m.backends[len(m.backends)-1].Device()
 }
@@ -176,7 +185,10 @@ func (m *Model) cacheDevice(typ quant.Type) backend.Device {
 // BufferBytes is the device memory the session holds: its KV cache and the
 // scheduler's compute buffers (the model's weights not included).
 func (s *Session) BufferBytes() uint64 {
-	n := s.cache.Size()
+	var n uint64
+	for _, c := range s.caches {
+		n += c.Size()
+	}
 	for _, b := range s.m.backends {
 		n += s.sched.BufferSize(b)
 	}
@@ -453,8 +465,8 @@ func (s *Session) closeBy(why error) error {
 	if s.sched != nil {
 		errs = append(errs, s.sched.Close())
 	}
-	if s.cache != nil {
-		errs = append(errs, s.cache.Free())
+	for _, c := range s.caches {
+		errs = append(errs, c.Free())
 	}
 	return errors.Join(errs...)
 }
