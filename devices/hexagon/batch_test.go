@@ -83,7 +83,7 @@ func TestBatching(t *testing.T) {
 		out := make([]byte, y.NBytes())
 		require.NoError(t, buffer.GetTensor(y, out, 0))
 		requireClose(t, chainWant(xs, n), quant.BytesF32(out), 1e-5)
-		batches := regexp.MustCompile(`(?m)^\d+ batch q\d+ id \d+ seq \d+ bufs (\d+) tensors (\d+) ops (\d+)`).FindAllStringSubmatch(d.Log(), -1)
+		batches := regexp.MustCompile(`(?m)^\d+ batch q\d+ id \d+ seq \d+ bufs (\d+) tensors (\d+) ops (\d+)`).FindAllStringSubmatch(d.CallLog(t), -1)
 		require.Len(t, batches, n/4, "batches of 4 ops")
 		for _, m := range batches {
 			require.Equal(t, "4", m[3])
@@ -168,7 +168,7 @@ func TestProfiling(t *testing.T) {
 		if mode == 2 {
 			require.Contains(t, out, "pmu=")
 		}
-		require.Contains(t, d.Log(), "htp_iface_profiler")
+		require.Contains(t, d.CallLog(t), "htp_iface_profiler")
 		require.Empty(t, d.Violations())
 		require.Empty(t, d.Leaks())
 	}

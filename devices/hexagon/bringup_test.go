@@ -140,7 +140,7 @@ func TestBringUpFaults(t *testing.T) {
 					require.Empty(t, lb.String())
 				}
 				if c.logged != "" {
-					require.Contains(t, d.Log(), c.logged)
+					require.Contains(t, d.CallLog(t), c.logged)
 				}
 			}
 			require.NoError(t, r.Close())
@@ -240,7 +240,7 @@ func TestStartArgs(t *testing.T) {
 			o.NHVX, o.NHMX, o.VTCMSize, o.PowerMode, o.Vmem = 3, 2, 4*MiB, PowerBalanced, GiB
 			r, devs := openRegistry(t, o)
 			require.NoError(t, backend.Availability(devs[0]), d.Log())
-			require.Contains(t, d.Log(), fmt.Sprintf(c.want, devs[0].(*device).s.maxVmem))
+			require.Contains(t, d.CallLog(t), fmt.Sprintf(c.want, devs[0].(*device).s.maxVmem))
 			require.NoError(t, r.Close())
 		})
 	}

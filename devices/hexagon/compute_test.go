@@ -280,18 +280,26 @@ func TestHostBuffer(t *testing.T) {
 
 // TestDMA64: on v81 weights are mapped extended (FASTRPC_MAP_FD_DELAYED_
 // EXTENDED, 2 MiB-aligned blocks, HTP_BUF_EXTENDED, outside vmem); with
-// GGML_HEXAGON_DMA64=0 they are not.
+// GGML_HEXAGON_DMA64=0 they are not. Under the fence protocol the double
+// also holds each buffer's EXTENDED flag to its mapping.
 func TestDMA64(t *testing.T) {
 	d := double.Open(t, double.Full)
-	for _, dma := range []int{Auto, 0} {
+	for _, c := range []struct {
+		dma   int
+		proto Protocol
+	}{{Auto, ProtocolPublic}, {0, ProtocolPublic}, {Auto, ProtocolFence}, {0, ProtocolFence}} {
+		dma := c.dma
 		d.Reset()
 		d.Configure(t, "arch=81")
+		if c.proto == ProtocolFence {
+			d.Configure(t, "protocol=fence")
+		}
 		o := testOptions(d)
-		o.DMA64 = dma
+		o.DMA64, o.Protocol = dma, c.proto
 		r, devs := openRegistry(t, o)
 		require.Equal(t, 81, r.Arch())
 		checkCompute(t, devs[0])
-		log := d.Log()
+		log := d.CallLog(t)
 		if dma == Auto {
 			require.Contains(t, log, "flags 18) -> 0x0")
 			require.Regexp(t, `rpcmem_alloc2\(heap 25, flags 0x1, 2097152\)`, log)

@@ -68,12 +68,54 @@ func TestConformance(t *testing.T) {
 	var cases []optest.Case
 	full := os.Getenv("OPTEST_FULL") == "1"
 	for _, c := range optest.Cases(full, nil) {
-		if doubleExecutes(c) {
+		// A real DSP library runs every case the device claims.
+		if d.Real() || doubleExecutes(c) {
 			cases = append(cases, c)
 		}
 	}
 	rep := optest.TestDevice(t, devs[0], optest.Options{Cases: cases, Seed: 1})
 	require.Empty(t, d.Violations())
 	require.Positive(t, rep.Tally.Count(optest.Passed))
-	t.Logf("the double executed %d ops", d.Stat("ops"))
+	if !d.Real() {
+		t.Logf("the double executed %d ops", d.Stat("ops"))
+	}
+}
+
+// TestConformanceGoesOn: a case that breaks the DSP session (the double
+// fails its op) is counted as failed, the session is reopened and the
+// later cases run and pass; past the reopen limit the run stops with an
+// error instead of failing every later case.
+func TestConformanceGoesOn(t *testing.T) {
+	d := double.Open(t, double.Full)
+	_, devs := openRegistry(t, testOptions(d))
+	require.NoError(t, backend.Availability(devs[0]))
+	var cases []optest.Case
+	for _, c := range optest.Cases(false, []string{"ADD"}) {
+		if len(cases) < 3 && strings.Contains(c.Name, "type=f32") {
+			cases = append(cases, c)
+		}
+	}
+	require.Len(t, cases, 3)
+	d.Configure(t, "fail.op=1:2")
+	rep, err := optest.RunDevice(devs[0], optest.Options{Cases: cases, Seed: 1, Ref: refOf(t)})
+	require.NoError(t, err)
+	require.Equal(t, optest.Failed, rep.Results[0].Status)
+	require.Contains(t, rep.Results[0].Detail, "restarted, 1 of at most 5")
+	require.Equal(t, 2, rep.Tally.Count(optest.Passed), "the cases after the broken one run")
+	require.Equal(t, d.Path, rep.Libraries["libcdsprpc"], "the report names the library")
+	require.Equal(t, "libggml-htp-v73.so", rep.Libraries["htp library"])
+
+	d.Configure(t, "fail.op=1x0:2")
+	rep, err = optest.RunDevice(devs[0], optest.Options{Cases: cases, Seed: 1, Ref: refOf(t), MaxReopens: 2})
+	require.ErrorContains(t, err, "broke 3 times")
+	require.Len(t, rep.Results, 3, "stopped at the limit")
+	require.Equal(t, 3, rep.Tally.Count(optest.Failed))
+}
+
+// refOf is our CPU device as the reference (the real ggml is not what
+// these tests are about).
+func refOf(t *testing.T) optest.Executor {
+	ref, closeRef := optest.CPURef()
+	t.Cleanup(closeRef)
+	return ref
 }

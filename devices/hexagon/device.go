@@ -377,3 +377,14 @@ func (d *device) Init(o backend.Options) (backend.Backend, error) {
 	s.work.Unlock()
 	return &hexBackend{dev: d, s: s, gen: s.gen}, nil
 }
+
+// Versions names what a report of this device should carry (test-ops
+// -report): the libcdsprpc loaded, the DSP library's arch and the wire
+// protocol.
+func (d *device) Versions() map[string]string {
+	return map[string]string{
+		fastrpc.LibraryName: d.lib.Path(),
+		"htp library":       fmt.Sprintf("libggml-htp-v%d.so", d.reg.arch),
+		"htp protocol":      d.opts.Protocol.String(),
+	}
+}

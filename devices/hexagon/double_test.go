@@ -43,7 +43,7 @@ func TestBringUpOnDouble(t *testing.T) {
 	require.NoError(t, backend.Availability(devs[0]), d.Log())
 	require.Equal(t, 79, r.Arch())
 	require.Equal(t, "HTP0", devs[0].Name())
-	log := d.Log()
+	log := d.CallLog(t)
 	t.Log(log)
 	require.Empty(t, d.Violations())
 	require.NoError(t, r.Close())

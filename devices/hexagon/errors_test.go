@@ -115,7 +115,7 @@ func TestNoAlloc2(t *testing.T) {
 	_, devs := openRegistry(t, testOptions(d))
 	require.NoError(t, backend.Availability(devs[0]))
 	checkCompute(t, devs[0])
-	log := d.Log()
+	log := d.CallLog(t)
 	require.Contains(t, log, "rpcmem_alloc(")
 	require.NotContains(t, log, "rpcmem_alloc2(")
 	_, err := devs[0].BufferType().Alloc(5 << 29)

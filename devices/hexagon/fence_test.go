@@ -58,7 +58,7 @@ func scaled(t *testing.T, dev backend.Device, n int, k float32) (x, y *graph.Ten
 func TestFenceProtocol(t *testing.T) {
 	d, r, devs := fenceRegistry(t, 2, "HTP0,HTP0:1,G[0-1],HTP1")
 	require.Len(t, devs, 4)
-	require.Contains(t, d.Log(), "fastrpc_mmap(domain 3, fd", "fence buffers mapped")
+	require.Contains(t, d.CallLog(t), "fastrpc_mmap(domain 3, fd", "fence buffers mapped")
 	for _, dv := range devs {
 		checkCompute(t, dv)
 		require.Empty(t, d.Violations(), dv.Name())

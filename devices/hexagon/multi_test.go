@@ -30,7 +30,7 @@ func TestMultiSession(t *testing.T) {
 		require.NoError(t, backend.Availability(dv), dv.Name())
 		checkCompute(t, dv)
 	}
-	log := d.Log()
+	log := d.CallLog(t)
 	require.Contains(t, log, "RESERVE_NEW_SESSION")
 	require.Contains(t, log, "dspqueue_create(domain 11")
 	require.Contains(t, log, "dspqueue_create(domain 4")

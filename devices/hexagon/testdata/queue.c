@@ -480,6 +480,10 @@ static int validate(struct batch *b) {
             REJECT("batch q%d id %u: buffer %u fd %u size %" PRIu64 " (block %zu)", q->ordinal, r->id, i, d->fd,
                    d->size, blk->size);
         if (d->flags & ~1u) REJECT("batch q%d id %u: buffer %u flags 0x%x", q->ordinal, r->id, i, d->flags);
+        /* the fence protocol's EXTENDED buffer flag says how the host mapped the fd (the public DSP reads no flag) */
+        if (hd.cfg.protocol != HD_PROTO_PUBLIC && !!(d->flags & 1u) != !!is_extended_map(m->flags))
+            REJECT("batch q%d id %u: buffer %u fd %u EXTENDED flag %u, but fastrpc_mmap flags %d", q->ordinal, r->id, i,
+                   d->fd, d->flags & 1u, m->flags);
         for (uint32_t j = 0; j < i; j++)
             if (b->bufs[j].fd == d->fd) REJECT("batch q%d id %u: fd %u listed twice (buffers %u and %u)", q->ordinal, r->id, d->fd, j, i);
         if (!(d->flags & 1u) && !is_extended_map(m->flags)) vmem += d->size;

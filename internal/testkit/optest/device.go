@@ -44,7 +44,15 @@ type Options struct {
 	// OnResult, when set, is called after each case with its position
 	// (from 1) among n.
 	OnResult func(i, n int, r Result)
+	// MaxReopens bounds how often RunDevice restarts a backend that a
+	// failed case left broken (a DSP session the case made fail): 0 means
+	// DefaultMaxReopens, a negative value never. Past the bound the run
+	// stops with an error.
+	MaxReopens int
 }
+
+// DefaultMaxReopens is MaxReopens' default.
+const DefaultMaxReopens = 5
 
 // Report is the outcome of a RunDevice run.
 type Report struct {
@@ -135,20 +143,57 @@ func RunDevice(dev backend.Device, opts Options) (*Report, error) {
 			rep.Cases = "full"
 		}
 	}
+	maxReopens := opts.MaxReopens
+	if maxReopens == 0 {
+		maxReopens = DefaultMaxReopens
+	}
+	reopens := 0
 	start := time.Now()
 	for i, c := range cases {
 		if err = ctx.Err(); err != nil {
 			break
 		}
 		r := RunBackend(c, be, ref, opts.Seed)
+		var broke error
+		if r.Status == Failed {
+			// A healthy backend synchronizes after a failed case; one that
+			// does not would fail every later case with the same error, so
+			// a report from a real device would cover nothing after it.
+			broke = be.Synchronize()
+		}
+		if broke != nil {
+			if reopens >= maxReopens {
+				err = fmt.Errorf("optest: %s broke %d times, the last at case %s (%v): run stopped", dev.Name(), reopens+1, c.Name, broke)
+			} else if nb, ierr := reopen(dev, be, opts.Backend); ierr != nil {
+				err = fmt.Errorf("optest: case %s broke %s and it did not restart: %w", c.Name, dev.Name(), ierr)
+				be = nil
+			} else {
+				be = nb
+				reopens++
+				r.Detail += fmt.Sprintf(" (it broke the backend; restarted, %d of at most %d)", reopens, maxReopens)
+			}
+		}
 		rep.Results = append(rep.Results, r)
 		rep.Tally.Add(r)
 		if opts.OnResult != nil {
 			opts.OnResult(i+1, len(cases), r)
 		}
+		if err != nil {
+			break
+		}
 	}
 	rep.Elapsed = time.Since(start)
-	return rep, errors.Join(err, be.Close())
+	if be != nil {
+		err = errors.Join(err, be.Close())
+	}
+	return rep, err
+}
+
+// reopen closes a broken backend and starts another on dev (for the
+// Hexagon device, a new backend reopens the failed session).
+func reopen(dev backend.Device, be backend.Backend, o backend.Options) (backend.Backend, error) {
+	_ = be.Close() // it reports the failure the case already recorded
+	return dev.Init(o)
 }
 
 // TestDevice is RunDevice for a package's tests: every failed case is an

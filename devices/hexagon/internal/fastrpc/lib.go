@@ -115,6 +115,13 @@ func (l *Lib) Has(name string) bool {
 // Close unloads the library. Nothing taken from it may be used after.
 func (l *Lib) Close() error { return l.lib.Close() }
 
+// call is purego.SyscallN returning the AEE code. Its uintptr arguments
+// are pointers converted at the call (&local, &buf[0]): like SyscallN it
+// must move what they point to onto the heap, or a stack growth between
+// the conversion and the C call leaves the library writing into the old
+// stack (seen as a dspqueue_read that "answered" 0 bytes and 0 buffers).
+//
+//go:uintptrescapes
 func call(fn uintptr, args ...uintptr) int32 {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return int32(uint32(r))
