@@ -10,7 +10,8 @@
 //	defer s.Close()
 //	out, err := s.Generate(ctx, prompt, 32, model.Sampler{}, func(t int32) error { ...; return nil })
 //
-// Architectures: llama (llama 2/3, mistral-style) and qwen2; others are
+// Architectures: llama (llama 2/3, mistral-style, SmolLM2), qwen2 and gemma3
+// (Gemma 3 text models, sliding-window layers included); others are
 // refused with ErrArch naming them. Weights may be F32, F16 or any type the
 // devices compute matrix products in (the tests cover F32, F16, Q8_0, Q4_0,
 // Q4_K and Q6_K against libllama).
@@ -95,7 +96,7 @@ func Open(path string, opts Options) (m *Model, err error) {
 	}
 	a, ok := archs[name]
 	if !ok {
-		return nil, fmt.Errorf("%w %q (this runner has llama and qwen2)", ErrArch, name)
+		return nil, fmt.Errorf("%w %q (this runner has llama, qwen2 and gemma3)", ErrArch, name)
 	}
 	m.arch = a
 	c := graph.NewContext(graph.ContextOptions{})
@@ -114,7 +115,7 @@ func Open(path string, opts Options) (m *Model, err error) {
 	if embd == nil {
 		return nil, fmt.Errorf("%w: tensor token_embd.weight missing", ErrModel)
 	}
-	if m.HParams, err = readHParams(f, name, int(embd.Ne[1])); err != nil {
+	if m.HParams, err = readHParams(f, a, int(embd.Ne[1])); err != nil {
 		return nil, err
 	}
 	if m.w, m.Tied, err = bindWeights(a, &m.HParams, byName); err != nil {
@@ -180,7 +181,8 @@ func (m *Model) used(infos map[*graph.Tensor]gguf.TensorInfo) []*graph.Tensor {
 	ts := []*graph.Tensor{w.tokEmbd, w.outputNorm, w.output, w.ropeFreqs}
 	for i := range w.layers {
 		l := &w.layers[i]
-		ts = append(ts, l.attnNorm, l.wq, l.wk, l.wv, l.wo, l.bq, l.bk, l.bv, l.bo, l.ffnNorm, l.ffnGate, l.ffnUp, l.ffnDown)
+		ts = append(ts, l.attnNorm, l.wq, l.wk, l.wv, l.wo, l.bq, l.bk, l.bv, l.bo, l.ffnNorm, l.ffnGate, l.ffnUp, l.ffnDown,
+			l.qNorm, l.kNorm, l.attnPostNorm, l.ffnPostNorm)
 	}
 	ts = slices.DeleteFunc(ts, func(t *graph.Tensor) bool { return t == nil })
 	slices.SortFunc(ts, func(a, b *graph.Tensor) int { return cmp.Compare(infos[a].Offset, infos[b].Offset) })

@@ -157,5 +157,57 @@ func pieces(t *testing.T, ref *llamaref.Model, ids []int32) string {
 // TestSmolLM2 is SmolLM2-135M-Instruct (llama architecture, Q4_1 layers,
 // Q8_0 tied embedding) against libllama.
 func TestSmolLM2(t *testing.T) {
-	checkReal(t, realmodel.Path(t, modelcache.SmolLM2), 2, realBounds{worstNMSE: 0.1, medianNMSE: 1e-2, top1: 0.9, greedy: 1})
+	checkReal(t, realmodel.Run(t, modelcache.SmolLM2), 2, realBounds{worstNMSE: 0.1, medianNMSE: 1e-2, top1: 0.9, greedy: 1})
+}
+
+// TestGemma3 is Gemma 3 270M (gemma3 architecture: Q5_0, Q8_0, Q4_K and
+// Q6_K layers, Q8_0 tied embedding, sliding-window layers) against
+// libllama.
+func TestGemma3(t *testing.T) {
+	checkReal(t, realmodel.Run(t, modelcache.Gemma3), 2, realBounds{worstNMSE: 0.1, medianNMSE: 1e-2, top1: 0.9, greedy: 1})
+}
+
+// TestGemma3SlidingWindow runs Gemma 3 past its 512-position window: the
+// logits of positions 512 and on, where five layers in six no longer see
+// the start, against libllama (whose window layers keep a cache of their
+// own).
+func TestGemma3SlidingWindow(t *testing.T) {
+	path := realmodel.Run(t, modelcache.Gemma3)
+	lib := llamaref.ForTest(t)
+	ref, err := lib.LoadModelParams(path, lib.CompareModelParams())
+	require.NoError(t, err)
+	defer ref.Free()
+	text := strings.Repeat(realPrompts[1], 3)
+	tokens, err := ref.Tokenize(text, true, true)
+	require.NoError(t, err)
+	tokens = tokens[:600]
+	rc, err := ref.NewContext(llamaref.CompareOptions(1024, 128, 2))
+	require.NoError(t, err)
+	defer rc.Free()
+	want, err := rc.Evaluate(tokens, 0, nil)
+	require.NoError(t, err)
+	m, err := model.Open(path, model.Options{Threads: 2})
+	require.NoError(t, err)
+	defer m.Close()
+	require.Equal(t, 512, m.HParams.SlidingWindow)
+	s, err := m.NewSession(model.SessionOptions{Ctx: 1024, Batch: 128})
+	require.NoError(t, err)
+	defer s.Close()
+	flags := make([]bool, len(tokens))
+	for p := 512; p < len(tokens); p++ {
+		flags[p] = true
+	}
+	got, err := s.Decode(context.Background(), tokens, flags)
+	require.NoError(t, err)
+	worst, same := 0.0, 0
+	for p := 512; p < len(tokens); p++ {
+		worst = max(worst, nmse(got[p], want[p]))
+		if argmax(got[p]) == argmax(want[p]) {
+			same++
+		}
+	}
+	n := len(tokens) - 512
+	t.Logf("positions 512-%d: worst NMSE %.3g, top-1 same at %d/%d", len(tokens)-1, worst, same, n)
+	require.LessOrEqual(t, worst, 0.1)
+	require.GreaterOrEqual(t, float64(same)/float64(n), 0.9)
 }

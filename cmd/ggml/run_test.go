@@ -17,9 +17,11 @@ import (
 )
 
 func TestRunGenerated(t *testing.T) {
+	t.Setenv("GGML_MODELS_CACHE", t.TempDir()) // no SmolLM2 there
 	code, out, errOut := runCmd("run", "-n", "5", "-threads", "2")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "generated a random-weight llama model")
+	require.Contains(t, out, "scripts/fetch-models")
 	require.Contains(t, out, "generation: 4 tokens")
 	require.Contains(t, out, "tokens/s")
 }
