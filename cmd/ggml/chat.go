@@ -37,7 +37,11 @@ const fetchHint = "for a real model, run scripts/fetch-models (SmolLM2 135M and 
 // else the model's (its file's, or its family's fallback, said on stdout).
 func chatTemplate(stdout io.Writer, m *model.Model, name string) (model.ChatTemplate, error) {
 	if name != "" {
-		return model.TemplateByName(name)
+		t, err := model.TemplateByName(name)
+		if err == nil {
+			fmt.Fprintf(stdout, "chat template: %s (-template)\n", t.Name)
+		}
+		return t, err
 	}
 	t, fromFile, err := m.ChatTemplate()
 	if err != nil {
