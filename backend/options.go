@@ -34,10 +34,50 @@ type Options struct {
 	Threads int
 	// Params are parameters for particular devices, by device name:
 	// GGML_DEVICE's "NAME:key=value;key=value" entries. A device reads
-	// its own with DeviceParams; its Init returns an error wrapping
-	// ErrArgument for a key it does not know, so a typo is not ignored.
+	// its own with DeviceParams; its Init returns a *ParamError (wrapping
+	// ErrArgument) for a key it does not know or a value it does not
+	// accept, so a typo is not ignored.
 	Params map[string]map[string]string
 }
+
+// ParamError is a device parameter (Options.Params) that a device's Init
+// refuses: a key the device does not know, or a value its key does not
+// accept. It wraps ErrArgument, and its text names the device, the key
+// and the value.
+type ParamError struct {
+	Device, Key, Value string
+	// Unknown is set when the device has no parameter Key.
+	Unknown bool
+	// Want says what is accepted: the device's keys when Unknown, else
+	// the values Key takes.
+	Want string
+}
+
+// UnknownParam is the error for key=value given to a device that has no
+// parameter key; keys are the parameters it has (none when empty).
+func UnknownParam(device, key, value string, keys ...string) error {
+	want := "it takes none"
+	if len(keys) > 0 {
+		want = "it has " + strings.Join(keys, ", ")
+	}
+	return &ParamError{Device: device, Key: key, Value: value, Unknown: true, Want: want}
+}
+
+// BadParam is the error for a value of a device's parameter key that it
+// does not accept; want says what it accepts ("a whole number").
+func BadParam(device, key, value, want string) error {
+	return &ParamError{Device: device, Key: key, Value: value, Want: want}
+}
+
+func (e *ParamError) Error() string {
+	if e.Unknown {
+		return fmt.Sprintf("%v: device %s has no parameter %q (given %s=%q; %s)", ErrArgument, e.Device, e.Key, e.Key, e.Value, e.Want)
+	}
+	return fmt.Sprintf("%v: device %s: parameter %s=%q: want %s", ErrArgument, e.Device, e.Key, e.Value, e.Want)
+}
+
+// Unwrap returns ErrArgument.
+func (e *ParamError) Unwrap() error { return ErrArgument }
 
 // DeviceParams returns the parameters Params holds for the named device
 // (the name's case does not matter), or nil.

@@ -108,6 +108,10 @@ func (s *registrySet) byType(t DeviceType) (Device, error) {
 		}
 		return d, nil
 	}
+	if len(why) == 0 {
+		// errors.Join of nothing is nil, which %w would print as %!w(<nil>).
+		return nil, fmt.Errorf("%w: no %s device is registered (have %s)", ErrNotFound, t, names(s.devices()))
+	}
 	return nil, fmt.Errorf("%w: no available %s device: %w", ErrNotFound, t, errors.Join(why...))
 }
 

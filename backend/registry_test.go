@@ -277,3 +277,53 @@ func TestReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorTextsAreSentences: the errors of failing calls read as
+// sentences: none carries a fmt complaint such as %!w(<nil>), which
+// errors.Join of an empty list formatted with %w printed for a type with
+// no device at all.
+func TestErrorTextsAreSentences(t *testing.T) {
+	empty := testSet(t)
+	onlyMissing := testSet(t, &fakeRegistry{name: "OpenVINO", devs: []Device{missingDev}})
+	withCPU := testSet(t, &fakeRegistry{name: "CPU", devs: []Device{cpuDev}}, &fakeRegistry{name: "b", devs: []Device{brokenDev}})
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	for _, s := range []*registrySet{empty, onlyMissing, withCPU} {
+		for _, typ := range []DeviceType{DeviceCPU, DeviceGPU, DeviceIGPU, DeviceAccel} {
+			if _, err := s.byType(typ); err != nil || s != withCPU {
+				add(err) // withCPU has a CPU and a GPU
+			}
+		}
+		_, err := s.byName("VULKAN0")
+		add(err)
+		_, err = s.init(Options{Devices: []string{"VULKAN0", "BROKEN0"}})
+		add(err)
+		if s != withCPU {
+			_, err = s.init(Options{})
+			add(err)
+		}
+		_, err = s.init(Options{Threads: -1})
+		add(err)
+	}
+	add(empty.register(nil))
+	add(withCPU.register(&fakeRegistry{name: "cpu"}))
+	for _, sel := range []string{",", "A,A", "A:", "A:k", "A:=1", "A:k=", "A:k=1;k=2", "A:k!=1"} {
+		_, err := ParseDeviceSelection(sel)
+		add(err)
+	}
+	_, err := ParseDeviceType("TPU")
+	add(err)
+	add(UnknownParam("X0", "typo", "1"))
+	add(UnknownParam("X0", "typo", "1", "a", "b"))
+	add(BadParam("X0", "a", "abc", "a whole number"))
+	for i, err := range errs {
+		require.Error(t, err, "call %d", i)
+		msg := err.Error()
+		require.NotContains(t, msg, "%!", "call %d", i)
+		require.NotContains(t, msg, "<nil>", "call %d", i)
+		t.Log(msg)
+	}
+	_, err = empty.byType(DeviceIGPU)
+	require.ErrorIs(t, err, ErrNotFound)
+	require.EqualError(t, err, "backend: no such device: no IGPU device is registered (have none)")
+}

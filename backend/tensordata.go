@@ -20,7 +20,10 @@ import (
 
 // SetFloat32 writes vs into t, converted to t's type: F32 as is, F16 and
 // BF16 rounded as ggml does, F64 widened, and block formats quantized row
-// by row as ggml's CPU backend converts activations (quant.FromFloat). It
+// by row as ggml's CPU backend converts activations (quant.FromFloat), not
+// as a model file's weights are quantized (quant.Quantize,
+// ggml_quantize_chunk; the two differ for IQ4_NL, and FromFloat writes no
+// type that needs an importance matrix). For weights use LoadWeights. It
 // needs no Synchronize: the bytes handed to b are the helper's own.
 func SetFloat32(b Backend, t *graph.Tensor, vs []float32) error {
 	n, err := checkValues(t, len(vs))

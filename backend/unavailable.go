@@ -156,11 +156,19 @@ func (u *Unavailable) Err() error {
 	return fmt.Errorf("%w: %s: %w", ErrUnavailable, u.name, u.Reason)
 }
 
-// Availability is nil for a usable device, or the error (wrapping
-// ErrUnavailable and the Reason) of one listed as *Unavailable.
+// Availability is nil for a usable device, or the error, wrapping
+// ErrUnavailable, of one that is not: one listed as *Unavailable (the
+// error wraps its Reason), or one that reports a failure of its own
+// through an Err method, as an RPC device whose server was lost does (the
+// error wraps that failure).
 func Availability(d Device) error {
-	if u, ok := d.(*Unavailable); ok {
+	switch u := d.(type) {
+	case *Unavailable:
 		return u.Err()
+	case interface{ Err() error }:
+		if err := u.Err(); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrUnavailable, d.Name(), err)
+		}
 	}
 	return nil
 }

@@ -119,6 +119,10 @@ func TestRefused(t *testing.T) {
 	_, err = model.Open(genFile(t, genmodel.Config{Arch: "llama", Type: quant.F32, Embd: 64, Layers: 1, Heads: 2, FF: 64, VocabSize: 64,
 		KVs: []gguf.KV{{Key: "llama.attention.head_count", Value: gguf.ScalarValue(uint32(3))}}}), model.Options{})
 	require.ErrorIs(t, err, model.ErrModel)
+	_, err = model.Open(genFile(t, genmodel.Config{Arch: "llama", Type: quant.F32, Embd: 64, Layers: 1, Heads: 2, FF: 64, VocabSize: 64,
+		KVs: []gguf.KV{{Key: "llama.context_length", Value: gguf.ScalarValue(uint32(0))}}}), model.Options{})
+	require.ErrorIs(t, err, model.ErrModel)
+	require.ErrorContains(t, err, "llama.context_length: 0, want the number of positions")
 	c := genmodel.Config{Arch: "llama", Type: quant.F32, Embd: 64, Layers: 1, Heads: 2, FF: 64, VocabSize: 64}
 	path := genFile(t, c)
 	m, err := model.Open(path, model.Options{})

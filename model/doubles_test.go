@@ -3,6 +3,7 @@ package model_test
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -23,7 +24,16 @@ import (
 
 // The doubles are built once per test process; their folders go at the end.
 func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "model-example-")
+	if err == nil {
+		modelFile, err = writeExampleModel(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "writing the example's model:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
+	os.RemoveAll(dir)
 	hexdouble.Cleanup()
 	ovdouble.Cleanup()
 	os.Exit(code)

@@ -25,6 +25,9 @@ var (
 	ErrMemory = errors.New("model: not enough device memory")
 	// ErrContextFull reports a decode past the session's context length.
 	ErrContextFull = errors.New("model: context full")
+	// ErrBusy reports a Session used by two calls at once (two
+	// goroutines, or a Generate callback calling back into its session).
+	ErrBusy = errors.New("model: session in use by another call")
 )
 
 // HParams are a model's hyperparameters, read from the file's metadata under
@@ -235,6 +238,11 @@ func readHParams(f *gguf.File, a arch, nVocab int) (HParams, error) {
 	h.NCtxTrain = m.integer("context_length", 0, true)
 	h.NEmbd = m.integer("embedding_length", 0, true)
 	h.NLayer = m.integer("block_count", 0, true)
+	if m.err == nil && h.NCtxTrain == 0 {
+		// A session's context defaults to it: accepting 0 would only fail
+		// later, at the first token, as a full context.
+		m.fail(m.prefix+"context_length", "0, want the number of positions the model was trained for")
+	}
 	if m.err != nil {
 		return h, m.err
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"time"
 )
 
 // Sampler chooses the next token from logits, in llama.cpp's default chain
@@ -156,21 +157,33 @@ func (sm Sampler) Next(logits []float32, history []int32, r *rand.Rand) int32 {
 // Generate decodes prompt and then up to n tokens, each chosen by sm from
 // the previous position's logits, stopping after EOS or EOT. emit, when set,
 // gets each generated token as it comes; an error from it stops generation.
-// It returns the generated tokens (those before an error included).
-func (s *Session) Generate(ctx context.Context, prompt []int32, n int, sm Sampler, emit func(int32) error) ([]int32, error) {
+// It returns the generated tokens (those before an error included);
+// Timings has the counts and durations.
+func (s *Session) Generate(ctx context.Context, prompt []int32, n int, sm Sampler, emit func(int32) error) (out []int32, err error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	s.timings = Timings{}
 	if err := sm.Check(); err != nil {
 		return nil, err
 	}
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("%w: empty prompt", ErrArgument)
 	}
-	lg, err := s.Decode(ctx, prompt, nil)
+	start := time.Now()
+	lg, err := s.decode(ctx, prompt, nil, nil)
 	if err != nil {
 		return nil, err
 	}
+	genStart := time.Now()
+	s.timings = Timings{PromptTokens: len(prompt), Prompt: genStart.Sub(start)}
+	defer func() {
+		s.timings.Generated = len(out)
+		s.timings.Generation = time.Since(genStart)
+	}()
 	last := lg[len(lg)-1]
 	r := sm.NewRand()
-	var out []int32
 	history := append([]int32(nil), prompt...)
 	// One token a call, its logits in the same row every time.
 	next, want, row := make([]int32, 1), []bool{true}, make([][]float32, 1)
@@ -191,7 +204,46 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, n int, sm Sample
 		if err != nil {
 			return out, err
 		}
+		s.timings.Decoded++
 		last = lg[0]
 	}
 	return out, nil
 }
+
+// Timings are the counts and durations of a session's last Generate.
+type Timings struct {
+	// PromptTokens were decoded in Prompt (up to the prompt's logits).
+	PromptTokens int
+	Prompt       time.Duration
+	// Generated tokens were sampled in Generation, which runs from the
+	// prompt's logits to Generate's return. The first comes from the
+	// prompt's logits and the last is not decoded, so Decoded (a decode
+	// per token between them) is Generated-1 after a full run: the
+	// figure a decoding speed is made of, as llama.cpp's eval count.
+	Generated, Decoded int
+	Generation         time.Duration
+}
+
+// PromptRate is prompt tokens per second (0 without a prompt decoded).
+func (t Timings) PromptRate() float64 { return rate(t.PromptTokens, t.Prompt) }
+
+// DecodeRate is generated tokens decoded per second (0 with none).
+func (t Timings) DecodeRate() float64 { return rate(t.Decoded, t.Generation) }
+
+func rate(n int, d time.Duration) float64 {
+	if n == 0 || d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// String reports the timings as ggml run prints them.
+func (t Timings) String() string {
+	return fmt.Sprintf("prompt: %d tokens in %v (%.1f tokens/s)\ngeneration: %d tokens in %v (%d decoded, %.1f tokens/s)",
+		t.PromptTokens, t.Prompt.Round(time.Millisecond), t.PromptRate(),
+		t.Generated, t.Generation.Round(time.Millisecond), t.Decoded, t.DecodeRate())
+}
+
+// Timings are the counts and durations of the last Generate (zero before
+// one, or when it failed before its prompt's logits).
+func (s *Session) Timings() Timings { return s.timings }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
@@ -30,17 +31,24 @@ type SessionOptions struct {
 }
 
 // Session is one sequence decoded with a model: its KV cache and the
-// scheduler computing its graphs. It is not safe for concurrent use.
+// scheduler computing its graphs. One call at a time: a Decode, Generate
+// or Close while another call of the same session runs returns ErrBusy
+// instead of corrupting the cache.
 type Session struct {
 	m      *Model
 	opts   SessionOptions
 	vTrans bool
 	k, v   []*graph.Tensor
-	cache  buffer.Buffer
+	caches []buffer.Buffer // the KV cache, one buffer per device holding layers
 	sched  *backend.Scheduler
 	// nPast is how many positions the cache holds (cell i is position i).
-	nPast  int
-	closed bool
+	nPast int
+	// busy is set for the duration of a call (enter/leave).
+	busy atomic.Bool
+	// closed is why the session may not be used: nil while open.
+	closed error
+	// timings are the last Generate's.
+	timings Timings
 	// cur is the graph of the last batch, still placed by the scheduler
 	// (nil when none is: before the first batch, after a failure): a batch
 	// of the same shape computes it again with new inputs.
@@ -71,7 +79,7 @@ type inputScratch struct {
 // memory and sizes the compute buffers for the largest batch.
 func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 	if m.closed {
-		return nil, fmt.Errorf("%w: model closed", ErrArgument)
+		return nil, errModelClosed
 	}
 	h := &m.HParams
 	if opts.Ctx == 0 {
@@ -95,24 +103,32 @@ func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 		}
 	}()
 	c := graph.NewContext(graph.ContextOptions{})
-	var ts []*graph.Tensor
+	var devs []backend.Device // in first use order
+	byDev := map[backend.Device][]*graph.Tensor{}
 	for il := range h.NLayer {
 		k := c.SetName(c.NewTensor(opts.CacheType, int64(h.NEmbdKGQA(il)), int64(opts.Ctx)), fmt.Sprintf("cache_k_l%d", il))
 		v := c.SetName(c.NewTensor(opts.CacheType, int64(h.NEmbdVGQA(il)), int64(opts.Ctx)), fmt.Sprintf("cache_v_l%d", il))
 		s.k, s.v = append(s.k, k), append(s.v, v)
-		ts = append(ts, k, v)
+		d := m.cacheDevice(opts.CacheType, m.layerDev[il])
+		if byDev[d] == nil {
+			devs = append(devs, d)
+		}
+		byDev[d] = append(byDev[d], k, v)
 	}
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	d := m.cacheDevice(opts.CacheType)
-	if s.cache, err = buffer.AllocTensors(d.BufferType(), ts); err != nil {
-		return nil, fmt.Errorf("%w: KV cache of %d cells on %s: %w", ErrMemory, opts.Ctx, d.Name(), err)
-	}
-	// Masked cells are multiplied by zero weights: they must hold finite
-	// values, as llama.cpp clears its cache buffer.
-	if err := s.cache.Clear(0); err != nil {
-		return nil, err
+	for _, d := range devs {
+		b, err := buffer.AllocTensors(d.BufferType(), byDev[d])
+		if err != nil {
+			return nil, fmt.Errorf("%w: KV cache of %d cells on %s: %w", ErrMemory, opts.Ctx, d.Name(), err)
+		}
+		s.caches = append(s.caches, b)
+		// Masked cells are multiplied by zero weights: they must hold
+		// finite values, as llama.cpp clears its cache buffer.
+		if err := b.Clear(0); err != nil {
+			return nil, err
+		}
 	}
 	if s.sched, err = backend.NewScheduler(m.backends, backend.SchedulerOptions{}); err != nil {
 		return nil, err
@@ -125,16 +141,43 @@ func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 	if err := s.sched.Reserve(b.g); err != nil {
 		return nil, fmt.Errorf("model: sizing compute buffers: %w", err)
 	}
+	m.mu.Lock()
+	if m.sessions == nil {
+		m.sessions = map[*Session]struct{}{}
+	}
+	m.sessions[s] = struct{}{}
+	m.mu.Unlock()
 	return s, nil
 }
 
-// cacheDevice is where the KV cache lives: the layers' device when it
-// writes cache rows (SET_ROWS) of type typ, else the CPU, which always does.
-func (m *Model) cacheDevice(typ quant.Type) backend.Device {
+var (
+	errSessionClosed = fmt.Errorf("%w: session closed", ErrArgument)
+	errModelClosed   = fmt.Errorf("%w: model closed", ErrArgument)
+)
+
+// enter marks the session busy for one call, or says why it cannot be
+// used: closed, or busy with another call. leave ends the call.
+func (s *Session) enter() error {
+	if !s.busy.CompareAndSwap(false, true) {
+		return ErrBusy
+	}
+	if s.closed != nil {
+		s.busy.Store(false)
+		return s.closed
+	}
+	return nil
+}
+
+func (s *Session) leave() { s.busy.Store(false) }
+
+// cacheDevice is where a layer's KV cache lives: the layer's device d when
+// it writes cache rows (SET_ROWS) of type typ, else the CPU, which always
+// does.
+func (m *Model) cacheDevice(typ quant.Type, d backend.Device) backend.Device {
 	c := graph.NewContext(graph.ContextOptions{})
 	probe := c.SetRows(c.NewTensor(typ, 64, 4), c.NewTensor(quant.F32, 64, 1), c.NewTensor(quant.I64, 1))
-	if probe != nil && m.device.SupportsOp(probe) {
-		return m.device
+	if probe != nil && d.SupportsOp(probe) {
+		return d
 	}
 	return m.backends[len(m.backends)-1].Device()
 }
@@ -142,7 +185,10 @@ func (m *Model) cacheDevice(typ quant.Type) backend.Device {
 // BufferBytes is the device memory the session holds: its KV cache and the
 // scheduler's compute buffers (the model's weights not included).
 func (s *Session) BufferBytes() uint64 {
-	n := s.cache.Size()
+	var n uint64
+	for _, c := range s.caches {
+		n += c.Size()
+	}
 	for _, b := range s.m.backends {
 		n += s.sched.BufferSize(b)
 	}
@@ -183,16 +229,18 @@ func (s *Session) Reset() { s.nPast = 0 }
 // when not asked. When ctx ends between batches, the tokens decoded so far
 // stay in the cache and the error wraps ctx.Err().
 func (s *Session) Decode(ctx context.Context, tokens []int32, logits []bool) ([][]float32, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.leave()
 	return s.decode(ctx, tokens, logits, nil)
 }
 
-// decode is Decode writing into out when it is given (one entry per
-// token): a row already n_vocab long is overwritten rather than made, so
-// that Generate reuses one row for every token.
+// decode is Decode, in a call already entered, writing into out when it
+// is given (one entry per token): a row already n_vocab long is
+// overwritten rather than made, so that Generate reuses one row for every
+// token.
 func (s *Session) decode(ctx context.Context, tokens []int32, logits []bool, out [][]float32) ([][]float32, error) {
-	if s.closed {
-		return nil, fmt.Errorf("%w: session closed", ErrArgument)
-	}
 	if logits != nil && len(logits) != len(tokens) {
 		return nil, fmt.Errorf("%w: %d logits flags for %d tokens", ErrArgument, len(logits), len(tokens))
 	}
@@ -402,19 +450,35 @@ func (s *Session) fillMask(buf *[]byte, t *graph.Tensor, bs batchShape, n, windo
 	return mask
 }
 
-// Close frees the cache and the scheduler's buffers. Closing again does
-// nothing.
+// Close frees the cache and the scheduler's buffers. Closing again, or
+// after Model.Close closed the session, does nothing; closing while
+// another call of the session runs returns ErrBusy.
 func (s *Session) Close() error {
-	if s == nil || s.closed {
+	if s == nil {
 		return nil
 	}
-	s.closed = true
+	return s.closeBy(errSessionClosed)
+}
+
+// closeBy closes s; why is what its later calls return.
+func (s *Session) closeBy(why error) error {
+	if err := s.enter(); err != nil {
+		if errors.Is(err, ErrBusy) {
+			return fmt.Errorf("model: closing a session: %w", err)
+		}
+		return nil // closed already
+	}
+	defer s.leave()
+	s.closed = why
+	s.m.mu.Lock()
+	delete(s.m.sessions, s)
+	s.m.mu.Unlock()
 	var errs []error
 	if s.sched != nil {
 		errs = append(errs, s.sched.Close())
 	}
-	if s.cache != nil {
-		errs = append(errs, s.cache.Free())
+	for _, c := range s.caches {
+		errs = append(errs, c.Free())
 	}
 	return errors.Join(errs...)
 }

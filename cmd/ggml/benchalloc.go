@@ -25,9 +25,10 @@ var benchmarks = map[string]func(args []string, stdout io.Writer) error{
 	"matmul":   runBenchMatMul,
 	"model":    runBenchModel,
 	"quant":    runBenchQuant,
+	"rpc":      runBenchRPC,
 }
 
-const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo|model [flags]
+const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo|model|rpc [flags]
 
   alloc     compute buffer sizes of our graph allocator beside ggml's gallocr
   matmul    MUL_MAT 4096x4096 by N columns, ours beside ggml
@@ -35,6 +36,7 @@ const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo|model [fl
   quant     quantization and activation from_float speed
   demo      the demo's decoder block
   model     a whole model: pp64 and tg32 tokens/s beside libllama, resident memory
+  rpc       a decode step split over two RPC servers beside the local CPU, and ggml's pair
 
 The speed benchmarks take [-b NAME] [-threads N,...] [-ref ggml|none] [-tsv];
 run 'ggml bench NAME -h' for each one's flags.`
@@ -49,7 +51,7 @@ func runBench(args []string, stdout io.Writer) error {
 	}
 	b, ok := benchmarks[args[0]]
 	if !ok {
-		return fmt.Errorf("%w: unknown benchmark %q (have: alloc, matmul, dispatch, quant, demo, model)", errUsage, args[0])
+		return fmt.Errorf("%w: unknown benchmark %q (have: alloc, matmul, dispatch, quant, demo, model, rpc)", errUsage, args[0])
 	}
 	return b(args[1:], stdout)
 }

@@ -20,6 +20,14 @@ import (
 // ggml RPC clients (llama.cpp's --rpc, or our RPC device) until
 // interrupted.
 func runRPCServer(args []string, stdout io.Writer) error {
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt)
+	defer signal.Stop(stop)
+	return serveRPC(args, stdout, stop)
+}
+
+// serveRPC is rpc-server serving until stop receives.
+func serveRPC(args []string, stdout io.Writer, stop <-chan os.Signal) error {
 	fs := flag.NewFlagSet("rpc-server", flag.ContinueOnError)
 	host := fs.String("host", "127.0.0.1", "address to bind to")
 	port := fs.Int("port", 50052, "port to bind to (0: any free port, printed)")
@@ -92,8 +100,6 @@ func runRPCServer(args []string, stdout io.Writer) error {
 	if *token == "" {
 		fmt.Fprintf(stdout, "The RPC protocol has no authentication: anyone who reaches this port can use the devices and read what they hold.\n")
 	}
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, os.Interrupt)
 	go func() {
 		<-stop
 		_ = srv.Close()

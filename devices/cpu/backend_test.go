@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +41,36 @@ func TestInitBestCPU(t *testing.T) {
 	t.Setenv(backend.EnvDevice, "OPENVINO0")
 	_, err := backend.InitBest()
 	require.ErrorIs(t, err, backend.ErrNotFound)
+}
+
+// TestDeviceParams: GGML_DEVICE's CPU parameters are threads only; a typo
+// or a value that is no thread count is an error naming the device, the
+// key and the value, never a backend started as if nothing were said.
+func TestDeviceParams(t *testing.T) {
+	for env, threads := range map[string]int{"CPU:threads=3": 3, "cpu:threads=0": 0} {
+		t.Setenv(backend.EnvDevice, env)
+		b, err := backend.InitBest()
+		require.NoError(t, err, env)
+		if threads == 0 {
+			threads = runtime.GOMAXPROCS(0)
+		}
+		require.Equal(t, threads, b.(interface{ Threads() int }).Threads(), env)
+		require.NoError(t, b.Close())
+	}
+	for env, want := range map[string]string{
+		"CPU:typo=1":        `device CPU has no parameter "typo" (given typo="1"; it has threads)`,
+		"CPU:threads=abc":   `device CPU: parameter threads="abc": want a thread count`,
+		"CPU:threads=-1":    `threads="-1"`,
+		"CPU:threads=99999": `threads="99999"`,
+	} {
+		t.Setenv(backend.EnvDevice, env)
+		_, err := backend.InitBest()
+		require.ErrorIs(t, err, backend.ErrArgument, env)
+		var pe *backend.ParamError
+		require.ErrorAs(t, err, &pe, env)
+		require.ErrorContains(t, err, want, env)
+		require.NotContains(t, err.Error(), "%!", env)
+	}
 }
 
 func TestDeviceProps(t *testing.T) {

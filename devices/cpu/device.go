@@ -106,12 +106,26 @@ func (*device) BufferFromHostMemory(mem []byte, _ uint64) (buffer.Buffer, error)
 
 // Init starts a CPU backend with opts.Threads threads (0: GOMAXPROCS).
 // ggml's CPU backend reads no environment variable for its thread count,
-// so neither does this one: callers set Options.Threads.
+// so neither does this one: callers set Options.Threads, or the device's
+// one parameter, threads (GGML_DEVICE="CPU:threads=4"), which overrides
+// it. Any other key, or a threads value that is not a count
+// backend.CheckThreads accepts, is a *backend.ParamError.
 func (d *device) Init(opts backend.Options) (backend.Backend, error) {
-	if err := backend.CheckThreads(opts.Threads); err != nil {
+	threads := opts.Threads
+	for k, v := range opts.DeviceParams(d.Name()) {
+		if k != "threads" {
+			return nil, backend.UnknownParam(d.Name(), k, v, "threads")
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || backend.CheckThreads(n) != nil {
+			return nil, backend.BadParam(d.Name(), k, v, fmt.Sprintf("a thread count from 0 (all CPUs) to %d", backend.MaxThreads))
+		}
+		threads = n
+	}
+	if err := backend.CheckThreads(threads); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
-	return newBackend(d, opts.Threads), nil
+	return newBackend(d, threads), nil
 }
 
 // parseMeminfo returns MemAvailable (MemFree on kernels older than 3.14)

@@ -200,8 +200,10 @@ func TestPerCallDSPErrors(t *testing.T) {
 	}
 	_, err := devs[0].Init(params(map[string]string{"nosuch": "1"}))
 	require.ErrorIs(t, err, backend.ErrArgument)
+	require.ErrorContains(t, err, `device HTP0 has no parameter "nosuch" (given nosuch="1"; it has dsp_errors)`)
 	_, err = devs[0].Init(params(map[string]string{"dsp_errors": "never"}))
 	require.ErrorIs(t, err, backend.ErrArgument)
+	require.ErrorContains(t, err, `device HTP0: parameter dsp_errors="never": want sticky or per_call`)
 	b, err := devs[0].Init(params(map[string]string{"dsp_errors": "per_call"}))
 	require.NoError(t, err)
 	d.Configure(t, "fail.op=1:3")

@@ -165,7 +165,7 @@ func (d *device) Init(opts backend.Options) (backend.Backend, error) {
 	o := d.rt.opts
 	if p := opts.DeviceParams(d.name); len(p) > 0 {
 		if err := o.ApplyParams(p); err != nil {
-			return nil, fmt.Errorf("%w: %w", backend.ErrArgument, err)
+			return nil, fmt.Errorf("%w: device %s: %w", backend.ErrArgument, d.name, err)
 		}
 		if o.Device != d.rt.opts.Device && o.Device != d.rt.device {
 			return nil, fmt.Errorf("%w: %s runs on OpenVINO device %s; device=%s must be given when the device is listed (GGML_DEVICE or GGML_OPENVINO_DEVICE)",

@@ -12,6 +12,7 @@ import (
 	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/internal/dynlib"
 )
 
@@ -180,6 +181,25 @@ func TestDoubleUnknownDeviceFallsBack(t *testing.T) {
 	require.Equal(t, KindNPU, d.Kind())
 	// the NPU configuration goes through the fixed-arity set_property
 	require.Positive(t, doubleStat(t, p, "calls.ov_core_set_property"))
+}
+
+// TestDoubleDeviceParams: a backend's parameters (GGML_DEVICE's
+// OPENVINO0:key=value) that the device does not know or accept are errors
+// naming the device, the key and the value.
+func TestDoubleDeviceParams(t *testing.T) {
+	d := openDevice(t, buildDouble(t), Options{})
+	params := func(k, v string) backend.Options {
+		return backend.Options{Params: map[string]map[string]string{d.Name(): {k: v}}}
+	}
+	_, err := d.Init(params("typo", "1"))
+	require.ErrorIs(t, err, backend.ErrArgument)
+	require.ErrorContains(t, err, "device "+d.Name()+`: openvino: unknown device parameter "typo" (given typo="1"; `)
+	_, err = d.Init(params("prefill_chunk_size", "abc"))
+	require.ErrorIs(t, err, backend.ErrArgument)
+	require.ErrorContains(t, err, "device "+d.Name()+`: openvino: GGML_OPENVINO_PREFILL_CHUNK_SIZE="abc"`)
+	b, err := d.Init(params("disable_cache", "1"))
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
 }
 
 func TestDoubleCoreCreateFailure(t *testing.T) {

@@ -65,7 +65,7 @@ func TestApplyParams(t *testing.T) {
 	require.NoError(t, o.ApplyParams(map[string]string{"device": "NPU", "GGML_OPENVINO_prefill_chunk_size": "64"}))
 	require.Equal(t, "NPU", o.Device)
 	require.Equal(t, 64, o.PrefillChunkSize)
-	require.ErrorContains(t, o.ApplyParams(map[string]string{"nope": "1"}), `openvino: unknown device parameter "nope"`)
+	require.ErrorContains(t, o.ApplyParams(map[string]string{"nope": "1"}), `openvino: unknown device parameter "nope" (given nope="1"; `)
 	require.ErrorContains(t, o.ApplyParams(map[string]string{"prefill_chunk_size": "x"}), `GGML_OPENVINO_PREFILL_CHUNK_SIZE="x"`)
 }
 

@@ -17,9 +17,13 @@ import (
 )
 
 // EnvServers lists the servers the registry connects to on first use, as
-// host:port entries separated by commas: the variable llama.cpp's --rpc
-// option fills.
+// host:port entries separated by commas, the format of llama.cpp's --rpc
+// option. When it is unset, EnvLlamaServers is read.
 const EnvServers = "GGML_RPC_SERVERS"
+
+// EnvLlamaServers is the variable llama.cpp's --rpc option reads (same
+// format), so that a shell set up for llama.cpp finds the same servers.
+const EnvLlamaServers = "LLAMA_ARG_RPC"
 
 // Options describe the servers to connect to. ClientOptionsFromEnv reads
 // them from GGML_RPC_SERVERS; Go callers may fill them directly.
@@ -37,10 +41,14 @@ type Options struct {
 	TLS *tls.Config
 }
 
-// ClientOptionsFromEnv reads GGML_RPC_SERVERS.
+// ClientOptionsFromEnv reads GGML_RPC_SERVERS, else LLAMA_ARG_RPC.
 func ClientOptionsFromEnv() Options {
 	var o Options
-	for _, s := range strings.Split(os.Getenv(EnvServers), ",") {
+	list, ok := os.LookupEnv(EnvServers)
+	if !ok {
+		list = os.Getenv(EnvLlamaServers)
+	}
+	for _, s := range strings.Split(list, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			o.Servers = append(o.Servers, s)
 		}
@@ -211,8 +219,8 @@ func (d *Device) Traffic() (sent, received uint64) { return d.c.sent.Load(), d.c
 
 // Init starts a backend. The device takes no parameters.
 func (d *Device) Init(opts backend.Options) (backend.Backend, error) {
-	for k := range opts.DeviceParams(d.name) {
-		return nil, fmt.Errorf("%w: %s has no parameter %q (it has none)", backend.ErrArgument, d.name, k)
+	for k, v := range opts.DeviceParams(d.name) {
+		return nil, backend.UnknownParam(d.name, k, v)
 	}
 	if err := d.c.err(); err != nil {
 		return nil, err
@@ -335,9 +343,10 @@ func flatBytes(handle, at, n uint64) wireTensor {
 	return w
 }
 
-// maxCopy is the most bytes one SET_TENSOR or GET_TENSOR moves here: the
-// flat tensor's length must fit 32 bits.
-const maxCopy = 1 << 30
+// maxCopy is the most bytes one SET_TENSOR, GET_TENSOR or MEMSET_TENSOR
+// moves: the flat tensor's length must fit 32 bits, so larger transfers go
+// in several requests. A variable so that a test can make it small.
+var maxCopy uint64 = 1 << 30
 
 // storage is a server buffer (buffer.DeviceStorage and buffer.TensorIO):
 // every access is a request to the server.
@@ -416,7 +425,7 @@ func (s *storage) Fill(at, size uint64, value byte) error {
 // the upload; when it has not, the data goes with the flag asking it to
 // keep a copy. Everything else is a plain write.
 func (s *storage) SetTensor(_ *graph.Tensor, u buffer.Usage, at, offset uint64, data []byte) error {
-	if u != buffer.UsageWeights || len(data) <= hashThreshold || len(data) > maxCopy {
+	if u != buffer.UsageWeights || len(data) <= hashThreshold || uint64(len(data)) > maxCopy {
 		return s.Write(at+offset, data)
 	}
 	w := flatBytes(s.handle, s.base+at+offset, uint64(len(data)))

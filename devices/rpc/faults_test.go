@@ -166,8 +166,11 @@ func TestFaultsReplies(t *testing.T) {
 				require.Contains(t, err.Error(), s)
 			}
 			require.Less(t, took, 2*time.Second, "the error took %v", took)
-			// The device says it is lost; later calls fail at once.
+			// The device says it is lost, to the registry too (which
+			// then skips it); later calls fail at once.
 			require.ErrorIs(t, dev.Err(), ErrLost)
+			require.ErrorIs(t, backend.Availability(dev), backend.ErrUnavailable)
+			require.ErrorIs(t, backend.Availability(dev), ErrLost)
 			_, err = backend.GetFloat32(be, x)
 			require.ErrorIs(t, err, ErrLost)
 			require.NoError(t, b.Free())
@@ -262,7 +265,7 @@ func TestFaultsKilledMidGraph(t *testing.T) {
 // computes a graph of ours: Synchronize fails at once, naming the server
 // and GRAPH_COMPUTE.
 func TestFaultsRealServerKilled(t *testing.T) {
-	s := rpcref.StartServer(t, 1, "")
+	s := rpcref.StartServer(t, rpcref.Config{})
 	leakCheck(t)
 	dev := connect(t, s.Addr, Options{Timeout: 30 * time.Second})[0].(*Device)
 	defer dev.c.close()

@@ -46,3 +46,15 @@ func connect(t testing.TB, addr string, o Options) []backend.Device {
 	require.NotEmpty(t, ds)
 	return ds
 }
+
+// TestDeviceParams: the RPC device has no parameters, so any key given in
+// GGML_DEVICE is an error naming the device, the key and the value.
+func TestDeviceParams(t *testing.T) {
+	dev := connect(t, startServer(t, &Server{}), Options{})[0]
+	_, err := dev.Init(backend.Options{Params: map[string]map[string]string{dev.Name(): {"typo": "1"}}})
+	require.ErrorIs(t, err, backend.ErrArgument)
+	require.ErrorContains(t, err, "device "+dev.Name()+` has no parameter "typo" (given typo="1"; it takes none)`)
+	b, err := dev.Init(backend.Options{})
+	require.NoError(t, err)
+	require.NoError(t, b.Close())
+}

@@ -20,7 +20,7 @@ func TestInteropOurClientRealServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the conformance run is in the full pass")
 	}
-	s := rpcref.StartServer(t, 2, "")
+	s := rpcref.StartServer(t, rpcref.Config{Threads: 2})
 	dev := connect(t, s.Addr, Options{})[0]
 	optest.TestDevice(t, dev, optest.Options{Full: os.Getenv("OPTEST_FULL") == "1", Seed: 1})
 }
@@ -43,7 +43,7 @@ func TestInteropRealPair(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the conformance run is in the full pass")
 	}
-	s := rpcref.StartServer(t, 2, "")
+	s := rpcref.StartServer(t, rpcref.Config{Threads: 2})
 	c := rpcref.NewClient(t, s.Addr, true)
 	optest.TestDevice(t, cpu.Device(), optest.Options{Ref: c, Full: os.Getenv("OPTEST_FULL") == "1", Seed: 1})
 }

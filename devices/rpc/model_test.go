@@ -25,24 +25,34 @@ type modelRun struct {
 	perToken time.Duration // one decode step
 	wire     uint64        // bytes on the wire (both ways) per decode step
 	load     uint64        // bytes sent while loading the weights
+	splits   int           // the scheduler's splits of the prompt's graph
+	nodes    map[string]int
 }
 
-// runModel opens path on dev (nil: the CPU), evaluates a 16-token prompt
-// and then decodes 8 tokens one at a time, keeping every logit.
-func runModel(t *testing.T, path string, dev backend.Device) modelRun {
+// runModel opens path with opts, evaluates a 16-token prompt and then
+// decodes 8 tokens one at a time, keeping every logit; the traffic is
+// that of the servers of opts.Device and opts.Split.
+func runModel(t *testing.T, path string, opts model.Options) modelRun {
 	t.Helper()
-	traffic := func() (uint64, uint64) {
-		if d, ok := dev.(*Device); ok {
-			return d.Traffic()
+	conns := map[*conn]bool{}
+	for _, d := range append([]backend.Device{opts.Device}, opts.Split...) {
+		if d, ok := d.(*Device); ok {
+			conns[d.c] = true
 		}
-		return 0, 0
+	}
+	traffic := func() (sent, recvd uint64) {
+		for c := range conns {
+			sent, recvd = sent+c.sent.Load(), recvd+c.recvd.Load()
+		}
+		return sent, recvd
 	}
 	var r modelRun
 	s0, _ := traffic()
-	m, err := model.Open(path, model.Options{Device: dev, Threads: 2})
+	opts.Threads = 2
+	m, err := model.Open(path, opts)
 	require.NoError(t, err)
 	defer m.Close()
-	s1, r1 := traffic()
+	s1, _ := traffic()
 	r.load = s1 - s0
 	s, err := m.NewSession(model.SessionOptions{Ctx: 64, Batch: 16})
 	require.NoError(t, err)
@@ -55,6 +65,7 @@ func runModel(t *testing.T, path string, dev backend.Device) modelRun {
 	lg, err := s.Decode(context.Background(), prompt, all)
 	require.NoError(t, err)
 	r.logits = append(r.logits, lg...)
+	r.splits, r.nodes = s.Placement()
 	const steps = 8
 	s2, r2 := traffic()
 	start := time.Now()
@@ -66,7 +77,6 @@ func runModel(t *testing.T, path string, dev backend.Device) modelRun {
 	r.perToken = time.Since(start) / steps
 	s3, r3 := traffic()
 	r.wire = (s3 - s2 + r3 - r2) / steps
-	_ = r1
 	return r
 }
 
@@ -95,13 +105,13 @@ func TestModel(t *testing.T) {
 	// 10 MiB threshold for the hash cache.
 	require.NoError(t, genmodel.WriteFile(path, genmodel.Config{Arch: "llama", Type: quant.F32,
 		Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 12000}))
-	local := runModel(t, path, nil)
+	local := runModel(t, path, model.Options{})
 
 	ours := startServer(t, &Server{Threads: 2, CacheDir: t.TempDir()})
 	dev := connect(t, ours, Options{})[0]
-	got := runModel(t, path, dev)
+	got := runModel(t, path, model.Options{Device: dev})
 	require.Equal(t, local.logits, got.logits, "our server's logits differ from the local ones (max %g)", maxDiff(local.logits, got.logits))
-	again := runModel(t, path, dev)
+	again := runModel(t, path, model.Options{Device: dev})
 	require.Equal(t, local.logits, again.logits)
 	t.Logf("local CPU: %v a token; our server: %v a token (%.2fx), %d bytes on the wire a token",
 		local.perToken, got.perToken, float64(got.perToken)/float64(local.perToken), got.wire)
@@ -109,12 +119,12 @@ func TestModel(t *testing.T) {
 	require.Less(t, again.load, got.load/2, "the second load did not skip the cached weights")
 
 	cacheDir := t.TempDir()
-	real := rpcref.StartServer(t, 1, cacheDir)
+	real := rpcref.StartServer(t, rpcref.Config{CacheDir: cacheDir})
 	rdev := connect(t, real.Addr, Options{})[0]
-	rgot := runModel(t, path, rdev)
+	rgot := runModel(t, path, model.Options{Device: rdev})
 	d := maxDiff(local.logits, rgot.logits)
 	require.Less(t, d, 1e-3, "ggml's server's logits are %g from the local ones", d)
-	ragain := runModel(t, path, rdev)
+	ragain := runModel(t, path, model.Options{Device: rdev})
 	t.Logf("ggml's server: %v a token (%.2fx local), %d bytes on the wire a token, logits within %g of local",
 		rgot.perToken, float64(rgot.perToken)/float64(local.perToken), rgot.wire, d)
 	t.Logf("hash cache (ggml's server, -c): first load sent %d bytes, second %d", rgot.load, ragain.load)
@@ -189,4 +199,50 @@ func TestSplitTwoServersAndCPU(t *testing.T) {
 	want := run(nil)
 	got := run([]backend.Device{a, b})
 	require.Equal(t, want, got)
+}
+
+// TestModelSplit splits a generated model's six layers over two servers
+// and the local CPU (two layers each, the output with the CPU's), as
+// llama.cpp's --rpc with its layer split does: with two of our servers
+// the logits are bit for bit the local ones; with two of ggml's, and with
+// one of each, within float rounding of them (ggml's CPU kernels round
+// differently). Every device computes its share of the graph.
+func TestModelSplit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the model runs are in the full pass")
+	}
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	require.NoError(t, genmodel.WriteFile(path, genmodel.Config{Arch: "llama", Type: quant.F32,
+		Embd: 128, Layers: 6, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 2000}))
+	local := runModel(t, path, model.Options{})
+	ours := func() backend.Device { return connect(t, startServer(t, &Server{Threads: 2}), Options{})[0] }
+	ggmls := func() backend.Device {
+		return connect(t, rpcref.StartServer(t, rpcref.Config{Threads: 1}).Addr, Options{})[0]
+	}
+	for _, c := range []struct {
+		name  string
+		a, b  func() backend.Device
+		exact bool
+	}{
+		{"two of our servers", ours, ours, true},
+		{"two of ggml's servers", ggmls, ggmls, false},
+		{"ours and ggml's", ours, ggmls, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := c.a(), c.b()
+			got := runModel(t, path, model.Options{Split: []backend.Device{a, b, cpu.Device()}})
+			for _, d := range []backend.Device{a, b, cpu.Device()} {
+				require.Positive(t, got.nodes[d.Name()], "%s computed nothing (%v)", d.Name(), got.nodes)
+			}
+			require.GreaterOrEqual(t, got.splits, 3)
+			d := maxDiff(local.logits, got.logits)
+			if c.exact {
+				require.Equal(t, local.logits, got.logits, "the logits differ from the local ones (max %g)", d)
+			} else {
+				require.Less(t, d, 1e-3, "the logits are %g from the local ones", d)
+			}
+			t.Logf("%s + CPU: %d splits, nodes %v; %v a token (local %v, %.2fx), %d bytes on the wire a token, logits within %g of local",
+				c.name, got.splits, got.nodes, got.perToken, local.perToken, float64(got.perToken)/float64(local.perToken), got.wire, d)
+		})
+	}
 }

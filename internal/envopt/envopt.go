@@ -99,8 +99,8 @@ func (t *Table[O]) Apply(o *O, params map[string]string) (warnings []string, err
 		name := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(k)), t.Prefix)
 		i := t.index(name)
 		if i < 0 {
-			return warnings, fmt.Errorf("%s: unknown device parameter %q (the parameters are the %s* variables without the prefix: %s)",
-				t.Device, k, t.Prefix, strings.Join(t.shortNames(), ", "))
+			return warnings, fmt.Errorf("%s: unknown device parameter %q (given %s=%q; the parameters are the %s* variables without the prefix: %s)",
+				t.Device, k, k, params[k], t.Prefix, strings.Join(t.shortNames(), ", "))
 		}
 		w, e := t.set(o, t.Vars[i], params[k])
 		warnings = append(warnings, w...)

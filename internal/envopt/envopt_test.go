@@ -52,7 +52,7 @@ func TestApply(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, opts{S: "y", N: 3}, o)
 	_, err = table.Apply(&o, map[string]string{"typo": "1"})
-	require.EqualError(t, err, `dev: unknown device parameter "typo" (the parameters are the GGML_DEV_* variables without the prefix: s, n, a, b, c, w)`)
+	require.EqualError(t, err, `dev: unknown device parameter "typo" (given typo="1"; the parameters are the GGML_DEV_* variables without the prefix: s, n, a, b, c, w)`)
 	_, err = table.Apply(&o, map[string]string{"n": "x"})
 	require.EqualError(t, err, `dev: GGML_DEV_N="x": want a whole number from 1 to 8`)
 	require.Equal(t, []string{"GGML_DEV_S", "GGML_DEV_N", "GGML_DEV_A", "GGML_DEV_B", "GGML_DEV_C", "GGML_DEV_W"}, table.Names())

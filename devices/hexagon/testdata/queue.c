@@ -911,7 +911,7 @@ static uint32_t check_mm_kparams(const struct hd_op *o, struct hd_tensor *const 
  * op, the DSP flushes the dirty ranges of the inputs flagged HTP_TENSOR_COMPUTE ("compute data, not weights");
  * an input without the flag that an earlier op of the batch wrote is read stale. The double keeps the current bytes
  * in memory and, per dirty range, what DDR still holds; an unflagged dirty input is shown its DDR bytes during the
- * op. Under protocol=qdev/seed the flag's place is taken by "not WEIGHT" (their bit 0 is WEIGHT): how those DSP
+ * op. Under protocol=qdev/fence the flag's place is taken by "not WEIGHT" (their bit 0 is WEIGHT): how those DSP
  * libraries decide is not public, the double assumes they flush every non-weight input. */
 struct dirty { uint8_t *p; size_t n; uint8_t *ddr; };
 struct l2 { struct dirty *r; size_t n, cap; };

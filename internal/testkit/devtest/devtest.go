@@ -221,11 +221,11 @@ func (d *Device) Init(opts backend.Options) (backend.Backend, error) {
 		case "threads":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > backend.MaxThreads {
-				return nil, fmt.Errorf("%w: %s: threads=%q is not a thread count from 1 to %d", backend.ErrArgument, d.Name(), v, backend.MaxThreads)
+				return nil, backend.BadParam(d.Name(), k, v, fmt.Sprintf("a thread count from 1 to %d", backend.MaxThreads))
 			}
 			threads = n
 		default:
-			return nil, fmt.Errorf("%w: %s has no parameter %q (it has: threads)", backend.ErrArgument, d.Name(), k)
+			return nil, backend.UnknownParam(d.Name(), k, v, "threads")
 		}
 	}
 	b := &Backend{dev: d, eng: cpu.New(cpu.Options{Threads: threads})}

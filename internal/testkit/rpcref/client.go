@@ -51,48 +51,62 @@ type Client struct {
 	Devices int
 }
 
-// NewClient loads the peer's libraries and connects ggml's RPC client to
+// NewClient is Dial for a test: a missing peer skips it (fails it in
+// CI), a failure to connect fails it, and the client is closed when it
+// ends.
+func NewClient(t testing.TB, endpoint string, ggmlServer bool) *Client {
+	t.Helper()
+	Need(t)
+	c, err := Dial(endpoint, ggmlServer)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Dial loads the peer's libraries and connects ggml's RPC client to
 // device 0 of the server at endpoint (host:port). ggml aborts the process
 // when it cannot connect, so the caller checks the server is up first.
 // ggmlServer says the server is ggml's own, computing with ggml's CPU
 // backend.
-func NewClient(t testing.TB, endpoint string, ggmlServer bool) *Client {
-	t.Helper()
-	dir := Need(t)
+func Dial(endpoint string, ggmlServer bool) (*Client, error) {
+	dir, err := LibDir()
+	if err != nil {
+		return nil, err
+	}
 	lib, err := ggmlref.Open(dir)
 	if err != nil {
-		t.Fatalf("rpcref: %v", err)
+		return nil, fmt.Errorf("rpcref: %w", err)
 	}
 	c := &Client{lib: lib, endpoint: endpoint, ggmlCPU: ggmlServer}
 	for _, name := range []string{"libggml.so", "libggml-rpc.so"} {
 		l, err := dynlib.Open(filepath.Join(dir, name))
 		if err != nil {
-			t.Fatalf("rpcref: %v", err)
+			return nil, fmt.Errorf("rpcref: %w", err)
 		}
-		if err := c.bind(l); err != nil {
-			t.Fatalf("rpcref: %s: %v", name, err)
-		}
+		c.bind(l)
 	}
 	reg := c.fn.addServer(endpoint)
 	if reg == 0 {
-		t.Fatalf("rpcref: ggml_backend_rpc_add_server(%s) found no devices", endpoint)
+		return nil, fmt.Errorf("rpcref: ggml_backend_rpc_add_server(%s) found no devices", endpoint)
 	}
 	c.Devices = int(c.fn.regDevCount(reg))
 	c.backend = c.fn.rpcInit(endpoint, 0)
 	c.buft = c.fn.rpcBufferType(endpoint, 0)
 	if c.backend == 0 || c.buft == 0 {
-		t.Fatalf("rpcref: ggml_backend_rpc_init(%s, 0) failed", endpoint)
+		return nil, fmt.Errorf("rpcref: ggml_backend_rpc_init(%s, 0) failed", endpoint)
 	}
 	if c.refCPU, err = lib.NewCPUBackend(1); err != nil {
-		t.Fatalf("rpcref: %v", err)
+		c.fn.backendFree(c.backend)
+		return nil, fmt.Errorf("rpcref: %w", err)
 	}
-	t.Cleanup(c.close)
-	return c
+	return c, nil
 }
 
 // bind fills the functions l has (libggml.so has the backend API,
 // libggml-rpc.so the RPC one).
-func (c *Client) bind(l *dynlib.Library) error {
+func (c *Client) bind(l *dynlib.Library) {
 	fns := map[string]any{
 		"ggml_backend_rpc_add_server":      &c.fn.addServer,
 		"ggml_backend_rpc_init":            &c.fn.rpcInit,
@@ -118,10 +132,10 @@ func (c *Client) bind(l *dynlib.Library) error {
 		}
 		purego.RegisterFunc(fn, p)
 	}
-	return nil
 }
 
-func (c *Client) close() {
+// Close frees the client's backend and its context.
+func (c *Client) Close() {
 	if c.ctx != nil {
 		c.ctx.Free()
 	}

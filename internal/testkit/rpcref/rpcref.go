@@ -80,38 +80,70 @@ type Server struct {
 	out  strings.Builder
 }
 
-// StartServer starts ggml-rpc-server on a free loopback port serving the
-// CPU with threads threads; with cache, its -c cache lives in cacheDir.
-// It is killed when the test ends.
-func StartServer(t testing.TB, threads int, cacheDir string) *Server {
+// Config is how a ggml-rpc-server is started.
+type Config struct {
+	// Threads is its -t (0: 1).
+	Threads int
+	// CacheDir, when set, turns on its -c cache, kept in this folder.
+	CacheDir string
+	// Devices is its -d list (empty: ggml's default, the CPU here); a
+	// name may repeat, each entry being a device of its own to clients.
+	Devices []string
+}
+
+// StartServer starts ggml-rpc-server on a free loopback port, killed when
+// the test ends; a missing peer skips the test (fails it in CI).
+func StartServer(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	dir := Need(t)
+	s, err := start(dir, cfg)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// Start starts ggml-rpc-server on a free loopback port, for programs
+// (ggml bench rpc); the caller kills it.
+func Start(cfg Config) (*Server, error) {
+	dir, err := LibDir()
+	if err != nil {
+		return nil, err
+	}
+	return start(dir, cfg)
+}
+
+// start tries a few free ports: another process may take the one picked
+// between its listener closing and the server binding it.
+func start(dir string, cfg Config) (*Server, error) {
 	var lastErr error
 	for range 5 {
-		s, err := start(dir, threads, cacheDir)
+		s, err := startOnce(dir, cfg)
 		if err == nil {
-			t.Cleanup(s.Kill)
-			return s
+			return s, nil
 		}
 		lastErr = err
 	}
-	t.Fatalf("rpcref: ggml-rpc-server did not start: %v", lastErr)
-	return nil
+	return nil, fmt.Errorf("rpcref: ggml-rpc-server did not start: %w", lastErr)
 }
 
-func start(dir string, threads int, cacheDir string) (*Server, error) {
+func startOnce(dir string, cfg Config) (*Server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	_ = ln.Close()
-	args := []string{"-H", "127.0.0.1", "-p", strconv.Itoa(port), "-t", strconv.Itoa(threads)}
+	args := []string{"-H", "127.0.0.1", "-p", strconv.Itoa(port), "-t", strconv.Itoa(max(cfg.Threads, 1))}
+	if len(cfg.Devices) > 0 {
+		args = append(args, "-d", strings.Join(cfg.Devices, ","))
+	}
 	cmd := exec.Command(filepath.Join(dir, "ggml-rpc-server"), args...)
 	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+dir)
-	if cacheDir != "" {
+	if cfg.CacheDir != "" {
 		cmd.Args = append(cmd.Args, "-c")
-		cmd.Env = append(cmd.Env, "LLAMA_CACHE="+cacheDir, "XDG_CACHE_HOME="+cacheDir)
+		cmd.Env = append(cmd.Env, "LLAMA_CACHE="+cfg.CacheDir, "XDG_CACHE_HOME="+cfg.CacheDir)
 	}
 	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, done: make(chan error, 1)}
 	pr, pw, err := os.Pipe()
