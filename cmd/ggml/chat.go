@@ -38,10 +38,11 @@ const fetchHint = "for a real model, run scripts/fetch-models (SmolLM2 135M and 
 func chatTemplate(stdout io.Writer, m *model.Model, name string) (model.ChatTemplate, error) {
 	if name != "" {
 		t, err := model.TemplateByName(name)
-		if err == nil {
-			fmt.Fprintf(stdout, "chat template: %s (-template)\n", t.Name)
+		if err != nil {
+			return t, fmt.Errorf("%w: -template: %w", errUsage, err)
 		}
-		return t, err
+		fmt.Fprintf(stdout, "chat template: %s (-template)\n", t.Name)
+		return t, nil
 	}
 	t, fromFile, err := m.ChatTemplate()
 	if err != nil {

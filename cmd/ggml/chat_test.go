@@ -25,6 +25,9 @@ func TestRunDefaultModel(t *testing.T) {
 	code, out, errOut = runCmd("run", "-p", "The capital of France is", "-raw", "-n", "4", "-threads", "2")
 	require.Equal(t, 0, code, errOut)
 	require.NotContains(t, out, "chat template")
+	code, _, errOut = runCmd("run", "-p", "Hi", "-template", "vicuna", "-n", "1")
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, "no template named")
 }
 
 // TestChatCommand holds a two-turn conversation through `ggml chat`.
