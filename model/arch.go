@@ -8,19 +8,36 @@ import (
 )
 
 // arch describes one architecture the runner builds: what differs between
-// llama and qwen2 is data (rope mode, which biases are required), the graph
-// is the same builder (builder.build in graph.go).
+// llama, qwen2 and gemma3 is data (rope mode, which biases and norms there
+// are, the feed-forward gate, ...), the graph is the same builder
+// (builder.build in graph.go).
 type arch struct {
 	name     string
 	ropeMode ops.RopeMode
 	// qkvBias makes attn_q/k/v.bias required (qwen2); for llama they are
 	// optional, as llama.cpp loads them TENSOR_NOT_REQUIRED.
 	qkvBias bool
+	// embdScale multiplies the token embeddings by sqrt(n_embd).
+	embdScale bool
+	// qkNorm RMS-normalizes each head of Q and K (attn_q_norm,
+	// attn_k_norm) before RoPE.
+	qkNorm bool
+	// postNorm RMS-normalizes the attention and feed-forward outputs
+	// (post_attention_norm, post_ffw_norm) before their residual adds.
+	postNorm bool
+	// geglu gates the feed-forward with GELU instead of SiLU.
+	geglu bool
+	// scaleQ multiplies Q by the attention scale after RoPE, the softmax
+	// then scaling by 1, instead of the softmax scaling Q·Kᵀ.
+	scaleQ bool
+	// swa reads {arch}.attention.sliding_window: some layers attend to
+	// the last n_swa positions only (see readSWA).
+	swa bool
 }
 
 // archs are the architectures this package runs, by general.architecture;
-// each is described in its own file (llama.go, qwen2.go).
-var archs = map[string]arch{archLlama.name: archLlama, archQwen2.name: archQwen2}
+// each is described in its own file (llama.go, qwen2.go, gemma3.go).
+var archs = map[string]arch{archLlama.name: archLlama, archQwen2.name: archQwen2, archGemma3.name: archGemma3}
 
 // layer holds one decoder block's weights; the optional ones are nil when
 // the file lacks them.
@@ -29,6 +46,10 @@ type layer struct {
 	bq, bk, bv, bo           *graph.Tensor
 	ffnNorm                  *graph.Tensor
 	ffnGate, ffnUp, ffnDown  *graph.Tensor
+	// qNorm and kNorm (arch.qkNorm), attnPostNorm and ffnPostNorm
+	// (arch.postNorm).
+	qNorm, kNorm              *graph.Tensor
+	attnPostNorm, ffnPostNorm *graph.Tensor
 }
 
 // weights are the model's tensors by role.
@@ -90,6 +111,14 @@ func bindWeights(a arch, h *HParams, byName map[string]*graph.Tensor) (w weights
 		l.ffnGate = get(p+"ffn_gate.weight", true, n, h.NFF[il])
 		l.ffnUp = get(p+"ffn_up.weight", true, n, h.NFF[il])
 		l.ffnDown = get(p+"ffn_down.weight", true, h.NFF[il], n)
+		if a.qkNorm {
+			l.qNorm = get(p+"attn_q_norm.weight", true, h.HeadDimK)
+			l.kNorm = get(p+"attn_k_norm.weight", true, h.HeadDimK)
+		}
+		if a.postNorm {
+			l.attnPostNorm = get(p+"post_attention_norm.weight", true, n)
+			l.ffnPostNorm = get(p+"post_ffw_norm.weight", true, n)
+		}
 	}
 	return w, tied, err
 }

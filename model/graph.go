@@ -19,9 +19,11 @@ type batchInputs struct {
 	tokens *graph.Tensor // I32 [n_tokens]
 	pos    *graph.Tensor // I32 [n_tokens]
 	mask   *graph.Tensor // F32 [n_kv, pad(n_tokens)]
-	kIdx   *graph.Tensor // I64 [n_tokens]: cache cell of each token
-	vIdx   *graph.Tensor // I64: cells (or element indices, transposed V)
-	outIDs *graph.Tensor // I32 [n_outputs], nil when every token outputs
+	// maskSWA is the sliding-window layers' mask, nil without them.
+	maskSWA *graph.Tensor
+	kIdx    *graph.Tensor // I64 [n_tokens]: cache cell of each token
+	vIdx    *graph.Tensor // I64: cells (or element indices, transposed V)
+	outIDs  *graph.Tensor // I32 [n_outputs], nil when every token outputs
 }
 
 // batchShape is what a graph depends on: how many tokens, how many cache
@@ -55,8 +57,9 @@ func (b *builder) expand(t *graph.Tensor) {
 }
 
 // build returns the graph of a batch and its logits (F32 [n_vocab,
-// n_outputs]): llama.cpp's llm_build_llama / llm_build_qwen2, which differ
-// only in the biases and the rope mode, both data of the architecture.
+// n_outputs]): llama.cpp's llm_build_llama, llm_build_qwen2 and
+// llm_build_gemma3_iswa, whose differences are data of the architecture
+// (arch).
 func (b *builder) build() (*graph.Tensor, error) {
 	s, m := b.s, b.s.m
 	h, w, c := &m.HParams, &m.w, b.c
@@ -73,29 +76,55 @@ func (b *builder) build() (*graph.Tensor, error) {
 	if b.bs.nOutputs < b.bs.nTokens {
 		b.in.outIDs = b.input("inp_out_ids", quant.I32, int64(b.bs.nOutputs))
 	}
-	mask := b.in.mask
+	a := &m.arch
+	if h.SWALayers != nil {
+		b.in.maskSWA = b.input("kq_mask_swa", quant.F32, int64(b.bs.nKV), padTo(T, maskPad))
+	}
+	mask, maskSWA := b.in.mask, b.in.maskSWA
 	if s.opts.FlashAttn {
 		mask = c.Cast(mask, quant.F16)
+		if maskSWA != nil {
+			maskSWA = c.Cast(maskSWA, quant.F16)
+		}
 	}
+	norm := func(x, w *graph.Tensor) *graph.Tensor { return c.Mul(c.RMSNorm(x, h.RMSEps), w) }
 	x := c.GetRows(w.tokEmbd, b.in.tokens)
+	if a.embdScale {
+		x = c.Scale(x, float32(math.Sqrt(float64(h.NEmbd))))
+	}
 	for il := range w.layers {
 		l := &w.layers[il]
 		inpSA := x
-		cur := c.Mul(c.RMSNorm(x, h.RMSEps), l.attnNorm)
-		cur = b.attention(il, l, cur, mask)
+		cur := norm(x, l.attnNorm)
+		lm := mask
+		if h.IsSWA(il) {
+			lm = maskSWA
+		}
+		cur = b.attention(il, l, cur, lm)
 		if il == len(w.layers)-1 && b.in.outIDs != nil {
 			// Only the positions whose logits are asked go further.
 			cur = c.GetRows(cur, b.in.outIDs)
 			inpSA = c.GetRows(inpSA, b.in.outIDs)
 		}
+		if a.postNorm {
+			cur = norm(cur, l.attnPostNorm)
+		}
 		ffnInp := c.Add(cur, inpSA)
-		cur = c.Mul(c.RMSNorm(ffnInp, h.RMSEps), l.ffnNorm)
+		cur = norm(ffnInp, l.ffnNorm)
 		up := c.MulMat(l.ffnUp, cur)
 		gate := c.MulMat(l.ffnGate, cur)
-		cur = c.MulMat(l.ffnDown, c.SwiGLUSplit(gate, up))
+		if a.geglu {
+			cur = c.GeGLUSplit(gate, up)
+		} else {
+			cur = c.SwiGLUSplit(gate, up)
+		}
+		cur = c.MulMat(l.ffnDown, cur)
+		if a.postNorm {
+			cur = norm(cur, l.ffnPostNorm)
+		}
 		x = c.Add(cur, ffnInp)
 	}
-	x = c.Mul(c.RMSNorm(x, h.RMSEps), w.outputNorm)
+	x = norm(x, w.outputNorm)
 	logits := graph.SetOutput(c.SetName(c.MulMat(w.output, x), "result_output"))
 	b.expand(logits)
 	if err := c.Err(); err != nil {
@@ -122,9 +151,14 @@ func (b *builder) attention(il int, l *layer, cur, mask *graph.Tensor) *graph.Te
 	q := c.Reshape(proj(l.wq, l.bq), hd, nh, T)
 	k := c.Reshape(proj(l.wk, l.bk), hd, nkv, T)
 	v := proj(l.wv, l.bv)
+	if l.qNorm != nil {
+		q = c.Mul(c.RMSNorm(q, h.RMSEps), l.qNorm)
+		k = c.Mul(c.RMSNorm(k, h.RMSEps), l.kNorm)
+	}
+	base, fscale := h.ropeBase(il)
 	rp := ops.RopeParams{
 		NDims: int32(h.NRot), Mode: s.m.arch.ropeMode, NCtxOrig: int32(h.NCtxOrig),
-		FreqBase: h.RopeFreqBase, FreqScale: h.RopeFreqScale, AttnFactor: 1,
+		FreqBase: base, FreqScale: fscale, AttnFactor: 1,
 		BetaFast: 32, BetaSlow: 1,
 	}
 	if h.RopeYarn {
@@ -135,6 +169,10 @@ func (b *builder) attention(il int, l *layer, cur, mask *graph.Tensor) *graph.Te
 	}
 	q = c.RopeExt(q, b.in.pos, s.m.w.ropeFreqs, rp)
 	k = c.RopeExt(k, b.in.pos, s.m.w.ropeFreqs, rp)
+	kqScale := h.AttnScale
+	if s.m.arch.scaleQ {
+		q, kqScale = c.Scale(q, h.AttnScale), 1
+	}
 
 	kc, vc := s.k[il], s.v[il]
 	kvDim := int64(h.NEmbdKGQA(il))
@@ -157,13 +195,13 @@ func (b *builder) attention(il int, l *layer, cur, mask *graph.Tensor) *graph.Te
 			// As llama.cpp: the flash-attention kernels take F16 K/V.
 			kView, vView = c.Cast(kView, quant.F16), c.Cast(vView, quant.F16)
 		}
-		fa := c.FlashAttnExt(q, kView, vView, mask, h.AttnScale, 0, 0)
+		fa := c.FlashAttnExt(q, kView, vView, mask, kqScale, 0, 0)
 		c.FlashAttnExtSetPrec(fa, ops.PrecF32)
 		out = c.Reshape(fa, hd*nh, T)
 	} else {
 		kq := c.MulMat(kView, q)
 		c.MulMatSetPrec(kq, ops.PrecF32)
-		kq = c.SoftMaxExt(kq, mask, h.AttnScale, 0)
+		kq = c.SoftMaxExt(kq, mask, kqScale, 0)
 		nCtx := vc.Ne[1]
 		vView := c.View3D(vc, nKV, hd, nkv, uint64(vc.Type.RowSize(nCtx)), uint64(vc.Type.RowSize(nCtx*hd)), 0)
 		kqv := c.MulMat(vView, kq)

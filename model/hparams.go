@@ -64,8 +64,30 @@ type HParams struct {
 	// NEOX (halves) for qwen2.
 	RopeMode ops.RopeMode
 	// AttnScale multiplies Q·Kᵀ: {arch}.attention.scale, or
-	// 1/sqrt(HeadDimK) when absent.
+	// 1/sqrt(HeadDimK) when absent (Gemma 3: see archGemma3).
 	AttnScale float32
+	// SlidingWindow is {arch}.attention.sliding_window, the positions a
+	// sliding-window layer attends to (the token's own and the
+	// SlidingWindow-1 before it); 0 when no layer has a window.
+	SlidingWindow int
+	// SWALayers[il] is true for the layers that attend within the
+	// window; nil when none does.
+	SWALayers []bool
+	// RopeFreqBaseSWA and RopeFreqScaleSWA are RoPE's base and scale on
+	// the sliding-window layers ({arch}.rope.freq_base_swa, else 10000,
+	// and 1, as llama.cpp sets them for Gemma 3).
+	RopeFreqBaseSWA, RopeFreqScaleSWA float32
+}
+
+// IsSWA reports whether layer il attends within the sliding window.
+func (h *HParams) IsSWA(il int) bool { return h.SWALayers != nil && h.SWALayers[il] }
+
+// ropeBase returns layer il's RoPE base and scale.
+func (h *HParams) ropeBase(il int) (base, scale float32) {
+	if h.IsSWA(il) {
+		return h.RopeFreqBaseSWA, h.RopeFreqScaleSWA
+	}
+	return h.RopeFreqBase, h.RopeFreqScale
 }
 
 // NEmbdKGQA is the width of one layer's K cache row (all KV heads).
@@ -209,7 +231,8 @@ func (m *meta) str(key string) (string, bool) {
 
 // readHParams reads the hyperparameters of an architecture this package
 // runs; nVocab comes from token_embd.weight's shape.
-func readHParams(f *gguf.File, arch string, nVocab int) (HParams, error) {
+func readHParams(f *gguf.File, a arch, nVocab int) (HParams, error) {
+	arch := a.name
 	m := &meta{f: f, prefix: arch + "."}
 	h := HParams{Arch: arch, NVocab: nVocab}
 	h.NCtxTrain = m.integer("context_length", 0, true)
@@ -279,8 +302,29 @@ func readHParams(f *gguf.File, arch string, nVocab int) (HParams, error) {
 	if n := m.integer("expert_count", 0, false); n > 0 {
 		m.fail(m.prefix+"expert_count", "mixture-of-experts models (%d experts) are not supported", n)
 	}
+	// Keys that change the computation in ways this runner does not
+	// implement: refused by name rather than ignored.
+	for _, key := range []string{"attn_logit_softcapping", "final_logit_softcapping", "attention.layer_norm_epsilon",
+		"rope.scaling.attn_factor", "attention.sliding_window_pattern"} {
+		if _, ok := f.Lookup(m.prefix + key); ok && m.err == nil {
+			m.fail(m.prefix+key, "present, and this runner does not implement it for %s", arch)
+		}
+	}
+	if a.swa {
+		readSWA(m, &h)
+	}
 	if m.err != nil {
 		return h, m.err
+	}
+	if a.scaleQ {
+		// llama.cpp computes Gemma 3's scale itself, from the model size.
+		if _, ok := f.Lookup(m.prefix + "attention.scale"); ok {
+			return h, fmt.Errorf("%w: %sattention.scale: present, and %s takes its attention scale from the model size", ErrModel, m.prefix, arch)
+		}
+		h.AttnScale = float32(1 / math.Sqrt(float64(h.HeadDimK)))
+		if h.NLayer == 62 { // the 27B model
+			h.AttnScale = float32(1 / math.Sqrt(float64(h.NEmbd/h.NHead[0])))
+		}
 	}
 	if h.HeadDimK != h.HeadDimV || h.HeadDimK*h.NHead[0] == 0 {
 		return h, fmt.Errorf("%w: key_length %d and value_length %d differ", ErrModel, h.HeadDimK, h.HeadDimV)
@@ -289,4 +333,30 @@ func readHParams(f *gguf.File, arch string, nVocab int) (HParams, error) {
 		return h, fmt.Errorf("%w: rope.dimension_count %d for head size %d", ErrModel, h.NRot, h.HeadDimK)
 	}
 	return h, nil
+}
+
+// swaPeriod is Gemma 3's sliding-window pattern as llama.cpp sets it
+// (set_swa_pattern(6)): in each run of six layers the first five attend
+// within the window and the sixth to every position.
+const swaPeriod = 6
+
+// readSWA reads the sliding window and marks the layers that use it.
+func readSWA(m *meta, h *HParams) {
+	h.SlidingWindow = m.integer("attention.sliding_window", 0, true)
+	if m.err != nil {
+		return
+	}
+	if h.SlidingWindow == 0 {
+		m.fail(m.prefix+"attention.sliding_window", "0 positions")
+		return
+	}
+	h.SWALayers = make([]bool, h.NLayer)
+	for il := range h.SWALayers {
+		h.SWALayers[il] = il%swaPeriod < swaPeriod-1
+	}
+	h.RopeFreqBaseSWA = m.float("rope.freq_base_swa", 10000, false)
+	h.RopeFreqScaleSWA = 1
+	if h.RopeYarn {
+		m.fail(m.prefix+"rope.scaling.type", "yarn is not implemented for %s", h.Arch)
+	}
 }

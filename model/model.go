@@ -18,7 +18,8 @@
 // devices/hexagon, devices/rpc) and chosen with Options.Device or
 // Options.BestDevice.
 //
-// Architectures: llama (llama 2/3, mistral-style) and qwen2; others are
+// Architectures: llama (llama 2/3, mistral-style, SmolLM2), qwen2 and gemma3
+// (Gemma 3 text models, sliding-window layers included); others are
 // refused with ErrArch naming them. Weights may be F32, F16 or any type the
 // devices compute matrix products in (the tests cover F32, F16, Q8_0, Q4_0,
 // Q4_K and Q6_K against libllama).
@@ -131,7 +132,7 @@ func Open(path string, opts Options) (m *Model, err error) {
 	}
 	a, ok := archs[name]
 	if !ok {
-		return nil, fmt.Errorf("%w %q (this runner has llama and qwen2)", ErrArch, name)
+		return nil, fmt.Errorf("%w %q (this runner has llama, qwen2 and gemma3)", ErrArch, name)
 	}
 	m.arch = a
 	c := graph.NewContext(graph.ContextOptions{})
@@ -150,7 +151,7 @@ func Open(path string, opts Options) (m *Model, err error) {
 	if embd == nil {
 		return nil, fmt.Errorf("%w: tensor token_embd.weight missing", ErrModel)
 	}
-	if m.HParams, err = readHParams(f, name, int(embd.Ne[1])); err != nil {
+	if m.HParams, err = readHParams(f, a, int(embd.Ne[1])); err != nil {
 		return nil, err
 	}
 	if m.w, m.Tied, err = bindWeights(a, &m.HParams, byName); err != nil {
@@ -335,7 +336,8 @@ func (m *Model) used(infos map[*graph.Tensor]gguf.TensorInfo) []*graph.Tensor {
 
 // tensors are the layer's weights, nil for those its file does not have.
 func (l *layer) tensors() []*graph.Tensor {
-	return []*graph.Tensor{l.attnNorm, l.wq, l.wk, l.wv, l.wo, l.bq, l.bk, l.bv, l.bo, l.ffnNorm, l.ffnGate, l.ffnUp, l.ffnDown}
+	return []*graph.Tensor{l.attnNorm, l.wq, l.wk, l.wv, l.wo, l.bq, l.bk, l.bv, l.bo, l.ffnNorm, l.ffnGate, l.ffnUp, l.ffnDown,
+		l.qNorm, l.kNorm, l.attnPostNorm, l.ffnPostNorm}
 }
 
 // loadWeights places the weights: on the host straight from the mapping

@@ -71,8 +71,8 @@ type batchGraph struct {
 // inputScratch is memory setInputs and decodeBatch reuse across batches,
 // so that a decoded token allocates only the logits it returns.
 type inputScratch struct {
-	tokens, pos, kIdx, vIdx, mask, outIDs, logits []byte
-	idx                                           []int32
+	tokens, pos, kIdx, vIdx, mask, maskSWA, outIDs, logits []byte
+	idx                                                    []int32
 }
 
 // NewSession makes a session with an empty KV cache in the model's device
@@ -403,26 +403,17 @@ func (s *Session) setInputs(in *batchInputs, bs batchShape, tokens, outIdx []int
 			}
 		}
 	}
-	// Token i at position nPast+i sees cells 0..nPast+i; other cells and
-	// the padding rows are -inf.
-	rows := int(in.mask.Ne[1])
-	mask := grow(&sc.mask, 4*bs.nKV*rows)
-	negInf := math.Float32bits(float32(math.Inf(-1)))
-	for r := range rows {
-		for cell := range bs.nKV {
-			v := negInf
-			if r < n && cell <= s.nPast+r {
-				v = 0
-			}
-			binary.LittleEndian.PutUint32(mask[4*(r*bs.nKV+cell):], v)
-		}
+	mask := s.fillMask(&sc.mask, in.mask, bs, n, 0)
+	var maskSWA []byte
+	if in.maskSWA != nil {
+		maskSWA = s.fillMask(&sc.maskSWA, in.maskSWA, bs, n, s.m.HParams.SlidingWindow)
 	}
 	sets := [...]struct {
 		t    *graph.Tensor
 		data []byte
 	}{
 		{in.tokens, i32(&sc.tokens, tokens)}, {in.pos, pos}, {in.kIdx, kIdx}, {in.vIdx, vIdx}, {in.mask, mask},
-		{in.outIDs, nil},
+		{in.maskSWA, maskSWA}, {in.outIDs, nil},
 	}
 	if in.outIDs != nil {
 		sets[len(sets)-1].data = i32(&sc.outIDs, outIdx)
@@ -436,6 +427,27 @@ func (s *Session) setInputs(in *batchInputs, bs batchShape, tokens, outIdx []int
 		}
 	}
 	return nil
+}
+
+// fillMask writes a batch's attention mask into *buf: token i at position
+// nPast+i sees cells 0..nPast+i, and with a window only those fewer than
+// window positions back (llama.cpp's is_masked_swa); other cells and the
+// padding rows are -inf.
+func (s *Session) fillMask(buf *[]byte, t *graph.Tensor, bs batchShape, n, window int) []byte {
+	rows := int(t.Ne[1])
+	mask := grow(buf, 4*bs.nKV*rows)
+	negInf := math.Float32bits(float32(math.Inf(-1)))
+	for r := range rows {
+		p := s.nPast + r
+		for cell := range bs.nKV {
+			v := negInf
+			if r < n && cell <= p && (window == 0 || p-cell < window) {
+				v = 0
+			}
+			binary.LittleEndian.PutUint32(mask[4*(r*bs.nKV+cell):], v)
+		}
+	}
+	return mask
 }
 
 // Close frees the cache and the scheduler's buffers. Closing again, or

@@ -399,40 +399,45 @@ func BenchmarkEncode(b *testing.B) {
 	}
 }
 
-// TestEveryCodePoint runs every code point through the Llama 3
-// pre-tokenizer beside letters, digits, spaces and punctuation, for a
-// difference between Go's Unicode tables (letter, number, White_Space) and
-// llama.cpp's. Its limit: token ids show a different split only where
-// some merge crosses it, which for rare multi-byte characters is seldom
-// (a letter wrongly classed punctuation in U+2E80 passes unnoticed).
+// TestEveryCodePoint runs every code point through the Llama 3 and the
+// SmolLM2 (GPT-2 regex) pre-tokenizers beside letters, digits, spaces and
+// punctuation, for a difference between Go's Unicode tables (letter,
+// number, White_Space) and llama.cpp's. Its limit: token ids show a
+// different split only where some merge crosses it, which for rare
+// multi-byte characters is seldom (a letter wrongly classed punctuation in
+// U+2E80 passes unnoticed).
 func TestEveryCodePoint(t *testing.T) {
-	m := withRef(t, "bpe")
-	step := 1
-	if testing.Short() {
-		step = 17
-	}
-	bad, lines := 0, 0
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			lines++
-			bad += compare(t, m, []string{b.String()}, false, false)
-			b.Reset()
-		}
-	}
-	for c := rune(0); c <= 0x10FFFF; c += rune(step) {
-		if c >= 0xD800 && c <= 0xDFFF {
-			continue // not valid in Go strings; the generated text has them as raw bytes
-		}
-		if c >= 0x40000 && c < 0xE0000 {
-			c = 0xE0000 // unassigned planes: one class; plane 14 has tags and selectors
-		}
-		s := string(c)
-		b.WriteString("a" + s + "1" + s + " " + s + "!" + s + "\n" + s + "'" + s + "  ")
-		if b.Len() > 2000 {
+	for _, name := range []string{"bpe", "smollm2"} {
+		t.Run(name, func(t *testing.T) {
+			m := withRef(t, name)
+			step := 1
+			if testing.Short() {
+				step = 17
+			}
+			bad, lines := 0, 0
+			var b strings.Builder
+			flush := func() {
+				if b.Len() > 0 {
+					lines++
+					bad += compare(t, m, []string{b.String()}, false, false)
+					b.Reset()
+				}
+			}
+			for c := rune(0); c <= 0x10FFFF; c += rune(step) {
+				if c >= 0xD800 && c <= 0xDFFF {
+					continue // not valid in Go strings; the generated text has them as raw bytes
+				}
+				if c >= 0x40000 && c < 0xE0000 {
+					c = 0xE0000 // unassigned planes: one class; plane 14 has tags and selectors
+				}
+				s := string(c)
+				b.WriteString("a" + s + "1" + s + " " + s + "!" + s + "\n" + s + "'" + s + "  ")
+				if b.Len() > 2000 {
+					flush()
+				}
+			}
 			flush()
-		}
+			t.Logf("%s: %d lines over the code points: %d mismatches", name, lines, bad)
+		})
 	}
-	flush()
-	t.Logf("%d lines over the code points: %d mismatches", lines, bad)
 }

@@ -19,9 +19,12 @@
 //	                                    a GGUF file's metadata, tensors and totals, as gguf-dump prints them
 //	ggml rpc-server [-host H] [-port P] [-device NAME,...] [-cache DIR] [-threads N] [-token T] [-tls-cert F -tls-key F]
 //	                                    serve our devices to ggml RPC clients (protocol 7.0.0)
-//	ggml run [-m FILE] [-p TEXT | -tokens 1,2,3] [-n N] [-device NAME] [-threads N] [-seed N] [-logits OUT]
-//	         [-temp T -top-k K -top-p P -min-p P -repeat-penalty R] [-ctx N] [-fa]
-//	                                    a llama/qwen2 GGUF model (a generated one without -m), streamed, tokens/s
+//	ggml run [-m FILE] [-p TEXT [-raw] [-template NAME] | -tokens 1,2,3] [-n N] [-device NAME] [-threads N] [-seed N]
+//	         [-logits OUT] [-temp T -top-k K -top-p P -min-p P -repeat-penalty R] [-ctx N] [-fa]
+//	                                    a llama/qwen2/gemma3 GGUF model, -p in its chat template (SmolLM2 from the
+//	                                    cache without -m, else a generated one), streamed, tokens/s
+//	ggml chat [-m FILE] [-system TEXT] [-template NAME] [-n N] [-ctx N] [-threads N] [-temp T -seed N]
+//	                                    an interactive conversation kept in the KV cache between turns
 //	ggml quant-stats [-type T] [-ref]   quantization accuracy and speed, beside the real ggml
 //	ggml test-ops [-b NAME] [-o OP,...] [-ref ggml|cpu] [-seed N] [-cases quick|full] [-threads N]
 //	              [-mode test|support] [-report FILE] [-v] [-q]
@@ -50,12 +53,13 @@ type command struct {
 
 var commands = map[string]command{
 	"bench":       {"benchmarks beside the real ggml: alloc (buffer sizes), matmul, dispatch, quant, demo, block, model, rpc (speed)", runBench},
+	"chat":        {"an interactive conversation with a model, kept in its KV cache between turns (ggml chat -m FILE)", runChat},
 	"demo":        {"one llama-style decoder block run through the scheduler on a device, checked against the CPU", runDemo},
 	"devices":     {"every registered device: type, memory, caps, and why an unavailable one cannot be used", runDevices},
 	"gen-model":   {"a random-weight llama or qwen2 model file that llama.cpp also loads, for tests and demos", runGenModel},
 	"gguf-info":   {"a GGUF file's metadata, tensors (type, shape, offset, size) and totals, as gguf-dump prints them", runGGUFInfo},
 	"rpc-server":  {"serve devices to ggml RPC clients (llama.cpp's --rpc, our RPC device), protocol 7.0.0", runRPCServer},
-	"run":         {"a llama or qwen2 GGUF model (or, without -m, a small generated one): prompt, streamed tokens, tokens/s", runRun},
+	"run":         {"a llama, qwen2 or gemma3 GGUF model (without -m: SmolLM2 from the cache, else a generated one), chat-templated", runRun},
 	"quant-stats": {"bits per weight, error and speed of every quantization format, beside the real ggml", runQuantStats},
 	"test-ops":    {"op conformance cases on a device, compared with the real ggml or our CPU device", runTestOps},
 }

@@ -41,10 +41,14 @@ func runRun(args []string, stdout io.Writer) error {
 	fs.IntVar(&sm.RepeatLastN, "repeat-last-n", 64, "tokens the repetition penalty looks back")
 	ctxLen := fs.Int("ctx", 0, "context length (0: the model's, at most 4096)")
 	fa := fs.Bool("fa", false, "flash attention")
+	raw := fs.Bool("raw", false, "feed -p as it is, without the model's chat template")
+	tmplName := fs.String("template", "", "chat template `NAME` for -p (chatml, gemma, llama3, phi3) instead of the file's")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ggml run [-m FILE] [-p TEXT | -tokens 1,2,3] [-n N] [-device NAME] [-threads N] [-seed N]\n"+
-			"                [-logits OUT] [-temp T -top-k K -top-p P -min-p P -repeat-penalty R]\n\n"+
-			"Runs a llama or qwen2 GGUF model: decodes the prompt, streams the generated tokens, prints tokens/s.")
+		fmt.Fprintln(fs.Output(), "usage: ggml run [-m FILE] [-p TEXT [-raw] [-template NAME] | -tokens 1,2,3] [-n N] [-device NAME] [-threads N]\n"+
+			"                [-seed N] [-logits OUT] [-temp T -top-k K -top-p P -min-p P -repeat-penalty R]\n\n"+
+			"Runs a llama, qwen2 or gemma3 GGUF model: -p goes in the file's chat template as a user turn (as it is\n"+
+			"with -raw), the answer streams until the end-of-turn token, then tokens/s. Without -m: SmolLM2 from the\n"+
+			"cache (scripts/fetch-models), else a generated model.")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -83,6 +87,14 @@ func runRun(args []string, stdout io.Writer) error {
 	if *path != "" && *text == "" && *tokList == "" {
 		return usageErrorf("give a prompt with -p or -tokens")
 	}
+	if *path == "" && *tokList == "" {
+		if p, ok := defaultModel(stdout); ok {
+			*path = p
+			if *text == "" {
+				*text = "What can you do?"
+			}
+		}
+	}
 	if *path == "" {
 		dir, err := os.MkdirTemp("", "ggml-run-")
 		if err != nil {
@@ -96,6 +108,7 @@ func runRun(args []string, stdout io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "no -m: generated a random-weight %s model (%d wide, %d layers, %s weights, %d tokens, no vocabulary)\n",
 			c.Arch, c.Embd, c.Layers, c.Type, c.VocabSize)
+		fmt.Fprintln(stdout, fetchHint)
 		if *text == "" && *tokList == "" {
 			prompt = []int32{1, 2, 3, 4, 5, 6, 7, 8}
 		}
@@ -117,7 +130,13 @@ func runRun(args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "model: %s, %d layers, %d wide, %d heads (%d KV), %d tokens, on %s\n",
 		h.Arch, h.NLayer, h.NEmbd, h.NHead[0], h.NHeadKV[0], h.NVocab, m.DeviceName())
 	if *text != "" {
-		if prompt, err = m.Tokenize(*text, true); err != nil {
+		p := *text
+		if m.HasText() {
+			if p, err = chatPrompt(stdout, m, p, *raw, *tmplName); err != nil {
+				return err
+			}
+		}
+		if prompt, err = m.Tokenize(p, true); err != nil {
 			return err
 		}
 	}

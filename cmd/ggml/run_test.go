@@ -24,9 +24,11 @@ func TestRunGenerated(t *testing.T) {
 	// registered whose servers have stopped (TestRunArguments shows the
 	// choice).
 	t.Setenv("GGML_DEVICE", "CPU")
+	t.Setenv("GGML_MODELS_CACHE", t.TempDir()) // no SmolLM2 there
 	code, out, errOut := runCmd("run", "-n", "5", "-threads", "2")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "generated a random-weight llama model")
+	require.Contains(t, out, "scripts/fetch-models")
 	require.Contains(t, out, "\n[1 2 3 4 5 6 7 8] ", "the prompt echoed before the tokens")
 	require.Contains(t, out, "prompt: 8 tokens in ")
 	require.Contains(t, out, "generation: 5 tokens in ", "the tokens -n asks for")

@@ -52,7 +52,7 @@ type funcs struct {
 	initFromModel, free, modelGetVocab, vocabNTokens, modelNEmbd, modelNCtxTrain      uintptr
 	nCtx, nBatch, nUbatch, nThreads, nThreadsBatch, batchInit, batchFree, decode      uintptr
 	getLogitsIth, tokenize, tokenToPiece, getMemory, memoryClear, logSet, backendLoad uintptr
-	vocabBOS, vocabEOS, vocabEOT, vocabIsEOG                                          uintptr
+	vocabBOS, vocabEOS, vocabEOT, vocabIsEOG, chatApply, modelChatTemplate            uintptr
 }
 
 var (
@@ -125,6 +125,7 @@ func Open(dir, variant string) (*Lib, error) {
 		{llama, "llama_get_memory", &l.fn.getMemory}, {llama, "llama_memory_clear", &l.fn.memoryClear},
 		{llama, "llama_log_set", &l.fn.logSet}, {llama, "llama_vocab_bos", &l.fn.vocabBOS}, {llama, "llama_vocab_eos", &l.fn.vocabEOS},
 		{llama, "llama_vocab_eot", &l.fn.vocabEOT}, {llama, "llama_vocab_is_eog", &l.fn.vocabIsEOG},
+		{llama, "llama_chat_apply_template", &l.fn.chatApply}, {llama, "llama_model_chat_template", &l.fn.modelChatTemplate},
 	}
 	for _, s := range syms {
 		p, err := s.lib.Sym(s.name)

@@ -25,3 +25,15 @@ func Path(t testing.TB, m modelcache.Model) string {
 	}
 	return p
 }
+
+// Run returns m's file as Path does, for a test that computes with the
+// whole model: such a test is also skipped in short mode (-short, the race
+// detector's run in .ci/run), where a real model's minutes of arithmetic
+// under the race detector would buy nothing the full run does not check.
+func Run(t testing.TB, m modelcache.Model) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("%s: a whole real model is not run in short mode (the full run checks it)", m.Name)
+	}
+	return Path(t, m)
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/internal/modelcache"
+	"github.com/ggml-go/ggml/internal/testkit/realmodel"
+)
+
+// TestRunDefaultModel: without -m, run takes SmolLM2 from the cache, says
+// so, formats -p as a ChatML user turn and stops at the end of the turn;
+// -raw feeds the text as it is.
+func TestRunDefaultModel(t *testing.T) {
+	realmodel.Run(t, modelcache.SmolLM2)
+	code, out, errOut := runCmd("run", "-p", "What is the capital of France?", "-n", "48", "-threads", "2")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "using SmolLM2-135M-Instruct from the cache")
+	require.Contains(t, out, "chat template: chatml (the file's tokenizer.chat_template)")
+	require.Contains(t, out, "Paris")
+	// The answer ends at <|im_end|>, well before 48 tokens.
+	require.NotContains(t, out, "generation: 47 tokens")
+	code, out, errOut = runCmd("run", "-p", "The capital of France is", "-raw", "-n", "4", "-threads", "2")
+	require.Equal(t, 0, code, errOut)
+	require.NotContains(t, out, "chat template")
+	code, _, errOut = runCmd("run", "-p", "Hi", "-template", "vicuna", "-n", "1")
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, "no template named")
+}
+
+// TestChatCommand holds a two-turn conversation through `ggml chat`.
+func TestChatCommand(t *testing.T) {
+	path := realmodel.Run(t, modelcache.SmolLM2)
+	chatIn = strings.NewReader("What is the capital of France?\n/reset\n\nAnd the capital of Italy?\n")
+	defer func() { chatIn = nil }()
+	code, out, errOut := runCmd("chat", "-m", path, "-n", "40", "-threads", "2", "-ctx", "512")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Paris")
+	require.Contains(t, out, "Rome")
+	require.Equal(t, 5, strings.Count(out, "> "), out) // four lines and the end of input
+}
