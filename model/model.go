@@ -173,6 +173,9 @@ func Open(path string, opts Options) (m *Model, err error) {
 		case err != nil:
 			return nil, fmt.Errorf("model: tokenizer: %w", err)
 		}
+		if e, ok := m.tok.(interface{ IsEOG(int32) bool }); ok {
+			m.Vocab.eog = e.IsEOG
+		}
 	}
 	if err := m.startBackends(opts); err != nil {
 		return nil, err

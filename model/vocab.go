@@ -18,10 +18,21 @@ type Vocab struct {
 	// AddBOS is tokenizer.ggml.add_bos_token (llama.cpp's default for the
 	// model when absent).
 	AddBOS bool
+	// eog is the tokenizer's end-of-generation set when it has one
+	// (package tokenizer's IsEOG: EOS, EOT, EOM and the tokens llama.cpp
+	// recognises by their end-of-turn text, such as SmolLM2's
+	// <|endoftext|> beside its EOS <|im_end|>).
+	eog func(int32) bool
 }
 
-// IsStop reports whether generation ends at t (EOS or EOT).
-func (v Vocab) IsStop(t int32) bool { return t >= 0 && (t == v.EOS || t == v.EOT) }
+// IsStop reports whether generation ends at t: EOS or EOT, or any token
+// the tokenizer counts as ending generation, as llama_vocab_is_eog.
+func (v Vocab) IsStop(t int32) bool {
+	if v.eog != nil && v.eog(t) {
+		return true
+	}
+	return t >= 0 && (t == v.EOS || t == v.EOT)
+}
 
 func readVocab(f *gguf.File, nVocab int) (Vocab, error) {
 	m := &meta{f: f}

@@ -55,7 +55,7 @@ func decodeByteLevel(s string) string {
 // merges then). Pieces that are no token become their one-byte tokens,
 // or nothing, as in llama.cpp.
 func (t *Tokenizer) encodeBPE(text string, out []int32) ([]int32, error) {
-	words, err := preTokenizeLlama3(text)
+	words, err := preTokenize(text, t.pre)
 	if err != nil {
 		return nil, err
 	}

@@ -200,7 +200,7 @@ func TestEncodeMatchesLlama(t *testing.T) {
 	if testing.Short() { // the race detector's run: a tenth
 		lines, chunks, gen = every(lines, 10), every(chunks, 10), every(gen, 10)
 	}
-	for _, name := range []string{"spm", "bpe"} {
+	for _, name := range []string{"spm", "bpe", "smollm2", "gemma3"} {
 		t.Run(name, func(t *testing.T) {
 			m := withRef(t, name)
 			bad := compare(t, m, lines, true, false) + compare(t, m, chunks, false, false)
@@ -255,7 +255,7 @@ func TestVariantsMatchLlama(t *testing.T) {
 // TestTokenToPieceMatchesLlama compares every token's piece, special on and
 // off, and a sample with lstrip 1, the special ids and IsEOG.
 func TestTokenToPieceMatchesLlama(t *testing.T) {
-	for _, name := range []string{"spm", "bpe"} {
+	for _, name := range []string{"spm", "bpe", "smollm2", "gemma3"} {
 		t.Run(name, func(t *testing.T) {
 			m := withRef(t, name)
 			if m.tok.NumTokens() != m.ref.NVocab() || m.tok.BOS() != m.ref.BOS() || m.tok.EOS() != m.ref.EOS() {
@@ -274,8 +274,10 @@ func TestTokenToPieceMatchesLlama(t *testing.T) {
 					}
 				}
 			}
-			if m.tok.EOT() != m.ref.EOT() {
-				t.Errorf("eot %d, libllama %d", m.tok.EOT(), m.ref.EOT())
+			if eot, ref := m.tok.EOT(), m.ref.EOT(); eot != ref && !(m.tok.IsEOG(ref) && slices.Contains(eotTexts, m.tok.tokens[ref])) {
+				// Among several end-of-turn texts libllama takes the
+				// one its hash map yields first (see findEOG).
+				t.Errorf("eot %d, libllama %d", eot, ref)
 			}
 			eog := 0
 			for id := range int32(m.tok.NumTokens()) {
@@ -305,7 +307,7 @@ func TestTokenToPieceMatchesLlama(t *testing.T) {
 // off.
 func TestRoundTrip(t *testing.T) {
 	lines := append(corpus(t), generated(testSeed(t), 2000)...)
-	for _, name := range []string{"spm", "bpe"} {
+	for _, name := range []string{"spm", "bpe", "smollm2", "gemma3"} {
 		m := model(t, name)
 		n := 0
 		for _, s := range lines {

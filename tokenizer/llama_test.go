@@ -11,9 +11,11 @@ import (
 	"testing"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/modelcache"
 	"github.com/ggml-go/ggml/internal/testkit/genmodel"
 	"github.com/ggml-go/ggml/internal/testkit/llamaref"
 	"github.com/ggml-go/ggml/internal/testkit/npmvocab"
+	"github.com/ggml-go/ggml/internal/testkit/realmodel"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -27,7 +29,7 @@ type vocabModel struct {
 
 var (
 	modelDir  string
-	modelOnce = map[string]*sync.Once{"spm": {}, "bpe": {}, "spm-variant": {}, "bpe-variant": {}}
+	modelOnce = map[string]*sync.Once{"spm": {}, "bpe": {}, "spm-variant": {}, "bpe-variant": {}, "smollm2": {}, "gemma3": {}}
 	models    = map[string]*vocabModel{}
 	modelErr  = map[string]error{}
 )
@@ -70,12 +72,25 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// realVocabs are the real model files (internal/modelcache) whose
+// tokenizers the tests compare, by the name tests give them.
+var realVocabs = map[string]modelcache.Model{"smollm2": modelcache.SmolLM2, "gemma3": modelcache.Gemma3}
+
 // model returns the vocabulary name's model, generated once per test
-// binary (the 128k vocabulary takes a while to load). Without the npm
-// vocabularies the test skips, or fails when GGML_REF_REQUIRED=1.
+// binary (the 128k vocabulary takes a while to load), or for smollm2 and
+// gemma3 the real model file. Without the npm vocabularies or the real
+// files the test skips, or fails when GGML_REF_REQUIRED=1.
 func model(t testing.TB, name string) *vocabModel {
 	t.Helper()
+	real := ""
+	if m, ok := realVocabs[name]; ok {
+		real = realmodel.Path(t, m)
+	}
 	modelOnce[name].Do(func() {
+		if real != "" {
+			models[name], modelErr[name] = readVocab(real)
+			return
+		}
 		if modelDir == "" {
 			d, err := os.MkdirTemp("", "tokenizer-test")
 			if err != nil {
@@ -100,18 +115,7 @@ func model(t testing.TB, name string) *vocabModel {
 			modelErr[name] = err
 			return
 		}
-		f, err := gguf.Open(p)
-		if err != nil {
-			modelErr[name] = err
-			return
-		}
-		defer f.Close()
-		tok, err := FromGGUF(f)
-		if err != nil {
-			modelErr[name] = err
-			return
-		}
-		models[name] = &vocabModel{path: p, tok: tok}
+		models[name], modelErr[name] = readVocab(p)
 	})
 	if err := modelErr[name]; err != nil {
 		if errors.Is(err, npmvocab.ErrMissing) && os.Getenv("GGML_REF_REQUIRED") != "1" {
@@ -120,6 +124,20 @@ func model(t testing.TB, name string) *vocabModel {
 		t.Fatal(err)
 	}
 	return models[name]
+}
+
+// readVocab reads the tokenizer of the model file at path.
+func readVocab(path string) (*vocabModel, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tok, err := FromGGUF(f)
+	if err != nil {
+		return nil, err
+	}
+	return &vocabModel{path: path, tok: tok}, nil
 }
 
 // withRef returns the model with libllama's view of it loaded (once).

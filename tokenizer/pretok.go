@@ -80,88 +80,165 @@ func classOf(c rune) uint8 {
 	return f
 }
 
-// preTokenizeLlama3 splits text into words as Llama 3's pre-tokenizer
-// regex does,
-//
-//	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
-//	 ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-//
-// by hand (Go's regexp has no lookahead), trying the alternatives in
-// order at each position as llama.cpp's own splitter does, and returns
-// the words byte-level encoded.
-func preTokenizeLlama3(text string) ([]string, error) {
+// preTokenizer names the BPE pre-tokenizers implemented, by what
+// llama.cpp's tokenizer.ggml.pre selects.
+type preTokenizer int
+
+const (
+	// preLlama3 is Llama 3's regex (splitLlama3).
+	preLlama3 preTokenizer = iota
+	// preSmolLM is llama.cpp's LLAMA_VOCAB_PRE_TYPE_SMOLLM (also
+	// StarCoder's, Refact's, Command R's): every \p{N} code point is cut
+	// out alone first, then each piece is split by GPT-2's regex
+	// (splitGPT2).
+	preSmolLM
+)
+
+// preTokenize splits text into words as the pre-tokenizer's regexes do,
+// each word byte-level encoded. llama.cpp applies a pre-tokenizer's regexes
+// in turn, each to the pieces the previous one left, and a regex sees only
+// its piece: its lookahead stops at the piece's end.
+func preTokenize(text string, pre preTokenizer) ([]string, error) {
 	cp := decodeLenient(text)
 	for _, c := range cp {
 		if c > unicode.MaxRune {
 			return nil, fmt.Errorf("%w: code point above U+10FFFF in %q", ErrText, truncate(text))
 		}
 	}
-	n := len(cp)
-	at := func(p int) rune {
-		if p < n {
-			return cp[p]
-		}
-		return -1
-	}
-	class := func(p int) uint8 {
-		if p < n {
-			return classOf(cp[p])
-		}
-		return 0
-	}
 	var words []string
 	var buf []byte
-	prev := 0
-	emit := func(end int) int {
-		l := end - prev
-		if l > 0 {
-			buf = buf[:0]
-			for _, c := range cp[prev:end] {
-				buf, _ = appendUTF8(buf, c)
-			}
-			words = append(words, encodeByteLevel(string(buf)))
+	word := func(w []rune) {
+		buf = buf[:0]
+		for _, c := range w {
+			buf, _ = appendUTF8(buf, c)
 		}
-		prev = end
-		return l
+		words = append(words, encodeByteLevel(string(buf)))
 	}
+	switch pre {
+	case preSmolLM:
+		start := 0
+		for i, c := range cp {
+			if classOf(c)&cNumber != 0 {
+				splitGPT2(cp[start:i], word)
+				word(cp[i : i+1])
+				start = i + 1
+			}
+		}
+		splitGPT2(cp[start:], word)
+	default:
+		splitLlama3(cp, word)
+	}
+	return words, nil
+}
+
+// splitter walks one piece's code points, calling emit with every word cut
+// so far when asked to end one at a position.
+type splitter struct {
+	cp   []rune
+	prev int
+	emit func([]rune)
+}
+
+// class is the class of the code point at p, 0 outside the piece.
+func (s *splitter) class(p int) uint8 {
+	if p >= 0 && p < len(s.cp) {
+		return classOf(s.cp[p])
+	}
+	return 0
+}
+
+// at is the code point at p, -1 outside the piece.
+func (s *splitter) at(p int) rune {
+	if p >= 0 && p < len(s.cp) {
+		return s.cp[p]
+	}
+	return -1
+}
+
+// cut ends a word at end and returns its length in code points.
+func (s *splitter) cut(end int) int {
+	l := end - s.prev
+	if l > 0 {
+		s.emit(s.cp[s.prev:end])
+	}
+	s.prev = end
+	return l
+}
+
+// spaces handles the whitespace alternatives every pre-tokenizer ends
+// with at pos, \s+(?!\S) then \s+ (Llama 3 first takes \s*[\r\n]+, when
+// crlf is set), or a single code point nothing else matched; it returns
+// the next position.
+func (s *splitter) spaces(pos int, crlf bool) int {
+	n, lastCRLF := 0, 0
+	for s.class(pos+n)&cSpace != 0 {
+		if c := s.cp[pos+n]; crlf && (c == '\r' || c == '\n') {
+			lastCRLF = pos + n + 1
+		}
+		n++
+	}
+	switch {
+	case lastCRLF > 0:
+		pos = lastCRLF
+	case n > 1 && pos+n < len(s.cp):
+		pos += n - 1 // \s+(?!\S): leave the last space to the next word
+	case n > 0:
+		pos += n
+	default:
+		pos++
+	}
+	s.cut(pos)
+	return pos
+}
+
+// splitLlama3 cuts cp as Llama 3's pre-tokenizer regex does,
+//
+//	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+//	 ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// by hand (Go's regexp has no lookahead), trying the alternatives in
+// order at each position as llama.cpp's own splitter does.
+func splitLlama3(cp []rune, emit func([]rune)) {
+	s := &splitter{cp: cp, emit: emit}
+	n := len(cp)
 	crlf := func(c rune) bool { return c == '\r' || c == '\n' }
 	for pos := 0; pos < n; {
-		c, f := cp[pos], class(pos)
+		c, f := cp[pos], s.class(pos)
 		if c == '\'' && pos+1 < n {
 			switch unicode.ToLower(cp[pos+1]) {
 			case 's', 't', 'm', 'd':
-				pos += emit(pos + 2)
+				pos += s.cut(pos + 2)
 				continue
 			}
 			if pos+2 < n {
-				s := string([]rune{unicode.ToLower(cp[pos+1]), unicode.ToLower(cp[pos+2])})
-				if s == "re" || s == "ve" || s == "ll" {
-					pos += emit(pos + 3)
+				x := string([]rune{unicode.ToLower(cp[pos+1]), unicode.ToLower(cp[pos+2])})
+				if x == "re" || x == "ve" || x == "ll" {
+					pos += s.cut(pos + 3)
 					continue
 				}
 			}
 		}
-		if !crlf(c) && f&cNumber == 0 && (f&cLetter != 0 || class(pos+1)&cLetter != 0) {
+		if !crlf(c) && f&cNumber == 0 && (f&cLetter != 0 || s.class(pos+1)&cLetter != 0) {
 			pos++
-			for class(pos)&cLetter != 0 {
+			for s.class(pos)&cLetter != 0 {
 				pos++
 			}
-			emit(pos)
+			s.cut(pos)
 			continue
 		}
 		if f&cNumber != 0 {
-			for ini := pos; class(pos)&cNumber != 0; {
+			for ini := pos; s.class(pos)&cNumber != 0; {
 				if pos++; pos-ini >= 3 {
-					emit(pos)
+					s.cut(pos)
 					ini = pos
 				}
 			}
-			emit(pos)
+			s.cut(pos)
 			continue
 		}
 		f2 := f
 		if c == ' ' {
-			f2 = class(pos + 1)
+			f2 = s.class(pos + 1)
 		}
 		if f2&(cSpace|cLetter|cNumber) == 0 && f2 != 0 {
 			if c == ' ' {
@@ -169,34 +246,74 @@ func preTokenizeLlama3(text string) ([]string, error) {
 			}
 			for f2&(cSpace|cLetter|cNumber) == 0 && f2 != 0 {
 				pos++
-				f2 = class(pos)
+				f2 = s.class(pos)
 			}
-			for crlf(at(pos)) {
+			for crlf(s.at(pos)) {
 				pos++
 			}
-			emit(pos)
+			s.cut(pos)
 			continue
 		}
-		spaces, lastCRLF := 0, 0
-		for class(pos+spaces)&cSpace != 0 {
-			if crlf(cp[pos+spaces]) {
-				lastCRLF = pos + spaces + 1
-			}
-			spaces++
-		}
-		switch {
-		case lastCRLF > 0:
-			pos = lastCRLF
-		case spaces > 1 && pos+spaces < n:
-			pos += spaces - 1 // \s+(?!\S): leave the last space to the next word
-		case spaces > 0:
-			pos += spaces
-		default:
-			pos++
-		}
-		emit(pos)
+		pos = s.spaces(pos, true)
 	}
-	return words, nil
+}
+
+// splitGPT2 cuts cp as GPT-2's pre-tokenizer regex does,
+//
+//	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//
+// (the contractions in lower case only), as llama.cpp's splitter for it.
+func splitGPT2(cp []rune, emit func([]rune)) {
+	s := &splitter{cp: cp, emit: emit}
+	n := len(cp)
+	for pos := 0; pos < n; {
+		c := cp[pos]
+		if c == '\'' && pos+1 < n {
+			switch cp[pos+1] {
+			case 's', 't', 'm', 'd':
+				pos += s.cut(pos + 2)
+				continue
+			}
+			if pos+2 < n {
+				if x := string(cp[pos+1 : pos+3]); x == "re" || x == "ve" || x == "ll" {
+					pos += s.cut(pos + 3)
+					continue
+				}
+			}
+		}
+		f2 := s.class(pos)
+		if c == ' ' {
+			f2 = s.class(pos + 1)
+		}
+		// One class after an optional space: letters, numbers, or
+		// neither (and not whitespace).
+		run := uint8(0)
+		switch {
+		case f2&cLetter != 0:
+			run = cLetter
+		case f2&cNumber != 0:
+			run = cNumber
+		case f2&(cSpace|cLetter|cNumber) == 0 && f2 != 0:
+			run = cAny
+		}
+		if run != 0 {
+			if c == ' ' {
+				pos++
+			}
+			in := func(f uint8) bool {
+				if run == cAny {
+					return f&(cSpace|cLetter|cNumber) == 0 && f != 0
+				}
+				return f&run != 0
+			}
+			for in(s.class(pos)) {
+				pos++
+			}
+			s.cut(pos)
+			continue
+		}
+		pos = s.spaces(pos, false)
+	}
 }
 
 func truncate(s string) string {

@@ -6,7 +6,9 @@
 //     prefix, pairs of symbols merged by piece score, bytes of unknown
 //     symbols as <0xXX> tokens);
 //   - "gpt2": byte-level BPE with the file's merges, with Llama 3's
-//     pre-tokenizer (tokenizer.ggml.pre "llama-bpe", "llama3" or "llama-v3").
+//     pre-tokenizer (tokenizer.ggml.pre "llama-bpe", "llama3" or "llama-v3")
+//     or SmolLM's (digits alone, then GPT-2's regex: "smollm", "starcoder",
+//     "refact", "command-r").
 //
 // Control, unknown and user-defined tokens are found in the text before
 // the rest is tokenized, as llama.cpp does: user-defined ones always,
@@ -80,6 +82,7 @@ type Tokenizer struct {
 	bos, eos, unk, eot, eom  int32
 	addBOS, addEOS, addSpace bool
 	ignoreMerges             bool
+	pre                      preTokenizer
 	eog                      map[int32]bool
 }
 
@@ -106,9 +109,13 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		}
 		switch pre {
 		case "llama3", "llama-v3", "llama-bpe":
-			t.ignoreMerges, t.addBOS = true, true
+			t.pre, t.ignoreMerges, t.addBOS = preLlama3, true, true
+		case "smollm", "starcoder", "refact", "command-r":
+			// llama.cpp gives these one pre-tokenizer (and no other
+			// setting that tokenization reads).
+			t.pre = preSmolLM
 		default:
-			return nil, fmt.Errorf("%w: BPE pre-tokenizer %q (only llama3's: llama-bpe)", ErrUnsupported, pre)
+			return nil, fmt.Errorf("%w: BPE pre-tokenizer %q (llama-bpe, smollm, starcoder, refact or command-r)", ErrUnsupported, pre)
 		}
 	default:
 		return nil, fmt.Errorf("%w: vocabulary type %q (llama or gpt2)", ErrUnsupported, model)
@@ -237,34 +244,64 @@ func (t *Tokenizer) readFlags(f *gguf.File) error {
 	return nil
 }
 
-// Texts llama.cpp takes for end-of-turn and end-of-generation tokens when
-// the file names none; it makes them CONTROL tokens.
+// Texts llama.cpp recognises special tokens by when the file names none
+// (llama_vocab::impl::load); it makes each token it finds CONTROL.
 var (
 	eotTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>", "_<EOT>", "<｜end▁of▁sentence｜>", "<end_of_utterance>"}
 	eomTexts = []string{"<|eom_id|>"}
+	// fimTexts are the fill-in-the-middle tokens' texts: prefix, suffix,
+	// middle, then pad, repo and file separator, the last three of which
+	// end generation.
+	fimTexts = [][]string{
+		{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>"},
+		{"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>"},
+		{"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>"},
+		{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>"},
+		{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"},
+		{"<|file_sep|>"},
+	}
+	// eogTexts end generation whatever the ids the file names. The
+	// reference libllama also counts "</s>" (Gemma 3's vocabulary has it
+	// beside its EOS <eos>: TestTokenToPieceMatchesLlama found it).
+	eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>", "</s>"}
 )
 
-// findEOG fills the end-of-generation set: EOS, EOT, EOM and every token
-// with an end-of-turn text.
+// findEOG fills the end-of-generation set as llama.cpp does: EOS, EOT and
+// EOM, the FIM pad, repo and separator tokens, and every token with an
+// end-of-turn text. Where several tokens have one of a role's texts,
+// llama.cpp takes the first its hash map yields, an order this package
+// does not reproduce: it takes the first text of the list (SmolLM2 has
+// <|im_end|> and <|endoftext|>; libllama's EOT is the second, ours the
+// first). The end-of-generation set, a set, is the same either way.
 func (t *Tokenizer) findEOG() {
 	t.eog = map[int32]bool{}
-	mark := func(texts []string, id *int32) {
+	find := func(texts []string, id *int32) {
 		for _, s := range texts {
 			i, ok := t.index[s]
 			if !ok {
 				continue
 			}
-			if *id < 0 || *id == i {
+			if *id < 0 {
 				*id = i
-			}
-			t.eog[i] = true
-			if t.types[i] != TypeControl {
 				t.types[i] = TypeControl
 			}
 		}
 	}
-	mark(eotTexts, &t.eot)
-	mark(eomTexts, &t.eom)
+	find(eotTexts, &t.eot)
+	find(eomTexts, &t.eom)
+	for role, texts := range fimTexts {
+		id := int32(-1)
+		find(texts, &id)
+		if id >= 0 && role >= 3 {
+			t.eog[id] = true
+		}
+	}
+	for _, s := range eogTexts {
+		if i, ok := t.index[s]; ok {
+			t.eog[i] = true
+			t.types[i] = TypeControl
+		}
+	}
 	for _, id := range []int32{t.eos, t.eot, t.eom} {
 		if id >= 0 {
 			t.eog[id] = true

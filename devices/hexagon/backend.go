@@ -93,7 +93,9 @@ func (b *hexBackend) GraphCompute(g *graph.Graph) error {
 			return err
 		}
 		for _, n := range nodes {
-			b.s.solveKernelParams(n)
+			if err := b.s.solveKernelParams(n); err != nil {
+				return err
+			}
 		}
 		b.s.cache.store(g, fusion, nodes)
 	}

@@ -1,9 +1,9 @@
 package hexagon
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 	"unsafe"
@@ -519,19 +519,52 @@ func (s *session) read(all, poll bool) error {
 	return nil
 }
 
-// dumpProfile logs the DSP's timing of a batch and of each op.
+// dumpProfile logs the DSP's timing of a batch and of each op, with the
+// PMU counters (PROFILE=2) and the trace events (PROFILE=3), at info
+// level whenever profiling is on: upstream prints them for any PROFILE
+// (ggml's default logger shows its debug lines), not only with VERBOSE.
 func (s *session) dumpProfile(rsp *htp.OpBatchRsp, buf *fastrpc.QueueBuffer) {
 	off := uint64(buf.Offset) + uint64(int(rsp.NBufs)*sizeBuf+int(rsp.NTensors)*sizeTensor+int(rsp.NOps)*s.proto.OpDescSize())
-	if off+uint64(int(rsp.NOps)*sizeProf) > s.opq.blk.size {
+	nTr := uint64(s.opq.nTraces)
+	if rsp.NOps == 0 || off+uint64(int(rsp.NOps)*sizeProf)+(htp.MaxNThreads+1)*nTr*uint64(sizeTrace) > s.opq.blk.size {
 		return
 	}
-	p := s.opq.blk.mem[off:]
-	s.debug("profile", "batch", rsp.ID, "ops", rsp.NOps, "usecs", rsp.Usecs, "cycles", rsp.CyclesStop-rsp.CyclesStart)
-	for i := range int(rsp.NOps) {
-		d := p[i*sizeProf:]
-		s.debug("profile-op", "opcode", htp.Op(binary.LittleEndian.Uint32(d)),
-			"usecs", binary.LittleEndian.Uint32(d[4:]), "cycles", binary.LittleEndian.Uint32(d[12:])-binary.LittleEndian.Uint32(d[8:]))
+	cycles := rsp.CyclesStop - rsp.CyclesStart
+	slog.Info("hexagon: profile-op OPBATCH", "device", s.name, "batch", rsp.ID, "ops", rsp.NOps, "usecs", rsp.Usecs,
+		"cycles", cycles, "mhz", mhz(cycles, rsp.Usecs), "trace_counts", rsp.NTraces)
+	pd := unsafe.Slice((*htp.ProfDesc)(unsafe.Pointer(&s.opq.blk.mem[off])), rsp.NOps)
+	for _, d := range pd {
+		c := d.CyclesStop - d.CyclesStart
+		args := []any{"device", s.name, "op", htp.Op(d.Opcode), "usecs", d.Usecs, "cycles", c, "start", d.CyclesStart,
+			"mhz", mhz(uint64(c), d.Usecs)}
+		if s.opts.Profile == htp.ProfPMU {
+			args = append(args, "pmu", d.PMU)
+		}
+		slog.Info("hexagon: profile-op", args...)
 	}
+	if s.opts.Profile != htp.ProfTrace || nTr == 0 {
+		return
+	}
+	off += uint64(int(rsp.NOps) * sizeProf)
+	ev := unsafe.Slice((*htp.TraceDesc)(unsafe.Pointer(&s.opq.blk.mem[off])), (htp.MaxNThreads+1)*nTr)
+	for th, n := range rsp.NTraces {
+		for _, e := range ev[uint64(th)*nTr : uint64(th)*nTr+min(uint64(n), nTr)] {
+			edge := "start"
+			if e.Info&0x8000 != 0 {
+				edge = "stop"
+			}
+			slog.Info("hexagon: trace-evt", "device", s.name, "event", htp.TraceEventName(e.ID), "thread", th,
+				"info", e.Info&0x7fff, "edge", edge, "cycles", e.Cycles)
+		}
+	}
+}
+
+// mhz is the clock a run of cycles in usecs implies (0 for no time).
+func mhz(cycles uint64, usecs uint32) float64 {
+	if usecs == 0 {
+		return 0
+	}
+	return float64(cycles) / float64(usecs)
 }
 
 // enqueue adds node to the batch, flushing first when it does not fit

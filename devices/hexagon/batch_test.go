@@ -1,6 +1,7 @@
 package hexagon
 
 import (
+	"log/slog"
 	"math/rand/v2"
 	"regexp"
 	"testing"
@@ -151,14 +152,22 @@ func TestSortBuffers(t *testing.T) {
 // stopped around the session, and batches still compute (with mode 3
 // their trace sections are sent too).
 func TestProfiling(t *testing.T) {
-	for _, mode := range []int{1, 3} {
+	for _, mode := range []int{1, 2, 3} {
 		d := double.Open(t, double.Full)
+		lb := captureLog(t, slog.LevelInfo)
 		o := testOptions(d)
 		o.Profile, o.OpTrace = mode, 16
 		r, devs := openRegistry(t, o)
 		require.NoError(t, backend.Availability(devs[0]))
 		checkCompute(t, devs[0])
 		require.NoError(t, r.Close())
+		// Printed without VERBOSE, as upstream prints for any PROFILE.
+		out := lb.String()
+		require.Contains(t, out, "profile-op OPBATCH")
+		require.Contains(t, out, "op=MUL_MAT")
+		if mode == 2 {
+			require.Contains(t, out, "pmu=")
+		}
 		require.Contains(t, d.Log(), "htp_iface_profiler")
 		require.Empty(t, d.Violations())
 		require.Empty(t, d.Leaks())

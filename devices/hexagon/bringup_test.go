@@ -2,8 +2,10 @@ package hexagon
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -35,11 +37,13 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-func captureLog(t *testing.T) *logBuffer {
+// captureLog sends slog's records of level and above to a buffer for the
+// rest of the test.
+func captureLog(t *testing.T, level slog.Level) *logBuffer {
 	t.Helper()
 	lb := &logBuffer{}
 	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	slog.SetDefault(slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: level})))
 	t.Cleanup(func() { slog.SetDefault(old) })
 	return lb
 }
@@ -80,6 +84,10 @@ var bringUpFaults = []struct {
 		"FASTRPC_GET_URI failed, using the single-session URI", 0, "&_dom=cdsp&_session=1) -> 0x0"},
 	{"remote_handle64_open", "fail.open=1:0x72", nil, fatal, "opening file:///libggml-htp-v73.so", fastrpc.EConnRefused, ""},
 	{"htp_iface_hwinfo", "fail.iface.hwinfo=1", nil, warn, "hwinfo failed, using defaults", 0, "n_hvx 8, n_hmx 1"},
+	// An answer no DSP gives (another IDL's garbage) is a failure too;
+	// upstream's defaults honour NHVX.
+	{"htp_iface_hwinfo implausible", "hw_hmx=20", func(o *Options) { o.NHVX = 2 }, warn, "implausible answer", 0,
+		"n_hvx 2, n_hmx 1"},
 	{"DSPRPC_CONTROL_LATENCY", "fail.latency=1:0xe", nil, warn, "no FastRPC QoS latency mode", 0, ""},
 	{"dspqueue_create", "fail.queue_create=1:0x14", nil, fatal, "creating the dspqueue", fastrpc.EUnsupported, ""},
 	{"dspqueue_export", "fail.queue_export=1:0xe", nil, fatal, "exporting the dspqueue", fastrpc.EBadParm, ""},
@@ -105,7 +113,7 @@ func TestBringUpFaults(t *testing.T) {
 		t.Run(c.step, func(t *testing.T) {
 			d := double.Open(t, double.Full)
 			d.Configure(t, c.knobs)
-			lb := captureLog(t)
+			lb := captureLog(t, slog.LevelWarn)
 			o := testOptions(d)
 			if c.opts != nil {
 				c.opts(&o)
@@ -136,7 +144,9 @@ func TestBringUpFaults(t *testing.T) {
 				}
 			}
 			require.NoError(t, r.Close())
-			require.Equal(t, uint64(1), d.Stat("faults_fired"), "the fault fired once\n%s", d.Log())
+			if strings.HasPrefix(c.knobs, "fail.") {
+				require.Equal(t, uint64(1), d.Stat("faults_fired"), "the fault fired once\n%s", d.Log())
+			}
 			require.Empty(t, d.Leaks(), "a failed step is undone\n%s", d.Log())
 			require.Empty(t, d.Violations())
 		})
@@ -204,6 +214,34 @@ func TestReleaseFaults(t *testing.T) {
 			_ = s.lib.CloseQueue(q)
 			_ = s.lib.CloseHandle(h)
 			require.Empty(t, d.Leaks(), d.Log())
+		})
+	}
+}
+
+// TestStartArgs: htp_iface_start carries what the protocol's IDL declares,
+// from the options as upstream sends them: under the public protocol
+// d99724f's five arguments (threads, the NHMX option, max vmem), under the
+// fence protocol upstream's seven (also VTCM_SIZE and POWER_MODE). The
+// double logs what it unpacked.
+func TestStartArgs(t *testing.T) {
+	for _, c := range []struct {
+		proto Protocol
+		knobs string
+		want  string
+	}{
+		{ProtocolPublic, "", "n_hvx 3, n_hmx 2, vtcm 8388608, max_vmem %d, power 0) form snapshot"},
+		{ProtocolFence, "protocol=fence", "n_hvx 3, n_hmx 2, vtcm 4194304, max_vmem %d, power 4) form upstream"},
+	} {
+		t.Run(c.proto.String(), func(t *testing.T) {
+			d := double.Open(t, double.Full)
+			d.Configure(t, c.knobs)
+			o := testOptions(d)
+			o.Protocol = c.proto
+			o.NHVX, o.NHMX, o.VTCMSize, o.PowerMode, o.Vmem = 3, 2, 4*MiB, PowerBalanced, GiB
+			r, devs := openRegistry(t, o)
+			require.NoError(t, backend.Availability(devs[0]), d.Log())
+			require.Contains(t, d.Log(), fmt.Sprintf(c.want, devs[0].(*device).s.maxVmem))
+			require.NoError(t, r.Close())
 		})
 	}
 }

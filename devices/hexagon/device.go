@@ -311,22 +311,32 @@ func (d *device) SupportsOp(t *graph.Tensor) bool {
 	if d.opts.OpFilter != nil && d.opts.OpFilter.MatchString(t.OpDesc()) {
 		return false
 	}
-	ok := safeSupports(t)
+	ok := safeSupports(d.s, t)
 	if d.opts.Verbose > 0 {
 		slog.Debug("hexagon: supports-op", "device", d.cfg.Name, "op", t.OpDesc(), "tensor", t.String(), "ok", ok)
 	}
 	return ok
 }
 
-// safeSupports guards the rule against nodes missing sources they
-// should have (a malformed graph is not supported, not a crash).
-func safeSupports(t *graph.Tensor) (ok bool) {
+// safeSupports is the static rule, then (with a session) whether the
+// kernel-parameter solvers compute time runs can plan t's kernel in the
+// session's VTCM, threads and HMX under the *_SELECT options; it guards
+// both against nodes missing sources they should have (a malformed graph
+// is not supported, not a crash).
+func safeSupports(s *session, t *graph.Tensor) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
 		}
 	}()
-	return supportsOp(t)
+	if !supportsOp(t) {
+		return false
+	}
+	if s == nil || isNoop(t.Op) {
+		return true
+	}
+	n, err := newNode(t)
+	return err == nil && s.solveKernelParams(n) == nil
 }
 
 func (d *device) SupportsBufferType(bt buffer.Type) bool { return bt == d.bt || bt == d.hbt }

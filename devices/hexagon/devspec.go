@@ -42,7 +42,7 @@ func (c DeviceConfig) String() string {
 //	HTPp               the default session of core p
 //	HTPp:v             virtual session v of core p
 //	Name[spec]         a group device over the cores of spec: "0-1", "0,2", "0-1,3"
-//	Name[spec:v]       the same on virtual session v of each core (Name:v[spec] too)
+//	Name[spec:v]       the same on virtual session v of each core (Name:v[spec] too, named Name:v)
 //
 // Items are separated by commas outside brackets. As upstream, an item
 // that cannot be read is skipped with a warning, and items past
@@ -177,15 +177,16 @@ func parseItem(item string) (DeviceConfig, bool, string) {
 }
 
 func parseGroup(name, content string) (DeviceConfig, bool, string) {
+	// The device keeps the whole name, ":v" included, as upstream's
+	// (everything before '['); a virtual index in the brackets wins over
+	// the name's.
 	name = strings.TrimSpace(name)
+	base, nv, named := strings.Cut(name, ":")
 	spec, vs, hasV := strings.Cut(content, ":")
-	if !hasV {
-		// Name:v[spec]: the virtual index on the name.
-		if n, v, ok := strings.Cut(name, ":"); ok {
-			name, vs, hasV = n, v, true
-		}
+	if !hasV && named {
+		vs, hasV = nv, true
 	}
-	if name == "" || strings.ContainsAny(name, "[]:, \t") {
+	if base == "" || strings.ContainsAny(base, "[]:, \t") || named && strings.ContainsAny(nv, "[]:, \t") {
 		return DeviceConfig{}, false, fmt.Sprintf("bad group name %q", name)
 	}
 	virt := 0

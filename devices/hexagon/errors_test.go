@@ -27,7 +27,6 @@ func TestSessionOpenCodes(t *testing.T) {
 		{"queue unsupported", "fail.queue_create=2:0x14", "", fastrpc.EUnsupported, "creating the dspqueue", "no DSP"},
 		{"skel not found", "arch=79", "75", fastrpc.DSPOffset + fastrpc.EUnableToLoad, "opening file:///libggml-htp-v75.so", "DSP's search path"},
 		{"module refused", "fail.open=2:0x80000414", "", fastrpc.DSPOffset + fastrpc.EUnsupported, "opening", "another Hexagon arch"},
-		{"other interface", "vtcm=0", "", 0, "checking the DSP library", "does not match"},
 		{"no session left", "fail.session.reserve=1:0x8a", "", fastrpc.ENoSession, "reserving virtual session 1", "no free FastRPC session"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package hexagon
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"unsafe"
@@ -50,19 +51,31 @@ var unaryOps = map[htp.Op]bool{
 	htp.OpL2Norm: true, htp.OpTri: true,
 }
 
-// solveKernelParams fills n's blob for session s.
-func (s *session) solveKernelParams(n *opNode) {
+// solveKernelParams fills n's blob for session s. A plan that needs more
+// VTCM than the session has is an error: the DSP would refuse it
+// (INVAL_PARAMS or VTCM_TOO_SMALL, breaking the session), so supports-op
+// asks the same solvers and such a node stays on the CPU (upstream's
+// htp_kparams_check in supports_op).
+func (s *session) solveKernelParams(n *opNode) error {
+	var need uint32
 	switch {
 	case unaryOps[n.op]:
 		kp := solveUnary(n, s.nThreads, s.vtcm)
 		*(*htp.UnaryKernelParams)(unsafe.Pointer(&n.kparams)) = kp
+		need = kp.VtcmSize
 	case n.op == htp.OpFlashAttnExt:
 		kp := solveFlashAttn(n, s.nThreads)
 		*(*htp.FAKernelParams)(unsafe.Pointer(&n.kparams)) = kp
+		need = kp.VtcmSize
 	case n.op == htp.OpMulMat || n.op == htp.OpMulMatID || n.op == htp.OpMulMatAdd:
 		kp := solveMatMul(n, s.nThreads, s.vtcm, s.nHMX > 0 && s.opts.MMSelect >= 2, s.opts.MMSelect >= 1)
 		*(*htp.MMKernelParams)(unsafe.Pointer(&n.kparams)) = kp
+		need = kp.VtcmSize
 	}
+	if uint64(need) > s.vtcm {
+		return fmt.Errorf("hexagon: %s: %s (%s) needs %d bytes of VTCM, the session has %d", s.name, n.node, n.op, need, s.vtcm)
+	}
+	return nil
 }
 
 // FA kernel types (htp_fa_kernel_type) and the HVX kernel's constants

@@ -111,3 +111,38 @@ func TestSolveFlashAttn(t *testing.T) {
 	require.Equal(t, [3]uint32{256, 128, 128}, [3]uint32{u.SizeQRowPadded, u.SizeKRowPadded, u.SizeVRowPadded})
 	require.Equal(t, htp.NewFastDiv(8), u.Src0Div21)
 }
+
+// TestSupportsAsksTheSolvers: supports-op runs the kernel-parameter
+// solvers compute uses, for the session's VTCM: a FLASH_ATTN_EXT whose
+// HVX plan needs more VTCM than a 64 KiB DSP has is not claimed (it would
+// break the session; the scheduler keeps it on the CPU), the same op on
+// 8 MiB is; computing it anyway is an error of that call, and the session
+// goes on.
+func TestSupportsAsksTheSolvers(t *testing.T) {
+	fa := func() *graph.Tensor {
+		ctx := graph.NewContext(graph.ContextOptions{})
+		q := ctx.NewTensor(quant.F32, 128, 4, 8)
+		k := ctx.NewTensor(quant.F16, 128, 256, 8)
+		v := ctx.NewTensor(quant.F16, 128, 256, 8)
+		return ctx.FlashAttnExt(q, k, v, nil, 0.1, 0, 0)
+	}
+	for _, c := range []struct {
+		knobs string
+		want  bool
+	}{{"", true}, {"vtcm=65536", false}} {
+		d := hexdouble.Open(t, hexdouble.Full)
+		d.Configure(t, c.knobs)
+		r, devs := openRegistry(t, testOptions(d))
+		require.NoError(t, backend.Availability(devs[0]))
+		require.True(t, supportsOp(fa()), "the static rule claims it")
+		require.Equal(t, c.want, devs[0].SupportsOp(fa()), c.knobs)
+		if !c.want {
+			dev := devs[0].(*device)
+			n, err := newNode(fa())
+			require.NoError(t, err)
+			require.ErrorContains(t, dev.s.solveKernelParams(n), "bytes of VTCM, the session has 65536")
+			checkCompute(t, devs[0])
+		}
+		require.NoError(t, r.Close())
+	}
+}

@@ -14,9 +14,10 @@ import (
 	"github.com/ggml-go/ggml/internal/envopt"
 )
 
-// PowerMode is the DSP power profile asked for at session start (the
-// upstream's HTP_POWER_MODE_*, whose values are not public: the public
-// htp_iface start has no power mode, so it is not sent; see htp.StartCall).
+// PowerMode is the DSP power profile asked for at session start:
+// upstream's HTP_POWER_MODE_*, sent as its index in upstream's order under
+// the fence protocol (the values are not public: NOT verified); the public
+// htp_iface start has no power mode (see htp.StartCall).
 type PowerMode int
 
 // Power modes, in upstream's order.

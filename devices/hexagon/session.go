@@ -169,9 +169,7 @@ func (s *session) allocate() error {
 		return s.fail("opening "+uri, err)
 	}
 	s.opened = true
-	if err := s.hwinfo(); err != nil {
-		return s.fail("checking the DSP library (htp_iface_hwinfo)", err)
-	}
+	s.hwinfo()
 	if err := s.lib.SetLatency(s.handle); err != nil {
 		slog.Warn("hexagon: no FastRPC QoS latency mode", "device", s.name, "err", err)
 	}
@@ -216,7 +214,11 @@ func (s *session) allocate() error {
 		s.maxVmem = vmem - shm
 	}
 	s.batch = newOpBatch(s)
-	if _, err := s.lib.Invoke(s.handle, htp.StartCall(s.sessionID, s.queueID, s.nThreads, s.nHMX, s.maxVmem)); err != nil {
+	// As upstream: the resolved threads, but HMX and VTCM as the options
+	// say (the DSP resolves 0 VTCM to its own), and the power mode.
+	start := htp.StartArgs{SessID: s.sessionID, QueueID: s.queueID, NHVX: s.nThreads, NHMX: uint32(s.opts.NHMX),
+		VTCMSize: s.opts.VTCMSize, MaxVmem: s.maxVmem, PowerMode: uint32(s.opts.PowerMode)}
+	if _, err := s.lib.Invoke(s.handle, htp.StartCall(s.proto, start)); err != nil {
 		return s.fail("starting the DSP side (htp_iface_start)", err)
 	}
 	s.started = true
@@ -233,24 +235,37 @@ func (s *session) allocate() error {
 }
 
 // hwinfo resolves threads, HMX and VTCM from the DSP's answer and the
-// options; when the call fails, upstream's defaults: 8 threads, 1 HMX,
-// 8 MiB. An answer no DSP gives (no threads, more than 64, no VTCM or more
-// than 1 GiB, more than 16 HMX units) is an error: method indices and
-// packing are positional, so a DSP library built from another IDL answers
-// garbage instead of failing, and starting it would go on that way.
-func (s *session) hwinfo() error {
+// options. When the call fails, or answers what no DSP does (no threads or
+// more than 64, no VTCM or more than 1 GiB, more than 16 HMX units: a DSP
+// library built from another IDL answers garbage instead of failing, since
+// method indices and packing are positional), it warns and takes
+// upstream's defaults: NHVX threads or 8, one HMX unit when NHMX is set,
+// VTCM_SIZE or 8 MiB.
+func (s *session) hwinfo() {
 	out, err := s.lib.Invoke(s.handle, htp.HwinfoCall())
 	var hw htp.HWInfo
 	if err == nil {
 		hw, err = htp.DecodeHwinfo(out)
-		if err == nil && (hw.NThreads == 0 || hw.NThreads > 64 || hw.VTCMSize == 0 || hw.VTCMSize > GiB || hw.NHMX > 16) {
-			return fmt.Errorf("the DSP library answered %d threads, %d HMX, %d bytes of VTCM: its interface does not match %s",
-				hw.NThreads, hw.NHMX, hw.VTCMSize, s.proto)
-		}
+	}
+	if err == nil && (hw.NThreads == 0 || hw.NThreads > 64 || hw.VTCMSize == 0 || hw.VTCMSize > GiB || hw.NHMX > 16) {
+		err = fmt.Errorf("implausible answer (%d threads, %d HMX, %d bytes of VTCM): the DSP library's interface may not match %s",
+			hw.NThreads, hw.NHMX, hw.VTCMSize, s.proto)
 	}
 	if err != nil {
 		slog.Warn("hexagon: hwinfo failed, using defaults", "device", s.name, "err", err)
-		hw = htp.HWInfo{NThreads: 8, NHMX: 1, VTCMSize: 8 * MiB}
+		s.nThreads = min(8, htp.MaxNThreads)
+		if s.opts.NHVX > 0 {
+			s.nThreads = min(uint32(s.opts.NHVX), htp.MaxNThreads)
+		}
+		s.nHMX = 0
+		if s.opts.NHMX != 0 {
+			s.nHMX = 1
+		}
+		s.vtcm = 8 * MiB
+		if s.opts.VTCMSize > 0 {
+			s.vtcm = s.opts.VTCMSize
+		}
+		return
 	}
 	s.nThreads = min(hw.NThreads, htp.MaxNThreads)
 	if s.opts.NHVX > 0 {
@@ -270,7 +285,6 @@ func (s *session) hwinfo() error {
 		}
 		s.vtcm = s.opts.VTCMSize
 	}
-	return nil
 }
 
 // measureVmem maps pinned blocks (3 x 1 GiB, then 256 MiB steps) until

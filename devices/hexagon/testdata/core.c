@@ -915,9 +915,16 @@ static int iface_start(struct hd_handle *h, const uint8_t *in, size_t len) {
     uint32_t n_hvx = rd32(in + 16), n_hmx = rd32(in + 20);
     uint64_t vtcm = hd.cfg.vtcm, max_vmem;
     uint32_t power = 0;
-    int upstream = len >= HD_START_ARGS_UPSTREAM;
+    /* The public skel unpacks d99724f's five arguments and ignores any longer tail (nLen >= needed); a fence-protocol
+       DSP library unpacks upstream's seven (hexagon.md 5.1, inferred); qdev's IDL is not known: by length. */
+    int upstream = hd.cfg.protocol == HD_PROTO_PUBLIC ? 0 : hd.cfg.protocol == HD_PROTO_QDEV ? len >= HD_START_ARGS_UPSTREAM : 1;
+    if (upstream && len < HD_START_ARGS_UPSTREAM) {
+        hd_violation("htp_iface_start: %zu bytes of arguments, the fence protocol's start takes %u", len, HD_START_ARGS_UPSTREAM);
+        return AEE_EBADPARM;
+    }
     if (upstream) { vtcm = rd64(in + 24); max_vmem = rd64(in + 32); power = rd32(in + 40); }
     else max_vmem = rd64(in + 24);
+    if (!vtcm) vtcm = hd.cfg.vtcm; /* 0: the DSP takes what it has */
     hd_log("htp_iface_start(sess %u, queue 0x%" PRIx64 ", n_hvx %u, n_hmx %u, vtcm %" PRIu64 ", max_vmem %" PRIu64
            ", power %u) form %s", sess_id, qid, n_hvx, n_hmx, vtcm, max_vmem, power, upstream ? "upstream" : "snapshot");
     struct dspqueue *q = hd_queue_by_export(qid);

@@ -84,7 +84,7 @@ int hx_bring_up(struct api *a, struct session *s, const char *dom, int session) 
     s->data_fd = a->to_fd(s->data);
     if (a->mmap(s->domain, s->shm_fd, s->shm, 0, SHM_SIZE, FASTRPC_MAP_FD)) return -10;
     if (a->mmap(s->domain, s->data_fd, s->data, 0, DATA_SIZE, FASTRPC_MAP_FD_DELAYED)) return -11;
-    uint8_t start[32] = { 0 };
+    uint8_t start[48] = { 0 }; /* zero vtcm, max_vmem and power: the DSP's own, in both forms */
     memcpy(start + 8, &qid, 8);
     uint32_t nhvx = 4, nhmx = 1;
     memcpy(start + 16, &nhvx, 4);

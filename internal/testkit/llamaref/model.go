@@ -319,7 +319,8 @@ func (c *Context) Evaluate(tokens []int32, pos0 int, calls []int) ([][]float32, 
 
 // Greedy decodes prompt from position 0 and then n tokens, each the
 // argmax (lowest id on ties) of the previous position's logits, stopping
-// after EOS. It returns the generated tokens.
+// after an end-of-generation token (llama_vocab_is_eog: EOS, EOT, ...), as
+// llama-cli stops. It returns the generated tokens.
 func (c *Context) Greedy(prompt []int32, n int) ([]int32, error) {
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("llamaref: empty prompt")
@@ -338,7 +339,6 @@ func (c *Context) Greedy(prompt []int32, n int) ([]int32, error) {
 		}
 		done += k
 	}
-	eos := c.m.EOS()
 	var gen []int32
 	for len(gen) < n {
 		best := int32(0)
@@ -348,7 +348,7 @@ func (c *Context) Greedy(prompt []int32, n int) ([]int32, error) {
 			}
 		}
 		gen = append(gen, best)
-		if best == eos || len(gen) == n {
+		if c.m.IsEOG(best) || len(gen) == n {
 			break
 		}
 		if err := c.Decode([]int32{best}, len(prompt)+len(gen)-1, nil); err != nil {

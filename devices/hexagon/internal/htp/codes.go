@@ -189,11 +189,12 @@ const FenceSlotSize = 64
 // 64 KiB).
 const FenceBufferSize = 64 * 1024
 
-// Trace event ids (public).
+// Trace event ids (public), named as htp-ops.h's htp_trace_event_id
+// without HTP_TRACE_EVT_ (layout_test.go checks every one).
 var traceNames = map[uint16]string{
 	0: "DMA", 1: "L2FLUSH", 2: "INIT", 3: "BUFF", 20: "HVX_COMP", 21: "HVX_A_QUANT", 22: "HVX_A_PREP",
-	23: "HVX_W_DEQUANT", 24: "HVX_W_PREP", 25: "HVX_O_PROC", 26: "HVX_QK_FA", 27: "HVX_SFM_FA",
-	28: "HVX_Q_PREP", 29: "HVX_K_PREP", 30: "HVX_V_PREP", 40: "HMX_COMP",
+	23: "HVX_W_DEQUANT", 24: "HVX_W_PREP", 25: "HVX_O_PROC", 26: "HVX_FA_QK", 27: "HVX_FA_SFM",
+	28: "HVX_FA_Q_PREP", 29: "HVX_FA_K_PREP", 30: "HVX_FA_V_PREP", 40: "HMX_COMP",
 }
 
 // TraceEventName names a trace event id ("UNKNOWN" for ids the public

@@ -5,12 +5,16 @@ import (
 	"fmt"
 )
 
-// Method indices of interface htp_iface (htp_iface.idl at d99724f). A qaic
-// stub reserves 0 (open) and 1 (close), which are remote_handle64_open and
-// remote_handle64_close, and numbers the declared methods from 2 in order.
-// An inserted method shifts every later index, and a DSP library calls
-// the wrong method without an error: only a real device can confirm them
-// (a sane Hwinfo is the cheap check).
+// Method indices of interface htp_iface. A qaic stub reserves 0 (open)
+// and 1 (close), which are remote_handle64_open and remote_handle64_close,
+// and numbers the declared methods from 2 in order (checked on the
+// qaic-generated stubs of quic/fastrpc, hexagon.md 6.8). ggml-org/ggml
+// d99724f's src/ggml-hexagon/htp/htp_iface.idl declares, in this order,
+// start, stop, mmap, munmap, profiler, etm, hwinfo: so hwinfo is 8 for
+// that IDL (confirmed from the public source; a DSP library built from an
+// IDL with a method inserted shifts every later index and calls the wrong
+// method without an error, which only a real device shows - a sane
+// hwinfo answer is the cheap check).
 const (
 	MethodOpen     = 0
 	MethodClose    = 1
@@ -54,17 +58,46 @@ func newCall(name string, method uint32, in []byte, outLen int) Call {
 
 var le = binary.LittleEndian
 
-// StartCall is htp_iface_start(sess_id, dsp_queue_id, n_hvx, n_hmx,
-// max_vmem) of the public IDL: 32 bytes, u32 sess_id @0, u64 queue @8, u32
-// n_hvx @16, u32 n_hmx @20, u64 max_vmem @24. Upstream's start adds the
-// VTCM size and power mode, whose IDL is not public; they are not sent.
-func StartCall(sessID uint32, queueID uint64, nHVX, nHMX uint32, maxVmem uint64) Call {
-	b := make([]byte, 32)
-	le.PutUint32(b[0:], sessID)
-	le.PutUint64(b[8:], queueID)
-	le.PutUint32(b[16:], nHVX)
-	le.PutUint32(b[20:], nHMX)
-	le.PutUint64(b[24:], maxVmem)
+// StartArgs are htp_iface_start's inputs.
+type StartArgs struct {
+	SessID  uint32
+	QueueID uint64 // dspqueue_export's id
+	// NHVX is the DSP threads (0: all the hardware has); NHMX enables
+	// HMX when not 0 (the public DSP reads it as a flag).
+	NHVX, NHMX uint32
+	// VTCMSize (0: the DSP's own) and PowerMode reach the DSP only in
+	// the fence protocol's start.
+	VTCMSize  uint64
+	MaxVmem   uint64
+	PowerMode uint32
+}
+
+// StartCall is htp_iface_start as protocol p's IDL declares it. Public
+// (d99724f htp_iface.idl): start(sess_id, dsp_queue_id, n_hvx, n_hmx,
+// max_vmem), 32 bytes: u32 @0, u64 @8, u32 @16, u32 @20, u64 @24; that
+// DSP takes its whole VTCM and sets its own power corners, so VTCMSize and
+// PowerMode have no field. Fence: upstream's start(session_id, queue_id,
+// n_threads, n_hmx, vtcm_size, max_vmem, power_mode), 48 bytes with u64
+// vtcm_size @24, u64 max_vmem @32, u32 power_mode @40 - the IDL is not
+// public, so this packing is inferred from the call (hexagon.md 5.1) and
+// NOT verified against a DSP library.
+func StartCall(p Protocol, a StartArgs) Call {
+	n := 32
+	if p.Fences() {
+		n = 48
+	}
+	b := make([]byte, n)
+	le.PutUint32(b[0:], a.SessID)
+	le.PutUint64(b[8:], a.QueueID)
+	le.PutUint32(b[16:], a.NHVX)
+	le.PutUint32(b[20:], a.NHMX)
+	if p.Fences() {
+		le.PutUint64(b[24:], a.VTCMSize)
+		le.PutUint64(b[32:], a.MaxVmem)
+		le.PutUint32(b[40:], a.PowerMode)
+	} else {
+		le.PutUint64(b[24:], a.MaxVmem)
+	}
 	return newCall("start", MethodStart, b, 0)
 }
 

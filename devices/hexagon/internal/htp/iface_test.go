@@ -14,7 +14,8 @@ func TestScalars(t *testing.T) {
 		call Call
 		want uint32
 	}{
-		{StartCall(0, 0, 0, 0, 0), 0x02010000},
+		{StartCall(ProtocolPublic, StartArgs{}), 0x02010000},
+		{StartCall(ProtocolFence, StartArgs{}), 0x02010000},
 		{StopCall(), 0x03000000},
 		{MmapCall(0, 0), 0x04010000},
 		{MunmapCall(0), 0x05010000},
@@ -29,7 +30,8 @@ func TestScalars(t *testing.T) {
 
 func TestPackedArguments(t *testing.T) {
 	le := binary.LittleEndian
-	s := StartCall(7, 0x1122334455667788, 6, 1, 3<<30)
+	a := StartArgs{SessID: 7, QueueID: 0x1122334455667788, NHVX: 6, NHMX: 1, VTCMSize: 4 << 20, MaxVmem: 3 << 30, PowerMode: 5}
+	s := StartCall(ProtocolPublic, a)
 	require.Len(t, s.In, 32)
 	require.Equal(t, uint32(7), le.Uint32(s.In[0:]))
 	require.Zero(t, le.Uint32(s.In[4:]), "padding before the u64")
@@ -38,6 +40,13 @@ func TestPackedArguments(t *testing.T) {
 	require.Equal(t, uint32(1), le.Uint32(s.In[20:]))
 	require.Equal(t, uint64(3<<30), le.Uint64(s.In[24:]))
 	require.Zero(t, s.OutLen)
+	f := StartCall(ProtocolFence, a)
+	require.Len(t, f.In, 48)
+	require.Equal(t, s.In[:24], f.In[:24])
+	require.Equal(t, uint64(4<<20), le.Uint64(f.In[24:]))
+	require.Equal(t, uint64(3<<30), le.Uint64(f.In[32:]))
+	require.Equal(t, uint32(5), le.Uint32(f.In[40:]))
+	require.Zero(t, le.Uint32(f.In[44:]), "tail padding")
 
 	st := StopCall()
 	require.Nil(t, st.In)

@@ -142,9 +142,15 @@ func TestEnumsAndDefines(t *testing.T) {
 		require.True(t, ok, name)
 		require.Equal(t, got, v, name)
 	}
-	for id, name := range map[uint16]string{0: "DMA", 21: "HVX_A_QUANT", 40: "HMX_COMP", 99: "UNKNOWN"} {
-		require.Equal(t, name, TraceEventName(id))
+	nTrace := 0
+	for name, v := range l.enums {
+		if ev, ok := strings.CutPrefix(name, "HTP_TRACE_EVT_"); ok {
+			require.Equal(t, ev, TraceEventName(uint16(v)), "trace event %d", v)
+			nTrace++
+		}
 	}
+	require.Equal(t, len(traceNames), nTrace, "every trace event of the header is named")
+	require.Equal(t, "UNKNOWN", TraceEventName(99))
 }
 
 func TestFastDiv(t *testing.T) {

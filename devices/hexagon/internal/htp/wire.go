@@ -48,7 +48,7 @@ type BufDesc struct {
 	// with its own address.
 	Base  uint64
 	Size  uint64
-	Flags uint32 // BufExtended
+	Flags uint32 // BufExtended (the public DSP reads no buffer flag)
 	FD    uint32 // the rpcmem fd
 }
 
@@ -61,7 +61,7 @@ type Tensor struct {
 	Reserved uint32
 	// Size is the tensor's bytes (nb[3]*ne[3] for a tiled tensor).
 	Size  uint32
-	Flags uint32 // TensorWeight, TensorTiled, TensorFence
+	Flags uint32 // public: TensorCompute; fence: TensorWeight, TensorTiled, TensorFence
 	Type  uint32 // ggml_type / htp_data_type
 	BI    uint16 // buffer index
 	TI    uint16 // the tensor's own index
