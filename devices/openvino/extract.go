@@ -270,16 +270,13 @@ func putU4(dst []byte, i int, v uint8) {
 }
 
 // putZP stores zero point v of group g (value = (q - zp) * scale): exact
-// f16, or rounded to the weights' u4/u8 range and packed alike.
+// f16, or rounded to u8 (layoutFor gives 4-bit weights f16 ones).
 func putZP(l extractedLayout, zp []byte, g int, v float32) {
-	switch {
-	case l.zpF16:
+	if l.zpF16 {
 		binary.LittleEndian.PutUint16(zp[2*g:], quant.FP32ToFP16(v))
-	case l.wtype == etU4:
-		putU4(zp, g, uint8(min(15, max(0, math.Round(float64(v))))))
-	default:
-		zp[g] = uint8(min(255, max(0, math.Round(float64(v)))))
+		return
 	}
+	zp[g] = uint8(min(255, max(0, math.Round(float64(v)))))
 }
 
 func ratio(num, d float32) float32 {

@@ -171,23 +171,16 @@ func layoutFor(t *graph.Tensor, k Kind, p requantPolicy) (l extractedLayout, ok 
 		// Upstream's zero points are rounded and packed as the weights,
 		// u4 or u8, except where it keeps them exact in f16 (use_bias:
 		// inputs converted at graph build, test-backend-ops' path; 3-D
-		// experts). Rounding moves Q4_1 and Q4_K about 0.6% (NMSE) from
-		// ggml's values, beyond test-backend-ops' 5e-4 for MUL_MAT; exact
-		// f16 ones are kept too where the parts fit in ggml's bytes
-		// (Q4_1: 16 + 2 + 2 of its 20 bytes per 32 weights), which
-		// upstream's size is then too (but for up to 126 bytes of
-		// alignment padding when the parts are not multiples of 64).
-		packed := nBlocks
-		if u4 {
-			packed = (nBlocks + 1) / 2
-		}
-		// Q4_K keeps exact f16 zero points as well (a deliberate
-		// deviation: 10.7 MB for a 4096x4096 weight against upstream's
-		// 9.7): rounded ones cost it NMSE 4e-3 on the real CPU plugin's
-		// MUL_MAT (2026.4.1, test-ops quick), 8x test-backend-ops' 5e-4.
-		l.zpF16 = p == noRequant || t.Ne[2] > 1 || t.Type == quant.Q4_K ||
-			l.weightsLen+l.scalesLen+2*nBlocks <= t.NBytes()
-		l.zpLen = packed
+		// experts). 4-bit weights keep exact f16 ones here always: for
+		// Q4_1 they fit in ggml's bytes (16 + 2 + 2 of its 20 per 32
+		// weights), so upstream's size holds but for up to 126 bytes of
+		// alignment padding; for Q4_K it is a deliberate deviation (10.5
+		// MB for a 4096x4096 weight against upstream's 9.7), as rounded
+		// ones cost NMSE 4e-3 on the real CPU plugin's MUL_MAT (2026.4.1,
+		// test-ops quick), 8x test-backend-ops' 5e-4. Q5_1 and Q5_K keep
+		// upstream's rounded u8 ones.
+		l.zpF16 = u4 || p == noRequant || t.Ne[2] > 1
+		l.zpLen = nBlocks
 		if l.zpF16 {
 			l.zpLen = 2 * nBlocks
 		}

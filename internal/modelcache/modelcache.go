@@ -37,17 +37,24 @@ var (
 // ErrMissing reports a model that is not in the cache.
 var ErrMissing = errors.New("modelcache: model not installed (run scripts/fetch-models)")
 
-// Dir is the cache folder: GGML_MODELS_CACHE, else $XDG_CACHE_HOME or the
-// home folder's .cache, then ggml-go/models.
+// Dir is the cache folder: GGML_MODELS_CACHE, else Folder("models").
 func Dir() string {
 	if d := os.Getenv("GGML_MODELS_CACHE"); d != "" {
 		return d
 	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "ggml-go", "models")
+	return Folder("models")
+}
+
+// Folder is the project's cache folder named name, where the scripts/fetch-*
+// put what they fetch: $XDG_CACHE_HOME, else the home folder's .cache, then
+// ggml-go/name (the scripts' own rule, so they and the Go code agree).
+func Folder(name string) string {
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, _ := os.UserHomeDir()
+		base = filepath.Join(home, ".cache")
 	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".cache", "ggml-go", "models")
+	return filepath.Join(base, "ggml-go", name)
 }
 
 // Path returns the file of m in the cache, or an error wrapping ErrMissing

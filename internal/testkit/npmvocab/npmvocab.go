@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/modelcache"
 )
 
 // Token types as llama.cpp's enum llama_token_type numbers them in
@@ -85,11 +86,7 @@ func CacheDir() string {
 	if d := os.Getenv("GGML_VOCAB_CACHE"); d != "" {
 		return d
 	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "ggml-go", "vocab")
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".cache", "ggml-go", "vocab")
+	return modelcache.Folder("vocab")
 }
 
 // Paths of the JavaScript files holding the data, inside CacheDir.
