@@ -3,8 +3,11 @@ package rpc
 import (
 	"fmt"
 	"math"
+	"net"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,7 +22,7 @@ import (
 // llamaRun evaluates, through libllama, what runModel evaluates through
 // our model runner: a 16-token prompt, then 8 tokens one at a time, every
 // position's logits kept; perToken is one decode step.
-func llamaRun(t *testing.T, m *llamaref.Model) (logits [][]float32, perToken time.Duration) {
+func llamaRun(t *testing.T, m *llamaref.Model, traffic func() uint64) (logits [][]float32, perToken time.Duration, wire uint64) {
 	t.Helper()
 	c, err := m.NewContext(llamaref.CompareOptions(64, 16, 1))
 	require.NoError(t, err)
@@ -32,13 +35,75 @@ func llamaRun(t *testing.T, m *llamaref.Model) (logits [][]float32, perToken tim
 	logits, err = c.Evaluate(tokens, 0, nil)
 	require.NoError(t, err)
 	const steps = 8
+	w0 := traffic()
 	start := time.Now()
 	for i := range steps {
 		lg, err := c.Evaluate([]int32{int32((i*53 + 7) % n)}, 16+i, nil)
 		require.NoError(t, err)
 		logits = append(logits, lg...)
 	}
-	return logits, time.Since(start) / steps
+	return logits, time.Since(start) / steps, (traffic() - w0) / steps
+}
+
+// countingProxy forwards loopback connections to addr until the test
+// ends, counting the bytes both ways: the wire traffic of a client we
+// cannot instrument (ggml's).
+func countingProxy(t *testing.T, addr string) (string, *atomic.Uint64) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var n atomic.Uint64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	pipe := func(dst, src net.Conn) {
+		defer wg.Done()
+		buf := make([]byte, 64<<10)
+		for {
+			k, err := src.Read(buf)
+			n.Add(uint64(k))
+			if k > 0 {
+				if _, werr := dst.Write(buf[:k]); werr != nil {
+					err = werr
+				}
+			}
+			if err != nil {
+				_ = dst.Close()
+				_ = src.Close()
+				return
+			}
+		}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", addr)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, s)
+			mu.Unlock()
+			wg.Add(2)
+			go pipe(s, c)
+			go pipe(c, s)
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String(), &n
 }
 
 // TestRealClientModel is the real client on the model runner: libllama
@@ -67,7 +132,7 @@ func TestRealClientModel(t *testing.T) {
 	params.NGPULayers = 0
 	lm, err := lib.LoadModelParams(path, params)
 	require.NoError(t, err)
-	local, localTok := llamaRun(t, lm)
+	local, localTok, _ := llamaRun(t, lm, func() uint64 { return 0 })
 	lm.Free()
 
 	ours := func() string { return startServer(t, &Server{Threads: 1}) }
@@ -84,8 +149,12 @@ func TestRealClientModel(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			addrs := []string{c.a(), c.b()}
 			var devs []llamaref.Device
-			for _, addr := range addrs {
-				ds, err := lib.RPCDevices(addr)
+			var counts []*atomic.Uint64
+			for i, addr := range addrs {
+				var n *atomic.Uint64
+				addrs[i], n = countingProxy(t, addr)
+				counts = append(counts, n)
+				ds, err := lib.RPCDevices(addrs[i])
 				require.NoError(t, err)
 				require.Len(t, ds, 1)
 				devs = append(devs, ds...)
@@ -102,15 +171,16 @@ func TestRealClientModel(t *testing.T) {
 				require.Contains(t, placement, "assigned to device "+d.Name)
 			}
 			require.Contains(t, placement, "CPU_Mapped model buffer size")
-			got, perTok := llamaRun(t, m)
+			got, perTok, wire := llamaRun(t, m, func() uint64 { return counts[0].Load() + counts[1].Load() })
 			d, e := maxDiff(local, got), logitsNMSE(got, local)
 			if c.exact {
 				require.Equal(t, local, got, "the logits differ from libllama's local ones (max %g)", d)
 			} else {
 				require.Less(t, e, 1e-9, "the logits are %g from libllama's local ones (NMSE %g)", d, e)
 			}
-			t.Logf("ggml's client (libllama) + %s + CPU: logits within %g of libllama's local run (NMSE %.2g, largest logit %.3g); %v a token (local %v, %.2fx)",
-				c.name, d, e, maxAbs(local), perTok, localTok, float64(perTok)/float64(localTok))
+			t.Logf("ggml's client (libllama) + %s + CPU: logits within %g of libllama's local run (NMSE %.2g, largest logit %.3g); %v a token (local %v, %.2fx), %d bytes on the wire a token",
+				c.name, d, e, maxAbs(local), perTok, localTok, float64(perTok)/float64(localTok), wire)
+			require.Positive(t, wire)
 			t.Logf("placement:\n%s", placement)
 		})
 	}
@@ -152,4 +222,65 @@ func grepLines(s string, subs ...string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+// TestRealClientHashCache: libllama loading a model twice onto a server
+// with a cache folder (ours, and ggml's -c as the baseline) sends its
+// 12 MB output weight the first time only; the second time it offers the
+// weight's hash (SET_TENSOR_HASH) and the server sets it from the cache.
+// The bytes are counted on the wire, a load with the run after it; the logits of both loads are
+// libllama's local ones (bit for bit on ggml's server, within float
+// rounding on ours).
+func TestRealClientHashCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the model runs are in the full pass")
+	}
+	lib := rpcref.Llama(t)
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	// The output matrix (256 x 12000 F32, 12 MB) is over ggml's 10 MiB
+	// threshold for the hash cache.
+	require.NoError(t, genmodel.WriteFile(path, genmodel.Config{Arch: "llama", Type: quant.F32,
+		Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 12000}))
+	params := lib.CompareModelParams()
+	params.NGPULayers = 0
+	lm, err := lib.LoadModelParams(path, params)
+	require.NoError(t, err)
+	local, _, _ := llamaRun(t, lm, func() uint64 { return 0 })
+	lm.Free()
+	for _, c := range []struct {
+		name  string
+		start func(cache string) string
+		exact bool
+	}{
+		{"ggml's server", func(cache string) string {
+			return rpcref.StartServer(t, rpcref.Config{Threads: 1, CacheDir: cache}).Addr
+		}, true},
+		{"our server", func(cache string) string { return startServer(t, &Server{Threads: 1, CacheDir: cache}) }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr, n := countingProxy(t, c.start(t.TempDir()))
+			devs, err := lib.RPCDevices(addr)
+			require.NoError(t, err)
+			// ggml's client sends SET_TENSOR without waiting for a reply,
+			// so a load's bytes may still be on their way when it returns:
+			// each load is counted with the run after it (the same run
+			// both times), up to the run's last reply.
+			var loads []uint64
+			for range 2 {
+				before := n.Load()
+				m, err := lib.LoadModelOn(path, lib.CompareModelParams(), devs, 99)
+				require.NoError(t, err)
+				got, _, _ := llamaRun(t, m, n.Load)
+				loads = append(loads, n.Load()-before)
+				m.Free()
+				if c.exact {
+					require.Equal(t, local, got)
+				} else {
+					require.Less(t, logitsNMSE(got, local), 1e-9)
+				}
+			}
+			t.Logf("ggml's client (libllama) + %s with a cache folder: first load and run %d bytes on the wire, second %d", c.name, loads[0], loads[1])
+			require.Less(t, loads[1]+11<<20, loads[0], "the second load did not skip the 12 MB weight")
+		})
+	}
 }
