@@ -573,7 +573,8 @@ func (b *Backend) Synchronize() error {
 	return c.call(cmdGetAlignment, u32(b.dev.index), make([]byte, 8))
 }
 
-// GraphCompute sends g to the server (GRAPH_COMPUTE).
+// GraphCompute sends g to the server (GRAPH_COMPUTE, or GRAPH_RECOMPUTE
+// when it is the device's last graph again).
 func (b *Backend) GraphCompute(g *graph.Graph) error {
 	if b.closed {
 		return backend.ErrClosed
@@ -582,7 +583,7 @@ func (b *Backend) GraphCompute(g *graph.Graph) error {
 	if err != nil {
 		return fmt.Errorf("rpc: %s: GRAPH_COMPUTE: %w", b.dev.addr, err)
 	}
-	return b.dev.c.send(cmdGraphCompute, msg)
+	return b.dev.c.sendGraph(b.dev.index, msg)
 }
 
 // CopyTensorAsync copies between two buffers of the same server on the
