@@ -406,6 +406,9 @@ func (m *Model) loadWeights(infos map[*graph.Tensor]gguf.TensorInfo, progress fu
 			if err := buffer.SetTensor(t, data, 0); err != nil {
 				return fmt.Errorf("model: setting %s on %s: %w", t.Name, d.Name(), err)
 			}
+			// The device holds the weight now: its pages of the file need
+			// not stay resident beside that copy.
+			m.file.Evict(data)
 			done += uint64(len(data))
 			if progress != nil {
 				progress(done, total)
