@@ -228,7 +228,7 @@ func loadLibrary(libOpt string, e searchEnv) (*dynlib.Library, []string, library
 // device_config::init on the core: the NPU's NPUW settings and the plugin
 // cache folder, and the inference precision (InferencePrecisionFor).
 func (rt *runtimeCtx) configure() error {
-	for _, p := range rt.compileConfig() {
+	for _, p := range append(rt.compileConfig(), rt.weightConfig()...) {
 		if err := rt.lib.setProperty(rt.core, rt.device, p[0], p[1]); err != nil {
 			return err
 		}
