@@ -8,9 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -33,9 +31,9 @@ type compiledModel struct {
 	params        []slot // Parameter order
 	results       []slot // Result order
 	// dump is the DUMP_IR path prefix of this model ("" when not dumped);
-	// its first run also writes the inputs next to it.
-	dump        string
-	dumpedInput bool
+	// its first run also writes the inputs and outputs next to it.
+	dump   string
+	dumped bool
 	// stateful: the model keeps KV caches in variables (stateful.go).
 	stateful bool
 }
@@ -363,15 +361,24 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		lo, hi = min(lo, a), max(hi, a+uintptr(c.size))
 	}
 	xml := b.m.xml("ggml_graph", func(c constRef) uint64 { return uint64(absolute(c) - lo) })
+	if irMutator != nil {
+		xml = irMutator(xml)
+	}
 	if be.opts.DumpIR {
-		name, err := dumpIR(b.m, absolute)
+		// What is read below, byte for byte: the XML after the mutator,
+		// the weights at their live offsets.
+		var ins, res []*graph.Tensor
+		for _, p := range b.params {
+			ins = append(ins, p.t)
+		}
+		for _, o := range outs {
+			res = append(res, o.t)
+		}
+		name, err := dumpIR(xml, b.m.consts, absolute, lo, hi, cm, g, ins, res)
 		if err != nil {
 			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)
 		}
 		cm.dump = name
-	}
-	if irMutator != nil {
-		xml = irMutator(xml)
 	}
 	blob := ""
 	if dir := be.opts.CompiledModelCacheDir; dir != "" && n.importModel != 0 && n.exportModel != 0 {
@@ -492,9 +499,9 @@ func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
 		}
 		st.boundGen = be.snapGen
 	}
-	if cm.dump != "" && !cm.dumpedInput {
-		cm.dumpedInput = true
-		dumpInputs(cm, k)
+	dumpNow := cm.dump != "" && !cm.dumped
+	if dumpNow {
+		dumpSlots(cm.dump+".input", cm.params, k, nil)
 	}
 	if be.opts.DebugInput {
 		logSlots("openvino: input", cm.params, k)
@@ -502,6 +509,10 @@ func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
 	n := be.dev.rt.lib
 	if err := n.call("ov_infer_request_infer", n.infer, st.req); err != nil {
 		return err
+	}
+	if dumpNow {
+		cm.dumped = true
+		dumpSlots(cm.dump+".output", cm.results, k, st)
 	}
 	for i, s := range cm.results {
 		if st.copyOut[i] {
@@ -631,42 +642,6 @@ func scatterInto(t *graph.Tensor, src []byte) {
 		}
 	}
 }
-
-// dumpIR writes the model as ggml_openvino_ir/model_<n>.xml and .bin
-// (the constants packed into one blob), for GGML_OPENVINO_DUMP_IR; the
-// first run adds model_<n>.input<i>.bin, each Parameter's bytes, so the
-// model can be replayed outside the process. It returns the path prefix.
-func dumpIR(m *irModel, absolute func(constRef) uintptr) (string, error) {
-	dir := "ggml_openvino_ir"
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	var blob []byte
-	offs := map[int]uint64{}
-	for _, c := range m.consts {
-		off := align64(uint64(len(blob)))
-		blob = append(blob, make([]byte, off-uint64(len(blob)))...)
-		blob = append(blob, unsafe.Slice((*byte)(cPtr(absolute(c))), c.size)...)
-		offs[c.layer] = off
-	}
-	xml := m.xml("ggml_graph", func(c constRef) uint64 { return offs[c.layer] })
-	name := filepath.Join(dir, "model_"+strconv.FormatInt(dumpSeq.Add(1), 10))
-	return name, errors.Join(os.WriteFile(name+".xml", xml, 0o644), os.WriteFile(name+".bin", blob, 0o644))
-}
-
-// dumpInputs writes the current inputs of a dumped model.
-func dumpInputs(cm *compiledModel, k keyInfo) {
-	for i, s := range cm.params {
-		t := k.resolve(s.loc)
-		n := uint64(t.NElements()) * uint64(t.Type.TypeSize())
-		if err := os.WriteFile(cm.dump+".input"+strconv.Itoa(i)+".bin", memBytes(t, n), 0o644); err != nil {
-			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)
-			return
-		}
-	}
-}
-
-var dumpSeq atomic.Int64
 
 // irMutator, set by tests only, alters the IR before it is read, to show
 // that the double catches a wrong one.
