@@ -8,13 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/graph"
@@ -35,9 +31,9 @@ type compiledModel struct {
 	params        []slot // Parameter order
 	results       []slot // Result order
 	// dump is the DUMP_IR path prefix of this model ("" when not dumped);
-	// its first run also writes the inputs next to it.
-	dump        string
-	dumpedInput bool
+	// its first run also writes the inputs and outputs next to it.
+	dump   string
+	dumped bool
 	// stateful: the model keeps KV caches in variables (stateful.go).
 	stateful bool
 }
@@ -260,7 +256,7 @@ type reqState struct {
 }
 
 func (r *reqState) free(n *native) {
-	purego.SyscallN(n.inferRequestFree, r.req)
+	releasePlugin(n.inferRequestFree, r.req)
 	for _, f := range r.freeScratch {
 		_ = f()
 	}
@@ -272,7 +268,7 @@ func (be *ovBackend) request(cm *compiledModel) (*reqState, error) {
 	}
 	n := be.dev.rt.lib
 	var r uintptr
-	if err := n.call("ov_compiled_model_create_infer_request", n.createInferRequest, cm.cm, uintptr(unsafe.Pointer(&r))); err != nil {
+	if err := n.callPlugin("ov_compiled_model_create_infer_request", n.createInferRequest, cm.cm, uintptr(unsafe.Pointer(&r))); err != nil {
 		return nil, err
 	}
 	st := &reqState{req: r, inAddr: make([]uintptr, len(cm.params)), outAddr: make([]uintptr, len(cm.results)),
@@ -293,7 +289,7 @@ func (be *ovBackend) freeModel(cm *compiledModel) { cm.free(be.dev.rt.lib) }
 
 func (cm *compiledModel) free(n *native) {
 	if cm.cm != 0 {
-		purego.SyscallN(n.compiledModelFree, cm.cm)
+		releasePlugin(n.compiledModelFree, cm.cm)
 	}
 	n.freeTensor(cm.weights)
 	if cm.freeMem != nil {
@@ -365,15 +361,24 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		lo, hi = min(lo, a), max(hi, a+uintptr(c.size))
 	}
 	xml := b.m.xml("ggml_graph", func(c constRef) uint64 { return uint64(absolute(c) - lo) })
+	if irMutator != nil {
+		xml = irMutator(xml)
+	}
 	if be.opts.DumpIR {
-		name, err := dumpIR(b.m, absolute)
+		// What is read below, byte for byte: the XML after the mutator,
+		// the weights at their live offsets.
+		var ins, res []*graph.Tensor
+		for _, p := range b.params {
+			ins = append(ins, p.t)
+		}
+		for _, o := range outs {
+			res = append(res, o.t)
+		}
+		name, err := dumpIR(xml, b.m.consts, absolute, lo, hi, cm, g, ins, res)
 		if err != nil {
 			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)
 		}
 		cm.dump = name
-	}
-	if irMutator != nil {
-		xml = irMutator(xml)
 	}
 	blob := ""
 	if dir := be.opts.CompiledModelCacheDir; dir != "" && n.importModel != 0 && n.exportModel != 0 {
@@ -400,7 +405,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	}
 	var model uintptr
 	x := cstr(string(xml))
-	err := n.call("ov_core_read_model_from_memory_buffer", n.readModelFromMemory, rt.core, uintptr(unsafe.Pointer(x)), uintptr(len(xml)), wt, uintptr(unsafe.Pointer(&model)))
+	err := n.callPlugin("ov_core_read_model_from_memory_buffer", n.readModelFromMemory, rt.core, uintptr(unsafe.Pointer(x)), uintptr(len(xml)), wt, uintptr(unsafe.Pointer(&model)))
 	runtime.KeepAlive(x)
 	if err != nil {
 		be.freeModel(cm)
@@ -411,9 +416,9 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	// ov_core_compile_model is variadic: called with property_args_size
 	// 0 and no extra argument, the one form correct on every ABI (the
 	// device's properties were set on the core at start-up).
-	err = n.call("ov_core_compile_model", n.compileModel, rt.core, model, uintptr(unsafe.Pointer(dev)), 0, uintptr(unsafe.Pointer(&cm.cm)))
+	err = n.callPlugin("ov_core_compile_model", n.compileModel, rt.core, model, uintptr(unsafe.Pointer(dev)), 0, uintptr(unsafe.Pointer(&cm.cm)))
 	runtime.KeepAlive(dev)
-	purego.SyscallN(n.modelFree, model)
+	releasePlugin(n.modelFree, model)
 	if err != nil {
 		cm.cm = 0
 		be.freeModel(cm)
@@ -427,7 +432,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		// imports a half-written blob.
 		tmp := blob + ".tmp"
 		p := cstr(tmp)
-		if err := n.call("ov_compiled_model_export_model", n.exportModel, cm.cm, uintptr(unsafe.Pointer(p))); err != nil {
+		if err := n.callPlugin("ov_compiled_model_export_model", n.exportModel, cm.cm, uintptr(unsafe.Pointer(p))); err != nil {
 			slog.Warn("openvino: GGML_OPENVINO_COMPILED_MODEL_CACHE_DIR: export", "err", err)
 		} else if err := os.Rename(tmp, blob); err != nil {
 			slog.Warn("openvino: GGML_OPENVINO_COMPILED_MODEL_CACHE_DIR", "err", err)
@@ -472,7 +477,7 @@ func (be *ovBackend) importModel(cm *compiledModel, path string) (bool, error) {
 	defer free()
 	copy(mem, data)
 	dev := cstr(rt.device)
-	err = n.call("ov_core_import_model", n.importModel, rt.core, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), uintptr(unsafe.Pointer(dev)), uintptr(unsafe.Pointer(&cm.cm)))
+	err = n.callPlugin("ov_core_import_model", n.importModel, rt.core, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), uintptr(unsafe.Pointer(dev)), uintptr(unsafe.Pointer(&cm.cm)))
 	runtime.KeepAlive(dev)
 	if err != nil {
 		cm.cm = 0
@@ -494,9 +499,9 @@ func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
 		}
 		st.boundGen = be.snapGen
 	}
-	if cm.dump != "" && !cm.dumpedInput {
-		cm.dumpedInput = true
-		dumpInputs(cm, k)
+	dumpNow := cm.dump != "" && !cm.dumped
+	if dumpNow {
+		dumpSlots(cm.dump+".input", cm.params, k, nil)
 	}
 	if be.opts.DebugInput {
 		logSlots("openvino: input", cm.params, k)
@@ -504,6 +509,10 @@ func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
 	n := be.dev.rt.lib
 	if err := n.call("ov_infer_request_infer", n.infer, st.req); err != nil {
 		return err
+	}
+	if dumpNow {
+		cm.dumped = true
+		dumpSlots(cm.dump+".output", cm.results, k, st)
 	}
 	for i, s := range cm.results {
 		if st.copyOut[i] {
@@ -633,42 +642,6 @@ func scatterInto(t *graph.Tensor, src []byte) {
 		}
 	}
 }
-
-// dumpIR writes the model as ggml_openvino_ir/model_<n>.xml and .bin
-// (the constants packed into one blob), for GGML_OPENVINO_DUMP_IR; the
-// first run adds model_<n>.input<i>.bin, each Parameter's bytes, so the
-// model can be replayed outside the process. It returns the path prefix.
-func dumpIR(m *irModel, absolute func(constRef) uintptr) (string, error) {
-	dir := "ggml_openvino_ir"
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	var blob []byte
-	offs := map[int]uint64{}
-	for _, c := range m.consts {
-		off := align64(uint64(len(blob)))
-		blob = append(blob, make([]byte, off-uint64(len(blob)))...)
-		blob = append(blob, unsafe.Slice((*byte)(cPtr(absolute(c))), c.size)...)
-		offs[c.layer] = off
-	}
-	xml := m.xml("ggml_graph", func(c constRef) uint64 { return offs[c.layer] })
-	name := filepath.Join(dir, "model_"+strconv.FormatInt(dumpSeq.Add(1), 10))
-	return name, errors.Join(os.WriteFile(name+".xml", xml, 0o644), os.WriteFile(name+".bin", blob, 0o644))
-}
-
-// dumpInputs writes the current inputs of a dumped model.
-func dumpInputs(cm *compiledModel, k keyInfo) {
-	for i, s := range cm.params {
-		t := k.resolve(s.loc)
-		n := uint64(t.NElements()) * uint64(t.Type.TypeSize())
-		if err := os.WriteFile(cm.dump+".input"+strconv.Itoa(i)+".bin", memBytes(t, n), 0o644); err != nil {
-			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)
-			return
-		}
-	}
-}
-
-var dumpSeq atomic.Int64
 
 // irMutator, set by tests only, alters the IR before it is read, to show
 // that the double catches a wrong one.

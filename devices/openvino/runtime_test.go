@@ -3,7 +3,6 @@ package openvino
 import (
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -265,32 +264,6 @@ func TestBufferTypes(t *testing.T) {
 	require.Equal(t, l.total, bt.AllocSize(w), "room for the converted layout")
 	require.Equal(t, w.NBytes(), ht.AllocSize(w), "the host type converts nothing")
 	require.Equal(t, backend.Caps{Mmap: true}, dev.Props().Caps)
-}
-
-// DUMP_IR writes each model as .xml/.bin with its inputs (replaying them
-// through ov_core_read_model is not tested).
-func TestDumpIR(t *testing.T) {
-	p := buildDouble(t)
-	dir := t.TempDir()
-	wd, err := os.Getwd()
-	require.NoError(t, err)
-	require.NoError(t, os.Chdir(dir))
-	defer os.Chdir(wd)
-	dev := openDevice(t, p, Options{DumpIR: true})
-	be := newBackend(dev)
-	defer be.Close()
-	g, _, _, _ := addGraph(t, dev, 8)
-	require.NoError(t, be.GraphCompute(g))
-	ents, err := os.ReadDir("ggml_openvino_ir")
-	require.NoError(t, err)
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	require.Len(t, names, 4, "%v", names) // xml, bin, two inputs
-	in, err := os.ReadFile(filepath.Join("ggml_openvino_ir", names[1]))
-	require.NoError(t, err)
-	require.Len(t, in, 2*8*4)
 }
 
 // COMPILED_MODEL_CACHE_DIR: a compiled model is exported once, and a
