@@ -3,11 +3,8 @@ package rpc
 import (
 	"fmt"
 	"math"
-	"net"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,91 +16,21 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// llamaRun evaluates, through libllama, what runModel evaluates through
-// our model runner: a 16-token prompt, then 8 tokens one at a time, every
-// position's logits kept; perToken is one decode step.
+// llamaRun is rpcref.LlamaSteps on what runModel evaluates through our
+// model runner: a 16-token prompt, then 8 single tokens.
 func llamaRun(t *testing.T, m *llamaref.Model, traffic func() uint64) (logits [][]float32, perToken time.Duration, wire uint64) {
 	t.Helper()
-	c, err := m.NewContext(llamaref.CompareOptions(64, 16, 1))
+	r, err := rpcref.LlamaSteps(m, 16, 8, traffic)
 	require.NoError(t, err)
-	defer c.Free()
-	n := m.NVocab()
-	var tokens []int32
-	for i := range 16 {
-		tokens = append(tokens, int32((i*37+11)%n))
-	}
-	logits, err = c.Evaluate(tokens, 0, nil)
-	require.NoError(t, err)
-	const steps = 8
-	w0 := traffic()
-	start := time.Now()
-	for i := range steps {
-		lg, err := c.Evaluate([]int32{int32((i*53 + 7) % n)}, 16+i, nil)
-		require.NoError(t, err)
-		logits = append(logits, lg...)
-	}
-	return logits, time.Since(start) / steps, (traffic() - w0) / steps
+	return r.Logits, r.PerToken, r.Wire
 }
 
-// countingProxy forwards loopback connections to addr until the test
-// ends, counting the bytes both ways: the wire traffic of a client we
-// cannot instrument (ggml's).
-func countingProxy(t *testing.T, addr string) (string, *atomic.Uint64) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// countingProxy is an rpcref.Proxy in front of addr until the test ends.
+func countingProxy(t *testing.T, addr string) (string, func() uint64) {
+	p, err := rpcref.NewProxy(addr)
 	require.NoError(t, err)
-	var n atomic.Uint64
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	pipe := func(dst, src net.Conn) {
-		defer wg.Done()
-		buf := make([]byte, 64<<10)
-		for {
-			k, err := src.Read(buf)
-			n.Add(uint64(k))
-			if k > 0 {
-				if _, werr := dst.Write(buf[:k]); werr != nil {
-					err = werr
-				}
-			}
-			if err != nil {
-				_ = dst.Close()
-				_ = src.Close()
-				return
-			}
-		}
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", addr)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, s)
-			mu.Unlock()
-			wg.Add(2)
-			go pipe(s, c)
-			go pipe(c, s)
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String(), &n
+	t.Cleanup(p.Close)
+	return p.Addr, p.Bytes
 }
 
 // TestRealClientModel is the real client on the model runner: libllama
@@ -132,7 +59,7 @@ func TestRealClientModel(t *testing.T) {
 	params.NGPULayers = 0
 	lm, err := lib.LoadModelParams(path, params)
 	require.NoError(t, err)
-	local, localTok, _ := llamaRun(t, lm, func() uint64 { return 0 })
+	local, localTok, _ := llamaRun(t, lm, nil)
 	lm.Free()
 
 	ours := func() string { return startServer(t, &Server{Threads: 1}) }
@@ -149,9 +76,9 @@ func TestRealClientModel(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			addrs := []string{c.a(), c.b()}
 			var devs []llamaref.Device
-			var counts []*atomic.Uint64
+			var counts []func() uint64
 			for i, addr := range addrs {
-				var n *atomic.Uint64
+				var n func() uint64
 				addrs[i], n = countingProxy(t, addr)
 				counts = append(counts, n)
 				ds, err := lib.RPCDevices(addrs[i])
@@ -171,7 +98,7 @@ func TestRealClientModel(t *testing.T) {
 				require.Contains(t, placement, "assigned to device "+d.Name)
 			}
 			require.Contains(t, placement, "CPU_Mapped model buffer size")
-			got, perTok, wire := llamaRun(t, m, func() uint64 { return counts[0].Load() + counts[1].Load() })
+			got, perTok, wire := llamaRun(t, m, func() uint64 { return counts[0]() + counts[1]() })
 			d, e := maxDiff(local, got), logitsNMSE(got, local)
 			if c.exact {
 				require.Equal(t, local, got, "the logits differ from libllama's local ones (max %g)", d)
@@ -245,7 +172,7 @@ func TestRealClientHashCache(t *testing.T) {
 	params.NGPULayers = 0
 	lm, err := lib.LoadModelParams(path, params)
 	require.NoError(t, err)
-	local, _, _ := llamaRun(t, lm, func() uint64 { return 0 })
+	local, _, _ := llamaRun(t, lm, nil)
 	lm.Free()
 	for _, c := range []struct {
 		name  string
@@ -267,11 +194,11 @@ func TestRealClientHashCache(t *testing.T) {
 			// both times), up to the run's last reply.
 			var loads []uint64
 			for range 2 {
-				before := n.Load()
+				before := n()
 				m, err := lib.LoadModelOn(path, lib.CompareModelParams(), devs, 99)
 				require.NoError(t, err)
-				got, _, _ := llamaRun(t, m, n.Load)
-				loads = append(loads, n.Load()-before)
+				got, _, _ := llamaRun(t, m, n)
+				loads = append(loads, n()-before)
 				m.Free()
 				if c.exact {
 					require.Equal(t, local, got)
