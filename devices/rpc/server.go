@@ -30,9 +30,9 @@ type Limits struct {
 	// (default 16 GiB).
 	Memory uint64
 	// ServerMemory is the most bytes of buffers all connections together
-	// hold at once (default: the total memory the served devices report,
-	// which for the CPU is the machine's RAM), so that several clients
-	// cannot together take more than one may.
+	// hold at once (default: the sum of the total memory the served
+	// devices report, the machine's RAM for the CPU), so that several
+	// clients cannot together take more than one may.
 	ServerMemory uint64
 	// Connections is the most connections served at once (default 64);
 	// one more is closed as it is accepted, with a log line. It bounds
