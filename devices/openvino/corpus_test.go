@@ -1,0 +1,308 @@
+//go:build unix
+
+package openvino
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/internal/testkit/optest"
+)
+
+// The IR corpus: what the device dumps (GGML_OPENVINO_DUMP_IR) for the
+// conformance suite (the quick set; GGML_OPENVINO_CORPUS=full for every
+// case) and for the language-model tests (the dynamic, static and
+// stateful paths), plus malformed IRs made from them (corpusMutations),
+// replayed through the double and through each fetched real runtime in
+// child processes (one library per process: the double and the real
+// library export the same symbols). The double must accept and refuse
+// what the real reader and CPU plugin accept and refuse, at the same
+// stage, and compute the same outputs within the suite's tolerances.
+func TestIRCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the corpus takes about a minute")
+	}
+	reals := fetchCacheDirs(os.Getenv)
+	if len(reals) == 0 {
+		if os.Getenv("GGML_REF_REQUIRED") == "1" {
+			t.Fatal("no real OpenVINO runtime fetched (scripts/fetch-openvino) and GGML_REF_REQUIRED=1")
+		}
+		t.Skip("no real OpenVINO runtime fetched (scripts/fetch-openvino): nothing to measure the double against")
+	}
+	double := buildTheDouble(t)
+	dir := t.TempDir()
+	t0 := time.Now()
+	valid := dumpCorpus(t, double, dir, os.Getenv("GGML_OPENVINO_CORPUS") == "full")
+	bad := mutateCorpus(t, dir, valid)
+	t.Logf("corpus: %d dumped models, %d malformed, made in %v", len(valid), len(bad), time.Since(t0).Round(time.Millisecond))
+	require.GreaterOrEqual(t, len(bad), 50)
+	all := append(append([]string(nil), valid...), bad...)
+
+	for _, lib := range reals {
+		release := filepath.Base(filepath.Dir(filepath.Dir(lib)))
+		// the double presents the release it is measured against
+		t1 := time.Now()
+		want := replayCorpus(t, double, all, "OVDOUBLE_VERSION="+release)
+		t.Logf("double presenting %s: replayed in %v", release, time.Since(t1).Round(time.Millisecond))
+		t1 = time.Now()
+		got := replayCorpus(t, lib, all)
+		t.Logf("%s: replayed in %v", release, time.Since(t1).Round(time.Millisecond))
+		var accepted, refused int
+		seen := map[*knownGap]bool{}
+		stages := map[string]int{}
+		for _, m := range all {
+			r, d := got[m], want[m]
+			if r.Stage == "ok" {
+				accepted++
+			} else {
+				refused++
+				stages[r.Stage]++
+			}
+			msg := corpusDivergence(m, d, r)
+			if msg == "" {
+				continue
+			}
+			if k := knownDivergence(release, m, d, r); k != nil {
+				seen[k] = true
+				t.Logf("%s: %s: known divergence (%s): %s", release, filepath.Base(m), k.why, msg)
+				continue
+			}
+			t.Errorf("%s: %s: %s", release, filepath.Base(m), msg)
+		}
+		for i := range corpusKnown {
+			if k := &corpusKnown[i]; strings.HasPrefix(release, k.release) && !seen[k] {
+				t.Errorf("%s: the known divergence %s is gone: take it out of corpusKnown and testdata/README.md", release, k.mutation)
+			}
+		}
+		t.Logf("%s: %d accepted, %d refused (%d malformed); refused at %v", release, accepted, refused, len(bad), stages)
+	}
+}
+
+// knownGap is a divergence the double keeps, listed in testdata/README.md:
+// a mutation of the malformed corpus on the releases whose name starts
+// with release; stageOnly ones must still be refused by both.
+type knownGap struct {
+	mutation, release string
+	stageOnly         bool
+	why               string
+}
+
+var corpusKnown = []knownGap{
+	{"param-type-missing", "2026", true, "2026.4.1's reader makes the element type dynamic and its CPU plugin refuses it " +
+		"at compile; 2025.0.0 refuses it at read, as the double"},
+	{"const-shape-text", "2025.0", true, "2025.0.0 reads the dimension 'x' as 0 and its CPU plugin refuses the zero " +
+		"dimension at compile; 2026.4.1 refuses it at read, as the double"},
+	{"net-version-10", "", false, "an IR v10 model's f16 Parameters are f32 inputs on the real runtime (the " +
+		"legacy API's precisions); the double keeps f16, so it binds ggml's f16 tensor that the real one refuses"},
+}
+
+// knownDivergence is the entry of corpusKnown that the divergence of
+// model m on release is, or nil.
+func knownDivergence(release, m string, d, r replayed) *knownGap {
+	parts := strings.SplitN(filepath.Base(m), "_", 3)
+	if len(parts) < 3 || parts[0] != "bad" {
+		return nil
+	}
+	for i := range corpusKnown {
+		k := &corpusKnown[i]
+		if k.mutation == parts[2] && strings.HasPrefix(release, k.release) && (!k.stageOnly || d.Stage != "ok" && r.Stage != "ok") {
+			return k
+		}
+	}
+	return nil
+}
+
+// corpusDivergence says how the double's replay d of model m differs from
+// the real runtime's r, or "".
+func corpusDivergence(m string, d, r replayed) string {
+	if d.Stage != r.Stage {
+		return fmt.Sprintf("the double: %s (%s), the real runtime: %s (%s)", d.Stage, firstLine(d.Msg), r.Stage, firstLine(r.Msg))
+	}
+	if r.Stage != "ok" {
+		return ""
+	}
+	man, err := readManifest(m)
+	if err != nil {
+		return err.Error()
+	}
+	tol := corpusTolerance(man.Ops)
+	for i := range r.Outputs {
+		if i >= len(d.Outputs) || i >= len(man.Outputs) {
+			return fmt.Sprintf("%d outputs from the double, %d from the real runtime", len(d.Outputs), len(r.Outputs))
+		}
+		e, err := outputNMSE(man.Outputs[i].Type, d.Outputs[i], r.Outputs[i])
+		if err != nil {
+			return fmt.Sprintf("output %d: %v", i, err)
+		}
+		if e > tol {
+			dx, _ := asFloats(man.Outputs[i].Type, d.Outputs[i])
+			rx, _ := asFloats(man.Outputs[i].Type, r.Outputs[i])
+			worst := 0
+			for j := range dx {
+				if math.Abs(dx[j]-rx[j]) > math.Abs(dx[worst]-rx[worst]) {
+					worst = j
+				}
+			}
+			return fmt.Sprintf("output %d (%s): NMSE %.3g > %.3g; worst element %d of %d: the double %g, the real runtime %g",
+				i, strings.Join(man.Ops, ","), e, tol, worst, len(dx), dx[worst], rx[worst])
+		}
+	}
+	return ""
+}
+
+// firstLine is an error message on one line (OpenVINO's span several:
+// where it was raised, then what), shortened.
+func firstLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// corpusTolerance is the largest tolerance test-backend-ops gives an op
+// of the graph (MUL_MAT and attention 5e-4, SOFT_MAX 1e-6, others 1e-7).
+func corpusTolerance(ops []string) float64 {
+	tol := 1e-7
+	for _, o := range ops {
+		switch o {
+		case "MUL_MAT", "MUL_MAT_ID", "FLASH_ATTN_EXT", "OUT_PROD":
+			tol = max(tol, 5e-4)
+		case "SOFT_MAX":
+			tol = max(tol, 1e-6)
+		}
+	}
+	return tol
+}
+
+// dumpCorpus runs the suite and the language-model tests on the double
+// with DUMP_IR into dir and returns the models' path prefixes.
+func dumpCorpus(t *testing.T, double, dir string, full bool) []string {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	require.NoError(t, os.Chdir(dir))
+	defer os.Chdir(wd)
+	dev := openDevice(t, double, Options{DumpIR: true})
+	ref, closeRef := optest.CPURef()
+	defer closeRef()
+	rep, err := optest.RunDevice(dev, optest.Options{Ref: ref, Seed: 1, Full: full})
+	require.NoError(t, err)
+	t.Logf("suite on the double: %d passed, %d failed", rep.Tally.Count(optest.Passed), rep.Tally.Count(optest.Failed))
+	for _, o := range []Options{{DumpIR: true}, {DumpIR: true, ForceStatic: true, PrefillChunkSize: 16}, {DumpIR: true, StatefulExecution: true}} {
+		dev := openDevice(t, double, o)
+		m := newLM(t, dev.BufferType(), dev.HostType(), 64)
+		be := newBackend(dev)
+		runLM(t, m, prompt(20), 2, be.GraphCompute)
+		be.Close()
+	}
+	return dumpPrefixes(t, filepath.Join(dir, dumpDir))
+}
+
+// buildTheDouble is the double even when GGML_OPENVINO_LIB names a real
+// library (the corpus needs both).
+func buildTheDouble(t *testing.T) string {
+	if realLibrary() == "" {
+		return buildDouble(t)
+	}
+	t.Setenv("GGML_OPENVINO_LIB", "")
+	return buildDouble(t)
+}
+
+// replayCorpus replays every model through lib in child processes (this
+// test binary, corpusChild), one result line per model; a child that
+// dies is recorded as a crash in the model it was replaying, and the rest
+// go to a new child.
+func replayCorpus(t *testing.T, lib string, models []string, env ...string) map[string]replayed {
+	out := map[string]replayed{}
+	todo := models
+	for len(todo) > 0 {
+		list := filepath.Join(t.TempDir(), "list")
+		res := list + ".out"
+		require.NoError(t, os.WriteFile(list, []byte(strings.Join(todo, "\n")), 0o644))
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "OVCORPUS_LIST="+list, "OVCORPUS_OUT="+res, "GGML_OPENVINO_LIB="+lib)
+		cmd.Env = append(cmd.Env, env...)
+		stderr, runErr := cmd.CombinedOutput()
+		f, err := os.Open(res)
+		require.NoError(t, err, "%s", stderr)
+		n := 0
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<30)
+		for sc.Scan() {
+			var r replayed
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
+			out[r.Model] = r
+			n++
+		}
+		f.Close()
+		require.NoError(t, sc.Err())
+		todo = todo[n:]
+		if runErr == nil {
+			require.Empty(t, todo, "the child stopped early")
+			break
+		}
+		require.NotEmpty(t, todo, "the child failed after the last model: %v\n%s", runErr, stderr)
+		tail := string(stderr)
+		if len(tail) > 400 {
+			tail = tail[len(tail)-400:]
+		}
+		out[todo[0]] = replayed{Model: todo[0], Stage: "crash", Msg: runErr.Error() + ": " + tail}
+		todo = todo[1:]
+	}
+	return out
+}
+
+// A corpus child (replayCorpus) does its work before any test runs.
+func init() {
+	if os.Getenv("OVCORPUS_LIST") != "" {
+		os.Exit(corpusChild())
+	}
+}
+
+// corpusChild replays the models listed in OVCORPUS_LIST through
+// GGML_OPENVINO_LIB, appending one JSON line per model to OVCORPUS_OUT
+// as each is done (so a crash loses nothing replayed before it).
+func corpusChild() int {
+	list, err := os.ReadFile(os.Getenv("OVCORPUS_LIST"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	out, err := os.OpenFile(os.Getenv("OVCORPUS_OUT"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer out.Close()
+	rt, reason := open(Options{Lib: os.Getenv("GGML_OPENVINO_LIB"), Device: "CPU", PrefillChunkSize: 256})
+	if reason != nil {
+		fmt.Fprintln(os.Stderr, reason)
+		return 2
+	}
+	// The CPU plugin computes in bf16 by default on CPUs with AVX512-BF16
+	// (this machine's): the corpus compares f32 computations, as the
+	// double's.
+	if err := rt.lib.setProperty(rt.core, "CPU", "INFERENCE_PRECISION_HINT", "f32"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	for _, m := range strings.Split(string(list), "\n") {
+		r := replayDump(rt.lib, rt.core, "CPU", m)
+		b, _ := json.Marshal(r)
+		if _, err := out.Write(append(b, '\n')); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	return 0
+}
