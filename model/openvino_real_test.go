@@ -289,7 +289,7 @@ const ovRSSModelEnv = "GGML_GO_OPENVINO_RSS_MODEL"
 // The target is 1.2x; it is not met on the real CPU plugin (see
 // the devices/openvino README): the plugin repacks every weight into each
 // compiled model it compiles, beside our converted weight buffer.
-// Measured (inference precision f32) 4.8x to 4.9x on 2025.0.0 and
+// Measured (inference precision f32) 4.8x to 5.0x on 2025.0.0 and
 // 2026.4.1, the same with RELEASE_WEIGHTS on (it acts on a GPU only, as
 // upstream's); 5.7x before the loader evicted the file's pages of weights
 // copied to the device, 11.1x before 2-D weight matrices let the plugin
