@@ -195,6 +195,15 @@ func (f *File) Close() error {
 	return f.mapped.Close()
 }
 
+// Evict drops the resident pages of data, a TensorData slice whose
+// contents were copied elsewhere (a device buffer), from memory; they are
+// read from the file again if used. It does nothing for a File from Parse.
+func (f *File) Evict(data []byte) {
+	if f.mapped != nil {
+		f.mapped.Evict(data)
+	}
+}
+
 // Bytes is the whole file.
 func (f *File) Bytes() []byte { return f.data }
 

@@ -100,6 +100,31 @@ func TestDeviceLoadProgress(t *testing.T) {
 	require.NotZero(t, total)
 }
 
+// TestWeightsTheDeviceRefuses: a weight whose matrix product the device
+// refuses stays on the host (llama.cpp's weight_buft_supported), where the
+// CPU computing that product reads it; only the norms, which the device's
+// element-wise ops read, go to the device. Without the rule the model
+// could not run (a weight in device memory that no backend using it can
+// compute with: Gemma 3's Q5_0 weights on OPENVINO0).
+func TestWeightsTheDeviceRefuses(t *testing.T) {
+	c := genmodel.Config{Arch: "llama", Type: quant.Q8_0, Embd: 64, Layers: 2, Heads: 4, KVHeads: 2, FF: 128, VocabSize: 100}
+	path := genFile(t, c)
+	calls := 0
+	d := devtest.New(devtest.Config{Name: "FAKE_F32_ONLY", Type: backend.DeviceGPU, Supports: devtest.F32Ops(ops.Add, ops.Mul, ops.RMSNorm, ops.MulMat)})
+	m, err := model.Open(path, model.Options{Device: d, Progress: func(done, all uint64) { calls++ }})
+	require.NoError(t, err)
+	require.NoError(t, m.Close())
+	require.Equal(t, 2*2+1, calls, "attn_norm and ffn_norm of each layer, output_norm")
+	want, wantGen, err := run(t, path, nil, model.SessionOptions{Ctx: 64, Batch: 16})
+	require.NoError(t, err)
+	got, gen, err := run(t, path, d, model.SessionOptions{Ctx: 64, Batch: 16})
+	require.NoError(t, err)
+	for i := range want {
+		require.Less(t, nmse(got[i], want[i]), 1e-10, "position %d", i)
+	}
+	require.Equal(t, wantGen, gen)
+}
+
 func TestDeviceTooSmall(t *testing.T) {
 	path := genFile(t, genmodel.Config{Arch: "llama", Type: quant.F32, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300})
 	sets := 0

@@ -75,23 +75,26 @@ func greedy(t *testing.T, s *model.Session, tokens []int32, n int) []int32 {
 	return got
 }
 
+// llamaCases are the generated models compared with libllama: both
+// architectures, each weight type, GQA and tied embeddings.
+var llamaCases = []genmodel.Config{
+	{Arch: "llama", Type: quant.F32, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300},
+	{Arch: "llama", Type: quant.F16, Embd: 64, Layers: 3, Heads: 4, KVHeads: 4, FF: 192, VocabSize: 300, Seed: 2},
+	{Arch: "llama", Type: quant.Q8_0, Embd: 128, Layers: 2, Heads: 8, KVHeads: 2, FF: 256, VocabSize: 320, Tied: true, Seed: 3},
+	{Arch: "llama", Type: quant.Q4_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 1, FF: 256, VocabSize: 300, Seed: 4},
+	{Arch: "llama", Type: quant.Q4_K, Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 300, Tied: true, Seed: 5},
+	{Arch: "llama", Type: quant.Q6_K, Embd: 256, Layers: 2, Heads: 8, KVHeads: 4, FF: 512, VocabSize: 300, Seed: 6},
+	{Arch: "qwen2", Type: quant.F32, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Seed: 7},
+	{Arch: "qwen2", Type: quant.F16, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Tied: true, Seed: 8},
+	{Arch: "qwen2", Type: quant.Q8_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 4, FF: 256, VocabSize: 300, Seed: 9},
+	{Arch: "qwen2", Type: quant.Q4_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Seed: 10},
+	{Arch: "qwen2", Type: quant.Q4_K, Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 300, Seed: 11},
+	{Arch: "qwen2", Type: quant.Q6_K, Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 300, Tied: true, Seed: 12},
+}
+
 func TestAgainstLlama(t *testing.T) {
 	lib := llamaref.ForTest(t)
-	cases := []genmodel.Config{
-		{Arch: "llama", Type: quant.F32, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300},
-		{Arch: "llama", Type: quant.F16, Embd: 64, Layers: 3, Heads: 4, KVHeads: 4, FF: 192, VocabSize: 300, Seed: 2},
-		{Arch: "llama", Type: quant.Q8_0, Embd: 128, Layers: 2, Heads: 8, KVHeads: 2, FF: 256, VocabSize: 320, Tied: true, Seed: 3},
-		{Arch: "llama", Type: quant.Q4_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 1, FF: 256, VocabSize: 300, Seed: 4},
-		{Arch: "llama", Type: quant.Q4_K, Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 300, Tied: true, Seed: 5},
-		{Arch: "llama", Type: quant.Q6_K, Embd: 256, Layers: 2, Heads: 8, KVHeads: 4, FF: 512, VocabSize: 300, Seed: 6},
-		{Arch: "qwen2", Type: quant.F32, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Seed: 7},
-		{Arch: "qwen2", Type: quant.F16, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Tied: true, Seed: 8},
-		{Arch: "qwen2", Type: quant.Q8_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 4, FF: 256, VocabSize: 300, Seed: 9},
-		{Arch: "qwen2", Type: quant.Q4_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Seed: 10},
-		{Arch: "qwen2", Type: quant.Q4_K, Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 300, Seed: 11},
-		{Arch: "qwen2", Type: quant.Q6_K, Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 300, Tied: true, Seed: 12},
-	}
-	for _, c := range cases {
+	for _, c := range llamaCases {
 		name := fmt.Sprintf("%s/%s/kv%d-of-%d/tied=%v", c.Arch, c.Type, c.KVHeads, c.Heads, c.Tied)
 		t.Run(name, func(t *testing.T) {
 			path := genFile(t, c)

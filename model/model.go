@@ -39,6 +39,7 @@ import (
 	_ "github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/gguf"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/quant"
 )
 
 // Options configure Open.
@@ -363,7 +364,7 @@ func (m *Model) loadWeights(infos map[*graph.Tensor]gguf.TensorInfo, progress fu
 		if il, ok := layerOf[t]; ok {
 			d = m.layerDev[il]
 		}
-		if d.Type() == backend.DeviceCPU || t == m.w.tokEmbd {
+		if d.Type() == backend.DeviceCPU || t == m.w.tokEmbd || !weightSupported(d, t) {
 			host = append(host, t)
 			continue
 		}
@@ -406,6 +407,9 @@ func (m *Model) loadWeights(infos map[*graph.Tensor]gguf.TensorInfo, progress fu
 			if err := buffer.SetTensor(t, data, 0); err != nil {
 				return fmt.Errorf("model: setting %s on %s: %w", t.Name, d.Name(), err)
 			}
+			// The device holds the weight now: its pages of the file need
+			// not stay resident beside that copy.
+			m.file.Evict(data)
 			done += uint64(len(data))
 			if progress != nil {
 				progress(done, total)
@@ -458,6 +462,22 @@ func (m *Model) mapHost(ts []*graph.Tensor, infos map[*graph.Tensor]gguf.TensorI
 		}
 	}
 	return nil
+}
+
+// weightSupported reports whether d computes the matrix product over
+// weight t, as llama.cpp asks (weight_buft_supported) before placing a
+// weight in a device's buffer: a weight the device refuses (OpenVINO and
+// Q5_0) stays on the host, where the CPU that computes its product reads
+// it. Vectors (norms, biases) are read by element-wise ops every device
+// has.
+func weightSupported(d backend.Device, t *graph.Tensor) bool {
+	if t.Ne[1] == 1 && t.Ne[2] == 1 && t.Ne[3] == 1 {
+		return true
+	}
+	c := graph.NewContext(graph.ContextOptions{})
+	w := c.SetName(c.NewTensor(t.Type, t.Ne[0], t.Ne[1], t.Ne[2], t.Ne[3]), t.Name)
+	probe := c.MulMat(w, c.NewTensor(quant.F32, t.Ne[0], 1, t.Ne[2], t.Ne[3]))
+	return probe != nil && d.SupportsOp(probe)
 }
 
 func alignUp(n, a uint64) uint64 {

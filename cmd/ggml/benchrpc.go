@@ -22,6 +22,7 @@ import (
 	"github.com/ggml-go/ggml/internal/testkit/block"
 	"github.com/ggml-go/ggml/internal/testkit/genmodel"
 	"github.com/ggml-go/ggml/internal/testkit/ggmlref/mirror"
+	"github.com/ggml-go/ggml/internal/testkit/llamaref"
 	"github.com/ggml-go/ggml/internal/testkit/rpcref"
 	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/ops"
@@ -40,14 +41,16 @@ type benchRPCFlags struct {
 // servers on loopback (ours, started here, or -servers) against the same
 // model on the local CPU: time and bytes on the wire per token, and the
 // bytes the second load sends with the servers' hash cache on. With -ref
-// ggml it does the same over two of ggml's rpc-servers, and times one
-// graph's round trip (inputs and weights up, compute, result down) through
-// our client and server beside ggml's client and server, with the ratio.
+// ggml it does the same over two of ggml's rpc-servers, the same decode
+// step through ggml's client (libllama) over two of ggml's servers and two
+// of ours, and times one graph's round trip (inputs and weights up,
+// compute, result down) through our client and server beside ggml's
+// client and server, with the ratio.
 func runBenchRPC(args []string, stdout io.Writer) error {
 	var f benchRPCFlags
 	fs := flag.NewFlagSet("bench rpc", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ggml bench rpc [flags]\n\nA decode step of a generated model split over two RPC servers on loopback\n(llama.cpp's layer split) against the model on the local CPU: time per token, bytes\non the wire per token, and what the hash cache saves on a second load; with -ref ggml\nalso over two of ggml's rpc-servers, and one graph's round trip through our client\nand server beside ggml's client and server.\n\nflags:")
+		fmt.Fprintln(fs.Output(), "usage: ggml bench rpc [flags]\n\nA decode step of a generated model split over two RPC servers on loopback\n(llama.cpp's layer split) against the model on the local CPU: time per token, bytes\non the wire per token, and what the hash cache saves on a second load; with -ref ggml\nalso over two of ggml's rpc-servers, the same step through ggml's client (libllama)\nover two of ggml's servers and two of ours, and one graph's round trip through our\nclient and server beside ggml's client and server.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.servers, "servers", "", "two or more host:port servers to split over (default: start two of ours on loopback, each with a cache folder)")
@@ -156,7 +159,89 @@ func runBenchRPC(args []string, stdout io.Writer) error {
 	if !ref {
 		return nil
 	}
+	if err := benchLlama(stdout, path, f); err != nil {
+		return fmt.Errorf("ggml's client (libllama): %w", err)
+	}
 	return benchRoundTrip(stdout, f)
+}
+
+// benchLlama times the same decode step through ggml's own client:
+// libllama of the peer's llama.cpp with the model's layers and output on
+// two RPC devices (llama-cli --rpc A,B -ngl all), over two of ggml's
+// servers and two of ours, against libllama on the local CPU; the bytes
+// on the wire are counted by a proxy in front of each server.
+func benchLlama(stdout io.Writer, path string, f benchRPCFlags) error {
+	lib, err := rpcref.OpenLlama()
+	if err != nil {
+		fmt.Fprintf(stdout, "note: libllama of ggml's RPC peer is not built, no ggml-client rows (%v)\n", err)
+		return nil
+	}
+	params := lib.CompareModelParams()
+	params.NGPULayers = 0
+	lm, err := lib.LoadModelParams(path, params)
+	if err != nil {
+		return err
+	}
+	local, err := rpcref.LlamaSteps(lm, 8, f.tokens, nil)
+	lm.Free()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "ggml's client: libllama (llama-cpp-python %s), 1 thread, every layer and the output on the two servers\n", rpcref.Version)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "decode step\tms/token\tvs local\twire B/token\tlogits vs local\t")
+	fmt.Fprintf(tw, "libllama, local CPU\t%.3f\t1.00x\t0\t-\t\n", msf(local.PerToken))
+	for _, pair := range []struct {
+		name  string
+		start func() (string, func(), error)
+	}{
+		{"libllama, 2 of ggml's servers (split)", func() (string, func(), error) {
+			s, err := rpcref.Start(rpcref.Config{Threads: 1})
+			if err != nil {
+				return "", nil, err
+			}
+			return s.Addr, s.Kill, nil
+		}},
+		{"libllama, 2 of our servers (split)", func() (string, func(), error) { return serveLoopback("") }},
+	} {
+		var devs []llamaref.Device
+		var proxies []*rpcref.Proxy
+		for range 2 {
+			addr, stop, err := pair.start()
+			if err != nil {
+				return err
+			}
+			defer stop()
+			p, err := rpcref.NewProxy(addr)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			proxies = append(proxies, p)
+			ds, err := lib.RPCDevices(p.Addr)
+			if err != nil {
+				return err
+			}
+			devs = append(devs, ds[0])
+		}
+		m, err := lib.LoadModelOn(path, lib.CompareModelParams(), devs, 1<<20)
+		if err != nil {
+			return err
+		}
+		r, err := rpcref.LlamaSteps(m, 8, f.tokens, func() uint64 { return proxies[0].Bytes() + proxies[1].Bytes() })
+		m.Free()
+		if err != nil {
+			return err
+		}
+		var d float64
+		for i := range local.Logits {
+			for j, v := range local.Logits[i] {
+				d = max(d, float64(abs32(v-r.Logits[i][j])))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%.3f\t%.2fx\t%d\t%.3g\t\n", pair.name, msf(r.PerToken), float64(r.PerToken)/float64(local.PerToken), r.Wire, d)
+	}
+	return tw.Flush()
 }
 
 // decodeRun is what decodeSteps measured.

@@ -37,8 +37,10 @@ func serveRPC(args []string, stdout io.Writer, stop <-chan os.Signal) error {
 	token := fs.String("token", "", "a shared secret our own client must send (off by default: a stock ggml client sends none)")
 	cert := fs.String("tls-cert", "", "serve TLS with this certificate file (with -tls-key; off by default: a stock ggml client speaks plain TCP)")
 	key := fs.String("tls-key", "", "the certificate's key file")
+	maxMem := fs.Uint64("max-mem", 0, "the most `MiB` of buffers all clients together hold (0: the served devices' total memory)")
+	maxConns := fs.Int("max-conns", 0, "the most clients served at once (0: 64)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ggml rpc-server [-host H] [-port P] [-device NAME,...] [-cache DIR] [-threads N] [-token T] [-tls-cert F -tls-key F]\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: ggml rpc-server [-host H] [-port P] [-device NAME,...] [-cache DIR] [-threads N] [-token T] [-tls-cert F -tls-key F] [-max-mem MIB] [-max-conns N]\n\n"+
 			"Serves our devices to ggml RPC clients (llama.cpp's --rpc, our RPC device), protocol 7.0.0, until interrupted.\n\nflags:")
 		fs.PrintDefaults()
 	}
@@ -57,10 +59,17 @@ func serveRPC(args []string, stdout io.Writer, stop <-chan os.Signal) error {
 	if err := backend.CheckThreads(*threads); err != nil {
 		return usageErrorf("-threads: %v", err)
 	}
+	if *maxConns < 0 {
+		return usageErrorf("-max-conns %d is negative", *maxConns)
+	}
+	if *maxMem > 1<<44 {
+		return usageErrorf("-max-mem %d MiB is over 16 EiB", *maxMem)
+	}
 	if (*cert == "") != (*key == "") {
 		return usageErrorf("-tls-cert and -tls-key go together")
 	}
-	srv := &rpc.Server{Threads: *threads, CacheDir: *cache, Token: *token}
+	srv := &rpc.Server{Threads: *threads, CacheDir: *cache, Token: *token,
+		Limits: rpc.Limits{ServerMemory: *maxMem << 20, Connections: *maxConns}}
 	for _, name := range strings.Split(*devs, ",") {
 		d, err := backend.DeviceByName(strings.TrimSpace(name))
 		if err != nil {
@@ -93,6 +102,11 @@ func serveRPC(args []string, stdout io.Writer, stop <-chan os.Signal) error {
 	fmt.Fprintf(stdout, "Starting RPC server v%d.%d.%d\n", rpc.ProtoMajor, rpc.ProtoMinor, rpc.ProtoPatch)
 	fmt.Fprintf(stdout, "  endpoint       : %s\n", ln.Addr())
 	fmt.Fprintf(stdout, "  local cache    : %s\n", orNA(*cache))
+	if *maxMem > 0 {
+		fmt.Fprintf(stdout, "  memory limit   : %d MiB, all clients together\n", *maxMem)
+	} else {
+		fmt.Fprintf(stdout, "  memory limit   : the devices' total, all clients together\n")
+	}
 	fmt.Fprintf(stdout, "Devices:\n")
 	for _, d := range srv.Devices {
 		free, total := d.Memory()

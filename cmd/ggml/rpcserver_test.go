@@ -76,7 +76,8 @@ func (l *lockedText) String() string {
 
 // ggml rpc-server serves the CPU to our client and ggml's, binds to
 // localhost, says the protocol has no authentication, keeps large weights
-// in -cache, and with -token refuses a client without it.
+// in -cache, with -token refuses a client without it, and with -max-mem
+// refuses buffers over that bound.
 func TestRPCServerCommand(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "cache")
 	addr, out := startRPCServer(t, "-threads", "1", "-cache", cache)
@@ -107,7 +108,19 @@ func TestRPCServerCommand(t *testing.T) {
 	_, err = rpc.Connect(rpc.Options{Servers: []string{taddr}, Timeout: 2 * time.Second})
 	require.ErrorIs(t, err, rpc.ErrLost, "a client without the token is served")
 
-	for _, bad := range [][]string{{"-port", "70000"}, {"-tls-cert", "x"}, {"-device", "NOSUCH0"}, {"extra"}} {
+	// -max-mem bounds what all clients together hold.
+	maddr, mout := startRPCServer(t, "-max-mem", "1")
+	md, err := rpc.Connect(rpc.Options{Servers: []string{maddr}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(mout(), "memory limit   : 1 MiB, all clients together") },
+		5*time.Second, 10*time.Millisecond, mout())
+	_, err = md[0].BufferType().Alloc(2 << 20)
+	require.ErrorIs(t, err, rpc.ErrRefused)
+	mb, err := md[0].BufferType().Alloc(1 << 19)
+	require.NoError(t, err)
+	require.NoError(t, mb.Free())
+
+	for _, bad := range [][]string{{"-port", "70000"}, {"-tls-cert", "x"}, {"-device", "NOSUCH0"}, {"-max-conns", "-1"}, {"extra"}} {
 		code, _, errOut := runCmd(append([]string{"rpc-server"}, bad...)...)
 		require.NotEqual(t, 0, code, "%v", bad)
 		require.NotEmpty(t, errOut, "%v", bad)

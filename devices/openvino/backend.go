@@ -12,8 +12,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
-
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
@@ -261,7 +259,7 @@ type reqState struct {
 }
 
 func (r *reqState) free(n *native) {
-	purego.SyscallN(n.inferRequestFree, r.req)
+	releasePlugin(n.inferRequestFree, r.req)
 	for _, f := range r.freeScratch {
 		_ = f()
 	}
@@ -273,7 +271,7 @@ func (be *ovBackend) request(cm *compiledModel) (*reqState, error) {
 	}
 	n := be.dev.rt.lib
 	var r uintptr
-	if err := n.call("ov_compiled_model_create_infer_request", n.createInferRequest, cm.cm, uintptr(unsafe.Pointer(&r))); err != nil {
+	if err := n.callPlugin("ov_compiled_model_create_infer_request", n.createInferRequest, cm.cm, uintptr(unsafe.Pointer(&r))); err != nil {
 		return nil, err
 	}
 	st := &reqState{req: r, inAddr: make([]uintptr, len(cm.params)), outAddr: make([]uintptr, len(cm.results)),
@@ -294,7 +292,7 @@ func (be *ovBackend) freeModel(cm *compiledModel) { cm.free(be.dev.rt.lib) }
 
 func (cm *compiledModel) free(n *native) {
 	if cm.cm != 0 {
-		purego.SyscallN(n.compiledModelFree, cm.cm)
+		releasePlugin(n.compiledModelFree, cm.cm)
 	}
 	n.freeTensor(cm.weights)
 	if cm.freeMem != nil {
@@ -410,7 +408,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	}
 	var model uintptr
 	x := cstr(string(xml))
-	err := n.call("ov_core_read_model_from_memory_buffer", n.readModelFromMemory, rt.core, uintptr(unsafe.Pointer(x)), uintptr(len(xml)), wt, uintptr(unsafe.Pointer(&model)))
+	err := n.callPlugin("ov_core_read_model_from_memory_buffer", n.readModelFromMemory, rt.core, uintptr(unsafe.Pointer(x)), uintptr(len(xml)), wt, uintptr(unsafe.Pointer(&model)))
 	runtime.KeepAlive(x)
 	if err != nil {
 		be.freeModel(cm)
@@ -421,9 +419,9 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	// ov_core_compile_model is variadic: called with property_args_size
 	// 0 and no extra argument, the one form correct on every ABI (the
 	// device's properties were set on the core at start-up).
-	err = n.call("ov_core_compile_model", n.compileModel, rt.core, model, uintptr(unsafe.Pointer(dev)), 0, uintptr(unsafe.Pointer(&cm.cm)))
+	err = n.callPlugin("ov_core_compile_model", n.compileModel, rt.core, model, uintptr(unsafe.Pointer(dev)), 0, uintptr(unsafe.Pointer(&cm.cm)))
 	runtime.KeepAlive(dev)
-	purego.SyscallN(n.modelFree, model)
+	releasePlugin(n.modelFree, model)
 	if err != nil {
 		cm.cm = 0
 		be.freeModel(cm)
@@ -438,7 +436,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		// imports a half-written blob.
 		tmp := blob + ".tmp"
 		p := cstr(tmp)
-		if err := n.call("ov_compiled_model_export_model", n.exportModel, cm.cm, uintptr(unsafe.Pointer(p))); err != nil {
+		if err := n.callPlugin("ov_compiled_model_export_model", n.exportModel, cm.cm, uintptr(unsafe.Pointer(p))); err != nil {
 			slog.Warn("openvino: GGML_OPENVINO_COMPILED_MODEL_CACHE_DIR: export", "err", err)
 		} else if err := os.Rename(tmp, blob); err != nil {
 			slog.Warn("openvino: GGML_OPENVINO_COMPILED_MODEL_CACHE_DIR", "err", err)
@@ -493,7 +491,7 @@ func (be *ovBackend) importModel(cm *compiledModel, path string) (bool, error) {
 		return err
 	}
 	dev := cstr(rt.device)
-	err = n.call("ov_core_import_model", n.importModel, rt.core, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), uintptr(unsafe.Pointer(dev)), uintptr(unsafe.Pointer(&cm.cm)))
+	err = n.callPlugin("ov_core_import_model", n.importModel, rt.core, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), uintptr(unsafe.Pointer(dev)), uintptr(unsafe.Pointer(&cm.cm)))
 	runtime.KeepAlive(dev)
 	if err != nil {
 		cm.cm = 0

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/mmap"
 )
 
 // tensorAlignment is ggml's TENSOR_ALIGNMENT, upstream's buffer alignment.
@@ -41,9 +42,7 @@ func (bt *bufferType) DeviceName() string { return bt.dev.name }
 // AllocSize is upstream's get_alloc_size: a 2-D or 3-D quantized weight
 // needs its extracted layout's total size (more than its ggml bytes when
 // the scales and zero points do not fit in the space the ggml blocks
-// leave), plus, here, room for a copy of the original bytes where the
-// conversion is lossy, so get-tensor can return them. The host type
-// converts nothing and needs t.NBytes().
+// leave). The host type converts nothing and needs t.NBytes().
 func (bt *bufferType) AllocSize(t *graph.Tensor) uint64 {
 	if !bt.host {
 		if l, ok := layoutFor(t, bt.dev.rt.kind, bt.dev.rt.requant()); ok {
@@ -297,7 +296,7 @@ func (r *weightRegistry) release() uint64 {
 	r.released = true
 	var n uint64
 	for s := range r.bufs {
-		n += dropPages(s.mem)
+		n += mmap.DropPages(s.mem)
 	}
 	r.dropped = n
 	return n

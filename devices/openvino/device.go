@@ -160,7 +160,7 @@ func open(opts Options) (*runtimeCtx, *backend.Reason) {
 		n.freeCore(core)
 		return fail(backend.InitFailed, err)
 	}
-	slog.Info("OpenVINO: using device "+device, "release", v.String())
+	slog.Info("OpenVINO: using device "+device, "release", v.String(), "inference_precision", opts.InferencePrecisionFor(rt.kind))
 	return rt, nil
 }
 
@@ -226,9 +226,9 @@ func loadLibrary(libOpt string, e searchEnv) (*dynlib.Library, []string, library
 
 // configure sets the compile configuration of ggml-openvino's
 // device_config::init on the core: the NPU's NPUW settings and the plugin
-// cache folder.
+// cache folder, and the inference precision (InferencePrecisionFor).
 func (rt *runtimeCtx) configure() error {
-	for _, p := range rt.compileConfig() {
+	for _, p := range append(rt.compileConfig(), rt.weightConfig()...) {
 		if err := rt.lib.setProperty(rt.core, rt.device, p[0], p[1]); err != nil {
 			return err
 		}
@@ -269,6 +269,9 @@ func (rt *runtimeCtx) compileConfig() [][2]string {
 	}
 	if rt.opts.Profiling >= 2 {
 		props = append(props, [2]string{"PERF_COUNT", "YES"})
+	}
+	if prec := rt.opts.InferencePrecisionFor(rt.kind); prec != "" {
+		props = append(props, [2]string{"INFERENCE_PRECISION_HINT", prec})
 	}
 	return props
 }

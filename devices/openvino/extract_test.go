@@ -233,3 +233,13 @@ func TestRequantPolicy(t *testing.T) {
 	_, err := optionsFrom(envMap(map[string]string{EnvPrefix + "REQUANT_KQUANT": "q4_asym64"}))
 	require.ErrorContains(t, err, `GGML_OPENVINO_REQUANT_KQUANT="q4_asym64": not supported`)
 }
+
+// TestWeightConfig: the CPU turns off the plugin's dynamic quantization of
+// activations (its effect on the real CPU plugin is TestOpenVINORealModels'
+// Q8_0 bound in package model); the GPU and NPU keep their plugins'
+// defaults.
+func TestWeightConfig(t *testing.T) {
+	require.Equal(t, [][2]string{{"DYNAMIC_QUANTIZATION_GROUP_SIZE", "0"}}, (&runtimeCtx{kind: KindCPU}).weightConfig())
+	require.Empty(t, (&runtimeCtx{kind: KindGPU}).weightConfig())
+	require.Empty(t, (&runtimeCtx{kind: KindNPU}).weightConfig())
+}

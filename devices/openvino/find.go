@@ -187,6 +187,11 @@ func sitePackagesLibs(root, goos string) []string {
 	return m
 }
 
+// FetchedRuntimes are the library folders of the real OpenVINO releases
+// scripts/fetch-openvino unpacked, newest first: the folders the loader
+// searches last, for tests and tools that run on each release.
+func FetchedRuntimes() []string { return fetchCacheDirs(os.Getenv) }
+
 // fetchCacheDirs are the library folders scripts/fetch-openvino unpacked
 // ($XDG_CACHE_HOME or ~/.cache, then ggml-go/openvino/VERSION/openvino/
 // libs), newest release first.

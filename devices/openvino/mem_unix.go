@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-	"unsafe"
 )
 
 // spillMap backs size bytes with an unlinked file in dir, mapped
@@ -33,34 +32,4 @@ func spillMap(dir string, size uint64) ([]byte, func() error, error) {
 		return nil, nil, fmt.Errorf("openvino: GGML_OPENVINO_SPILL_DIR: mmap %d bytes: %w", size, err)
 	}
 	return m, func() error { return syscall.Munmap(m) }, nil
-}
-
-// dropPages drops the whole pages inside mem (madvise MADV_DONTNEED): the
-// mapping stays valid and reads as zeros (anonymous) or the file's content.
-func dropPages(mem []byte) uint64 {
-	if len(mem) == 0 {
-		return 0
-	}
-	page := uintptr(os.Getpagesize())
-	start := uintptr(unsafe.Pointer(&mem[0]))
-	skip := (page - start%page) % page
-	if uintptr(len(mem)) <= skip {
-		return 0
-	}
-	n := (uintptr(len(mem)) - skip) &^ (page - 1)
-	if n == 0 {
-		return 0
-	}
-	if err := madvise(mem[skip:skip+n], syscall.MADV_DONTNEED); err != nil {
-		return 0
-	}
-	return uint64(n)
-}
-
-func madvise(b []byte, advice int) error {
-	_, _, e := syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(advice))
-	if e != 0 {
-		return e
-	}
-	return nil
 }

@@ -8,6 +8,3 @@ func spillMap(_ string, size uint64) ([]byte, func() error, error) {
 	slog.Warn("openvino: GGML_OPENVINO_SPILL_DIR is not supported on Windows, ignoring")
 	return hostAlloc(size)
 }
-
-// dropPages does nothing on windows (upstream's release is unix-only).
-func dropPages([]byte) uint64 { return 0 }

@@ -223,6 +223,22 @@ func (n *native) call(name string, fn uintptr, args ...uintptr) error {
 	return nil
 }
 
+// callPlugin is call inside keepSignalStack, for the functions that can
+// create or destroy an OpenVINO plugin. Like call it is uintptrescapes.
+//
+//go:uintptrescapes
+func (n *native) callPlugin(name string, fn uintptr, args ...uintptr) error {
+	var err error
+	keepSignalStack(func() { err = n.call(name, fn, args...) })
+	return err
+}
+
+// releasePlugin calls a void free function that can destroy a plugin (the
+// last reference to it), inside keepSignalStack.
+func releasePlugin(fn, obj uintptr) {
+	keepSignalStack(func() { purego.SyscallN(fn, obj) })
+}
+
 // fail builds the error of a failed call, with OpenVINO's message, which
 // is copied and released with ov_free.
 func (n *native) fail(name string, status int32) error {
@@ -361,20 +377,20 @@ func (n *native) probe() error {
 // createCore calls ov_core_create.
 func (n *native) createCore() (uintptr, error) {
 	var c uintptr
-	err := n.call("ov_core_create", n.coreCreate, uintptr(unsafe.Pointer(&c)))
+	err := n.callPlugin("ov_core_create", n.coreCreate, uintptr(unsafe.Pointer(&c)))
 	return c, err
 }
 
 func (n *native) freeCore(c uintptr) {
 	if c != 0 {
-		purego.SyscallN(n.coreFree, c)
+		releasePlugin(n.coreFree, c)
 	}
 }
 
 // devices lists ov_core_get_available_devices.
 func (n *native) devices(core uintptr) ([]string, error) {
 	var d ovAvailableDevices
-	if err := n.call("ov_core_get_available_devices", n.availableDevices, core, uintptr(unsafe.Pointer(&d))); err != nil {
+	if err := n.callPlugin("ov_core_get_available_devices", n.availableDevices, core, uintptr(unsafe.Pointer(&d))); err != nil {
 		return nil, err
 	}
 	out := make([]string, 0, d.size)
@@ -384,6 +400,22 @@ func (n *native) devices(core uintptr) ([]string, error) {
 	}
 	purego.SyscallN(n.availableDevicesFree, uintptr(unsafe.Pointer(&d)))
 	return out, nil
+}
+
+// getProperty reads one property of a device from the core
+// (ov_core_get_property, whose value is released with ov_free).
+func (n *native) getProperty(core uintptr, device, key string) (string, error) {
+	if n.coreGetProperty == 0 {
+		return "", fmt.Errorf("openvino: cannot read %s: the library has no ov_core_get_property", key)
+	}
+	d, k := cstr(device), cstr(key)
+	var v uintptr
+	if err := n.callPlugin("ov_core_get_property", n.coreGetProperty, core, uintptr(unsafe.Pointer(d)), uintptr(unsafe.Pointer(k)), uintptr(unsafe.Pointer(&v))); err != nil {
+		return "", err
+	}
+	s := goString(v)
+	purego.SyscallN(n.free, v)
+	return s, nil
 }
 
 // setProperty sets one property of a device on the core. ov_core_set_property
@@ -398,12 +430,12 @@ func (n *native) setProperty(core uintptr, device, key, value string) error {
 	case n.coreSetProperties != 0:
 		// ov_property_t {const char* key; void* value;}
 		prop := [2]uintptr{uintptr(unsafe.Pointer(k)), uintptr(unsafe.Pointer(v))}
-		err := n.call("ov_core_set_properties", n.coreSetProperties, core, uintptr(unsafe.Pointer(d)), 1, uintptr(unsafe.Pointer(&prop)))
+		err := n.callPlugin("ov_core_set_properties", n.coreSetProperties, core, uintptr(unsafe.Pointer(d)), 1, uintptr(unsafe.Pointer(&prop)))
 		runtime.KeepAlive(k)
 		runtime.KeepAlive(v)
 		return err
 	case variadicPairs && n.coreSetProperty != 0:
-		return n.call("ov_core_set_property", n.coreSetProperty, core, uintptr(unsafe.Pointer(d)), uintptr(unsafe.Pointer(k)), uintptr(unsafe.Pointer(v)))
+		return n.callPlugin("ov_core_set_property", n.coreSetProperty, core, uintptr(unsafe.Pointer(d)), uintptr(unsafe.Pointer(k)), uintptr(unsafe.Pointer(v)))
 	case n.coreSetProperty == 0:
 		return fmt.Errorf("openvino: cannot set %s=%s: the library has no ov_core_set_property", key, value)
 	}

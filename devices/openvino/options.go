@@ -144,6 +144,11 @@ type Options struct {
 	// RequantKQuant: q4_sym128, q4_sym128_all, q4_asym64, q4_asym64_all,
 	// native (GGML_OPENVINO_REQUANT_KQUANT).
 	RequantKQuant string
+	// InferencePrecision is the INFERENCE_PRECISION_HINT every model is
+	// compiled with: f32, bf16 or f16, or "" for the device's default
+	// (InferencePrecisionFor) (GGML_OPENVINO_INFERENCE_PRECISION; ggml-go
+	// only: ggml-openvino leaves the plugins' own default).
+	InferencePrecision string
 	// keepFormats (tests only) turns requantization off entirely, so the
 	// conformance suite, which sets its weights into WEIGHTS buffers,
 	// compares each format's own values with ggml's.
@@ -182,6 +187,32 @@ func strVar(name string, f func(o *Options) *string) envopt.Var[Options] {
 // q4_asym64_all are refused: there is no asymmetric 4-bit requantization
 // here.
 var requantKQuants = []string{"q4_sym128", "q4_sym128_all", "native"}
+
+// inferencePrecisions are the values GGML_OPENVINO_INFERENCE_PRECISION
+// accepts: the element types the plugins document for the hint.
+var inferencePrecisions = []string{"f32", "bf16", "f16"}
+
+// InferencePrecisionFor is the INFERENCE_PRECISION_HINT set for a device
+// kind, or "" for none. The plugins' defaults are not ggml's: the CPU
+// plugin computes in bf16 on CPUs with AMX or AVX512-BF16 (measured on the
+// real CPU plugin 2026.4.1 here, AVX512-BF16: a Q8_0 MUL_MAT 8.0e-6 NMSE
+// from ggml, and 87 full-suite cases over the suite's 1e-7) and in f32
+// elsewhere, so the same graph gave different results on different CPUs.
+// ggml computes in f32, so the CPU gets f32 everywhere; the GPU keeps f16,
+// its plugin's default and upstream's (f32 there is about 3x slower); the
+// NPU gets no hint, its compiler chooses (the NPUW settings of
+// compileConfig are upstream's whole NPU configuration).
+func (o *Options) InferencePrecisionFor(k Kind) string {
+	switch {
+	case o.InferencePrecision != "":
+		return o.InferencePrecision
+	case k == KindCPU:
+		return "f32"
+	case k == KindGPU:
+		return "f16"
+	}
+	return ""
+}
 
 // optionVars is every GGML_OPENVINO_* variable the device reads, with the
 // meaning ggml_openvino_getenv_* gives it: booleans are C's atoi != 0,
@@ -225,6 +256,13 @@ var optionVars = &envopt.Table[Options]{Device: "openvino", Prefix: EnvPrefix, V
 			return fmt.Errorf("want one of %s", strings.Join(requantKQuants, ", "))
 		}
 		o.RequantKQuant = v
+		return nil
+	}},
+	{Name: "INFERENCE_PRECISION", Set: func(o *Options, v string) error {
+		if !slices.Contains(inferencePrecisions, v) {
+			return fmt.Errorf("want one of %s", strings.Join(inferencePrecisions, ", "))
+		}
+		o.InferencePrecision = v
 		return nil
 	}},
 

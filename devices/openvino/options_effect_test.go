@@ -44,6 +44,7 @@ var optionChecks = map[string]string{
 	"FORCE_STATIC":                "effect TestNPUDoubleRefusesDynamicShape",
 	"NATIVE_SOFTPLUS":             "effect TestNativeSoftplus",
 	"REQUANT_KQUANT":              "effect TestRequantPolicy",
+	"INFERENCE_PRECISION":         "effect TestInferencePrecision",
 	"ENABLE_CACHE":                "refused 1",
 	"DISABLE_KV_SLICE":            "refused 1",
 	"DISABLE_KV_STATE_RELAYOUT":   "refused 1",
@@ -134,9 +135,9 @@ func TestCompileConfigOptions(t *testing.T) {
 		}
 		return m
 	}
-	require.Empty(t, props(KindCPU, DefaultOptions()))
+	require.Equal(t, map[string]string{"INFERENCE_PRECISION_HINT": "f32"}, props(KindCPU, DefaultOptions()))
 	p := props(KindCPU, Options{CacheDir: "/c/", Profiling: 2})
-	require.Equal(t, map[string]string{"CACHE_DIR": "/c", "CACHE_MODE": "OPTIMIZE_SIZE", "PERF_COUNT": "YES"}, p)
+	require.Equal(t, map[string]string{"CACHE_DIR": "/c", "CACHE_MODE": "OPTIMIZE_SIZE", "PERF_COUNT": "YES", "INFERENCE_PRECISION_HINT": "f32"}, p)
 	p = props(KindNPU, Options{CacheDir: "/c", NPUCompileConfig: "optimization-level=1"})
 	require.Equal(t, "/c", p["NPUW_CACHE_DIR"])
 	require.Equal(t, "optimization-level=1", p["NPU_COMPILATION_MODE_PARAMS"])

@@ -38,7 +38,8 @@ type builder struct {
 	writes  map[*graph.Tensor][]int // base -> positions of nodes writing into it
 	wvals   map[*graph.Tensor]value // writing node -> value it writes
 	keyData []uint64                // hashes of constant data folded into the model
-	weights map[*graph.Tensor]value // weight subgraphs already built
+	weights map[*graph.Tensor]value // weight subgraphs already built, 4-D
+	mats    map[*graph.Tensor]value // the same in matShape
 	// copiedWeights counts the bytes of quantized weights outside WEIGHTS
 	// buffers converted into the side blob: weight memory held twice.
 	copiedWeights uint64
@@ -62,7 +63,7 @@ type paramBinding struct {
 func newBuilder(dev *device, g *graph.Graph) *builder {
 	b := &builder{m: newIRModel(), dev: dev, kind: dev.rt.kind,
 		inGraph: map[*graph.Tensor]int{}, vals: map[*graph.Tensor]value{}, flat: map[*graph.Tensor]value{},
-		writes: map[*graph.Tensor][]int{}, wvals: map[*graph.Tensor]value{}, weights: map[*graph.Tensor]value{}, g: g}
+		writes: map[*graph.Tensor][]int{}, wvals: map[*graph.Tensor]value{}, weights: map[*graph.Tensor]value{}, mats: map[*graph.Tensor]value{}, g: g}
 	for i, n := range g.Nodes {
 		b.inGraph[n] = i
 	}
@@ -493,12 +494,50 @@ func memBytes(t *graph.Tensor, n uint64) []byte {
 	return unsafe.Slice((*byte)(cPtr(a)), n)
 }
 
-// weight is the subgraph of a weight: a Constant over its memory (a
-// float weight), or the dequantization of its extracted layout (made now,
-// into the side blob, for a quantized tensor not converted at set time).
-// ok is false for a tensor that is not a weight.
+// weight is the subgraph of a weight in ggml's 4-D shape: its matrix
+// (weightMatrix) reshaped. ok is false for a tensor that is not a weight.
 func (b *builder) weight(t *graph.Tensor) (value, bool, error) {
 	if v, ok := b.weights[t]; ok {
+		return v, true, nil
+	}
+	m, ok, err := b.weightMatrix(t)
+	if !ok || err != nil {
+		return m, ok, err
+	}
+	v := b.reshape(m, ovShapeOf(t))
+	b.weights[t] = v
+	return v, true, nil
+}
+
+// matShape is the shape a weight's subgraph ends in: [ne1, ne0] for a
+// 2-D weight, ggml's 4-D shape otherwise (3-D experts). The CPU plugin
+// (real, 2025.0.0 and 2026.4.1) turns a MatMul into a FullyConnected over
+// compressed weights only when the decompression ends in a 2-D matrix
+// (3-D [rows, groups, group] reshaped to 2-D); a 4-D end made it fold the
+// decompression into an f32 copy of every weight in every compiled model
+// (a 4096x4096 Q8_0 weight: 17.8 MB held, 67 MB more per model).
+func matShape(t *graph.Tensor) []int64 {
+	if t.Ne[2] == 1 && t.Ne[3] == 1 {
+		return []int64{t.Ne[1], t.Ne[0]}
+	}
+	return ovShapeOf(t)
+}
+
+// matrixOf is weightMatrix for a 2-D weight that a node reads directly
+// (no view, not computed here: get's rules); ok is false otherwise.
+func (b *builder) matrixOf(t *graph.Tensor) (value, bool, error) {
+	if _, computed := b.vals[t]; computed || t.ViewSrc != nil || t.Op != ops.None || t.Ne[2] != 1 || t.Ne[3] != 1 {
+		return value{}, false, nil
+	}
+	return b.weightMatrix(t)
+}
+
+// weightMatrix is the subgraph of a weight in matShape: a Constant over
+// its memory (a float weight), or the dequantization of its extracted
+// layout (made now, into the side blob, for a quantized tensor not
+// converted at set time). ok is false for a tensor that is not a weight.
+func (b *builder) weightMatrix(t *graph.Tensor) (value, bool, error) {
+	if v, ok := b.mats[t]; ok {
 		return v, true, nil
 	}
 	e, _ := t.Extra.(*tensorExtra)
@@ -509,7 +548,6 @@ func (b *builder) weight(t *graph.Tensor) (value, bool, error) {
 	if b.dev.weights.isReleased() {
 		return value{}, true, fmt.Errorf("%w: rebuilding a model needs %s", ErrWeightsReleased, t.Name)
 	}
-	shape := ovShapeOf(t)
 	var v value
 	switch {
 	case !t.Type.IsQuantized():
@@ -517,7 +555,7 @@ func (b *builder) weight(t *graph.Tensor) (value, bool, error) {
 		if err != nil {
 			return value{}, true, err
 		}
-		v = b.convert(b.m.weightConst(et, shape, addr(t), t.NBytes()), etF32)
+		v = b.convert(b.m.weightConst(et, matShape(t), addr(t), t.NBytes()), etF32)
 	case isWeight && e.layout != nil:
 		v = b.dequant(t, *e.layout, addr(t), 0)
 	default:
@@ -540,14 +578,14 @@ func (b *builder) weight(t *graph.Tensor) (value, bool, error) {
 		b.copiedWeights += uint64(len(tmp))
 		v = b.dequant(t, l, 0, off)
 	}
-	b.weights[t] = v
+	b.mats[t] = v
 	return v, true, nil
 }
 
 // dequant builds ggml-openvino's decompression subgraph: Const weights
 // [rows, cols/G, G] -> Convert f16 -> (Subtract zero point) -> Multiply
-// scale [rows, cols/G, 1] -> Reshape -> Convert f32, as f32
-// [ne3, ne2, ne1, ne0]. The parts are at base+offset (a weight buffer) or
+// scale [rows, cols/G, 1] -> Reshape -> Convert f32, as f32 in matShape.
+// The parts are at base+offset (a weight buffer) or
 // side+offset (base 0).
 func (b *builder) dequant(t *graph.Tensor, l extractedLayout, base uintptr, side uint64) value {
 	rows, cols := t.Ne[1]*t.Ne[2], t.Ne[0]
@@ -561,7 +599,7 @@ func (b *builder) dequant(t *graph.Tensor, l extractedLayout, base uintptr, side
 	}
 	if l.requant == requantF16 {
 		w := part(etF16, []int64{rows, cols}, l.weightsOff, l.weightsLen)
-		return b.reshape(b.convert(w, etF32), ovShapeOf(t))
+		return b.reshape(b.convert(w, etF32), matShape(t))
 	}
 	g := l.group
 	gshape := []int64{rows, cols / g, g}
@@ -583,7 +621,7 @@ func (b *builder) dequant(t *graph.Tensor, l extractedLayout, base uintptr, side
 	}
 	s := b.convert(part(l.scaleType, sshape, l.scalesOff, l.scalesLen), ct)
 	w = b.binary("Multiply", w, s)
-	return b.convert(b.reshape(w, ovShapeOf(t)), etF32)
+	return b.convert(b.reshape(w, matShape(t)), etF32)
 }
 
 // --- translators ---
@@ -848,11 +886,18 @@ func (b *builder) expandBatch(w value, t0, t1 int64) (value, error) {
 // translateMulMat: MatMul(src1, src0, transpose_b) — ggml's rows of src0
 // are in_features innermost, as OpenVINO's B transposed.
 func translateMulMat(b *builder, n *graph.Tensor) (value, error) {
-	w, err := b.f32(n.Src[0])
+	x, err := b.f32(n.Src[1])
 	if err != nil {
 		return value{}, err
 	}
-	x, err := b.f32(n.Src[1])
+	// A 2-D weight as its matrix, broadcast over x's batch.
+	if m, ok, err := b.matrixOf(n.Src[0]); err != nil {
+		return value{}, err
+	} else if ok {
+		shape := []int64{x.shape[0], x.shape[1], x.shape[2], m.shape[0]}
+		return b.finish(n, b.m.add("MatMul", "opset1", []attr{{"transpose_a", "false"}, {"transpose_b", "true"}}, etF32, shape, x, m))
+	}
+	w, err := b.f32(n.Src[0])
 	if err != nil {
 		return value{}, err
 	}
@@ -891,13 +936,6 @@ func isFloat(e elemType) bool { return e == etF32 || e == etF16 || e == etBF16 |
 func translateView(b *builder, n *graph.Tensor) (value, error) { return b.get(n) }
 
 func translateGetRows(b *builder, n *graph.Tensor) (value, error) {
-	data, err := b.get(n.Src[0])
-	if err != nil {
-		return value{}, err
-	}
-	if isFloat(data.et) {
-		data = b.convert(data, etF32)
-	}
 	idx, err := b.get(n.Src[1])
 	if err != nil {
 		return value{}, err
@@ -908,15 +946,34 @@ func translateGetRows(b *builder, n *graph.Tensor) (value, error) {
 	if r.Ne[3] != 1 || r.Ne[1] != n.Src[0].Ne[2] || r.Ne[2] != n.Src[0].Ne[3] {
 		return value{}, fmt.Errorf("get_rows indices %v over %v", r.Ne, n.Src[0].Ne)
 	}
-	shape := []int64{data.shape[0], data.shape[1], r.Ne[0], data.shape[3]}
-	if data.shape[0] == 1 && data.shape[1] == 1 {
+	// A 2-D weight's rows straight from its matrix: the CPU plugin
+	// gathers from compressed weights only when the Gather reads the
+	// decompression itself (else an f32 copy of token_embd in every
+	// compiled model).
+	rows, isMat, err := b.matrixOf(n.Src[0])
+	if err != nil {
+		return value{}, err
+	}
+	data := rows
+	if !isMat {
+		if data, err = b.get(n.Src[0]); err != nil {
+			return value{}, err
+		}
+		if isFloat(data.et) {
+			data = b.convert(data, etF32)
+		}
+	}
+	shape := ovShapeOf(n)
+	if isMat || (data.shape[0] == 1 && data.shape[1] == 1) {
 		// No batch: a plain Gather of rows. The real CPU plugin's
 		// element-wise gather kernel (2025.0.0 and 2026.4.1) reads indices
 		// past the tensor's end with batch_dims 2 and rows of one element
 		// (GET_ROWS f32 n=1 m=8 r=2 faulted in vpgatherdd); batch_dims 0
 		// takes another path.
-		rows := b.reshape(data, []int64{data.shape[2], data.shape[3]})
-		g := b.m.add("Gather", "opset8", []attr{{"batch_dims", "0"}}, data.et, []int64{r.Ne[0], data.shape[3]},
+		if !isMat {
+			rows = b.reshape(data, []int64{data.shape[2], data.shape[3]})
+		}
+		g := b.m.add("Gather", "opset8", []attr{{"batch_dims", "0"}}, rows.et, []int64{r.Ne[0], rows.shape[1]},
 			rows, b.reshape(idx, []int64{r.Ne[0]}), b.m.constI64(nil, 0))
 		return b.finish(n, b.reshape(g, shape))
 	}

@@ -2,8 +2,10 @@ package rpc
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/envopt"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
 )
@@ -25,13 +28,21 @@ const EnvServers = "GGML_RPC_SERVERS"
 // format), so that a shell set up for llama.cpp finds the same servers.
 const EnvLlamaServers = "LLAMA_ARG_RPC"
 
+// EnvTimeout overrides DefaultTimeout, the deadline of every call: a Go
+// duration ("90s", "5m") or a whole number of seconds. ggml's client has
+// no deadline and no such variable; the name keeps ggml's GGML_RPC_
+// prefix (GGML_RPC_DEBUG).
+const EnvTimeout = "GGML_RPC_TIMEOUT"
+
 // Options describe the servers to connect to. ClientOptionsFromEnv reads
-// them from GGML_RPC_SERVERS; Go callers may fill them directly.
+// them from GGML_RPC_SERVERS and GGML_RPC_TIMEOUT; Go callers may fill
+// them directly.
 type Options struct {
 	// Servers are host:port endpoints.
 	Servers []string
-	// Timeout bounds every call, a remote graph computation included;
-	// 0 is DefaultTimeout.
+	// Timeout bounds every call, a remote graph computation included
+	// (a large model's prompt on a slow server may need more than the
+	// default); 0 is GGML_RPC_TIMEOUT when set, else DefaultTimeout.
 	Timeout time.Duration
 	// Token is the shared secret of our own server's -token; empty for a
 	// stock ggml server, which knows no token.
@@ -41,8 +52,10 @@ type Options struct {
 	TLS *tls.Config
 }
 
-// ClientOptionsFromEnv reads GGML_RPC_SERVERS, else LLAMA_ARG_RPC.
-func ClientOptionsFromEnv() Options {
+// ClientOptionsFromEnv reads GGML_RPC_SERVERS (else LLAMA_ARG_RPC) and
+// GGML_RPC_TIMEOUT. A timeout that is not a positive duration is an error
+// naming the variable; the servers are returned with it.
+func ClientOptionsFromEnv() (Options, error) {
 	var o Options
 	list, ok := os.LookupEnv(EnvServers)
 	if !ok {
@@ -53,7 +66,37 @@ func ClientOptionsFromEnv() Options {
 			o.Servers = append(o.Servers, s)
 		}
 	}
-	return o
+	_, err := envVars.Read(&o, os.Getenv)
+	return o, err
+}
+
+// envVars are the GGML_RPC_* variables that fill Options (the server list
+// is read apart: it falls back on llama.cpp's variable).
+var envVars = &envopt.Table[Options]{Device: "rpc", Prefix: "GGML_RPC_", Vars: []envopt.Var[Options]{
+	{Name: strings.TrimPrefix(EnvTimeout, "GGML_RPC_"), Set: func(o *Options, v string) error {
+		d, err := parseTimeout(v)
+		if err != nil {
+			return err
+		}
+		o.Timeout = d
+		return nil
+	}},
+}}
+
+// parseTimeout reads a Go duration or a whole number of seconds.
+func parseTimeout(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		n, nerr := strconv.ParseUint(v, 10, 32)
+		if nerr != nil {
+			return 0, errors.New(`want a positive duration ("90s", "5m") or a whole number of seconds`)
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d <= 0 {
+		return 0, errors.New(`want a positive duration ("90s", "5m") or a whole number of seconds`)
+	}
+	return d, nil
 }
 
 func init() {
@@ -84,8 +127,13 @@ func (*registry) Name() string { return "RPC" }
 // device saying why.
 func (r *registry) Devices() []backend.Device {
 	r.once.Do(func() {
-		for _, addr := range ClientOptionsFromEnv().Servers {
-			if _, err := r.connect(addr, Options{}); err != nil {
+		env, envErr := ClientOptionsFromEnv()
+		for _, addr := range env.Servers {
+			err := envErr
+			if err == nil {
+				_, err = r.connect(addr, env)
+			}
+			if err != nil {
 				r.mu.Lock()
 				r.devs = append(r.devs, backend.NewUnavailable(fmt.Sprintf("RPC[%s]", addr), addr, backend.DeviceGPU,
 					backend.Reason{Kind: backend.InitFailed, Library: "RPC server " + addr, Err: err}))
@@ -114,6 +162,13 @@ func Connect(opts Options) ([]backend.Device, error) {
 }
 
 func (r *registry) connect(addr string, opts Options) ([]backend.Device, error) {
+	if opts.Timeout == 0 {
+		env, err := ClientOptionsFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		opts.Timeout = env.Timeout
+	}
 	c, err := dial(addr, dialConfig{timeout: opts.Timeout, token: opts.Token, tls: opts.TLS})
 	if err != nil {
 		return nil, err
@@ -518,7 +573,8 @@ func (b *Backend) Synchronize() error {
 	return c.call(cmdGetAlignment, u32(b.dev.index), make([]byte, 8))
 }
 
-// GraphCompute sends g to the server (GRAPH_COMPUTE).
+// GraphCompute sends g to the server (GRAPH_COMPUTE, or GRAPH_RECOMPUTE
+// when it is the device's last graph again).
 func (b *Backend) GraphCompute(g *graph.Graph) error {
 	if b.closed {
 		return backend.ErrClosed
@@ -527,7 +583,7 @@ func (b *Backend) GraphCompute(g *graph.Graph) error {
 	if err != nil {
 		return fmt.Errorf("rpc: %s: GRAPH_COMPUTE: %w", b.dev.addr, err)
 	}
-	return b.dev.c.send(cmdGraphCompute, msg)
+	return b.dev.c.sendGraph(b.dev.index, msg)
 }
 
 // CopyTensorAsync copies between two buffers of the same server on the

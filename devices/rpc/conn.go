@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -52,6 +53,9 @@ type conn struct {
 	// computing is set while a GRAPH_COMPUTE, which has no reply, may be
 	// running on the server.
 	computing bool
+	// graphs is the last GRAPH_COMPUTE body sent to each device, which
+	// the server keeps for GRAPH_RECOMPUTE until a buffer is freed.
+	graphs map[uint32][]byte
 
 	sent, recvd atomic.Uint64
 }
@@ -138,11 +142,38 @@ func (c *conn) send(cmd command, req ...[]byte) error {
 	return nil
 }
 
+// sendGraph sends a graph for device to compute: GRAPH_RECOMPUTE (4
+// bytes) when msg is byte for byte the last graph sent to that device
+// and no buffer was freed since, as a model's decode steps repeat their
+// graph with new inputs in the same tensors; GRAPH_COMPUTE otherwise.
+func (c *conn) sendGraph(device uint32, msg []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cmd, body := cmdGraphCompute, msg
+	if last, ok := c.graphs[device]; ok && bytes.Equal(last, msg) {
+		cmd, body = cmdGraphRecompute, u32(device)
+	}
+	if err := c.request(cmd, body); err != nil {
+		return err
+	}
+	c.computing = true
+	if c.graphs == nil {
+		c.graphs = map[uint32][]byte{}
+	}
+	c.graphs[device] = msg
+	return nil
+}
+
 // request writes | cmd (1 byte) | size (8 bytes) | data | under a deadline
 // that also bounds the reply; the caller holds mu.
 func (c *conn) request(cmd command, parts ...[]byte) error {
 	if c.lost != nil {
 		return fmt.Errorf("%w: %s: %s not sent: %w", ErrLost, c.addr, cmd, c.lost)
+	}
+	if cmd == cmdFreeBuffer {
+		// The server forgets its stored graphs, whose tensors may be in
+		// the buffer (ggml's would otherwise compute with freed memory).
+		clear(c.graphs)
 	}
 	var n uint64
 	for _, p := range parts {

@@ -161,7 +161,11 @@ func TestEnvServers(t *testing.T) {
 	}
 	// llama.cpp's variable when GGML_RPC_SERVERS is unset, not beside it.
 	t.Setenv(EnvLlamaServers, "127.0.0.1:2")
-	require.Equal(t, []string{addr, "127.0.0.1:1"}, ClientOptionsFromEnv().Servers)
+	o, err := ClientOptionsFromEnv()
+	require.NoError(t, err)
+	require.Equal(t, []string{addr, "127.0.0.1:1"}, o.Servers)
 	require.NoError(t, os.Unsetenv(EnvServers))
-	require.Equal(t, []string{"127.0.0.1:2"}, ClientOptionsFromEnv().Servers)
+	o, err = ClientOptionsFromEnv()
+	require.NoError(t, err)
+	require.Equal(t, []string{"127.0.0.1:2"}, o.Servers)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/envopt"
 	"github.com/ggml-go/ggml/internal/testkit/devtest"
 	"github.com/ggml-go/ggml/internal/testkit/rpcref"
 	"github.com/ggml-go/ggml/quant"
@@ -180,6 +181,62 @@ func TestFaultsReplies(t *testing.T) {
 			dev.c.close()
 		})
 	}
+}
+
+// TestTimeoutFromEnv: GGML_RPC_TIMEOUT replaces the 60 s deadline of a
+// client whose Options leave it 0 (a server that stops answering fails at
+// the variable's deadline), Options.Timeout wins over it, and a value that
+// is no duration is an error naming the variable, from Connect and as the
+// reason of the registry's unavailable device.
+func TestTimeoutFromEnv(t *testing.T) {
+	leakCheck(t)
+	silent := func(net.Conn, uint64) {}
+	for _, c := range []struct {
+		env  string
+		opt  time.Duration
+		want time.Duration
+	}{
+		{"250ms", 0, 250 * time.Millisecond},
+		{"1", 0, time.Second},
+		{"30s", 400 * time.Millisecond, 400 * time.Millisecond},
+	} {
+		t.Setenv(EnvTimeout, c.env)
+		o, err := ClientOptionsFromEnv()
+		require.NoError(t, err)
+		if c.opt == 0 {
+			require.Equal(t, c.want, o.Timeout)
+		}
+		addr := startFake(t, [3]byte{ProtoMajor, ProtoMinor, ProtoPatch}, silent)
+		dev := connect(t, addr, Options{Timeout: c.opt})[0].(*Device)
+		x, b := tensorOn(t, dev, 4)
+		be, err := dev.Init(backend.Options{})
+		require.NoError(t, err)
+		start := time.Now()
+		_, err = backend.GetFloat32(be, x)
+		took := time.Since(start)
+		require.ErrorIs(t, err, ErrLost)
+		require.ErrorContains(t, err, "no answer within "+c.want.String())
+		// The deadline is the one chosen, not the 60 s default nor the
+		// other setting.
+		require.GreaterOrEqual(t, took, c.want)
+		require.Less(t, took, c.want+2*time.Second)
+		require.NoError(t, b.Free())
+		require.Error(t, be.Close())
+		dev.c.close()
+	}
+	for _, bad := range []string{"soon", "-5s", "0"} {
+		t.Setenv(EnvTimeout, bad)
+		_, err := ClientOptionsFromEnv()
+		var ee *envopt.Error
+		require.ErrorAs(t, err, &ee, bad)
+		require.Equal(t, EnvTimeout, ee.Var)
+		_, err = Connect(Options{Servers: []string{"127.0.0.1:1"}})
+		require.ErrorContains(t, err, EnvTimeout+"=\""+bad+"\"")
+	}
+	t.Setenv(EnvServers, "127.0.0.1:1")
+	ds := (&registry{}).Devices()
+	require.Len(t, ds, 1)
+	require.ErrorContains(t, backend.Availability(ds[0]), EnvTimeout+`="0"`)
 }
 
 // requireCPUWorks computes a small graph on the CPU.

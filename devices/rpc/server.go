@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/bits"
 	"net"
 	"os"
@@ -22,12 +23,21 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// Limits bound what one connection may ask of a server. Zero fields take
-// the defaults.
+// Limits bound what one connection, and all of them together, may ask of
+// a server. Zero fields take the defaults.
 type Limits struct {
 	// Memory is the most bytes of buffers one connection holds at once
 	// (default 16 GiB).
 	Memory uint64
+	// ServerMemory is the most bytes of buffers all connections together
+	// hold at once (default: the sum of the total memory the served
+	// devices report, the machine's RAM for the CPU), so that several
+	// clients cannot together take more than one may.
+	ServerMemory uint64
+	// Connections is the most connections served at once (default 64);
+	// one more is closed as it is accepted, with a log line. It bounds
+	// the request bodies read at once (a graph up to Nodes nodes each).
+	Connections int
 	// Nodes is the most nodes a graph may have (default 65536, eight times
 	// what llama.cpp builds for the largest models).
 	Nodes uint32
@@ -44,6 +54,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Buffers == 0 {
 		l.Buffers = 4096
+	}
+	if l.Connections == 0 {
+		l.Connections = 64
 	}
 	return l
 }
@@ -82,6 +95,43 @@ type Server struct {
 	conns  map[net.Conn]struct{}
 	wg     sync.WaitGroup
 	closed bool
+
+	// memMu guards the bytes all connections hold and their bound (set
+	// on the first allocation).
+	memMu    sync.Mutex
+	memUsed  uint64
+	memLimit uint64
+}
+
+// reserve counts n more bytes against the server-wide limit, or reports
+// why it cannot.
+func (s *Server) reserve(n uint64) error {
+	s.memMu.Lock()
+	defer s.memMu.Unlock()
+	if s.memLimit == 0 {
+		s.memLimit = s.Limits.ServerMemory
+		if s.memLimit == 0 {
+			for _, d := range s.Devices {
+				_, total := d.Memory()
+				s.memLimit += total
+			}
+		}
+		if s.memLimit == 0 { // no device knows its memory: no bound beyond each connection's
+			s.memLimit = math.MaxUint64
+		}
+	}
+	if n > s.memLimit-s.memUsed {
+		return fmt.Errorf("the server's connections hold %d bytes, the server-wide limit is %d", s.memUsed, s.memLimit)
+	}
+	s.memUsed += n
+	return nil
+}
+
+// unreserve returns n bytes reserve counted.
+func (s *Server) unreserve(n uint64) {
+	s.memMu.Lock()
+	s.memUsed -= n
+	s.memMu.Unlock()
 }
 
 // handles numbers buffers across every connection of the process, so that
@@ -125,6 +175,12 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.mu.Unlock()
 			_ = nc.Close()
 			return nil
+		}
+		if n := s.Limits.withDefaults().Connections; len(s.conns) >= n {
+			s.mu.Unlock()
+			s.log().Warn("rpc: connection refused", "peer", nc.RemoteAddr().String(), "why", fmt.Sprintf("%d connections are served, the limit", n))
+			_ = nc.Close()
+			continue
 		}
 		s.conns[nc] = struct{}{}
 		s.wg.Add(1)
@@ -211,6 +267,7 @@ func (s *Server) serveConn(nc net.Conn) {
 func (ss *session) release() {
 	for _, b := range ss.bufs {
 		_ = b.buf.Free()
+		ss.srv.unreserve(b.size)
 	}
 	ss.bufs = nil
 	for _, b := range ss.backends {
@@ -374,6 +431,7 @@ func (ss *session) dispatch(cmd command, size uint64) error {
 		}
 		delete(ss.bufs, h)
 		ss.used -= b.size
+		ss.srv.unreserve(b.size)
 		// A stored graph may name the buffer; GRAPH_RECOMPUTE must not
 		// find it.
 		clear(ss.graphs)
@@ -461,13 +519,18 @@ func (ss *session) allocBuffer(dev uint32, size uint64) error {
 	case len(ss.bufs) >= ss.lim.Buffers:
 		return fail("this connection holds %d buffers, the limit", len(ss.bufs))
 	}
+	if err := ss.srv.reserve(size); err != nil {
+		return fail("%v", err)
+	}
 	buf, err := bt.Alloc(max(size, bt.Alignment()))
 	if err != nil {
+		ss.srv.unreserve(size)
 		return fail("%v", err)
 	}
 	st, err := storageOf(buf)
 	if err != nil {
 		_ = buf.Free()
+		ss.srv.unreserve(size)
 		return fail("%v", err)
 	}
 	h := handles.Add(1)

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"sync"
+	"unsafe"
 )
 
 // ErrTooLarge reports a mapping the address space or the system refuses
@@ -78,6 +79,21 @@ func (m *File) Close() error {
 		m.data = nil
 	})
 	return m.err
+}
+
+// Evict drops the resident pages wholly inside b, a part of Bytes that
+// was never written, and returns how many bytes that was: later reads
+// fault them back from the file. It does nothing for b outside the
+// mapping, or where there is no mmap.
+func (m *File) Evict(b []byte) uint64 {
+	if len(b) == 0 || len(m.data) == 0 {
+		return 0
+	}
+	lo, start := uintptr(unsafe.Pointer(&m.data[0])), uintptr(unsafe.Pointer(&b[0]))
+	if start < lo || start+uintptr(len(b)) > lo+uintptr(len(m.data)) {
+		return 0
+	}
+	return DropPages(b)
 }
 
 // pad is how many bytes after address addr the next multiple of align

@@ -51,3 +51,23 @@ func mapFile(f *os.File, size int) ([]byte, func() error, error) {
 	}
 	return m, func() error { return Unmap(m) }, nil
 }
+
+// DropPages drops the whole pages inside mem from the resident set
+// (madvise MADV_DONTNEED) and returns how many bytes that was: mem stays
+// mapped and then reads as zeros (anonymous memory) or as the file (a
+// file mapping not written to). mem must be mmap'd memory.
+func DropPages(mem []byte) uint64 {
+	if len(mem) == 0 {
+		return 0
+	}
+	page := uintptr(os.Getpagesize())
+	skip := (page - uintptr(unsafe.Pointer(&mem[0]))%page) % page
+	if uintptr(len(mem)) <= skip {
+		return 0
+	}
+	n := (uintptr(len(mem)) - skip) &^ (page - 1)
+	if n == 0 || unix.Madvise(mem[skip:skip+n], unix.MADV_DONTNEED) != nil {
+		return 0
+	}
+	return uint64(n)
+}

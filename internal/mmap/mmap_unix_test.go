@@ -3,7 +3,10 @@
 package mmap
 
 import (
+	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,4 +21,47 @@ func TestAnonKeepsErrno(t *testing.T) {
 	var errno unix.Errno
 	require.True(t, errors.As(err, &errno), "%v", err)
 	require.Equal(t, unix.ENOMEM, errno)
+}
+
+// TestDropPages: the whole pages inside a range are dropped (anonymous
+// memory reads as zeros again), the partial pages at its ends kept, and a
+// file mapping reads as the file afterwards.
+func TestDropPages(t *testing.T) {
+	page := os.Getpagesize()
+	mem, mapping, err := Anon(uint64(4*page), uint64(page))
+	require.NoError(t, err)
+	defer Unmap(mapping)
+	for i := range mem {
+		mem[i] = 1
+	}
+	require.Equal(t, uint64(2*page), DropPages(mem[page/2:3*page+page/2]))
+	require.Equal(t, byte(1), mem[page-1], "a partial page is kept")
+	require.Equal(t, byte(0), mem[page], "a whole page is dropped")
+	require.Equal(t, byte(0), mem[3*page-1])
+	require.Equal(t, byte(1), mem[3*page])
+
+	path := filepath.Join(t.TempDir(), "f")
+	want := bytes.Repeat([]byte{7}, 2*page)
+	require.NoError(t, os.WriteFile(path, want, 0o600))
+	f, err := Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	_ = f.Bytes()[page] // fault it in
+	require.Equal(t, uint64(2*page), DropPages(f.Bytes()))
+	require.Equal(t, want, f.Bytes())
+}
+
+// TestEvict drops a mapped file's pages and nothing outside the mapping.
+func TestEvict(t *testing.T) {
+	page := os.Getpagesize()
+	path := filepath.Join(t.TempDir(), "f")
+	want := bytes.Repeat([]byte{3}, 3*page)
+	require.NoError(t, os.WriteFile(path, want, 0o600))
+	f, err := Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	require.Equal(t, uint64(2*page), f.Evict(f.Bytes()[page:]))
+	require.Equal(t, want, f.Bytes())
+	other := make([]byte, 2*page)
+	require.Zero(t, f.Evict(other), "outside the mapping")
 }

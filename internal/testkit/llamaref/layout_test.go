@@ -41,27 +41,5 @@ func TestLayout(t *testing.T) {
 	require.EqualValues(t, 48, unsafe.Offsetof(b.Logits))
 }
 
-// TestDefaults reads the library's defaults into the structs: every named
-// field holds the value llama.cpp documents for it.
-func TestDefaults(t *testing.T) {
-	l := ForTest(t)
-	mp := l.DefaultModelParams()
-	require.EqualValues(t, -1, mp.NGPULayers)
-	require.EqualValues(t, 1, mp.SplitMode, "LLAMA_SPLIT_MODE_LAYER")
-	require.Zero(t, mp.Devices|mp.TensorBuftOverrides)
-	require.True(t, mp.UseExtraBufts)
-	require.False(t, l.CompareModelParams().UseExtraBufts)
-
-	cp := l.DefaultContextParams()
-	require.Equal(t, [4]uint32{512, 2048, 512, 1}, [4]uint32{cp.NCtx, cp.NBatch, cp.NUbatch, cp.NSeqMax})
-	require.Equal(t, [2]int32{4, 4}, [2]int32{cp.NThreads, cp.NThreadsBatch}, "GGML_DEFAULT_N_THREADS")
-	require.Equal(t, [4]int32{-1, -1, -1, FlashAttnAuto}, [4]int32{cp.RopeScalingType, cp.PoolingType, cp.AttentionType, cp.FlashAttnType})
-	require.Equal(t, [4]float32{0, 0, -1, -1}, [4]float32{cp.RopeFreqBase, cp.RopeFreqScale, cp.YarnExtFactor, cp.YarnAttnFactor})
-	require.Equal(t, [2]float32{-1, -1}, [2]float32{cp.YarnBetaFast, cp.YarnBetaSlow})
-	require.Zero(t, cp.YarnOrigCtx)
-	require.EqualValues(t, -1, cp.DefragThold)
-	require.Equal(t, [2]int32{1, 1}, [2]int32{cp.TypeK, cp.TypeV}, "F16 cache")
-	require.Equal(t, [6]bool{false, true, true, true, true, false},
-		[6]bool{cp.Embeddings, cp.OffloadKQV, cp.NoPerf, cp.OpOffload, cp.SwaFull, cp.KVUnified})
-	require.Zero(t, cp.CbEval|cp.AbortCallback|cp.Samplers|cp.NSamplers)
-}
+// TestDefaults reads the npm build's defaults into the structs.
+func TestDefaults(t *testing.T) { require.NoError(t, CheckDefaults(ForTest(t))) }

@@ -2,7 +2,11 @@
 // package @node-llama-cpp/linux-x64@3.22.1, beside the ggml libraries
 // internal/testkit/ggmlref loads) through purego, without cgo, as an oracle for
 // the model runner and the tokenizers: load a GGUF model, make a context,
-// decode token batches, read logits, tokenize and detokenize.
+// decode token batches, read logits, tokenize and detokenize. OpenLinked
+// loads the other build the tests use, libllama of the llama.cpp that
+// llama-cpp-python 0.3.36 vendors (scripts/fetch-rpc-ref), which has ggml's
+// RPC client: a model loaded there with RPC devices is the real client on
+// a model.
 //
 // libllama passes its parameter structs (80 and 160 bytes) by value on the
 // stack, which purego cannot do for structs that large; an amd64
@@ -40,6 +44,7 @@ var ErrLlama = errors.New("llamaref: libllama failed")
 type Lib struct {
 	dir, variant string
 	libs         []*dynlib.Library
+	ggml         *dynlib.Library // libggml, whose dependencies include the RPC client when built
 	fn           funcs
 	mu           sync.Mutex // serializes calls: the log capture is shared
 	closed       bool
@@ -53,6 +58,7 @@ type funcs struct {
 	nCtx, nBatch, nUbatch, nThreads, nThreadsBatch, batchInit, batchFree, decode      uintptr
 	getLogitsIth, tokenize, tokenToPiece, getMemory, memoryClear, logSet, backendLoad uintptr
 	vocabBOS, vocabEOS, vocabEOT, vocabIsEOG, chatApply, modelChatTemplate            uintptr
+	regDevCount, regDevGet, devName                                                   uintptr
 }
 
 var (
@@ -79,13 +85,28 @@ func Default() (*Lib, error) {
 // Open loads libllama from dir and registers the named CPU variant of
 // ggml ("haswell", "x64", ...) as its only backend.
 func Open(dir, variant string) (*Lib, error) {
+	return open(dir, "libggml.v0.5.0.so", LibName, variant)
+}
+
+// OpenLinked loads a libllama whose ggml backends are linked in rather
+// than loaded (GGML_BACKEND_DL off, as scripts/fetch-rpc-ref builds it):
+// libggml-base.so, libggml.so and libllama.so from dir, with ggml's CPU
+// backend and, when built, its RPC client (RPCDevices).
+func OpenLinked(dir string) (*Lib, error) { return open(dir, "libggml.so", "libllama.so", "") }
+
+// open loads the ggml libraries and libllama from dir; variant, when set,
+// names the CPU backend library to load and register (the npm build's
+// backends are separate libraries, one per CPU level).
+func open(dir, ggmlName, llamaName, variant string) (*Lib, error) {
 	if !platformOK || runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		return nil, fmt.Errorf("%w: libllama is built for linux/amd64 and its by-value structs need the amd64 trampoline; this is %s/%s",
 			ErrNotAvailable, runtime.GOOS, runtime.GOARCH)
 	}
 	cpu := filepath.Join(dir, "libggml-cpu-"+variant+".so")
-	if _, err := os.Stat(cpu); err != nil {
-		return nil, fmt.Errorf("%w: CPU variant %q: %w", ErrNotAvailable, variant, err)
+	if variant != "" {
+		if _, err := os.Stat(cpu); err != nil {
+			return nil, fmt.Errorf("%w: CPU variant %q: %w", ErrNotAvailable, variant, err)
+		}
 	}
 	l := &Lib{dir: dir, variant: variant}
 	var llama, ggml *dynlib.Library
@@ -94,7 +115,7 @@ func Open(dir, variant string) (*Lib, error) {
 	for _, p := range []struct {
 		name string
 		dst  **dynlib.Library
-	}{{"libggml-base.so", nil}, {"libggml.v0.5.0.so", &ggml}, {LibName, &llama}} {
+	}{{"libggml-base.so", nil}, {ggmlName, &ggml}, {llamaName, &llama}} {
 		lib, err := dynlib.Open(filepath.Join(dir, p.name))
 		if err != nil {
 			l.Close()
@@ -105,12 +126,15 @@ func Open(dir, variant string) (*Lib, error) {
 			*p.dst = lib
 		}
 	}
+	l.ggml = ggml
 	syms := []struct {
 		lib  *dynlib.Library
 		name string
 		dst  *uintptr
 	}{
 		{ggml, "ggml_backend_load", &l.fn.backendLoad},
+		{ggml, "ggml_backend_reg_dev_count", &l.fn.regDevCount}, {ggml, "ggml_backend_reg_dev_get", &l.fn.regDevGet},
+		{ggml, "ggml_backend_dev_name", &l.fn.devName},
 		{llama, "llama_backend_init", &l.fn.backendInit}, {llama, "llama_backend_free", &l.fn.backendFree},
 		{llama, "llama_model_default_params", &l.fn.modelDefault}, {llama, "llama_context_default_params", &l.fn.contextDefault},
 		{llama, "llama_model_load_from_file", &l.fn.modelLoad}, {llama, "llama_model_free", &l.fn.modelFree},
@@ -136,12 +160,14 @@ func Open(dir, variant string) (*Lib, error) {
 		*s.dst = p
 	}
 	purego.SyscallN(l.fn.logSet, logCallback(), 0)
-	ccpu := cStr(cpu)
-	reg, _, _ := purego.SyscallN(l.fn.backendLoad, uintptr(unsafe.Pointer(&ccpu[0])))
-	runtime.KeepAlive(ccpu)
-	if reg == 0 {
-		l.Close()
-		return nil, fmt.Errorf("%w: ggml_backend_load(%s) failed: %s", ErrNotAvailable, cpu, logs.last())
+	if variant != "" {
+		ccpu := cStr(cpu)
+		reg, _, _ := purego.SyscallN(l.fn.backendLoad, uintptr(unsafe.Pointer(&ccpu[0])))
+		runtime.KeepAlive(ccpu)
+		if reg == 0 {
+			l.Close()
+			return nil, fmt.Errorf("%w: ggml_backend_load(%s) failed: %s", ErrNotAvailable, cpu, logs.last())
+		}
 	}
 	purego.SyscallN(l.fn.backendInit)
 	return l, nil
@@ -164,7 +190,8 @@ func (l *Lib) Close() {
 	l.libs = nil
 }
 
-// Variant is the ggml CPU variant libllama computes with.
+// Variant is the ggml CPU variant libllama computes with ("" for a build
+// whose CPU backend is linked in).
 func (l *Lib) Variant() string { return l.variant }
 
 // DefaultModelParams is llama_model_default_params (returned through a

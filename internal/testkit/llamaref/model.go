@@ -15,6 +15,7 @@ type Model struct {
 	l     *Lib
 	ptr   uintptr
 	vocab uintptr
+	log   string
 }
 
 // LoadModel loads the GGUF model at path with the default model
@@ -35,8 +36,13 @@ func (l *Lib) LoadModelParams(path string, p ModelParams) (*Model, error) {
 		return nil, fmt.Errorf("%w: llama_model_load_from_file(%s): %s", ErrLlama, path, logs.last())
 	}
 	v, _, _ := purego.SyscallN(l.fn.modelGetVocab, m)
-	return &Model{l: l, ptr: m, vocab: v}, nil
+	return &Model{l: l, ptr: m, vocab: v, log: logs.all()}, nil
 }
+
+// LoadLog is what libllama logged while loading the model (its last
+// lines): where it placed each layer's weights ("RPC0[...] model buffer
+// size = ...").
+func (m *Model) LoadLog() string { return m.log }
 
 // Free is llama_model_free; contexts of the model must be freed first.
 func (m *Model) Free() {

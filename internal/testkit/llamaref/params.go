@@ -8,7 +8,10 @@ package llamaref
 // keep the library's defaults because every struct starts as the
 // library's default. layout_test.go pins sizes, offsets and defaults, and
 // the context test checks the fields set here through the context's own
-// getters (llama_n_ctx, llama_n_threads, ...).
+// getters (llama_n_ctx, llama_n_threads, ...). The libllama scripts/fetch-rpc-ref
+// builds (llama-cpp-python 0.3.36's llama.cpp) has the same layout: its
+// llama.h gives these sizes and offsets, and rpcref's TestLlamaLayout
+// reads its defaults through them.
 
 // ModelParams is struct llama_model_params (80 bytes).
 type ModelParams struct {

@@ -849,6 +849,7 @@ func setRowsCases(full bool) []setRowsCase {
 			{quant.F32, quant.Q4_K, quant.I64, [4]int64{256, 11, 1, 7}, [2]int64{2, 3}, 7, true},
 			{quant.F16, quant.BF16, quant.I64, [4]int64{31, 3, 7, 1}, [2]int64{2, 3}, 2, false},
 			{quant.F32, quant.Q5_1, quant.I64, [4]int64{96, 3, 1, 1}, [2]int64{2, 3}, 2, true},
+			setRowsKVCache[0], setRowsKVCache[1],
 		}
 	}
 	var out []setRowsCase
@@ -887,8 +888,30 @@ func setRowsCases(full bool) []setRowsCase {
 	for _, typ := range []quant.Type{quant.F16, quant.BF16, quant.Q4_0, quant.Q5_K, quant.IQ4_XS} {
 		out = append(out, setRowsCase{quant.F32, typ, quant.I32, [4]int64{256, 11, 1, 2}, [2]int64{2, 3}, 7, true})
 	}
-	return out
+	return append(out, setRowsKVCache...)
 }
+
+// setRowsKVCache are our own cases in llama.cpp's KV-cache layout, which
+// none of test-backend-ops' SET_ROWS cases has (all have ne[3] >= 3):
+// one stream, a [n_embd_gqa, kv_size] cache written at n_tokens cells by
+// I64 (and I32) cell numbers, the K (and non-transposed V) cache; the
+// transposed V cache, one element per row ([1, kv_size·n_embd_gqa],
+// n_tokens·n_embd_gqa row numbers); several heads' caches side by side
+// (ne[2] > 1, one set of row numbers for all); and the tokens as a view
+// with gaps (v=1). These are the forms ggml-openvino accepts.
+var setRowsKVCache = func() []setRowsCase {
+	var out []setRowsCase
+	for _, dst := range []quant.Type{quant.F16, quant.F32, quant.BF16} {
+		for _, idx := range []quant.Type{quant.I64, quant.I32} {
+			out = append(out,
+				setRowsCase{quant.F32, dst, idx, [4]int64{256, 64, 1, 1}, [2]int64{1, 1}, 7, false},
+				setRowsCase{quant.F32, dst, idx, [4]int64{1, 32 * 64, 1, 1}, [2]int64{1, 1}, 64 * 3, false},
+				setRowsCase{quant.F32, dst, idx, [4]int64{64, 32, 1, 1}, [2]int64{4, 1}, 5, true})
+		}
+	}
+	out = append(out, setRowsCase{quant.F16, quant.F16, quant.I64, [4]int64{128, 512, 1, 1}, [2]int64{1, 1}, 32, false})
+	return out
+}()
 
 // --- DIAG -----------------------------------------------------------------------
 

@@ -63,12 +63,19 @@ func Need(t testing.TB) string {
 	t.Helper()
 	d, err := LibDir()
 	if err != nil {
-		if os.Getenv(EnvRequired) == "1" {
-			t.Fatalf("%v (%s=1)", err, EnvRequired)
-		}
-		t.Skip(err)
+		skipOrFail(t, err)
 	}
 	return d
+}
+
+// skipOrFail skips a test for a missing peer, or fails it when
+// GGML_REF_REQUIRED=1.
+func skipOrFail(t testing.TB, err error) {
+	t.Helper()
+	if os.Getenv(EnvRequired) == "1" {
+		t.Fatalf("%v (%s=1)", err, EnvRequired)
+	}
+	t.Skip(err)
 }
 
 // Server is a running ggml-rpc-server.
