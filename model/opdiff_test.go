@@ -1,7 +1,6 @@
 package model
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/modelcache"
 	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
@@ -43,7 +43,7 @@ type opStat struct {
 // stepwise computes the batch graph of tokens node by node, each node on
 // our CPU and on ggml's (lib) from the same sources, and tallies per kind
 // of node how many results differ in any bit.
-func stepwise(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32, pre int) map[string]*opStat {
+func stepwise(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) map[string]*opStat {
 	ex, err := mirror.New(lib, 1)
 	require.NoError(t, err)
 	defer ex.Close()
@@ -53,11 +53,6 @@ func stepwise(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32, pre i
 	s, err := m.NewSession(SessionOptions{Ctx: 512, Batch: 64})
 	require.NoError(t, err)
 	defer s.Close()
-	if pre > 0 {
-		_, err := s.Decode(context.Background(), tokens[:pre], nil)
-		require.NoError(t, err)
-		tokens = tokens[pre:]
-	}
 	n := len(tokens)
 	want := make([]bool, n)
 	for i := range want {
@@ -113,9 +108,7 @@ func stepwise(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32, pre i
 			}
 			rel = math.Sqrt(num / max(den, 1e-300))
 		}
-		if rel > st.worst || st.first == "" {
-			st.worst = max(st.worst, rel)
-		}
+		st.worst = max(st.worst, rel)
 		if st.first == "" {
 			st.first = fmt.Sprintf("node %d %s: %d of %d floats differ, rel %.3g", i, mirror.Describe(node), cnt, len(ours)/4, rel)
 		}
@@ -123,32 +116,87 @@ func stepwise(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32, pre i
 	return stats
 }
 
-// TestOpsAgainstVariant is a diagnostic: every node of a real model's
-// prompt graph, ours against ggml's CPU variant (GGML_REF_CPU_VARIANT).
-func TestOpsAgainstVariant(t *testing.T) {
-	which := os.Getenv("OPDIFF_MODEL")
-	if which == "" {
-		t.Skip("OPDIFF_MODEL unset")
+// roundingOnly are the kinds of node that may part from ggml's build by a
+// rounding, each for a reason outside our arithmetic: ROPE's sinf/cosf,
+// SOFT_MAX's and SWIGLU's expf (the C library's on the x64 build, which
+// are not correctly rounded: 1.2%, 1.4% and 0.06% of glibc's cosf, sinf and
+// expf results differ from the correctly rounded value; ggml_v_expf,
+// ggml's own vector polynomial, on the haswell build), GEGLU's vector
+// path on haswell, and on haswell the products whose sums run in another
+// order: F32 (ggml_vec_dot_f32's four accumulators, or llamafile's
+// tinyBLAS, one FMA chain per lane, against two or more contiguous
+// columns), Q8_0 and Q4_0 against 4 or more columns (ours interleave
+// eight rows on the fly), and the K-quants but Q6_K. Every other node must
+// be bit for bit ggml's.
+func roundingOnly(variant, key string) bool {
+	op, _, _ := strings.Cut(key, " ")
+	switch op {
+	case "ROPE", "SOFT_MAX", "SWIGLU":
+		return true
+	case "GEGLU":
+		return variant == "haswell"
+	case "MUL_MAT":
+		if variant != "haswell" {
+			return false
+		}
+		for _, w := range []string{"<- f32 f32", "<- q8_0 ", "<- q4_0 ", "<- q2_K ", "<- q3_K ", "<- q4_K ", "<- q5_K "} {
+			if strings.Contains(key, w) {
+				return true
+			}
+		}
 	}
-	name := map[string]modelcache.Model{"smollm2": modelcache.SmolLM2, "gemma3": modelcache.Gemma3}[which]
-	path := realmodel.Run(t, name)
-	lib, err := ggmlref.Default()
-	require.NoError(t, err)
-	t.Logf("variant %s", lib.Variant())
-	m, err := Open(path, Options{Threads: 1})
-	require.NoError(t, err)
-	tokens, err := m.Tokenize("The history of the printing press begins in the fifteenth century, when Johannes Gutenberg "+
-		"combined movable metal type, oil-based ink and a wooden screw press. Within fifty years,", true)
-	require.NoError(t, err)
-	m.Close()
-	stats := stepwise(t, lib, path, tokens[:16], 0)
-	var keys []string
-	for k := range stats {
-		keys = append(keys, k)
+	return false
+}
+
+// TestRealModelNodes computes each real model's prompt graph (16 tokens)
+// node by node, every node on our CPU and on ggml's CPU build from the
+// same sources: the x64 (generic) build when our kernels are the generic
+// ones, else the haswell (AVX2) build. Nodes of the kinds roundingOnly
+// names may differ by roundings (relative 1e-5: a level of an activation moved
+// products by 5e-4 to 2e-3); all others must agree
+// bit for bit.
+func TestRealModelNodes(t *testing.T) {
+	variant := "haswell"
+	e := cpu.New(cpu.Options{Threads: 1})
+	if e.Kernels() == "generic" {
+		variant = "x64"
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		st := stats[k]
-		t.Logf("%-40s %4d nodes, %4d differ, worst rel %.3g %s", k, st.nodes, st.differ, st.worst, st.first)
+	e.Close()
+	def, err := ggmlref.Default()
+	if err != nil {
+		if os.Getenv(ggmlref.EnvRequired) == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	lib, err := ggmlref.OpenVariant(def.Dir(), variant)
+	require.NoError(t, err)
+	defer lib.Close()
+	for _, mc := range []modelcache.Model{modelcache.SmolLM2, modelcache.Gemma3} {
+		t.Run(mc.Name, func(t *testing.T) {
+			path := realmodel.Run(t, mc)
+			m, err := Open(path, Options{Threads: 1})
+			require.NoError(t, err)
+			tokens, err := m.Tokenize("The history of the printing press begins in the fifteenth century, when Johannes Gutenberg "+
+				"combined movable metal type, oil-based ink and a wooden screw press.", true)
+			require.NoError(t, err)
+			require.NoError(t, m.Close())
+			require.GreaterOrEqual(t, len(tokens), 16)
+			stats := stepwise(t, lib, path, tokens[:16])
+			keys := make([]string, 0, len(stats))
+			for k := range stats {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				st := stats[k]
+				t.Logf("%s: %-32s %4d nodes, %4d differ, worst rel %.3g %s", variant, k, st.nodes, st.differ, st.worst, st.first)
+				if roundingOnly(variant, k) {
+					require.LessOrEqual(t, st.worst, 1e-5, "%s: %s", k, st.first)
+				} else {
+					require.Zero(t, st.differ, "%s: %s", k, st.first)
+				}
+			}
+		})
 	}
 }
