@@ -4,6 +4,7 @@ package openvino
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -16,7 +17,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
 	"github.com/ggml-go/ggml/internal/testkit/optest"
+	"github.com/ggml-go/ggml/model"
+	"github.com/ggml-go/ggml/quant"
 )
 
 // The IR corpus: what the device dumps (GGML_OPENVINO_DUMP_IR) for the
@@ -188,7 +192,8 @@ func corpusTolerance(ops []string) float64 {
 	return tol
 }
 
-// dumpCorpus runs the suite and the language-model tests on the double
+// dumpCorpus runs the suite, the language-model tests and generated model
+// files on the double
 // with DUMP_IR into dir and returns the models' path prefixes.
 func dumpCorpus(t *testing.T, double, dir string, full bool) []string {
 	wd, err := os.Getwd()
@@ -207,6 +212,38 @@ func dumpCorpus(t *testing.T, double, dir string, full bool) []string {
 		be := newBackend(dev)
 		runLM(t, m, prompt(20), 2, be.GraphCompute)
 		be.Close()
+	}
+	// the model tests' models (model.Open on generated GGUF files, as
+	// model/openvino_real_test.go runs them): a prompt of 40 tokens in
+	// batches of 16, 16 and 8, then 4 greedy tokens
+	for _, c := range []struct {
+		arch string
+		ty   quant.Type
+		o    Options
+	}{{"llama", quant.F32, Options{}}, {"qwen2", quant.Q8_0, Options{}}, {"llama", quant.Q4_K, Options{}},
+		{"llama", quant.F16, Options{ForceStatic: true, PrefillChunkSize: 16}}} {
+		cfg := genmodel.Default()
+		cfg.Arch, cfg.Type = c.arch, c.ty
+		path := filepath.Join(t.TempDir(), "model.gguf")
+		require.NoError(t, genmodel.WriteFile(path, cfg))
+		c.o.DumpIR = true
+		dev := openDevice(t, double, c.o)
+		m, err := model.Open(path, model.Options{Device: dev, Threads: 1})
+		require.NoError(t, err)
+		s, err := m.NewSession(model.SessionOptions{Ctx: 256, Batch: 64})
+		require.NoError(t, err)
+		tokens := make([]int32, 40)
+		for i := range tokens {
+			tokens[i] = int32((i*37 + 11) % cfg.VocabSize)
+		}
+		for _, n := range []int{0, 16, 32} {
+			_, err := s.Decode(context.Background(), tokens[n:min(n+16, len(tokens))], nil)
+			require.NoError(t, err)
+		}
+		_, err = s.Generate(context.Background(), tokens[:1], 4, model.Sampler{}, nil)
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		require.NoError(t, m.Close())
 	}
 	return dumpPrefixes(t, filepath.Join(dir, dumpDir))
 }
