@@ -170,17 +170,15 @@ func ggmlGraphLogits(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32
 }
 
 // roundingOnly are the kinds of node that may part from ggml's build by a
-// rounding, each for a reason outside our arithmetic: ROPE's sinf/cosf,
-// SOFT_MAX's and SWIGLU's expf (the C library's on the x64 build, which
-// are not correctly rounded: 1.2%, 1.4% and 0.06% of glibc's cosf, sinf and
-// expf results differ from the correctly rounded value; ggml_v_expf,
-// ggml's own vector polynomial, on the haswell build), GEGLU's vector
-// path on haswell, and on haswell the products whose sums run in another
-// order: F32 (ggml_vec_dot_f32's four accumulators, or llamafile's
-// tinyBLAS, one FMA chain per lane, against two or more contiguous
-// columns), Q8_0 and Q4_0 against 4 or more columns (ours interleave
-// eight rows on the fly), and the K-quants but Q6_K. Every other node must
-// be bit for bit ggml's.
+// rounding: ROPE (the C library's sinf/cosf, which are not correctly
+// rounded: 1.2% and 1.4% of glibc's results differ from the correctly
+// rounded value), SOFT_MAX and SWIGLU (ggml's own vector e^x, SSE2 on x64
+// and AVX2 on haswell, which we do not reproduce), GEGLU's vector path on
+// haswell, and on haswell the products whose sums run in another order:
+// F32 (ggml_vec_dot_f32's four accumulators, or llamafile's tinyBLAS, one
+// FMA chain per lane, against two or more contiguous columns), Q8_0 and
+// Q4_0 against 4 or more columns (ours interleave eight rows on the fly),
+// and the K-quants but Q6_K. Every other node must be bit for bit ggml's.
 func roundingOnly(variant, key string) bool {
 	op, _, _ := strings.Cut(key, " ")
 	switch op {
@@ -203,12 +201,12 @@ func roundingOnly(variant, key string) bool {
 
 // TestRealModelNodes checks that each real model's prompt graph (16
 // tokens), computed whole by ggml, gives libllama's logits on the same
-// build bit for bit (the same computation), and computes it node by node, every node on our CPU and on ggml's CPU build from the
-// same sources: the x64 (generic) build when our kernels are the generic
-// ones, else the haswell (AVX2) build. Nodes of the kinds roundingOnly
-// names may differ by roundings (relative 1e-5: a level of an activation moved
-// products by 5e-4 to 2e-3); all others must agree
-// bit for bit.
+// build bit for bit (the same computation), then computes it node by
+// node, every node on our CPU and on ggml's from the same sources: the
+// x64 (generic) build when our kernels are the generic ones, else the
+// haswell (AVX2) build. Nodes of the kinds roundingOnly names may differ
+// by roundings (relative 1e-5; a level of an activation moved products by
+// 5e-4 to 2e-3); all others must agree bit for bit.
 func TestRealModelNodes(t *testing.T) {
 	variant := "haswell"
 	e := cpu.New(cpu.Options{Threads: 1})
