@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -16,6 +17,7 @@ import (
 	"github.com/ggml-go/ggml/internal/modelcache"
 	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 	"github.com/ggml-go/ggml/internal/testkit/ggmlref/mirror"
+	"github.com/ggml-go/ggml/internal/testkit/llamaref"
 	"github.com/ggml-go/ggml/internal/testkit/realmodel"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
@@ -113,21 +115,70 @@ func stepwise(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) map[s
 			st.first = fmt.Sprintf("node %d %s: %d of %d floats differ, rel %.3g", i, mirror.Describe(node), cnt, len(ours)/4, rel)
 		}
 	}
+	// The whole graph, as a session computes it (fused where the device
+	// fuses), gives the logits of the node by node run bit for bit.
+	whole, err := m.NewSession(SessionOptions{Ctx: 512, Batch: 64})
+	require.NoError(t, err)
+	defer whole.Close()
+	logits, err := whole.Decode(context.Background(), tokens, want)
+	require.NoError(t, err)
+	stepped := bg.logits.Data
+	nv := m.HParams.NVocab
+	same := 0
+	for p, row := range logits {
+		for j, v := range row {
+			if math.Float32bits(v) == binary.LittleEndian.Uint32(stepped[4*(p*nv+j):]) {
+				same++
+			}
+		}
+	}
+	require.Equal(t, n*nv, same, "whole graph against node by node: logits identical")
 	return stats
 }
 
+// ggmlGraphLogits computes the prompt graph of tokens whole on ggml's CPU
+// (lib) and returns its logits, row after row.
+func ggmlGraphLogits(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) []float32 {
+	ex, err := mirror.New(lib, 1)
+	require.NoError(t, err)
+	defer ex.Close()
+	m, err := Open(path, Options{Threads: 1})
+	require.NoError(t, err)
+	defer m.Close()
+	s, err := m.NewSession(SessionOptions{Ctx: 512, Batch: 64})
+	require.NoError(t, err)
+	defer s.Close()
+	n := len(tokens)
+	want := make([]bool, n)
+	for i := range want {
+		want[i] = true
+	}
+	bs := batchShape{nTokens: n, nKV: s.nKV(n), nOutputs: n}
+	bg, err := s.placedGraph(bs)
+	require.NoError(t, err)
+	require.NoError(t, s.setInputs(&bg.in, bs, tokens, s.scratch.outIdx(want)))
+	l, err := ex.Load(bg.g)
+	require.NoError(t, err)
+	require.NoError(t, l.Compute())
+	raw, err := l.Data(bg.logits)
+	require.NoError(t, err)
+	out := make([]float32, len(raw)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out
+}
+
 // roundingOnly are the kinds of node that may part from ggml's build by a
-// rounding, each for a reason outside our arithmetic: ROPE's sinf/cosf,
-// SOFT_MAX's and SWIGLU's expf (the C library's on the x64 build, which
-// are not correctly rounded: 1.2%, 1.4% and 0.06% of glibc's cosf, sinf and
-// expf results differ from the correctly rounded value; ggml_v_expf,
-// ggml's own vector polynomial, on the haswell build), GEGLU's vector
-// path on haswell, and on haswell the products whose sums run in another
-// order: F32 (ggml_vec_dot_f32's four accumulators, or llamafile's
-// tinyBLAS, one FMA chain per lane, against two or more contiguous
-// columns), Q8_0 and Q4_0 against 4 or more columns (ours interleave
-// eight rows on the fly), and the K-quants but Q6_K. Every other node must
-// be bit for bit ggml's.
+// rounding: ROPE (the C library's sinf/cosf, which are not correctly
+// rounded: 1.2% and 1.4% of glibc's results differ from the correctly
+// rounded value), SOFT_MAX and SWIGLU (ggml's own vector e^x, SSE2 on x64
+// and AVX2 on haswell, which we do not reproduce), GEGLU's vector path on
+// haswell, and on haswell the products whose sums run in another order:
+// F32 (ggml_vec_dot_f32's four accumulators, or llamafile's tinyBLAS, one
+// FMA chain per lane, against two or more contiguous columns), Q8_0 and
+// Q4_0 against 4 or more columns (ours interleave eight rows on the fly),
+// and the K-quants but Q6_K. Every other node must be bit for bit ggml's.
 func roundingOnly(variant, key string) bool {
 	op, _, _ := strings.Cut(key, " ")
 	switch op {
@@ -148,13 +199,14 @@ func roundingOnly(variant, key string) bool {
 	return false
 }
 
-// TestRealModelNodes computes each real model's prompt graph (16 tokens)
-// node by node, every node on our CPU and on ggml's CPU build from the
-// same sources: the x64 (generic) build when our kernels are the generic
-// ones, else the haswell (AVX2) build. Nodes of the kinds roundingOnly
-// names may differ by roundings (relative 1e-5: a level of an activation moved
-// products by 5e-4 to 2e-3); all others must agree
-// bit for bit.
+// TestRealModelNodes checks that each real model's prompt graph (16
+// tokens), computed whole by ggml, gives libllama's logits on the same
+// build bit for bit (the same computation), then computes it node by
+// node, every node on our CPU and on ggml's from the same sources: the
+// x64 (generic) build when our kernels are the generic ones, else the
+// haswell (AVX2) build. Nodes of the kinds roundingOnly names may differ
+// by roundings (relative 1e-5; a level of an activation moved products by
+// 5e-4 to 2e-3); all others must agree bit for bit.
 func TestRealModelNodes(t *testing.T) {
 	variant := "haswell"
 	e := cpu.New(cpu.Options{Threads: 1})
@@ -172,6 +224,9 @@ func TestRealModelNodes(t *testing.T) {
 	lib, err := ggmlref.OpenVariant(def.Dir(), variant)
 	require.NoError(t, err)
 	defer lib.Close()
+	ll, err := llamaref.Open(def.Dir(), variant)
+	require.NoError(t, err)
+	defer ll.Close()
 	for _, mc := range []modelcache.Model{modelcache.SmolLM2, modelcache.Gemma3} {
 		t.Run(mc.Name, func(t *testing.T) {
 			path := realmodel.Run(t, mc)
@@ -183,6 +238,28 @@ func TestRealModelNodes(t *testing.T) {
 			require.NoError(t, m.Close())
 			require.GreaterOrEqual(t, len(tokens), 16)
 			stats := stepwise(t, lib, path, tokens[:16])
+			// Our graph computed whole by ggml against libllama's own
+			// graph on the same build: where they agree bit for bit, the
+			// graphs are the same computation and every difference of
+			// ours from libllama is one of the nodes below.
+			ref, err := ll.LoadModelParams(path, ll.CompareModelParams())
+			require.NoError(t, err)
+			rc, err := ref.NewContext(llamaref.CompareOptions(512, 64, 1))
+			require.NoError(t, err)
+			lw, err := rc.Evaluate(tokens[:16], 0, nil)
+			require.NoError(t, err)
+			rc.Free()
+			ref.Free()
+			gg := ggmlGraphLogits(t, lib, path, tokens[:16])
+			same := 0
+			for p, row := range lw {
+				for j, v := range row {
+					if math.Float32bits(v) == math.Float32bits(gg[p*len(row)+j]) {
+						same++
+					}
+				}
+			}
+			require.Equal(t, len(gg), same, "our graph on ggml %s against libllama on it: logits identical", variant)
 			keys := make([]string, 0, len(stats))
 			for k := range stats {
 				keys = append(keys, k)
