@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/modelcache"
 	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
@@ -208,12 +207,7 @@ func roundingOnly(variant, key string) bool {
 // by roundings (relative 1e-5; a level of an activation moved products by
 // 5e-4 to 2e-3); all others must agree bit for bit.
 func TestRealModelNodes(t *testing.T) {
-	variant := "haswell"
-	e := cpu.New(cpu.Options{Threads: 1})
-	if e.Kernels() == "generic" {
-		variant = "x64"
-	}
-	e.Close()
+	variant := llamaref.KernelVariant()
 	def, err := ggmlref.Default()
 	if err != nil {
 		if os.Getenv(ggmlref.EnvRequired) == "1" {
