@@ -54,6 +54,9 @@ type modelCache struct {
 	models   map[string]*compiledModel
 	hits     int
 	backends int // open backends of the device
+	// compiled and imported count the models ov_core_compile_model and
+	// ov_core_import_model (COMPILED_MODEL_CACHE_DIR) made.
+	compiled, imported int
 }
 
 func newModelCache() *modelCache { return &modelCache{models: map[string]*compiledModel{}} }
@@ -424,6 +427,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		be.freeModel(cm)
 		return nil, err
 	}
+	be.dev.cache.count(&be.dev.cache.compiled)
 	if be.opts.Profiling > 0 {
 		slog.Info("openvino: compiled", "nodes", len(g.Nodes), "layers", len(b.m.layers), "build", t1.Sub(t0), "compile", time.Since(t1))
 	}
@@ -474,8 +478,18 @@ func (be *ovBackend) importModel(cm *compiledModel, path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer free()
 	copy(mem, data)
+	// Kept as long as the model: the CPU plugin of 2026.4.1 computes
+	// from the imported bytes in place (freed after the import, the first
+	// infer crashed: TestCompiledModelCacheTwoProcesses); 2025.0.0 copies.
+	keep := cm.freeMem
+	cm.freeMem = func() error {
+		err := free()
+		if keep != nil {
+			err = errors.Join(err, keep())
+		}
+		return err
+	}
 	dev := cstr(rt.device)
 	err = n.callPlugin("ov_core_import_model", n.importModel, rt.core, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), uintptr(unsafe.Pointer(dev)), uintptr(unsafe.Pointer(&cm.cm)))
 	runtime.KeepAlive(dev)
@@ -483,7 +497,15 @@ func (be *ovBackend) importModel(cm *compiledModel, path string) (bool, error) {
 		cm.cm = 0
 		return false, err
 	}
+	be.dev.cache.count(&be.dev.cache.imported)
 	return true, nil
+}
+
+// count adds one to a counter of c.
+func (c *modelCache) count(n *int) {
+	c.mu.Lock()
+	*n++
+	c.mu.Unlock()
 }
 
 // run binds the inputs and outputs of the current graph (where their

@@ -47,7 +47,13 @@
     } while (0)
 
 /* ---- buffers and tensors ---- */
-ovd_buf* ovd_buf_new(size_t bytes) {
+static ovd_buf* buf_new(size_t bytes, bool zero);
+
+ovd_buf* ovd_buf_new(size_t bytes) { return buf_new(bytes, true); }
+
+/* buf_new without zeroing: an imported model's weights, of which only the Constants' spans are written and read
+ * (the gaps between the weight buffers they came from may be large: untouched, they take no memory) */
+static ovd_buf* buf_new(size_t bytes, bool zero) {
     if (ovd_fault_hit(FP_ALLOC) || (ovd_max_alloc() > 0 && (int64_t)bytes > ovd_max_alloc())) {
         ovd_err_alloc();
         return NULL;
@@ -60,7 +66,7 @@ ovd_buf* ovd_buf_new(size_t bytes) {
         ovd_err_alloc();
         return NULL;
     }
-    memset(m, 0, bytes ? bytes : 1);
+    if (zero) memset(m, 0, bytes ? bytes : 1);
     b->refs = 1;
     b->mem = m;
     b->cap = bytes;
@@ -1574,7 +1580,12 @@ OVD_EXPORT ov_status_e ov_compiled_model_set_properties(const ov_compiled_model_
 }
 #endif
 
-/* ---- export / import: "OVDBLOB1\n" header lines, a blank line, then the XML and the weights ---- */
+/* ---- export / import: "OVDBLOB1\n" header lines, a blank line, then the XML and the Constants' bytes ----
+ * Only the Constants' spans of the weights are written (each as u64 offset, u64 size, bytes), as the real plugins
+ * export what the model holds: the weights tensor may span several weight buffers with unmapped memory between
+ * them (a model of the device's: the IR corpus and TestCompiledModelCacheTwoProcesses), and copying it whole read
+ * that memory. */
+static bool is_const(const ovd_node* n) { return n->def && strcmp(n->def->name, "Constant") == 0; }
 OVD_EXPORT ov_status_e ov_compiled_model_export_model(const ov_compiled_model_t* compiled_model,
                                                       const char* export_model_path) {
     ENTER;
@@ -1587,13 +1598,20 @@ OVD_EXPORT ov_status_e ov_compiled_model_export_model(const ov_compiled_model_t*
         ovd_err("Exception from src/bindings/c/src/ov_compiled_model.cpp: Cannot open file %s for writing", export_model_path);
         FAIL(GENERAL_ERROR);
     }
-    fprintf(f, "OVDBLOB1\nbuild %s\ndevice %s\nxml %zu\nweights %zu\nprops %d\n", ovd_rel()->build,
-            compiled_model->device, g->xml_len, g->wsize, compiled_model->props.n);
+    int spans = 0;
+    for (int i = 0; i < g->nnodes; i++) spans += is_const(&g->nodes[i]);
+    fprintf(f, "OVDBLOB1\nbuild %s\ndevice %s\nxml %zu\nweights %zu\nspans %d\nprops %d\n", ovd_rel()->build,
+            compiled_model->device, g->xml_len, g->wsize, spans, compiled_model->props.n);
     for (int i = 0; i < compiled_model->props.n; i++)
         fprintf(f, "%s\t%s\n", compiled_model->props.p[i].key, compiled_model->props.p[i].val);
     fprintf(f, "\n");
     bool ok = fwrite(g->xml, 1, g->xml_len, f) == g->xml_len;
-    if (g->wsize) ok = ok && fwrite(g->w, 1, g->wsize, f) == g->wsize;
+    for (int i = 0; ok && i < g->nnodes; i++) {
+        const ovd_node* n = &g->nodes[i];
+        if (!is_const(n)) continue;
+        uint64_t span[2] = {(uint64_t)n->off, (uint64_t)n->size};
+        ok = fwrite(span, sizeof span, 1, f) == 1 && fwrite((const char*)g->w + n->off, 1, (size_t)n->size, f) == (size_t)n->size;
+    }
     ok = (fclose(f) == 0) && ok;
     if (!ok) {
         ovd_err("Exception from src/bindings/c/src/ov_compiled_model.cpp: Failed writing %s", export_model_path);
@@ -1620,7 +1638,7 @@ OVD_EXPORT ov_status_e ov_core_import_model(const ov_core_t* core, const char* c
     const char *p = content, *end = content + content_size;
     char line[1024], build[256] = "", dev[64] = "";
     size_t xl = 0, wl = 0;
-    int np = 0;
+    int np = 0, spans = 0;
     const char* kv[64];
     char* kvbuf[64] = {0};
     int nkv = 0;
@@ -1635,6 +1653,7 @@ OVD_EXPORT ov_status_e ov_core_import_model(const ov_core_t* core, const char* c
     bad |= !p || !(p = blob_line(p, end, line, sizeof line)) || sscanf(line, "device %63s", dev) != 1;
     bad |= !p || !(p = blob_line(p, end, line, sizeof line)) || sscanf(line, "xml %zu", &xl) != 1;
     bad |= !p || !(p = blob_line(p, end, line, sizeof line)) || sscanf(line, "weights %zu", &wl) != 1;
+    bad |= !p || !(p = blob_line(p, end, line, sizeof line)) || sscanf(line, "spans %d", &spans) != 1 || spans < 0;
     bad |= !p || !(p = blob_line(p, end, line, sizeof line)) || sscanf(line, "props %d", &np) != 1 || np < 0 || np > 32;
     for (int i = 0; !bad && i < np; i++) {
         bad |= !(p = blob_line(p, end, line, sizeof line));
@@ -1652,7 +1671,18 @@ OVD_EXPORT ov_status_e ov_core_import_model(const ov_core_t* core, const char* c
         nkv++;
     }
     bad |= !p || !(p = blob_line(p, end, line, sizeof line)) || line[0];
-    bad |= !p || (size_t)(end - p) < xl + wl;
+    bad |= !p || (size_t)(end - p) < xl;
+    /* the spans must lie inside the blob and inside the weights */
+    const char* sp = bad ? NULL : p + xl;
+    for (int i = 0; !bad && i < spans; i++) {
+        uint64_t span[2];
+        bad |= (size_t)(end - sp) < sizeof span;
+        if (bad) break;
+        memcpy(span, sp, sizeof span);
+        sp += sizeof span;
+        bad |= span[0] > wl || span[1] > wl - span[0] || (uint64_t)(end - sp) < span[1];
+        if (!bad) sp += span[1];
+    }
     ov_status_e st = OK;
     char want[64];
     if (bad) {
@@ -1669,10 +1699,16 @@ OVD_EXPORT ov_status_e ov_core_import_model(const ov_core_t* core, const char* c
         st = ovd_fail_status(GENERAL_ERROR);
     } else {
         /* the imported model owns a copy of its weights: the caller may free `content` right away */
-        ovd_buf* wb = ovd_buf_new(wl);
+        ovd_buf* wb = buf_new(wl, false);
         if (!wb) st = ovd_fail_status(UNKNOW_EXCEPTION);
         else {
-            memcpy(wb->mem, p + xl, wl);
+            sp = p + xl;
+            for (int i = 0; i < spans; i++) {
+                uint64_t span[2];
+                memcpy(span, sp, sizeof span);
+                memcpy((char*)wb->mem + span[0], sp + sizeof span, (size_t)span[1]);
+                sp += sizeof span + span[1];
+            }
             ovd_graph* g = ovd_ir_read(p, xl, wl ? wb->mem : NULL, wl, wb);
             ovd_buf_unref(wb);
             if (!g) st = ovd_fail_status(GENERAL_ERROR);
