@@ -426,3 +426,85 @@ q8kdone:
 	MOVQ      AX, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// The activation quantizers of ggml's AVX builds (FromFloatKernelAVX),
+// Q8_0 and Q8_1 as the haswell and later builds make them: d = max|x|/127
+// as above, but levels x * (127/max|x|) (0 for an all-zero block)
+// converted by VCVTPS2DQ, rounded to nearest even, and saturated by the
+// packs; Q8_1's s is d times the sum of the int32 levels. Where 127/max is
+// infinite (a subnormal block) the products are infinite or NaN, whose
+// conversion INT_MIN saturates to -128, as there.
+
+// QBLOCKAVX quantizes the 32 floats in Y0..Y3 whose max|x| is in X4: d
+// to 0(DI) as fp16 and its float32 bits to R8, the levels to qs(DI),
+// which stay in Y0..Y3 as int32 (Y4, Y5, X13, Y14 are used).
+#define QBLOCKAVX(qs) \
+	VMOVSS       c127<>(SB), X14; \
+	VDIVSS       X4, X14, X14;    \
+	VXORPS       X13, X13, X13;   \
+	VUCOMISS     X13, X4;         \
+	JNE          2(PC);           \
+	VXORPS       X14, X14, X14;   \
+	VBROADCASTSS X14, Y14;        \
+	DSCALE;                       \
+	VMOVD        X4, R8;          \
+	VMULPS       Y14, Y0, Y0;     \
+	VMULPS       Y14, Y1, Y1;     \
+	VMULPS       Y14, Y2, Y2;     \
+	VMULPS       Y14, Y3, Y3;     \
+	VCVTPS2DQ    Y0, Y0;          \
+	VCVTPS2DQ    Y1, Y1;          \
+	VCVTPS2DQ    Y2, Y2;          \
+	VCVTPS2DQ    Y3, Y3;          \
+	VPACKSSDW    Y1, Y0, Y4;      \
+	VPACKSSDW    Y3, Y2, Y5;      \
+	VPACKSSWB    Y5, Y4, Y4;      \
+	VPERMD       Y4, Y10, Y4;     \
+	VMOVDQU      Y4, qs(DI)
+
+// func quantizeQ8_0AVXBuild(nb int, x unsafe.Pointer, y unsafe.Pointer) int
+TEXT ·quantizeQ8_0AVXBuild(SB), NOSPLIT, $0-32
+	MOVQ nb+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	QCONSTS
+
+q80aloop:
+	TESTQ CX, CX
+	JZ    q80adone
+	AMAX32
+	QBLOCKAVX(2)
+	ADDQ  $128, SI
+	ADDQ  $34, DI
+	DECQ  CX
+	JMP   q80aloop
+
+q80adone:
+	VMOVMSKPS Y15, AX
+	MOVQ      AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func quantizeQ8_1AVXBuild(nb int, x unsafe.Pointer, y unsafe.Pointer) int
+TEXT ·quantizeQ8_1AVXBuild(SB), NOSPLIT, $0-32
+	MOVQ nb+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	QCONSTS
+
+q81aloop:
+	TESTQ CX, CX
+	JZ    q81adone
+	AMAX32
+	QBLOCKAVX(4)
+	Q81SUM
+	ADDQ  $128, SI
+	ADDQ  $36, DI
+	DECQ  CX
+	JMP   q81aloop
+
+q81adone:
+	VMOVMSKPS Y15, AX
+	MOVQ      AX, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -19,6 +19,8 @@ func init() {
 		return
 	}
 	useQuantAsm(quantizeQ4_0AVX2, quantizeQ8_0AVX2, quantizeQ8_1AVX2, quantizeQ8_KAVX2)
+	fromFloatAVXAsm[Q8_0] = rowsAsm(Q8_0, quantizeQ8_0AVXBuild)
+	fromFloatAVXAsm[Q8_1] = rowsAsm(Q8_1, quantizeQ8_1AVXBuild)
 }
 
 func hasQuantAsm() bool { return cpu.X86.HasAVX2 && cpuid.HasF16C() }
@@ -38,6 +40,16 @@ func quantizeQ8_1AVX2(nb int, x, y unsafe.Pointer) int
 
 //go:noescape
 func quantizeQ8_KAVX2(nb int, x, y unsafe.Pointer) int
+
+// quantizeQ8_0AVXBuild and quantizeQ8_1AVXBuild write nb blocks as ggml's
+// AVX builds do (FromFloatKernelAVX); nonzero means x held NaN or
+// infinity.
+//
+//go:noescape
+func quantizeQ8_0AVXBuild(nb int, x, y unsafe.Pointer) int
+
+//go:noescape
+func quantizeQ8_1AVXBuild(nb int, x, y unsafe.Pointer) int
 
 // qxTrials is qxTrialsAVX2 on slices (see haveQXTrials).
 func qxTrials(x, w, wx []float32, scales *[24]float32, maxv float32, nmax int32, sumx, sum2 *[24]float32) {

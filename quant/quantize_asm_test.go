@@ -189,3 +189,66 @@ func hasTinyScale(x []float32, bs int) bool {
 	}
 	return false
 }
+
+// TestFromFloatKernelAVX checks the Q8_0 and Q8_1 conversions of ggml's AVX
+// builds against the real one, the haswell build's from_float, on the
+// corner blocks (ties, exact halves, zero and subnormal blocks, scales
+// whose inverse overflows) and the test distributions, whole rows and
+// random runs of blocks; off amd64 there is none.
+func TestFromFloatKernelAVX(t *testing.T) {
+	for typ := range TypeCount {
+		if runtime.GOARCH != "amd64" || !hasQuantAsm() || (typ != Q8_0 && typ != Q8_1) {
+			require.Nil(t, FromFloatKernelAVX(typ), "%s has an AVX-build conversion", typ)
+		}
+	}
+	if runtime.GOARCH != "amd64" || !hasQuantAsm() {
+		return
+	}
+	lib := variantLib(t, "haswell")
+	r := rand.New(rand.NewSource(testSeed(t)))
+	var src []float32
+	for _, b := range asmCaseBlocks(r) {
+		src = append(src, b...)
+	}
+	for _, typ := range []Type{Q8_0, Q8_1} {
+		k := FromFloatKernelAVX(typ)
+		require.NotNil(t, k, "%s has no AVX-build conversion", typ)
+		nb, ts := len(src)/legacyBlock, typ.TypeSize()
+		check := func(first, n int) {
+			part := src[first*legacyBlock : (first+n)*legacyBlock]
+			want, err := lib.FromFloatCPU(uint32(typ), part)
+			require.NoError(t, err)
+			got := make([]byte, n*ts)
+			require.True(t, k(got, part), "%s blocks %d-%d handed back", typ, first, first+n-1)
+			require.Equal(t, want, got, "%s blocks %d-%d", typ, first, first+n-1)
+		}
+		check(0, nb)
+		for range 300 {
+			first := r.Intn(nb)
+			check(first, 1+r.Intn(min(9, nb-first)))
+		}
+		// The reference conversion parts from it on some of these blocks:
+		// the kernel is not FromFloat's under another name.
+		avx, ref := make([]byte, nb*ts), make([]byte, nb*ts)
+		require.True(t, k(avx, src[:nb*legacyBlock]))
+		_, err := FromFloat(ref, typ, src[:nb*legacyBlock])
+		require.NoError(t, err)
+		differ := 0
+		for b := range nb {
+			if string(avx[b*ts:(b+1)*ts]) != string(ref[b*ts:(b+1)*ts]) {
+				differ++
+			}
+		}
+		t.Logf("%s: the reference conversion differs in %d of %d blocks", typ, differ, nb)
+		require.Positive(t, differ)
+		bad := make([]float32, 3*legacyBlock)
+		fillValues(r, bad, 0)
+		for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+			b := append([]float32(nil), bad...)
+			b[r.Intn(len(b))] = v
+			require.False(t, k(make([]byte, 3*ts), b), "%s took a row with %v", typ, v)
+		}
+		require.False(t, k(make([]byte, 3*ts), bad[:3*legacyBlock-1]), "%s took a partial block", typ)
+		require.True(t, k(nil, nil), "%s refused an empty row", typ)
+	}
+}

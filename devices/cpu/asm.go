@@ -48,7 +48,12 @@ func (l *level) build() *kernelSet {
 		// quant's assembly needs no more than the level's features
 		// (TestLevelsWellFormed): it is missing only where the level
 		// does not run.
-		if k := quant.FromFloatKernel(t); k != nil {
+		k := quant.FromFloatKernel(t)
+		if a := quant.FromFloatKernelAVX(t); l.avxActivations && a != nil {
+			k = a
+			s.avxFromFloatTypes = append(s.avxFromFloatTypes, t)
+		}
+		if k != nil {
 			s.traits[t].fromFloat = asmFromFloat(k, s.traits[t].fromFloat)
 			s.fromFloatTypes = append(s.fromFloatTypes, t)
 		}

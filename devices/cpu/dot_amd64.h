@@ -238,8 +238,8 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 // ---------------------------------------------------------------------------
 // Q8_0 and Q4_0 weights against Q8_0 activations (34-byte blocks: fp16 d,
 // int8 qs[32]). Each block's integer dot comes from maddubs(|x|, y*sign(x))
-// summed pairwise; blocks go two by two into the accumulator, as
-// acc += p1*s1 + p0*s0, which keeps one add per pair on the dependency chain.
+// summed pairwise; each block goes into the accumulator as acc += p*s, in
+// order, as in ggml's AVX2 build (blocks are decoded two at a time).
 
 // SCALE puts fp16(xd) * fp16(yd) in every lane of SY (SX is its low lane),
 // using AX, BX and T.
@@ -328,13 +328,15 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 	VBROADCASTSS X13, Y12
 
 // PAIR adds to ACC the dots of the two x blocks decoded in Y4..Y7 with
-// the y blocks at 0(YP) and 34(YP), scaled by Y11 and Y12.
+// the y blocks at 0(YP) and 34(YP), scaled by Y11 and Y12, one fused
+// multiply-add after the other, as ggml's AVX2 vec_dot adds every block
+// (its haswell build's bits: grouping the pair first, one add per pair on
+// the dependency chain, moved the sums by a rounding).
 #define PAIR(YP, ACC) \
 	Q8DOT(Y4, Y5, 2(YP), Y8, Y9);  \
-	VMULPS      Y11, Y9, Y10;      \
+	VFMADD231PS Y11, Y9, ACC;      \
 	Q8DOT(Y6, Y7, 36(YP), Y8, Y9); \
-	VFMADD231PS Y12, Y9, Y10;      \
-	VADDPS      Y10, ACC, ACC
+	VFMADD231PS Y12, Y9, ACC
 
 // PAIR4 is PAIR for column c of a four-column kernel, its scales at
 // 4c(SP) and 16+4c(SP) (c4 = 4c).

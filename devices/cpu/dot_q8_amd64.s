@@ -4,9 +4,9 @@
 
 // Weights in 32-element blocks against Q8_0 activations (34-byte blocks:
 // fp16 d, int8 qs[32]). Each block's integer dot comes from
-// maddubs(|x|, y*sign(x)) summed pairwise; blocks go two by two into the
-// accumulator, as acc += p1*s1 + p0*s0, which keeps one add per pair on
-// the dependency chain. Q80DOT1 and Q80DOT4 are the bodies of the single
+// maddubs(|x|, y*sign(x)) summed pairwise; each block goes into the
+// accumulator as acc += p*s, in order (PAIR), as in ggml's AVX2 build.
+// Q80DOT1 and Q80DOT4 are the bodies of the single
 // and four-column kernels for x blocks of XB bytes with an fp16 scale
 // first, decoded by LOAD; SETUP loads what LOAD needs (a table in Y15).
 

@@ -177,10 +177,9 @@ convdone:
 	Q40U(18, Y6);                 \
 	RSCALE2(18, X5);              \
 	Q40UDOT(Y4, 2, 16, Y9);       \
-	VMULPS      Y11, Y9, Y10;     \
+	VFMADD231PS Y11, Y9, ACC;     \
 	Q40UDOT(Y6, 36, 48, Y9);      \
-	VFMADD231PS Y12, Y9, Y10;     \
-	VADDPS      Y10, ACC, ACC
+	VFMADD231PS Y12, Y9, ACC
 
 #define Q40ONE(ROW, ACC, LOAD) \
 	LEAQ        (ROW)(R13*1), SI; \

@@ -38,6 +38,11 @@ type level struct {
 	// assembly (quant.FromFloatKernel, the one copy Quantize uses too)
 	// on this level.
 	quantizers []quant.Type
+	// avxActivations takes quant.FromFloatKernelAVX for the quantizers
+	// that have it: ggml's AVX builds, whose products these kernels
+	// match, convert Q8_0 and Q8_1 activations so, not as the reference
+	// quantizer (and ggml's scalar build, which the generic set matches).
+	avxActivations bool
 	// gemm are the register-tiled products (gemm.go). An exact entry
 	// without tileCol and one gets them from the level's vec_dot of
 	// its type, a column of g.rows rows at a time.

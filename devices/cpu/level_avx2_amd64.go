@@ -52,7 +52,8 @@ var levelAVX2 = register(&level{
 		{quant.Q5_K, rows4(quant.Q5_K, dotQ5_KRowsAVX2, dotQ5_KAVX2)},
 		{quant.Q6_K, rows4(quant.Q6_K, dotQ6_KRowsAVX2, dotQ6_KAVX2)},
 	},
-	quantizers: []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K},
+	quantizers:     []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K},
+	avxActivations: true,
 
 	// The K-quant tiles take one row at a time; their edges are the
 	// level's vec_dot.

@@ -85,6 +85,9 @@ type kernelSet struct {
 	// dotTypes and fromFloatTypes are the types whose vec_dot and
 	// from_float are the level's assembly, for KernelReport.
 	dotTypes, fromFloatTypes []quant.Type
+	// avxFromFloatTypes are those of fromFloatTypes converted as ggml's
+	// AVX builds do (quant.FromFloatKernelAVX), not as the generic set.
+	avxFromFloatTypes []quant.Type
 }
 
 // genericKernels is quant's portable arithmetic for every type.

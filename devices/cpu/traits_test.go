@@ -5,12 +5,15 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref/reftest"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -287,7 +290,9 @@ func TestGenericOption(t *testing.T) {
 }
 
 // TestFromFloatAgrees: the fast activation quantizers write exactly the
-// generic bytes, on rows of every kind that matters to them: gaussian,
+// generic bytes, or for the types the level converts as ggml's AVX builds
+// do those of ggml's haswell build, on rows of every kind that matters to
+// them: gaussian,
 // ties (levels landing on .5 when max|x| is 127), all-zero blocks, tiny
 // and huge magnitudes, largest magnitudes of both signs; and both refuse
 // non-finite input.
@@ -319,6 +324,12 @@ func TestFromFloatAgrees(t *testing.T) {
 	mixed := len(kinds)
 	for _, typ := range []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K} {
 		gen, fst := genericKernels.traits[typ].fromFloat, fast.traits[typ].fromFloat
+		if slices.Contains(fast.avxFromFloatTypes, typ) {
+			lib, err := ggmlref.OpenVariant(reftest.Lib(t).Dir(), "haswell")
+			require.NoError(t, err)
+			defer lib.Close()
+			gen = func(dst []byte, src []float32) error { return lib.FromFloatCPUInto(dst, uint32(typ), src) }
+		}
 		bs := int(typ.BlockSize())
 		for trial := range 80 {
 			n := bs * (1 + rng.Intn(20))

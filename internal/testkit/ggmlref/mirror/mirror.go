@@ -210,6 +210,27 @@ func (l *Loaded) Read() {
 	l.read()
 }
 
+// Data is the ggml memory of t, a tensor of the loaded graph: after
+// Compute, a node's result as ggml computed it, without copying it into
+// t.Data as Read does (whose tensors may share memory, as a graph
+// allocator places them).
+func (l *Loaded) Data(t *graph.Tensor) ([]byte, error) {
+	l.e.mu.Lock()
+	defer l.e.mu.Unlock()
+	if l.e.loaded != l {
+		return nil, errors.New("mirror: the executor has loaded another graph since")
+	}
+	o, offs := t, uint64(0)
+	if t.ViewSrc != nil {
+		o, offs = t.ViewSrc, t.ViewOffs
+	}
+	base, ok := l.m.offs[o]
+	if !ok {
+		return nil, fmt.Errorf("mirror: %s is not in the loaded graph", t)
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(l.m.arena, base+offs)), t.NBytes()), nil
+}
+
 // load mirrors g; before, when not nil, places tensors elsewhere than
 // the mirror's arena before the support check.
 func (e *Executor) load(g *graph.Graph, before func(m *mirrored) error) (*Loaded, error) {
@@ -357,7 +378,13 @@ func Describe(t *graph.Tensor) string {
 // Reachable lists every tensor g's nodes and leafs reach through their
 // sources and views, each once, sources before the tensors that use them:
 // the tensors a ggml copy of g needs.
-func Reachable(g *graph.Graph) []*graph.Tensor {
+func Reachable(g *graph.Graph) []*graph.Tensor { return reachable(g, false) }
+
+// reachable is Reachable; with inputsOnly, a tensor computed outside g (g
+// a view of a larger graph) counts as an input and its own sources are not
+// visited: computing one node of a model's graph then copies that node's
+// sources, not every weight above them.
+func reachable(g *graph.Graph, inputsOnly bool) []*graph.Tensor {
 	seen := map[*graph.Tensor]bool{}
 	var order []*graph.Tensor
 	var visit func(t *graph.Tensor)
@@ -366,8 +393,10 @@ func Reachable(g *graph.Graph) []*graph.Tensor {
 			return
 		}
 		seen[t] = true
-		for _, s := range t.Src {
-			visit(s)
+		if !inputsOnly || t.Op == ops.None || g.Contains(t) {
+			for _, s := range t.Src {
+				visit(s)
+			}
 		}
 		visit(t.ViewSrc)
 		order = append(order, t)
@@ -418,7 +447,7 @@ func (e *Executor) mirror(g *graph.Graph, withData bool) (*mirrored, error) {
 	if len(g.Nodes) == 0 {
 		return nil, fmt.Errorf("%w: graph has no nodes", ErrNotMirrorable)
 	}
-	m := &mirrored{g: g, order: Reachable(g), c: map[*graph.Tensor]*ggmlref.Tensor{}, offs: map[*graph.Tensor]uint64{}}
+	m := &mirrored{g: g, order: reachable(g, true), c: map[*graph.Tensor]*ggmlref.Tensor{}, offs: map[*graph.Tensor]uint64{}}
 	var arena uint64
 	for _, t := range m.order {
 		if err := check(t, withData); err != nil {
@@ -472,7 +501,7 @@ func (e *Executor) mirror(g *graph.Graph, withData bool) (*mirrored, error) {
 			ct.Flags |= int32(graph.FlagCompute)
 		}
 		for i, s := range t.Src {
-			if s != nil {
+			if s != nil && m.c[s] != nil {
 				ct.Src[i] = m.c[s]
 			}
 		}
