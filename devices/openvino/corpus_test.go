@@ -59,6 +59,16 @@ func TestIRCorpus(t *testing.T) {
 		t1 := time.Now()
 		want := replayCorpus(t, double, all, append(doubleEnv, "OVDOUBLE_VERSION="+release)...)
 		t.Logf("double presenting %s: replayed in %v", release, time.Since(t1).Round(time.Millisecond))
+		// every dump replays to the outputs the device recorded
+		for _, m := range valid {
+			r := want[m]
+			require.Equal(t, "ok", r.Stage, "%s: %s", m, r.Msg)
+			for i, o := range r.Outputs {
+				rec, err := os.ReadFile(fmt.Sprintf("%s.output%d.bin", m, i))
+				require.NoError(t, err)
+				require.Equal(t, rec, o, "%s output %d: the replay on the double against the dump's record", m, i)
+			}
+		}
 		t1 = time.Now()
 		got := replayCorpus(t, lib, all)
 		t.Logf("%s: replayed in %v", release, time.Since(t1).Round(time.Millisecond))
