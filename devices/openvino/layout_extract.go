@@ -51,7 +51,7 @@ type extractedLayout struct {
 	// group is the number of weights sharing a scale (weights_per_block).
 	group     int64
 	symmetric bool
-	requant requantType
+	requant   requantType
 	// exact reports whether the original ggml bytes can be rebuilt from
 	// the extracted form (Q4_0, Q8_0, MXFP4). Otherwise get-tensor
 	// returns the converted values in ggml's format (restore).
