@@ -310,6 +310,13 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 			return nil, err
 		}
 	}
+	for _, nd := range g.Nodes {
+		if nd.NElements() == 0 {
+			// What supports-op refuses, as an error rather than the real
+			// CPU plugin's SIGFPE.
+			return nil, fmt.Errorf("%w: node %s (%s): %s", ErrTranslate, nd.Name, nd.Op, emptyReason)
+		}
+	}
 	b := newBuilder(be.dev, g)
 	b.nativeSoftplus = be.opts.NativeSoftplus
 	if be.opts.statefulOn(rt.kind) {

@@ -7,6 +7,10 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/quant"
 )
 
 // The failures a user can meet from the runtime itself come back as an
@@ -102,6 +106,22 @@ func TestRuntimeErrorsCarryOpenVINOMessage(t *testing.T) {
 		ovError(t, bindWrong(etF32, 65), "ov_infer_request_set_input_tensor_by_index", shapeWords...)
 		ovError(t, bindWrong(etF16, 64), "ov_infer_request_set_input_tensor_by_index", typeWords...)
 		usable(t, be, 32)
+	})
+
+	// A node of no elements is an error, not the real CPU plugin's
+	// SIGFPE (2026.4.1), which stopped -cases full -o VIEW.
+	t.Run("empty node", func(t *testing.T) {
+		ctx := graph.NewContext(graph.ContextOptions{})
+		a := ctx.NewTensor(quant.F32, 1, 10)
+		y := ctx.Cont(ctx.View4D(a, 0, 5, 1, 1, 2*a.Nb[1], a.Nb[2], a.Nb[3], 0))
+		g, err := ctx.Build(y)
+		require.NoError(t, err)
+		buf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
+		require.NoError(t, err)
+		t.Cleanup(func() { buf.Free() })
+		require.False(t, dev.SupportsOp(y))
+		require.ErrorIs(t, be.GraphCompute(g), ErrTranslate)
+		usable(t, be, fresh())
 	})
 
 	// A device OpenVINO does not have. The device falls back to the CPU

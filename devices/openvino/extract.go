@@ -48,7 +48,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 			d, m := quant.FP16ToFP32(le16(blk)), quant.FP16ToFP32(le16(blk[2:]))
 			copy(sc[2*b:], blk[0:2])
 			packNibbles(w[16*b:], blk[4:20], 0)
-			putZP(l, zp, b, ratio(-m, d))
+			putZP(zp, b, ratio(-m, d))
 		})
 	case quant.Q5_1:
 		forBlocks(src, 24, func(b int, blk []byte) {
@@ -59,7 +59,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 				w[32*b+j] = blk[8+j]&0xf | byte((qh>>j)&1)<<4
 				w[32*b+j+16] = blk[8+j]>>4 | byte((qh>>(j+16))&1)<<4
 			}
-			putZP(l, zp, b, ratio(-m, d))
+			putZP(zp, b, ratio(-m, d))
 		})
 	case quant.Q4_K:
 		forBlocks(src, 144, func(b int, blk []byte) {
@@ -68,7 +68,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 			for j := 0; j < 8; j++ {
 				s, m := scaleMinK4(j, scales)
 				g := 8*b + j
-				putZP(l, zp, g, ratio(dmin*float32(m), putF16(sc, g, d*float32(s))))
+				putZP(zp, g, ratio(dmin*float32(m), putF16(sc, g, d*float32(s))))
 				// Sub-block j is the low (even j) or high (odd j) nibbles of
 				// the 32 bytes of chunk j/2.
 				chunk := qs[32*(j/2) : 32*(j/2)+32]
@@ -88,7 +88,7 @@ func extract(t *graph.Tensor, l extractedLayout, src, dst []byte) error {
 			for j := 0; j < 8; j++ {
 				s, m := scaleMinK4(j, scales)
 				g := 8*b + j
-				putZP(l, zp, g, ratio(dmin*float32(m), putF16(sc, g, d*float32(s))))
+				putZP(zp, g, ratio(dmin*float32(m), putF16(sc, g, d*float32(s))))
 				chunk := qs[32*(j/2) : 32*(j/2)+32]
 				for i := 0; i < 32; i++ {
 					q := chunk[i] & 0xf
@@ -184,11 +184,7 @@ func decode(t *graph.Tensor, l extractedLayout, mem []byte) ([]float32, error) {
 	}
 	zv := func([]byte, int) float32 { return 0 }
 	if !l.symmetric {
-		zt := l.wtype
-		if l.zpF16 {
-			zt = l.zpType
-		}
-		if zv, err = elemReader(zt); err != nil {
+		if zv, err = elemReader(l.zpType); err != nil {
 			return nil, err
 		}
 	}
@@ -269,14 +265,10 @@ func putU4(dst []byte, i int, v uint8) {
 	}
 }
 
-// putZP stores zero point v of group g (value = (q - zp) * scale): exact
-// f16, or rounded to u8 (layoutFor gives 4-bit weights f16 ones).
-func putZP(l extractedLayout, zp []byte, g int, v float32) {
-	if l.zpF16 {
-		binary.LittleEndian.PutUint16(zp[2*g:], quant.FP32ToFP16(v))
-		return
-	}
-	zp[g] = uint8(min(255, max(0, math.Round(float64(v)))))
+// putZP stores zero point v of group g (value = (q - zp) * scale) as an
+// exact f16 value.
+func putZP(zp []byte, g int, v float32) {
+	binary.LittleEndian.PutUint16(zp[2*g:], quant.FP32ToFP16(v))
 }
 
 func ratio(num, d float32) float32 {

@@ -124,16 +124,16 @@ func TestLayoutSizes(t *testing.T) {
 		parts  uint64 // weights + scales + zero points, upstream's layout
 		ggml   uint64
 		// ours, when non-zero, is our size where we deliberately differ
-		// (Q4_K's exact f16 zero points, layoutFor).
+		// (Q4_K's, Q5_1's and Q5_K's exact f16 zero points, layoutFor).
 		ours uint64
 	}{
 		{quant.Q4_0, "w", KindCPU, defaultRequant, n/2 + n/32*2, n / 32 * 18, 0},
 		{quant.Q8_0, "w", KindCPU, defaultRequant, n + n/32*2, n / 32 * 34, 0},
 		{quant.MXFP4, "w", KindCPU, defaultRequant, n/2 + n/32, n / 32 * 17, 0},
 		{quant.Q4_1, "w", KindCPU, defaultRequant, n/2 + n/32*2 + n/64, n / 32 * 20, 0},
-		{quant.Q5_1, "w", KindCPU, defaultRequant, n + n/32*2 + n/32, n / 32 * 24, 0},
+		{quant.Q5_1, "w", KindCPU, defaultRequant, n + n/32*2 + n/32, n / 32 * 24, n + n/32*2 + n/32*2},
 		{quant.Q4_K, "w", KindCPU, defaultRequant, n/2 + n/32*2 + n/64, n / 256 * 144, n/2 + n/32*2 + n/32*2},
-		{quant.Q5_K, "w", KindCPU, "native", n + n/32*2 + n/32, n / 256 * 176, 0},
+		{quant.Q5_K, "w", KindCPU, "native", n + n/32*2 + n/32, n / 256 * 176, n + n/32*2 + n/32*2},
 		{quant.Q6_K, "w", KindCPU, "native", n + n/16*2, n / 256 * 210, 0},
 		{quant.Q6_K, "w", KindCPU, defaultRequant, n + 4096*2, n / 256 * 210, 0},            // Q8_0_C
 		{quant.Q4_K, "w", KindCPU, "q4_sym128", n/2 + n/128*2, n / 256 * 144, 0},            // Q4_0_128
@@ -172,7 +172,7 @@ func TestLayoutSizes(t *testing.T) {
 	require.Equal(t, uint64(16), l.zpLen, "8 f16 zero points")
 	q41 := mk(ops.None, quant.Q4_1, 32, 16)
 	l, _ = layoutFor(q41, KindCPU, defaultRequant)
-	require.True(t, l.zpF16)
+	require.Equal(t, uint64(2*16), l.zpLen, "16 f16 zero points")
 	require.Equal(t, uint64(320+32), l.total, "ggml's 320 bytes and 32 of padding")
 
 	for _, ty := range []quant.Type{quant.F16, quant.F32, quant.Q5_0, quant.IQ4_NL} {
@@ -185,7 +185,7 @@ func TestLayoutSizes(t *testing.T) {
 	require.True(t, ok, "3-D MXFP4 experts are converted too")
 	l, ok = layoutFor(mk(ops.None, quant.Q4_1, 32, 2, 4), KindCPU, defaultRequant)
 	require.True(t, ok)
-	require.True(t, l.zpF16, "3-D experts have f16 zero points")
+	require.Equal(t, uint64(2*8), l.zpLen, "3-D experts have f16 zero points")
 }
 
 // TestRequantPolicy is the layout each weight gets on each device kind, as

@@ -45,17 +45,13 @@ type extractedLayout struct {
 	// wtype is the element type of the weights (u4, i4, u8, i8, f4e2m1,
 	// f16 for an F16 requant).
 	wtype elemType
-	// scaleType is f16, or f8e8m0 for MXFP4; zpType is f16 where the
-	// zero points are exact (zpF16).
+	// scaleType is f16, or f8e8m0 for MXFP4; zpType is f16: zero points
+	// (value = (q - zp) * scale) are exact f16 values (layoutFor).
 	scaleType, zpType elemType
 	// group is the number of weights sharing a scale (weights_per_block).
 	group     int64
 	symmetric bool
-	// zpF16 stores zero points as exact f16 values (upstream's use_bias
-	// form: inputs converted when a graph is built, and 3-D MoE experts);
-	// otherwise they are rounded and packed as the weights, u4 or u8.
-	zpF16   bool
-	requant requantType
+	requant   requantType
 	// exact reports whether the original ggml bytes can be rebuilt from
 	// the extracted form (Q4_0, Q8_0, MXFP4). Otherwise get-tensor
 	// returns the converted values in ggml's format (restore).
@@ -171,19 +167,17 @@ func layoutFor(t *graph.Tensor, k Kind, p requantPolicy) (l extractedLayout, ok 
 		// Upstream's zero points are rounded and packed as the weights,
 		// u4 or u8, except where it keeps them exact in f16 (use_bias:
 		// inputs converted at graph build, test-backend-ops' path; 3-D
-		// experts). 4-bit weights keep exact f16 ones here always: for
-		// Q4_1 they fit in ggml's bytes (16 + 2 + 2 of its 20 per 32
-		// weights), so upstream's size holds but for up to 126 bytes of
-		// alignment padding; for Q4_K it is a deliberate deviation (10.5
-		// MB for a 4096x4096 weight against upstream's 9.7), as rounded
-		// ones cost NMSE 4e-3 on the real CPU plugin's MUL_MAT (2026.4.1,
-		// test-ops quick), 8x test-backend-ops' 5e-4. Q5_1 and Q5_K keep
-		// upstream's rounded u8 ones.
-		l.zpF16 = u4 || p == noRequant || t.Ne[2] > 1
-		l.zpLen = nBlocks
-		if l.zpF16 {
-			l.zpLen = 2 * nBlocks
-		}
+		// experts). Here they are exact f16 always: for Q4_1 they fit in
+		// ggml's bytes (16 + 2 + 2 of its 20 per 32 weights), so
+		// upstream's size holds but for up to 126 bytes of alignment
+		// padding; for Q4_K, Q5_1 and Q5_K it is a deliberate deviation
+		// (Q4_K: 10.5 MB for a 4096x4096 weight against upstream's 9.7;
+		// Q5: 1 byte more per 32 weights), as rounded ones moved MUL_MAT
+		// on the real CPU plugin 2026.4.1 past test-backend-ops' 5e-4
+		// NMSE (Q4_K quick: 4e-3; -cases full: 22 Q5_1/Q5_K cases at
+		// 1.1e-3 to 3.1e-3, while the plugin computed the layout's own
+		// values to 1e-13).
+		l.zpLen = 2 * nBlocks
 	}
 	l.total = max(l.zpOff+l.zpLen, t.NBytes())
 	return l, true

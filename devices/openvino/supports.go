@@ -53,6 +53,9 @@ func supportsOp(k Kind, op *graph.Tensor) (ok bool, reason string) {
 	if !supportedTypes[op.Type] {
 		return false, "tensor type " + op.Type.String() + " is not supported"
 	}
+	if op.NElements() == 0 {
+		return false, emptyReason
+	}
 	for i, src := range op.Src {
 		if src == nil {
 			break
@@ -67,6 +70,12 @@ func supportsOp(k Kind, op *graph.Tensor) (ok bool, reason string) {
 	}
 	return opSupportedCase(k, op)
 }
+
+// emptyReason refuses a node of no elements (ours; upstream has no such
+// rule): there is nothing to compute, and the real CPU plugin (2026.4.1)
+// stops the process with SIGFPE, an integer division by zero in a TBB
+// worker, on the CONT of an empty VIEW (-cases full -o VIEW, ne0 = 0).
+const emptyReason = "a tensor with no elements is not supported (nothing to compute; the real CPU plugin divides by zero on it)"
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 

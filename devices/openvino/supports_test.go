@@ -296,6 +296,7 @@ func TestSupportsOpRules(t *testing.T) {
 		{"pool_2d gpu", KindGPU, pool(2, 1), "POOL_2D with padding and kernel size < 3 is not supported on GPU"},
 		{"pool_2d gpu k3", KindGPU, pool(3, 1), ""},
 		{"pool_2d cpu", KindCPU, pool(2, 1), ""},
+		{"empty", KindCPU, srcs(mk(ops.Cont, quant.F32, 0, 5), f32(0, 5)), emptyReason},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

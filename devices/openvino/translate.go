@@ -612,11 +612,7 @@ func (b *builder) dequant(t *graph.Tensor, l extractedLayout, base uintptr, side
 	}
 	w := b.convert(part(l.wtype, gshape, l.weightsOff, l.weightsLen), ct)
 	if !l.symmetric {
-		zt := l.wtype
-		if l.zpF16 {
-			zt = l.zpType
-		}
-		zp := b.convert(part(zt, sshape, l.zpOff, l.zpLen), ct)
+		zp := b.convert(part(l.zpType, sshape, l.zpOff, l.zpLen), ct)
 		w = b.binary("Subtract", w, zp)
 	}
 	s := b.convert(part(l.scaleType, sshape, l.scalesOff, l.scalesLen), ct)

@@ -169,6 +169,9 @@ func translateMulMatID(b *builder, n *graph.Tensor) (value, error) {
 		return value{}, fmt.Errorf("mul_mat_id shapes %v %v %v", as.Ne, src.Ne, ids.Ne)
 	}
 	we := b.reshape(w, []int64{E, M, K})
+	if T*U > E {
+		return b.finish(n, b.reshape(b.mulMatAllExperts(we, x, iv, T, U, src.Ne[1]), ovShapeOf(n)))
+	}
 	sel := b.gather(we, b.reshape(iv, []int64{T * U}), 0) // [T*U, M, K]
 	xs := b.reshape(x, []int64{T, src.Ne[1], K})
 	if src.Ne[1] != U {
@@ -177,4 +180,34 @@ func translateMulMatID(b *builder, n *graph.Tensor) (value, error) {
 	xs = b.reshape(xs, []int64{T * U, 1, K})
 	y := b.m.add("MatMul", "opset1", []attr{{"transpose_a", "false"}, {"transpose_b", "true"}}, etF32, []int64{T * U, 1, M}, xs, sel)
 	return b.finish(n, b.reshape(y, ovShapeOf(n)))
+}
+
+// mulMatAllExperts is MUL_MAT_ID where the tokens' slots outnumber the
+// experts (T·U > E): every expert times every token row, [E, M, T·U'],
+// then each slot's row of its expert gathered, [T·U, M]. Gathering the
+// weights per slot instead holds T·U copies of an [M, K] matrix: the
+// suite's 32 MXFP4 experts of 2880x2880 with 32 tokens of 2 slots made
+// a 2.1 GB f32 gather, and the real CPU plugin (2026.4.1) grew past the
+// machine's 23 GB compiling it (OOM). This costs E/U times the products
+// in memory bounded by the weights and E·M·T·U' outputs.
+func (b *builder) mulMatAllExperts(we, x, ids value, T, U, rows int64) value {
+	E, M, K := we.shape[0], we.shape[1], we.shape[2]
+	R := T * rows
+	xr := b.reshape(x, []int64{1, R, K})
+	y := b.m.add("MatMul", "opset1", []attr{{"transpose_a", "false"}, {"transpose_b", "true"}}, etF32, []int64{E, M, R}, we, xr)
+	yf := b.reshape(b.transpose(y, []int64{0, 2, 1}), []int64{E * R, M})
+	// Slot (t, u) reads row e·R + t·U' + u' of yf, u' = u where each slot
+	// has its own row (U' = U), else 0.
+	base := make([]int64, T*U)
+	for t := range T {
+		for u := range U {
+			base[t*U+u] = t * rows
+			if rows == U {
+				base[t*U+u] += u
+			}
+		}
+	}
+	e := b.convert(b.reshape(ids, []int64{T * U}), etI64)
+	flat := b.binary("Add", b.binary("Multiply", e, b.m.constI64(nil, R)), b.m.i64s(base...))
+	return b.gather(yf, flat, 0)
 }
