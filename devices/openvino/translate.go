@@ -772,7 +772,13 @@ func translateSumRows(b *builder, n *graph.Tensor) (value, error) {
 	if err != nil {
 		return value{}, err
 	}
-	return b.finish(n, b.reduce("ReduceSum", x, 3))
+	// Rows as a [rows, ne0] matrix: summing the last axis of the 4-D view
+	// of a flat input (a Reshape adding unit axes) makes the 2025.0.0 CPU
+	// plugin's PullReshapeThroughReduce pass fail the compile of
+	// [33, 1024, 1, 1] ("Axis 1 out of the tensor rank range").
+	ne := n.Src[0].Ne
+	rows := b.reshape(x, []int64{ne[1] * ne[2] * ne[3], ne[0]})
+	return b.finish(n, b.reshape(b.reduce("ReduceSum", rows, 1), ovShapeOf(n)))
 }
 
 // maskFor reads a mask (or any 4-D addend) broadcast over a [*, *, rows,

@@ -109,7 +109,22 @@ func translatePool2D(b *builder, n *graph.Tensor) (value, error) {
 	}
 	v = b.gather(v, b.indexConst(windows(oh, k1, s1, 1)), 1) // [planes, OH*K1, Wp]
 	v = b.gather(v, b.indexConst(windows(ow, k0, s0, 1)), 2) // [planes, OH*K1, OW*K0]
-	v = b.reduce(reduce, b.reduce(reduce, b.reshape(v, []int64{planes, oh, k1, ow, k0}), 4), 2)
+	// Windows as axes of their own, leaving out those of extent 1: a Reshape
+	// that adds a unit axis before a ReduceSum makes the 2025.0.0 CPU
+	// plugin's PullReshapeThroughReduce pass fail the compile ("Axis 1 out
+	// of the tensor rank range") on every average pool with k1 = 1.
+	dims, axes := []int64{planes, oh}, []int64{}
+	if k1 > 1 {
+		dims, axes = append(dims, k1), append(axes, int64(len(dims)))
+	}
+	dims = append(dims, ow)
+	if k0 > 1 {
+		dims, axes = append(dims, k0), append(axes, int64(len(dims)))
+	}
+	v = b.reshape(v, dims)
+	for i := len(axes) - 1; i >= 0; i-- {
+		v = b.reduce(reduce, v, axes[i])
+	}
 	if p.Op == ops.PoolAvg {
 		v = b.binary("Divide", v, b.m.scalarF32(float32(k0*k1)))
 	}
