@@ -45,25 +45,8 @@ type opStat struct {
 // our CPU and on ggml's (lib) from the same sources, and tallies per kind
 // of node how many results differ in any bit.
 func stepwise(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) map[string]*opStat {
-	ex, err := mirror.New(lib, 1)
-	require.NoError(t, err)
-	defer ex.Close()
-	m, err := Open(path, Options{Threads: 1})
-	require.NoError(t, err)
-	defer m.Close()
-	s, err := m.NewSession(SessionOptions{Ctx: 512, Batch: 64})
-	require.NoError(t, err)
-	defer s.Close()
+	ex, m, bg := promptGraph(t, lib, path, tokens)
 	n := len(tokens)
-	want := make([]bool, n)
-	for i := range want {
-		want[i] = true
-	}
-	outIdx := s.scratch.outIdx(want)
-	bs := batchShape{nTokens: n, nKV: s.nKV(s.nPast + n), nOutputs: n}
-	bg, err := s.placedGraph(bs)
-	require.NoError(t, err)
-	require.NoError(t, s.setInputs(&bg.in, bs, tokens, outIdx))
 	be := m.backends[len(m.backends)-1]
 	stats := map[string]*opStat{}
 	for i, node := range bg.g.Nodes {
@@ -119,7 +102,7 @@ func stepwise(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) map[s
 	whole, err := m.NewSession(SessionOptions{Ctx: 512, Batch: 64})
 	require.NoError(t, err)
 	defer whole.Close()
-	logits, err := whole.Decode(context.Background(), tokens, want)
+	logits, err := whole.Decode(context.Background(), tokens, allOutputs(n))
 	require.NoError(t, err)
 	stepped := bg.logits.Data
 	nv := m.HParams.NVocab
@@ -135,27 +118,40 @@ func stepwise(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) map[s
 	return stats
 }
 
-// ggmlGraphLogits computes the prompt graph of tokens whole on ggml's CPU
-// (lib) and returns its logits, row after row.
-func ggmlGraphLogits(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) []float32 {
+// promptGraph opens the model at path and builds, with its inputs set,
+// the graph of a fresh session's first batch: tokens, every position's
+// logits out. ex computes on ggml's CPU (lib); all three close with t.
+func promptGraph(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) (*mirror.Executor, *Model, *batchGraph) {
 	ex, err := mirror.New(lib, 1)
 	require.NoError(t, err)
-	defer ex.Close()
+	t.Cleanup(ex.Close)
 	m, err := Open(path, Options{Threads: 1})
 	require.NoError(t, err)
-	defer m.Close()
+	t.Cleanup(func() { m.Close() })
 	s, err := m.NewSession(SessionOptions{Ctx: 512, Batch: 64})
 	require.NoError(t, err)
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	n := len(tokens)
+	bs := batchShape{nTokens: n, nKV: s.nKV(n), nOutputs: n}
+	bg, err := s.placedGraph(bs)
+	require.NoError(t, err)
+	require.NoError(t, s.setInputs(&bg.in, bs, tokens, s.scratch.outIdx(allOutputs(n))))
+	return ex, m, bg
+}
+
+// allOutputs asks for the logits of each of n positions.
+func allOutputs(n int) []bool {
 	want := make([]bool, n)
 	for i := range want {
 		want[i] = true
 	}
-	bs := batchShape{nTokens: n, nKV: s.nKV(n), nOutputs: n}
-	bg, err := s.placedGraph(bs)
-	require.NoError(t, err)
-	require.NoError(t, s.setInputs(&bg.in, bs, tokens, s.scratch.outIdx(want)))
+	return want
+}
+
+// ggmlGraphLogits computes the prompt graph of tokens whole on ggml's CPU
+// (lib) and returns its logits, row after row.
+func ggmlGraphLogits(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) []float32 {
+	ex, _, bg := promptGraph(t, lib, path, tokens)
 	l, err := ex.Load(bg.g)
 	require.NoError(t, err)
 	require.NoError(t, l.Compute())
