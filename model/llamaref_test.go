@@ -92,18 +92,26 @@ var llamaCases = []genmodel.Config{
 	{Arch: "qwen2", Type: quant.Q6_K, Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 300, Tied: true, Seed: 12},
 }
 
+// llamaContext loads path into libllama with the comparison parameters
+// and opens a context of nCtx positions; both are freed when t ends.
+func llamaContext(t *testing.T, lib *llamaref.Lib, path string, nCtx, threads int) (*llamaref.Model, *llamaref.Context) {
+	t.Helper()
+	ref, err := lib.LoadModelParams(path, lib.CompareModelParams())
+	require.NoError(t, err)
+	t.Cleanup(ref.Free)
+	rc, err := ref.NewContext(llamaref.CompareOptions(nCtx, 64, threads))
+	require.NoError(t, err)
+	t.Cleanup(rc.Free)
+	return ref, rc
+}
+
 func TestAgainstLlama(t *testing.T) {
 	lib := llamaref.ForTest(t)
 	for _, c := range llamaCases {
 		name := fmt.Sprintf("%s/%s/kv%d-of-%d/tied=%v", c.Arch, c.Type, c.KVHeads, c.Heads, c.Tied)
 		t.Run(name, func(t *testing.T) {
 			path := genFile(t, c)
-			ref, err := lib.LoadModelParams(path, lib.CompareModelParams())
-			require.NoError(t, err)
-			defer ref.Free()
-			rc, err := ref.NewContext(llamaref.CompareOptions(256, 64, 1))
-			require.NoError(t, err)
-			defer rc.Free()
+			_, rc := llamaContext(t, lib, path, 256, 1)
 			tokens := prompt(40, c.VocabSize, int(c.Seed))
 			want, err := rc.Evaluate(tokens, 0, []int{16, 16, 8})
 			require.NoError(t, err)

@@ -99,12 +99,7 @@ func TestOpenVINORealModels(t *testing.T) {
 			name := fmt.Sprintf("%s/%s", c.Arch, c.Type)
 			t.Run(name, func(t *testing.T) {
 				path := genFile(t, c)
-				ref, err := lib.LoadModelParams(path, lib.CompareModelParams())
-				require.NoError(t, err)
-				defer ref.Free()
-				rc, err := ref.NewContext(llamaref.CompareOptions(256, 64, 1))
-				require.NoError(t, err)
-				defer rc.Free()
+				_, rc := llamaContext(t, lib, path, 256, 1)
 				tokens := prompt(40, c.VocabSize, int(c.Seed))
 				calls := []int{16, 16, 8}
 				want, err := rc.Evaluate(tokens, 0, calls)
@@ -119,12 +114,7 @@ func TestOpenVINORealModels(t *testing.T) {
 				// libllama on a copy with those weights dequantized to F32.
 				exact := want
 				if c.Type == quant.Q8_0 || c.Type == quant.Q4_0 {
-					dq, err := lib.LoadModelParams(dequantized(t, path), lib.CompareModelParams())
-					require.NoError(t, err)
-					defer dq.Free()
-					dc, err := dq.NewContext(llamaref.CompareOptions(256, 64, 1))
-					require.NoError(t, err)
-					defer dc.Free()
+					_, dc := llamaContext(t, lib, dequantized(t, path), 256, 1)
 					exact, err = dc.Evaluate(tokens, 0, calls)
 					require.NoError(t, err)
 				}
@@ -190,12 +180,7 @@ func TestOpenVINORealFiles(t *testing.T) {
 			t.Run(c.m.Name, func(t *testing.T) {
 				path := realmodel.Run(t, c.m)
 				lib := llamaref.ForTest(t)
-				ref, err := lib.LoadModelParams(path, lib.CompareModelParams())
-				require.NoError(t, err)
-				defer ref.Free()
-				rc, err := ref.NewContext(llamaref.CompareOptions(512, 64, 1))
-				require.NoError(t, err)
-				defer rc.Free()
+				ref, rc := llamaContext(t, lib, path, 512, 1)
 				type run struct {
 					m *model.Model
 					s *model.Session

@@ -81,12 +81,7 @@ type realBounds struct {
 // at two threads ran 10x slower than at one.
 func checkReal(t *testing.T, path string, threads int, bd realBounds) {
 	lib := llamaref.ForTest(t)
-	ref, err := lib.LoadModelParams(path, lib.CompareModelParams())
-	require.NoError(t, err)
-	defer ref.Free()
-	rc, err := ref.NewContext(llamaref.CompareOptions(512, 64, threads))
-	require.NoError(t, err)
-	defer rc.Free()
+	ref, rc := llamaContext(t, lib, path, 512, threads)
 	m, err := model.Open(path, model.Options{Threads: threads})
 	require.NoError(t, err)
 	defer m.Close()
