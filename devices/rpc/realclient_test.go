@@ -51,16 +51,8 @@ func TestRealClientModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the model runs are in the full pass")
 	}
-	lib := rpcref.Llama(t)
-	path := filepath.Join(t.TempDir(), "m.gguf")
-	require.NoError(t, genmodel.WriteFile(path, genmodel.Config{Arch: "llama", Type: quant.F32,
-		Embd: 128, Layers: 6, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 2000}))
-	params := lib.CompareModelParams()
-	params.NGPULayers = 0
-	lm, err := lib.LoadModelParams(path, params)
-	require.NoError(t, err)
-	local, localTok, _ := llamaRun(t, lm, nil)
-	lm.Free()
+	lib, path, local, localTok := localLlamaRun(t, genmodel.Config{Arch: "llama", Type: quant.F32,
+		Embd: 128, Layers: 6, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 2000})
 
 	ours := func() string { return startServer(t, &Server{Threads: 1}) }
 	ggmls := func() string { return rpcref.StartServer(t, rpcref.Config{Threads: 1}).Addr }
@@ -162,18 +154,10 @@ func TestRealClientHashCache(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the model runs are in the full pass")
 	}
-	lib := rpcref.Llama(t)
-	path := filepath.Join(t.TempDir(), "m.gguf")
 	// The output matrix (256 x 12000 F32, 12 MB) is over ggml's 10 MiB
 	// threshold for the hash cache.
-	require.NoError(t, genmodel.WriteFile(path, genmodel.Config{Arch: "llama", Type: quant.F32,
-		Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 12000}))
-	params := lib.CompareModelParams()
-	params.NGPULayers = 0
-	lm, err := lib.LoadModelParams(path, params)
-	require.NoError(t, err)
-	local, _, _ := llamaRun(t, lm, nil)
-	lm.Free()
+	lib, path, local, _ := localLlamaRun(t, genmodel.Config{Arch: "llama", Type: quant.F32,
+		Embd: 256, Layers: 2, Heads: 4, KVHeads: 2, FF: 512, VocabSize: 12000})
 	for _, c := range []struct {
 		name  string
 		start func(cache string) string
@@ -210,4 +194,20 @@ func TestRealClientHashCache(t *testing.T) {
 			require.Less(t, loads[1]+11<<20, loads[0], "the second load did not skip the 12 MB weight")
 		})
 	}
+}
+
+// localLlamaRun writes the model c describes and runs it on libllama's
+// local CPU alone: the baseline of the RPC runs.
+func localLlamaRun(t *testing.T, c genmodel.Config) (lib *llamaref.Lib, path string, logits [][]float32, perToken time.Duration) {
+	t.Helper()
+	lib = rpcref.Llama(t)
+	path = filepath.Join(t.TempDir(), "m.gguf")
+	require.NoError(t, genmodel.WriteFile(path, c))
+	params := lib.CompareModelParams()
+	params.NGPULayers = 0
+	lm, err := lib.LoadModelParams(path, params)
+	require.NoError(t, err)
+	defer lm.Free()
+	logits, perToken, _ = llamaRun(t, lm, nil)
+	return lib, path, logits, perToken
 }
