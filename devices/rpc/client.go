@@ -83,18 +83,21 @@ var envVars = &envopt.Table[Options]{Device: "rpc", Prefix: "GGML_RPC_", Vars: [
 	}},
 }}
 
+// errTimeout is what parseTimeout accepts.
+var errTimeout = errors.New(`want a positive duration ("90s", "5m") or a whole number of seconds`)
+
 // parseTimeout reads a Go duration or a whole number of seconds.
 func parseTimeout(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil {
 		n, nerr := strconv.ParseUint(v, 10, 32)
 		if nerr != nil {
-			return 0, errors.New(`want a positive duration ("90s", "5m") or a whole number of seconds`)
+			return 0, errTimeout
 		}
 		d = time.Duration(n) * time.Second
 	}
 	if d <= 0 {
-		return 0, errors.New(`want a positive duration ("90s", "5m") or a whole number of seconds`)
+		return 0, errTimeout
 	}
 	return d, nil
 }
