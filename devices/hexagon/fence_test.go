@@ -48,6 +48,9 @@ func scaled(t *testing.T, dev backend.Device, n int, k float32) (x, y *graph.Ten
 	require.NoError(t, err)
 	buf, err = buffer.AllocContextTensors(ctx, dev.BufferType())
 	require.NoError(t, err)
+	// A failed check skips the caller's Free; the double's rpcmem blocks
+	// are process-wide, so a leak would fail the next test's leak check.
+	t.Cleanup(func() { _ = buf.Free() })
 	return x, y, g, buf
 }
 
@@ -93,6 +96,10 @@ func TestFenceProtocol(t *testing.T) {
 		}
 		require.NoError(t, ev.Synchronize())
 		require.NoError(t, ev.Free())
+		// The DSP counts a batch's ops when the whole batch is done, and
+		// the copy's CPY_FENCE releases b1 before b0's batch ends: only
+		// b0's answer says its ops are all counted.
+		require.NoError(t, b0.Synchronize())
 		if dst == devs[3] {
 			// Another core: the event's FENCE signal and wait, and the
 			// copy's CPY_FENCE and FENCE wait, all on the DSPs.
