@@ -203,8 +203,14 @@ func TestDoubleUnknownDeviceFallsBack(t *testing.T) {
 	d := openDevice(t, p, Options{Device: "GPU.7"})
 	require.Equal(t, "CPU", d.rt.device)
 	require.Equal(t, KindCPU, d.Kind())
+	// On the CPU plugin the device is ACCEL, which InitBest leaves to the
+	// CPU device; a GPU or NPU target is a GPU, as upstream reports.
+	require.Equal(t, backend.DeviceAccel, d.Type())
+	d = openDevice(t, p, Options{Device: "GPU.0"})
+	require.Equal(t, backend.DeviceGPU, d.Type())
 	d = openDevice(t, p, Options{Device: "NPU"})
 	require.Equal(t, KindNPU, d.Kind())
+	require.Equal(t, backend.DeviceGPU, d.Type())
 	// the NPU configuration goes through the fixed-arity set_property
 	require.Positive(t, doubleStat(t, p, "calls.ov_core_set_property"))
 }

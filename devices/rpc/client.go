@@ -275,12 +275,16 @@ func (d *Device) Err() error { return d.c.err() }
 // far (all its devices together).
 func (d *Device) Traffic() (sent, received uint64) { return d.c.sent.Load(), d.c.recvd.Load() }
 
-// Init starts a backend. The device takes no parameters.
+// Init starts a backend. The device takes no parameters. It asks the
+// server for the device's memory first: an idle connection whose server
+// has gone shows nothing until it is used, and a backend started on it
+// would fail only at its first graph, after InitBest had chosen it over
+// the devices that work.
 func (d *Device) Init(opts backend.Options) (backend.Backend, error) {
 	for k, v := range opts.DeviceParams(d.name) {
 		return nil, backend.UnknownParam(d.name, k, v)
 	}
-	if err := d.c.err(); err != nil {
+	if err := d.c.call(cmdGetDeviceMemory, u32(d.index), make([]byte, 16)); err != nil {
 		return nil, err
 	}
 	return &Backend{dev: d}, nil

@@ -87,6 +87,8 @@ func (f *fakeServer) serve(nc net.Conn) {
 			send(u64(32))
 		case cmdGetMaxSize:
 			send(u64(1 << 30))
+		case cmdGetDeviceMemory:
+			send(append(u64(1<<30), u64(1<<30)...))
 		case cmdAllocBuffer:
 			send(append(u64(7), body[4:12]...))
 		case cmdBufferGetBase:
@@ -270,6 +272,34 @@ func TestFaultsRefused(t *testing.T) {
 	require.ErrorIs(t, err, ErrLost)
 	require.Contains(t, err.Error(), addr)
 	require.Contains(t, err.Error(), "refused")
+}
+
+// TestFaultsStoppedWhileIdle: a server that stops while the client's
+// connection is idle fails the next Init, naming the server, and the
+// device then reports itself unavailable, so InitBest passes over it.
+func TestFaultsStoppedWhileIdle(t *testing.T) {
+	leakCheck(t)
+	srv := &Server{Devices: []backend.Device{cpu.Device()}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	dev := connect(t, ln.Addr().String(), Options{Timeout: 5 * time.Second})[0].(*Device)
+	defer dev.c.close()
+	be, err := dev.Init(backend.Options{})
+	require.NoError(t, err)
+	require.NoError(t, be.Close())
+	require.NoError(t, srv.Close())
+	require.NoError(t, <-done)
+	require.NoError(t, backend.Availability(dev), "nothing has been sent since")
+	start := time.Now()
+	_, err = dev.Init(backend.Options{})
+	require.ErrorIs(t, err, ErrLost)
+	require.Contains(t, err.Error(), ln.Addr().String())
+	require.Contains(t, err.Error(), "GET_DEVICE_MEMORY")
+	require.Less(t, time.Since(start), time.Second)
+	require.ErrorIs(t, backend.Availability(dev), backend.ErrUnavailable)
+	requireCPUWorks(t)
 }
 
 // TestFaultsKilledMidGraph closes the server while a graph computes on
