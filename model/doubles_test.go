@@ -15,9 +15,12 @@ import (
 	"github.com/ggml-go/ggml/devices/hexagon"
 	"github.com/ggml-go/ggml/devices/openvino"
 	"github.com/ggml-go/ggml/gguf"
+	"github.com/ggml-go/ggml/internal/modelcache"
+	"github.com/ggml-go/ggml/internal/testkit/devtest"
 	"github.com/ggml-go/ggml/internal/testkit/genmodel"
 	"github.com/ggml-go/ggml/internal/testkit/hexdouble"
 	"github.com/ggml-go/ggml/internal/testkit/ovdouble"
+	"github.com/ggml-go/ggml/internal/testkit/realmodel"
 	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/quant"
 )
@@ -221,6 +224,38 @@ func TestHexagonDouble(t *testing.T) {
 	}
 	t.Logf("exec=0: NMSE worst %.3g", worst)
 	require.Greater(t, worst, 1e-3, "a device that computes nothing must show in the logits")
+}
+
+// TestRealFilesOnDevices runs the real model files through the scheduler
+// on the device kit's fake device (every op it takes, its work queued on
+// a goroutine) and on HTP0 over the libcdsprpc double (its ops computed
+// by the double's emulated DSP, the rest on the CPU), against libllama
+// with the CPU device's bounds. The fake device computes with the CPU's
+// kernels (the CPU's figures, through the scheduler's copies and a
+// goroutine); the double's DSP emulation is slow, so HTP0 takes the first
+// prompt only (about 8 minutes of wall time on two loaded cores, mostly
+// waiting for its DSP threads). HTP0: verified on the double only.
+func TestRealFilesOnDevices(t *testing.T) {
+	d := hexdouble.Open(t, hexdouble.Full)
+	o := hexagon.DefaultOptions()
+	o.Lib = d.Path
+	r := hexagon.NewRegistry(o)
+	t.Cleanup(func() { require.NoError(t, r.Close()) })
+	htp := r.Devices()
+	require.Len(t, htp, 1)
+	fake := devtest.New(devtest.Config{Name: "FAKE_ALL", Type: backend.DeviceGPU, Async: true})
+	for _, c := range []struct {
+		m  modelcache.Model
+		bd realBounds
+	}{{modelcache.SmolLM2, smolBounds}, {modelcache.Gemma3, gemmaBounds}} {
+		t.Run(c.m.Name+"/"+fake.Name(), func(t *testing.T) {
+			checkReal(t, realmodel.Run(t, c.m), model.Options{Device: fake, Threads: 1}, c.bd, 0, 2)
+		})
+		t.Run(c.m.Name+"/"+htp[0].Name(), func(t *testing.T) {
+			checkReal(t, realmodel.Run(t, c.m), model.Options{Device: htp[0], Threads: 1}, c.bd, 0)
+		})
+	}
+	require.Empty(t, d.Violations())
 }
 
 // TestOpenVINODouble: the models on OPENVINO0 over the libopenvino_c

@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -74,22 +75,27 @@ type realBounds struct {
 	greedy int
 }
 
-// checkReal compares a real model file with libllama: every position's
-// logits of each prompt (tokenized by libllama, evaluated in calls of 64
-// tokens), the top-1 token, and 64 greedy tokens. The tests give one
-// thread: on the two shared cores of CI, libllama's spinning thread pool
-// at two threads ran 10x slower than at one.
-func checkReal(t *testing.T, path string, threads int, bd realBounds) {
+// checkReal compares a real model file, run as o says (the device, the
+// threads), with libllama: every position's logits of each prompt
+// (tokenized by libllama, evaluated in calls of 64 tokens), the top-1
+// token, and 64 greedy tokens. The tests give one thread: on the two
+// shared cores of CI, libllama's spinning thread pool at two threads ran
+// 10x slower than at one. With a device, some of every prompt's nodes
+// must have run on it. prompts picks realPrompts by index (none: all).
+func checkReal(t *testing.T, path string, o model.Options, bd realBounds, prompts ...int) {
 	lib := llamaref.ForTest(t)
-	ref, rc := llamaContext(t, lib, path, 512, threads)
-	m, err := model.Open(path, model.Options{Threads: threads})
+	ref, rc := llamaContext(t, lib, path, 512, o.Threads)
+	m, err := model.Open(path, o)
 	require.NoError(t, err)
 	defer m.Close()
 	s, err := m.NewSession(model.SessionOptions{Ctx: 512, Batch: 64})
 	require.NoError(t, err)
 	defer s.Close()
-	for i, text := range realPrompts {
-		tokens, err := ref.Tokenize(text, true, true)
+	if len(prompts) == 0 {
+		prompts = []int{0, 1, 2}
+	}
+	for _, i := range prompts {
+		tokens, err := ref.Tokenize(realPrompts[i], true, true)
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, len(tokens), 32, "prompt %d", i)
 		require.LessOrEqual(t, len(tokens), 256, "prompt %d", i)
@@ -102,6 +108,12 @@ func checkReal(t *testing.T, path string, threads int, bd realBounds) {
 		require.NoError(t, err)
 		s.Reset()
 		got := evaluate(t, s, tokens, calls)
+		placed := ""
+		if o.Device != nil {
+			splits, nodes := s.Placement()
+			require.NotZero(t, nodes[o.Device.Name()], "prompt %d: no node on %s", i, o.Device.Name())
+			placed = fmt.Sprintf(" (last call: %d splits, nodes %v)", splits, nodes)
+		}
 		errs := make([]float64, len(want))
 		same, over := 0, 0
 		for p := range want {
@@ -125,8 +137,8 @@ func checkReal(t *testing.T, path string, threads int, bd realBounds) {
 		for k < min(len(wantGen), len(gotGen)) && wantGen[k] == gotGen[k] {
 			k++
 		}
-		t.Logf("prompt %d: %d tokens, NMSE worst %.3g median %.3g (%d positions above 1e-4), top-1 same at %d/%d, "+
-			"greedy identical for %d of %d tokens: %q", i, len(tokens), worst, median, over, same, len(want), k, len(wantGen),
+		t.Logf("prompt %d%s: %d tokens, NMSE worst %.3g median %.3g (%d positions above 1e-4), top-1 same at %d/%d, "+
+			"greedy identical for %d of %d tokens: %q", i, placed, len(tokens), worst, median, over, same, len(want), k, len(wantGen),
 			pieces(t, ref, gotGen[:k]))
 		require.LessOrEqual(t, worst, bd.worstNMSE, "prompt %d: worst NMSE", i)
 		require.LessOrEqual(t, median, bd.medianNMSE, "prompt %d: median NMSE", i)
@@ -134,6 +146,12 @@ func checkReal(t *testing.T, path string, threads int, bd realBounds) {
 		require.GreaterOrEqual(t, k, min(bd.greedy, len(wantGen)), "prompt %d: identical greedy tokens", i)
 	}
 }
+
+// smolBounds and gemmaBounds are the real files' bounds (see realBounds).
+var (
+	smolBounds  = realBounds{worstNMSE: 0.1, medianNMSE: 1e-2, top1: 0.9, greedy: 1}
+	gemmaBounds = realBounds{worstNMSE: 0.1, medianNMSE: 1e-2, top1: 0.8, greedy: 1}
+)
 
 func argmax(v []float32) int {
 	best := 0
@@ -158,14 +176,14 @@ func pieces(t *testing.T, ref *llamaref.Model, ids []int32) string {
 // TestSmolLM2 is SmolLM2-135M-Instruct (llama architecture, Q4_1 layers,
 // Q8_0 tied embedding) against libllama.
 func TestSmolLM2(t *testing.T) {
-	checkReal(t, realmodel.Run(t, modelcache.SmolLM2), 1, realBounds{worstNMSE: 0.1, medianNMSE: 1e-2, top1: 0.9, greedy: 1})
+	checkReal(t, realmodel.Run(t, modelcache.SmolLM2), model.Options{Threads: 1}, smolBounds)
 }
 
 // TestGemma3 is Gemma 3 270M (gemma3 architecture: Q5_0, Q8_0, Q4_K and
 // Q6_K layers, Q8_0 tied embedding, sliding-window layers) against
 // libllama.
 func TestGemma3(t *testing.T) {
-	checkReal(t, realmodel.Run(t, modelcache.Gemma3), 1, realBounds{worstNMSE: 0.1, medianNMSE: 1e-2, top1: 0.8, greedy: 1})
+	checkReal(t, realmodel.Run(t, modelcache.Gemma3), model.Options{Threads: 1}, gemmaBounds)
 }
 
 // TestGemma3SlidingWindow runs Gemma 3 past its 512-position window: the
