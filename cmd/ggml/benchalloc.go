@@ -36,7 +36,7 @@ const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo|block|mod
   quant     quantization and activation from_float speed
   demo      the demo's decoder block
   block     the demo's decoder block through the scheduler on any device, with its profile
-  model     a whole model: pp64 and tg32 tokens/s beside libllama (CPU), resident memory
+  model     a whole model: pp64 and tg32 tokens/s beside libllama in its own process, bandwidth, memory
   rpc       a decode step split over two RPC servers beside the local CPU, and ggml's pair
 
 matmul, dispatch, quant and demo take [-b NAME] [-threads N,...] [-ref ggml|none] [-tsv]

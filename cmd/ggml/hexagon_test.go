@@ -21,6 +21,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// bench model re-executes this binary as its libllama side.
+	if os.Getenv(llamaChildEnv) != "" {
+		os.Exit(runLlamaChild(os.Stdin, os.Stdout))
+	}
 	code := m.Run()
 	hexdouble.Cleanup()
 	os.Exit(code)

@@ -5,8 +5,9 @@
 //	                                    speed beside the real ggml, interleaved in one process
 //	ggml bench block [-b NAME] [-runs N] [-threads N] [-tokens N] [-ctx N] [-embd N]
 //	                                    the demo block through the scheduler on any device, beside ggml
-//	ggml bench model [-m FILE] [-threads N] [-pp N] [-tg N] [-reps N] [-type T]
-//	                                    a whole model's tokens/s beside libllama, and resident memory
+//	ggml bench model [-m FILE] [-threads N] [-pp N] [-tg N] [-reps N] [-type T] [-bandwidth MiB] [-inproc]
+//	                                    a whole model's tokens/s beside libllama in a process of its own,
+//	                                    memory bandwidth and generation's fraction of it, resident memory
 //	ggml bench rpc [-servers H:P,...] [-ref ggml|none] [-embd N] [-layers N] [-vocab N] [-tokens N] [-runs N] [-threads N]
 //	                                    a decode step split over two RPC servers beside the local CPU and ggml's pair
 //	ggml demo [-device NAME] [-threads N] [-seed N] [-tokens N] [-ctx N] [-embd N] [-rope neox|normal]
@@ -76,6 +77,9 @@ func (usageError) Is(target error) bool { return target == errUsage }
 func usageErrorf(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 func main() {
+	if os.Getenv(llamaChildEnv) != "" {
+		os.Exit(runLlamaChild(os.Stdin, os.Stdout))
+	}
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		progressOut = os.Stderr
 	}

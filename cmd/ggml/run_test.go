@@ -129,6 +129,7 @@ func TestRunLogits(t *testing.T) {
 }
 
 func TestBenchModel(t *testing.T) {
+	t.Setenv("GGML_DEVICE", "CPU")
 	path := filepath.Join(t.TempDir(), "m.gguf")
 	require.NoError(t, genmodel.WriteFile(path, genmodel.Config{Arch: "llama", Type: quant.Q4_0, Embd: 64, Layers: 2, Heads: 4, KVHeads: 2, FF: 128, VocabSize: 100}))
 	code, out, errOut := runCmd("bench", "model", "-m", path, "-pp", "8", "-tg", "4", "-reps", "1", "-threads", "1")

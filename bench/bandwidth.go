@@ -1,0 +1,103 @@
+package bench
+
+import (
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// ReadBandwidth measures the memory bandwidth a streaming read reaches in
+// this process: threads goroutines, each on an OS thread of its own, sum
+// their share of a buffer of size bytes (make it several times the
+// last-level cache so that the reads come from memory), the best of reps
+// passes over it, in bytes per second. It is the physical limit of a
+// decode step, which streams every weight once per token: tokens/s times
+// the bytes read per token over this figure is the fraction of it a
+// runner reaches.
+//
+// A pass's time is its slowest thread's CPU time where the system reports
+// thread CPU time (linux, darwin, freebsd), else wall time: on a machine
+// whose cores other processes share, a thread descheduled halfway through
+// would otherwise count the other processes' turns as slow memory (on the
+// 2-core machine of bench/README.md at load 6.4-7.4, one thread over 512
+// MiB: 1.7-2.3 GB/s by wall time, 9.1 by CPU time). Threads that were not
+// on cores at the same time did not share the memory system either, so at
+// more than one thread under such load the figure can be high: a fraction
+// computed over it is then low, never flattering.
+func ReadBandwidth(threads, size, reps int) (float64, error) {
+	if threads <= 0 || reps <= 0 || size < threads*4096 {
+		return 0, errors.New("bench: ReadBandwidth needs threads and reps > 0, and at least 4 KiB per thread")
+	}
+	buf := make([]uint64, size/8)
+	// Touch every page first (make's zeroed pages may all map one
+	// shared zero page until written), with values the sum cannot fold.
+	for i := range buf {
+		buf[i] = uint64(i)
+	}
+	share := len(buf) / threads
+	var best time.Duration
+	var sink uint64
+	for range reps {
+		sums := make([]uint64, threads)
+		took := make([]time.Duration, threads)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for t := range threads {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				<-start
+				c0, cpuOK := threadCPU()
+				t0 := time.Now()
+				sums[t] = sumWords(buf[t*share : (t+1)*share])
+				took[t] = time.Since(t0)
+				if c1, ok := threadCPU(); cpuOK && ok {
+					took[t] = c1 - c0
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if d := slices.Max(took); d > 0 && (best == 0 || d < best) {
+			best = d
+		}
+		for _, s := range sums {
+			sink += s
+		}
+	}
+	// The sums go somewhere the compiler cannot see through, so the reads
+	// stay.
+	bandwidthSink = sink
+	if best == 0 {
+		return 0, errors.New("bench: ReadBandwidth's passes took no measurable time")
+	}
+	return float64(share*threads*int(unsafe.Sizeof(buf[0]))) / best.Seconds(), nil
+}
+
+var bandwidthSink uint64
+
+// sumWords adds the words of b with eight independent accumulators, so
+// that the loop is bound by the loads, not by one addition's latency.
+func sumWords(b []uint64) uint64 {
+	var s0, s1, s2, s3, s4, s5, s6, s7 uint64
+	for len(b) >= 8 {
+		s0 += b[0]
+		s1 += b[1]
+		s2 += b[2]
+		s3 += b[3]
+		s4 += b[4]
+		s5 += b[5]
+		s6 += b[6]
+		s7 += b[7]
+		b = b[8:]
+	}
+	for _, v := range b {
+		s0 += v
+	}
+	return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+}
