@@ -48,6 +48,8 @@ var levelAVX2 = register(&level{
 		{quant.Q4_0, rows4(quant.Q4_0, dotQ4_0RowsAVX2, dotQ4_0AVX2)},
 		{quant.Q5_0, rows4(quant.Q5_0, dotQ5_0RowsAVX2, dotQ5_0AVX2)},
 		{quant.IQ4_NL, rows4(quant.IQ4_NL, dotIQ4_NLRowsAVX2, dotIQ4_NLAVX2)},
+		{quant.Q4_1, rows4(quant.Q4_1, dotQ4_1RowsAVX2, dotQ4_1AVX2)},
+		{quant.Q5_1, rows4(quant.Q5_1, dotQ5_1RowsAVX2, dotQ5_1AVX2)},
 		{quant.Q4_K, rows4(quant.Q4_K, dotQ4_KRowsAVX2, dotQ4_KAVX2)},
 		{quant.Q5_K, rows4(quant.Q5_K, dotQ5_KRowsAVX2, dotQ5_KAVX2)},
 		{quant.Q6_K, rows4(quant.Q6_K, dotQ6_KRowsAVX2, dotQ6_KAVX2)},

@@ -187,6 +187,12 @@ func dotQ5_0RowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, 
 func dotIQ4_NLRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 
 //go:noescape
+func dotQ4_1RowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ5_1RowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
 func dotQ4_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 
 //go:noescape
