@@ -129,8 +129,13 @@ GLOBL q40shift<>(SB), RODATA|NOPTR, $32
 	VPMADDWD   Y15, Y12, Y12;     \
 	VMOVDQU    Y12, o(R12)
 
-#define Q40PREP \
-	VMOVDQU eight<>(SB), Y14;  \
+#define Q40PREP QUPREP(eight)
+
+// QUPREP is Q40PREP for the unsigned levels of a type whose offset is the
+// byte in every lane of the constant off: eight for Q4_0, hi10 (16) for
+// Q5_0.
+#define QUPREP(off) \
+	VMOVDQU off<>(SB), Y14;    \
 	VMOVDQU ones16<>(SB), Y15; \
 conv:                          \
 	CMPQ   CX, $2;             \
@@ -298,6 +303,39 @@ done:                            \
 	VZEROUPPER;                  \
 	RET
 
+// Q5_0's rows meet the activations unsigned as Q4_0's do: the level is
+// the nibble with the fifth bit as 16 (0..31), the offset 16 * (the sum of
+// each lane's four y), the integers of dotQ5_0AVX2's sign trick again.
+// Y13 holds q40shift, Y15 ones16; the fifth bits take Y14.
+#define Q50SETUP \
+	VMOVDQU q40shift<>(SB), Y13
+
+// Q50U puts in XU the 32 levels of the Q5_0 block at off(SI).
+#define Q50U(off, XU) \
+	VBROADCASTI128 off+6(SI), XU;        \
+	VPSRLVD        Y13, XU, XU;          \
+	VPAND          nib<>(SB), XU, XU;    \
+	FIFTHBITS(off+2(SI));                \
+	VPAND          hi10<>(SB), Y14, Y14; \
+	VPOR           Y14, XU, XU
+
+#define Q50PAIR(ROW, ACC, LOAD, XB) \
+	LEAQ        (ROW)(R13*1), SI; \
+	Q50U(0, Y4);                  \
+	Q50U(22, Y6);                 \
+	RSCALE2(22, X5);              \
+	Q40UDOT(Y4, 2, 16, Y9);       \
+	VFMADD231PS Y11, Y9, ACC;     \
+	Q40UDOT(Y6, 36, 48, Y9);      \
+	VFMADD231PS Y12, Y9, ACC
+
+#define Q50ONE(ROW, ACC, LOAD) \
+	LEAQ        (ROW)(R13*1), SI; \
+	Q50U(0, Y4);                  \
+	RSCALE1;                      \
+	Q40UDOT(Y4, 2, 16, Y9);       \
+	VFMADD231PS Y11, Y9, ACC
+
 // func dotQ8_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ8_0RowsAVX2(SB), NOSPLIT, $8-72
 	Q80ROWS(SCALESPREP, NOSETUP, RPAIR, RONE, LOADQ8_0, 34, 8)
@@ -308,7 +346,7 @@ TEXT ·dotQ4_0RowsAVX2(SB), NOSPLIT, $8-72
 
 // func dotQ5_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ5_0RowsAVX2(SB), NOSPLIT, $8-72
-	Q80ROWS(SCALESPREP, NOSETUP, RPAIR, RONE, LOADQ5_0, 22, 8)
+	Q80ROWS(QUPREP(hi10), Q50SETUP, Q50PAIR, Q50ONE, NOLOAD, 22, 80)
 
 // func dotIQ4_NLRowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotIQ4_NLRowsAVX2(SB), NOSPLIT, $8-72
