@@ -152,13 +152,13 @@ func dotBF16x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float3
 func dotQ4_1AVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
-func dotQ4_1x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+func dotQ4_1x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
 
 //go:noescape
 func dotQ5_1AVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
-func dotQ5_1x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+func dotQ5_1x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
 
 //go:noescape
 func dotQ5_KAVX2(n int, x, y unsafe.Pointer) float32
