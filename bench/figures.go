@@ -127,16 +127,21 @@ const (
 // columns: the weights from the LCG of ggml-reference.md section 3.1
 // (w = ((s>>8)/2^24 - 0.5) * 0.2) quantized to t, the activations
 // x[i] = sin(0.01 i).
-func MatMul(t quant.Type, n int) Workload {
+func MatMul(t quant.Type, n int) Workload { return MatMulShape(t, MatMulK, MatMulM, n) }
+
+// MatMulShape is MatMul with a k x m weight (k elements a row, m rows): a
+// real model's shapes, such as SmolLM2's 576 x 1536 or its 576 x 49152
+// output, where rows are short and per-row costs count.
+func MatMulShape(t quant.Type, k, m, n int) Workload {
 	return Workload{
 		Build: func(c *graph.Context) (*graph.Graph, error) {
-			w := c.SetName(c.NewTensor(t, MatMulK, MatMulM), "w")
-			x := c.SetName(c.NewTensor(quant.F32, MatMulK, int64(n)), "x")
+			w := c.SetName(c.NewTensor(t, int64(k), int64(m)), "w")
+			x := c.SetName(c.NewTensor(quant.F32, int64(k), int64(n)), "x")
 			return c.Build(c.MulMat(w, x))
 		},
 		Data: func(tn *graph.Tensor) ([]byte, error) {
 			if tn.Name == "w" {
-				return matMulWeights(t)
+				return matMulWeights(t, k, m)
 			}
 			x := make([]float32, tn.NElements())
 			for i := range x {
@@ -150,22 +155,23 @@ func MatMul(t quant.Type, n int) Workload {
 var weights struct {
 	sync.Mutex
 	t    quant.Type
+	k, m int
 	data []byte
 }
 
-// matMulWeights quantizes the LCG weights to t, keeping the last type's
-// (a table runs all of one type's figures in a row).
-func matMulWeights(t quant.Type) ([]byte, error) {
+// matMulWeights quantizes k*m LCG weights to t, keeping the last type and
+// shape's (a table runs all of one type's figures in a row).
+func matMulWeights(t quant.Type, k, m int) ([]byte, error) {
 	weights.Lock()
 	defer weights.Unlock()
-	if weights.data != nil && weights.t == t {
+	if weights.data != nil && weights.t == t && weights.k == k && weights.m == m {
 		return weights.data, nil
 	}
-	data, err := quant.Quantize(t, lcgWeights(MatMulK*MatMulM), MatMulM, MatMulK, nil)
+	data, err := quant.Quantize(t, lcgWeights(k*m), m, k, nil)
 	if err != nil {
 		return nil, err
 	}
-	weights.t, weights.data = t, data
+	weights.t, weights.k, weights.m, weights.data = t, k, m, data
 	return data, nil
 }
 

@@ -140,16 +140,21 @@ func runSpeed(name, usage string, args []string, stdout io.Writer, threads strin
 }
 
 func runBenchMatMul(args []string, stdout io.Writer) error {
-	var types, ns, weights string
-	return runSpeed("matmul", fmt.Sprintf("MUL_MAT of a %dx%d weight by N F32 columns, ours beside the real ggml.", bench.MatMulK, bench.MatMulM),
+	var types, ns, weights, shapes string
+	return runSpeed("matmul", fmt.Sprintf("MUL_MAT of a KxM weight (default %dx%d) by N F32 columns, ours beside the real ggml.", bench.MatMulK, bench.MatMulM),
 		args, stdout, "1,2",
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&types, "types", "f32,f16,q8_0,q4_0,q4_K,q6_K", "weight types, comma-separated")
 			fs.StringVar(&ns, "n", "1,32,256", "column counts N, comma-separated")
+			fs.StringVar(&shapes, "shape", fmt.Sprintf("%dx%d", bench.MatMulK, bench.MatMulM), "weight shapes KxM (K elements a row, M rows), comma-separated: a model's, such as 576x1536")
 			weightsFlag(fs, &weights)
 		},
 		func(threads []int) ([]speedCase, error) {
 			ts, err := parseTypes(types)
+			if err != nil {
+				return nil, err
+			}
+			sh, err := parseShapes(shapes)
 			if err != nil {
 				return nil, err
 			}
@@ -162,14 +167,20 @@ func runBenchMatMul(args []string, stdout io.Writer) error {
 				return nil, err
 			}
 			var cs []speedCase
-			for _, t := range ts {
-				for _, n := range nn {
-					for _, rp := range repack {
-						for _, th := range threads {
-							cs = append(cs, func(s bench.Setup) (bench.Case, error) {
-								s.Repack = rp
-								return s.Graph(fmt.Sprintf("matmul %s n=%d", t, n), th, 1, bench.MatMul(t, n))
-							})
+			for _, km := range sh {
+				for _, t := range ts {
+					for _, n := range nn {
+						for _, rp := range repack {
+							for _, th := range threads {
+								name := fmt.Sprintf("matmul %s n=%d", t, n)
+								if km != [2]int{bench.MatMulK, bench.MatMulM} {
+									name = fmt.Sprintf("matmul %s %dx%d n=%d", t, km[0], km[1], n)
+								}
+								cs = append(cs, func(s bench.Setup) (bench.Case, error) {
+									s.Repack = rp
+									return s.Graph(name, th, 1, bench.MatMulShape(t, km[0], km[1], n))
+								})
+							}
 						}
 					}
 				}
@@ -309,6 +320,24 @@ func parseInts(flagName, s string) ([]int, error) {
 	}
 	if len(out) == 0 {
 		return nil, usageErrorf("%s is empty", flagName)
+	}
+	return out, nil
+}
+
+// parseShapes reads a comma-separated list of KxM weight shapes.
+func parseShapes(s string) ([][2]int, error) {
+	var out [][2]int
+	for _, f := range bench.ParseList(s) {
+		ks, ms, ok := strings.Cut(strings.TrimSpace(f), "x")
+		k, err1 := strconv.Atoi(ks)
+		m, err2 := strconv.Atoi(ms)
+		if !ok || err1 != nil || err2 != nil || k <= 0 || m <= 0 {
+			return nil, usageErrorf("-shape wants KxM with positive K and M, got %q", f)
+		}
+		out = append(out, [2]int{k, m})
+	}
+	if len(out) == 0 {
+		return nil, usageErrorf("-shape is empty")
 	}
 	return out, nil
 }

@@ -43,6 +43,7 @@ func TestBenchSpeedRows(t *testing.T) {
 	}{
 		{[]string{"dispatch", "-threads", "1,2", "-elems", "16"}, []string{"dispatch 1000 x add 16", "dispatch 1000 x add 16"}},
 		{[]string{"matmul", "-types", "q4_0", "-n", "1", "-threads", "1"}, []string{"matmul q4_0 n=1"}},
+		{[]string{"matmul", "-types", "q4_1", "-shape", "576x192,4096x4096", "-n", "1", "-threads", "1"}, []string{"matmul q4_1 576x192 n=1", "matmul q4_1 n=1"}},
 		{[]string{"quant", "-types", "q8_0", "-act", "q8_K"}, []string{"quantize q8_0", "from_float q8_K"}},
 		{[]string{"demo", "-embd", "64", "-tokens", "2", "-ctx", "8", "-threads", "1"}, []string{"demo embd=64 tokens=2 ctx=8"}},
 	} {
@@ -68,6 +69,8 @@ func TestBenchSpeedBadFlags(t *testing.T) {
 		{"dispatch", "-b", "NOSUCH0"},
 		{"matmul", "-types", "q9_9"},
 		{"matmul", "-n", "x"},
+		{"matmul", "-shape", "576"},
+		{"matmul", "-shape", "0x192"},
 		{"demo", "-embd", "64,128", "-tokens", "2"},
 		{"demo", "-embd", "100", "-tokens", "2"},
 		{"quant", "extra"},

@@ -196,43 +196,106 @@ done:                     \
 	VZEROUPPER;           \
 	RET
 
+// Q81DOT4 is the body of the four-column kernels over nrows rows of x,
+// stride bytes apart (out[4r+c] row r's dot with column c). It first
+// gathers the four columns' block d and s (halves) into dy, 16 bytes per
+// block; then each block of a row takes one conversion of those, one of
+// its own d and m (broadcast as pairs), and one multiplication for all
+// eight products: lane 2c is d*dy of column c, lane 2c+1 m*s, which adds
+// into lane 2c+1 of Y5 as Q81SCALE adds it into its scalar sum. Every
+// column runs Q81DOT1's float sequence. Registers: DX the y array, R8..R11
+// the columns, R12 the gathered scales, DI the row, BX the rows left, R13
+// the output; 0(SP) the block's eight products.
 #define Q81DOT4(LOAD, XB) \
-	X4BEGIN;                      \
-	VXORPS X5, X5, X5;    \
-	VXORPS X6, X6, X6;    \
-	VXORPS X7, X7, X7;    \
-	VXORPS X8, X8, X8;    \
-loop:                     \
-	TESTQ CX, CX;         \
-	JZ    done;           \
-	LOAD(0, Y4);          \
-	Q81COL(R8, Y0, X5);   \
-	Q81COL(R9, Y1, X6);   \
-	Q81COL(R10, Y2, X7);  \
-	Q81COL(R11, Y3, X8);  \
-	ADDQ  $XB, SI;        \
-	ADDQ  $36, R8;        \
-	ADDQ  $36, R9;        \
-	ADDQ  $36, R10;       \
-	ADDQ  $36, R11;       \
-	DECQ  CX;             \
-	JMP   loop;           \
-done:                     \
-	MOVQ   out+24(FP), DX; \
-	HSUM(Y0, X0, X4);     \
-	VADDSS X5, X0, X0;    \
-	VMOVSS X0, 0(DX);     \
-	HSUM(Y1, X1, X4);     \
-	VADDSS X6, X1, X1;    \
-	VMOVSS X1, 4(DX);     \
-	HSUM(Y2, X2, X4);     \
-	VADDSS X7, X2, X2;    \
-	VMOVSS X2, 8(DX);     \
-	HSUM(Y3, X3, X4);     \
-	VADDSS X8, X3, X3;    \
-	VMOVSS X3, 12(DX);    \
-	VZEROUPPER;           \
+	MOVQ    y+32(FP), DX;         \
+	YCOLS4;                       \
+	MOVQ    n+0(FP), CX;          \
+	MOVQ    dy+40(FP), R12;       \
+conv:                             \
+	TESTQ   CX, CX;               \
+	JZ      rows;                 \
+	VMOVD   0(R8), X12;           \
+	VPINSRD $1, 0(R9), X12, X12;  \
+	VPINSRD $2, 0(R10), X12, X12; \
+	VPINSRD $3, 0(R11), X12, X12; \
+	VMOVDQU X12, 0(R12);          \
+	ADDQ    $36, R8;              \
+	ADDQ    $36, R9;              \
+	ADDQ    $36, R10;             \
+	ADDQ    $36, R11;             \
+	ADDQ    $16, R12;             \
+	DECQ    CX;                   \
+	JMP     conv;                 \
+rows:                             \
+	MOVQ    x+8(FP), DI;          \
+	MOVQ    nrows+24(FP), BX;     \
+	MOVQ    out+48(FP), R13;      \
+row:                              \
+	TESTQ   BX, BX;               \
+	JZ      done;                 \
+	MOVQ    DI, SI;               \
+	MOVQ    n+0(FP), CX;          \
+	MOVQ    dy+40(FP), R12;       \
+	YCOLS4;                       \
+	CLEAR4;                       \
+	VXORPS  Y5, Y5, Y5;           \
+loop:                             \
+	TESTQ   CX, CX;               \
+	JZ      rowend;               \
+	LOAD(0, Y4);                  \
+	VMOVD        0(SI), X12;      \
+	VCVTPH2PS    X12, X12;        \
+	VPBROADCASTQ X12, Y12;        \
+	VCVTPH2PS    0(R12), Y10;     \
+	VMULPS       Y10, Y12, Y12;   \
+	VADDPS       Y12, Y5, Y5;     \
+	VMOVUPS      Y12, 0(SP);      \
+	Q81C4(0, R8, Y0);             \
+	Q81C4(8, R9, Y1);             \
+	Q81C4(16, R10, Y2);           \
+	Q81C4(24, R11, Y3);           \
+	ADDQ    $XB, SI;              \
+	ADDQ    $36, R8;              \
+	ADDQ    $36, R9;              \
+	ADDQ    $36, R10;             \
+	ADDQ    $36, R11;             \
+	ADDQ    $16, R12;             \
+	DECQ    CX;                   \
+	JMP     loop;                 \
+rowend:                           \
+	VEXTRACTF128 $1, Y5, X6;      \
+	HSUM(Y0, X0, X4);             \
+	VMOVSHDUP    X5, X9;          \
+	VADDSS       X9, X0, X0;      \
+	HSUM(Y1, X1, X4);             \
+	VPERMILPS    $3, X5, X9;      \
+	VADDSS       X9, X1, X1;      \
+	HSUM(Y2, X2, X4);             \
+	VMOVSHDUP    X6, X9;          \
+	VADDSS       X9, X2, X2;      \
+	HSUM(Y3, X3, X4);             \
+	VPERMILPS    $3, X6, X9;      \
+	VADDSS       X9, X3, X3;      \
+	VMOVSS  X0, 0(R13);           \
+	VMOVSS  X1, 4(R13);           \
+	VMOVSS  X2, 8(R13);           \
+	VMOVSS  X3, 12(R13);          \
+	ADDQ    $16, R13;             \
+	ADDQ    stride+16(FP), DI;    \
+	DECQ    BX;                   \
+	JMP     row;                  \
+done:                             \
+	VZEROUPPER;                   \
 	RET
+
+// Q81C4 adds column YP's block to ACC (Q81COL's fused multiply-add), its
+// d*dy at so(SP), x's levels in Y4.
+#define Q81C4(so, YP, ACC) \
+	VBROADCASTSS so(SP), Y11;         \
+	VPMADDUBSW   4(YP), Y4, Y9;       \
+	VPMADDWD     ones16<>(SB), Y9, Y9; \
+	VCVTDQ2PS    Y9, Y9;              \
+	VFMADD231PS  Y11, Y9, ACC
 
 // MXFP4 (E8M0 e, qs[16]) against Q8_0: the nibbles index the doubled E2M1
 // levels, and the scale is 2^(e-128) (ggml_e8m0_to_fp32_half) times fp16(d)
@@ -283,16 +346,16 @@ TEXT ·dotIQ4_NLx4AVX2(SB), NOSPLIT, $32-56
 TEXT ·dotQ4_1AVX2(SB), NOSPLIT, $0-28
 	Q81DOT1(LOADQ4_1, 20)
 
-// func dotQ4_1x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ4_1x4AVX2(SB), NOSPLIT, $0-32
+// func dotQ4_1x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+TEXT ·dotQ4_1x4AVX2(SB), NOSPLIT, $32-56
 	Q81DOT4(LOADQ4_1, 20)
 
 // func dotQ5_1AVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ5_1AVX2(SB), NOSPLIT, $0-28
 	Q81DOT1(LOADQ5_1, 24)
 
-// func dotQ5_1x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ5_1x4AVX2(SB), NOSPLIT, $0-32
+// func dotQ5_1x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+TEXT ·dotQ5_1x4AVX2(SB), NOSPLIT, $32-56
 	Q81DOT4(LOADQ5_1, 24)
 
 // func dotMXFP4AVX2(n int, x, y unsafe.Pointer) float32

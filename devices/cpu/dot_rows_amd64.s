@@ -129,8 +129,13 @@ GLOBL q40shift<>(SB), RODATA|NOPTR, $32
 	VPMADDWD   Y15, Y12, Y12;     \
 	VMOVDQU    Y12, o(R12)
 
-#define Q40PREP \
-	VMOVDQU eight<>(SB), Y14;  \
+#define Q40PREP QUPREP(eight)
+
+// QUPREP is Q40PREP for the unsigned levels of a type whose offset is the
+// byte in every lane of the constant off: eight for Q4_0, hi10 (16) for
+// Q5_0.
+#define QUPREP(off) \
+	VMOVDQU off<>(SB), Y14;    \
 	VMOVDQU ones16<>(SB), Y15; \
 conv:                          \
 	CMPQ   CX, $2;             \
@@ -188,6 +193,149 @@ convdone:
 	Q40UDOT(Y4, 2, 16, Y9);       \
 	VFMADD231PS Y11, Y9, ACC
 
+// Q4_1 and Q5_1 against Q8_1 (dot_q8_amd64.s, Q81DOT1): the column's
+// block d and s are converted once per call, as floats, eight bytes per
+// block at R12 (Q81PREP); each row's block then takes one conversion of its
+// own d and m and one multiplication for both products, d*dy and m*s. MS1
+// (X5..X8) are the rows' scalar sums of m*s, Y10 the column block's d and
+// s, Y13 the nibble shifts (q40shift), Y14 the nibble mask (Q4_1; Q5_1's
+// fifth bits take Y14), Y15 ones16.
+#define Q81PREP \
+conv:                       \
+	TESTQ     CX, CX;       \
+	JZ        convdone;     \
+	VMOVD     0(DI), X12;   \
+	VCVTPH2PS X12, X12;     \
+	VMOVQ     X12, 0(R12);  \
+	ADDQ      $36, DI;      \
+	ADDQ      $8, R12;      \
+	DECQ      CX;           \
+	JMP       conv;         \
+convdone:
+
+#define Q81SETUP \
+	VMOVDQU q40shift<>(SB), Y13; \
+	VMOVDQU nib<>(SB), Y14;      \
+	VMOVDQU ones16<>(SB), Y15
+
+// The LEVELS steps put the x block at 0(SI)'s 32 unsigned levels in Y4.
+#define Q41LEVELS Q40U(2, Y4) // Q40U reads off+2: the quants at 4(SI)
+
+#define Q51LEVELS \
+	VBROADCASTI128 8(SI), Y4;          \
+	VPSRLVD        Y13, Y4, Y4;        \
+	VPAND          nib<>(SB), Y4, Y4;  \
+	FIFTHBITS(4(SI));                  \
+	VPAND          hi10<>(SB), Y14, Y14; \
+	VPOR           Y14, Y4, Y4
+
+// Q81RBLOCK adds the current block of row ROW to ACC and MS: the float
+// sequence of Q81COL (Q81SCALE's products, then the fused multiply-add).
+#define Q81RBLOCK(ROW, ACC, MS, LEVELS) \
+	LEAQ         (ROW)(R13*1), SI;  \
+	LEVELS;                         \
+	VMOVD        0(SI), X12;        \
+	VCVTPH2PS    X12, X12;          \
+	VMULPS       X10, X12, X12;     \
+	VBROADCASTSS X12, Y11;          \
+	VMOVSHDUP    X12, X12;          \
+	VADDSS       X12, MS, MS;       \
+	VPMADDUBSW   4(DI), Y4, Y9;     \
+	VPMADDWD     Y15, Y9, Y9;       \
+	VCVTDQ2PS    Y9, Y9;            \
+	VFMADD231PS  Y11, Y9, ACC
+
+// Q81ROWS is the body of the Q8_1-activation four-row kernels, x blocks
+// of XB bytes. Each row ends as Q81DOT1 ends: the vector sum reduced, then
+// the scalar one added.
+#define Q81ROWS(LEVELS, XB) \
+	MOVQ      out+56(FP), AX;    \
+	MOVQ      AX, 0(SP);         \
+	MOVQ      n+0(FP), CX;       \
+	MOVQ      y+40(FP), DI;      \
+	MOVQ      dy+48(FP), R12;    \
+	Q81PREP;                     \
+	MOVQ      x+8(FP), R8;       \
+	MOVQ      stride+16(FP), DX; \
+	MOVQ      ngroups+32(FP), BX; \
+	Q81SETUP;                    \
+	RGROUPSTART;                 \
+	MOVQ      dy+48(FP), R12;    \
+	VXORPS    X5, X5, X5;        \
+	VXORPS    X6, X6, X6;        \
+	VXORPS    X7, X7, X7;        \
+	VXORPS    X8, X8, X8;        \
+block:                           \
+	TESTQ     CX, CX;            \
+	JZ        rowsend;           \
+	VMOVQ     0(R12), X10;       \
+	Q81RBLOCK(R8, Y0, X5, LEVELS);  \
+	Q81RBLOCK(R9, Y1, X6, LEVELS);  \
+	Q81RBLOCK(R10, Y2, X7, LEVELS); \
+	Q81RBLOCK(R11, Y3, X8, LEVELS); \
+	ADDQ      $XB, R13;          \
+	ADDQ      $36, DI;           \
+	ADDQ      $8, R12;           \
+	DECQ      CX;                \
+	JMP       block;             \
+rowsend:                         \
+	MOVQ      0(SP), AX;         \
+	MOVQ      ogap+64(FP), CX;   \
+	HSUM(Y0, X0, X4);            \
+	VADDSS    X5, X0, X0;        \
+	HSUM(Y1, X1, X4);            \
+	VADDSS    X6, X1, X1;        \
+	HSUM(Y2, X2, X4);            \
+	VADDSS    X7, X2, X2;        \
+	HSUM(Y3, X3, X4);            \
+	VADDSS    X8, X3, X3;        \
+	VMOVSS    X0, 0(AX);         \
+	VMOVSS    X1, (AX)(CX*1);    \
+	LEAQ      (AX)(CX*2), SI;    \
+	VMOVSS    X2, 0(SI);         \
+	VMOVSS    X3, (SI)(CX*1);    \
+	ADDQ      $4, AX;            \
+	MOVQ      AX, 0(SP);         \
+	ADDQ      DX, R8;            \
+	DECQ      BX;                \
+	JMP       group;             \
+done:                            \
+	VZEROUPPER;                  \
+	RET
+
+// Q5_0's rows meet the activations unsigned as Q4_0's do: the level is
+// the nibble with the fifth bit as 16 (0..31), the offset 16 * (the sum of
+// each lane's four y), the integers of dotQ5_0AVX2's sign trick again.
+// Y13 holds q40shift, Y15 ones16; the fifth bits take Y14.
+#define Q50SETUP \
+	VMOVDQU q40shift<>(SB), Y13
+
+// Q50U puts in XU the 32 levels of the Q5_0 block at off(SI).
+#define Q50U(off, XU) \
+	VBROADCASTI128 off+6(SI), XU;        \
+	VPSRLVD        Y13, XU, XU;          \
+	VPAND          nib<>(SB), XU, XU;    \
+	FIFTHBITS(off+2(SI));                \
+	VPAND          hi10<>(SB), Y14, Y14; \
+	VPOR           Y14, XU, XU
+
+#define Q50PAIR(ROW, ACC, LOAD, XB) \
+	LEAQ        (ROW)(R13*1), SI; \
+	Q50U(0, Y4);                  \
+	Q50U(22, Y6);                 \
+	RSCALE2(22, X5);              \
+	Q40UDOT(Y4, 2, 16, Y9);       \
+	VFMADD231PS Y11, Y9, ACC;     \
+	Q40UDOT(Y6, 36, 48, Y9);      \
+	VFMADD231PS Y12, Y9, ACC
+
+#define Q50ONE(ROW, ACC, LOAD) \
+	LEAQ        (ROW)(R13*1), SI; \
+	Q50U(0, Y4);                  \
+	RSCALE1;                      \
+	Q40UDOT(Y4, 2, 16, Y9);       \
+	VFMADD231PS Y11, Y9, ACC
+
 // func dotQ8_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ8_0RowsAVX2(SB), NOSPLIT, $8-72
 	Q80ROWS(SCALESPREP, NOSETUP, RPAIR, RONE, LOADQ8_0, 34, 8)
@@ -198,8 +346,16 @@ TEXT ·dotQ4_0RowsAVX2(SB), NOSPLIT, $8-72
 
 // func dotQ5_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ5_0RowsAVX2(SB), NOSPLIT, $8-72
-	Q80ROWS(SCALESPREP, NOSETUP, RPAIR, RONE, LOADQ5_0, 22, 8)
+	Q80ROWS(QUPREP(hi10), Q50SETUP, Q50PAIR, Q50ONE, NOLOAD, 22, 80)
 
 // func dotIQ4_NLRowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotIQ4_NLRowsAVX2(SB), NOSPLIT, $8-72
 	Q80ROWS(SCALESPREP, TABLE(iq4nl), RPAIR, RONE, LOADIQ4NL, 18, 8)
+
+// func dotQ4_1RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+TEXT ·dotQ4_1RowsAVX2(SB), NOSPLIT, $8-72
+	Q81ROWS(Q41LEVELS, 20)
+
+// func dotQ5_1RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+TEXT ·dotQ5_1RowsAVX2(SB), NOSPLIT, $8-72
+	Q81ROWS(Q51LEVELS, 24)

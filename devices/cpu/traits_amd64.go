@@ -152,13 +152,13 @@ func dotBF16x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float3
 func dotQ4_1AVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
-func dotQ4_1x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+func dotQ4_1x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
 
 //go:noescape
 func dotQ5_1AVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
-func dotQ5_1x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+func dotQ5_1x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
 
 //go:noescape
 func dotQ5_KAVX2(n int, x, y unsafe.Pointer) float32
@@ -185,6 +185,12 @@ func dotQ5_0RowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, 
 
 //go:noescape
 func dotIQ4_NLRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ4_1RowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ5_1RowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 
 //go:noescape
 func dotQ4_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
