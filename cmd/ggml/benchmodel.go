@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/bench"
+	"github.com/ggml-go/ggml/devices/openvino"
 	"github.com/ggml-go/ggml/internal/testkit/genmodel"
 	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/quant"
@@ -35,6 +37,7 @@ func runBenchModel(args []string, stdout io.Writer) error {
 	reps := fs.Int("reps", 3, "runs of each, the best counts")
 	typ := fs.String("type", "q4_0", "weight type of the generated model")
 	bwMiB := fs.Int("bandwidth", 512, "`MiB` of the streaming read that measures memory bandwidth (0: none)")
+	devName := fs.String("b", "", "also run our runner on this `DEVICE` (OPENVINO0, ...), beside our CPU device; for OpenVINO also its compile and cache counters")
 	inproc := fs.Bool("inproc", false, "also time libllama loaded into this process (labelled libllama-in-process; it runs slower there, see bench/README.md)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: ggml bench model [-m FILE] [-threads N] [-pp N] [-tg N] [-reps N] [-type T] [-bandwidth MiB] [-inproc]\n\n"+
@@ -71,49 +74,45 @@ func runBenchModel(args []string, stdout io.Writer) error {
 	}
 	nCtx := *pp + *tg + 1
 	rss0 := residentBytes()
-	m, err := model.Open(*path, model.Options{Threads: *threads})
+	cpuSide, err := openRunnerSide("ours", *path, model.Options{Threads: *threads}, nCtx, *pp, *tg)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	s, err := m.NewSession(model.SessionOptions{Ctx: nCtx, Batch: *pp})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	prompt := benchPrompt(*pp, m.HParams.NVocab)
-	ctx := context.Background()
-	ours := func() (time.Duration, time.Duration, error) {
-		s.Reset()
-		t0 := time.Now()
-		if _, err := s.Decode(ctx, prompt, nil); err != nil {
-			return 0, 0, err
-		}
-		t1 := time.Now()
-		s.Reset()
-		if _, err := s.Generate(ctx, prompt[:1], *tg, model.Sampler{}, nil); err != nil {
-			return 0, 0, err
-		}
-		return t1.Sub(t0), time.Since(t1), nil
-	}
-	if _, _, err := ours(); err != nil {
+	defer cpuSide.close()
+	m := cpuSide.m
+	if _, _, err := cpuSide.f(); err != nil { // warm-up: page faults, graph shapes
 		return err
 	}
 	rss1 := residentBytes()
-	// The sides, timed in turn within each repetition: ours; libllama in a
-	// child process of its own, as llama-bench runs it; with -inproc,
-	// libllama loaded into this process as well (the old reference).
-	type side struct {
-		name string
-		f    func() (time.Duration, time.Duration, error)
-		best [2]time.Duration // pp, tg
+	sides := []*benchSide{cpuSide}
+	var devSide *benchSide
+	if *devName != "" {
+		dev, sel, err := deviceFlag("-b", *devName)
+		if err != nil {
+			return err
+		}
+		if dev.Type() != backend.DeviceCPU {
+			devSide, err = openRunnerSide(dev.Name(), *path, model.Options{Device: dev, Params: sel.Params, Threads: *threads}, nCtx, *pp, *tg)
+			if err != nil {
+				return fmt.Errorf("-b %s: %w", dev.Name(), err)
+			}
+			defer devSide.close()
+			if err := devSide.warmUp(); err != nil {
+				return fmt.Errorf("-b %s: %w", dev.Name(), err)
+			}
+			sides = append(sides, devSide)
+		}
 	}
-	sides := []*side{{name: "ours", f: ours}}
+	nOurs := len(sides)
+	// The references, timed in turn with our sides within each
+	// repetition: libllama in a child process of its own, as llama-bench
+	// runs it; with -inproc, libllama loaded into this process as well
+	// (the old reference).
 	req := llamaRequest{Model: *path, Threads: *threads, PP: *pp, TG: *tg, Ctx: nCtx, VocabTokens: m.HParams.NVocab}
 	child, childErr := startLlamaChild(req)
 	if childErr == nil {
 		defer child.close()
-		sides = append(sides, &side{name: "libllama", f: child.run})
+		sides = append(sides, &benchSide{name: "libllama", f: child.run})
 	}
 	if *inproc {
 		b, err := openLlamaBench(req)
@@ -124,7 +123,7 @@ func runBenchModel(args []string, stdout io.Writer) error {
 		if _, _, err := b.run(); err != nil { // the warm-up the child makes too
 			return fmt.Errorf("-inproc: %w", err)
 		}
-		sides = append(sides, &side{name: "libllama-in-process", f: b.run})
+		sides = append(sides, &benchSide{name: "libllama-in-process", f: b.run})
 	}
 	for range *reps {
 		for _, sd := range sides {
@@ -142,6 +141,10 @@ func runBenchModel(args []string, stdout io.Writer) error {
 	h := m.HParams
 	fmt.Fprintf(stdout, "model %s: %s, %d layers, %d wide, %d MiB; %d threads, flash attention off, F32 KV cache\n",
 		filepath.Base(*path), h.Arch, h.NLayer, h.NEmbd, fi.Size()>>20, *threads)
+	if devSide != nil {
+		fmt.Fprintf(stdout, "ours: our runner on the CPU device; %s: our runner on %s (%s)\n", devSide.name, devSide.m.DeviceName(),
+			devSide.desc)
+	}
 	if childErr == nil {
 		fmt.Fprintf(stdout, "libllama: a process of its own (pid %d), ggml CPU variant %s, best of %d runs each, interleaved\n",
 			child.cmd.Process.Pid, child.first.Variant, *reps)
@@ -149,18 +152,30 @@ func runBenchModel(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "libllama: not available (%v)\n", childErr)
 	}
 	rate := func(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
-	// Generation: our first token comes from the one-token prompt's
-	// logits, so tg tokens cost tg decodes on both sides.
+	// Each row: every side's tokens/s, then each of our sides over each
+	// reference.
 	for j, row := range []struct {
 		name string
 		n    int
 	}{{fmt.Sprintf("pp%d", *pp), *pp}, {fmt.Sprintf("tg%d", *tg), *tg}} {
-		line := fmt.Sprintf("%-6s ours %8.1f tokens/s", row.name, rate(row.n, sides[0].best[j]))
-		for _, sd := range sides[1:] {
-			line += fmt.Sprintf("   %s %8.1f tokens/s   ours/%s %.2f", sd.name, rate(row.n, sd.best[j]), sd.name,
-				sd.best[j].Seconds()/sides[0].best[j].Seconds())
+		line := fmt.Sprintf("%-6s", row.name)
+		for i, sd := range sides {
+			if i > 0 {
+				line += "  "
+			}
+			line += fmt.Sprintf(" %s %8.1f tokens/s", sd.name, rate(row.n, sd.best[j]))
+		}
+		for _, o := range sides[:nOurs] {
+			for _, r := range sides[nOurs:] {
+				line += fmt.Sprintf("   %s/%s %.2f", o.name, r.name, r.best[j].Seconds()/o.best[j].Seconds())
+			}
 		}
 		fmt.Fprintln(stdout, line)
+	}
+	if devSide != nil {
+		if err := devSide.writeStats(stdout, *reps, *tg); err != nil {
+			return err
+		}
 	}
 	if *bwMiB > 0 {
 		// After the runs, so that its buffer does not evict the weights
@@ -171,10 +186,12 @@ func runBenchModel(args []string, stdout io.Writer) error {
 		}
 		perToken := weightBytesPerToken(m)
 		line := fmt.Sprintf("memory: streaming read %.2f GB/s (%d threads, %d MiB, best of 5, thread CPU time); a token reads %.4g MB of weights,\n"+
-			"        generation reaches of that bandwidth: ours %.2f", bw/1e9, *threads, *bwMiB, float64(perToken)/1e6,
-			float64(perToken)*rate(*tg, sides[0].best[1])/bw)
-		for _, sd := range sides[1:] {
-			line += fmt.Sprintf(", %s %.2f", sd.name, float64(perToken)*rate(*tg, sd.best[1])/bw)
+			"        generation reaches of that bandwidth:", bw/1e9, *threads, *bwMiB, float64(perToken)/1e6)
+		for i, sd := range sides {
+			if i > 0 {
+				line += ","
+			}
+			line += fmt.Sprintf(" %s %.2f", sd.name, float64(perToken)*rate(*tg, sd.best[1])/bw)
 		}
 		fmt.Fprintln(stdout, line)
 	}
@@ -184,12 +201,172 @@ func runBenchModel(args []string, stdout io.Writer) error {
 	}
 	if rss0 > 0 && rss1 > 0 {
 		grow := int64(rss1) - int64(rss0)
-		weights := grow - int64(s.BufferBytes())
-		fmt.Fprintf(stdout, "memory: resident size grew %d MiB loading and running a %d MiB file: %d MiB of KV cache and compute buffers,\n"+
+		buffers := int64(cpuSide.s.BufferBytes())
+		weights := grow - buffers
+		fmt.Fprintf(stdout, "memory: resident size grew %d MiB loading and running a %d MiB file on the CPU: %d MiB of KV cache and compute buffers,\n"+
 			"        %d MiB for the weights and the rest (%.2f x the file)\n",
-			grow>>20, fi.Size()>>20, s.BufferBytes()>>20, weights>>20, float64(weights)/float64(fi.Size()))
+			grow>>20, fi.Size()>>20, buffers>>20, weights>>20, float64(weights)/float64(fi.Size()))
 	}
 	return nil
+}
+
+// benchSide is one side of bench model: a function timing one run's
+// prompt and generation, and the best times seen. Our runner's sides
+// also hold their model and session.
+type benchSide struct {
+	name string
+	f    func() (pp, tg time.Duration, err error)
+	best [2]time.Duration // pp, tg
+	m    *model.Model
+	s    *model.Session
+	desc string // the device's description
+	// stats reads the device's compiled-model cache counters (nil for a
+	// device without them); loaded and warm are their values after
+	// loading and after the warm-up, tgStats generation's share of the
+	// runs after the warm-up, added up.
+	stats        func() openvino.CacheStats
+	loaded, warm openvino.CacheStats
+	tgStats      openvino.CacheStats
+}
+
+// cacheStatser is a device that counts its compiled-model cache (the
+// OpenVINO device).
+type cacheStatser interface{ CacheStats() openvino.CacheStats }
+
+// openRunnerSide opens the model at path with o and a session for runs of
+// a pp-token prompt and tg generated tokens, both timed as timeLlama
+// times libllama: the prompt asking for its last logits, then from an
+// empty cache tg single-token decodes of the same logits-independent
+// tokens.
+func openRunnerSide(name, path string, o model.Options, nCtx, pp, tg int) (_ *benchSide, err error) {
+	m, err := model.Open(path, o)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+	s, err := m.NewSession(model.SessionOptions{Ctx: nCtx, Batch: pp})
+	if err != nil {
+		return nil, err
+	}
+	sd := &benchSide{name: name, m: m, s: s}
+	if o.Device != nil {
+		sd.desc = o.Device.Description()
+	}
+	if cs, ok := o.Device.(cacheStatser); ok {
+		sd.stats = cs.CacheStats
+		sd.loaded = cs.CacheStats()
+	}
+	prompt := benchPrompt(pp, m.HParams.NVocab)
+	nVocab := m.HParams.NVocab
+	ctx := context.Background()
+	tok := make([]int32, 1)
+	sd.f = func() (time.Duration, time.Duration, error) {
+		s.Reset()
+		t0 := time.Now()
+		if _, err := s.Decode(ctx, prompt, nil); err != nil {
+			return 0, 0, err
+		}
+		t1 := time.Now()
+		var st openvino.CacheStats
+		if sd.stats != nil {
+			st = sd.stats()
+		}
+		s.Reset()
+		for i := range tg {
+			tok[0] = int32((i*7919 + 13) % nVocab)
+			if _, err := s.Decode(ctx, tok, nil); err != nil {
+				return 0, 0, err
+			}
+		}
+		d := time.Since(t1)
+		if sd.stats != nil {
+			sd.tgStats = addStats(sd.tgStats, subStats(sd.stats(), st))
+		}
+		return t1.Sub(t0), d, nil
+	}
+	return sd, nil
+}
+
+// warmUp makes one untimed run (the compiles of a device happen there)
+// and starts the timed runs' counters.
+func (sd *benchSide) warmUp() error {
+	if _, _, err := sd.f(); err != nil {
+		return err
+	}
+	if sd.stats != nil {
+		sd.warm = sd.stats()
+		sd.tgStats = openvino.CacheStats{}
+	}
+	return nil
+}
+
+func (sd *benchSide) close() {
+	sd.s.Close()
+	sd.m.Close()
+}
+
+// writeStats prints the device's compiled-model cache counters: the
+// compiles of the warm-up (the first graph's and each one's), the host
+// time per cache hit over the timed runs, and the hits and misses per
+// generated token.
+func (sd *benchSide) writeStats(w io.Writer, reps, tg int) error {
+	if sd.stats == nil {
+		_, err := fmt.Fprintf(w, "%s: no compiled-model cache counters\n", sd.name)
+		return err
+	}
+	all := sd.stats()
+	warm, timed := subStats(sd.warm, sd.loaded), subStats(all, sd.warm)
+	var total time.Duration
+	each := ""
+	for i, c := range warm.Compiles {
+		total += c
+		if i > 0 {
+			each += ", "
+		}
+		each += fmt.Sprintf("%.2f", c.Seconds())
+	}
+	first := time.Duration(0)
+	if len(warm.Compiles) > 0 {
+		first = warm.Compiles[0]
+	}
+	if _, err := fmt.Fprintf(w, "%s: warm-up compiled %d models in %.2f s (first graph %.2f s; each: %s s)\n",
+		sd.name, warm.Misses, total.Seconds(), first.Seconds(), each); err != nil {
+		return err
+	}
+	perHit := time.Duration(0)
+	if timed.Hits > 0 {
+		perHit = timed.HitHost / time.Duration(timed.Hits)
+	}
+	n := float64(reps * tg)
+	_, err := fmt.Fprintf(w, "%s: timed runs: %d cache hits, %d misses (%.2f s compiling); host time per GraphCompute on a hit %.1f us (target < 20 us);\n"+
+		"        per generated token %.2f hits, %.2f misses\n",
+		sd.name, timed.Hits, timed.Misses, sumDurations(timed.Compiles).Seconds(), float64(perHit.Nanoseconds())/1e3,
+		float64(sd.tgStats.Hits)/n, float64(sd.tgStats.Misses)/n)
+	return err
+}
+
+// subStats is what happened between two readings of the counters.
+func subStats(b, a openvino.CacheStats) openvino.CacheStats {
+	return openvino.CacheStats{Hits: b.Hits - a.Hits, Misses: b.Misses - a.Misses, HitHost: b.HitHost - a.HitHost,
+		Compiles: b.Compiles[min(len(a.Compiles), len(b.Compiles)):]}
+}
+
+// addStats adds two stretches' counters.
+func addStats(a, b openvino.CacheStats) openvino.CacheStats {
+	return openvino.CacheStats{Hits: a.Hits + b.Hits, Misses: a.Misses + b.Misses, HitHost: a.HitHost + b.HitHost,
+		Compiles: append(append([]time.Duration(nil), a.Compiles...), b.Compiles...)}
+}
+
+func sumDurations(ds []time.Duration) time.Duration {
+	var t time.Duration
+	for _, d := range ds {
+		t += d
+	}
+	return t
 }
 
 // weightBytesPerToken is how many bytes of weights one decoded token

@@ -5,11 +5,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/internal/testkit/genmodel"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 	"github.com/ggml-go/ggml/internal/testkit/llamaref"
 	"github.com/ggml-go/ggml/quant"
 )
@@ -47,18 +50,18 @@ func TestBenchModelLlamaProcess(t *testing.T) {
 	pid, err := strconv.Atoi(m[1])
 	require.NoError(t, err)
 	require.NotEqual(t, os.Getpid(), pid, "libllama must run in a process of its own")
-	row := regexp.MustCompile(`(?m)^(pp8|tg4) +ours +([\d.]+) tokens/s   libllama +([\d.]+) tokens/s   ours/libllama ([\d.]+)` +
-		`   libllama-in-process +([\d.]+) tokens/s   ours/libllama-in-process ([\d.]+)$`)
+	row := regexp.MustCompile(`(?m)^(pp8|tg4) +ours +([\d.]+) tokens/s   libllama +([\d.]+) tokens/s   libllama-in-process +([\d.]+) tokens/s` +
+		`   ours/libllama ([\d.]+)   ours/libllama-in-process ([\d.]+)$`)
 	rows := row.FindAllStringSubmatch(out, -1)
 	require.Len(t, rows, 2, out)
 	rates := map[string]float64{}
 	for _, r := range rows {
-		ours, child, inproc := parseFloat(t, r[2]), parseFloat(t, r[3]), parseFloat(t, r[5])
+		ours, child, inproc := parseFloat(t, r[2]), parseFloat(t, r[3]), parseFloat(t, r[4])
 		require.Positive(t, ours)
 		require.Positive(t, child)
 		require.Positive(t, inproc)
 		// The ratios are of the printed rates (to their rounding).
-		require.InDelta(t, ours/child, parseFloat(t, r[4]), 0.01+0.01*ours/child, r[0])
+		require.InDelta(t, ours/child, parseFloat(t, r[5]), 0.01+0.01*ours/child, r[0])
 		require.InDelta(t, ours/inproc, parseFloat(t, r[6]), 0.01+0.01*ours/inproc, r[0])
 		rates[r[1]] = ours
 	}
@@ -98,4 +101,55 @@ func TestLlamaChildErrors(t *testing.T) {
 	// different tokens.
 	_, err = startLlamaChild(llamaRequest{Model: benchModelFile(t), Threads: 1, PP: 4, TG: 2, Ctx: 6, VocabTokens: 99})
 	require.ErrorContains(t, err, "vocabulary of 100 tokens, our runner 99")
+}
+
+// TestBenchModelOnDevice: with -b OPENVINO0 (the real CPU plugin where
+// scripts/fetch-openvino cached it), our runner runs there too, its row
+// beside our CPU device's and libllama's with both ratios; the cache
+// counters say the warm-up compiled the two shapes (the prompt's, one
+// token's) and the timed runs compiled nothing, with a hit per graph the
+// device computed: one per prompt and one per generated token.
+func TestBenchModelOnDevice(t *testing.T) {
+	llamaref.ForTest(t)
+	dev, err := backend.DeviceByName("OPENVINO0")
+	if err == nil {
+		err = backend.Availability(dev)
+	}
+	if err != nil {
+		if os.Getenv(ggmlref.EnvRequired) == "1" {
+			t.Fatalf("OPENVINO0: %v (%s=1)", err, ggmlref.EnvRequired)
+		}
+		t.Skipf("OPENVINO0 not available: %v", err)
+	}
+	t.Setenv("GGML_DEVICE", "CPU")
+	path := benchModelFile(t)
+	code, out, errOut := runCmd("bench", "model", "-m", path, "-pp", "8", "-tg", "4", "-reps", "2", "-threads", "1",
+		"-bandwidth", "0", "-b", "OPENVINO0")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "ours: our runner on the CPU device; OPENVINO0: our runner on OPENVINO0 (")
+	row := regexp.MustCompile(`(?m)^(pp8|tg4) +ours +([\d.]+) tokens/s   OPENVINO0 +([\d.]+) tokens/s   libllama +([\d.]+) tokens/s` +
+		`   ours/libllama ([\d.]+)   OPENVINO0/libllama ([\d.]+)$`)
+	rows := row.FindAllStringSubmatch(out, -1)
+	require.Len(t, rows, 2, out)
+	for _, r := range rows {
+		dev, ref := parseFloat(t, r[3]), parseFloat(t, r[4])
+		require.Positive(t, dev)
+		require.InDelta(t, dev/ref, parseFloat(t, r[6]), 0.01+0.01*dev/ref, r[0])
+	}
+	m := regexp.MustCompile(`OPENVINO0: warm-up compiled (\d+) models in ([\d.]+) s \(first graph ([\d.]+) s; each: ([\d., ]+) s\)\n` +
+		`OPENVINO0: timed runs: (\d+) cache hits, (\d+) misses \(([\d.]+) s compiling\); host time per GraphCompute on a hit ([\d.]+) us \(target < 20 us\);\n` +
+		` +per generated token ([\d.]+) hits, ([\d.]+) misses\n`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	require.Equal(t, "2", m[1], "the prompt's shape and one token's")
+	require.Len(t, strings.Split(m[4], ", "), 2)
+	require.GreaterOrEqual(t, parseFloat(t, m[2]), parseFloat(t, m[3]))
+	require.Equal(t, strconv.Itoa(2*(1+4)), m[5], "a hit per graph: the prompt and 4 tokens, 2 runs")
+	require.Equal(t, "0", m[6], "no compile after the warm-up")
+	require.Positive(t, parseFloat(t, m[8]))
+	require.Equal(t, "1.00", m[9])
+	require.Equal(t, "0.00", m[10])
+
+	code, _, errOut = runCmd("bench", "model", "-m", path, "-b", "NOSUCH0")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "-b: ")
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -52,11 +53,38 @@ type slot struct {
 type modelCache struct {
 	mu       sync.Mutex
 	models   map[string]*compiledModel
-	hits     int
 	backends int // open backends of the device
 	// compiled and imported count the models ov_core_compile_model and
 	// ov_core_import_model (COMPILED_MODEL_CACHE_DIR) made.
 	compiled, imported int
+	// stats are what CacheStats reports (hits, misses, times).
+	stats CacheStats
+}
+
+// CacheStats counts a device's compiled-model cache and the host time
+// around it since the device was opened, for benchmarks (`ggml bench
+// model -b OPENVINO0`). The NPU static path's chunks are not counted.
+type CacheStats struct {
+	// Hits are GraphCompute calls that found their graph's model in the
+	// cache; Misses those that compiled it, or imported it from
+	// COMPILED_MODEL_CACHE_DIR (graphs that bypass the cache included).
+	Hits, Misses int
+	// Compiles is the time of each miss, in order: translating the graph,
+	// reading and compiling (or importing) the IR.
+	Compiles []time.Duration
+	// HitHost is the host time of the hits added up: each GraphCompute's
+	// time outside ov_infer_request_infer (the key, lookup, binding and
+	// copies out).
+	HitHost time.Duration
+}
+
+// CacheStats is a copy of the device's counters (see CacheStats).
+func (d *device) CacheStats() CacheStats {
+	d.cache.mu.Lock()
+	defer d.cache.mu.Unlock()
+	s := d.cache.stats
+	s.Compiles = slices.Clone(s.Compiles)
+	return s
 }
 
 func newModelCache() *modelCache { return &modelCache{models: map[string]*compiledModel{}} }
@@ -103,6 +131,9 @@ type ovBackend struct {
 	// kvOwner is the request that last wrote the KV cache.
 	stateResets int
 	kvOwner     *reqState
+	// inferTime is the last ov_infer_request_infer's time (CacheStats'
+	// host time leaves it out).
+	inferTime time.Duration
 }
 
 func newBackend(d *device) *ovBackend { return newBackendOpts(d, d.rt.opts) }
@@ -196,9 +227,6 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 		if cm = be.lastCM; cm == nil {
 			cm = cache.models[k.key]
 		}
-		if cm != nil {
-			cache.hits++
-		}
 		cache.mu.Unlock()
 		if cm != nil && be.opts.ReleaseWeightsEnabled(rt.kind) {
 			if n := be.dev.weights.release(); n > 0 {
@@ -206,9 +234,16 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 			}
 		}
 	}
+	hit := cm != nil
 	if cm == nil {
 		var err error
-		if cm, err = be.compile(g, k); err != nil {
+		tc := time.Now()
+		cm, err = be.compile(g, k)
+		cache.mu.Lock()
+		cache.stats.Misses++
+		cache.stats.Compiles = append(cache.stats.Compiles, time.Since(tc))
+		cache.mu.Unlock()
+		if err != nil {
 			return err
 		}
 		if noCache {
@@ -236,6 +271,12 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 	}
 	t1 := time.Now()
 	err = be.run(req, cm, k)
+	if hit {
+		cache.mu.Lock()
+		cache.stats.Hits++
+		cache.stats.HitHost += time.Since(t0) - be.inferTime
+		cache.mu.Unlock()
+	}
 	if be.opts.Profiling > 0 {
 		slog.Info("openvino: graph", "nodes", len(g.Nodes), "prepare", t1.Sub(t0), "infer", time.Since(t1))
 	}
@@ -536,7 +577,10 @@ func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
 		logSlots("openvino: input", cm.params, k)
 	}
 	n := be.dev.rt.lib
-	if err := n.call("ov_infer_request_infer", n.infer, st.req); err != nil {
+	ti := time.Now()
+	err := n.call("ov_infer_request_infer", n.infer, st.req)
+	be.inferTime = time.Since(ti)
+	if err != nil {
 		return err
 	}
 	if dumpNow {
