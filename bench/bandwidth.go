@@ -101,3 +101,9 @@ func sumWords(b []uint64) uint64 {
 	}
 	return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
 }
+
+// ProcessCPU is the user and system time of every thread of this process
+// so far (0 where the platform does not report it): `ggml bench model`
+// times each side's runs by it as well as by the clock, which on a machine
+// other processes share counts their turns too.
+func ProcessCPU() time.Duration { return processCPU() }

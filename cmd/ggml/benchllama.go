@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ggml-go/ggml/bench"
 	"github.com/ggml-go/ggml/internal/testkit/llamaref"
 )
 
@@ -47,9 +48,12 @@ type llamaReply struct {
 	// loading anything: what libllama holds for the file (first reply).
 	RSSStart  uint64 `json:"rss_start,omitempty"`
 	RSSLoaded uint64 `json:"rss_loaded,omitempty"`
-	// PPNs and TGNs time one run's prompt and generation (run replies).
-	PPNs int64 `json:"pp_ns,omitempty"`
-	TGNs int64 `json:"tg_ns,omitempty"`
+	// PPNs and TGNs time one run's prompt and generation (run replies),
+	// PPCPUNs and TGCPUNs in the child's CPU time.
+	PPNs    int64 `json:"pp_ns,omitempty"`
+	TGNs    int64 `json:"tg_ns,omitempty"`
+	PPCPUNs int64 `json:"pp_cpu_ns,omitempty"`
+	TGCPUNs int64 `json:"tg_cpu_ns,omitempty"`
 	// Err is set when the child failed; it then exits.
 	Err string `json:"error,omitempty"`
 }
@@ -71,23 +75,51 @@ func benchPrompt(n, nVocab int) []int32 {
 // rand() % n_vocab). Its generation reads no logits, so it is a little
 // cheaper than ours, which samples greedily: the ratio does not flatter
 // us.
-func timeLlama(rc *llamaref.Context, prompt []int32, tg, nVocab int) (pp, gen time.Duration, err error) {
+func timeLlama(rc *llamaref.Context, prompt []int32, tg, nVocab int) (runTimes, error) {
 	last := make([]bool, len(prompt))
 	last[len(last)-1] = true
+	var clock runClock
 	rc.ClearMemory()
-	t0 := time.Now()
+	clock.start()
 	if err := rc.Decode(prompt, 0, last); err != nil {
-		return 0, 0, err
+		return runTimes{}, err
 	}
-	t1 := time.Now()
+	clock.split()
 	rc.ClearMemory()
 	for i := range tg {
-		tok := int32((i*7919 + 13) % nVocab)
-		if err := rc.Decode([]int32{tok}, i, []bool{true}); err != nil {
-			return 0, 0, err
+		if err := rc.Decode([]int32{benchToken(i, nVocab)}, i, []bool{true}); err != nil {
+			return runTimes{}, err
 		}
 	}
-	return t1.Sub(t0), time.Since(t1), nil
+	return clock.stop(), nil
+}
+
+// benchToken is generation's i-th token on both sides: spread over the
+// vocabulary, independent of the logits, as llama-bench's rand() % n_vocab.
+func benchToken(i, nVocab int) int32 { return int32((i*7919 + 13) % nVocab) }
+
+// runTimes are one run's prompt and generation times, by the clock and in
+// the process's CPU time ([0] the prompt, [1] generation).
+type runTimes struct{ wall, cpu [2]time.Duration }
+
+// runClock takes runTimes: start, split between the phases, stop.
+type runClock struct {
+	t    runTimes
+	w, c time.Duration // the phase's start
+	at   time.Time
+}
+
+func (c *runClock) start() { c.at, c.c = time.Now(), bench.ProcessCPU() }
+
+func (c *runClock) split() {
+	now, cpu := time.Now(), bench.ProcessCPU()
+	c.t.wall[0], c.t.cpu[0] = now.Sub(c.at), cpu-c.c
+	c.at, c.c = now, cpu
+}
+
+func (c *runClock) stop() runTimes {
+	c.t.wall[1], c.t.cpu[1] = time.Since(c.at), bench.ProcessCPU()-c.c
+	return c.t
 }
 
 // llamaBench is a loaded libllama model and context ready to be timed.
@@ -127,7 +159,7 @@ func openLlamaBench(req llamaRequest) (*llamaBench, error) {
 	return &llamaBench{lib: lib, ref: ref, rc: rc, prompt: benchPrompt(req.PP, req.VocabTokens), tg: req.TG, nVocab: req.VocabTokens}, nil
 }
 
-func (b *llamaBench) run() (time.Duration, time.Duration, error) {
+func (b *llamaBench) run() (runTimes, error) {
 	return timeLlama(b.rc, b.prompt, b.tg, b.nVocab)
 }
 
@@ -163,7 +195,7 @@ func runLlamaChild(stdin io.Reader, stdout io.Writer) int {
 	defer b.close()
 	// One warm-up run, as llama-bench makes: the first pays for page
 	// faults on the mapped weights and the compute buffers.
-	if _, _, err := b.run(); err != nil {
+	if _, err := b.run(); err != nil {
 		return fail(err)
 	}
 	if err := enc.Encode(llamaReply{Variant: b.lib.Variant(), RSSStart: rss0, RSSLoaded: residentBytes()}); err != nil {
@@ -173,11 +205,12 @@ func runLlamaChild(stdin io.Reader, stdout io.Writer) int {
 		if in.Text() != "run" {
 			return fail(fmt.Errorf("unknown request %q", in.Text()))
 		}
-		p, g, err := b.run()
+		r, err := b.run()
 		if err != nil {
 			return fail(err)
 		}
-		if err := enc.Encode(llamaReply{PPNs: p.Nanoseconds(), TGNs: g.Nanoseconds()}); err != nil {
+		if err := enc.Encode(llamaReply{PPNs: r.wall[0].Nanoseconds(), TGNs: r.wall[1].Nanoseconds(),
+			PPCPUNs: r.cpu[0].Nanoseconds(), TGCPUNs: r.cpu[1].Nanoseconds()}); err != nil {
 			return 1
 		}
 	}
@@ -252,18 +285,19 @@ func (c *llamaChild) reply() (llamaReply, error) {
 }
 
 // run asks the child for one timed run.
-func (c *llamaChild) run() (time.Duration, time.Duration, error) {
+func (c *llamaChild) run() (runTimes, error) {
 	if _, err := io.WriteString(c.stdin, "run\n"); err != nil {
-		return 0, 0, fmt.Errorf("libllama child: %w", err)
+		return runTimes{}, fmt.Errorf("libllama child: %w", err)
 	}
 	r, err := c.reply()
 	if err != nil {
-		return 0, 0, fmt.Errorf("libllama child: %w", err)
+		return runTimes{}, fmt.Errorf("libllama child: %w", err)
 	}
 	if r.PPNs <= 0 || r.TGNs <= 0 {
-		return 0, 0, fmt.Errorf("libllama child: a run of %d and %d ns", r.PPNs, r.TGNs)
+		return runTimes{}, fmt.Errorf("libllama child: a run of %d and %d ns", r.PPNs, r.TGNs)
 	}
-	return time.Duration(r.PPNs), time.Duration(r.TGNs), nil
+	return runTimes{wall: [2]time.Duration{time.Duration(r.PPNs), time.Duration(r.TGNs)},
+		cpu: [2]time.Duration{time.Duration(r.PPCPUNs), time.Duration(r.TGCPUNs)}}, nil
 }
 
 // close ends the child (its stdin's end tells it to exit) and waits.

@@ -65,6 +65,17 @@ func TestBenchModelLlamaProcess(t *testing.T) {
 		require.InDelta(t, ours/inproc, parseFloat(t, r[6]), 0.01+0.01*ours/inproc, r[0])
 		rates[r[1]] = ours
 	}
+	// The same in CPU time, after a heading.
+	require.Contains(t, out, "\nin CPU time (each process's own):\n")
+	cpuRow := regexp.MustCompile(`(?m)^(pp8|tg4) +ours +([\d.]+) tokens/CPU-s   libllama +([\d.]+) tokens/CPU-s   libllama-in-process +([\d.]+) tokens/CPU-s` +
+		`   ours/libllama ([\d.]+)   ours/libllama-in-process ([\d.]+)$`)
+	cpuRows := cpuRow.FindAllStringSubmatch(out, -1)
+	require.Len(t, cpuRows, 2, out)
+	for _, r := range cpuRows {
+		ours, child := parseFloat(t, r[2]), parseFloat(t, r[3])
+		require.Positive(t, child)
+		require.InDelta(t, ours/child, parseFloat(t, r[5]), 0.01+0.01*ours/child, r[0])
+	}
 	bw := regexp.MustCompile(`memory: streaming read ([\d.]+) GB/s \(1 threads, 16 MiB, best of 5, thread CPU time\); a token reads ([\d.]+) MB of weights,\n` +
 		` +generation reaches of that bandwidth: ours ([\d.]+), libllama ([\d.]+), libllama-in-process ([\d.]+)\n`).FindStringSubmatch(out)
 	require.NotNil(t, bw, out)
