@@ -49,7 +49,7 @@ func geluTanhF32(x float32) float32 {
 	return 0.5 * x * (1 + tanhf(sqrt2OverPiF32*x*(1+float32(geluCoefA*x*x))))
 }
 
-func geluQuickF32(x float32) float32 { return x * (1 / (1 + expf(geluQuickCoef*x))) }
+func geluQuickF32(x float32) float32 { return x * (1 / (1 + libcExpf(geluQuickCoef*x))) }
 
 // geluLookup is ggml_vec_gelu_f32 / ggml_vec_gelu_quick_f32 on one element:
 // the table at x rounded to F16. GELU (clamped) saturates outside ±10 first.
@@ -98,12 +98,12 @@ func gluFunc(t *graph.Tensor) func(x, g float32) float32 {
 			return geluLookup(tab, false, x) * g
 		}
 	case ops.GLUSwiGLU:
-		return func(x, g float32) float32 { return siluf(x) * g }
+		return func(x, g float32) float32 { return libcSiLU(x) * g }
 	case ops.GLUSwiGLUOAI:
 		return func(x, g float32) float32 {
 			x = stdMin(x, gp.Limit)
 			g = stdClamp(g, -gp.Limit, gp.Limit)
-			return x / (1 + expf(gp.Alpha*(-x))) * (g + 1)
+			return x / (1 + libcExpf(gp.Alpha*(-x))) * (g + 1)
 		}
 	case ops.GLUGeGLUERF:
 		return func(x, g float32) float32 { return geluERF(x) * g }
@@ -114,7 +114,7 @@ func gluFunc(t *graph.Tensor) func(x, g float32) float32 {
 		return func(x, g float32) float32 {
 			x = stdMin(x, gp.Limit)
 			g = stdClamp(g, -gp.Limit, gp.Limit)
-			return siluf(x) * g
+			return libcSiLU(x) * g
 		}
 	}
 	return nil
@@ -161,6 +161,9 @@ func computeGLU(p *Params, t *graph.Tensor) {
 		whole = make([]float32, a.Ne[0])
 	}
 	swapped := ops.GLUParamsOf(t.Params).Swapped
+	// F32 SWIGLU is ggml_vec_swiglu_f32, the vector SiLU; F16's is its
+	// scalar loop (gluFunc).
+	vecSwiGLU := ops.GLUParamsOf(t.Params).Op == ops.GLUSwiGLU && t.Type == quant.F32
 	out := make([]float32, nc)
 	forRows(p, t, func(i1, i2, i3 int64) {
 		if b != nil {
@@ -175,8 +178,12 @@ func computeGLU(p *Params, t *graph.Tensor) {
 			copy(x, lo)
 			copy(g, hi)
 		}
-		for i := range out {
-			out[i] = f(x[i], g[i])
+		if vecSwiGLU {
+			vec.swiglu(out, x, g)
+		} else {
+			for i := range out {
+				out[i] = f(x[i], g[i])
+			}
 		}
 		ewWriteRow(t, ewRowOffset(t, i1, i2, i3), out)
 	})
