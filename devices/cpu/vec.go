@@ -61,6 +61,9 @@ type vecKernels struct {
 	// softmax: dst[i] = e^(src[i]-max) as ggml_vec_soft_max_f32 of that
 	// build, returning the sum it returns; dst may be src.
 	softmax func(dst, src []float32, max float32) float64
+	// fusedGELU: the set stands for a ggml build that fills its GELU
+	// table with a fused multiply-add (elementwise_glu.go).
+	fusedGELU bool
 	// expf: dst[i] = expf(src[i]), bit for bit; dst may be src.
 	expf func(dst, src []float32)
 	// sincos: s[i], c[i] = sincos(x[i]), bit for bit.

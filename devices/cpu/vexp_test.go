@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -310,4 +311,63 @@ func TestSiLUEdgesMatchGGML(t *testing.T) {
 			requireGGMLBits(t, e, out, v.set, v.variant+" "+op+" edges")
 		}
 	}
+}
+
+// TestGELUTablesMatchGGML: the GELU and GELU_QUICK tables, unfused as the
+// x64 build fills them and fused as the haswell build does, are those
+// builds' tables entry for entry (read from the live libraries).
+func TestGELUTablesMatchGGML(t *testing.T) {
+	for _, c := range []struct {
+		variant string
+		fused   bool
+	}{{"x64", false}, {"haswell", true}} {
+		lib, err := ggmlref.OpenVariant(reftest.Lib(t).Dir(), c.variant)
+		require.NoError(t, err)
+		gelu, quick, err := lib.GELUTables()
+		lib.Close()
+		require.NoError(t, err)
+		tab := geluTableFor(c.fused)
+		for i := range gelu {
+			if tab.gelu[i] != gelu[i] || tab.quick[i] != quick[i] {
+				t.Fatalf("%s, input %#04x (%v): gelu %#04x quick %#04x, ggml %#04x %#04x", c.variant, i,
+					quant.FP16ToFP32(uint16(i)), tab.gelu[i], tab.quick[i], gelu[i], quick[i])
+			}
+		}
+	}
+}
+
+// TestFma32: fma32 is a*b+c rounded once, against the exact sum in
+// big.Float rounded to float32, on random operands and on sums a hair
+// below a midpoint between two floats: c with an odd last bit, a*b half
+// its ulp less 2^-46 of that, which a float64 sum rounds onto the
+// midpoint and then to even, away from the exact sum's float.
+func TestFma32(t *testing.T) {
+	r := rand.New(rand.NewPCG(rand.Uint64(), 17))
+	exact := func(a, b, c float32) float32 {
+		p := new(big.Float).SetPrec(300).SetFloat64(float64(a))
+		p.Mul(p, new(big.Float).SetFloat64(float64(b)))
+		p.Add(p, new(big.Float).SetFloat64(float64(c)))
+		f, _ := p.Float32()
+		return f
+	}
+	twice := 0
+	for i := range 300000 {
+		a := float32(r.NormFloat64())
+		b := float32(r.NormFloat64())
+		c := float32(r.NormFloat64() * 4)
+		if i%2 == 1 {
+			c = math.Float32frombits(math.Float32bits(c) | 1)
+			_, e := math.Frexp(float64(c))
+			a = float32(math.Ldexp(1+0x1p-23, e-25))
+			b = 1 - 0x1p-23
+		}
+		got, want := fma32(a, b, c), exact(a, b, c)
+		if !sameFloat(got, want) {
+			t.Fatalf("fma32(%v, %v, %v) = %v, exact %v", a, b, c, got, want)
+		}
+		if float32(float64(a)*float64(b)+float64(c)) != want {
+			twice++
+		}
+	}
+	require.Greater(t, twice, 100000, "cases where a float64 sum rounded again is wrong")
 }
