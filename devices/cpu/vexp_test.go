@@ -247,14 +247,14 @@ func TestSoftMaxMatchesGGML(t *testing.T) {
 }
 
 // TestSwiGLUMatchesGGML: SWIGLU (two sources, one split in halves,
-// swapped) and SILU of F32 rows, bit for bit ggml's x64 build with the
-// portable kernels and its haswell build with the AVX2 ones.
+// swapped), SILU, GEGLU and GELU of F32 rows, bit for bit ggml's x64 build
+// with the portable kernels and its haswell build with the AVX2 ones.
 func TestSwiGLUMatchesGGML(t *testing.T) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 9))
 	for _, v := range vexpVariants(t) {
 		e := ggmlVariant(t, v.variant)
 		for _, n := range vexpRowLengths {
-			for _, kind := range []string{"split", "halves", "swapped", "silu"} {
+			for _, kind := range []string{"split", "halves", "swapped", "silu", "geglu", "gelu"} {
 				c := graph.NewContext(graph.ContextOptions{Alloc: true})
 				var out *graph.Tensor
 				switch kind {
@@ -271,10 +271,19 @@ func TestSwiGLUMatchesGGML(t *testing.T) {
 					} else {
 						out = c.SwiGLUSwapped(x)
 					}
-				case "silu":
+				case "silu", "gelu":
 					x := c.NewTensor(quant.F32, n, 3)
 					fillF32Wide(r, x)
-					out = c.SiLU(x)
+					if kind == "gelu" {
+						out = c.GELU(x)
+					} else {
+						out = c.SiLU(x)
+					}
+				case "geglu":
+					x, g := c.NewTensor(quant.F32, n, 3), c.NewTensor(quant.F32, n, 3)
+					fillF32Wide(r, x)
+					fillF32Wide(r, g)
+					out = c.GeGLUSplit(x, g)
 				}
 				require.NoError(t, c.Err())
 				requireGGMLBits(t, e, out, v.set, fmt.Sprintf("%s %s n=%d", v.variant, kind, n))
