@@ -167,20 +167,18 @@ func ggmlGraphLogits(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32
 // roundingOnly are the kinds of node that may part from ggml's build by a
 // rounding: ROPE (the C library's sinf/cosf, which are not correctly
 // rounded: 1.2% and 1.4% of glibc's results differ from the correctly
-// rounded value), SOFT_MAX and SWIGLU (ggml's own vector e^x, SSE2 on x64
-// and AVX2 on haswell, which we do not reproduce), GEGLU's vector path on
-// haswell, and on haswell the products whose sums run in another order:
-// F32 (ggml_vec_dot_f32's four accumulators, or llamafile's tinyBLAS, one
-// FMA chain per lane, against two or more contiguous columns), Q8_0 and
-// Q4_0 against 4 or more columns (ours interleave eight rows on the fly),
-// and the K-quants but Q6_K. Every other node must be bit for bit ggml's.
+// rounded value), and on haswell the products whose sums run in another
+// order: F32 (ggml_vec_dot_f32's four accumulators, or llamafile's
+// tinyBLAS, one FMA chain per lane, against two or more contiguous
+// columns), Q8_0 and Q4_0 against 4 or more columns (ours interleave
+// eight rows on the fly), and the K-quants but Q6_K. Every other node,
+// SOFT_MAX, SWIGLU and GEGLU among them (ggml's own vector e^x and GELU
+// table, devices/cpu's vexp.go), must be bit for bit ggml's.
 func roundingOnly(variant, key string) bool {
 	op, _, _ := strings.Cut(key, " ")
 	switch op {
-	case "ROPE", "SOFT_MAX", "SWIGLU":
+	case "ROPE":
 		return true
-	case "GEGLU":
-		return variant == "haswell"
 	case "MUL_MAT":
 		if variant != "haswell" {
 			return false

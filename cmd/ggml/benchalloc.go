@@ -24,22 +24,24 @@ var benchmarks = map[string]func(args []string, stdout io.Writer) error{
 	"dispatch": runBenchDispatch,
 	"matmul":   runBenchMatMul,
 	"model":    runBenchModel,
+	"ops":      runBenchOps,
 	"quant":    runBenchQuant,
 	"rpc":      runBenchRPC,
 }
 
-const benchUsage = `usage: ggml bench alloc|matmul|dispatch|quant|demo|block|model|rpc [flags]
+const benchUsage = `usage: ggml bench alloc|matmul|dispatch|ops|quant|demo|block|model|rpc [flags]
 
   alloc     compute buffer sizes of our graph allocator beside ggml's gallocr
   matmul    MUL_MAT 4096x4096 by N columns, ours beside ggml
   dispatch  a 1000-op graph of tiny ADDs: the cost per operation
+  ops       SOFT_MAX, SWIGLU, SILU, GEGLU alone at the real models' sizes
   quant     quantization and activation from_float speed
   demo      the demo's decoder block
   block     the demo's decoder block through the scheduler on any device, with its profile
   model     a whole model: pp64 and tg32 tokens/s beside libllama in its own process, bandwidth, memory
   rpc       a decode step split over two RPC servers beside the local CPU, and ggml's pair
 
-matmul, dispatch, quant and demo take [-b NAME] [-threads N,...] [-ref ggml|none] [-tsv]
+matmul, dispatch, ops, quant and demo take [-b NAME] [-threads N,...] [-ref ggml|none] [-tsv]
 (-b: default GGML_DEVICE, else the best device); run 'ggml bench NAME -h' for each one's flags.`
 
 func runBench(args []string, stdout io.Writer) error {
@@ -52,7 +54,7 @@ func runBench(args []string, stdout io.Writer) error {
 	}
 	b, ok := benchmarks[args[0]]
 	if !ok {
-		return usageErrorf("unknown benchmark %q (have: alloc, matmul, dispatch, quant, demo, block, model, rpc)", args[0])
+		return usageErrorf("unknown benchmark %q (have: alloc, matmul, dispatch, ops, quant, demo, block, model, rpc)", args[0])
 	}
 	return b(args[1:], stdout)
 }

@@ -45,6 +45,7 @@ func TestBenchSpeedRows(t *testing.T) {
 		{[]string{"matmul", "-types", "q4_0", "-n", "1", "-threads", "1"}, []string{"matmul q4_0 n=1"}},
 		{[]string{"matmul", "-types", "q4_1", "-shape", "576x192,4096x4096", "-n", "1", "-threads", "1"}, []string{"matmul q4_1 576x192 n=1", "matmul q4_1 n=1"}},
 		{[]string{"quant", "-types", "q8_0", "-act", "q8_K"}, []string{"quantize q8_0", "from_float q8_K"}},
+		{[]string{"ops", "-ops", "softmax,geglu", "-threads", "1"}, []string{"op softmax x64", "op geglu x64"}},
 		{[]string{"demo", "-embd", "64", "-tokens", "2", "-ctx", "8", "-threads", "1"}, []string{"demo embd=64 tokens=2 ctx=8"}},
 	} {
 		code, out, errOut := runCmd(append(append([]string{"bench"}, c.args...), quick...)...)
@@ -74,6 +75,7 @@ func TestBenchSpeedBadFlags(t *testing.T) {
 		{"demo", "-embd", "64,128", "-tokens", "2"},
 		{"demo", "-embd", "100", "-tokens", "2"},
 		{"quant", "extra"},
+		{"ops", "-ops", "what"},
 	} {
 		code, _, errOut := runCmd(append([]string{"bench"}, args...)...)
 		require.Equal(t, 2, code, "%v: %s", args, errOut)

@@ -127,6 +127,8 @@ type asmVecFuncs struct {
 	// (zeros, |x| >= 2^29, infinities, NaN) and returns nonzero when there
 	// are some.
 	swiglu     grouped[func(dst, x, g *float32, n int)]
+	silu       grouped[func(dst, x *float32, n int)]
+	softmax    grouped[func(dst, src *float32, n int, max float32) float64]
 	expf       grouped[func(dst, src *float32, n int)]
 	f32ToF16   grouped[func(dst *uint16, src *float32, n int)]
 	sincos     grouped[func(s, c, x *float64, n int) (other int)]
@@ -174,7 +176,9 @@ func asmMap[D, S any](k grouped[func(dst *D, src *S, n int)], generic func([]D, 
 	}
 }
 
-// asmSwiGLU wraps a SwiGLU loop; x and g are cut to dst's length.
+// asmSwiGLU wraps a SwiGLU loop; x and g are cut to dst's length. The
+// elements after the last whole group go one by one through the C
+// library's e^x (swigluLibc), as ggml's leftovers loop takes them.
 func asmSwiGLU(k grouped[func(dst, x, g *float32, n int)], generic func(dst, x, g []float32)) func(dst, x, g []float32) {
 	if k.fn == nil {
 		return generic
@@ -185,7 +189,7 @@ func asmSwiGLU(k grouped[func(dst, x, g *float32, n int)], generic func(dst, x, 
 			x, g = x[:len(dst)], g[:len(dst)]
 			k.fn(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(g), n)
 		}
-		generic(dst[n:], x[n:], g[n:])
+		swigluLibc(dst[n:], x[n:], g[n:])
 	}
 }
 
@@ -299,20 +303,24 @@ func asmDotVec[T float32 | uint16](op func(x, y *T, n int) float32, generic func
 func newAsmVec(name string, f asmVecFuncs) vecKernels {
 	g := genericVec
 	k := vecKernels{
-		name:       name,
-		add:        asmBinary(f.add, g.add),
-		sub:        asmBinary(f.sub, g.sub),
-		mul:        asmBinary(f.mul, g.mul),
-		div:        asmBinary(f.div, g.div),
-		scale:      asmScale(f.scale, g.scale),
-		mad:        asmMad(f.mad, g.mad),
-		dot:        asmDotVec(f.dot, g.dot),
-		dotF16:     asmDotVec(f.dotF16, g.dotF16),
-		madF16:     asmMad(f.madF16, g.madF16),
-		scaleF16:   asmScale(f.scaleF16, g.scaleF16),
-		f16ToF32:   g.f16ToF32,
-		f32ToF16:   asmMap(f.f32ToF16, g.f32ToF16),
-		swiglu:     asmSwiGLU(f.swiglu, g.swiglu),
+		name:     name,
+		add:      asmBinary(f.add, g.add),
+		sub:      asmBinary(f.sub, g.sub),
+		mul:      asmBinary(f.mul, g.mul),
+		div:      asmBinary(f.div, g.div),
+		scale:    asmScale(f.scale, g.scale),
+		mad:      asmMad(f.mad, g.mad),
+		dot:      asmDotVec(f.dot, g.dot),
+		dotF16:   asmDotVec(f.dotF16, g.dotF16),
+		madF16:   asmMad(f.madF16, g.madF16),
+		scaleF16: asmScale(f.scaleF16, g.scaleF16),
+		f16ToF32: g.f16ToF32,
+		f32ToF16: asmMap(f.f32ToF16, g.f32ToF16),
+		swiglu:   asmSwiGLU(f.swiglu, g.swiglu),
+		silu:     asmSiLU(f.silu, g.silu),
+		softmax:  asmSoftmax(f.softmax, g.softmax),
+		// Every assembly level has FMA, as the ggml builds it stands for.
+		fusedGELU:  true,
 		expf:       asmMap(f.expf, g.expf),
 		sincos:     asmSincos(f.sincos, g.sincos),
 		ropeNeox:   asmRopeNeox(f.ropeNeox, g.ropeNeox),

@@ -78,6 +78,17 @@ func ewMap(p *Params, t *graph.Tensor, f func(float32) float32) {
 	})
 }
 
+// ewMapRow is ewMap with f taking a whole row: dst = f(src), in place.
+func ewMapRow(p *Params, t *graph.Tensor, f func(dst, src []float32)) {
+	a := t.Src[0]
+	row := make([]float32, t.Ne[0])
+	forRows(p, t, func(i1, i2, i3 int64) {
+		ewReadRow(a, ewRowOffset(a, i1, i2, i3), row)
+		f(row, row)
+		ewWriteRow(t, ewRowOffset(t, i1, i2, i3), row)
+	})
+}
+
 // ewSameType reports whether t and its first source have the same type,
 // one of types.
 func ewSameType(t *graph.Tensor, types ...quant.Type) bool {
@@ -209,8 +220,6 @@ func stdClamp(v, lo, hi float32) float32 {
 	return v
 }
 
-func siluf(x float32) float32 { return x / (1 + expf(-x)) }
-
 // unaryFunc returns the element function of a generic unary kernel (the
 // UNARY ops that take no parameters and are not table-driven, and SQR,
 // SQRT, LOG, SIN, COS), or nil.
@@ -269,22 +278,22 @@ func unaryFunc(t *graph.Tensor) func(float32) float32 {
 			return 0
 		}
 	case ops.UnarySigmoid:
-		return func(x float32) float32 { return 1 / (1 + expf(-x)) }
+		return func(x float32) float32 { return 1 / (1 + libcExpf(-x)) }
 	case ops.UnaryHardSigmoid:
 		return func(x float32) float32 { return fminf(1, fmaxf(0, (x+3)/6)) }
 	case ops.UnaryHardSwish:
 		return func(x float32) float32 { return x * fminf(1, fmaxf(0, (x+3)/6)) }
 	case ops.UnaryExp:
-		return expf
+		return libcExpf
 	case ops.UnaryExpm1:
 		// ggml computes expf(x) - 1, not expm1f.
-		return func(x float32) float32 { return expf(x) - 1 }
+		return func(x float32) float32 { return libcExpf(x) - 1 }
 	case ops.UnarySoftplus:
 		return func(x float32) float32 {
 			if x > 20 {
 				return x
 			}
-			return logf(1 + expf(x))
+			return logf(1 + libcExpf(x))
 		}
 	case ops.UnaryFloor:
 		return func(x float32) float32 { return float32(math.Floor(float64(x))) }
@@ -329,7 +338,12 @@ func computeUnary(p *Params, t *graph.Tensor) {
 	case ops.UnaryGELUERF:
 		ewMap(p, t, geluERF)
 	case ops.UnarySiLU:
-		ewMap(p, t, siluf)
+		if t.Type == quant.F32 {
+			// ggml_vec_silu_f32: the vector SiLU a row at a time.
+			ewMapRow(p, t, vec.silu)
+			return
+		}
+		ewMap(p, t, libcSiLU)
 	case ops.UnaryXIELU:
 		x := ops.XIELUParamsOf(t.Params)
 		ewMap(p, t, func(v float32) float32 {

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math"
 	"sync"
 
 	"github.com/ggml-go/ggml/graph"
@@ -13,29 +14,42 @@ import (
 // tensors (GGML_GELU_FP16, GGML_GELU_QUICK_FP16): the result is the F16
 // rounding of the function at the F16 rounding of x. The 0.25.1 library
 // does this too; matching it keeps us within test-backend-ops' 1e-7.
+// Each build fills its tables with its own arithmetic in ggml_cpu_init:
+// the FMA builds (haswell and up, and ARM's) contract GELU's
+// 1 + a*x*x into a fused multiply-add, which moves one entry of the 65,536
+// (TestGELUTablesMatchGGML), so the kernel sets that stand for those
+// builds (vecKernels.fusedGELU) take a table computed the same way.
 
 type geluTables struct {
 	gelu, quick [1 << 16]uint16
 }
 
 var (
-	geluOnce sync.Once
-	geluTab  *geluTables
+	geluOnce [2]sync.Once
+	geluTab  [2]*geluTables
 )
 
-// geluTable returns the tables, built on first use (ggml builds them in
-// ggml_cpu_init).
-func geluTable() *geluTables {
-	geluOnce.Do(func() {
+// geluTable returns the tables of the kernel set in use (vec), built on
+// first use (ggml builds them in ggml_cpu_init).
+func geluTable() *geluTables { return geluTableFor(vec.fusedGELU) }
+
+// geluTableFor returns the tables as a build with (fused) or without FMA
+// contraction fills them.
+func geluTableFor(fused bool) *geluTables {
+	i := 0
+	if fused {
+		i = 1
+	}
+	geluOnce[i].Do(func() {
 		t := new(geluTables)
-		for i := range t.gelu {
-			x := quant.FP16ToFP32(uint16(i))
-			t.gelu[i] = quant.FP32ToFP16(geluTanhF32(x))
-			t.quick[i] = quant.FP32ToFP16(geluQuickF32(x))
+		for j := range t.gelu {
+			x := quant.FP16ToFP32(uint16(j))
+			t.gelu[j] = quant.FP32ToFP16(geluTanhF32(x, fused))
+			t.quick[j] = quant.FP32ToFP16(geluQuickF32(x))
 		}
-		geluTab = t
+		geluTab[i] = t
 	})
-	return geluTab
+	return geluTab[i]
 }
 
 // GELU constants as ggml's vec.h spells them (float).
@@ -45,11 +59,39 @@ const (
 	sqrt2OverPiF32 float32 = 0.79788456080286535587989211986876
 )
 
-func geluTanhF32(x float32) float32 {
-	return 0.5 * x * (1 + tanhf(sqrt2OverPiF32*x*(1+float32(geluCoefA*x*x))))
+// geluTanhF32 is ggml_gelu_f32, 0.5x(1 + tanh(sqrt(2/pi) x (1 + a x^2))),
+// with 1 + (a x) x rounded once when fused.
+func geluTanhF32(x float32, fused bool) float32 {
+	inner := 1 + float32(geluCoefA*x*x)
+	if fused {
+		inner = fma32(geluCoefA*x, x, 1)
+	}
+	return 0.5 * x * (1 + tanhf(sqrt2OverPiF32*x*inner))
 }
 
-func geluQuickF32(x float32) float32 { return x * (1 / (1 + expf(geluQuickCoef*x))) }
+// fma32 is a*b + c rounded once to float32, for results in float32's
+// normal range (and infinities, NaN): a*b is exact in float64 and the sum
+// rounds there once; that rounding can only mislead the final one when it
+// lands on a midpoint between two floats that the exact sum was not on,
+// so there it is moved a float64 ulp toward the exact sum (whose error
+// TwoSum gives).
+func fma32(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	bb := s - p
+	err := (p - (s - bb)) + (float64(c) - bb)
+	if bits := math.Float64bits(s); bits&(1<<29-1) == 1<<28 && err != 0 {
+		if (err > 0) == (s > 0) {
+			bits++
+		} else {
+			bits--
+		}
+		s = math.Float64frombits(bits)
+	}
+	return float32(s)
+}
+
+func geluQuickF32(x float32) float32 { return x * (1 / (1 + libcExpf(geluQuickCoef*x))) }
 
 // geluLookup is ggml_vec_gelu_f32 / ggml_vec_gelu_quick_f32 on one element:
 // the table at x rounded to F16. GELU (clamped) saturates outside ±10 first.
@@ -98,12 +140,12 @@ func gluFunc(t *graph.Tensor) func(x, g float32) float32 {
 			return geluLookup(tab, false, x) * g
 		}
 	case ops.GLUSwiGLU:
-		return func(x, g float32) float32 { return siluf(x) * g }
+		return func(x, g float32) float32 { return libcSiLU(x) * g }
 	case ops.GLUSwiGLUOAI:
 		return func(x, g float32) float32 {
 			x = stdMin(x, gp.Limit)
 			g = stdClamp(g, -gp.Limit, gp.Limit)
-			return x / (1 + expf(gp.Alpha*(-x))) * (g + 1)
+			return x / (1 + libcExpf(gp.Alpha*(-x))) * (g + 1)
 		}
 	case ops.GLUGeGLUERF:
 		return func(x, g float32) float32 { return geluERF(x) * g }
@@ -114,7 +156,7 @@ func gluFunc(t *graph.Tensor) func(x, g float32) float32 {
 		return func(x, g float32) float32 {
 			x = stdMin(x, gp.Limit)
 			g = stdClamp(g, -gp.Limit, gp.Limit)
-			return siluf(x) * g
+			return libcSiLU(x) * g
 		}
 	}
 	return nil
@@ -161,6 +203,9 @@ func computeGLU(p *Params, t *graph.Tensor) {
 		whole = make([]float32, a.Ne[0])
 	}
 	swapped := ops.GLUParamsOf(t.Params).Swapped
+	// F32 SWIGLU is ggml_vec_swiglu_f32, the vector SiLU; F16's is its
+	// scalar loop (gluFunc).
+	vecSwiGLU := ops.GLUParamsOf(t.Params).Op == ops.GLUSwiGLU && t.Type == quant.F32
 	out := make([]float32, nc)
 	forRows(p, t, func(i1, i2, i3 int64) {
 		if b != nil {
@@ -175,8 +220,12 @@ func computeGLU(p *Params, t *graph.Tensor) {
 			copy(x, lo)
 			copy(g, hi)
 		}
-		for i := range out {
-			out[i] = f(x[i], g[i])
+		if vecSwiGLU {
+			vec.swiglu(out, x, g)
+		} else {
+			for i := range out {
+				out[i] = f(x[i], g[i])
+			}
 		}
 		ewWriteRow(t, ewRowOffset(t, i1, i2, i3), out)
 	})

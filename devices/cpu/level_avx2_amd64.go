@@ -90,7 +90,9 @@ var levelAVX2 = register(&level{
 		scaleF16: vecScaleF16AVX2,
 		f16ToF32: vecF16ToF32AVX2,
 
-		swiglu:     by(8, vecSwiGLUAVX2),
+		swiglu:     by(8, vswigluAVX2),
+		silu:       by(8, vsiluAVX2),
+		softmax:    by(8, vsoftmaxAVX2),
 		expf:       by(4, expfAVX2),
 		f32ToF16:   by(8, vecF32ToF16AVX2),
 		sincos:     by(4, sincosAVX2),

@@ -427,10 +427,11 @@ func alibiSlopes(nHead int64, maxBias float32) func(h int64) float32 {
 }
 
 // computeSoftMax: each row is scaled, gets slope times its mask row (row
-// i1 of the mask, broadcast over heads and batches by modulo), and is
-// normalized with the exponentials (the vector primitive's, a row per
-// call, as ggml's vectorized expf) summed in float64. A sink joins the
-// maximum and the sum as an extra logit of its head.
+// i1 of the mask, broadcast over heads and batches by modulo; a
+// multiply-add that ggml's FMA builds fuse, as vec.mad does on those
+// paths), and is normalized by ggml_vec_soft_max_f32's exponentials and
+// float64 sum (vec.softmax). A sink joins the maximum and the sum as an
+// extra logit of its head, through the C library's e^x as in ggml.
 func computeSoftMax(p *Params, t *graph.Tensor) {
 	a, mask, sinks := t.Src[0], t.Src[1], t.Src[2]
 	sp := ops.SoftMaxParamsOf(t.Params)
@@ -442,10 +443,7 @@ func computeSoftMax(p *Params, t *graph.Tensor) {
 		scaleRow(w, sp.Scale)
 		if mask != nil {
 			loadRow(mask, i1, i2%mask.Ne[2], i3%mask.Ne[3], m)
-			s := slope(i2)
-			for i := range w {
-				w[i] += float32(s * m[i])
-			}
+			vec.mad(w, m, slope(i2))
 		}
 		hi := float32(math.Inf(-1))
 		for _, v := range w {
@@ -456,16 +454,9 @@ func computeSoftMax(p *Params, t *graph.Tensor) {
 			sink = getF(quant.F32, sinks.Data, offset(sinks, i2, 0, 0, 0))
 			hi = max(hi, sink)
 		}
-		for i, v := range w {
-			w[i] = v - hi
-		}
-		vec.expf(w, w)
-		var sum float64
-		for _, e := range w {
-			sum += float64(e)
-		}
+		sum := vec.softmax(w, w, hi)
 		if sinks != nil {
-			sum += float64(expf(sink - hi))
+			sum += float64(libcExpf(sink - hi))
 		}
 		scaleRow(w, float32(1/sum))
 		storeRow(t, i1, i2, i3, w)

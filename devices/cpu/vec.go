@@ -52,8 +52,18 @@ type vecKernels struct {
 	// f16ToF32 and f32ToF16 convert rows (rounding to nearest even).
 	f16ToF32 func(dst []float32, src []uint16)
 	f32ToF16 func(dst []uint16, src []float32)
-	// swiglu: dst[i] = silu(x[i]) * g[i], silu(x) = x / (1 + e^-x).
+	// swiglu: dst[i] = silu(x[i]) * g[i], silu(x) = x / (1 + e^-x), and
+	// silu: dst[i] = silu(x[i]), with ggml's vector e^x (vexp.go): the
+	// bits of ggml_vec_swiglu_f32 and ggml_vec_silu_f32 of the ggml build
+	// the set stands for (x64 for the portable one, haswell for AVX2).
 	swiglu func(dst, x, g []float32)
+	silu   func(dst, x []float32)
+	// softmax: dst[i] = e^(src[i]-max) as ggml_vec_soft_max_f32 of that
+	// build, returning the sum it returns; dst may be src.
+	softmax func(dst, src []float32, max float32) float64
+	// fusedGELU: the set stands for a ggml build that fills its GELU
+	// table with a fused multiply-add (elementwise_glu.go).
+	fusedGELU bool
 	// expf: dst[i] = expf(src[i]), bit for bit; dst may be src.
 	expf func(dst, src []float32)
 	// sincos: s[i], c[i] = sincos(x[i]), bit for bit.
@@ -133,7 +143,9 @@ var genericVec = composeAttn(vecKernels{
 	},
 	f16ToF32: quant.FP16ToFP32Slice,
 	f32ToF16: quant.FP32ToFP16Slice,
-	swiglu:   vecGenericSwiGLU,
+	swiglu:   swigluSSE,
+	silu:     siluSSE,
+	softmax:  softmaxSSE,
 	expf: func(dst, src []float32) {
 		src = src[:len(dst)]
 		for i, x := range src {
@@ -305,13 +317,6 @@ func attnRowOffset(key int32, stride uint64) uint64 {
 		panic("cpu: negative attention row")
 	}
 	return uint64(key) * stride
-}
-
-func vecGenericSwiGLU(dst, x, g []float32) {
-	x, g = x[:len(dst)], g[:len(dst)]
-	for i, v := range x {
-		dst[i] = siluf(v) * g[i]
-	}
 }
 
 // vecGenericBinary is inlined into each generic binary op, so op is a

@@ -4,7 +4,7 @@ package cpu
 
 // The declarations of the avx2 level's vector primitives
 // (level_avx2_amd64.go lists them): newAsmVec's wrappers, e^x and sincos
-// over groups of four, SwiGLU, the F32->F16 conversion and rope's
+// over groups of four, the F32->F16 conversion and rope's
 // rotations over groups of eight, and flash attention's fused steps
 // (attn_amd64.go).
 
@@ -56,5 +56,13 @@ func vecScaleF16AVX2(y *uint16, n int, s float32)
 //go:noescape
 func vecF16ToF32AVX2(dst *float32, src *uint16, n int)
 
+// ggml's vector e^x loops (vexp_amd64.s), over whole groups of eight.
+
 //go:noescape
-func vecSwiGLUAVX2(dst, x, gate *float32, n int)
+func vsoftmaxAVX2(dst, src *float32, n int, max float32) float64
+
+//go:noescape
+func vswigluAVX2(dst, x, gate *float32, n int)
+
+//go:noescape
+func vsiluAVX2(dst, x *float32, n int)

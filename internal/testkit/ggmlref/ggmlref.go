@@ -56,6 +56,7 @@ type Lib struct {
 	cpuFP32ToFP16     uintptr
 	bf16ToFP32Row     uintptr
 	dequantizeQ8K     uintptr
+	geluTables        [2]uintptr // ggml_table_gelu_f16, ggml_table_gelu_quick_f16
 	version, commit   string
 	fp16ToFP32        func(uint16) float32
 	fp32ToFP16        func(float32) uint16
@@ -193,6 +194,11 @@ func OpenVariant(dir, variant string) (*Lib, error) {
 		l.Close()
 		return nil, err
 	}
+	// The GELU tables are data of the CPU library; a build that hides
+	// them leaves GELUTables an error.
+	for i, name := range []string{"ggml_table_gelu_f16", "ggml_table_gelu_quick_f16"} {
+		l.geluTables[i], _ = cpu.Sym(name)
+	}
 	purego.SyscallN(cpuInit)
 	r, _, _ := purego.SyscallN(version)
 	l.version = cString(r, 256)
@@ -277,6 +283,19 @@ func (l *Lib) Close() {
 		_ = l.libs[i].Close()
 	}
 	l.libs = nil
+}
+
+// GELUTables returns copies of the CPU build's GELU and GELU_QUICK tables
+// (F16 result by F16 input bits), which ggml_cpu_init fills and its GELU
+// kernels and gates read.
+func (l *Lib) GELUTables() (gelu, quick []uint16, err error) {
+	for i, dst := range []*[]uint16{&gelu, &quick} {
+		if l.geluTables[i] == 0 {
+			return nil, nil, fmt.Errorf("%w: the %s build does not export its GELU tables", ErrNotAvailable, l.variant)
+		}
+		*dst = append([]uint16(nil), unsafe.Slice((*uint16)(cPtr(l.geluTables[i])), 1<<16)...)
+	}
+	return gelu, quick, nil
 }
 
 // Dir is the folder the libraries were loaded from.
