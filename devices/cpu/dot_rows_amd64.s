@@ -194,23 +194,26 @@ convdone:
 	VFMADD231PS Y11, Y9, ACC
 
 // Q4_1 and Q5_1 against Q8_1 (dot_q8_amd64.s, Q81DOT1): the column's
-// block d and s are converted once per call, as floats, eight bytes per
-// block at R12 (Q81PREP); each row's block then takes one conversion of its
-// own d and m and one multiplication for both products, d*dy and m*s. MS1
-// (X5..X8) are the rows' scalar sums of m*s, Y10 the column block's d and
-// s, Y13 the nibble shifts (q40shift), Y14 the nibble mask (Q4_1; Q5_1's
-// fifth bits take Y14), Y15 ones16.
+// block d and s are converted once per call, as floats, and written four
+// times over, 32 bytes per block at R12 (Q81PREP); each block then takes,
+// for the group's four rows at once, one conversion of their d and m and
+// one multiplication for the eight products (lane 2r: row r's d*dy, lane
+// 2r+1 its m*s), which add into Y5's odd lanes as Q81SCALE adds m*s into
+// its scalar sum; each row's d*dy is broadcast from 8+8r(SP). Y13 holds the
+// nibble shifts (q40shift), Y14 the nibble mask (Q4_1; Q5_1's fifth bits
+// take Y14), Y15 ones16.
 #define Q81PREP \
-conv:                       \
-	TESTQ     CX, CX;       \
-	JZ        convdone;     \
-	VMOVD     0(DI), X12;   \
-	VCVTPH2PS X12, X12;     \
-	VMOVQ     X12, 0(R12);  \
-	ADDQ      $36, DI;      \
-	ADDQ      $8, R12;      \
-	DECQ      CX;           \
-	JMP       conv;         \
+conv:                               \
+	TESTQ        CX, CX;            \
+	JZ           convdone;          \
+	VMOVD        0(DI), X12;        \
+	VCVTPH2PS    X12, X12;          \
+	VPBROADCASTQ X12, Y12;          \
+	VMOVUPS      Y12, 0(R12);       \
+	ADDQ         $36, DI;           \
+	ADDQ         $32, R12;          \
+	DECQ         CX;                \
+	JMP          conv;              \
 convdone:
 
 #define Q81SETUP \
@@ -222,27 +225,22 @@ convdone:
 #define Q41LEVELS Q40U(2, Y4) // Q40U reads off+2: the quants at 4(SI)
 
 #define Q51LEVELS \
-	VBROADCASTI128 8(SI), Y4;          \
-	VPSRLVD        Y13, Y4, Y4;        \
-	VPAND          nib<>(SB), Y4, Y4;  \
-	FIFTHBITS(4(SI));                  \
+	VBROADCASTI128 8(SI), Y4;            \
+	VPSRLVD        Y13, Y4, Y4;          \
+	VPAND          nib<>(SB), Y4, Y4;    \
+	FIFTHBITS(4(SI));                    \
 	VPAND          hi10<>(SB), Y14, Y14; \
 	VPOR           Y14, Y4, Y4
 
-// Q81RBLOCK adds the current block of row ROW to ACC and MS: the float
-// sequence of Q81COL (Q81SCALE's products, then the fused multiply-add).
-#define Q81RBLOCK(ROW, ACC, MS, LEVELS) \
-	LEAQ         (ROW)(R13*1), SI;  \
-	LEVELS;                         \
-	VMOVD        0(SI), X12;        \
-	VCVTPH2PS    X12, X12;          \
-	VMULPS       X10, X12, X12;     \
-	VBROADCASTSS X12, Y11;          \
-	VMOVSHDUP    X12, X12;          \
-	VADDSS       X12, MS, MS;       \
-	VPMADDUBSW   4(DI), Y4, Y9;     \
-	VPMADDWD     Y15, Y9, Y9;       \
-	VCVTDQ2PS    Y9, Y9;            \
+// Q81RBLOCK adds the current block of row ROW to ACC: Q81COL's fused
+// multiply-add, its d*dy at so(SP).
+#define Q81RBLOCK(ROW, ACC, so, LEVELS) \
+	LEAQ         (ROW)(R13*1), SI; \
+	LEVELS;                        \
+	VBROADCASTSS so(SP), Y11;      \
+	VPMADDUBSW   4(DI), Y4, Y9;    \
+	VPMADDWD     Y15, Y9, Y9;      \
+	VCVTDQ2PS    Y9, Y9;           \
 	VFMADD231PS  Y11, Y9, ACC
 
 // Q81ROWS is the body of the Q8_1-activation four-row kernels, x blocks
@@ -261,34 +259,43 @@ convdone:
 	Q81SETUP;                    \
 	RGROUPSTART;                 \
 	MOVQ      dy+48(FP), R12;    \
-	VXORPS    X5, X5, X5;        \
-	VXORPS    X6, X6, X6;        \
-	VXORPS    X7, X7, X7;        \
-	VXORPS    X8, X8, X8;        \
+	VXORPS    Y5, Y5, Y5;        \
 block:                           \
 	TESTQ     CX, CX;            \
 	JZ        rowsend;           \
-	VMOVQ     0(R12), X10;       \
-	Q81RBLOCK(R8, Y0, X5, LEVELS);  \
-	Q81RBLOCK(R9, Y1, X6, LEVELS);  \
-	Q81RBLOCK(R10, Y2, X7, LEVELS); \
-	Q81RBLOCK(R11, Y3, X8, LEVELS); \
+	VMOVD     (R8)(R13*1), X12;  \
+	VPINSRD   $1, (R9)(R13*1), X12, X12;  \
+	VPINSRD   $2, (R10)(R13*1), X12, X12; \
+	VPINSRD   $3, (R11)(R13*1), X12, X12; \
+	VCVTPH2PS X12, Y12;          \
+	VMULPS    0(R12), Y12, Y12;  \
+	VADDPS    Y12, Y5, Y5;       \
+	VMOVUPS   Y12, 8(SP);        \
+	Q81RBLOCK(R8, Y0, 8, LEVELS);   \
+	Q81RBLOCK(R9, Y1, 16, LEVELS);  \
+	Q81RBLOCK(R10, Y2, 24, LEVELS); \
+	Q81RBLOCK(R11, Y3, 32, LEVELS); \
 	ADDQ      $XB, R13;          \
 	ADDQ      $36, DI;           \
-	ADDQ      $8, R12;           \
+	ADDQ      $32, R12;          \
 	DECQ      CX;                \
 	JMP       block;             \
 rowsend:                         \
 	MOVQ      0(SP), AX;         \
 	MOVQ      ogap+64(FP), CX;   \
+	VEXTRACTF128 $1, Y5, X6;     \
 	HSUM(Y0, X0, X4);            \
-	VADDSS    X5, X0, X0;        \
+	VMOVSHDUP X5, X9;            \
+	VADDSS    X9, X0, X0;        \
 	HSUM(Y1, X1, X4);            \
-	VADDSS    X6, X1, X1;        \
+	VPERMILPS $3, X5, X9;        \
+	VADDSS    X9, X1, X1;        \
 	HSUM(Y2, X2, X4);            \
-	VADDSS    X7, X2, X2;        \
+	VMOVSHDUP X6, X9;            \
+	VADDSS    X9, X2, X2;        \
 	HSUM(Y3, X3, X4);            \
-	VADDSS    X8, X3, X3;        \
+	VPERMILPS $3, X6, X9;        \
+	VADDSS    X9, X3, X3;        \
 	VMOVSS    X0, 0(AX);         \
 	VMOVSS    X1, (AX)(CX*1);    \
 	LEAQ      (AX)(CX*2), SI;    \
@@ -353,9 +360,9 @@ TEXT ·dotIQ4_NLRowsAVX2(SB), NOSPLIT, $8-72
 	Q80ROWS(SCALESPREP, TABLE(iq4nl), RPAIR, RONE, LOADIQ4NL, 18, 8)
 
 // func dotQ4_1RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotQ4_1RowsAVX2(SB), NOSPLIT, $8-72
+TEXT ·dotQ4_1RowsAVX2(SB), NOSPLIT, $40-72
 	Q81ROWS(Q41LEVELS, 20)
 
 // func dotQ5_1RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotQ5_1RowsAVX2(SB), NOSPLIT, $8-72
+TEXT ·dotQ5_1RowsAVX2(SB), NOSPLIT, $40-72
 	Q81ROWS(Q51LEVELS, 24)
