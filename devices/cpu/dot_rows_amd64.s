@@ -18,34 +18,48 @@
 //
 // Registers of the Q8_0-activation kernels: R8..R11 the group's rows, R13
 // the byte offset of the current blocks in them, SI the current row's
-// blocks, DI the column's, R12 the column's scales as floats, CX the
-// blocks left, BX the groups left, DX the stride; 0(SP) the output.
+// blocks, DI the column's, R12 what PREP made of the column's blocks (each
+// block's scale as a float, four times over, first), CX the blocks left,
+// BX the groups left, DX the stride; 0(SP) the output, 8(SP) on the
+// current blocks' products xd*dy, row r's at 8+4r (first block) and 24+4r
+// (second).
 
-// RSCALE2 is SCALE2 from the converted column scales at 0(R12): the two
-// products xd*dy in every lane of Y11 and Y12, using AX and T.
-#define RSCALE2(xo1, T) \
-	MOVWLZX      0(SI), AX;             \
-	VMOVD        AX, X12;               \
-	VPINSRW      $1, xo1(SI), X12, X12; \
-	VCVTPH2PS    X12, X12;              \
-	VMULPS       0(R12), X12, X12;      \
-	VBROADCASTSS X12, Y11;              \
-	VMOVSHDUP    X12, T;                \
-	VBROADCASTSS T, Y12
+// RGATHER2 makes the products xd*dy of the current two blocks of the
+// group's four rows (blocks XB bytes apart) at 8(SP): the eight x scales
+// in one conversion, one multiplication by the column's scales at 0(R12).
+// Each is the product SCALE2 makes for its row.
+#define RGATHER2(XB) \
+	MOVWLZX   (R8)(R13*1), AX;              \
+	VMOVD     AX, X12;                      \
+	VPINSRW   $1, (R9)(R13*1), X12, X12;    \
+	VPINSRW   $2, (R10)(R13*1), X12, X12;   \
+	VPINSRW   $3, (R11)(R13*1), X12, X12;   \
+	VPINSRW   $4, XB(R8)(R13*1), X12, X12;  \
+	VPINSRW   $5, XB(R9)(R13*1), X12, X12;  \
+	VPINSRW   $6, XB(R10)(R13*1), X12, X12; \
+	VPINSRW   $7, XB(R11)(R13*1), X12, X12; \
+	VCVTPH2PS X12, Y12;                     \
+	VMULPS    0(R12), Y12, Y12;             \
+	VMOVUPS   Y12, 8(SP)
 
-// RSCALE1 is SCALE for the block of row SI and the converted scale at
-// 0(R12), into Y11.
-#define RSCALE1 \
-	H1(0(SI), X11);                \
-	VMULSS       0(R12), X11, X11; \
-	VBROADCASTSS X11, Y11
+// RGATHER1 is RGATHER2 for one block.
+#define RGATHER1 \
+	MOVWLZX   (R8)(R13*1), AX;            \
+	VMOVD     AX, X12;                    \
+	VPINSRW   $1, (R9)(R13*1), X12, X12;  \
+	VPINSRW   $2, (R10)(R13*1), X12, X12; \
+	VPINSRW   $3, (R11)(R13*1), X12, X12; \
+	VCVTPH2PS X12, X12;                   \
+	VMULPS    0(R12), X12, X12;           \
+	VMOVUPS   X12, 8(SP)
 
 // Q80ROWS is the body of the Q8_0-activation four-row kernels. PREP
 // converts what the rows need of the column into 0(R12) on, SLOT bytes
-// per pair of blocks with the pair's two scales (floats) first; SETUP
-// loads constants; PAIR(ROW, ACC, LOAD, XB) and ONE(ROW, ACC, LOAD) add
-// two blocks and one block of row ROW to ACC as PAIR and ONE do for the
-// single kernel; x blocks are XB bytes.
+// per pair of blocks with the pair's two scales (floats, four copies of
+// each) first; SETUP loads constants; PAIR(ROW, ACC, LOAD, XB, r4) and
+// ONE(ROW, ACC, LOAD, r4) add two blocks and one block of row ROW (r4 =
+// 4r) to ACC as PAIR and ONE do for the single kernel, their products
+// xd*dy from 8(SP); x blocks are XB bytes.
 #define Q80ROWS(PREP, SETUP, PAIR, ONE, LOAD, XB, SLOT) \
 	MOVQ      out+56(FP), AX;        \
 	MOVQ      AX, 0(SP);             \
@@ -62,10 +76,11 @@
 pair:                                \
 	CMPQ      CX, $2;                \
 	JLT       one;                   \
-	PAIR(R8, Y0, LOAD, XB);          \
-	PAIR(R9, Y1, LOAD, XB);          \
-	PAIR(R10, Y2, LOAD, XB);         \
-	PAIR(R11, Y3, LOAD, XB);         \
+	RGATHER2(XB);                    \
+	PAIR(R8, Y0, LOAD, XB, 0);       \
+	PAIR(R9, Y1, LOAD, XB, 4);       \
+	PAIR(R10, Y2, LOAD, XB, 8);      \
+	PAIR(R11, Y3, LOAD, XB, 12);     \
 	ADDQ      $(2*XB), R13;          \
 	ADDQ      $68, DI;               \
 	ADDQ      $SLOT, R12;            \
@@ -74,37 +89,50 @@ pair:                                \
 one:                                 \
 	CMPQ      CX, $1;                \
 	JLT       groupend;              \
-	ONE(R8, Y0, LOAD);               \
-	ONE(R9, Y1, LOAD);               \
-	ONE(R10, Y2, LOAD);              \
-	ONE(R11, Y3, LOAD);              \
+	RGATHER1;                        \
+	ONE(R8, Y0, LOAD, 0);            \
+	ONE(R9, Y1, LOAD, 4);            \
+	ONE(R10, Y2, LOAD, 8);           \
+	ONE(R11, Y3, LOAD, 12);          \
 	RGROUPEND
 
+// SCALE4 writes at o(R12) four copies of the scale of the column block at
+// b(DI), as a float, using AX and X12.
+#define SCALE4(b, o) \
+	H1(b(DI), X12);            \
+	VBROADCASTSS X12, X12;     \
+	VMOVUPS      X12, o(R12)
+
 // The sign-trick types (Q8_0, Q5_0, IQ4_NL): each row's blocks decoded by
-// LOAD, the column's scales converted to floats four bytes apart.
+// LOAD, the column's scales converted to floats, 16 bytes a block.
 #define SCALESPREP \
 conv:                      \
 	TESTQ  CX, CX;         \
 	JZ     convdone;       \
-	H1(0(DI), X12);        \
-	VMOVSS X12, 0(R12);    \
+	SCALE4(0, 0);          \
 	ADDQ   $34, DI;        \
-	ADDQ   $4, R12;        \
+	ADDQ   $16, R12;       \
 	DECQ   CX;             \
 	JMP    conv;           \
 convdone:
 
-#define RPAIR(ROW, ACC, LOAD, XB) \
+// RSCALES puts the products xd*dy of row r4/4's current two blocks in
+// every lane of Y11 and Y12.
+#define RSCALES(r4) \
+	VBROADCASTSS 8+r4(SP), Y11; \
+	VBROADCASTSS 24+r4(SP), Y12
+
+#define RPAIR(ROW, ACC, LOAD, XB, r4) \
 	LEAQ (ROW)(R13*1), SI; \
 	LOAD(0, Y4, Y5);       \
 	LOAD(XB, Y6, Y7);      \
-	RSCALE2(XB, X13);      \
+	RSCALES(r4);           \
 	PAIR(DI, ACC)
 
-#define RONE(ROW, ACC, LOAD) \
+#define RONE(ROW, ACC, LOAD, r4) \
 	LEAQ         (ROW)(R13*1), SI; \
 	LOAD(0, Y4, Y5);               \
-	RSCALE1;                       \
+	VBROADCASTSS 8+r4(SP), Y11;    \
 	Q8DOT(Y4, Y5, 2(DI), Y8, Y9);  \
 	VFMADD231PS  Y11, Y9, ACC
 
@@ -112,7 +140,7 @@ convdone:
 // offset of 8 taken off each lane as 8 * (the sum of its four y), made
 // once per call. Those are the integers of dotQ4_0AVX2's sign trick, with
 // fewer instructions per row. Q40PREP writes, per pair of column blocks,
-// 80 bytes at R12: the two scales, 8 spare bytes, the two blocks' lane
+// 96 bytes at R12: the two scales (four copies each), the two blocks' lane
 // offsets (eight int32 each). Y13 holds the shift counts that put a
 // block's high nibbles in the high lane (q40shift), Y14 the nibble mask,
 // Y15 ones16.
@@ -123,7 +151,7 @@ DATA q40shift<>+24(SB)/8, $0x0000000400000004
 GLOBL q40shift<>(SB), RODATA|NOPTR, $32
 
 // Q40OFF writes at o(R12) the lane offsets of the column block at b(DI),
-// with the eights in Y14 and ones16 in Y15.
+// with the offset bytes in Y14 and ones16 in Y15.
 #define Q40OFF(b, o) \
 	VPMADDUBSW b+2(DI), Y14, Y12; \
 	VPMADDWD   Y15, Y12, Y12;     \
@@ -140,22 +168,19 @@ GLOBL q40shift<>(SB), RODATA|NOPTR, $32
 conv:                          \
 	CMPQ   CX, $2;             \
 	JLT    conv1;              \
-	H1(0(DI), X12);            \
-	VMOVSS X12, 0(R12);        \
-	H1(34(DI), X12);           \
-	VMOVSS X12, 4(R12);        \
-	Q40OFF(0, 16);             \
-	Q40OFF(34, 48);            \
+	SCALE4(0, 0);              \
+	SCALE4(34, 16);            \
+	Q40OFF(0, 32);             \
+	Q40OFF(34, 64);            \
 	ADDQ   $68, DI;            \
-	ADDQ   $80, R12;           \
+	ADDQ   $96, R12;           \
 	SUBQ   $2, CX;             \
 	JMP    conv;               \
 conv1:                         \
 	TESTQ  CX, CX;             \
 	JZ     convdone;           \
-	H1(0(DI), X12);            \
-	VMOVSS X12, 0(R12);        \
-	Q40OFF(0, 16);             \
+	SCALE4(0, 0);              \
+	Q40OFF(0, 32);             \
 convdone:
 
 #define Q40SETUP \
@@ -176,41 +201,44 @@ convdone:
 	VPSUBD     o(R12), P, P; \
 	VCVTDQ2PS  P, P
 
-#define Q40PAIR(ROW, ACC, LOAD, XB) \
+#define Q40PAIR(ROW, ACC, LOAD, XB, r4) \
 	LEAQ        (ROW)(R13*1), SI; \
 	Q40U(0, Y4);                  \
 	Q40U(18, Y6);                 \
-	RSCALE2(18, X5);              \
-	Q40UDOT(Y4, 2, 16, Y9);       \
+	RSCALES(r4);                  \
+	Q40UDOT(Y4, 2, 32, Y9);       \
 	VFMADD231PS Y11, Y9, ACC;     \
-	Q40UDOT(Y6, 36, 48, Y9);      \
+	Q40UDOT(Y6, 36, 64, Y9);      \
 	VFMADD231PS Y12, Y9, ACC
 
-#define Q40ONE(ROW, ACC, LOAD) \
-	LEAQ        (ROW)(R13*1), SI; \
-	Q40U(0, Y4);                  \
-	RSCALE1;                      \
-	Q40UDOT(Y4, 2, 16, Y9);       \
-	VFMADD231PS Y11, Y9, ACC
+#define Q40ONE(ROW, ACC, LOAD, r4) \
+	LEAQ         (ROW)(R13*1), SI; \
+	Q40U(0, Y4);                   \
+	VBROADCASTSS 8+r4(SP), Y11;    \
+	Q40UDOT(Y4, 2, 32, Y9);        \
+	VFMADD231PS  Y11, Y9, ACC
 
 // Q4_1 and Q5_1 against Q8_1 (dot_q8_amd64.s, Q81DOT1): the column's
-// block d and s are converted once per call, as floats, eight bytes per
-// block at R12 (Q81PREP); each row's block then takes one conversion of its
-// own d and m and one multiplication for both products, d*dy and m*s. MS1
-// (X5..X8) are the rows' scalar sums of m*s, Y10 the column block's d and
-// s, Y13 the nibble shifts (q40shift), Y14 the nibble mask (Q4_1; Q5_1's
-// fifth bits take Y14), Y15 ones16.
+// block d and s are converted once per call, as floats, and written four
+// times over, 32 bytes per block at R12 (Q81PREP); each block then takes,
+// for the group's four rows at once, one conversion of their d and m and
+// one multiplication for the eight products (lane 2r: row r's d*dy, lane
+// 2r+1 its m*s), which add into Y5's odd lanes as Q81SCALE adds m*s into
+// its scalar sum; each row's d*dy is broadcast from 8+8r(SP). Y13 holds the
+// nibble shifts (q40shift), Y14 the nibble mask (Q4_1; Q5_1's fifth bits
+// take Y14), Y15 ones16.
 #define Q81PREP \
-conv:                       \
-	TESTQ     CX, CX;       \
-	JZ        convdone;     \
-	VMOVD     0(DI), X12;   \
-	VCVTPH2PS X12, X12;     \
-	VMOVQ     X12, 0(R12);  \
-	ADDQ      $36, DI;      \
-	ADDQ      $8, R12;      \
-	DECQ      CX;           \
-	JMP       conv;         \
+conv:                               \
+	TESTQ        CX, CX;            \
+	JZ           convdone;          \
+	VMOVD        0(DI), X12;        \
+	VCVTPH2PS    X12, X12;          \
+	VPBROADCASTQ X12, Y12;          \
+	VMOVUPS      Y12, 0(R12);       \
+	ADDQ         $36, DI;           \
+	ADDQ         $32, R12;          \
+	DECQ         CX;                \
+	JMP          conv;              \
 convdone:
 
 #define Q81SETUP \
@@ -222,27 +250,22 @@ convdone:
 #define Q41LEVELS Q40U(2, Y4) // Q40U reads off+2: the quants at 4(SI)
 
 #define Q51LEVELS \
-	VBROADCASTI128 8(SI), Y4;          \
-	VPSRLVD        Y13, Y4, Y4;        \
-	VPAND          nib<>(SB), Y4, Y4;  \
-	FIFTHBITS(4(SI));                  \
+	VBROADCASTI128 8(SI), Y4;            \
+	VPSRLVD        Y13, Y4, Y4;          \
+	VPAND          nib<>(SB), Y4, Y4;    \
+	FIFTHBITS(4(SI));                    \
 	VPAND          hi10<>(SB), Y14, Y14; \
 	VPOR           Y14, Y4, Y4
 
-// Q81RBLOCK adds the current block of row ROW to ACC and MS: the float
-// sequence of Q81COL (Q81SCALE's products, then the fused multiply-add).
-#define Q81RBLOCK(ROW, ACC, MS, LEVELS) \
-	LEAQ         (ROW)(R13*1), SI;  \
-	LEVELS;                         \
-	VMOVD        0(SI), X12;        \
-	VCVTPH2PS    X12, X12;          \
-	VMULPS       X10, X12, X12;     \
-	VBROADCASTSS X12, Y11;          \
-	VMOVSHDUP    X12, X12;          \
-	VADDSS       X12, MS, MS;       \
-	VPMADDUBSW   4(DI), Y4, Y9;     \
-	VPMADDWD     Y15, Y9, Y9;       \
-	VCVTDQ2PS    Y9, Y9;            \
+// Q81RBLOCK adds the current block of row ROW to ACC: Q81COL's fused
+// multiply-add, its d*dy at so(SP).
+#define Q81RBLOCK(ROW, ACC, so, LEVELS) \
+	LEAQ         (ROW)(R13*1), SI; \
+	LEVELS;                        \
+	VBROADCASTSS so(SP), Y11;      \
+	VPMADDUBSW   4(DI), Y4, Y9;    \
+	VPMADDWD     Y15, Y9, Y9;      \
+	VCVTDQ2PS    Y9, Y9;           \
 	VFMADD231PS  Y11, Y9, ACC
 
 // Q81ROWS is the body of the Q8_1-activation four-row kernels, x blocks
@@ -261,34 +284,43 @@ convdone:
 	Q81SETUP;                    \
 	RGROUPSTART;                 \
 	MOVQ      dy+48(FP), R12;    \
-	VXORPS    X5, X5, X5;        \
-	VXORPS    X6, X6, X6;        \
-	VXORPS    X7, X7, X7;        \
-	VXORPS    X8, X8, X8;        \
+	VXORPS    Y5, Y5, Y5;        \
 block:                           \
 	TESTQ     CX, CX;            \
 	JZ        rowsend;           \
-	VMOVQ     0(R12), X10;       \
-	Q81RBLOCK(R8, Y0, X5, LEVELS);  \
-	Q81RBLOCK(R9, Y1, X6, LEVELS);  \
-	Q81RBLOCK(R10, Y2, X7, LEVELS); \
-	Q81RBLOCK(R11, Y3, X8, LEVELS); \
+	VMOVD     (R8)(R13*1), X12;  \
+	VPINSRD   $1, (R9)(R13*1), X12, X12;  \
+	VPINSRD   $2, (R10)(R13*1), X12, X12; \
+	VPINSRD   $3, (R11)(R13*1), X12, X12; \
+	VCVTPH2PS X12, Y12;          \
+	VMULPS    0(R12), Y12, Y12;  \
+	VADDPS    Y12, Y5, Y5;       \
+	VMOVUPS   Y12, 8(SP);        \
+	Q81RBLOCK(R8, Y0, 8, LEVELS);   \
+	Q81RBLOCK(R9, Y1, 16, LEVELS);  \
+	Q81RBLOCK(R10, Y2, 24, LEVELS); \
+	Q81RBLOCK(R11, Y3, 32, LEVELS); \
 	ADDQ      $XB, R13;          \
 	ADDQ      $36, DI;           \
-	ADDQ      $8, R12;           \
+	ADDQ      $32, R12;          \
 	DECQ      CX;                \
 	JMP       block;             \
 rowsend:                         \
 	MOVQ      0(SP), AX;         \
 	MOVQ      ogap+64(FP), CX;   \
+	VEXTRACTF128 $1, Y5, X6;     \
 	HSUM(Y0, X0, X4);            \
-	VADDSS    X5, X0, X0;        \
+	VMOVSHDUP X5, X9;            \
+	VADDSS    X9, X0, X0;        \
 	HSUM(Y1, X1, X4);            \
-	VADDSS    X6, X1, X1;        \
+	VPERMILPS $3, X5, X9;        \
+	VADDSS    X9, X1, X1;        \
 	HSUM(Y2, X2, X4);            \
-	VADDSS    X7, X2, X2;        \
+	VMOVSHDUP X6, X9;            \
+	VADDSS    X9, X2, X2;        \
 	HSUM(Y3, X3, X4);            \
-	VADDSS    X8, X3, X3;        \
+	VPERMILPS $3, X6, X9;        \
+	VADDSS    X9, X3, X3;        \
 	VMOVSS    X0, 0(AX);         \
 	VMOVSS    X1, (AX)(CX*1);    \
 	LEAQ      (AX)(CX*2), SI;    \
@@ -319,43 +351,43 @@ done:                            \
 	VPAND          hi10<>(SB), Y14, Y14; \
 	VPOR           Y14, XU, XU
 
-#define Q50PAIR(ROW, ACC, LOAD, XB) \
+#define Q50PAIR(ROW, ACC, LOAD, XB, r4) \
 	LEAQ        (ROW)(R13*1), SI; \
 	Q50U(0, Y4);                  \
 	Q50U(22, Y6);                 \
-	RSCALE2(22, X5);              \
-	Q40UDOT(Y4, 2, 16, Y9);       \
+	RSCALES(r4);                  \
+	Q40UDOT(Y4, 2, 32, Y9);       \
 	VFMADD231PS Y11, Y9, ACC;     \
-	Q40UDOT(Y6, 36, 48, Y9);      \
+	Q40UDOT(Y6, 36, 64, Y9);      \
 	VFMADD231PS Y12, Y9, ACC
 
-#define Q50ONE(ROW, ACC, LOAD) \
-	LEAQ        (ROW)(R13*1), SI; \
-	Q50U(0, Y4);                  \
-	RSCALE1;                      \
-	Q40UDOT(Y4, 2, 16, Y9);       \
-	VFMADD231PS Y11, Y9, ACC
+#define Q50ONE(ROW, ACC, LOAD, r4) \
+	LEAQ         (ROW)(R13*1), SI; \
+	Q50U(0, Y4);                   \
+	VBROADCASTSS 8+r4(SP), Y11;    \
+	Q40UDOT(Y4, 2, 32, Y9);        \
+	VFMADD231PS  Y11, Y9, ACC
 
 // func dotQ8_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotQ8_0RowsAVX2(SB), NOSPLIT, $8-72
-	Q80ROWS(SCALESPREP, NOSETUP, RPAIR, RONE, LOADQ8_0, 34, 8)
+TEXT ·dotQ8_0RowsAVX2(SB), NOSPLIT, $40-72
+	Q80ROWS(SCALESPREP, NOSETUP, RPAIR, RONE, LOADQ8_0, 34, 32)
 
 // func dotQ4_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotQ4_0RowsAVX2(SB), NOSPLIT, $8-72
-	Q80ROWS(Q40PREP, Q40SETUP, Q40PAIR, Q40ONE, NOLOAD, 18, 80)
+TEXT ·dotQ4_0RowsAVX2(SB), NOSPLIT, $40-72
+	Q80ROWS(Q40PREP, Q40SETUP, Q40PAIR, Q40ONE, NOLOAD, 18, 96)
 
 // func dotQ5_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotQ5_0RowsAVX2(SB), NOSPLIT, $8-72
-	Q80ROWS(QUPREP(hi10), Q50SETUP, Q50PAIR, Q50ONE, NOLOAD, 22, 80)
+TEXT ·dotQ5_0RowsAVX2(SB), NOSPLIT, $40-72
+	Q80ROWS(QUPREP(hi10), Q50SETUP, Q50PAIR, Q50ONE, NOLOAD, 22, 96)
 
 // func dotIQ4_NLRowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotIQ4_NLRowsAVX2(SB), NOSPLIT, $8-72
-	Q80ROWS(SCALESPREP, TABLE(iq4nl), RPAIR, RONE, LOADIQ4NL, 18, 8)
+TEXT ·dotIQ4_NLRowsAVX2(SB), NOSPLIT, $40-72
+	Q80ROWS(SCALESPREP, TABLE(iq4nl), RPAIR, RONE, LOADIQ4NL, 18, 32)
 
 // func dotQ4_1RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotQ4_1RowsAVX2(SB), NOSPLIT, $8-72
+TEXT ·dotQ4_1RowsAVX2(SB), NOSPLIT, $40-72
 	Q81ROWS(Q41LEVELS, 20)
 
 // func dotQ5_1RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotQ5_1RowsAVX2(SB), NOSPLIT, $8-72
+TEXT ·dotQ5_1RowsAVX2(SB), NOSPLIT, $40-72
 	Q81ROWS(Q51LEVELS, 24)
