@@ -25,12 +25,11 @@ type compiledModel struct {
 	cm      uintptr
 	weights uintptr // the U8 tensor over the weights blob
 	side    []byte  // small constants, outside the Go heap
-	// copiedWeights is how much of side is weights converted at compile
-	// time (quantized weights not in a WEIGHTS buffer).
-	copiedWeights uint64
-	freeMem       func() error
-	params        []slot // Parameter order
-	results       []slot // Result order
+	// conv are the host tensors' conversions its Constants point at.
+	conv    []*convEntry
+	freeMem func() error
+	params  []slot // Parameter order
+	results []slot // Result order
 	// dump is the DUMP_IR path prefix of this model ("" when not dumped);
 	// its first run also writes the inputs and outputs next to it.
 	dump   string
@@ -339,6 +338,8 @@ func (cm *compiledModel) free(n *native) {
 	if cm.freeMem != nil {
 		_ = cm.freeMem()
 	}
+	releaseAll(cm.conv)
+	cm.conv = nil
 }
 
 // compile builds the IR of g and compiles it.
@@ -364,16 +365,20 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		b.stateIDs = map[*graph.Tensor]string{}
 	}
 	if err := b.translate(g); err != nil {
+		releaseAll(b.conv)
 		return nil, err
 	}
 	outs := b.outputs(g)
 	if len(outs) == 0 {
+		releaseAll(b.conv)
 		return nil, fmt.Errorf("%w: graph writes nothing", ErrTranslate)
 	}
-	cm := &compiledModel{key: k.key, stateful: len(b.stateIDs) > 0, copiedWeights: b.copiedWeights}
+	// From here every failure frees cm, and with it the conversions.
+	cm := &compiledModel{key: k.key, stateful: len(b.stateIDs) > 0, conv: b.conv}
 	for _, p := range b.params {
 		loc, ok := k.locs[p.t]
 		if !ok {
+			be.freeModel(cm)
 			return nil, fmt.Errorf("%w: input %s not reachable from the graph", ErrTranslate, p.t.Name)
 		}
 		cm.params = append(cm.params, slot{loc: loc, et: p.et, shape: p.shape})
@@ -382,6 +387,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		b.stateAssign(o)
 		loc, ok := k.locs[o.t]
 		if !ok {
+			be.freeModel(cm)
 			return nil, fmt.Errorf("%w: output %s not reachable from the graph", ErrTranslate, o.t.Name)
 		}
 		b.m.result(o.t.Name, o.v)
@@ -391,6 +397,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	if len(b.m.side) > 0 {
 		mem, free, err := hostAlloc(uint64(len(b.m.side)))
 		if err != nil {
+			be.freeModel(cm)
 			return nil, err
 		}
 		copy(mem, b.m.side)
@@ -546,6 +553,9 @@ func (be *ovBackend) importModel(cm *compiledModel, path string) (bool, error) {
 		return false, err
 	}
 	be.dev.cache.count(&be.dev.cache.imported)
+	// The blob holds its constants: the conversions were for the IR only.
+	releaseAll(cm.conv)
+	cm.conv = nil
 	return true, nil
 }
 

@@ -18,6 +18,7 @@ type device struct {
 	bt, hbt *bufferType
 	weights weightRegistry
 	cache   *modelCache
+	conv    convCache
 }
 
 func newDevice(index int, rt *runtimeCtx) *device {
@@ -122,9 +123,9 @@ type WeightMemory struct {
 	// Released is the part of Buffers whose pages
 	// GGML_OPENVINO_RELEASE_WEIGHTS dropped.
 	Released uint64
-	// Copied is weight bytes converted into the constants of cached
-	// compiled models (quantized weights that were not in a WEIGHTS
-	// buffer): held a second time.
+	// Copied is weight bytes converted for the compiled models from
+	// quantized tensors that were not in a WEIGHTS buffer (once each,
+	// shared by the models): held a second time beside the tensor.
 	Copied uint64
 	// Models is the number of compiled models in the device's cache.
 	Models int
@@ -140,7 +141,7 @@ func (m WeightMemory) String() string {
 	if m.Released > 0 {
 		s += fmt.Sprintf(", %.1f MiB of them released", float64(m.Released)/mib)
 	}
-	return s + fmt.Sprintf(", %.1f MiB copied into %d compiled model(s)", float64(m.Copied)/mib, m.Models)
+	return s + fmt.Sprintf(", %.1f MiB converted from host tensors for %d compiled model(s)", float64(m.Copied)/mib, m.Models)
 }
 
 // LibraryReport says which libopenvino_c the device runs on and every
@@ -169,10 +170,8 @@ func (d *device) WeightMemory() WeightMemory {
 	d.weights.mu.Lock()
 	m.Released = d.weights.dropped
 	d.weights.mu.Unlock()
+	m.Copied = d.conv.bytes()
 	d.cache.mu.Lock()
-	for _, cm := range d.cache.models {
-		m.Copied += cm.copiedWeights
-	}
 	m.Models = len(d.cache.models)
 	d.cache.mu.Unlock()
 	return m

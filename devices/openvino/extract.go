@@ -295,16 +295,45 @@ func scaleMinK4(j int, q []byte) (sc, m uint8) {
 }
 
 // requantize converts t to l.requant from its dequantized values, as
-// ggml-openvino does (to_float, then its own quantize_q8_0 / q4_0).
+// ggml-openvino does (to_float, then its own quantize_q8_0 / q4_0). It
+// dequantizes a few rows at a time (whole groups each): the whole tensor
+// in f32 was 125 MB of garbage for a 32000x1024 output weight, which the
+// Go heap kept and the process's peak RSS counted.
 func requantize(t *graph.Tensor, l extractedLayout, src, w, sc []byte) error {
-	x, err := quant.Dequantize(t.Type, src, int(t.NElements()))
-	if err != nil {
-		return err
+	ne0, rows := int(t.Ne[0]), int(t.NElements()/t.Ne[0])
+	g := max(int(l.group), 1)
+	// Rows per chunk: a whole number of groups, and at least 64 KiB of
+	// values where the rows are short.
+	step := g / gcd(ne0, g)
+	for step*ne0 < 16384 && step < rows {
+		step *= 2
 	}
+	rowBytes := int(t.Type.RowSize(int64(ne0)))
+	x := make([]float32, 0, step*ne0)
+	for r0 := 0; r0 < rows; r0 += step {
+		n := min(step, rows-r0) * ne0
+		x = x[:n]
+		if err := quant.DequantizeInto(x, t.Type, src[r0*rowBytes:]); err != nil {
+			return err
+		}
+		requantChunk(l, x, r0*ne0, w, sc)
+	}
+	return nil
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// requantChunk converts the values x of elements e0.. (whole groups).
+func requantChunk(l extractedLayout, x []float32, e0 int, w, sc []byte) {
 	switch l.requant {
 	case requantF16:
 		for i, v := range x {
-			binary.LittleEndian.PutUint16(w[2*i:], quant.FP32ToFP16(v))
+			binary.LittleEndian.PutUint16(w[2*(e0+i):], quant.FP32ToFP16(v))
 		}
 	case requantQ8_0C:
 		g := int(l.group)
@@ -319,9 +348,10 @@ func requantize(t *graph.Tensor, l extractedLayout, src, w, sc []byte) error {
 			if d != 0 {
 				id = 1 / d
 			}
-			binary.LittleEndian.PutUint16(sc[2*b:], quant.FP32ToFP16(d))
+			gb := e0/g + b
+			binary.LittleEndian.PutUint16(sc[2*gb:], quant.FP32ToFP16(d))
 			for i, v := range blk {
-				w[b*g+i] = byte(int8(math.Round(float64(v * id))))
+				w[gb*g+i] = byte(int8(math.Round(float64(v * id))))
 			}
 		}
 	case requantQ4_0_128, requantQ4_0_64:
@@ -339,13 +369,12 @@ func requantize(t *graph.Tensor, l extractedLayout, src, w, sc []byte) error {
 			if d != 0 {
 				id = 1 / d
 			}
-			binary.LittleEndian.PutUint16(sc[2*b:], quant.FP32ToFP16(d))
+			gb := e0/g + b
+			binary.LittleEndian.PutUint16(sc[2*gb:], quant.FP32ToFP16(d))
 			for i, v := range blk {
 				q := min(15, int8(v*id+8.5)) - 8 // ggml's quantize_row_q4_0_ref
-				e := b*g + i
-				putU4(w, e, uint8(q)&0xf)
+				putU4(w, gb*g+i, uint8(q)&0xf)
 			}
 		}
 	}
-	return nil
 }

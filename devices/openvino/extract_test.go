@@ -243,3 +243,52 @@ func TestWeightConfig(t *testing.T) {
 	require.Empty(t, (&runtimeCtx{kind: KindGPU}).weightConfig())
 	require.Empty(t, (&runtimeCtx{kind: KindNPU}).weightConfig())
 }
+
+// TestRequantizeInChunks: requantize works a few rows at a time (not the
+// whole tensor in f32); every row of a tensor of several chunks, with
+// rows whose length is not a multiple of the group, must hold the bytes
+// that requantizing that row alone gives.
+func TestRequantizeInChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 1))
+	cases := []struct {
+		ty         quant.Type
+		name       string
+		kind       Kind
+		rows, cols int64
+		want       requantType
+	}{
+		{quant.Q8_0, "output.weight", KindCPU, 300, 96, requantQ8_0C},           // group = row: 2 chunks
+		{quant.Q8_0, "blk.0.attn_k.weight", KindNPU, 300, 384, requantQ4_0_128}, // 5 chunks
+		{quant.Q6_K, "token_embd.weight", KindNPU, 70, 256, requantF16},
+	}
+	for _, c := range cases {
+		t.Run(c.ty.String()+"/"+c.name, func(t *testing.T) {
+			w, src, _ := randomWeight(t, c.ty, c.rows, c.cols, c.name, r)
+			l, ok := layoutFor(w, c.kind, defaultRequant)
+			require.True(t, ok)
+			require.Equal(t, c.want, l.requant)
+			mem := make([]byte, l.total)
+			require.NoError(t, extract(w, l, src, mem))
+			rowBytes := int(c.ty.RowSize(c.cols))
+			for i := int64(0); i < c.rows; i++ {
+				row := mk(ops.None, c.ty, c.cols, 1)
+				row.Name = c.name
+				rl, ok := layoutFor(row, c.kind, defaultRequant)
+				require.True(t, ok)
+				one := make([]byte, rl.total)
+				require.NoError(t, extract(row, rl, src[int(i)*rowBytes:int(i+1)*rowBytes], one))
+				wb, sb := int64(rl.weightsLen), int64(rl.scalesLen)
+				if l.requant == requantQ4_0_128 {
+					wb = c.cols / 2
+					sb = 2 * c.cols / l.group
+				} else if l.requant == requantQ8_0C {
+					sb = 2
+				}
+				require.Equal(t, one[rl.weightsOff:rl.weightsOff+uint64(wb)], mem[l.weightsOff+uint64(i*wb):l.weightsOff+uint64((i+1)*wb)], "row %d weights", i)
+				if l.scalesLen > 0 {
+					require.Equal(t, one[rl.scalesOff:rl.scalesOff+uint64(sb)], mem[l.scalesOff+uint64(i*sb):l.scalesOff+uint64((i+1)*sb)], "row %d scales", i)
+				}
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package openvino
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -136,7 +137,29 @@ func TestWeightMemory(t *testing.T) {
 	require.Equal(t, 2, wm2.Models)
 	require.GreaterOrEqual(t, wm2.Copied, uint64(64*4), "the Q8_0 weight's bytes held again")
 	require.Equal(t, wm2.Buffers+wm2.Copied, wm2.Held())
-	require.Contains(t, wm2.String(), "copied into 2 compiled model(s)")
+	require.Contains(t, wm2.String(), "converted from host tensors for 2 compiled model(s)")
+	// Another model over the same tensor shares its conversion (it was
+	// one copy per compiled model).
+	x3 := ctx.NewTensor(quant.F32, 64, 3)
+	g3, err := ctx.Build(ctx.MulMat(w, x3))
+	require.NoError(t, err)
+	buf3, err := buffer.AllocContextTensors(ctx, dev.BufferType())
+	require.NoError(t, err)
+	defer buf3.Free()
+	require.NoError(t, be.GraphCompute(g3))
+	wm3 := dev.WeightMemory()
+	require.Equal(t, 3, wm3.Models)
+	require.Equal(t, wm2.Copied, wm3.Copied, "one conversion for both models")
+	// New bytes in the tensor are another conversion; the old one goes
+	// with the models holding it.
+	require.NoError(t, buffer.SetTensor(w, bytes.Repeat([]byte{1}, int(w.NBytes())), 0))
+	g4, err := ctx.Build(ctx.MulMat(w, x3))
+	require.NoError(t, err)
+	buf4, err := buffer.AllocContextTensors(ctx, dev.BufferType())
+	require.NoError(t, err)
+	defer buf4.Free()
+	require.NoError(t, be.GraphCompute(g4))
+	require.Equal(t, 2*wm2.Copied, dev.WeightMemory().Copied, "the old conversion is held by the cached models")
 }
 
 // OpenVINO's errors come back with their message; a failed compile or

@@ -3,10 +3,10 @@ package openvino
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"unsafe"
 
+	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
 	"github.com/ggml-go/ggml/quant"
@@ -37,12 +37,11 @@ type builder struct {
 	params  []paramBinding          // in Parameter order
 	writes  map[*graph.Tensor][]int // base -> positions of nodes writing into it
 	wvals   map[*graph.Tensor]value // writing node -> value it writes
-	keyData []uint64                // hashes of constant data folded into the model
 	weights map[*graph.Tensor]value // weight subgraphs already built, 4-D
 	mats    map[*graph.Tensor]value // the same in matShape
-	// copiedWeights counts the bytes of quantized weights outside WEIGHTS
-	// buffers converted into the side blob: weight memory held twice.
-	copiedWeights uint64
+	// conv holds the conversions of quantized tensors outside WEIGHTS
+	// buffers that the model's Constants point at (hostconv.go).
+	conv []*convEntry
 	// g is the graph translated; stateIDs, non-nil for a stateful model,
 	// holds the variable of each KV cache (stateful.go).
 	g        *graph.Graph
@@ -478,13 +477,6 @@ func (b *builder) roundBF16(x value) value {
 	return sel(gt(ax, math.MaxFloat32), x, r)
 }
 
-// hashBytes folds constant data taken from memory into the cache key.
-func (b *builder) hashBytes(p []byte) {
-	h := fnv.New64a()
-	h.Write(p)
-	b.keyData = append(b.keyData, h.Sum64())
-}
-
 // memBytes is t's memory (host or device buffer) as bytes.
 func memBytes(t *graph.Tensor, n uint64) []byte {
 	a := addr(t)
@@ -567,16 +559,12 @@ func (b *builder) weightMatrix(t *graph.Tensor) (value, bool, error) {
 		if src == nil {
 			return value{}, true, fmt.Errorf("quantized tensor %s has no memory", t.Name)
 		}
-		b.hashBytes(src)
-		tmp := make([]byte, l.total)
-		if err := extract(t, l, src, tmp); err != nil {
+		e, err := b.dev.conv.acquire(t, l, src)
+		if err != nil {
 			return value{}, true, err
 		}
-		off := align64(uint64(len(b.m.side)))
-		b.m.side = append(b.m.side, make([]byte, off-uint64(len(b.m.side)))...)
-		b.m.side = append(b.m.side, tmp...)
-		b.copiedWeights += uint64(len(tmp))
-		v = b.dequant(t, l, 0, off)
+		b.conv = append(b.conv, e)
+		v = b.dequant(t, e.layout, buffer.BytesBase(e.mem), 0)
 	}
 	b.mats[t] = v
 	return v, true, nil
