@@ -3,6 +3,7 @@ package openvino
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
@@ -18,6 +19,8 @@ type device struct {
 	bt, hbt *bufferType
 	weights weightRegistry
 	cache   *modelCache
+	// usmWarn logs once that the KV cache cannot be kept in USM memory.
+	usmWarn sync.Once
 }
 
 func newDevice(index int, rt *runtimeCtx) *device {
