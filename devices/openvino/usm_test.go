@@ -339,3 +339,27 @@ func TestKVCacheUSMDisableRemoteOutputs(t *testing.T) {
 	require.Zero(t, want.last.kvOut)
 	require.Equal(t, want.logits, got.logits)
 }
+
+// Where no GPU is usable, asking for the remote context is an error with
+// OpenVINO's message, on the double and on the real runtime (its GPU
+// plugin without OpenCL, its CPU plugin without remote contexts): what
+// NewSession reports when a GPU's cache cannot be allocated.
+func TestRemoteContextErrorsCarryOpenVINOMessage(t *testing.T) {
+	p := buildDouble(t)
+	d := openDevice(t, p, Options{})
+	for _, dev := range []string{"CPU", "GPU"} {
+		rt := &runtimeCtx{lib: d.rt.lib, core: d.rt.core, device: dev}
+		_, err := rt.remoteContext()
+		t.Logf("%s: %v", dev, err)
+		require.ErrorIs(t, err, ErrNative, dev)
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, "ov_core_get_default_context", e.Func)
+		require.NotEmpty(t, e.Msg)
+		if dev == "CPU" {
+			require.Contains(t, e.Msg, "get_default_context is not supported by CPU plugin!")
+		}
+		_, _, err = rt.usmHost(64)
+		require.ErrorIs(t, err, ErrNative, "the allocation reports the context's error")
+	}
+}
