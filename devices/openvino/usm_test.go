@@ -75,6 +75,7 @@ func lastInferBytes(t *testing.T, p string, be *ovBackend) portBytes {
 type gpuRun struct {
 	logits [][]float32
 	last   portBytes
+	steps  []portBytes // every step's last infer, the prompt's first
 	infers int64 // infers of the last decode step
 	kvUSM  bool  // the session's KV cache is in USM memory
 }
@@ -104,9 +105,10 @@ func runGPUModel(t *testing.T, p string, dev *device) (gpuRun, error) {
 		}
 		r.logits = append(r.logits, lg[len(lg)-1])
 		r.infers = doubleStat(t, p, "infer.count") - i0
+		require.NotNil(t, be, "the model ran on no backend of the device")
+		r.steps = append(r.steps, lastInferBytes(t, p, be))
 	}
-	require.NotNil(t, be, "the model ran on no backend of the device")
-	r.last = lastInferBytes(t, p, be)
+	r.last = r.steps[len(r.steps)-1]
 	for _, st := range usmStorages(be) {
 		r.kvUSM = r.kvUSM || st != nil
 	}
@@ -146,8 +148,11 @@ func TestKVCacheInUSMCopiesNoKV(t *testing.T) {
 	require.False(t, copying.kvUSM)
 	require.EqualValues(t, 1, usm.infers, "one GPU infer per decode step")
 	require.Equal(t, 2*2*2, usm.last.kvPorts, "2 layers x K, V x read, written")
-	require.Zero(t, usm.last.kvIn, "KV bytes uploaded")
-	require.Zero(t, usm.last.kvOut, "KV bytes downloaded")
+	for i, b := range usm.steps {
+		require.Equal(t, 8, b.kvPorts, "step %d", i)
+		require.Zero(t, b.kvIn, "KV bytes uploaded, step %d", i)
+		require.Zero(t, b.kvOut, "KV bytes downloaded, step %d", i)
+	}
 	// The counters are live: the other inputs and the logits are copied.
 	require.Positive(t, usm.last.otherIn)
 	require.Positive(t, usm.last.otherOut)
