@@ -12,6 +12,18 @@ func callShape(n *native, name string, fn, et uintptr, rank int64, dims []int64,
 	return n.call(name, fn, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), ptr, uintptr(unsafe.Pointer(out)))
 }
 
+// callCtxShape calls fn(ctx, et, shape by value, out), the shape as in
+// callShape. Not verified (and OpenVINO has no GPU plugin on macOS).
+func callCtxShape(n *native, name string, fn, ctx, et uintptr, rank int64, dims []int64, out *uintptr) error {
+	return n.call(name, fn, ctx, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), uintptr(unsafe.Pointer(out)))
+}
+
+// callUserBuffer: ov_remote_context_create_tensor's pairs are variadic,
+// which a fixed-arity call cannot pass here (variadicPairs).
+func callUserBuffer(*native, uintptr, uintptr, uintptr, int64, []int64, *uintptr, *byte, *byte, *byte, uintptr) error {
+	return errNoVariadics
+}
+
 // variadicPairs is false: Apple arm64 passes every variadic argument on
 // the stack, where a fixed-arity call would put them in registers, so
 // properties are only set through ov_core_set_properties (OpenVINO

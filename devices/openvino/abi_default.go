@@ -17,6 +17,22 @@ func callShape(n *native, name string, fn, et uintptr, rank int64, dims []int64,
 	return n.call(name, fn, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), ptr, uintptr(unsafe.Pointer(out)))
 }
 
+// callCtxShape calls fn(ctx, et, shape by value, out) - the form of
+// ov_remote_context_create_host_tensor - with the shape flattened as in
+// callShape.
+func callCtxShape(n *native, name string, fn, ctx, et uintptr, rank int64, dims []int64, out *uintptr) error {
+	return n.call(name, fn, ctx, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), uintptr(unsafe.Pointer(out)))
+}
+
+// callUserBuffer calls ov_remote_context_create_tensor(ctx, et, shape, 4,
+// out, "SHARED_MEM_TYPE", "USM_USER_BUFFER", "MEM_HANDLE", ptr): variadic,
+// in the fixed form variadicPairs allows (the pairs after out go where
+// named arguments would, registers then stack).
+func callUserBuffer(n *native, fn, ctx, et uintptr, rank int64, dims []int64, out *uintptr, k1, v1, k2 *byte, ptr uintptr) error {
+	return n.call("ov_remote_context_create_tensor", fn, ctx, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), 4,
+		uintptr(unsafe.Pointer(out)), uintptr(unsafe.Pointer(k1)), uintptr(unsafe.Pointer(v1)), uintptr(unsafe.Pointer(k2)), ptr)
+}
+
 // variadicPairs reports whether a variadic C function may be called with
 // a fixed-arity argument list naming its extra (pointer) arguments. On
 // SysV amd64 the variadic pointers go in the same registers/stack slots as

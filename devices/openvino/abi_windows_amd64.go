@@ -14,6 +14,22 @@ func callShape(n *native, name string, fn, et uintptr, rank int64, dims []int64,
 	return n.call(name, fn, et, uintptr(unsafe.Pointer(s)), ptr, uintptr(unsafe.Pointer(out)))
 }
 
+// callCtxShape calls fn(ctx, et, shape by value, out), the shape passed
+// as in callShape (by reference to a copy). Not verified.
+func callCtxShape(n *native, name string, fn, ctx, et uintptr, rank int64, dims []int64, out *uintptr) error {
+	s := &ovShape{rank: rank, dims: uintptr(unsafe.Pointer(&dims[0]))}
+	return n.call(name, fn, ctx, et, uintptr(unsafe.Pointer(s)), uintptr(unsafe.Pointer(out)))
+}
+
+// callUserBuffer calls ov_remote_context_create_tensor(ctx, et, shape, 4,
+// out, "SHARED_MEM_TYPE", "USM_USER_BUFFER", "MEM_HANDLE", ptr) in the
+// fixed form (variadicPairs). Not verified.
+func callUserBuffer(n *native, fn, ctx, et uintptr, rank int64, dims []int64, out *uintptr, k1, v1, k2 *byte, ptr uintptr) error {
+	s := &ovShape{rank: rank, dims: uintptr(unsafe.Pointer(&dims[0]))}
+	return n.call("ov_remote_context_create_tensor", fn, ctx, et, uintptr(unsafe.Pointer(s)), 4, uintptr(unsafe.Pointer(out)),
+		uintptr(unsafe.Pointer(k1)), uintptr(unsafe.Pointer(v1)), uintptr(unsafe.Pointer(k2)), ptr)
+}
+
 // variadicPairs: Microsoft x64 passes variadic arguments in the same
 // registers and stack slots as named ones, so a fixed-arity call naming
 // the extra pointer arguments is ABI-correct. Not verified.

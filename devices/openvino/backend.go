@@ -139,8 +139,16 @@ func newBackend(d *device) *ovBackend { return newBackendOpts(d, d.rt.opts) }
 
 func newBackendOpts(d *device, o Options) *ovBackend {
 	d.cache.open()
-	return &ovBackend{dev: d, opts: o, reqs: map[*compiledModel]*reqState{}}
+	be := &ovBackend{dev: d, opts: o, reqs: map[*compiledModel]*reqState{}}
+	if testBackendHook != nil {
+		testBackendHook(be)
+	}
+	return be
 }
+
+// testBackendHook, set by tests only, sees every backend made, so that a
+// test running a model through package model can inspect its bindings.
+var testBackendHook func(*ovBackend)
 
 func (be *ovBackend) Name() string           { return be.dev.name }
 func (be *ovBackend) Device() backend.Device { return be.dev }
@@ -288,11 +296,15 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 type reqState struct {
 	req             uintptr
 	inAddr, outAddr []uintptr
-	copyOut         []bool
-	regions         []region // reused by bind
-	boundGen        uint64   // the backend's snapGen bind last ran for (0: none)
-	scratch         [][]byte
-	freeScratch     []func() error
+	// inUSM and outUSM say which ports are bound to remote tensors over
+	// USM memory (usm.go), rebound if that changes at the same address.
+	inUSM, outUSM []bool
+	copyOut       []bool
+	regions       []region        // reused by bind
+	regionBase    []*graph.Tensor // the base tensor of each region
+	boundGen      uint64          // the backend's snapGen bind last ran for (0: none)
+	scratch       [][]byte
+	freeScratch   []func() error
 	// kvSize is the tokens its variables hold, infers its runs
 	// (stateful execution only).
 	kvSize, infers int64
@@ -315,6 +327,7 @@ func (be *ovBackend) request(cm *compiledModel) (*reqState, error) {
 		return nil, err
 	}
 	st := &reqState{req: r, inAddr: make([]uintptr, len(cm.params)), outAddr: make([]uintptr, len(cm.results)),
+		inUSM: make([]bool, len(cm.params)), outUSM: make([]bool, len(cm.results)),
 		copyOut: make([]bool, len(cm.results)), scratch: make([][]byte, len(cm.results))}
 	be.reqs[cm] = st
 	return st, nil
@@ -610,31 +623,39 @@ func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
 
 // bind checks the tensors of the current graph against the model's ports
 // and binds those whose memory moved since the last run; st.copyOut says
-// which outputs go through scratch memory.
+// which outputs go through scratch memory. A port over USM memory (a KV
+// cache on a GPU, usm.go) is bound to a remote tensor over it.
 func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
-	n := be.dev.rt.lib
-	bind := func(name string, fn uintptr, i int, s slot, a uintptr) error {
-		h, err := n.hostTensor(s.et, s.shape, a)
+	rt := be.dev.rt
+	n := rt.lib
+	bind := func(name string, fn uintptr, i int, s slot, a uintptr, usm bool) error {
+		var h uintptr
+		var err error
+		if usm {
+			h, err = usmBinder(rt, s, a)
+		} else {
+			h, err = n.hostTensor(s.et, s.shape, a)
+		}
 		if err != nil {
 			return err
 		}
 		defer n.freeTensor(h) // the request keeps its own reference
 		return n.call(name, fn, st.req, uintptr(i), h)
 	}
-	regions := st.regions[:0]
+	regions, bases := st.regions[:0], st.regionBase[:0]
 	for i, s := range cm.params {
 		t := k.resolve(s.loc)
 		if err := checkSlot(t, s, true); err != nil {
 			return fmt.Errorf("openvino: input %d: %w", i, err)
 		}
-		if a := addr(t); a != st.inAddr[i] {
+		if a, usm := addr(t), usmOf(t); a != st.inAddr[i] || usm != st.inUSM[i] {
 			st.inAddr[i] = 0
-			if err := bind("ov_infer_request_set_input_tensor_by_index", n.setInputByIndex, i, s, a); err != nil {
+			if err := bind("ov_infer_request_set_input_tensor_by_index", n.setInputByIndex, i, s, a, usm); err != nil {
 				return err
 			}
-			st.inAddr[i] = a
+			st.inAddr[i], st.inUSM[i] = a, usm
 		}
-		regions = append(regions, extent(t))
+		regions, bases = append(regions, extent(t)), append(bases, baseOf(t))
 	}
 	for i, s := range cm.results {
 		t := k.resolve(s.loc)
@@ -642,17 +663,23 @@ func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 			return fmt.Errorf("openvino: output %d: %w", i, err)
 		}
 		r := extent(t)
+		usm := usmOf(t) && !be.opts.DisableRemoteOutputs
 		// Bound zero-copy over the ggml memory unless it is strided or
 		// overlaps an input or another output (OpenVINO may write an
 		// output before it has read every input): then bound to scratch
-		// memory and copied after.
+		// memory and copied after. A KV cache in USM memory is the
+		// exception: its new contents are written in place over the input
+		// bound to the same cache, as upstream binds them, so that a GPU
+		// copies none of it.
 		copyOut := !(t.ViewSrc == nil || t.IsContiguous())
-		for _, o := range regions {
-			copyOut = copyOut || o.overlaps(r)
+		for j, o := range regions {
+			inPlace := usm && j < len(cm.params) && bases[j] == baseOf(t)
+			copyOut = copyOut || (o.overlaps(r) && !inPlace)
 		}
 		st.copyOut[i] = copyOut
-		regions = append(regions, r)
+		regions, bases = append(regions, r), append(bases, baseOf(t))
 		a := addr(t)
+		usm = usm && !copyOut
 		if copyOut {
 			if st.scratch[i] == nil {
 				mem, free, err := hostAlloc(uint64(t.NElements()) * uint64(t.Type.TypeSize()))
@@ -664,17 +691,30 @@ func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 			}
 			a = uintptr(unsafe.Pointer(&st.scratch[i][0]))
 		}
-		if a != st.outAddr[i] {
+		if a != st.outAddr[i] || usm != st.outUSM[i] {
 			st.outAddr[i] = 0
-			if err := bind("ov_infer_request_set_output_tensor_by_index", n.setOutputByIndex, i, s, a); err != nil {
+			if err := bind("ov_infer_request_set_output_tensor_by_index", n.setOutputByIndex, i, s, a, usm); err != nil {
 				return err
 			}
-			st.outAddr[i] = a
+			st.outAddr[i], st.outUSM[i] = a, usm
 		}
 	}
-	st.regions = regions
+	st.regions, st.regionBase = regions, bases
 	return nil
 }
+
+// baseOf is the tensor owning t's memory.
+func baseOf(t *graph.Tensor) *graph.Tensor {
+	if t.ViewSrc != nil {
+		return t.ViewSrc
+	}
+	return t
+}
+
+// usmBinder makes the remote tensor a port over USM memory at a is bound
+// to; tests replace it with wrong bindings to show that the double
+// catches them.
+var usmBinder = func(rt *runtimeCtx, s slot, a uintptr) (uintptr, error) { return rt.usmTensor(s.et, s.shape, a) }
 
 // checkSlot verifies, before binding, that t has the element type and
 // size the compiled model's port expects and memory to bind.

@@ -55,12 +55,23 @@ func (bt *bufferType) AllocSize(t *graph.Tensor) uint64 {
 // Alloc returns a zeroed buffer: anonymous host memory, or with
 // GGML_OPENVINO_SPILL_DIR (device type, not on windows) a shared mapping
 // of an unlinked file there, whose pages the kernel can write back and
-// drop.
-func (bt *bufferType) Alloc(size uint64) (buffer.Buffer, error) {
+// drop. (The KV cache of a GPU comes through AllocTensors, usm.go.)
+func (bt *bufferType) Alloc(size uint64) (buffer.Buffer, error) { return bt.alloc(size, false) }
+
+// alloc is Alloc, in USM host memory of the device's context when usm is
+// set.
+func (bt *bufferType) alloc(size uint64, usm bool) (buffer.Buffer, error) {
 	st := &storage{typ: bt, extras: map[*graph.Tensor]*tensorExtra{}}
 	if size > 0 {
 		var err error
-		if bt.dev.rt.opts.SpillDir != "" && !bt.host {
+		if usm {
+			rt := bt.dev.rt
+			if st.usm, st.mem, err = rt.usmHost(size); err != nil {
+				return nil, fmt.Errorf("openvino: KV cache of %d bytes in USM host memory of %s: %w", size, rt.device, err)
+			}
+			t := st.usm
+			st.release = func() error { rt.lib.freeTensor(t); return nil }
+		} else if bt.dev.rt.opts.SpillDir != "" && !bt.host {
 			st.mem, st.release, err = spillMap(bt.dev.rt.opts.SpillDir, size)
 		} else {
 			st.mem, st.release, err = hostAlloc(size)
@@ -107,6 +118,9 @@ type storage struct {
 	typ     *bufferType
 	mem     []byte
 	release func() error
+	// usm is the USM host tensor holding mem (a KV cache on a GPU,
+	// usm.go), or 0 for plain host memory.
+	usm uintptr
 
 	mu     sync.Mutex
 	extras map[*graph.Tensor]*tensorExtra

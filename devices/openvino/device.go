@@ -97,6 +97,8 @@ type runtimeCtx struct {
 	avail  []string
 	path   string
 	search librarySearch
+	// usm is the device's default remote context (usm.go).
+	usm usmContext
 }
 
 // open loads the library, reads and checks its version, verifies the

@@ -3,6 +3,7 @@ package openvino
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
@@ -19,6 +20,8 @@ type device struct {
 	weights weightRegistry
 	cache   *modelCache
 	conv    convCache
+	// usmWarn logs once that the KV cache cannot be kept in USM memory.
+	usmWarn sync.Once
 }
 
 func newDevice(index int, rt *runtimeCtx) *device {

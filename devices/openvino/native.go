@@ -132,6 +132,8 @@ type native struct {
 	coreSetProperty, coreSetProperties, coreGetProperty uintptr
 	importModel, exportModel                            uintptr
 	profilingInfo, profilingInfoFree                    uintptr
+	// The remote-context (USM) API of a GPU plugin (usm.go).
+	defaultContext, remoteHostTensor, remoteTensor uintptr
 }
 
 // symbols lists what the device resolves: required ones make the device
@@ -178,6 +180,9 @@ func (n *native) symbols() []struct {
 		{"ov_compiled_model_export_model", &n.exportModel, false},
 		{"ov_infer_request_get_profiling_info", &n.profilingInfo, false},
 		{"ov_profiling_info_list_free", &n.profilingInfoFree, false},
+		{"ov_core_get_default_context", &n.defaultContext, false},
+		{"ov_remote_context_create_host_tensor", &n.remoteHostTensor, false},
+		{"ov_remote_context_create_tensor", &n.remoteTensor, false},
 	}
 }
 

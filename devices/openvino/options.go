@@ -104,6 +104,12 @@ type Options struct {
 	// StatefulExecution keeps the KV cache inside the model, CPU/GPU only
 	// (GGML_OPENVINO_STATEFUL_EXECUTION).
 	StatefulExecution bool
+	// DisableRemoteOutputs binds the outputs written into a KV cache in
+	// USM memory (a GPU's, usm.go) as host tensors, copied after the
+	// infer, instead of in place as remote tensors; its inputs stay
+	// remote (GGML_OPENVINO_DISABLE_REMOTE_OUTPUTS, as upstream's
+	// create_ov_output_tensor).
+	DisableRemoteOutputs bool
 	// DisableCache turns off the in-process compiled-model cache
 	// (GGML_OPENVINO_DISABLE_CACHE).
 	DisableCache bool
@@ -153,6 +159,9 @@ type Options struct {
 	// conformance suite, which sets its weights into WEIGHTS buffers,
 	// compares each format's own values with ggml's.
 	keepFormats bool
+	// noKVUSM (tests only) keeps a GPU's KV cache in host memory, bound
+	// as plain host tensors: the copying path usm_test.go compares with.
+	noKVUSM bool
 }
 
 // DefaultOptions are the settings with no variable set.
@@ -233,6 +242,7 @@ var optionVars = &envopt.Table[Options]{Device: "openvino", Prefix: EnvPrefix, V
 	}},
 	strVar("NPU_COMPILE_CONFIG", func(o *Options) *string { return &o.NPUCompileConfig }),
 	boolVar("STATEFUL_EXECUTION", func(o *Options) *bool { return &o.StatefulExecution }),
+	boolVar("DISABLE_REMOTE_OUTPUTS", func(o *Options) *bool { return &o.DisableRemoteOutputs }),
 	boolVar("DISABLE_CACHE", func(o *Options) *bool { return &o.DisableCache }),
 	boolVar("MEMORY_OPTIMIZE", func(o *Options) *bool { return &o.MemoryOptimize }),
 	triVar("RELEASE_WEIGHTS", func(o *Options) *Tri { return &o.ReleaseWeights }),
@@ -282,9 +292,8 @@ var optionVars = &envopt.Table[Options]{Device: "openvino", Prefix: EnvPrefix, V
 	fixed("MOE_OP", off, "not supported: the device has no MoE fusions (MUL_MAT_ID is translated as gathered "+
 		"matmuls); only 0 is accepted"),
 	fixed("LOG_SWA_LAYERS", off, "not supported: sliding-window layers are not detected"),
-	// Outputs are always host tensors and the key always covers every
-	// node: both values ask for something this device does.
-	fixed("DISABLE_REMOTE_OUTPUTS", always, ""),
+	// The key always covers every node: any value asks for what this
+	// device does.
 	fixed("FULL_GRAPH_KEY", always, ""),
 }}
 

@@ -53,7 +53,7 @@ var optionChecks = map[string]string{
 	"DEBUG_NODE":                  "refused a,b",
 	"MOE_OP":                      "refused 1",
 	"LOG_SWA_LAYERS":              "refused 1",
-	"DISABLE_REMOTE_OUTPUTS":      "holds TestOutputsAreHostMemory",
+	"DISABLE_REMOTE_OUTPUTS":      "effect TestKVCacheUSMDisableRemoteOutputs",
 	"FULL_GRAPH_KEY":              "holds TestCompiledModelCache",
 }
 
@@ -116,7 +116,7 @@ func testSources(t *testing.T) string {
 func TestRefusedVariablesAcceptTheirDefault(t *testing.T) {
 	for v, ok := range map[string]string{"ENABLE_CACHE": "0", "DISABLE_KV_SLICE": "0", "DISABLE_KV_STATE_RELAYOUT": "0",
 		"MANUAL_GQA_ATTN": "1", "REDUCE_COMPILE_MEM": "0", "MOE_OP": "0", "LOG_SWA_LAYERS": "0",
-		"DISABLE_REMOTE_OUTPUTS": "1", "FULL_GRAPH_KEY": "1"} {
+		"FULL_GRAPH_KEY": "1"} {
 		o, err := optionsFrom(envMap(map[string]string{EnvPrefix + v: ok}))
 		require.NoError(t, err, v)
 		require.Equal(t, DefaultOptions(), o, v)
@@ -247,7 +247,8 @@ func TestNativeSoftplus(t *testing.T) {
 }
 
 // Outputs are bound as host tensors over ggml's memory, also on a GPU:
-// no remote tensor is ever created (DISABLE_REMOTE_OUTPUTS holds).
+// no remote tensor is created for a graph that writes no KV cache in USM
+// memory (usm_test.go has those).
 func TestOutputsAreHostMemory(t *testing.T) {
 	p := buildDouble(t)
 	knob(t, p, "devices", "CPU,GPU")

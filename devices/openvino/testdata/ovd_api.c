@@ -101,7 +101,102 @@ typedef struct {
     ovd_buf* buf;
     int remote;       /* 0 host, 1 USM host/user (host-visible), 2 USM device (not host-visible) */
     char device[64];  /* remote tensors: the context's device */
+    const void* ctx;  /* remote tensors: NULL for the device's default context, else the context created */
+    int64_t usm_id;   /* a USM allocation (create_tensor/create_host_tensor): its id; a USM_USER_BUFFER: the
+                       * allocation it lies in, checked live at every infer; 0 for other tensors */
+    bool usm_owner;   /* this tensor made the allocation usm_id (unregistered when it goes) */
+    bool plugin;      /* allocated by the request itself (the plugin's memory: never transferred) */
 } timpl;
+
+/* ---- USM allocations of the remote contexts (GPU): what a USM_USER_BUFFER's MEM_HANDLE must lie in ---- */
+typedef struct {
+    int64_t id;
+    char* mem;
+    size_t cap;
+    int kind; /* 1 host, 2 device */
+    char device[64];
+    const void* ctx;
+} usm_alloc;
+static usm_alloc* usm_allocs;
+static int usm_n, usm_cap;
+static int64_t usm_next = 1;
+static pthread_mutex_t usm_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int64_t usm_register(char* mem, size_t cap, int kind, const char* device, const void* ctx) {
+    pthread_mutex_lock(&usm_mu);
+    if (usm_n == usm_cap) {
+        usm_cap = usm_cap ? 2 * usm_cap : 16;
+        usm_allocs = realloc(usm_allocs, sizeof *usm_allocs * (size_t)usm_cap);
+    }
+    usm_alloc* a = &usm_allocs[usm_n++];
+    a->id = usm_next++;
+    a->mem = mem;
+    a->cap = cap;
+    a->kind = kind;
+    snprintf(a->device, sizeof a->device, "%s", device);
+    a->ctx = ctx;
+    int64_t id = a->id;
+    pthread_mutex_unlock(&usm_mu);
+    return id;
+}
+
+static void usm_unregister(int64_t id) {
+    pthread_mutex_lock(&usm_mu);
+    for (int i = 0; i < usm_n; i++)
+        if (usm_allocs[i].id == id) {
+            usm_allocs[i] = usm_allocs[--usm_n];
+            break;
+        }
+    pthread_mutex_unlock(&usm_mu);
+}
+
+static bool usm_live(int64_t id) {
+    bool ok = false;
+    pthread_mutex_lock(&usm_mu);
+    for (int i = 0; i < usm_n && !ok; i++) ok = usm_allocs[i].id == id;
+    pthread_mutex_unlock(&usm_mu);
+    return ok;
+}
+
+/* the device memory handle the double hands out for a USM device allocation at mem (opaque: see get_params) */
+static uintptr_t usm_device_handle(const void* mem) { return (uintptr_t)mem ^ (uintptr_t)0x5a5a000000000000ULL; }
+
+/* finds the allocation of context ctx on device holding bytes [h, h+n) of handle h (a host pointer for USM host
+ * memory, a device handle for USM device memory): 0 and the allocation's id, kind and host address, or -1 */
+static int usm_find(uintptr_t h, size_t n, const char* device, const void* ctx, int64_t* id, int* kind, char** mem) {
+    int rc = -1;
+    pthread_mutex_lock(&usm_mu);
+    for (int i = 0; i < usm_n && rc; i++) {
+        usm_alloc* a = &usm_allocs[i];
+        uintptr_t base = a->kind == 2 ? usm_device_handle(a->mem) : (uintptr_t)a->mem;
+        if (strcmp(a->device, device) || a->ctx != ctx || h < base || h - base > a->cap || n > a->cap - (h - base))
+            continue;
+        *id = a->id;
+        *kind = a->kind;
+        *mem = a->mem + (h - base);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&usm_mu);
+    return rc;
+}
+
+/* host<->device bytes of the last infer on a GPU request, per port, and in total (xfer.* stats) */
+static int64_t* xfer_in;
+static int64_t* xfer_out;
+static int xfer_nin, xfer_nout;
+static pthread_mutex_t xfer_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int64_t ovd_xfer_last(const char* what) {
+    int64_t v = -1;
+    pthread_mutex_lock(&xfer_mu);
+    int i;
+    if (strcmp(what, "nin") == 0) v = xfer_nin;
+    else if (strcmp(what, "nout") == 0) v = xfer_nout;
+    else if (sscanf(what, "in.%d", &i) == 1 && i >= 0 && i < xfer_nin) v = xfer_in[i];
+    else if (sscanf(what, "out.%d", &i) == 1 && i >= 0 && i < xfer_nout) v = xfer_out[i];
+    pthread_mutex_unlock(&xfer_mu);
+    return v;
+}
 
 struct ov_tensor {
     timpl* t;
@@ -109,6 +204,7 @@ struct ov_tensor {
 
 static void timpl_unref(timpl* t) {
     if (!t || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+    if (t->usm_owner) usm_unregister(t->usm_id);
     ovd_buf_unref(t->buf);
     free(t);
 }
@@ -1334,6 +1430,7 @@ struct ov_compiled_model {
     ovd_plan plan;
     char device[64];
     propset props;
+    const void* ctx; /* compiled with a created remote context (compile_model_with_context), else NULL: the default */
 };
 
 static void cm_unref(ov_compiled_model_t* cm) {
@@ -1782,6 +1879,24 @@ OVD_EXPORT void ov_infer_request_free(ov_infer_request_t* r) {
 }
 
 static bool is_npu(const ov_infer_request_t* r) { return strncmp(r->cm->device, "NPU", 3) == 0; }
+static bool is_gpu(const ov_infer_request_t* r) { return strncmp(r->cm->device, "GPU", 3) == 0; }
+
+/* a remote tensor belongs to one context: the GPU plugin takes it only on a request compiled in that context (the
+ * device's default one unless compile_model_with_context named another); messages are the double's own */
+static int check_remote(const ov_infer_request_t* r, const timpl* t, const char* kind, size_t idx) {
+    if (!t->remote) return 0;
+    if (!is_gpu(r) || strcmp(t->device, r->cm->device) != 0)
+        return ovd_err("Exception from src/inference/src/dev/isync_infer_request.cpp: [%s] the %s tensor %zu is a remote "
+                       "tensor of %s, not of the device this request was compiled for (ovdouble)", r->cm->device, kind,
+                       idx, t->device);
+    if (t->ctx != r->cm->ctx)
+        return ovd_err("Exception from src/plugins/intel_gpu/src/plugin/sync_infer_request.cpp: [GPU] the %s tensor %zu "
+                       "belongs to another remote context than the compiled model's (ovdouble)", kind, idx);
+    if (t->usm_id && !usm_live(t->usm_id))
+        return ovd_err("Exception from src/plugins/intel_gpu/src/plugin/sync_infer_request.cpp: [GPU] the USM memory of "
+                       "the %s tensor %zu was freed (ovdouble)", kind, idx);
+    return 0;
+}
 
 /* the checks OpenVINO makes when a tensor is bound to a port (check_tensor + the CPU plugin's shape check) */
 static int check_binding(const ov_infer_request_t* r, const ovd_out* port, const timpl* t, bool input, size_t idx) {
@@ -1810,7 +1925,7 @@ static int check_binding(const ov_infer_request_t* r, const ovd_out* port, const
     }
     if (!t->buf->mem && ovd_ps_numel(&t->shape) > 0)
         return ovd_err("Exception from src/inference/src/dev/isync_infer_request.cpp: Tensor data equal nullptr!");
-    return 0;
+    return check_remote(r, t, kind, idx);
 }
 
 static ov_status_e bind(ov_infer_request_t* r, bool input, size_t idx, const ov_tensor_t* tensor) {
@@ -1937,7 +2052,9 @@ static timpl* own_tensor(const ovd_out* port) {
     if (s.rank < 0) s.rank = 0;
     for (int i = 0; i < s.rank; i++)
         if (s.d[i] < 0) s.d[i] = 0;
-    return timpl_alloc(port->type, &s);
+    timpl* t = timpl_alloc(port->type, &s);
+    if (t) t->plugin = true;
+    return t;
 }
 
 static ov_status_e get_tensor(const ov_infer_request_t* rc, bool input, size_t idx, ov_tensor_t** tensor) {
@@ -2029,6 +2146,33 @@ OVD_EXPORT ov_status_e ov_infer_request_get_output_tensor(const ov_infer_request
     ov_status_e st = single(infer_request, false);
     if (st != OK) RET(st);
     RET(get_tensor(infer_request, false, 0, tensor));
+}
+
+/* what a GPU infer copies between host and device: every input bound as a plain host tensor is uploaded, every
+ * output bound as one downloaded; remote (USM host or device) tensors and the request's own are used in place. A
+ * plain host tensor over USM host memory counts as copied too: a discrete GPU uploads it (its plugin asks the
+ * driver the pointer's allocation type only to share it on integrated GPUs), and the double models the
+ * discrete case. Recorded per port for the last infer (xfer.last.*) and summed (xfer.h2d, xfer.d2h). */
+static void count_transfers(const ov_infer_request_t* r) {
+    pthread_mutex_lock(&xfer_mu);
+    xfer_in = realloc(xfer_in, sizeof(int64_t) * (size_t)(r->nin + 1));
+    xfer_out = realloc(xfer_out, sizeof(int64_t) * (size_t)(r->nout + 1));
+    xfer_nin = r->nin;
+    xfer_nout = r->nout;
+    int64_t up = 0, down = 0;
+    for (int i = 0; i < r->nin; i++) {
+        const timpl* t = r->in[i];
+        xfer_in[i] = t->remote || t->plugin ? 0 : (int64_t)timpl_bytes(t);
+        up += xfer_in[i];
+    }
+    for (int j = 0; j < r->nout; j++) {
+        const timpl* t = r->out[j];
+        xfer_out[j] = t->remote || r->out_owned[j] ? 0 : (int64_t)timpl_bytes(t);
+        down += xfer_out[j];
+    }
+    pthread_mutex_unlock(&xfer_mu);
+    ovd_count(C_XFER_H2D, up);
+    ovd_count(C_XFER_D2H, down);
 }
 
 static int do_infer(ov_infer_request_t* r, int64_t* nodes) {
@@ -2129,6 +2273,7 @@ static int do_infer(ov_infer_request_t* r, int64_t* nodes) {
         }
         ovd_encode(port->type, outs[j]->data, outs[j]->n, t->buf->mem);
     }
+    if (!rc && is_gpu(r)) count_transfers(r);
     if (rc)
         ovd_state_free(&next);
     else {
@@ -2256,20 +2401,24 @@ OVD_EXPORT void ov_profiling_info_list_free(ov_profiling_info_list_t* profiling_
  * (their MEM_HANDLE is an opaque value, their data() fails) ---- */
 struct ov_remote_context {
     char device[64];
-    void* ocl_queue; /* as passed to ov_core_create_context, echoed by get_params */
+    void* ocl_queue;  /* as passed to ov_core_create_context, echoed by get_params */
+    bool is_default;  /* ov_core_get_default_context: every handle of a device's default context is the same context */
 };
 
-static ov_status_e context_new(const char* device_name, void* queue, ov_remote_context_t** out) {
+static ov_status_e context_new(const char* device_name, void* queue, bool is_default, ov_remote_context_t** out) {
     char dev[64], kind[32];
     if (resolve_device(device_name, dev, sizeof dev)) return ovd_fail_status(GENERAL_ERROR);
     dev_kind(dev, kind, sizeof kind);
     if (strcmp(kind, "GPU") != 0) {
-        ovd_err("Exception from src/inference/src/dev/plugin.cpp: Not Implemented: %s plugin has no remote context", kind);
-        return ovd_fail_status(NOT_IMPLEMENTED);
+        /* the real runtime's status and last line (2025.0.0 and 2026.4.1, CPU plugin: TestRemoteContextErrors...) */
+        ovd_err("Exception from src/inference/src/dev/plugin.cpp: Not Implemented:\nget_default_context is not "
+                "supported by %s plugin!", kind);
+        return ovd_fail_status(GENERAL_ERROR);
     }
     ov_remote_context_t* c = calloc(1, sizeof *c);
     snprintf(c->device, sizeof c->device, "%s", dev);
     c->ocl_queue = queue;
+    c->is_default = is_default;
     ovd_reg_add(c, K_CONTEXT);
     ovd_live_add(L_CONTEXT, 1);
     *out = c;
@@ -2281,7 +2430,7 @@ OVD_EXPORT ov_status_e ov_core_get_default_context(const ov_core_t* core, const 
     ENTER;
     HANDLE(core, K_CORE);
     CHECK(device_name && context);
-    RET(context_new(device_name, NULL, context));
+    RET(context_new(device_name, NULL, true, context));
 }
 
 OVD_EXPORT ov_status_e ov_core_create_context(const ov_core_t* core, const char* device_name,
@@ -2319,7 +2468,7 @@ OVD_EXPORT ov_status_e ov_core_create_context(const ov_core_t* core, const char*
         ovd_err("Exception from src/plugins/intel_gpu/src/plugin/remote_context.cpp: Invalid CONTEXT_TYPE %s", type);
         FAIL(GENERAL_ERROR);
     }
-    RET(context_new(device_name, queue, context));
+    RET(context_new(device_name, queue, false, context));
 }
 
 OVD_EXPORT void ov_remote_context_free(ov_remote_context_t* context) {
@@ -2354,23 +2503,40 @@ OVD_EXPORT ov_status_e ov_remote_context_get_params(const ov_remote_context_t* c
     RET(OK);
 }
 
+static const void* context_id(const ov_remote_context_t* ctx) { return ctx->is_default ? NULL : ctx; }
+
+/* a USM allocation of kind 1 (host) or 2 (device), or with user set a USM_USER_BUFFER over memory of an allocation
+ * of this context: the GPU plugin wraps a user's USM pointer without checking it, the double refuses one that lies
+ * in no USM allocation of the context (a host pointer passed as USM would be undefined behaviour on a GPU) */
 static ov_status_e make_remote_tensor(const ov_remote_context_t* ctx, ov_element_type_e type, const ov_shape_t* shape,
                                  int kind, void* user, ov_tensor_t** out) {
     ovd_type t;
     ovd_pshape ps;
     if (type_in(type, &t) || shape_in(shape, &ps)) return ovd_fail_status(GENERAL_ERROR);
     timpl* ti;
+    size_t bytes = ovd_type_bytes(t, ovd_ps_numel(&ps));
     if (user) {
+        int64_t id;
+        char* mem;
+        if (usm_find((uintptr_t)user, bytes, ctx->device, context_id(ctx), &id, &kind, &mem)) {
+            ovd_err("Exception from src/plugins/intel_gpu/src/plugin/remote_context.cpp: [GPU] USM_USER_BUFFER MEM_HANDLE "
+                    "%p (%zu bytes) lies in no USM allocation of this %s context (ovdouble)", user, bytes, ctx->device);
+            return ovd_fail_status(GENERAL_ERROR);
+        }
         ti = calloc(1, sizeof *ti);
         ti->refs = 1;
         ti->type = t;
         ti->shape = ps;
-        ti->buf = ovd_buf_wrap(user, ovd_type_bytes(t, ovd_ps_numel(&ps)));
+        ti->buf = ovd_buf_wrap(mem, bytes);
+        ti->usm_id = id;
     } else {
         ti = timpl_alloc(t, &ps);
         if (!ti) return ovd_fail_status(UNKNOW_EXCEPTION);
+        ti->usm_id = usm_register(ti->buf->mem, bytes, kind, ctx->device, context_id(ctx));
+        ti->usm_owner = true;
     }
     ti->remote = kind;
+    ti->ctx = context_id(ctx);
     snprintf(ti->device, sizeof ti->device, "%s", ctx->device);
     *out = handle_new(ti);
     return OK;
@@ -2445,7 +2611,7 @@ OVD_EXPORT ov_status_e ov_remote_tensor_get_params(ov_tensor_t* tensor, size_t* 
     }
     char buf[256];
     /* device memory gets an opaque handle: dereferencing it on the host would crash on a real GPU too */
-    uintptr_t h = t->remote == 2 ? ((uintptr_t)t->buf->mem ^ (uintptr_t)0x5a5a000000000000ULL) : (uintptr_t)t->buf->mem;
+    uintptr_t h = t->remote == 2 ? usm_device_handle(t->buf->mem) : (uintptr_t)t->buf->mem;
     snprintf(buf, sizeof buf, "MEM_HANDLE 0x%llx OCL_CONTEXT 0x0 SHARED_MEM_TYPE %s", (unsigned long long)h,
              t->remote == 2 ? "USM_DEVICE_BUFFER" : "USM_HOST_BUFFER");
     *params = ovd_api_string(buf);
@@ -2480,5 +2646,7 @@ OVD_EXPORT ov_status_e ov_core_compile_model_with_context(const ov_core_t* core,
     int rc = read_pairs(ap, property_args_size, kv);
     va_end(ap);
     if (rc) FAIL(INVALID_C_PARAM);
-    RET(compile(core, model->g, context->device, property_args_size / 2, kv, compiled_model));
+    ov_status_e st = compile(core, model->g, context->device, property_args_size / 2, kv, compiled_model);
+    if (st == OK) (*compiled_model)->ctx = context_id(context);
+    RET(st);
 }

@@ -193,7 +193,7 @@ static const char* live_names[L_COUNT] = {"core", "model", "compiled_model", "in
 static const char* counter_names[C_COUNT] = {"infer.count", "infer.nodes", "compile.count", "compile.const_bytes",
                                              "import.count", "export.count", "faults.injected", "warn.precision",
                                              "warn.dims", "infer.output_reshaped", "free.null", "bad.free",
-                                             "bad.handle"};
+                                             "bad.handle", "xfer.h2d", "xfer.d2h"};
 
 int ovd_fn_id(const char* name) {
     pthread_mutex_lock(&mu);
@@ -299,6 +299,7 @@ OVD_EXPORT int64_t ovdouble_stat(const char* name) {
     if (strcmp(name, "time_ns") == 0) return atomic_load(&total_ns);
     if (strcmp(name, "cpu_ns") == 0) return atomic_load(&total_cpu_ns);
     if (strcmp(name, "live.bytes") == 0) return atomic_load(&live_bytes_v);
+    if (strncmp(name, "xfer.last.", 10) == 0) return ovd_xfer_last(name + 10);
     if (strncmp(name, "live.", 5) == 0) {
         for (int i = 0; i < L_COUNT; i++)
             if (strcmp(name + 5, live_names[i]) == 0) return atomic_load(&live[i]);

@@ -1205,7 +1205,8 @@ static void test_props(void) {
 static void test_remote(void) {
     ovdouble_set("devices", "CPU,GPU");
     ov_remote_context_t* ctx = NULL;
-    EXPECT(ov_core_get_default_context(core, "CPU", &ctx) == NOT_IMPLEMENTED, "no CPU remote context");
+    EXPECT(ov_core_get_default_context(core, "CPU", &ctx) == GENERAL_ERROR && strstr(err(), "not supported by CPU plugin"),
+           "no CPU remote context");
     EXPECT(ov_core_get_default_context(core, "GPU", &ctx) == OK, "GPU default context: %s", err());
     if (!ctx) return;
     ir b;
@@ -1238,11 +1239,42 @@ static void test_remote(void) {
     float* y;
     ov_tensor_data(o, (void**)&y);
     EXPECT(y[0] == 6.5f && y[2] == 40, "GPU result %g %g", y[0], y[2]);
+    /* transfers: the USM host input and the request's own output copy nothing; a plain host input is uploaded */
+    EXPECT(ovdouble_stat("xfer.last.nin") == 1 && ovdouble_stat("xfer.last.in.0") == 0 &&
+               ovdouble_stat("xfer.last.out.0") == 0, "USM input: no transfer (%lld)",
+           (long long)ovdouble_stat("xfer.last.in.0"));
+    float plain[4] = {1, 1, 1, 1};
+    ov_tensor_t* tp = NULL;
+    ov_tensor_create_from_host_ptr(T_F32, s, plain, &tp);
+    int64_t up0 = ovdouble_stat("xfer.h2d");
+    EXPECT(ov_infer_request_set_input_tensor_by_index(r, 0, tp) == OK && ov_infer_request_infer(r) == OK, "plain input");
+    EXPECT(ovdouble_stat("xfer.last.in.0") == 16 && ovdouble_stat("xfer.h2d") == up0 + 16, "plain input uploaded");
+    /* USM_USER_BUFFER: inside a live allocation of the context only; bound and inferred in place */
+    ov_tensor_t* tu = NULL;
+    EXPECT(ov_remote_context_create_tensor(ctx, T_F32, s, 4, &tu, "SHARED_MEM_TYPE", "USM_USER_BUFFER", "MEM_HANDLE",
+                                           (void*)d) == OK, "user buffer over USM host memory: %s", err());
+    EXPECT(ov_infer_request_set_input_tensor_by_index(r, 0, tu) == OK && ov_infer_request_infer(r) == OK &&
+               ovdouble_stat("xfer.last.in.0") == 0, "user buffer input: %s", err());
+    ov_tensor_t* tbad = NULL;
+    EXPECT(ov_remote_context_create_tensor(ctx, T_F32, s, 4, &tbad, "SHARED_MEM_TYPE", "USM_USER_BUFFER", "MEM_HANDLE",
+                                           (void*)(d + 1)) == GENERAL_ERROR, "user buffer past the allocation");
+    EXPECT(ov_remote_context_create_tensor(ctx, T_F32, s, 4, &tbad, "SHARED_MEM_TYPE", "USM_USER_BUFFER", "MEM_HANDLE",
+                                           (void*)plain) == GENERAL_ERROR, "host memory as a user buffer");
+    ov_remote_context_t* other = NULL;
+    EXPECT(ov_core_create_context(core, "GPU", 0, &other) == OK, "created context");
+    ov_tensor_t* to = NULL;
+    EXPECT(ov_remote_context_create_host_tensor(other, T_F32, s, &to) == OK, "another context's tensor");
+    EXPECT(ov_infer_request_set_input_tensor_by_index(r, 0, to) == GENERAL_ERROR, "another context's tensor refused");
+    ov_tensor_free(to);
+    ov_remote_context_free(other);
+    ov_tensor_free(th); /* the allocation the user buffer lies in */
+    EXPECT(ov_infer_request_infer(r) == GENERAL_ERROR && strstr(err(), "was freed"), "freed USM memory: %s", err());
+    ov_tensor_free(tu);
+    ov_tensor_free(tp);
     char* dn = NULL;
     EXPECT(ov_remote_context_get_device_name(ctx, &dn) == OK && strcmp(dn, "GPU") == 0, "context device %s", dn);
     ov_free(dn);
     ov_tensor_free(o);
-    ov_tensor_free(th);
     ov_tensor_free(tdev);
     ov_shape_free(&s);
     ov_infer_request_free(r);
