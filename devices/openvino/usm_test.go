@@ -76,8 +76,8 @@ type gpuRun struct {
 	logits [][]float32
 	last   portBytes
 	steps  []portBytes // every step's last infer, the prompt's first
-	infers int64 // infers of the last decode step
-	kvUSM  bool  // the session's KV cache is in USM memory
+	infers int64       // infers of the last decode step
+	kvUSM  bool        // the session's KV cache is in USM memory
 }
 
 func runGPUModel(t *testing.T, p string, dev *device) (gpuRun, error) {
