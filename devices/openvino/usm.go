@@ -195,12 +195,10 @@ func (a *allocAs) IsHost() bool                             { return a.bt.IsHost
 func (a *allocAs) DeviceName() string                       { return a.bt.DeviceName() }
 func (a *allocAs) Alloc(size uint64) (buffer.Buffer, error) { return a.bt.alloc(size, a.usm) }
 
-// usmOf reports whether t's memory is USM memory of the device's context.
-func usmOf(t *graph.Tensor) bool {
-	base := t
-	if t.ViewSrc != nil {
-		base = t.ViewSrc
+// usmOf is the USM storage holding t's memory, or nil for host memory.
+func usmOf(t *graph.Tensor) *storage {
+	if e, ok := baseOf(t).Extra.(*tensorExtra); ok && e.st != nil && e.st.usm != 0 {
+		return e.st
 	}
-	e, ok := base.Extra.(*tensorExtra)
-	return ok && e.st != nil && e.st.usm != 0
+	return nil
 }
