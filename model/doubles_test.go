@@ -281,6 +281,29 @@ func TestOpenVINODouble(t *testing.T) {
 			checkOnDevice(t, devs[0], worked, 0)
 		})
 	}
+	// A GPU: its KV cache in USM host memory of the device's context,
+	// bound as remote tensors and updated in place (devices/openvino
+	// usm.go); f32 inference precision, the GPU's default being f16.
+	t.Run("GPU", func(t *testing.T) {
+		d.Set(t, "devices", "CPU,GPU", "CPU")
+		o := openvino.DefaultOptions()
+		o.Lib = p
+		o.Device = "GPU"
+		o.InferencePrecision = "f32"
+		o.RequantKQuant = "native"
+		devs := openvino.NewRegistry(o).Devices()
+		require.Len(t, devs, 1)
+		kind, ok := devs[0].(interface{ Kind() openvino.Kind })
+		require.True(t, ok && kind.Kind() == openvino.KindGPU, "not the GPU: the device fell back")
+		// worked resets the double's counters: the USM allocations are
+		// read before each reset.
+		usm := int64(0)
+		checkOnDevice(t, devs[0], func() int64 {
+			usm += d.Stat("calls.ov_remote_context_create_host_tensor")
+			return worked()
+		}, 0)
+		require.Positive(t, usm, "no KV cache in USM memory")
+	})
 	// The NPU: static shapes (the prompt padded to the prefill chunk, one
 	// token at a time after it). ggml-openvino requantizes every quantized
 	// weight whose rows are a multiple of 128 to 4 bits in groups of 128

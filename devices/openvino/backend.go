@@ -296,9 +296,11 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 type reqState struct {
 	req             uintptr
 	inAddr, outAddr []uintptr
-	// inUSM and outUSM say which ports are bound to remote tensors over
-	// USM memory (usm.go), rebound if that changes at the same address.
-	inUSM, outUSM []bool
+	// inUSM and outUSM are the USM storages (usm.go) ports are bound to
+	// remote tensors over, nil for host memory: a port is rebound when
+	// that changes at the same address (a new session's cache allocated
+	// where the last one was freed needs tensors over the new allocation).
+	inUSM, outUSM []*storage
 	copyOut       []bool
 	regions       []region        // reused by bind
 	regionBase    []*graph.Tensor // the base tensor of each region
@@ -327,7 +329,7 @@ func (be *ovBackend) request(cm *compiledModel) (*reqState, error) {
 		return nil, err
 	}
 	st := &reqState{req: r, inAddr: make([]uintptr, len(cm.params)), outAddr: make([]uintptr, len(cm.results)),
-		inUSM: make([]bool, len(cm.params)), outUSM: make([]bool, len(cm.results)),
+		inUSM: make([]*storage, len(cm.params)), outUSM: make([]*storage, len(cm.results)),
 		copyOut: make([]bool, len(cm.results)), scratch: make([][]byte, len(cm.results))}
 	be.reqs[cm] = st
 	return st, nil
@@ -650,7 +652,7 @@ func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 		}
 		if a, usm := addr(t), usmOf(t); a != st.inAddr[i] || usm != st.inUSM[i] {
 			st.inAddr[i] = 0
-			if err := bind("ov_infer_request_set_input_tensor_by_index", n.setInputByIndex, i, s, a, usm); err != nil {
+			if err := bind("ov_infer_request_set_input_tensor_by_index", n.setInputByIndex, i, s, a, usm != nil); err != nil {
 				return err
 			}
 			st.inAddr[i], st.inUSM[i] = a, usm
@@ -663,7 +665,10 @@ func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 			return fmt.Errorf("openvino: output %d: %w", i, err)
 		}
 		r := extent(t)
-		usm := usmOf(t) && !be.opts.DisableRemoteOutputs
+		usm := usmOf(t)
+		if be.opts.DisableRemoteOutputs {
+			usm = nil
+		}
 		// Bound zero-copy over the ggml memory unless it is strided or
 		// overlaps an input or another output (OpenVINO may write an
 		// output before it has read every input): then bound to scratch
@@ -673,14 +678,14 @@ func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 		// copies none of it.
 		copyOut := !(t.ViewSrc == nil || t.IsContiguous())
 		for j, o := range regions {
-			inPlace := usm && j < len(cm.params) && bases[j] == baseOf(t)
+			inPlace := usm != nil && j < len(cm.params) && bases[j] == baseOf(t)
 			copyOut = copyOut || (o.overlaps(r) && !inPlace)
 		}
 		st.copyOut[i] = copyOut
 		regions, bases = append(regions, r), append(bases, baseOf(t))
 		a := addr(t)
-		usm = usm && !copyOut
 		if copyOut {
+			usm = nil
 			if st.scratch[i] == nil {
 				mem, free, err := hostAlloc(uint64(t.NElements()) * uint64(t.Type.TypeSize()))
 				if err != nil {
@@ -693,7 +698,7 @@ func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 		}
 		if a != st.outAddr[i] || usm != st.outUSM[i] {
 			st.outAddr[i] = 0
-			if err := bind("ov_infer_request_set_output_tensor_by_index", n.setOutputByIndex, i, s, a, usm); err != nil {
+			if err := bind("ov_infer_request_set_output_tensor_by_index", n.setOutputByIndex, i, s, a, usm != nil); err != nil {
 				return err
 			}
 			st.outAddr[i], st.outUSM[i] = a, usm

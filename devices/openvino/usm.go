@@ -22,10 +22,13 @@ import (
 // (create_usm_device_tensor of the GPU plugin's remote context); set,
 // get, memset and clear then go through its own OpenCL queue
 // (clEnqueueMemcpyINTEL, clEnqueueMemFillINTEL). Its inputs are bound as
-// the tensor's extra, the USM tensor itself, and its outputs as tensors
-// over the tensor's own memory (utils.cpp, convert_ggml_input_to_ov and
-// create_ov_output_tensor, ggml-org/llama.cpp 2026), so the updated cache
-// is written in place.
+// the tensor's extra, the USM tensor itself, and its outputs in a remote
+// buffer as that same tensor unless GGML_OPENVINO_DISABLE_REMOTE_OUTPUTS,
+// so the updated cache is written in place; a cache sliced to n_kv cells
+// is a USM_USER_BUFFER over the cache's memory,
+// ClContext::create_tensor(type, shape, usm_ptr) (a newer upstream
+// utils.cpp, 2026: convert_ggml_input_to_ov, create_ov_output_tensor,
+// try_make_kv_sliced_tensor).
 //
 // Here the same rule picks the buffers (AllocTensors below, the hook the
 // model's session allocates its cache through), and their memory is USM
@@ -195,12 +198,10 @@ func (a *allocAs) IsHost() bool                             { return a.bt.IsHost
 func (a *allocAs) DeviceName() string                       { return a.bt.DeviceName() }
 func (a *allocAs) Alloc(size uint64) (buffer.Buffer, error) { return a.bt.alloc(size, a.usm) }
 
-// usmOf reports whether t's memory is USM memory of the device's context.
-func usmOf(t *graph.Tensor) bool {
-	base := t
-	if t.ViewSrc != nil {
-		base = t.ViewSrc
+// usmOf is the USM storage holding t's memory, or nil for host memory.
+func usmOf(t *graph.Tensor) *storage {
+	if e, ok := baseOf(t).Extra.(*tensorExtra); ok && e.st != nil && e.st.usm != 0 {
+		return e.st
 	}
-	e, ok := base.Extra.(*tensorExtra)
-	return ok && e.st != nil && e.st.usm != 0
+	return nil
 }

@@ -368,3 +368,46 @@ func TestRemoteContextErrorsCarryOpenVINOMessage(t *testing.T) {
 		require.ErrorIs(t, err, ErrNative, "the allocation reports the context's error")
 	}
 }
+
+// Sessions one after another: a new session's cache allocated where the
+// last one's was freed (the same address) gets remote tensors over the new
+// allocation, not the request's old ones, whose USM memory the double
+// knows is freed ("the USM memory of the input tensor 3 was freed" before
+// the binding kept the storage beside the address); the logits are the
+// same in every session. The double only.
+func TestKVCacheUSMSessionsReuseAddresses(t *testing.T) {
+	p := buildDouble(t)
+	needsDouble(t, "a GPU")
+	dev := gpuDevice(t, p, Options{})
+	var be *ovBackend
+	testBackendHook = func(b *ovBackend) { be = b }
+	defer func() { testBackendHook = nil }()
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	require.NoError(t, genmodel.WriteFile(path, genmodel.Default()))
+	m, err := model.Open(path, model.Options{Device: dev, Threads: 1})
+	require.NoError(t, err)
+	defer m.Close()
+	var out [][]float32
+	seen := map[uintptr]int{}
+	for i := 0; i < 3; i++ {
+		s, err := m.NewSession(model.SessionOptions{Ctx: 64, Batch: 16})
+		require.NoError(t, err)
+		for _, tok := range [][]int32{{1, 5, 9}, {7}} {
+			lg, err := s.Decode(context.Background(), tok, nil)
+			require.NoError(t, err, "session %d", i)
+			out = append(out, lg[len(lg)-1])
+		}
+		st := usmStorages(be)
+		require.NotEmpty(t, st)
+		seen[st[0].Base()]++
+		require.NoError(t, s.Close())
+	}
+	for i := 2; i < len(out); i++ {
+		require.Equal(t, out[i%2], out[i], "session %d", i/2)
+	}
+	reused := false
+	for _, n := range seen {
+		reused = reused || n > 1
+	}
+	require.True(t, reused, "no session's cache was allocated where an earlier one's was: the case is not exercised (%v)", seen)
+}
