@@ -71,13 +71,16 @@ func TestBenchModelLlamaProcess(t *testing.T) {
 		`   ours/libllama ([\d.]+)   ours/libllama-in-process ([\d.]+)$`)
 	cpuRows := cpuRow.FindAllStringSubmatch(out, -1)
 	require.Len(t, cpuRows, 2, out)
+	cpuRates := map[string]float64{}
 	for _, r := range cpuRows {
 		ours, child := parseFloat(t, r[2]), parseFloat(t, r[3])
+		cpuRates[r[1]] = ours
 		require.Positive(t, child)
 		require.InDelta(t, ours/child, parseFloat(t, r[5]), 0.01+0.01*ours/child, r[0])
 	}
 	bw := regexp.MustCompile(`memory: streaming read ([\d.]+) GB/s \(1 threads, 16 MiB, best of 5, thread CPU time\); a token reads ([\d.]+) MB of weights,\n` +
-		` +generation reaches of that bandwidth: ours ([\d.]+), libllama ([\d.]+), libllama-in-process ([\d.]+)\n`).FindStringSubmatch(out)
+		` +generation reaches of that bandwidth, by the clock: ours ([\d.]+), libllama ([\d.]+), libllama-in-process ([\d.]+);\n` +
+		` +in CPU time: ours ([\d.]+), libllama ([\d.]+), libllama-in-process ([\d.]+)\n`).FindStringSubmatch(out)
 	require.NotNil(t, bw, out)
 	gbs, mb := parseFloat(t, bw[1]), parseFloat(t, bw[2])
 	require.Positive(t, gbs)
@@ -89,6 +92,8 @@ func TestBenchModelLlamaProcess(t *testing.T) {
 	require.InDelta(t, float64(2*perLayer+6400/32*18+64*4)/1e6, mb, 1e-5, "MB per token")
 	frac := mb * 1e6 * rates["tg4"] / (gbs * 1e9)
 	require.InDelta(t, frac, parseFloat(t, bw[3]), 0.005+0.02*frac)
+	fracCPU := mb * 1e6 * cpuRates["tg4"] / (gbs * 1e9)
+	require.InDelta(t, fracCPU, parseFloat(t, bw[6]), 0.005+0.02*fracCPU)
 	require.Regexp(t, `libllama's process: resident size grew \d+ MiB`, out)
 
 	// Without -inproc, no in-process column.
