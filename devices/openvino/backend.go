@@ -75,6 +75,11 @@ type CacheStats struct {
 	// time outside ov_infer_request_infer (the key, lookup, binding and
 	// copies out).
 	HitHost time.Duration
+	// HitCopy is the part of HitHost spent copying outputs out of the
+	// scratch memory they were bound to (strided outputs, and those that
+	// overlap an input: a KV cache that SET_ROWS writes and attention
+	// reads is copied whole, every token).
+	HitCopy time.Duration
 }
 
 // CacheStats is a copy of the device's counters (see CacheStats).
@@ -131,8 +136,9 @@ type ovBackend struct {
 	stateResets int
 	kvOwner     *reqState
 	// inferTime is the last ov_infer_request_infer's time (CacheStats'
-	// host time leaves it out).
-	inferTime time.Duration
+	// host time leaves it out), copyTime that of its outputs' copies out
+	// of scratch memory.
+	inferTime, copyTime time.Duration
 }
 
 func newBackend(d *device) *ovBackend { return newBackendOpts(d, d.rt.opts) }
@@ -282,6 +288,7 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 		cache.mu.Lock()
 		cache.stats.Hits++
 		cache.stats.HitHost += time.Since(t0) - be.inferTime
+		cache.stats.HitCopy += be.copyTime
 		cache.mu.Unlock()
 	}
 	if be.opts.Profiling > 0 {
@@ -612,11 +619,13 @@ func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
 		cm.dumped = true
 		dumpSlots(cm.dump+".output", cm.results, k, st)
 	}
+	tc := time.Now()
 	for i, s := range cm.results {
 		if st.copyOut[i] {
 			scatterInto(k.resolve(s.loc), st.scratch[i])
 		}
 	}
+	be.copyTime = time.Since(tc)
 	if be.opts.DebugOutput {
 		logSlots("openvino: output", cm.results, k)
 	}

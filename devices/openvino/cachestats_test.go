@@ -39,6 +39,7 @@ func TestCacheStats(t *testing.T) {
 	host := s.HitHost - s0.HitHost
 	require.Positive(t, host)
 	require.Less(t, host, hitsWall/2, "the hits' host time must leave the infer out (hits took %v)", hitsWall)
+	require.LessOrEqual(t, s.HitCopy-s0.HitCopy, host, "the copies out are part of the host time")
 	// A copy: the caller cannot change the device's record.
 	s.Compiles[0] = -1
 	require.NotEqual(t, time.Duration(-1), dev.CacheStats().Compiles[0])
