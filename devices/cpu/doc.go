@@ -9,10 +9,11 @@
 //
 // # Architecture levels
 //
-// Each architecture level (avx2 on amd64; neon and neon-dotprod on arm64)
-// is one table of kernels in one file, level_<name>_<arch>.go, which
-// registers it with its name, its priority, the processor features its
-// assembly needs and every kernel it has (level.go says which kinds). The
+// Each architecture level (avx2 and avx512vnni on amd64; neon and
+// neon-dotprod on arm64) is one table of kernels in one file,
+// level_<name>_<arch>.go, which registers it with its name, its priority,
+// the processor features its assembly needs and every kernel it has
+// (level.go says which kinds). The
 // best level the processor supports is chosen once, at start; the purego
 // build tag builds no level and GGML_CPU_GENERIC=1 keeps the generic Go
 // (EnvGeneric). Engine.Kernels names the set an Engine uses; KernelReport,
@@ -31,6 +32,9 @@
 //     file of the package can list) or leaves to the generic Go. An exact
 //     register tile gets its edges from the level's own vec_dot, so its
 //     tile shape is its own, not avx2's.
+//     A level that differs from the one below in a few kernels is that
+//     level's over(name, priority, features, dots, rows), listing only
+//     those (level_avx512vnni_amd64.go).
 //   - its .s files and their //go:noescape declarations.
 //
 // The tests then check the new level where it runs: TestLevelsWellFormed

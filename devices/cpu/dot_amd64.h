@@ -263,6 +263,26 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 	VPMADDWD   ones16<>(SB), P, P;   \
 	VCVTDQ2PS  P, P
 
+// IDOTW and IDOTV set P to the eight int32 sums of four products of the
+// unsigned bytes in XU with the signed bytes at ymem: maddubs and a
+// pairwise sum (AVX2; no pair of any kernel here reaches the int16 limit),
+// or one VPDPBUSD (AVX512-VNNI with VL, the avx512vnni level): the same
+// integers, so a kernel gives the same bits with either.
+#define IDOTW(ymem, XU, P) \
+	VPMADDUBSW ymem, XU, P;            \
+	VPMADDWD   ones16<>(SB), P, P
+
+#define IDOTV(ymem, XU, P) \
+	VPXOR    P, P, P;     \
+	VPDPBUSD ymem, XU, P
+
+// Q8DOTI is Q8DOT with the integer step IDOT.
+#define Q8DOTI(XS, XA, ymem, T, P, IDOT) \
+	VMOVDQU    ymem, T;   \
+	VPSIGNB    XS, T, T;  \
+	IDOT(T, XA, P);       \
+	VCVTDQ2PS  P, P
+
 // The LOAD* macros decode the x block at off(SI) into its 32 signed
 // values XS and their magnitudes XA (for the sign trick); they may use
 // X13, X14 (Y13, Y14) and read a lookup table from Y15.

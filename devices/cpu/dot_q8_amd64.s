@@ -206,7 +206,7 @@ done:                     \
 // column runs Q81DOT1's float sequence. Registers: DX the y array, R8..R11
 // the columns, R12 the gathered scales, DI the row, BX the rows left, R13
 // the output; 0(SP) the block's eight products.
-#define Q81DOT4(LOAD, XB) \
+#define Q81DOT4(LOAD, XB, IDOT) \
 	MOVQ    y+32(FP), DX;         \
 	YCOLS4;                       \
 	MOVQ    n+0(FP), CX;          \
@@ -250,10 +250,10 @@ loop:                             \
 	VMULPS       Y10, Y12, Y12;   \
 	VADDPS       Y12, Y5, Y5;     \
 	VMOVUPS      Y12, 0(SP);      \
-	Q81C4(0, R8, Y0);             \
-	Q81C4(8, R9, Y1);             \
-	Q81C4(16, R10, Y2);           \
-	Q81C4(24, R11, Y3);           \
+	Q81C4(0, R8, Y0, IDOT);       \
+	Q81C4(8, R9, Y1, IDOT);       \
+	Q81C4(16, R10, Y2, IDOT);     \
+	Q81C4(24, R11, Y3, IDOT);     \
 	ADDQ    $XB, SI;              \
 	ADDQ    $36, R8;              \
 	ADDQ    $36, R9;              \
@@ -289,12 +289,11 @@ done:                             \
 	RET
 
 // Q81C4 adds column YP's block to ACC (Q81COL's fused multiply-add), its
-// d*dy at so(SP), x's levels in Y4.
-#define Q81C4(so, YP, ACC) \
-	VBROADCASTSS so(SP), Y11;         \
-	VPMADDUBSW   4(YP), Y4, Y9;       \
-	VPMADDWD     ones16<>(SB), Y9, Y9; \
-	VCVTDQ2PS    Y9, Y9;              \
+// d*dy at so(SP), x's levels in Y4, the integers from IDOT.
+#define Q81C4(so, YP, ACC, IDOT) \
+	VBROADCASTSS so(SP), Y11; \
+	IDOT(4(YP), Y4, Y9);      \
+	VCVTDQ2PS    Y9, Y9;      \
 	VFMADD231PS  Y11, Y9, ACC
 
 // MXFP4 (E8M0 e, qs[16]) against Q8_0: the nibbles index the doubled E2M1
@@ -348,7 +347,7 @@ TEXT ·dotQ4_1AVX2(SB), NOSPLIT, $0-28
 
 // func dotQ4_1x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
 TEXT ·dotQ4_1x4AVX2(SB), NOSPLIT, $32-56
-	Q81DOT4(LOADQ4_1, 20)
+	Q81DOT4(LOADQ4_1, 20, IDOTW)
 
 // func dotQ5_1AVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotQ5_1AVX2(SB), NOSPLIT, $0-28
@@ -356,7 +355,17 @@ TEXT ·dotQ5_1AVX2(SB), NOSPLIT, $0-28
 
 // func dotQ5_1x4AVX2(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
 TEXT ·dotQ5_1x4AVX2(SB), NOSPLIT, $32-56
-	Q81DOT4(LOADQ5_1, 24)
+	Q81DOT4(LOADQ5_1, 24, IDOTW)
+
+// The avx512vnni level's four-column kernels: the AVX2 ones with VPDPBUSD.
+
+// func dotQ4_1x4VNNI(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+TEXT ·dotQ4_1x4VNNI(SB), NOSPLIT, $32-56
+	Q81DOT4(LOADQ4_1, 20, IDOTV)
+
+// func dotQ5_1x4VNNI(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+TEXT ·dotQ5_1x4VNNI(SB), NOSPLIT, $32-56
+	Q81DOT4(LOADQ5_1, 24, IDOTV)
 
 // func dotMXFP4AVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotMXFP4AVX2(SB), NOSPLIT, $0-28

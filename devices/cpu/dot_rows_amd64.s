@@ -129,6 +129,24 @@ convdone:
 	RSCALES(r4);           \
 	PAIR(DI, ACC)
 
+// RPAIRV and RONEV are RPAIR and RONE with VPDPBUSD.
+#define RPAIRV(ROW, ACC, LOAD, XB, r4) \
+	LEAQ (ROW)(R13*1), SI;                     \
+	LOAD(0, Y4, Y5);                           \
+	LOAD(XB, Y6, Y7);                          \
+	RSCALES(r4);                               \
+	Q8DOTI(Y4, Y5, 2(DI), Y8, Y9, IDOTV);      \
+	VFMADD231PS Y11, Y9, ACC;                  \
+	Q8DOTI(Y6, Y7, 36(DI), Y8, Y9, IDOTV);     \
+	VFMADD231PS Y12, Y9, ACC
+
+#define RONEV(ROW, ACC, LOAD, r4) \
+	LEAQ         (ROW)(R13*1), SI;            \
+	LOAD(0, Y4, Y5);                          \
+	VBROADCASTSS 8+r4(SP), Y11;               \
+	Q8DOTI(Y4, Y5, 2(DI), Y8, Y9, IDOTV);     \
+	VFMADD231PS  Y11, Y9, ACC
+
 #define RONE(ROW, ACC, LOAD, r4) \
 	LEAQ         (ROW)(R13*1), SI; \
 	LOAD(0, Y4, Y5);               \
@@ -157,12 +175,20 @@ GLOBL q40shift<>(SB), RODATA|NOPTR, $32
 	VPMADDWD   Y15, Y12, Y12;     \
 	VMOVDQU    Y12, o(R12)
 
-#define Q40PREP QUPREP(eight)
+// Q40OFFN is Q40OFF writing the offsets negated, for Q40UDOTN, using Y11.
+#define Q40OFFN(b, o) \
+	VPMADDUBSW b+2(DI), Y14, Y12; \
+	VPMADDWD   Y15, Y12, Y12;     \
+	VPXOR      Y11, Y11, Y11;     \
+	VPSUBD     Y12, Y11, Y12;     \
+	VMOVDQU    Y12, o(R12)
+
+#define Q40PREP QUPREP(eight, Q40OFF)
 
 // QUPREP is Q40PREP for the unsigned levels of a type whose offset is the
-// byte in every lane of the constant off: eight for Q4_0, hi10 (16) for
-// Q5_0.
-#define QUPREP(off) \
+// byte in every lane of the constant off (eight for Q4_0, hi10 (16) for
+// Q5_0), the offsets written by OFF (Q40OFF, or Q40OFFN for Q40UDOTN).
+#define QUPREP(off, OFF) \
 	VMOVDQU off<>(SB), Y14;    \
 	VMOVDQU ones16<>(SB), Y15; \
 conv:                          \
@@ -170,8 +196,8 @@ conv:                          \
 	JLT    conv1;              \
 	SCALE4(0, 0);              \
 	SCALE4(34, 16);            \
-	Q40OFF(0, 32);             \
-	Q40OFF(34, 64);            \
+	OFF(0, 32);                \
+	OFF(34, 64);               \
 	ADDQ   $68, DI;            \
 	ADDQ   $96, R12;           \
 	SUBQ   $2, CX;             \
@@ -180,7 +206,7 @@ conv1:                         \
 	TESTQ  CX, CX;             \
 	JZ     convdone;           \
 	SCALE4(0, 0);              \
-	Q40OFF(0, 32);             \
+	OFF(0, 32);                \
 convdone:
 
 #define Q40SETUP \
@@ -201,21 +227,27 @@ convdone:
 	VPSUBD     o(R12), P, P; \
 	VCVTDQ2PS  P, P
 
-#define Q40PAIR(ROW, ACC, LOAD, XB, r4) \
+// Q40UDOTN is Q40UDOT in one VPDPBUSD onto the negated offsets.
+#define Q40UDOTN(XU, y, o, P) \
+	VMOVDQU   o(R12), P;     \
+	VPDPBUSD  y(DI), XU, P;  \
+	VCVTDQ2PS P, P
+
+#define Q40PAIR(ROW, ACC, UDOT, XB, r4) \
 	LEAQ        (ROW)(R13*1), SI; \
 	Q40U(0, Y4);                  \
 	Q40U(18, Y6);                 \
 	RSCALES(r4);                  \
-	Q40UDOT(Y4, 2, 32, Y9);       \
+	UDOT(Y4, 2, 32, Y9);          \
 	VFMADD231PS Y11, Y9, ACC;     \
-	Q40UDOT(Y6, 36, 64, Y9);      \
+	UDOT(Y6, 36, 64, Y9);         \
 	VFMADD231PS Y12, Y9, ACC
 
-#define Q40ONE(ROW, ACC, LOAD, r4) \
+#define Q40ONE(ROW, ACC, UDOT, r4) \
 	LEAQ         (ROW)(R13*1), SI; \
 	Q40U(0, Y4);                   \
 	VBROADCASTSS 8+r4(SP), Y11;    \
-	Q40UDOT(Y4, 2, 32, Y9);        \
+	UDOT(Y4, 2, 32, Y9);           \
 	VFMADD231PS  Y11, Y9, ACC
 
 // Q4_1 and Q5_1 against Q8_1 (dot_q8_amd64.s, Q81DOT1): the column's
@@ -257,21 +289,25 @@ convdone:
 	VPAND          hi10<>(SB), Y14, Y14; \
 	VPOR           Y14, Y4, Y4
 
+// IDOTW15 is IDOTW with ones16 in Y15.
+#define IDOTW15(ymem, XU, P) \
+	VPMADDUBSW ymem, XU, P; \
+	VPMADDWD   Y15, P, P
+
 // Q81RBLOCK adds the current block of row ROW to ACC: Q81COL's fused
-// multiply-add, its d*dy at so(SP).
-#define Q81RBLOCK(ROW, ACC, so, LEVELS) \
+// multiply-add, its d*dy at so(SP), the integers from IDOT.
+#define Q81RBLOCK(ROW, ACC, so, LEVELS, IDOT) \
 	LEAQ         (ROW)(R13*1), SI; \
 	LEVELS;                        \
 	VBROADCASTSS so(SP), Y11;      \
-	VPMADDUBSW   4(DI), Y4, Y9;    \
-	VPMADDWD     Y15, Y9, Y9;      \
+	IDOT(4(DI), Y4, Y9);           \
 	VCVTDQ2PS    Y9, Y9;           \
 	VFMADD231PS  Y11, Y9, ACC
 
 // Q81ROWS is the body of the Q8_1-activation four-row kernels, x blocks
 // of XB bytes. Each row ends as Q81DOT1 ends: the vector sum reduced, then
 // the scalar one added.
-#define Q81ROWS(LEVELS, XB) \
+#define Q81ROWS(LEVELS, XB, IDOT) \
 	MOVQ      out+56(FP), AX;    \
 	MOVQ      AX, 0(SP);         \
 	MOVQ      n+0(FP), CX;       \
@@ -296,10 +332,10 @@ block:                           \
 	VMULPS    0(R12), Y12, Y12;  \
 	VADDPS    Y12, Y5, Y5;       \
 	VMOVUPS   Y12, 8(SP);        \
-	Q81RBLOCK(R8, Y0, 8, LEVELS);   \
-	Q81RBLOCK(R9, Y1, 16, LEVELS);  \
-	Q81RBLOCK(R10, Y2, 24, LEVELS); \
-	Q81RBLOCK(R11, Y3, 32, LEVELS); \
+	Q81RBLOCK(R8, Y0, 8, LEVELS, IDOT);   \
+	Q81RBLOCK(R9, Y1, 16, LEVELS, IDOT);  \
+	Q81RBLOCK(R10, Y2, 24, LEVELS, IDOT); \
+	Q81RBLOCK(R11, Y3, 32, LEVELS, IDOT); \
 	ADDQ      $XB, R13;          \
 	ADDQ      $36, DI;           \
 	ADDQ      $32, R12;          \
@@ -351,21 +387,21 @@ done:                            \
 	VPAND          hi10<>(SB), Y14, Y14; \
 	VPOR           Y14, XU, XU
 
-#define Q50PAIR(ROW, ACC, LOAD, XB, r4) \
+#define Q50PAIR(ROW, ACC, UDOT, XB, r4) \
 	LEAQ        (ROW)(R13*1), SI; \
 	Q50U(0, Y4);                  \
 	Q50U(22, Y6);                 \
 	RSCALES(r4);                  \
-	Q40UDOT(Y4, 2, 32, Y9);       \
+	UDOT(Y4, 2, 32, Y9);          \
 	VFMADD231PS Y11, Y9, ACC;     \
-	Q40UDOT(Y6, 36, 64, Y9);      \
+	UDOT(Y6, 36, 64, Y9);         \
 	VFMADD231PS Y12, Y9, ACC
 
-#define Q50ONE(ROW, ACC, LOAD, r4) \
+#define Q50ONE(ROW, ACC, UDOT, r4) \
 	LEAQ         (ROW)(R13*1), SI; \
 	Q50U(0, Y4);                   \
 	VBROADCASTSS 8+r4(SP), Y11;    \
-	Q40UDOT(Y4, 2, 32, Y9);        \
+	UDOT(Y4, 2, 32, Y9);           \
 	VFMADD231PS  Y11, Y9, ACC
 
 // func dotQ8_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
@@ -374,11 +410,11 @@ TEXT ·dotQ8_0RowsAVX2(SB), NOSPLIT, $40-72
 
 // func dotQ4_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ4_0RowsAVX2(SB), NOSPLIT, $40-72
-	Q80ROWS(Q40PREP, Q40SETUP, Q40PAIR, Q40ONE, NOLOAD, 18, 96)
+	Q80ROWS(Q40PREP, Q40SETUP, Q40PAIR, Q40ONE, Q40UDOT, 18, 96)
 
 // func dotQ5_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ5_0RowsAVX2(SB), NOSPLIT, $40-72
-	Q80ROWS(QUPREP(hi10), Q50SETUP, Q50PAIR, Q50ONE, NOLOAD, 22, 96)
+	Q80ROWS(QUPREP(hi10, Q40OFF), Q50SETUP, Q50PAIR, Q50ONE, Q40UDOT, 22, 96)
 
 // func dotIQ4_NLRowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotIQ4_NLRowsAVX2(SB), NOSPLIT, $40-72
@@ -386,8 +422,34 @@ TEXT ·dotIQ4_NLRowsAVX2(SB), NOSPLIT, $40-72
 
 // func dotQ4_1RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ4_1RowsAVX2(SB), NOSPLIT, $40-72
-	Q81ROWS(Q41LEVELS, 20)
+	Q81ROWS(Q41LEVELS, 20, IDOTW15)
 
 // func dotQ5_1RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ5_1RowsAVX2(SB), NOSPLIT, $40-72
-	Q81ROWS(Q51LEVELS, 24)
+	Q81ROWS(Q51LEVELS, 24, IDOTW15)
+
+// The avx512vnni level's four-row kernels: the AVX2 ones with VPDPBUSD.
+
+// func dotQ8_0RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+TEXT ·dotQ8_0RowsVNNI(SB), NOSPLIT, $40-72
+	Q80ROWS(SCALESPREP, NOSETUP, RPAIRV, RONEV, LOADQ8_0, 34, 32)
+
+// func dotQ4_0RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+TEXT ·dotQ4_0RowsVNNI(SB), NOSPLIT, $40-72
+	Q80ROWS(QUPREP(eight, Q40OFFN), Q40SETUP, Q40PAIR, Q40ONE, Q40UDOTN, 18, 96)
+
+// func dotQ5_0RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+TEXT ·dotQ5_0RowsVNNI(SB), NOSPLIT, $40-72
+	Q80ROWS(QUPREP(hi10, Q40OFFN), Q50SETUP, Q50PAIR, Q50ONE, Q40UDOTN, 22, 96)
+
+// func dotIQ4_NLRowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+TEXT ·dotIQ4_NLRowsVNNI(SB), NOSPLIT, $40-72
+	Q80ROWS(SCALESPREP, TABLE(iq4nl), RPAIRV, RONEV, LOADIQ4NL, 18, 32)
+
+// func dotQ4_1RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+TEXT ·dotQ4_1RowsVNNI(SB), NOSPLIT, $40-72
+	Q81ROWS(Q41LEVELS, 20, IDOTV)
+
+// func dotQ5_1RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+TEXT ·dotQ5_1RowsVNNI(SB), NOSPLIT, $40-72
+	Q81ROWS(Q51LEVELS, 24, IDOTV)

@@ -62,6 +62,41 @@ type level struct {
 	set  *kernelSet
 }
 
+// over returns a level named name above base: base's tables, with the
+// entries of dots and rows replacing base's of the same types (or added),
+// supported where base is and more says so. A level that differs from the
+// one below in a few kernels lists only those.
+func (base *level) over(name string, priority int, more func() bool, dots []asmDot, rows []asmRows) *level {
+	return &level{
+		name:           name,
+		priority:       priority,
+		supported:      func() bool { return base.supported() && more() },
+		dots:           replaceByType(base.dots, dots, func(d asmDot) quant.Type { return d.typ }),
+		rows:           replaceByType(base.rows, rows, func(r asmRows) quant.Type { return r.typ }),
+		quantizers:     base.quantizers,
+		avxActivations: base.avxActivations,
+		gemm:           base.gemm,
+		repack:         base.repack,
+		pack:           base.pack,
+		aux:            base.aux,
+		vec:            base.vec,
+	}
+}
+
+// replaceByType is base with each entry of with in place of base's entry
+// of the same type, or appended where base has none.
+func replaceByType[E any](base, with []E, typ func(E) quant.Type) []E {
+	out := slices.Clone(base)
+	for _, w := range with {
+		if i := slices.IndexFunc(out, func(e E) bool { return typ(e) == typ(w) }); i >= 0 {
+			out[i] = w
+		} else {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // levels are the registered levels of this build, in no particular order.
 var levels []*level
 

@@ -1,0 +1,62 @@
+//go:build !purego
+
+package cpu
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/ggml-go/ggml/quant"
+)
+
+// levelAVX512VNNI is levelAVX2 with the integer step of the products of
+// Q8_0-, Q8_1-activation weights (the one-column four-row kernels of Q8_0,
+// Q4_0, Q5_0, IQ4_NL, Q4_1 and Q5_1; Q4_1's and Q5_1's four-column ones)
+// as one VPDPBUSD instead of maddubs and a pairwise sum (Q4_0 and Q5_0 also
+// start from their negated offsets instead of subtracting them): the
+// weights of SmolLM2's layers, of Gemma 3's Q5_0 ones and of both models'
+// output matrices. It needs AVX512-VNNI with VL (Ice Lake, Sapphire
+// Rapids, Zen 4 and later; the kernels use 256-bit registers only). The
+// integers are the same, so every result is avx2's bit for bit.
+var levelAVX512VNNI = register(levelAVX2.over("avx512vnni", 30,
+	func() bool { return cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL },
+	[]asmDot{
+		{quant.Q4_1, dotQ4_1AVX2, wrapRows(quant.Q4_1, dotQ4_1x4VNNI)},
+		{quant.Q5_1, dotQ5_1AVX2, wrapRows(quant.Q5_1, dotQ5_1x4VNNI)},
+	},
+	[]asmRows{
+		{quant.Q8_0, rows4(quant.Q8_0, dotQ8_0RowsVNNI, dotQ8_0AVX2)},
+		{quant.Q4_0, rows4(quant.Q4_0, dotQ4_0RowsVNNI, dotQ4_0AVX2)},
+		{quant.Q5_0, rows4(quant.Q5_0, dotQ5_0RowsVNNI, dotQ5_0AVX2)},
+		{quant.IQ4_NL, rows4(quant.IQ4_NL, dotIQ4_NLRowsVNNI, dotIQ4_NLAVX2)},
+		{quant.Q4_1, rows4(quant.Q4_1, dotQ4_1RowsVNNI, dotQ4_1AVX2)},
+		{quant.Q5_1, rows4(quant.Q5_1, dotQ5_1RowsVNNI, dotQ5_1AVX2)},
+	}))
+
+// The kernels (dot_q8_amd64.s, dot_rows_amd64.s), as their AVX2 twins
+// in traits_amd64.go.
+
+//go:noescape
+func dotQ4_1x4VNNI(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+
+//go:noescape
+func dotQ5_1x4VNNI(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
+
+//go:noescape
+func dotQ8_0RowsVNNI(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ4_0RowsVNNI(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ5_0RowsVNNI(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotIQ4_NLRowsVNNI(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ4_1RowsVNNI(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
+func dotQ5_1RowsVNNI(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
