@@ -269,17 +269,22 @@ const ovRSSModelEnv = "GGML_GO_OPENVINO_RSS_MODEL"
 // loads a 213 MB Q8_0 model onto OPENVINO0 over the real runtime, runs a
 // 16-token prompt and 8 generated tokens (two compiled models: prefill and
 // decode), with GGML_OPENVINO_RELEASE_WEIGHTS off and on, against the
-// model file plus the KV cache.
+// model file plus the KV cache. With it on, the CPU drops the weights its
+// plugin repacked after the first cache hit, and a second session, run
+// wholly after that, must give the same tokens.
 //
 // The target is 1.2x; it is not met on the real CPU plugin (see
-// the devices/openvino README): the plugin repacks every weight into each
-// compiled model it compiles, beside our converted weight buffer.
-// Measured (inference precision f32) 4.8x to 5.0x on 2025.0.0 and
-// 2026.4.1, the same with RELEASE_WEIGHTS on (it acts on a GPU only, as
-// upstream's); 5.7x before the loader evicted the file's pages of weights
-// copied to the device, 11.1x before 2-D weight matrices let the plugin
-// keep weights compressed instead of an f32 copy per compiled model. The
-// bound, 6x, fails a return of either.
+// the devices/openvino README): the plugin repacks every MatMul weight
+// into each compiled model it compiles, beside our converted weight
+// buffer, and the libraries alone are ~90 MB. Measured (inference
+// precision f32) 3.90x to 4.01x on 2025.0.0 and 2026.4.1, off or on (the
+// release lowers the RSS after the run, 3.1x, not the peak, which is the
+// second compile's); 4.8x to 5.2x before a host weight's conversion was
+// shared by the compiled models and requantization stopped making an f32
+// copy of the whole output weight; 5.7x before the loader evicted the
+// file's pages of weights copied to the device, 11.1x before 2-D weight
+// matrices let the plugin keep weights compressed instead of an f32 copy
+// per compiled model. The bound, 4.5x, fails a return of the copies.
 func TestOpenVINORealRSS(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/self/status")
@@ -305,15 +310,34 @@ func TestOpenVINORealRSS(t *testing.T) {
 		s, err := m.NewSession(model.SessionOptions{Ctx: ctx, Batch: 16})
 		require.NoError(t, err)
 		defer s.Close()
-		_, err = s.Generate(t.Context(), prompt(16, c.VocabSize, 0), 8, model.Sampler{}, nil)
+		toks, err := s.Generate(t.Context(), prompt(16, c.VocabSize, 0), 8, model.Sampler{}, nil)
 		require.NoError(t, err)
 		_, nodes := s.Placement()
 		require.NotZero(t, nodes[dev.Name()])
+		wm := dev.(interface{ WeightMemory() openvino.WeightMemory }).WeightMemory()
+		if variant == "GGML_OPENVINO_RELEASE_WEIGHTS=1" {
+			// Released after the first decode step hit the cache: the
+			// same prompt again, every step after the release, must give
+			// the same tokens (the CPU plugin reads no dropped page).
+			require.Positive(t, wm.Released)
+			s2, err := m.NewSession(model.SessionOptions{Ctx: ctx, Batch: 16})
+			require.NoError(t, err)
+			defer s2.Close()
+			again, err := s2.Generate(t.Context(), prompt(16, c.VocabSize, 0), 8, model.Sampler{}, nil)
+			require.NoError(t, err)
+			require.Equal(t, toks, again, "tokens after the release")
+		} else {
+			require.Zero(t, wm.Released)
+		}
 		st := procStatus(t, "VmHWM", "VmRSS", "RssAnon", "RssFile")
 		ratio := float64(st["VmHWM"]) / float64(fi.Size()+kv)
-		t.Logf("%s: file %.1f MB + KV %.1f MB; peak RSS %.1f MB (%.2fx; issue's target 1.2x), now %.1f MB (anon %.1f, file %.1f); %v",
-			variant, float64(fi.Size())/1e6, float64(kv)/1e6, float64(st["VmHWM"])/1e6, ratio,
+		t.Logf("%s: tokens %v; file %.1f MB + KV %.1f MB; peak RSS %.1f MB (%.2fx; issue's target 1.2x), now %.1f MB (anon %.1f, file %.1f); %v",
+			variant, toks, float64(fi.Size())/1e6, float64(kv)/1e6, float64(st["VmHWM"])/1e6, ratio,
 			float64(st["VmRSS"])/1e6, float64(st["RssAnon"])/1e6, float64(st["RssFile"])/1e6, dev.(interface{ WeightReport() string }).WeightReport())
-		require.LessOrEqual(t, ratio, 6.0)
+		require.LessOrEqual(t, ratio, 4.5)
+		if wm.Released > 0 {
+			// The dropped pages (170 MiB) are gone from the RSS now.
+			require.Less(t, st["VmRSS"], st["VmHWM"]-100<<20, "RSS after the release")
+		}
 	})
 }

@@ -242,7 +242,7 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 		}
 		cache.mu.Unlock()
 		if cm != nil && be.opts.ReleaseWeightsEnabled(rt.kind) {
-			if n := be.dev.weights.release(); n > 0 {
+			if n := be.dev.weights.release(rt.kind); n > 0 {
 				slog.Info("openvino: released host weight buffers", "bytes", n)
 			}
 		}
@@ -505,6 +505,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		return nil, err
 	}
 	be.dev.cache.count(&be.dev.cache.compiled)
+	be.dev.weights.noteUses(b.uses)
 	if be.opts.Profiling > 0 {
 		slog.Info("openvino: compiled", "nodes", len(g.Nodes), "layers", len(b.m.layers), "build", t1.Sub(t0), "compile", time.Since(t1))
 	}

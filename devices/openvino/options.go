@@ -118,7 +118,8 @@ type Options struct {
 	// it also implies there, is refused here: see optionVars).
 	MemoryOptimize bool
 	// ReleaseWeights drops host weight pages after the first compiled
-	// model cache hit, GPU only (GGML_OPENVINO_RELEASE_WEIGHTS).
+	// model cache hit: on a GPU all, on the CPU those its plugin repacked
+	// (GGML_OPENVINO_RELEASE_WEIGHTS).
 	ReleaseWeights Tri
 	// SpillDir backs weight buffers with an unlinked file there
 	// (GGML_OPENVINO_SPILL_DIR; not on Windows). Use real storage, not tmpfs.
@@ -342,10 +343,19 @@ func (o *Options) ApplyParams(params map[string]string) error {
 	return err
 }
 
-// ReleaseWeightsEnabled is RELEASE_WEIGHTS, else MEMORY_OPTIMIZE, and only
-// on a GPU (whose plugin keeps a device copy of the weights).
+// ReleaseWeightsEnabled is, on a GPU (whose plugin keeps a device copy of
+// the weights), RELEASE_WEIGHTS, else MEMORY_OPTIMIZE, as upstream; on the
+// CPU RELEASE_WEIGHTS set on, which drops only the weights the CPU plugin
+// repacked (weightRegistry.release; ours: upstream releases on a GPU).
+// Never on the NPU.
 func (o *Options) ReleaseWeightsEnabled(k Kind) bool {
-	return k == KindGPU && o.ReleaseWeights.Or(o.MemoryOptimize)
+	switch k {
+	case KindGPU:
+		return o.ReleaseWeights.Or(o.MemoryOptimize)
+	case KindCPU:
+		return o.ReleaseWeights == On
+	}
+	return false
 }
 
 // Stateful reports whether the KV cache lives in the model: asked for, and

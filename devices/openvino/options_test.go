@@ -39,7 +39,10 @@ func TestOptionsFromEnv(t *testing.T) {
 	require.Equal(t, 2, o.Profiling)
 	require.True(t, o.MemoryOptimize)
 	require.True(t, o.ReleaseWeightsEnabled(KindGPU), "inherited from MEMORY_OPTIMIZE")
-	require.False(t, o.ReleaseWeightsEnabled(KindCPU), "GPU only")
+	require.False(t, o.ReleaseWeightsEnabled(KindCPU), "MEMORY_OPTIMIZE implies it on a GPU only")
+	on := Options{ReleaseWeights: On}
+	require.True(t, on.ReleaseWeightsEnabled(KindCPU), "set on: the CPU drops what its plugin repacked")
+	require.False(t, on.ReleaseWeightsEnabled(KindNPU))
 	require.True(t, o.LogUnsupportedOps)
 	require.Equal(t, "q4_sym128", o.RequantKQuant)
 	require.Equal(t, "/s", o.SpillDir)

@@ -253,6 +253,65 @@ func TestReleaseWeights(t *testing.T) {
 	require.ErrorIs(t, be.GraphCompute(g2), ErrWeightsReleased)
 }
 
+// RELEASE_WEIGHTS on the CPU drops only the pages of converted weights
+// that the compiled models read as MatMul weights alone (the real CPU
+// plugin repacks those at compile time; it reads the rest in place): a
+// Q8_0 matrix of a MUL_MAT is dropped; one also read by GET_ROWS, and an
+// F32 weight of a MUL, keep their bytes.
+func TestReleaseWeightsCPU(t *testing.T) {
+	p := buildDouble(t)
+	dev := openDevice(t, p, Options{ReleaseWeights: On})
+	require.Equal(t, KindCPU, dev.Kind())
+	r := rand.New(rand.NewPCG(6, 6))
+	const k = 4096 // whole pages of each weight
+	ctxW := graph.NewContext(graph.ContextOptions{})
+	wq, wg, wn := ctxW.NewTensor(quant.Q8_0, k, 8), ctxW.NewTensor(quant.Q8_0, k, 8), ctxW.NewTensor(quant.F32, k)
+	wbuf, err := buffer.AllocContextTensors(ctxW, dev.BufferType())
+	require.NoError(t, err)
+	defer wbuf.Free()
+	wbuf.SetUsage(buffer.UsageWeights)
+	orig := map[*graph.Tensor][]byte{}
+	for _, w := range []*graph.Tensor{wq, wg, wn} {
+		x := make([]float32, w.NElements())
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		data := quant.F32Bytes(x)
+		if w.Type != quant.F32 {
+			data, err = quant.Quantize(w.Type, x, int(w.Ne[1]), int(w.Ne[0]), nil)
+			require.NoError(t, err)
+		}
+		require.NoError(t, buffer.SetTensor(w, data, 0))
+		orig[w] = data
+	}
+	ctx := graph.NewContext(graph.ContextOptions{})
+	x := ctx.NewTensor(quant.F32, k, 2)
+	ids := ctx.NewTensor(quant.I32, 2)
+	out := ctx.Add(ctx.Add(ctx.MulMat(wq, x), ctx.MulMat(wg, x)), ctx.SumRows(ctx.Add(ctx.GetRows(wg, ids), ctx.Mul(x, wn))))
+	g, err := ctx.Build(out)
+	require.NoError(t, err)
+	cbuf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
+	require.NoError(t, err)
+	defer cbuf.Free()
+	require.NoError(t, buffer.SetTensor(ids, []byte{1, 0, 0, 0, 5, 0, 0, 0}, 0))
+	be := newBackend(dev)
+	defer be.Close()
+	require.NoError(t, be.GraphCompute(g))
+	require.Zero(t, dev.WeightMemory().Released)
+	require.NoError(t, be.GraphCompute(g)) // cache hit: released
+	wm := dev.WeightMemory()
+	l, ok := layoutFor(wq, KindCPU, defaultRequant)
+	require.True(t, ok)
+	page := uint64(os.Getpagesize())
+	require.GreaterOrEqual(t, wm.Released, l.total-2*page, "wq's pages")
+	require.LessOrEqual(t, wm.Released, l.total, "only wq's pages")
+	for _, w := range []*graph.Tensor{wg, wn} {
+		got := make([]byte, w.NBytes())
+		require.NoError(t, buffer.GetTensor(w, got, 0))
+		require.Equal(t, orig[w], got, "%v weight read in place keeps its bytes", w.Type)
+	}
+}
+
 // SPILL_DIR backs weight buffers with an unlinked file there.
 func TestSpillDir(t *testing.T) {
 	p := buildDouble(t)

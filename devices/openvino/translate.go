@@ -42,6 +42,9 @@ type builder struct {
 	// conv holds the conversions of quantized tensors outside WEIGHTS
 	// buffers that the model's Constants point at (hostconv.go).
 	conv []*convEntry
+	// uses says how the model reads each weight (RELEASE_WEIGHTS on the
+	// CPU drops only what MatMuls alone read).
+	uses map[*graph.Tensor]weightUse
 	// g is the graph translated; stateIDs, non-nil for a stateful model,
 	// holds the variable of each KV cache (stateful.go).
 	g        *graph.Graph
@@ -489,6 +492,7 @@ func memBytes(t *graph.Tensor, n uint64) []byte {
 // weight is the subgraph of a weight in ggml's 4-D shape: its matrix
 // (weightMatrix) reshaped. ok is false for a tensor that is not a weight.
 func (b *builder) weight(t *graph.Tensor) (value, bool, error) {
+	b.use(t, useOther)
 	if v, ok := b.weights[t]; ok {
 		return v, true, nil
 	}
@@ -499,6 +503,29 @@ func (b *builder) weight(t *graph.Tensor) (value, bool, error) {
 	v := b.reshape(m, ovShapeOf(t))
 	b.weights[t] = v
 	return v, true, nil
+}
+
+// weightUse is how a model reads a weight: as the weights of a MatMul,
+// which the real CPU plugin (2025.0.0, 2026.4.1) repacks into memory of
+// its own at compile time (FullyConnectedCompressed) and reads no more,
+// or otherwise (a Gather, a Multiply by a norm weight: the plugin computes
+// from the Constant's memory in place; dropping all weight pages made the
+// RSS test's greedy tokens 0 from the first released step).
+type weightUse uint8
+
+const (
+	useMatMul weightUse = 1 << iota
+	useOther
+)
+
+func (b *builder) use(t *graph.Tensor, u weightUse) {
+	if !isWeight(t) {
+		return
+	}
+	if b.uses == nil {
+		b.uses = map[*graph.Tensor]weightUse{}
+	}
+	b.uses[t] |= u
 }
 
 // matShape is the shape a weight's subgraph ends in: [ne1, ne0] for a
@@ -884,6 +911,7 @@ func translateMulMat(b *builder, n *graph.Tensor) (value, error) {
 	if m, ok, err := b.matrixOf(n.Src[0]); err != nil {
 		return value{}, err
 	} else if ok {
+		b.use(n.Src[0], useMatMul)
 		shape := []int64{x.shape[0], x.shape[1], x.shape[2], m.shape[0]}
 		return b.finish(n, b.m.add("MatMul", "opset1", []attr{{"transpose_a", "false"}, {"transpose_b", "true"}}, etF32, shape, x, m))
 	}
@@ -943,6 +971,9 @@ func translateGetRows(b *builder, n *graph.Tensor) (value, error) {
 	rows, isMat, err := b.matrixOf(n.Src[0])
 	if err != nil {
 		return value{}, err
+	}
+	if isMat {
+		b.use(n.Src[0], useOther)
 	}
 	data := rows
 	if !isMat {
