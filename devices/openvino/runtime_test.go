@@ -109,8 +109,8 @@ func TestSameGraphRebindsMovedInput(t *testing.T) {
 }
 
 // The weight memory a device reports: weights in WEIGHTS buffers once
-// (converted in place), a quantized weight outside them counted again as
-// copied into the compiled model that holds it.
+// (converted in place), a quantized weight outside them counted again,
+// once for every compiled model that reads it.
 func TestWeightMemory(t *testing.T) {
 	p := buildDouble(t)
 	dev := openDevice(t, p, Options{})
