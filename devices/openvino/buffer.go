@@ -74,6 +74,7 @@ func (bt *bufferType) alloc(size uint64, usm bool) (buffer.Buffer, error) {
 			st.release = func() error { rt.lib.freeTensor(t); return nil }
 		} else if bt.dev.rt.opts.SpillDir != "" && !bt.host {
 			st.mem, st.release, err = spillMap(bt.dev.rt.opts.SpillDir, size)
+			st.keeps = spillKeeps
 		} else {
 			st.mem, st.release, err = hostAlloc(size)
 		}
@@ -119,6 +120,9 @@ type storage struct {
 	typ     *bufferType
 	mem     []byte
 	release func() error
+	// keeps: mem is a shared file mapping (SPILL_DIR), whose dropped
+	// pages refill from the file instead of reading as zeros.
+	keeps bool
 	// usm is the USM host tensor holding mem (a KV cache on a GPU,
 	// usm.go), or 0 for plain host memory.
 	usm uintptr
@@ -262,12 +266,19 @@ type weightRegistry struct {
 	dropped  uint64 // bytes whose pages release dropped
 	// uses is how the compiled models read each weight (CPU release).
 	uses map[*tensorExtra]weightUse
+	// lost: pages of anonymous memory were dropped, which read as zeros:
+	// no model can be compiled again. Without it (every dropped buffer a
+	// SPILL_DIR mapping) a compile rereads the file, and stale says that
+	// one did, so the next cache hit drops the pages again.
+	lost, stale bool
 }
 
-// noteUses records how a compiled model reads its weights.
+// noteUses records how a compiled model reads its weights, after its
+// compile.
 func (r *weightRegistry) noteUses(u map[*graph.Tensor]weightUse) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.stale = r.released
 	for t, x := range u {
 		if e, ok := t.Extra.(*tensorExtra); ok {
 			if r.uses == nil {
@@ -311,6 +322,14 @@ func (r *weightRegistry) isReleased() bool {
 	return r.released
 }
 
+// isLost reports whether released pages read as zeros now (no compile
+// can read the weights again).
+func (r *weightRegistry) isLost() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lost
+}
+
 // bytes is the weight memory held: the size of every buffer with weights.
 func (r *weightRegistry) bytes() uint64 {
 	r.mu.Lock()
@@ -327,14 +346,16 @@ func (r *weightRegistry) bytes() uint64 {
 // device copy, every page, as upstream. On the CPU only the converted
 // (quantized) weights that compiled models read as MatMul weights alone:
 // the real CPU plugin repacked those into its own memory, and computes
-// from everything else in place (measured: TestOpenVINORealRSS).
+// from everything else in place (measured: TestOpenVINORealRSS). Pages of
+// SPILL_DIR buffers keep their contents (a later compile rereads them, and
+// the next hit after it drops them again); anonymous ones are lost.
 func (r *weightRegistry) release(k Kind) uint64 {
 	r.mu.Lock()
-	if r.released {
+	if r.released && !r.stale {
 		r.mu.Unlock()
 		return 0
 	}
-	r.released = true
+	r.released, r.stale = true, false
 	bufs := make([]*storage, 0, len(r.bufs))
 	for s := range r.bufs {
 		bufs = append(bufs, s)
@@ -343,21 +364,26 @@ func (r *weightRegistry) release(k Kind) uint64 {
 	r.mu.Unlock()
 	// Outside r.mu: storage.Release takes s.mu, then r.mu.
 	var n uint64
+	lost := false
 	for _, s := range bufs {
 		s.mu.Lock()
+		d := uint64(0)
 		if k != KindCPU {
-			n += mmap.DropPages(s.mem)
+			d = mmap.DropPages(s.mem)
 		} else {
 			for _, e := range s.extras {
 				if e.layout != nil && uses[e] == useMatMul {
-					n += mmap.DropPages(s.mem[e.at : e.at+e.layout.total])
+					d += mmap.DropPages(s.mem[e.at : e.at+e.layout.total])
 				}
 			}
 		}
+		lost = lost || (d > 0 && !s.keeps)
+		n += d
 		s.mu.Unlock()
 	}
 	r.mu.Lock()
 	r.dropped = n
+	r.lost = r.lost || lost
 	r.mu.Unlock()
 	return n
 }

@@ -9,6 +9,11 @@ import (
 	"syscall"
 )
 
+// spillKeeps reports whether spillMap's memory keeps its contents when
+// its pages are dropped (MADV_DONTNEED on a shared file mapping refills
+// from the file).
+const spillKeeps = true
+
 // spillMap backs size bytes with an unlinked file in dir, mapped
 // MAP_SHARED: file pages are reclaimable, anonymous ones only swappable
 // (upstream's GGML_OPENVINO_SPILL_DIR). dir must be real storage, not a

@@ -310,6 +310,67 @@ func TestReleaseWeightsCPU(t *testing.T) {
 		require.NoError(t, buffer.GetTensor(w, got, 0))
 		require.Equal(t, orig[w], got, "%v weight read in place keeps its bytes", w.Type)
 	}
+	// Anonymous memory: the dropped weights read as zeros, so another
+	// shape cannot be compiled.
+	ctx2 := graph.NewContext(graph.ContextOptions{})
+	g2, err := ctx2.Build(ctx2.MulMat(wq, ctx2.NewTensor(quant.F32, k, 3)))
+	require.NoError(t, err)
+	cbuf2, err := buffer.AllocContextTensors(ctx2, dev.BufferType())
+	require.NoError(t, err)
+	defer cbuf2.Free()
+	require.ErrorIs(t, be.GraphCompute(g2), ErrWeightsReleased)
+}
+
+// RELEASE_WEIGHTS over SPILL_DIR buffers: dropped pages refill from the
+// file, so a shape compiled after the release gets the weights' values
+// (not zeros), and the next cache hit drops them again.
+func TestReleaseWeightsSpill(t *testing.T) {
+	p := buildDouble(t)
+	dev := openDevice(t, p, Options{ReleaseWeights: On, SpillDir: t.TempDir()})
+	r := rand.New(rand.NewPCG(8, 8))
+	const k = 4096
+	ctxW := graph.NewContext(graph.ContextOptions{})
+	w := ctxW.NewTensor(quant.Q8_0, k, 8)
+	wbuf, err := buffer.AllocContextTensors(ctxW, dev.BufferType())
+	require.NoError(t, err)
+	defer wbuf.Free()
+	wbuf.SetUsage(buffer.UsageWeights)
+	vals := make([]float32, w.NElements())
+	for i := range vals {
+		vals[i] = float32(r.NormFloat64())
+	}
+	q, err := quant.Quantize(w.Type, vals, int(w.Ne[1]), int(w.Ne[0]), nil)
+	require.NoError(t, err)
+	require.NoError(t, buffer.SetTensor(w, q, 0))
+	xs := make([]float32, 3*k)
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64())
+	}
+	be := newBackend(dev)
+	defer be.Close()
+	// run computes W x for the first n columns of xs on a graph of its own.
+	run := func(n int) (*graph.Graph, []float32) {
+		ctx := graph.NewContext(graph.ContextOptions{})
+		x := ctx.NewTensor(quant.F32, k, int64(n))
+		y := ctx.MulMat(w, x)
+		g, err := ctx.Build(y)
+		require.NoError(t, err)
+		cbuf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cbuf.Free() })
+		require.NoError(t, buffer.SetTensor(x, quant.F32Bytes(xs[:n*k]), 0))
+		require.NoError(t, be.GraphCompute(g))
+		return g, getF32(t, y)
+	}
+	g2, before := run(2)
+	require.NoError(t, be.GraphCompute(g2)) // cache hit: released
+	require.Positive(t, dev.WeightMemory().Released)
+	require.False(t, dev.weights.isLost(), "a spill mapping keeps its pages' contents")
+	_, after := run(3) // compiled after the release
+	require.Equal(t, before, after[:len(before)], "the new model read the weights, not zeros")
+	require.True(t, dev.weights.stale)
+	require.NoError(t, be.GraphCompute(g2)) // the next hit drops them again
+	require.False(t, dev.weights.stale)
 }
 
 // SPILL_DIR backs weight buffers with an unlinked file there.

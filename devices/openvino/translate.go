@@ -564,7 +564,7 @@ func (b *builder) weightMatrix(t *graph.Tensor) (value, bool, error) {
 	if !isWeight && !t.Type.IsQuantized() {
 		return value{}, false, nil
 	}
-	if b.dev.weights.isReleased() {
+	if b.dev.weights.isLost() {
 		return value{}, true, fmt.Errorf("%w: rebuilding a model needs %s", ErrWeightsReleased, t.Name)
 	}
 	var v value
