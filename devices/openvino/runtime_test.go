@@ -242,15 +242,22 @@ func TestReleaseWeights(t *testing.T) {
 	err = buffer.SetTensor(w, make([]byte, w.NBytes()), 0)
 	require.ErrorIs(t, err, ErrWeightsReleased)
 	// a recompile over released weights
-	ctx2 := graph.NewContext(graph.ContextOptions{})
-	x2 := ctx2.NewTensor(quant.F32, 1024, 3)
-	y2 := ctx2.MulMat(w, x2)
-	g2, err := ctx2.Build(y2)
-	require.NoError(t, err)
-	cbuf2, err := buffer.AllocContextTensors(ctx2, dev.BufferType())
-	require.NoError(t, err)
-	defer cbuf2.Free()
+	g2, _, _ := mulMatGraph(t, dev, w, 3)
 	require.ErrorIs(t, be.GraphCompute(g2), ErrWeightsReleased)
+}
+
+// mulMatGraph is a graph of w times an F32 x of n columns, placed in a
+// buffer of dev that the test frees.
+func mulMatGraph(t *testing.T, dev *device, w *graph.Tensor, n int64) (g *graph.Graph, x, y *graph.Tensor) {
+	ctx := graph.NewContext(graph.ContextOptions{})
+	x = ctx.NewTensor(quant.F32, w.Ne[0], n)
+	y = ctx.MulMat(w, x)
+	g, err := ctx.Build(y)
+	require.NoError(t, err)
+	buf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = buf.Free() })
+	return g, x, y
 }
 
 // RELEASE_WEIGHTS on the CPU drops only the pages of converted weights
@@ -312,12 +319,7 @@ func TestReleaseWeightsCPU(t *testing.T) {
 	}
 	// Anonymous memory: the dropped weights read as zeros, so another
 	// shape cannot be compiled.
-	ctx2 := graph.NewContext(graph.ContextOptions{})
-	g2, err := ctx2.Build(ctx2.MulMat(wq, ctx2.NewTensor(quant.F32, k, 3)))
-	require.NoError(t, err)
-	cbuf2, err := buffer.AllocContextTensors(ctx2, dev.BufferType())
-	require.NoError(t, err)
-	defer cbuf2.Free()
+	g2, _, _ := mulMatGraph(t, dev, wq, 3)
 	require.ErrorIs(t, be.GraphCompute(g2), ErrWeightsReleased)
 }
 
@@ -350,14 +352,7 @@ func TestReleaseWeightsSpill(t *testing.T) {
 	defer be.Close()
 	// run computes W x for the first n columns of xs on a graph of its own.
 	run := func(n int) (*graph.Graph, []float32) {
-		ctx := graph.NewContext(graph.ContextOptions{})
-		x := ctx.NewTensor(quant.F32, k, int64(n))
-		y := ctx.MulMat(w, x)
-		g, err := ctx.Build(y)
-		require.NoError(t, err)
-		cbuf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = cbuf.Free() })
+		g, x, y := mulMatGraph(t, dev, w, int64(n))
 		require.NoError(t, buffer.SetTensor(x, quant.F32Bytes(xs[:n*k]), 0))
 		require.NoError(t, be.GraphCompute(g))
 		return g, getF32(t, y)
