@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,9 +39,10 @@ func runBenchModel(args []string, stdout io.Writer) error {
 	typ := fs.String("type", "q4_0", "weight type of the generated model")
 	bwMiB := fs.Int("bandwidth", 512, "`MiB` of the streaming read that measures memory bandwidth (0: none)")
 	devName := fs.String("b", "", "also run our runner on this `DEVICE` (OPENVINO0, ...), beside our CPU device; for OpenVINO also its compile and cache counters")
+	llamaLib := fs.String("llama", "npm", "which libllama: npm (the npm package's, ggml's best CPU build or GGML_REF_CPU_VARIANT's) or rpc-ref (scripts/fetch-rpc-ref's build)")
 	inproc := fs.Bool("inproc", false, "also time libllama loaded into this process (labelled libllama-in-process; it runs slower there, see bench/README.md)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ggml bench model [-m FILE] [-threads N] [-pp N] [-tg N] [-reps N] [-type T] [-bandwidth MiB] [-inproc]\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: ggml bench model [-m FILE] [-threads N] [-pp N] [-tg N] [-reps N] [-type T] [-b DEVICE] [-llama npm|rpc-ref] [-bandwidth MiB] [-inproc]\n\n"+
 			"Prompt and generation tokens/s of our runner beside libllama (in a process of its own, timed as llama-bench\n"+
 			"times it) on the same file and threads, as ratios; the memory bandwidth of a streaming read and generation's\n"+
 			"fraction of it; and (linux) the resident memory our runner and libllama's process add.")
@@ -51,6 +53,9 @@ func runBenchModel(args []string, stdout io.Writer) error {
 	}
 	if fs.NArg() > 0 || *pp <= 0 || *tg <= 0 || *reps <= 0 || *threads <= 0 || *bwMiB < 0 {
 		return usageErrorf("positive -pp, -tg, -reps and -threads, -bandwidth at least 0, no arguments")
+	}
+	if !slices.Contains(llamaLibs, *llamaLib) {
+		return usageErrorf("-llama %q: want one of %s", *llamaLib, strings.Join(llamaLibs, ", "))
 	}
 	if *path == "" {
 		t, err := quant.ParseType(*typ)
@@ -108,7 +113,7 @@ func runBenchModel(args []string, stdout io.Writer) error {
 	// repetition: libllama in a child process of its own, as llama-bench
 	// runs it; with -inproc, libllama loaded into this process as well
 	// (the old reference).
-	req := llamaRequest{Model: *path, Threads: *threads, PP: *pp, TG: *tg, Ctx: nCtx, VocabTokens: m.HParams.NVocab}
+	req := llamaRequest{Model: *path, Threads: *threads, PP: *pp, TG: *tg, Ctx: nCtx, VocabTokens: m.HParams.NVocab, Lib: *llamaLib}
 	child, childErr := startLlamaChild(req)
 	if childErr == nil {
 		defer child.close()

@@ -14,6 +14,7 @@ import (
 	"github.com/ggml-go/ggml/internal/testkit/genmodel"
 	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 	"github.com/ggml-go/ggml/internal/testkit/llamaref"
+	"github.com/ggml-go/ggml/internal/testkit/rpcref"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -173,4 +174,20 @@ func TestBenchModelOnDevice(t *testing.T) {
 	code, _, errOut = runCmd("bench", "model", "-m", path, "-b", "NOSUCH0")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "-b: ")
+}
+
+// TestBenchModelRPCRefLlama: -llama rpc-ref times the other libllama build
+// (scripts/fetch-rpc-ref's, backends linked in) in the child; a name that
+// is neither is refused before anything loads.
+func TestBenchModelRPCRefLlama(t *testing.T) {
+	code, _, errOut := runCmd("bench", "model", "-llama", "cuda")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `-llama "cuda": want one of npm, rpc-ref`)
+	rpcref.Llama(t)
+	t.Setenv("GGML_DEVICE", "CPU")
+	code, out, errOut := runCmd("bench", "model", "-m", benchModelFile(t), "-pp", "8", "-tg", "4", "-reps", "1", "-threads", "1",
+		"-bandwidth", "0", "-llama", "rpc-ref")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `libllama: a process of its own \(pid \d+\), ggml CPU variant linked in \(rpc-ref\), best of 1 runs each`, out)
+	require.Regexp(t, `(?m)^tg4 +ours +[\d.]+ tokens/s   libllama +[\d.]+ tokens/s   ours/libllama [\d.]+$`, out)
 }
