@@ -14,6 +14,7 @@ import (
 
 	"github.com/ggml-go/ggml/bench"
 	"github.com/ggml-go/ggml/internal/testkit/llamaref"
+	"github.com/ggml-go/ggml/internal/testkit/rpcref"
 )
 
 // llamaChildEnv, set in the environment, makes this binary (ggml, or the
@@ -35,9 +36,16 @@ type llamaRequest struct {
 	PP          int    `json:"pp"`
 	TG          int    `json:"tg"`
 	Ctx         int    `json:"ctx"`
-	PromptSeed  int    `json:"prompt_seed"`
 	VocabTokens int    `json:"vocab_tokens"`
+	// Lib is which libllama: "npm" (the npm package's, with ggml's best
+	// CPU build for this machine or GGML_REF_CPU_VARIANT's) or "rpc-ref"
+	// (llama-cpp-python's llama.cpp that scripts/fetch-rpc-ref builds,
+	// its CPU backend linked in).
+	Lib string `json:"lib"`
 }
+
+// llamaLibs are the values of llamaRequest.Lib (bench model -llama).
+var llamaLibs = []string{"npm", "rpc-ref"}
 
 // llamaReply is one line of the child's stdout (JSON).
 type llamaReply struct {
@@ -136,7 +144,16 @@ type llamaBench struct {
 // model parameters (as llama-bench: mmap, the CPU's repacked weights),
 // flash attention off and an F32 KV cache.
 func openLlamaBench(req llamaRequest) (*llamaBench, error) {
-	lib, err := llamaref.Default()
+	var lib *llamaref.Lib
+	var err error
+	switch req.Lib {
+	case "", "npm":
+		lib, err = llamaref.Default()
+	case "rpc-ref":
+		lib, err = rpcref.OpenLlama()
+	default:
+		err = fmt.Errorf("libllama %q: want one of %s", req.Lib, strings.Join(llamaLibs, ", "))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +215,11 @@ func runLlamaChild(stdin io.Reader, stdout io.Writer) int {
 	if _, err := b.run(); err != nil {
 		return fail(err)
 	}
-	if err := enc.Encode(llamaReply{Variant: b.lib.Variant(), RSSStart: rss0, RSSLoaded: residentBytes()}); err != nil {
+	variant := b.lib.Variant()
+	if variant == "" {
+		variant = "linked in (" + req.Lib + ")"
+	}
+	if err := enc.Encode(llamaReply{Variant: variant, RSSStart: rss0, RSSLoaded: residentBytes()}); err != nil {
 		return 1
 	}
 	for in.Scan() {

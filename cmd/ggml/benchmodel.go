@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,9 +39,10 @@ func runBenchModel(args []string, stdout io.Writer) error {
 	typ := fs.String("type", "q4_0", "weight type of the generated model")
 	bwMiB := fs.Int("bandwidth", 512, "`MiB` of the streaming read that measures memory bandwidth (0: none)")
 	devName := fs.String("b", "", "also run our runner on this `DEVICE` (OPENVINO0, ...), beside our CPU device; for OpenVINO also its compile and cache counters")
+	llamaLib := fs.String("llama", "npm", "which libllama: npm (the npm package's, ggml's best CPU build or GGML_REF_CPU_VARIANT's) or rpc-ref (scripts/fetch-rpc-ref's build)")
 	inproc := fs.Bool("inproc", false, "also time libllama loaded into this process (labelled libllama-in-process; it runs slower there, see bench/README.md)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ggml bench model [-m FILE] [-threads N] [-pp N] [-tg N] [-reps N] [-type T] [-bandwidth MiB] [-inproc]\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: ggml bench model [-m FILE] [-threads N] [-pp N] [-tg N] [-reps N] [-type T] [-b DEVICE] [-llama npm|rpc-ref] [-bandwidth MiB] [-inproc]\n\n"+
 			"Prompt and generation tokens/s of our runner beside libllama (in a process of its own, timed as llama-bench\n"+
 			"times it) on the same file and threads, as ratios; the memory bandwidth of a streaming read and generation's\n"+
 			"fraction of it; and (linux) the resident memory our runner and libllama's process add.")
@@ -51,6 +53,9 @@ func runBenchModel(args []string, stdout io.Writer) error {
 	}
 	if fs.NArg() > 0 || *pp <= 0 || *tg <= 0 || *reps <= 0 || *threads <= 0 || *bwMiB < 0 {
 		return usageErrorf("positive -pp, -tg, -reps and -threads, -bandwidth at least 0, no arguments")
+	}
+	if !slices.Contains(llamaLibs, *llamaLib) {
+		return usageErrorf("-llama %q: want one of %s", *llamaLib, strings.Join(llamaLibs, ", "))
 	}
 	if *path == "" {
 		t, err := quant.ParseType(*typ)
@@ -108,7 +113,7 @@ func runBenchModel(args []string, stdout io.Writer) error {
 	// repetition: libllama in a child process of its own, as llama-bench
 	// runs it; with -inproc, libllama loaded into this process as well
 	// (the old reference).
-	req := llamaRequest{Model: *path, Threads: *threads, PP: *pp, TG: *tg, Ctx: nCtx, VocabTokens: m.HParams.NVocab}
+	req := llamaRequest{Model: *path, Threads: *threads, PP: *pp, TG: *tg, Ctx: nCtx, VocabTokens: m.HParams.NVocab, Lib: *llamaLib}
 	child, childErr := startLlamaChild(req)
 	if childErr == nil {
 		defer child.close()
@@ -257,7 +262,9 @@ type benchSide struct {
 	// runs after the warm-up, added up.
 	stats        func() openvino.CacheStats
 	loaded, warm openvino.CacheStats
-	tgStats      openvino.CacheStats
+	// tgFirst and tgRest split tgStats: the first token after the
+	// prompt (the backend's graph changes shape there) and the others.
+	tgStats, tgFirst, tgRest openvino.CacheStats
 }
 
 // cacheStatser is a device that counts its compiled-model cache (the
@@ -308,15 +315,22 @@ func openRunnerSide(name, path string, o model.Options, nCtx, pp, tg int) (_ *be
 			st = sd.stats()
 		}
 		s.Reset()
+		var st1 openvino.CacheStats
 		for i := range tg {
 			tok[0] = benchToken(i, nVocab)
 			if _, err := s.Decode(ctx, tok, nil); err != nil {
 				return runTimes{}, err
 			}
+			if i == 0 && sd.stats != nil {
+				st1 = sd.stats()
+			}
 		}
 		r := clock.stop()
 		if sd.stats != nil {
-			sd.tgStats = addStats(sd.tgStats, subStats(sd.stats(), st))
+			end := sd.stats()
+			sd.tgStats = addStats(sd.tgStats, subStats(end, st))
+			sd.tgFirst = addStats(sd.tgFirst, subStats(st1, st))
+			sd.tgRest = addStats(sd.tgRest, subStats(end, st1))
 		}
 		return r, nil
 	}
@@ -331,7 +345,7 @@ func (sd *benchSide) warmUp() error {
 	}
 	if sd.stats != nil {
 		sd.warm = sd.stats()
-		sd.tgStats = openvino.CacheStats{}
+		sd.tgStats, sd.tgFirst, sd.tgRest = openvino.CacheStats{}, openvino.CacheStats{}, openvino.CacheStats{}
 	}
 	return nil
 }
@@ -370,10 +384,11 @@ func (sd *benchSide) writeStats(w io.Writer, reps, tg int) error {
 		return err
 	}
 	n := float64(reps * tg)
-	_, err := fmt.Fprintf(w, "%s: timed runs: %d cache hits, %d misses (%.2f s compiling); host time per GraphCompute on a hit (target < 20 us):\n"+
-		"        all %s; generation's %s; per generated token %.2f hits, %.2f misses\n",
-		sd.name, timed.Hits, timed.Misses, sumDurations(timed.Compiles).Seconds(), perHit(timed), perHit(sd.tgStats),
-		float64(sd.tgStats.Hits)/n, float64(sd.tgStats.Misses)/n)
+	_, err := fmt.Fprintf(w, "%s: timed runs: %d cache hits, %d misses (%.2f s compiling); per generated token %.2f hits, %.2f misses;\n"+
+		"        host time per GraphCompute on a hit (target < 20 us): all %s;\n"+
+		"        generation's first token (after the prompt's graph) %s; the other tokens %s\n",
+		sd.name, timed.Hits, timed.Misses, sumDurations(timed.Compiles).Seconds(),
+		float64(sd.tgStats.Hits)/n, float64(sd.tgStats.Misses)/n, perHit(timed), perHit(sd.tgFirst), perHit(sd.tgRest))
 	return err
 }
 

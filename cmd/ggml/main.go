@@ -5,7 +5,8 @@
 //	                                    speed beside the real ggml, interleaved in one process
 //	ggml bench block [-b NAME] [-runs N] [-threads N] [-tokens N] [-ctx N] [-embd N]
 //	                                    the demo block through the scheduler on any device, beside ggml
-//	ggml bench model [-m FILE] [-threads N] [-pp N] [-tg N] [-reps N] [-type T] [-bandwidth MiB] [-inproc]
+//	ggml bench model [-m FILE] [-threads N] [-pp N] [-tg N] [-reps N] [-type T] [-b DEVICE] [-llama npm|rpc-ref]
+//	                 [-bandwidth MiB] [-inproc]
 //	                                    a whole model's tokens/s beside libllama in a process of its own,
 //	                                    memory bandwidth and generation's fraction of it, resident memory
 //	ggml bench rpc [-servers H:P,...] [-ref ggml|none] [-embd N] [-layers N] [-vocab N] [-tokens N] [-runs N] [-threads N]
