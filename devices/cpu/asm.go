@@ -320,7 +320,7 @@ func newAsmVec(name string, f asmVecFuncs) vecKernels {
 		silu:     asmSiLU(f.silu, g.silu),
 		softmax:  asmSoftmax(f.softmax, g.softmax),
 		// Every assembly level has FMA, as the ggml builds it stands for.
-		fusedGELU:  true,
+		contracts:  true,
 		expf:       asmMap(f.expf, g.expf),
 		sincos:     asmSincos(f.sincos, g.sincos),
 		ropeNeox:   asmRopeNeox(f.ropeNeox, g.ropeNeox),

@@ -18,7 +18,7 @@ import (
 // the FMA builds (haswell and up, and ARM's) contract GELU's
 // 1 + a*x*x into a fused multiply-add, which moves one entry of the 65,536
 // (TestGELUTablesMatchGGML), so the kernel sets that stand for those
-// builds (vecKernels.fusedGELU) take a table computed the same way.
+// builds (vecKernels.contracts) take a table computed the same way.
 
 type geluTables struct {
 	gelu, quick [1 << 16]uint16
@@ -31,7 +31,7 @@ var (
 
 // geluTable returns the tables of the kernel set in use (vec), built on
 // first use (ggml builds them in ggml_cpu_init).
-func geluTable() *geluTables { return geluTableFor(vec.fusedGELU) }
+func geluTable() *geluTables { return geluTableFor(vec.contracts) }
 
 // geluTableFor returns the tables as a build with (fused) or without FMA
 // contraction fills them.

@@ -194,10 +194,16 @@ scdone:
 	VZEROUPPER
 	RET
 
+// The rotations as ggml's haswell build computes them (rotate_pairs in
+// the upstream ggml backend's ops.cpp, 2025, compiled with FMA
+// contraction, checked against the live library by TestVecOpsRope): in
+// both modes x_a's product is fused into each sum and x_b's rounded
+// first, y_a = x_a*cos - (x_b*sin), y_b = x_a*sin + (x_b*cos). Both loops
+// take any number of pairs.
+
 // func ropeNeoxAVX2(y, x, cs *float32, half int)
 // Rotates the pairs (x[i], x[half+i]) by cos cs[2i], sin cs[2i+1] into y
-// (which may be x), for half a multiple of 8:
-// y[i] = x[i]*cos - x[half+i]*sin, y[half+i] = x[i]*sin + x[half+i]*cos.
+// (which may be x).
 TEXT ·ropeNeoxAVX2(SB), NOSPLIT, $0-32
 	MOVQ y+0(FP), DI
 	MOVQ x+8(FP), SI
@@ -207,7 +213,7 @@ TEXT ·ropeNeoxAVX2(SB), NOSPLIT, $0-32
 
 rnloop:
 	CMPQ CX, $8
-	JL   rndone
+	JL   rnone
 	// Eight (cos, sin) pairs into eight cosines and eight sines.
 	VMOVUPS (DX), Y0
 	VMOVUPS 32(DX), Y1
@@ -217,19 +223,36 @@ rnloop:
 	VPERMPD $0xd8, Y3, Y3
 	VMOVUPS (SI), Y4
 	VMOVUPS (SI)(BX*1), Y5
-	VMULPS Y2, Y4, Y6
-	VMULPS Y3, Y5, Y7
-	VSUBPS Y7, Y6, Y6
-	VMULPS Y3, Y4, Y8
-	VMULPS Y2, Y5, Y9
-	VADDPS Y9, Y8, Y8
-	VMOVUPS Y6, (DI)
-	VMOVUPS Y8, (DI)(BX*1)
+	VMULPS       Y3, Y5, Y7
+	VFMSUB231PS  Y2, Y4, Y7
+	VMULPS       Y2, Y5, Y9
+	VFMADD231PS  Y3, Y4, Y9
+	VMOVUPS Y7, (DI)
+	VMOVUPS Y9, (DI)(BX*1)
 	ADDQ $64, DX
 	ADDQ $32, SI
 	ADDQ $32, DI
 	SUBQ $8, CX
 	JMP  rnloop
+
+rnone:
+	TESTQ CX, CX
+	JE    rndone
+	VMOVSS      (DX), X2
+	VMOVSS      4(DX), X3
+	VMOVSS      (SI), X4
+	VMOVSS      (SI)(BX*1), X5
+	VMULSS      X3, X5, X7
+	VFMSUB231SS X2, X4, X7
+	VMULSS      X2, X5, X9
+	VFMADD231SS X3, X4, X9
+	VMOVSS      X7, (DI)
+	VMOVSS      X9, (DI)(BX*1)
+	ADDQ $8, DX
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  rnone
 
 rndone:
 	VZEROUPPER
@@ -237,8 +260,7 @@ rndone:
 
 // func ropeNormalAVX2(y, x, cs *float32, n int)
 // Rotates the adjacent pairs (x[2i], x[2i+1]) by cos cs[2i], sin cs[2i+1]
-// into y (which may be x), for n (values, twice the pairs) a multiple of
-// 8: y[2i] = x[2i]*cos - x[2i+1]*sin, y[2i+1] = x[2i+1]*cos + x[2i]*sin.
+// into y (which may be x), for n (values, twice the pairs) even.
 TEXT ·ropeNormalAVX2(SB), NOSPLIT, $0-32
 	MOVQ y+0(FP), DI
 	MOVQ x+8(FP), SI
@@ -247,21 +269,39 @@ TEXT ·ropeNormalAVX2(SB), NOSPLIT, $0-32
 
 rrloop:
 	CMPQ CX, $8
-	JL   rrdone
-	VMOVUPS (DX), Y0
-	VMOVSLDUP Y0, Y1
-	VMOVSHDUP Y0, Y2
-	VMOVUPS (SI), Y3
-	VPERMILPS $0xb1, Y3, Y4
-	VMULPS Y1, Y3, Y5
-	VMULPS Y2, Y4, Y6
-	VADDSUBPS Y6, Y5, Y5
-	VMOVUPS Y5, (DI)
+	JL   rrone
+	VMOVUPS        (DX), Y0 // (cos, sin) pairs
+	VPERMILPS      $0xb1, Y0, Y1 // (sin, cos)
+	VMOVUPS        (SI), Y3
+	VMOVSLDUP      Y3, Y4 // (x_a, x_a)
+	VMOVSHDUP      Y3, Y5 // (x_b, x_b)
+	VMULPS         Y1, Y5, Y6 // (x_b*sin, x_b*cos), rounded
+	VFMADDSUB231PS Y0, Y4, Y6 // x_a*cos - that, x_a*sin + that
+	VMOVUPS        Y6, (DI)
 	ADDQ $32, DX
 	ADDQ $32, SI
 	ADDQ $32, DI
 	SUBQ $8, CX
 	JMP  rrloop
+
+rrone:
+	CMPQ CX, $2
+	JL   rrdone
+	VMOVSS      (DX), X2
+	VMOVSS      4(DX), X3
+	VMOVSS      (SI), X4
+	VMOVSS      4(SI), X5
+	VMULSS      X3, X5, X7
+	VFMSUB231SS X2, X4, X7
+	VMULSS      X2, X5, X9
+	VFMADD231SS X3, X4, X9
+	VMOVSS      X7, (DI)
+	VMOVSS      X9, 4(DI)
+	ADDQ $8, DX
+	ADDQ $8, SI
+	ADDQ $8, DI
+	SUBQ $2, CX
+	JMP  rrone
 
 rrdone:
 	VZEROUPPER

@@ -61,9 +61,12 @@ type vecKernels struct {
 	// softmax: dst[i] = e^(src[i]-max) as ggml_vec_soft_max_f32 of that
 	// build, returning the sum it returns; dst may be src.
 	softmax func(dst, src []float32, max float32) float64
-	// fusedGELU: the set stands for a ggml build that fills its GELU
-	// table with a fused multiply-add (elementwise_glu.go).
-	fusedGELU bool
+	// contracts: the set stands for a ggml build compiled with FMA
+	// contraction (haswell, ARM's), whose scalar C fuses a*b + c where
+	// the x64 build rounds a*b first: the GELU table
+	// (elementwise_glu.go) and rope's YaRN angle and scale (rope.go)
+	// follow it.
+	contracts bool
 	// expf: dst[i] = expf(src[i]), bit for bit; dst may be src.
 	expf func(dst, src []float32)
 	// sincos: s[i], c[i] = sincos(x[i]), bit for bit.
@@ -71,7 +74,9 @@ type vecKernels struct {
 	// ropeNeox rotates the pairs (x[i], x[h+i]), h = len(x)/2, and
 	// ropeNormal the pairs (x[2i], x[2i+1]), by cos cs[2i] and sin
 	// cs[2i+1] into y (which may be x): y_a = x_a*cos - x_b*sin,
-	// y_b = x_a*sin + x_b*cos, as rope's scalar loop rounds them.
+	// y_b = x_a*sin + x_b*cos, rounded as the ggml build of the set
+	// does: every product apart in the portable set (x64), one product
+	// of each sum fused on AVX2 (haswell; rope_amd64.s says which).
 	ropeNeox, ropeNormal func(y, x, cs []float32)
 
 	// Flash attention's F16 steps over many keys at once, the keys being

@@ -108,16 +108,21 @@ func TestSincosIsStd(t *testing.T) {
 	}
 }
 
-// TestVecRopeBits: the processor's rotations are the portable loops bit
-// for bit, in place and not, over row lengths around the assembly's
-// groups of eight pairs (NeoX) and four pairs (adjacent).
+// TestVecRopeBits: the processor's rotations, in place and not, over row
+// lengths around the assembly's groups of eight pairs (NeoX) and four
+// pairs (adjacent), are bit for bit the portable loops, or on AVX2 the
+// haswell build's fused rotations (ropeFusedRef).
 func TestVecRopeBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 3))
+	neox, normal := genericVec.ropeNeox, genericVec.ropeNormal
+	if vec.name == "avx2" {
+		neox, normal = func(y, x, cs []float32) { ropeFusedRef(y, x, cs, true) }, func(y, x, cs []float32) { ropeFusedRef(y, x, cs, false) }
+	}
 	for n := 0; n <= 80; n += 2 {
 		for _, op := range []struct {
 			name     string
 			got, gen func(y, x, cs []float32)
-		}{{"neox", vec.ropeNeox, genericVec.ropeNeox}, {"normal", vec.ropeNormal, genericVec.ropeNormal}} {
+		}{{"neox", vec.ropeNeox, neox}, {"normal", vec.ropeNormal, normal}} {
 			x, cs := randF32(r, n), randF32(r, n)
 			got, want := randF32(r, n), make([]float32, n)
 			tail := append([]float32(nil), got[:n+guard][n:]...)
@@ -129,6 +134,22 @@ func TestVecRopeBits(t *testing.T) {
 			op.got(got, got, cs)
 			require.Equal(t, want, got, "%s in place n=%d", op.name, n)
 		}
+	}
+}
+
+// ropeFusedRef is the haswell build's rotation (rope_amd64.s), x_a's
+// products fused through fma32.
+func ropeFusedRef(y, x, cs []float32, neox bool) {
+	h := len(x) / 2
+	for i := range h {
+		a, b := 2*i, 2*i+1
+		if neox {
+			a, b = i, h+i
+		}
+		c, s := cs[2*i], cs[2*i+1]
+		xa, xb := x[a], x[b]
+		y[a] = fma32(xa, c, -float32(xb*s))
+		y[b] = fma32(xa, s, float32(xb*c))
 	}
 }
 
