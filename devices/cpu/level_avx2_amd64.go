@@ -95,7 +95,6 @@ var levelAVX2 = register(&level{
 		softmax:    by(8, vsoftmaxAVX2),
 		expf:       by(4, expfAVX2),
 		f32ToF16:   by(8, vecF32ToF16AVX2),
-		sincos:     by(4, sincosAVX2),
 		ropeNeox:   by(1, ropeNeoxAVX2),
 		ropeNormal: by(2, ropeNormalAVX2),
 		attnScores: attnScoresF16AVX2,
