@@ -205,14 +205,14 @@ func pieces(t *testing.T, ref *llamaref.Model, ids []int32) string {
 // TestSmolLM2 is SmolLM2-135M-Instruct (llama architecture, Q4_1 layers,
 // Q8_0 tied embedding) against libllama.
 func TestSmolLM2(t *testing.T) {
-	checkReal(t, realmodel.Run(t, modelcache.SmolLM2), model.Options{Threads: 1}, smolBounds)
+	checkReal(t, realmodel.Run(t, modelcache.SmolLM2), model.Options{Threads: 1}, boundsFor(smolBounds))
 }
 
 // TestGemma3 is Gemma 3 270M (gemma3 architecture: Q5_0, Q8_0, Q4_K and
 // Q6_K layers, Q8_0 tied embedding, sliding-window layers) against
 // libllama.
 func TestGemma3(t *testing.T) {
-	checkReal(t, realmodel.Run(t, modelcache.Gemma3), model.Options{Threads: 1}, gemmaBounds)
+	checkReal(t, realmodel.Run(t, modelcache.Gemma3), model.Options{Threads: 1}, boundsFor(gemmaBounds))
 }
 
 // TestGemma3SlidingWindow runs Gemma 3 past its 512-position window: the
