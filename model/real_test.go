@@ -3,6 +3,7 @@ package model_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/internal/modelcache"
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 	"github.com/ggml-go/ggml/internal/testkit/llamaref"
 	"github.com/ggml-go/ggml/internal/testkit/realmodel"
 	"github.com/ggml-go/ggml/model"
@@ -71,8 +73,33 @@ func (b *Buffer) Len() int {
 // positions 0-4 identical to x64's to NMSE 5e-15): its bound is 0.8.
 type realBounds struct {
 	worstNMSE, medianNMSE, top1 float64
-	// greedy is how many leading generated tokens must be identical.
+	// greedy is how many leading generated tokens must be identical (0:
+	// not checked).
 	greedy int
+}
+
+// exactBounds are the targets, which hold where every node of the
+// graph is the libllama build's bit for bit: the generic kernels against
+// the x64 build (TestRealModelNodes), whose logits measured NMSE 0 at
+// every position of every prompt.
+var exactBounds = realBounds{worstNMSE: 1e-4, medianNMSE: 1e-4, top1: 0.99, greedy: 64}
+
+// boundsFor is exactBounds when the comparison is the generic kernels
+// against the x64 build, else loose. Against the haswell build the
+// products that sum in another order (roundingOnly's MUL_MATs) part by a
+// rounding, and one rounding flips near-ties: on prompt 1 the first
+// greedy token of both models (NMSE 2e-2 and 7e-3, within loose), so
+// there greedy identity is logged, not required.
+func boundsFor(loose realBounds) realBounds {
+	variant := os.Getenv(ggmlref.EnvVariant)
+	if variant == "" {
+		variant = llamaref.KernelVariant()
+	}
+	if variant == "x64" && llamaref.KernelVariant() == "x64" {
+		return exactBounds
+	}
+	loose.greedy = 0
+	return loose
 }
 
 // checkReal compares a real model file, run as o says (the device, the
@@ -143,7 +170,9 @@ func checkReal(t *testing.T, path string, o model.Options, bd realBounds, prompt
 		require.LessOrEqual(t, worst, bd.worstNMSE, "prompt %d: worst NMSE", i)
 		require.LessOrEqual(t, median, bd.medianNMSE, "prompt %d: median NMSE", i)
 		require.GreaterOrEqual(t, float64(same)/float64(len(want)), bd.top1, "prompt %d: top-1 agreement", i)
-		require.GreaterOrEqual(t, k, min(bd.greedy, len(wantGen)), "prompt %d: identical greedy tokens", i)
+		if bd.greedy > 0 {
+			require.GreaterOrEqual(t, k, min(bd.greedy, len(wantGen)), "prompt %d: identical greedy tokens", i)
+		}
 	}
 }
 
@@ -176,14 +205,14 @@ func pieces(t *testing.T, ref *llamaref.Model, ids []int32) string {
 // TestSmolLM2 is SmolLM2-135M-Instruct (llama architecture, Q4_1 layers,
 // Q8_0 tied embedding) against libllama.
 func TestSmolLM2(t *testing.T) {
-	checkReal(t, realmodel.Run(t, modelcache.SmolLM2), model.Options{Threads: 1}, smolBounds)
+	checkReal(t, realmodel.Run(t, modelcache.SmolLM2), model.Options{Threads: 1}, boundsFor(smolBounds))
 }
 
 // TestGemma3 is Gemma 3 270M (gemma3 architecture: Q5_0, Q8_0, Q4_K and
 // Q6_K layers, Q8_0 tied embedding, sliding-window layers) against
 // libllama.
 func TestGemma3(t *testing.T) {
-	checkReal(t, realmodel.Run(t, modelcache.Gemma3), model.Options{Threads: 1}, gemmaBounds)
+	checkReal(t, realmodel.Run(t, modelcache.Gemma3), model.Options{Threads: 1}, boundsFor(gemmaBounds))
 }
 
 // TestGemma3SlidingWindow runs Gemma 3 past its 512-position window: the

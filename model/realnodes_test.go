@@ -165,20 +165,17 @@ func ggmlGraphLogits(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32
 }
 
 // roundingOnly are the kinds of node that may part from ggml's build by a
-// rounding: ROPE (the C library's sinf/cosf, which are not correctly
-// rounded: 1.2% and 1.4% of glibc's results differ from the correctly
-// rounded value), and on haswell the products whose sums run in another
-// order: F32 (ggml_vec_dot_f32's four accumulators, or llamafile's
-// tinyBLAS, one FMA chain per lane, against two or more contiguous
-// columns), Q8_0 and Q4_0 against 4 or more columns (ours interleave
-// eight rows on the fly), and the K-quants but Q6_K. Every other node,
-// SOFT_MAX, SWIGLU and GEGLU among them (ggml's own vector e^x and GELU
-// table, devices/cpu's vexp.go), must be bit for bit ggml's.
+// rounding: on haswell the products whose sums run in another order: F32
+// (ggml_vec_dot_f32's four accumulators, or llamafile's tinyBLAS, one FMA
+// chain per lane, against two or more contiguous columns), Q8_0 and Q4_0
+// against 4 or more columns (ours interleave eight rows on the fly), and
+// the K-quants but Q6_K. Every other node, on x64 every node, must be bit
+// for bit ggml's: SOFT_MAX, SWIGLU and GEGLU among them (ggml's own vector
+// e^x and GELU table, devices/cpu's vexp.go) and ROPE (glibc's sincosf,
+// libm_sincosf.go, and the build's rotation).
 func roundingOnly(variant, key string) bool {
 	op, _, _ := strings.Cut(key, " ")
 	switch op {
-	case "ROPE":
-		return true
 	case "MUL_MAT":
 		if variant != "haswell" {
 			return false

@@ -123,15 +123,12 @@ type asmVecFuncs struct {
 
 	// The loops that take whole groups only (of values; of pairs for
 	// ropeNeox, whose argument is the row's half): the portable primitive
-	// takes the rest. sincos leaves out the angles it does not reduce
-	// (zeros, |x| >= 2^29, infinities, NaN) and returns nonzero when there
-	// are some.
+	// takes the rest.
 	swiglu     grouped[func(dst, x, g *float32, n int)]
 	silu       grouped[func(dst, x *float32, n int)]
 	softmax    grouped[func(dst, src *float32, n int, max float32) float64]
 	expf       grouped[func(dst, src *float32, n int)]
 	f32ToF16   grouped[func(dst *uint16, src *float32, n int)]
-	sincos     grouped[func(s, c, x *float64, n int) (other int)]
 	ropeNeox   grouped[func(y, x, cs *float32, half int)]
 	ropeNormal grouped[func(y, x, cs *float32, n int)]
 
@@ -190,26 +187,6 @@ func asmSwiGLU(k grouped[func(dst, x, g *float32, n int)], generic func(dst, x, 
 			k.fn(unsafe.SliceData(dst), unsafe.SliceData(x), unsafe.SliceData(g), n)
 		}
 		swigluLibc(dst[n:], x[n:], g[n:])
-	}
-}
-
-// asmSincos wraps a sincos loop, handing the angles it leaves out to
-// math.Sincos, as the portable sincos does.
-func asmSincos(k grouped[func(s, c, x *float64, n int) int], generic func(s, c, x []float64)) func(s, c, x []float64) {
-	if k.fn == nil {
-		return generic
-	}
-	return func(s, c, x []float64) {
-		s, c = s[:len(x)], c[:len(x)]
-		n := len(x) / k.group * k.group
-		if n > 0 && k.fn(unsafe.SliceData(s), unsafe.SliceData(c), unsafe.SliceData(x), n) != 0 {
-			for i, v := range x[:n] {
-				if !sincosReduces(v) {
-					s[i], c[i] = math.Sincos(v)
-				}
-			}
-		}
-		generic(s[n:], c[n:], x[n:])
 	}
 }
 
@@ -320,9 +297,8 @@ func newAsmVec(name string, f asmVecFuncs) vecKernels {
 		silu:     asmSiLU(f.silu, g.silu),
 		softmax:  asmSoftmax(f.softmax, g.softmax),
 		// Every assembly level has FMA, as the ggml builds it stands for.
-		fusedGELU:  true,
+		contracts:  true,
 		expf:       asmMap(f.expf, g.expf),
-		sincos:     asmSincos(f.sincos, g.sincos),
 		ropeNeox:   asmRopeNeox(f.ropeNeox, g.ropeNeox),
 		ropeNormal: asmRopeNormal(f.ropeNormal, g.ropeNormal),
 	}

@@ -78,13 +78,24 @@ func ewMap(p *Params, t *graph.Tensor, f func(float32) float32) {
 	})
 }
 
-// ewMapRow is ewMap with f taking a whole row: dst = f(src), in place.
-func ewMapRow(p *Params, t *graph.Tensor, f func(dst, src []float32)) {
+// computeSiLUF32 is F32 SILU a row at a time through vec.silu: on rows
+// viewed in place where both tensors' rows are aligned packed float32s,
+// else copied in and out.
+func computeSiLUF32(p *Params, t *graph.Tensor) {
 	a := t.Src[0]
-	row := make([]float32, t.Ne[0])
+	n := t.Ne[0]
+	view := a.Nb[0] == 4 && t.Nb[0] == 4 && f32Aligned(a) && f32Aligned(t)
+	var row []float32
+	if !view {
+		row = make([]float32, n)
+	}
 	forRows(p, t, func(i1, i2, i3 int64) {
+		if view {
+			vec.silu(f32Row(t.Data, ewRowOffset(t, i1, i2, i3), n), f32Row(a.Data, ewRowOffset(a, i1, i2, i3), n))
+			return
+		}
 		ewReadRow(a, ewRowOffset(a, i1, i2, i3), row)
-		f(row, row)
+		vec.silu(row, row)
 		ewWriteRow(t, ewRowOffset(t, i1, i2, i3), row)
 	})
 }
@@ -340,7 +351,7 @@ func computeUnary(p *Params, t *graph.Tensor) {
 	case ops.UnarySiLU:
 		if t.Type == quant.F32 {
 			// ggml_vec_silu_f32: the vector SiLU a row at a time.
-			ewMapRow(p, t, vec.silu)
+			computeSiLUF32(p, t)
 			return
 		}
 		ewMap(p, t, libcSiLU)

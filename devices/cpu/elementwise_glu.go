@@ -18,7 +18,7 @@ import (
 // the FMA builds (haswell and up, and ARM's) contract GELU's
 // 1 + a*x*x into a fused multiply-add, which moves one entry of the 65,536
 // (TestGELUTablesMatchGGML), so the kernel sets that stand for those
-// builds (vecKernels.fusedGELU) take a table computed the same way.
+// builds (vecKernels.contracts) take a table computed the same way.
 
 type geluTables struct {
 	gelu, quick [1 << 16]uint16
@@ -31,7 +31,7 @@ var (
 
 // geluTable returns the tables of the kernel set in use (vec), built on
 // first use (ggml builds them in ggml_cpu_init).
-func geluTable() *geluTables { return geluTableFor(vec.fusedGELU) }
+func geluTable() *geluTables { return geluTableFor(vec.contracts) }
 
 // geluTableFor returns the tables as a build with (fused) or without FMA
 // contraction fills them.
@@ -190,7 +190,7 @@ func supportsGLU(t *graph.Tensor) bool {
 
 func computeGLU(p *Params, t *graph.Tensor) {
 	a, b := t.Src[0], t.Src[1]
-	if ops.GLUParamsOf(t.Params).Op == ops.GLUSwiGLU && b != nil && computeSwiGLUF32(p, t) {
+	if computeGLUF32(p, t) {
 		return
 	}
 	f := gluFunc(t)
@@ -203,9 +203,6 @@ func computeGLU(p *Params, t *graph.Tensor) {
 		whole = make([]float32, a.Ne[0])
 	}
 	swapped := ops.GLUParamsOf(t.Params).Swapped
-	// F32 SWIGLU is ggml_vec_swiglu_f32, the vector SiLU; F16's is its
-	// scalar loop (gluFunc).
-	vecSwiGLU := ops.GLUParamsOf(t.Params).Op == ops.GLUSwiGLU && t.Type == quant.F32
 	out := make([]float32, nc)
 	forRows(p, t, func(i1, i2, i3 int64) {
 		if b != nil {
@@ -220,34 +217,76 @@ func computeGLU(p *Params, t *graph.Tensor) {
 			copy(x, lo)
 			copy(g, hi)
 		}
-		if vecSwiGLU {
-			vec.swiglu(out, x, g)
-		} else {
-			for i := range out {
-				out[i] = f(x[i], g[i])
-			}
+		for i := range out {
+			out[i] = f(x[i], g[i])
 		}
 		ewWriteRow(t, ewRowOffset(t, i1, i2, i3), out)
 	})
 }
 
-// computeSwiGLUF32 is SWIGLU of two F32 sources into F32 on rows viewed in
-// place: silu(x)*g without a closure or a copy per row. It returns false,
-// having done nothing, for other types or unaligned rows.
-func computeSwiGLUF32(p *Params, t *graph.Tensor) bool {
+// computeGLUF32 is GLU of F32 sources into F32 on rows viewed in place,
+// without a copy per row: SWIGLU through the vector SiLU
+// (ggml_vec_swiglu_f32), GEGLU through the GELU table in a loop of its
+// own, the others through gluFunc. It returns false, having done nothing,
+// for other types or unaligned rows.
+func computeGLUF32(p *Params, t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a.Type != quant.F32 || b.Type != quant.F32 || t.Type != quant.F32 ||
-		a.Nb[0] != 4 || b.Nb[0] != 4 || t.Nb[0] != 4 || !f32Aligned(a) || !f32Aligned(b) || !f32Aligned(t) {
+	if a.Type != quant.F32 || t.Type != quant.F32 || a.Nb[0] != 4 || t.Nb[0] != 4 || !f32Aligned(a) || !f32Aligned(t) ||
+		b != nil && (b.Type != quant.F32 || b.Nb[0] != 4 || !f32Aligned(b)) {
 		return false
+	}
+	gp := ops.GLUParamsOf(t.Params)
+	var f func(x, g float32) float32
+	var tab *[1 << 16]uint16
+	switch gp.Op {
+	case ops.GLUSwiGLU:
+	case ops.GLUGeGLU:
+		tab = &geluTable().gelu
+	default:
+		f = gluFunc(t)
 	}
 	n := t.Ne[0]
 	lo, hi := p.Rows(t.NRows())
 	for r := lo; r < hi; r++ {
 		i1, i2, i3 := r%t.Ne[1], r/t.Ne[1]%t.Ne[2], r/(t.Ne[1]*t.Ne[2])
-		x := f32Row(a.Data, ewRowOffset(a, i1, i2, i3), n)
-		g := f32Row(b.Data, ewRowOffset(b, i1, i2, i3), n)
+		var x, g []float32
+		if b != nil {
+			x = f32Row(a.Data, ewRowOffset(a, i1, i2, i3), n)
+			g = f32Row(b.Data, ewRowOffset(b, i1, i2, i3), n)
+		} else {
+			whole := f32Row(a.Data, ewRowOffset(a, i1, i2, i3), 2*n)
+			x, g = whole[:n], whole[n:2*n]
+			if gp.Swapped {
+				x, g = g, x
+			}
+		}
 		out := f32Row(t.Data, ewRowOffset(t, i1, i2, i3), n)
-		vec.swiglu(out, x, g)
+		switch gp.Op {
+		case ops.GLUSwiGLU:
+			vec.swiglu(out, x, g)
+		case ops.GLUGeGLU:
+			gegluF32(out, x, g, tab)
+		default:
+			for i := range out {
+				out[i] = f(x[i], g[i])
+			}
+		}
 	}
 	return true
+}
+
+// gegluF32 is ggml_vec_geglu_f32: 0 below -10, x*g above 10, else the
+// table at x's F16 bits times g.
+func gegluF32(out, x, g []float32, tab *[1 << 16]uint16) {
+	x, g = x[:len(out)], g[:len(out)]
+	for i, v := range x {
+		switch {
+		case v <= -10:
+			out[i] = 0
+		case v >= 10:
+			out[i] = v * g[i]
+		default:
+			out[i] = quant.FP16ToFP32(tab[quant.FP32ToFP16(v)]) * g[i]
+		}
+	}
 }

@@ -68,8 +68,8 @@ var neonPack = map[quant.Type]func(dst, src []byte, rs int){
 
 // neonVecFuncs: e^x, SwiGLU, the F32->F16 conversion and rope's rotations
 // take groups of four (values; pairs for NeoX rotations, eight values for
-// adjacent pairs), sincos groups of two, and flash attention's F16 steps
-// one call per query row.
+// adjacent pairs), and flash attention's F16 steps one call per query
+// row.
 var neonVecFuncs = asmVecFuncs{
 	add:   vecAddNEON,
 	sub:   vecSubNEON,
@@ -90,7 +90,6 @@ var neonVecFuncs = asmVecFuncs{
 	swiglu:     by(4, vecSwiGLUNEON),
 	expf:       by(4, expfNEON),
 	f32ToF16:   by(4, vecF32ToF16NEON),
-	sincos:     by(2, sincosNEON),
 	ropeNeox:   by(4, ropeNeoxNEON),
 	ropeNormal: by(8, ropeNormalNEON),
 	attnScores: attnScoresF16NEON,

@@ -440,14 +440,17 @@ func computeSoftMax(p *Params, t *graph.Tensor) {
 	m := make([]float32, a.Ne[0])
 	forRows(p, t, func(i1, i2, i3 int64) {
 		loadRow(a, i1, i2, i3, w)
-		scaleRow(w, sp.Scale)
+		vec.scale(w, sp.Scale)
 		if mask != nil {
 			loadRow(mask, i1, i2%mask.Ne[2], i3%mask.Ne[3], m)
 			vec.mad(w, m, slope(i2))
 		}
+		// ggml_vec_max_f32's MAX(max, x): a NaN becomes the maximum.
 		hi := float32(math.Inf(-1))
 		for _, v := range w {
-			hi = max(hi, v)
+			if !(hi > v) {
+				hi = v
+			}
 		}
 		var sink float32
 		if sinks != nil {
@@ -458,7 +461,7 @@ func computeSoftMax(p *Params, t *graph.Tensor) {
 		if sinks != nil {
 			sum += float64(libcExpf(sink - hi))
 		}
-		scaleRow(w, float32(1/sum))
+		vec.scale(w, float32(1/sum))
 		storeRow(t, i1, i2, i3, w)
 	})
 }

@@ -69,8 +69,8 @@ type ropeCache struct {
 	mscale    float32 // YaRN's magnitude scaling
 	freq      *graph.Tensor
 	v         []float32
-	// Per pair: its angle, then the angle's sine and cosine.
-	theta, sin, cos []float64
+	// Per pair: its angle.
+	theta []float64
 }
 
 // ropeCacheFloats is the size of a ropeCache's v: a value per rotated
@@ -82,10 +82,10 @@ func ropeCacheFloats(t *graph.Tensor) int {
 	return int(t.Ne[0])
 }
 
-// ropeWorkSize is every thread's cache: v, then theta, sin and cos.
+// ropeWorkSize is every thread's cache: v, then theta.
 func ropeWorkSize(t *graph.Tensor, nth int) int {
 	n := ropeCacheFloats(t)
-	return nth * (n*4 + 3*(n/2)*8)
+	return nth * (n*4 + (n/2)*8)
 }
 
 // newRopeCache makes thread p.Ith's cache in its share of p.Work, or in
@@ -101,7 +101,11 @@ func newRopeCache(p *Params, t *graph.Tensor) *ropeCache {
 		freq:      t.Src[2],
 	}
 	if rp.ExtFactor != 0 {
-		c.mscale *= 1 + float32(0.1*logf(1/rp.FreqScale))
+		if vec.contracts {
+			c.mscale *= fma32(logf(1/rp.FreqScale), 0.1, 1)
+		} else {
+			c.mscale *= 1 + float32(0.1*logf(1/rp.FreqScale))
+		}
 	}
 	if t.Op == ops.RopeBack {
 		c.sinSign = -1
@@ -112,8 +116,6 @@ func newRopeCache(p *Params, t *graph.Tensor) *ropeCache {
 	// aligned when n is even, as rope requires.
 	c.v = carve[float32](b, n)
 	c.theta = carve[float64](b[n*4:], n/2)
-	c.sin = carve[float64](b[n*4+n/2*8:], n/2)
-	c.cos = carve[float64](b[n*4+n/2*16:], n/2)
 	return c
 }
 
@@ -128,6 +130,10 @@ func (c *ropeCache) angle(thetaExtrap float32, i0 int) float32 {
 	// The conversions round each product before the sums (1-rampMix too:
 	// the compiler would fuse across statements).
 	rampMix := float32(ops.RopeYarnRamp(c.corr[0], c.corr[1], i0) * rp.ExtFactor)
+	if vec.contracts {
+		// ggml's FMA builds fuse the first product.
+		return fma32(thetaInterp, 1-rampMix, float32(thetaExtrap*rampMix))
+	}
 	return float32(thetaInterp*(1-rampMix)) + float32(thetaExtrap*rampMix)
 }
 
@@ -140,14 +146,15 @@ func (c *ropeCache) set(i0 int, theta float32) {
 	c.theta[i0/2] = float64(c.angle(theta, i0))
 }
 
-// finish turns the recorded angles into the cache: cos and sin (from one
-// argument reduction each, as math.Cos's and math.Sin's bits where the
-// compiler fuses nothing: TestSincosIsStd), scaled by YaRN's magnitude.
+// finish turns the recorded angles into the cache: cos and sin as
+// glibc's sincosf gives them (libcSincosf: ggml's rope_yarn calls the C
+// library's cosf and sinf, merged into one sincosf), scaled by YaRN's
+// magnitude.
 func (c *ropeCache) finish() {
-	vec.sincos(c.sin, c.cos, c.theta)
-	for i := range c.theta {
-		c.v[2*i] = float32(c.cos[i]) * c.mscale
-		c.v[2*i+1] = float32(c.sin[i]) * c.mscale * c.sinSign
+	for i, th := range c.theta {
+		sin, cos := libcSincosf(float32(th))
+		c.v[2*i] = cos * c.mscale
+		c.v[2*i+1] = sin * c.mscale * c.sinSign
 	}
 }
 

@@ -18,16 +18,14 @@ import (
 //
 // The assembly versions round differently where they fuse a multiply and
 // an add (as ggml's SIMD builds do); their tests bound the difference.
-// Those promised bit for bit (expf, sincos, the rope rotations, the
-// attention weights) match the portable code, whose bits are the same for
+// Those promised bit for bit (expf, the rope rotations, the attention
+// weights) match the portable code, whose bits are the same for
 // every GOARCH and GOAMD64/GOARM64 level: the Go specification lets the
 // compiler fuse x*y+z into one rounding (it does for arm64 always, for
 // amd64 from GOAMD64=v3 on, and only where its optimizer happens to see
 // the pattern), and an explicit conversion, float32(x*y) + z, forbids it.
 // So every product the portable code adds or subtracts is converted, and
 // the kernels round the product and the sum apart in the same places.
-// sincos is our own for the same reason: math.Sincos is plain Go compiled
-// with the caller's flags.
 
 // vecKernels is one implementation of every primitive. Slices passed
 // together have equal lengths (the callers guarantee it).
@@ -61,17 +59,20 @@ type vecKernels struct {
 	// softmax: dst[i] = e^(src[i]-max) as ggml_vec_soft_max_f32 of that
 	// build, returning the sum it returns; dst may be src.
 	softmax func(dst, src []float32, max float32) float64
-	// fusedGELU: the set stands for a ggml build that fills its GELU
-	// table with a fused multiply-add (elementwise_glu.go).
-	fusedGELU bool
+	// contracts: the set stands for a ggml build compiled with FMA
+	// contraction (haswell, ARM's), whose scalar C fuses a*b + c where
+	// the x64 build rounds a*b first: the GELU table
+	// (elementwise_glu.go) and rope's YaRN angle and scale (rope.go)
+	// follow it.
+	contracts bool
 	// expf: dst[i] = expf(src[i]), bit for bit; dst may be src.
 	expf func(dst, src []float32)
-	// sincos: s[i], c[i] = sincos(x[i]), bit for bit.
-	sincos func(s, c, x []float64)
 	// ropeNeox rotates the pairs (x[i], x[h+i]), h = len(x)/2, and
 	// ropeNormal the pairs (x[2i], x[2i+1]), by cos cs[2i] and sin
 	// cs[2i+1] into y (which may be x): y_a = x_a*cos - x_b*sin,
-	// y_b = x_a*sin + x_b*cos, as rope's scalar loop rounds them.
+	// y_b = x_a*sin + x_b*cos, rounded as the ggml build of the set
+	// does: every product apart in the portable set (x64), one product
+	// of each sum fused on AVX2 (haswell; rope_amd64.s says which).
 	ropeNeox, ropeNormal func(y, x, cs []float32)
 
 	// Flash attention's F16 steps over many keys at once, the keys being
@@ -152,12 +153,6 @@ var genericVec = composeAttn(vecKernels{
 			dst[i] = expf(x)
 		}
 	},
-	sincos: func(s, c, x []float64) {
-		s, c = s[:len(x)], c[:len(x)]
-		for i, v := range x {
-			s[i], c[i] = sincos(v)
-		}
-	},
 	ropeNeox: func(y, x, cs []float32) { ropeNeoxFrom(y, x, cs, 0) },
 	ropeNormal: func(y, x, cs []float32) {
 		y, cs = y[:len(x)&^1], cs[:len(x)&^1]
@@ -180,75 +175,6 @@ func ropeNeoxFrom(y, x, cs []float32, i int) {
 // sin: a*cos - b*sin, a*sin + b*cos, each product rounded before the sum.
 func ropeRotate(a, b, cos, sin float32) (float32, float32) {
 	return float32(a*cos) - float32(b*sin), float32(a*sin) + float32(b*cos)
-}
-
-// sincos is sin x and cos x as the kernels compute them (sincosAVX2,
-// sincosNEON) for 0 < |x| < 2^29: the octant j of |x| (made even), the
-// reduction z = |x| - j*pi/4 by pi/4 in three parts, whose first two
-// products are exact in that range, the polynomials of sin and cos in
-// z*z, then the swap and signs the octant and x's sign pick. Every product
-// is rounded before its sum: built without fused multiply-adds (amd64
-// below GOAMD64=v3) math.Sincos performs the same operations, so these are
-// its bits there (TestSincosIsStd), and they stay the same where the
-// compiler fuses. Zeros, larger angles, infinities and NaN go to
-// math.Sincos, as the kernels hand them back.
-func sincos(x float64) (sin, cos float64) {
-	if !sincosReduces(x) {
-		return math.Sincos(x)
-	}
-	ax := math.Abs(x)
-	j := uint64(ax * sincosFourOverPi)
-	j += j & 1
-	y := float64(j)
-	z := ax - float64(y*sincosPi4A) - float64(y*sincosPi4B) - float64(y*sincosPi4C)
-	zz := z * z
-	cos = 1 - float64(0.5*zz) + float64(zz*zz*sincosPoly(&cosCoef, zz))
-	sin = z + float64(z*zz*sincosPoly(&sinCoef, zz))
-	if j&2 != 0 {
-		sin, cos = cos, -sin
-	}
-	if j&4 != 0 {
-		sin, cos = -sin, -cos
-	}
-	if x < 0 {
-		sin = -sin
-	}
-	return sin, cos
-}
-
-// sincosReduces reports whether sincos (and the kernels) reduce x
-// themselves: 0 < |x| < 2^29; the other angles go to math.Sincos.
-func sincosReduces(x float64) bool {
-	ax := math.Abs(x)
-	return ax > 0 && ax < sincosLimit
-}
-
-// sincos's constants, the kernels' bits: 4/pi, pi/4 in three parts (A and
-// B short enough that j*A and j*B are exact for j < 2^30), and the
-// coefficients of its polynomials, highest degree first.
-const (
-	sincosLimit      = 1 << 29
-	sincosFourOverPi = 0x1.45f306dc9c883p+00
-	sincosPi4A       = 0x1.921fb4p-01
-	sincosPi4B       = 0x1.4442dp-25
-	sincosPi4C       = 0x1.8469898cc517p-49
-)
-
-var (
-	sinCoef = [6]float64{0x1.5d8fd1fd19ccdp-33, -0x1.ae5e5a9291f5dp-26, 0x1.71de3567d48a1p-19,
-		-0x1.a01a019bfdf03p-13, 0x1.111111110f7dp-07, -0x1.5555555555548p-03}
-	cosCoef = [6]float64{-0x1.8fa49a0861a9bp-37, 0x1.1ee9d7b4e3f05p-29, -0x1.27e4f7eac4bc6p-22,
-		0x1.a01a019c844f5p-16, -0x1.6c16c16c14f91p-10, 0x1.555555555554bp-05}
-)
-
-// sincosPoly is c[0]*zz + c[1], then times zz plus each next coefficient,
-// every product rounded before its sum.
-func sincosPoly(c *[6]float64, zz float64) float64 {
-	p := float64(c[0]*zz) + c[1]
-	p = float64(p*zz) + c[2]
-	p = float64(p*zz) + c[3]
-	p = float64(p*zz) + c[4]
-	return float64(p*zz) + c[5]
 }
 
 // composeAttn returns k with its attention steps made of its own

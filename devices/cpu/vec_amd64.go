@@ -3,16 +3,13 @@
 package cpu
 
 // The declarations of the avx2 level's vector primitives
-// (level_avx2_amd64.go lists them): newAsmVec's wrappers, e^x and sincos
-// over groups of four, the F32->F16 conversion and rope's
+// (level_avx2_amd64.go lists them): newAsmVec's wrappers, e^x over groups
+// of four, the F32->F16 conversion and rope's
 // rotations over groups of eight, and flash attention's fused steps
 // (attn_amd64.go).
 
 //go:noescape
 func expfAVX2(dst, src *float32, n int)
-
-//go:noescape
-func sincosAVX2(s, c, x *float64, n int) (other int)
 
 //go:noescape
 func ropeNeoxAVX2(y, x, cs *float32, half int)

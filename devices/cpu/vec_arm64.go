@@ -6,9 +6,8 @@ package cpu
 // level_neon_arm64.go lists them, for both levels); the dot products are
 // the F32 and F16 matrix kernels. e^x, SwiGLU, the
 // F32->F16 conversion and rope's rotations take groups of four (values;
-// pairs for NeoX rotations, eight values for adjacent pairs), sincos
-// groups of two, and flash attention's F16 steps one call per query row
-// (attn_arm64.go).
+// pairs for NeoX rotations, eight values for adjacent pairs), and flash
+// attention's F16 steps one call per query row (attn_arm64.go).
 //
 //go:noescape
 func vecAddNEON(dst, x, y *float32, n int)
@@ -42,9 +41,6 @@ func expfNEON(dst, src *float32, n int)
 
 //go:noescape
 func vecF32ToF16NEON(dst *uint16, src *float32, n int)
-
-//go:noescape
-func sincosNEON(s, c, x *float64, n int) (other int)
 
 //go:noescape
 func ropeNeoxNEON(y, x, cs *float32, half int)

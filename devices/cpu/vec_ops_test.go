@@ -144,12 +144,14 @@ func bytesF32(b []byte) []float32 {
 	return out
 }
 
-// TestVecOpsRope: ROPE on F32 and F16 rows computed with the processor's
-// primitives is bit for bit what the portable ones give: both modes, a
-// partial rotation, YaRN with frequency factors, the multi-section mode,
-// the inverse (ROPE_BACK), in place, over positions up to a long context.
+// TestVecOpsRope: ROPE on F32 and F16 rows is bit for bit ggml's: the
+// portable primitives its x64 build's, the AVX2 ones its haswell build's
+// (glibc's sincosf, libcSincosf, and the builds' rotations): both modes,
+// a partial rotation, YaRN with frequency factors, the multi-section
+// mode, the inverse (ROPE_BACK), in place, over positions up to a long
+// context.
 func TestVecOpsRope(t *testing.T) {
-	t.Logf("vector primitives: %s", vec.name)
+	variants := vexpVariants(t)
 	r := rand.New(rand.NewPCG(5, 17))
 	yarn := func(nd int32, mode ops.RopeMode) ops.RopeParams {
 		p := ops.DefaultRopeParams(nd, mode)
@@ -208,7 +210,8 @@ func TestVecOpsRope(t *testing.T) {
 		for i := 0; i < len(freq.Data); i += 4 {
 			binary.LittleEndian.PutUint32(freq.Data[i:], math.Float32bits(1+3*r.Float32()))
 		}
-		res := vecOpRuns(t, out, vec, genericVec)
-		requireSameBytes(t, res[1], res[0], "%s", tc.name)
+		for _, v := range variants {
+			requireGGMLBits(t, ggmlVariant(t, v.variant), out, v.set, v.variant+" "+tc.name)
+		}
 	}
 }
