@@ -148,6 +148,12 @@ done:                             \
 
 #define LOADQ4_1(off, XS) NIBBLES(off+4(SI), XS)
 
+// LOADQ5_1K is LOADQ5_1 with the fifth bits as an AVX512BW mask.
+#define LOADQ5_1K(off, XS) \
+	NIBBLES(off+8(SI), XS);   \
+	KMOVD  off+4(SI), K1;     \
+	VPADDB hi10<>(SB), XS, K1, XS
+
 #define LOADQ5_1(off, XS) \
 	NIBBLES(off+8(SI), XS);       \
 	FIFTHBITS(off+4(SI));         \
@@ -365,7 +371,7 @@ TEXT ·dotQ4_1x4VNNI(SB), NOSPLIT, $32-56
 
 // func dotQ5_1x4VNNI(n int, x unsafe.Pointer, stride uintptr, nrows int, y *[4]unsafe.Pointer, dy, out *float32)
 TEXT ·dotQ5_1x4VNNI(SB), NOSPLIT, $32-56
-	Q81DOT4(LOADQ5_1, 24, IDOTV)
+	Q81DOT4(LOADQ5_1K, 24, IDOTV)
 
 // func dotMXFP4AVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotMXFP4AVX2(SB), NOSPLIT, $0-28

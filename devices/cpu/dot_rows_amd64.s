@@ -233,22 +233,30 @@ convdone:
 	VPDPBUSD  y(DI), XU, P;  \
 	VCVTDQ2PS P, P
 
-#define Q40PAIR(ROW, ACC, UDOT, XB, r4) \
+// UPAIR and UONE are PAIR and ONE for the unsigned-level types: UD(b, y,
+// o, XU, P) unpacks the block at b(SI) into XU and sets P to its lane sums
+// with the column block at y(DI), the offsets at o(R12) taken off, as
+// floats.
+#define UPAIR(ROW, ACC, UD, XB, r4) \
 	LEAQ        (ROW)(R13*1), SI; \
-	Q40U(0, Y4);                  \
-	Q40U(18, Y6);                 \
 	RSCALES(r4);                  \
-	UDOT(Y4, 2, 32, Y9);          \
+	UD(0, 2, 32, Y4, Y9);         \
 	VFMADD231PS Y11, Y9, ACC;     \
-	UDOT(Y6, 36, 64, Y9);         \
+	UD(XB, 36, 64, Y6, Y9);       \
 	VFMADD231PS Y12, Y9, ACC
 
-#define Q40ONE(ROW, ACC, UDOT, r4) \
+#define UONE(ROW, ACC, UD, r4) \
 	LEAQ         (ROW)(R13*1), SI; \
-	Q40U(0, Y4);                   \
 	VBROADCASTSS 8+r4(SP), Y11;    \
-	UDOT(Y4, 2, 32, Y9);           \
+	UD(0, 2, 32, Y4, Y9);          \
 	VFMADD231PS  Y11, Y9, ACC
+
+// The UD steps: Q4_0 and Q5_0 with maddubs, or VPDPBUSD onto the negated
+// offsets (N), Q5_0's fifth bits also as an AVX512BW mask (K).
+#define Q40UD(b, y, o, XU, P) Q40U(b, XU); Q40UDOT(XU, y, o, P)
+#define Q40UDN(b, y, o, XU, P) Q40U(b, XU); Q40UDOTN(XU, y, o, P)
+#define Q50UD(b, y, o, XU, P) Q50U(b, XU); Q40UDOT(XU, y, o, P)
+#define Q50UDK(b, y, o, XU, P) Q50UK(b, XU); Q40UDOTN(XU, y, o, P)
 
 // Q4_1 and Q5_1 against Q8_1 (dot_q8_amd64.s, Q81DOT1): the column's
 // block d and s are converted once per call, as floats, and written four
@@ -280,6 +288,14 @@ convdone:
 
 // The LEVELS steps put the x block at 0(SI)'s 32 unsigned levels in Y4.
 #define Q41LEVELS Q40U(2, Y4) // Q40U reads off+2: the quants at 4(SI)
+
+// Q51LEVELSK is Q51LEVELS with the fifth bits as an AVX512BW mask.
+#define Q51LEVELSK \
+	VBROADCASTI128 8(SI), Y4;          \
+	VPSRLVD        Y13, Y4, Y4;        \
+	VPAND          nib<>(SB), Y4, Y4;  \
+	KMOVD          4(SI), K1;          \
+	VPADDB         hi10<>(SB), Y4, K1, Y4
 
 #define Q51LEVELS \
 	VBROADCASTI128 8(SI), Y4;            \
@@ -387,22 +403,14 @@ done:                            \
 	VPAND          hi10<>(SB), Y14, Y14; \
 	VPOR           Y14, XU, XU
 
-#define Q50PAIR(ROW, ACC, UDOT, XB, r4) \
-	LEAQ        (ROW)(R13*1), SI; \
-	Q50U(0, Y4);                  \
-	Q50U(22, Y6);                 \
-	RSCALES(r4);                  \
-	UDOT(Y4, 2, 32, Y9);          \
-	VFMADD231PS Y11, Y9, ACC;     \
-	UDOT(Y6, 36, 64, Y9);         \
-	VFMADD231PS Y12, Y9, ACC
-
-#define Q50ONE(ROW, ACC, UDOT, r4) \
-	LEAQ         (ROW)(R13*1), SI; \
-	Q50U(0, Y4);                   \
-	VBROADCASTSS 8+r4(SP), Y11;    \
-	UDOT(Y4, 2, 32, Y9);           \
-	VFMADD231PS  Y11, Y9, ACC
+// Q50UK is Q50U with AVX512BW: the fifth bits loaded as the mask K1, 16
+// added to the bytes they select.
+#define Q50UK(off, XU) \
+	VBROADCASTI128 off+6(SI), XU;         \
+	VPSRLVD        Y13, XU, XU;           \
+	VPAND          nib<>(SB), XU, XU;     \
+	KMOVD          off+2(SI), K1;         \
+	VPADDB         hi10<>(SB), XU, K1, XU
 
 // func dotQ8_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ8_0RowsAVX2(SB), NOSPLIT, $40-72
@@ -410,11 +418,11 @@ TEXT ·dotQ8_0RowsAVX2(SB), NOSPLIT, $40-72
 
 // func dotQ4_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ4_0RowsAVX2(SB), NOSPLIT, $40-72
-	Q80ROWS(Q40PREP, Q40SETUP, Q40PAIR, Q40ONE, Q40UDOT, 18, 96)
+	Q80ROWS(Q40PREP, Q40SETUP, UPAIR, UONE, Q40UD, 18, 96)
 
 // func dotQ5_0RowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ5_0RowsAVX2(SB), NOSPLIT, $40-72
-	Q80ROWS(QUPREP(hi10, Q40OFF), Q50SETUP, Q50PAIR, Q50ONE, Q40UDOT, 22, 96)
+	Q80ROWS(QUPREP(hi10, Q40OFF), Q50SETUP, UPAIR, UONE, Q50UD, 22, 96)
 
 // func dotIQ4_NLRowsAVX2(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotIQ4_NLRowsAVX2(SB), NOSPLIT, $40-72
@@ -436,11 +444,11 @@ TEXT ·dotQ8_0RowsVNNI(SB), NOSPLIT, $40-72
 
 // func dotQ4_0RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ4_0RowsVNNI(SB), NOSPLIT, $40-72
-	Q80ROWS(QUPREP(eight, Q40OFFN), Q40SETUP, Q40PAIR, Q40ONE, Q40UDOTN, 18, 96)
+	Q80ROWS(QUPREP(eight, Q40OFFN), Q40SETUP, UPAIR, UONE, Q40UDN, 18, 96)
 
 // func dotQ5_0RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ5_0RowsVNNI(SB), NOSPLIT, $40-72
-	Q80ROWS(QUPREP(hi10, Q40OFFN), Q50SETUP, Q50PAIR, Q50ONE, Q40UDOTN, 22, 96)
+	Q80ROWS(QUPREP(hi10, Q40OFFN), Q50SETUP, UPAIR, UONE, Q50UDK, 22, 96)
 
 // func dotIQ4_NLRowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotIQ4_NLRowsVNNI(SB), NOSPLIT, $40-72
@@ -452,4 +460,4 @@ TEXT ·dotQ4_1RowsVNNI(SB), NOSPLIT, $40-72
 
 // func dotQ5_1RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ5_1RowsVNNI(SB), NOSPLIT, $40-72
-	Q81ROWS(Q51LEVELS, 24, IDOTV)
+	Q81ROWS(Q51LEVELSK, 24, IDOTV)

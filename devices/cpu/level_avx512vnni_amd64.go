@@ -16,11 +16,13 @@ import (
 // as one VPDPBUSD instead of maddubs and a pairwise sum (Q4_0 and Q5_0 also
 // start from their negated offsets instead of subtracting them): the
 // weights of SmolLM2's layers, of Gemma 3's Q5_0 ones and of both models'
-// output matrices. It needs AVX512-VNNI with VL (Ice Lake, Sapphire
-// Rapids, Zen 4 and later; the kernels use 256-bit registers only). The
-// integers are the same, so every result is avx2's bit for bit.
+// output matrices. Q5_0's and Q5_1's fifth bits are loaded as an AVX512BW
+// mask that adds 16 to the bytes it selects, instead of four operations
+// spreading them into bytes. It needs AVX512-VNNI, VL and BW (Ice Lake,
+// Sapphire Rapids, Zen 4 and later; the kernels use 256-bit registers
+// only). The integers are the same, so every result is avx2's bit for bit.
 var levelAVX512VNNI = register(levelAVX2.over("avx512vnni", 30,
-	func() bool { return cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL },
+	func() bool { return cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW },
 	[]asmDot{
 		{quant.Q4_1, dotQ4_1AVX2, wrapRows(quant.Q4_1, dotQ4_1x4VNNI)},
 		{quant.Q5_1, dotQ5_1AVX2, wrapRows(quant.Q5_1, dotQ5_1x4VNNI)},
