@@ -139,6 +139,10 @@ typedef struct ovd_graph {
     char* xml;       /* copy, for export */
     size_t xml_len;
     int nconsts;
+    /* IR v10: the model's inputs and outputs as the real runtime presents them (the legacy API's precisions,
+     * ovd_ir.c legacy_port_type); NULL for IR v11, whose ports are the Parameters' and the Results' own */
+    ovd_out* pin;
+    ovd_out* pout;
 } ovd_graph;
 
 /* refcounted memory behind tensors */
@@ -158,7 +162,10 @@ void ovd_graph_unref(ovd_graph* g);
 int ovd_graph_find_param(const ovd_graph* g, const char* tensor_name);   /* parameter index or -1 */
 int ovd_graph_find_result(const ovd_graph* g, const char* tensor_name);  /* result index or -1 */
 /* the port an input/output index designates: the Parameter's output, or the output feeding a Result */
-const ovd_out* ovd_graph_in_port(const ovd_graph* g, int i);
+const ovd_out* ovd_graph_in_port(const ovd_graph* g, int i);  /* as presented (IR v10: legacy precisions) */
+const ovd_out* ovd_graph_param_port(const ovd_graph* g, int i); /* the Parameter's own output */
+const ovd_out* ovd_graph_result_port(const ovd_graph* g, int i); /* the Result's own input */
+ovd_val* ovd_val_convert(const ovd_val* a, ovd_type to);       /* as Convert computes it; NULL + error on failure */
 const ovd_out* ovd_graph_out_port(const ovd_graph* g, int i);
 
 /* compile-time folded values (one per node output) and execution */

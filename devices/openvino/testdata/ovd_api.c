@@ -2211,6 +2211,12 @@ static int do_infer(ov_infer_request_t* r, int64_t* nodes) {
             break;
         }
         ovd_decode(port->type, t->buf->mem, ins[i]->n, ins[i]->data);
+        ovd_type own = ovd_graph_param_port(g, i)->type;
+        if (own != port->type) { /* IR v10: the f32 input goes to the f16 Parameter as a Convert would take it */
+            ovd_val* c = ovd_val_convert(ins[i], own);
+            ovd_val_unref(ins[i]);
+            if (!(ins[i] = c)) rc = -1;
+        }
     }
     /* variables change only if the whole infer succeeds: run on a copy, commit at the end */
     ovd_state next = {0};
@@ -2224,6 +2230,14 @@ static int do_infer(ov_infer_request_t* r, int64_t* nodes) {
         ovd_state_use(&next);
         rc = ovd_plan_run(&r->cm->plan, ins, outs, nodes, r->node_ns);
         ovd_state_use(NULL);
+    }
+    for (int j = 0; j < r->nout && !rc; j++) {
+        ovd_type shown = ovd_graph_out_port(g, j)->type;
+        if (outs[j] && outs[j]->type != shown) { /* IR v10: the legacy output precision */
+            ovd_val* c = ovd_val_convert(outs[j], shown);
+            ovd_val_unref(outs[j]);
+            if (!(outs[j] = c)) rc = -1;
+        }
     }
     /* check every output before writing any, so a failure leaves them all untouched */
     for (int j = 0; j < r->nout && !rc; j++) {

@@ -261,6 +261,8 @@ void ovd_graph_unref(ovd_graph* g) {
     free(g->order);
     free(g->params);
     free(g->results);
+    free(g->pin);
+    free(g->pout);
     free(g->name);
     free(g->xml);
     if (g->wbuf) ovd_buf_unref(g->wbuf);
@@ -549,6 +551,17 @@ static int infer_node_with(ovd_graph* g, ovd_node* n, ovd_in* ins, ovd_type* ot,
         ins[i].ps = src->ps;
         ins[i].v = src->known;
         if (!src->known) all_known = false;
+        /* Downstream of a Parameter of dynamic element type (one without element_type, 2025.1 on) the double infers
+         * neither types nor shapes: the real reader validates the operations with the type left dynamic and reads the
+         * model, and its CPU plugin refuses the model at compile (ovd_plan_build), which is all that is kept of it. */
+        if (src->type == T_DYNAMIC && strcmp(n->def->name, "Result") != 0) {
+            for (int k = 0; k < n->nout; k++) {
+                n->out[k].type = T_DYNAMIC;
+                memset(&n->out[k].ps, 0, sizeof n->out[k].ps);
+                n->out[k].ps.rank = -1;
+            }
+            return 0;
+        }
     }
     int nout = n->nout;
     if (n->def->infer(n, ins, ot, ops)) return -1;
@@ -600,6 +613,8 @@ static int infer_node(ovd_graph* g, ovd_node* n) {
     free(ov);
     return rc;
 }
+
+static void present_legacy(ovd_graph* g);
 
 ovd_graph* ovd_ir_read(const char* xml, size_t len, const void* weights, size_t wsize, ovd_buf* wbuf) {
     ovd_xnode* root = ovd_xml_parse(xml, len);
@@ -752,6 +767,7 @@ ovd_graph* ovd_ir_read(const char* xml, size_t len, const void* weights, size_t 
         if (strcmp(n->def->name, "Assign") != 0) continue;
         const ovd_node* rv = &g->nodes[n->ctrl];
         const ovd_out* src = &g->nodes[n->in[0].node].out[n->in[0].out];
+        if (src->type == T_DYNAMIC) continue; /* refused at compile */
         if (src->type != rv->et)
             rc = ovd_err("Exception from src/core/src/op/assign.cpp: Variable %s: Assign input type %s differs from the "
                          "variable type %s", n->var, ovd_type_name(src->type), ovd_type_name(rv->et));
@@ -772,6 +788,7 @@ ovd_graph* ovd_ir_read(const char* xml, size_t len, const void* weights, size_t 
         ovd_node* n = &g->nodes[g->order[i]];
         if (strcmp(n->def->name, "Constant") == 0) g->nconsts++;
     }
+    if (!rc && strcmp(ver, "10") == 0) present_legacy(g);
 done:
     free(ids);
     ovd_xml_free(root);
@@ -800,11 +817,54 @@ int ovd_graph_find_result(const ovd_graph* g, const char* name) {
     return -1;
 }
 
-const ovd_out* ovd_graph_in_port(const ovd_graph* g, int i) { return &g->nodes[g->params[i]].out[0]; }
+const ovd_out* ovd_graph_param_port(const ovd_graph* g, int i) { return &g->nodes[g->params[i]].out[0]; }
 
-const ovd_out* ovd_graph_out_port(const ovd_graph* g, int i) {
+const ovd_out* ovd_graph_result_port(const ovd_graph* g, int i) {
     const ovd_node* r = &g->nodes[g->results[i]];
     return &g->nodes[r->in[0].node].out[r->in[0].out];
+}
+
+const ovd_out* ovd_graph_in_port(const ovd_graph* g, int i) { return g->pin ? &g->pin[i] : ovd_graph_param_port(g, i); }
+
+const ovd_out* ovd_graph_out_port(const ovd_graph* g, int i) {
+    return g->pout ? &g->pout[i] : ovd_graph_result_port(g, i);
+}
+
+/* The element type the real runtime presents for an input (is_input) or output of element type t of an IR v10
+ * model, the precisions of the legacy API that it keeps for v10 (OpenVINO's "API 2.0 transition guide": IR v10
+ * models keep the old behaviour of input/output precisions). Measured on 2025.0.0 and 2026.4.1 alike, with a
+ * Parameter-Multiply-Result IR of each type, binding tensors of each type and reading the result bytes: inputs
+ * convert f16 to f32 only (bf16, f64, i8, i16, i32, i64, u8, u16, u32, u64 inputs keep their type: a tensor of any
+ * other type is refused at bind); outputs of f16, bf16, f64, i8, i16, u8 and u16 are f32, i64 and u64 are i32 (four
+ * bytes, integer values), f32, i32 and u32 keep theirs (u32 told apart from i32 by no measurement). Boolean and
+ * the sub-byte and f8 types were not measured and keep theirs. */
+static ovd_type legacy_port_type(ovd_type t, bool is_input) {
+    if (is_input) return t == T_F16 ? T_F32 : t;
+    switch (t) {
+    case T_F16:
+    case T_BF16:
+    case T_F64:
+    case T_I8:
+    case T_I16:
+    case T_U8:
+    case T_U16: return T_F32;
+    case T_I64:
+    case T_U64: return T_I32;
+    default: return t;
+    }
+}
+
+static void present_legacy(ovd_graph* g) {
+    g->pin = calloc((size_t)g->nparams + 1, sizeof *g->pin);
+    g->pout = calloc((size_t)g->nresults + 1, sizeof *g->pout);
+    for (int i = 0; i < g->nparams; i++) {
+        g->pin[i] = *ovd_graph_param_port(g, i); /* shallow: names and the known value stay the node's */
+        g->pin[i].type = legacy_port_type(g->pin[i].type, true);
+    }
+    for (int i = 0; i < g->nresults; i++) {
+        g->pout[i] = *ovd_graph_result_port(g, i);
+        g->pout[i].type = legacy_port_type(g->pout[i].type, false);
+    }
 }
 
 /* ---- compile: decode Constants, fold Constant-only subgraphs ---- */
@@ -888,6 +948,16 @@ void ovd_plan_free(ovd_plan* p) {
 
 int ovd_plan_build(ovd_plan* p, ovd_graph* g, bool fold) {
     memset(p, 0, sizeof *p);
+    for (int i = 0; i < g->nparams; i++)
+        if (g->nodes[g->params[i]].et == T_DYNAMIC)
+            /* the real CPU plugin's refusal (2026.4.1), in its words on three of the IR corpus's four
+             * param-type-missing models and on a hand-written Parameter-Multiply-Result IR; the fourth failed an
+             * earlier check ("Cannot allocate memory for incompatible descriptors"), a choice the double does not
+             * model: it gives this wording for all */
+            return ovd_err("Exception from src/inference/src/dev/plugin.cpp: Check 'data != nullptr || "
+                           "!m_pMemDesc->getShape().isStatic() || m_pMemDesc->getShape().getElementsCount() == 0' "
+                           "failed at src/plugins/intel_cpu/src/cpu_memory.cpp: Memory has not been allocated "
+                           "(ovdouble: Parameter %s has a dynamic element type)", g->nodes[g->params[i]].name);
     __atomic_add_fetch(&g->refs, 1, __ATOMIC_RELAXED);
     p->g = g;
     p->folded = calloc((size_t)g->nnodes + 1, sizeof *p->folded);
