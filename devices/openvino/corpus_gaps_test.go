@@ -171,12 +171,12 @@ func check(t *testing.T, ok bool, format string, args ...any) bool {
 }
 
 // A Parameter without element_type: 2025.0.0's reader refuses the model
-// (the consumer's input type is undefined); 2026.4.1's reads it as a
+// at its consumer, whose input type is undefined; 2026.4.1's reads it as a
 // dynamic element type and its CPU plugin refuses it at compile.
 func TestIRGapParamTypeMissing(t *testing.T) {
 	checkGapCases(t, []gapCase{{name: "param-no-type", xml: gapIR("11", "", "FP32", ""), bind: "f32",
 		want: map[string]gapWant{
-			"2025.0": {stage: "read"},
+			"2025.0": {stage: "read", msg: "Multiply layer op with id: 1 has undefined element type for input with index 0!"},
 			"2026.4": {stage: "compile", msg: "Memory has not been allocated"},
 		}}})
 }

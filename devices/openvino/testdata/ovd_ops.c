@@ -159,15 +159,15 @@ static inline void it_next(nditer* it) {
 static int parse_parameter(ovd_node* n) {
     const char* et = ovd_attr_get(n, "element_type");
     const char* sh = ovd_attr_get(n, "shape");
-    /* Without element_type, 2025.0.0 refuses the model at read (the type is undefined); 2026.4.1 reads it as a
-     * dynamic element type and its CPU plugin refuses it at compile (the IR corpus, a hand-written IR). The change
-     * is taken to come with the removal of the undefined type in 2025.1 (numbering 2); only 2026.4.1 is measured. */
-    if (!et && ovd_rel()->numbering >= 2) {
-        n->et = T_DYNAMIC;
+    /* Without element_type, 2025.0.0's type is undefined: the reader refuses the model at its first consumer
+     * (ovd_ir.c infer_node_with); 2026.4.1 reads it as a dynamic element type and its CPU plugin refuses it at
+     * compile (the IR corpus, a hand-written IR). The change is taken to come with the removal of the undefined type
+     * in 2025.1 (numbering 2); only 2025.0.0 and 2026.4.1 are measured. */
+    if (!et) {
+        n->et = ovd_rel()->numbering >= 2 ? T_DYNAMIC : T_UNDEF;
         if (!sh) sh = "";
         return ovd_parse_shape(sh, &n->pshape);
     }
-    if (!et) return ovd_err("Parameter layer %s id:%" PRId64 " is missing mandatory attribute: element_type", n->name, n->id);
     if (ovd_type_from_str(et, &n->et)) return ovd_err("Parameter %s: Incorrect element type: %s", n->name, et);
     /* without a shape the real reader (2025.0.0, 2026.4.1) makes a scalar: the IR corpus binds [1] to it and is
      * refused at set_tensor, not at read */
