@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,12 +10,13 @@ import (
 
 // TestVecRopeBits: the processor's rotations, in place and not, over row
 // lengths around the assembly's groups of eight pairs (NeoX) and four
-// pairs (adjacent), are bit for bit the portable loops, or on AVX2 the
-// haswell build's fused rotations (ropeFusedRef).
+// pairs (adjacent), are bit for bit the portable loops (NEON), or on the
+// amd64 levels (avx2 and those built over it) the haswell build's fused
+// rotations (ropeFusedRef).
 func TestVecRopeBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 3))
 	neox, normal := genericVec.ropeNeox, genericVec.ropeNormal
-	if vec.name == "avx2" {
+	if runtime.GOARCH == "amd64" && vec.name != genericVec.name {
 		neox, normal = func(y, x, cs []float32) { ropeFusedRef(y, x, cs, true) }, func(y, x, cs []float32) { ropeFusedRef(y, x, cs, false) }
 	}
 	for n := 0; n <= 80; n += 2 {
