@@ -7,7 +7,7 @@ import (
 )
 
 func TestSumWords(t *testing.T) {
-	for _, n := range []int{0, 1, 7, 8, 9, 100} {
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, 100, 1000} {
 		b := make([]uint64, n)
 		want := uint64(0)
 		for i := range b {
