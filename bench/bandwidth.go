@@ -23,7 +23,7 @@ import (
 // whose cores other processes share, a thread descheduled halfway through
 // would otherwise count the other processes' turns as slow memory (on the
 // 2-core machine of bench/README.md at load 6.4-7.4, one thread over 512
-// MiB: 1.7-2.3 GB/s by wall time, 9.1 by CPU time). Threads that were not
+// MiB read as one stream: 1.7-2.3 GB/s by wall time, 9.1 by CPU time). Threads that were not
 // on cores at the same time did not share the memory system either, so at
 // more than one thread under such load the figure can be high: a fraction
 // computed over it is then low, never flattering.
