@@ -1,7 +1,7 @@
 // Command ggml is ggml-go's command-line tool.
 //
 //	ggml bench alloc [-small]           compute buffer sizes of our graph allocator beside ggml's gallocr
-//	ggml bench matmul|dispatch|quant|demo [-b NAME] [-threads N,...] [-types T,...] [-n 1,32,256] [-ref ggml|none] [-tsv]
+//	ggml bench matmul|dispatch|quant|demo|ops [-b NAME] [-threads N,...] [-types T,...] [-n 1,32,256] [-ref ggml|none] [-tsv]
 //	                                    speed beside the real ggml, interleaved in one process
 //	ggml bench block [-b NAME] [-runs N] [-threads N] [-tokens N] [-ctx N] [-embd N]
 //	                                    the demo block through the scheduler on any device, beside ggml
