@@ -20,6 +20,18 @@ type Params struct {
 
 	barrier *barrier
 	kset    *kernelSet // the engine's kernels (traits.go)
+	// own is ownScratch's memory.
+	own []byte
+}
+
+// ownScratch is n bytes (not cleared) that only the thread running this
+// share uses, kept across operations: for work each thread can do alone
+// rather than share through Work behind a barrier.
+func (p *Params) ownScratch(n int) []byte {
+	if cap(p.own) < n {
+		p.own = make([]byte, n)
+	}
+	return p.own[:n]
 }
 
 // threadWork is thread Ith's n bytes of Work for kernels that ask nth*n
