@@ -72,7 +72,7 @@ func (l *level) build() *kernelSet {
 		s.gemm[typ] = g
 	}
 	s.repack, s.pack, s.aux = l.repack, l.pack, l.aux
-	s.vec = newAsmVec(l.name, l.vec)
+	s.vec = newAsmVec(l.vecName(), l.vec)
 	slices.Sort(s.dotTypes)
 	slices.Sort(s.fromFloatTypes)
 	return s

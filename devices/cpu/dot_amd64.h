@@ -607,15 +607,71 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 // group's rows in R8..R11, the offset of the current blocks in them in
 // R13, the stride in DX and the output pointer at 0(SP).
 
+// HSUM4 reduces Y0..Y3 into the low lanes of X0..X3, using X4.
+#define HSUM4 \
+	HSUM(Y0, X0, X4); \
+	HSUM(Y1, X1, X4); \
+	HSUM(Y2, X2, X4); \
+	HSUM(Y3, X3, X4)
+
+// HSUM4MS is HSUM4 adding to each X c the scalar sum kept in lane 2c+1 of
+// Y5 (the Q8_1 kernels' m*s sums) after the vector sum, using X6 and X9.
+#define HSUM4MS \
+	VEXTRACTF128 $1, Y5, X6;  \
+	HSUM(Y0, X0, X4);         \
+	VMOVSHDUP    X5, X9;      \
+	VADDSS       X9, X0, X0;  \
+	HSUM(Y1, X1, X4);         \
+	VPERMILPS    $3, X5, X9;  \
+	VADDSS       X9, X1, X1;  \
+	HSUM(Y2, X2, X4);         \
+	VMOVSHDUP    X6, X9;      \
+	VADDSS       X9, X2, X2;  \
+	HSUM(Y3, X3, X4);         \
+	VPERMILPS    $3, X6, X9;  \
+	VADDSS       X9, X3, X3
+
+// X4ROWS opens the row loop of the four-column kernels over nrows rows of
+// x (DI the row, BX the rows left, R13 the output): each row starts with
+// SI at it, CX the block count, R12 at dy, R8..R11 at the columns (from
+// the array in DX) and Y0..Y3 cleared.
+#define X4ROWS \
+rows:                             \
+	MOVQ    x+8(FP), DI;          \
+	MOVQ    nrows+24(FP), BX;     \
+	MOVQ    out+48(FP), R13;      \
+row:                              \
+	TESTQ   BX, BX;               \
+	JZ      done;                 \
+	MOVQ    DI, SI;               \
+	MOVQ    n+0(FP), CX;          \
+	MOVQ    dy+40(FP), R12;       \
+	YCOLS4;                       \
+	CLEAR4
+
+// X4ROWEND stores X0..X3 as the row's four outputs, moves to the next row
+// and closes the loop X4ROWS opened.
+#define X4ROWEND \
+	VMOVSS  X0, 0(R13);           \
+	VMOVSS  X1, 4(R13);           \
+	VMOVSS  X2, 8(R13);           \
+	VMOVSS  X3, 12(R13);          \
+	ADDQ    $16, R13;             \
+	ADDQ    stride+16(FP), DI;    \
+	DECQ    BX;                   \
+	JMP     row;                  \
+done:                             \
+	VZEROUPPER;                   \
+	RET
+
 // RSTORE4 reduces Y0..Y3 into the group's four outputs and moves the
-// output on, using AX, CX and SI.
-#define RSTORE4 \
+// output on, using AX, CX and SI; RSTORE4R reduces them with RED.
+#define RSTORE4 RSTORE4R(HSUM4)
+
+#define RSTORE4R(RED) \
 	MOVQ   0(SP), AX;          \
 	MOVQ   ogap+64(FP), CX;    \
-	HSUM(Y0, X0, X4);          \
-	HSUM(Y1, X1, X4);          \
-	HSUM(Y2, X2, X4);          \
-	HSUM(Y3, X3, X4);          \
+	RED;                       \
 	VMOVSS X0, 0(AX);          \
 	VMOVSS X1, (AX)(CX*1);     \
 	LEAQ   (AX)(CX*2), SI;     \
@@ -645,9 +701,12 @@ group:                  \
 	MOVQ  n+0(FP), CX;   \
 	MOVQ  y+40(FP), DI
 
-#define RGROUPEND \
+#define RGROUPEND RGROUPENDR(HSUM4)
+
+// RGROUPENDR is RGROUPEND reducing the accumulators with RED.
+#define RGROUPENDR(RED) \
 groupend:               \
-	RSTORE4;             \
+	RSTORE4R(RED);       \
 	ADDQ  DX, R8;        \
 	DECQ  BX;            \
 	JMP   group;         \

@@ -60,40 +60,47 @@ done:                     \
 // block), then runs each row as the single-column kernel runs one column.
 // Registers: DX the y array, DI the row, BX the rows left, R12 the scales,
 // R13 the output.
+// X4CONV writes 16 bytes at dy for each block of the four columns (YB
+// bytes a block), made by GATHER from the blocks at R8..R11; the kernel
+// goes on at rows.
+#define X4CONV(GATHER, YB) \
+	MOVQ    y+32(FP), DX;   \
+	YCOLS4;                 \
+	MOVQ    n+0(FP), CX;    \
+	MOVQ    dy+40(FP), R12; \
+conv:                       \
+	TESTQ   CX, CX;         \
+	JZ      rows;           \
+	GATHER;                 \
+	ADDQ    $YB, R8;        \
+	ADDQ    $YB, R9;        \
+	ADDQ    $YB, R10;       \
+	ADDQ    $YB, R11;       \
+	ADDQ    $16, R12;       \
+	DECQ    CX;             \
+	JMP     conv
+
+// Q80GATHER converts the four columns' block scales to floats.
+#define Q80GATHER \
+	MOVWLZX   0(R8), AX;            \
+	VMOVD     AX, X12;              \
+	VPINSRW   $1, 0(R9), X12, X12;  \
+	VPINSRW   $2, 0(R10), X12, X12; \
+	VPINSRW   $3, 0(R11), X12, X12; \
+	VCVTPH2PS X12, X12;             \
+	VMOVUPS   X12, 0(R12)
+
+// Q81GATHER copies the four columns' block d and s (halves).
+#define Q81GATHER \
+	VMOVD   0(R8), X12;           \
+	VPINSRD $1, 0(R9), X12, X12;  \
+	VPINSRD $2, 0(R10), X12, X12; \
+	VPINSRD $3, 0(R11), X12, X12; \
+	VMOVDQU X12, 0(R12)
+
 #define Q80DOT4(SETUP, LOAD, XB) \
-	MOVQ    y+32(FP), DX;         \
-	YCOLS4;                       \
-	MOVQ    n+0(FP), CX;          \
-	MOVQ    dy+40(FP), R12;       \
-conv:                             \
-	TESTQ   CX, CX;               \
-	JZ      rows;                 \
-	MOVWLZX 0(R8), AX;            \
-	VMOVD   AX, X12;              \
-	VPINSRW $1, 0(R9), X12, X12;  \
-	VPINSRW $2, 0(R10), X12, X12; \
-	VPINSRW $3, 0(R11), X12, X12; \
-	VCVTPH2PS X12, X12;           \
-	VMOVUPS X12, 0(R12);          \
-	ADDQ    $34, R8;              \
-	ADDQ    $34, R9;              \
-	ADDQ    $34, R10;             \
-	ADDQ    $34, R11;             \
-	ADDQ    $16, R12;             \
-	DECQ    CX;                   \
-	JMP     conv;                 \
-rows:                             \
-	MOVQ    x+8(FP), DI;          \
-	MOVQ    nrows+24(FP), BX;     \
-	MOVQ    out+48(FP), R13;      \
-row:                              \
-	TESTQ   BX, BX;               \
-	JZ      done;                 \
-	MOVQ    DI, SI;               \
-	MOVQ    n+0(FP), CX;          \
-	MOVQ    dy+40(FP), R12;       \
-	YCOLS4;                       \
-	CLEAR4;                       \
+	X4CONV(Q80GATHER, 34);        \
+	X4ROWS;                       \
 	SETUP;                        \
 pair:                             \
 	CMPQ    CX, $2;               \
@@ -124,21 +131,8 @@ one:                              \
 	ONEP(8, R10, Y2);             \
 	ONEP(12, R11, Y3);            \
 rowend:                           \
-	HSUM(Y0, X0, X4);             \
-	HSUM(Y1, X1, X4);             \
-	HSUM(Y2, X2, X4);             \
-	HSUM(Y3, X3, X4);             \
-	VMOVSS  X0, 0(R13);           \
-	VMOVSS  X1, 4(R13);           \
-	VMOVSS  X2, 8(R13);           \
-	VMOVSS  X3, 12(R13);          \
-	ADDQ    $16, R13;             \
-	ADDQ    stride+16(FP), DI;    \
-	DECQ    BX;                   \
-	JMP     row;                  \
-done:                             \
-	VZEROUPPER;                   \
-	RET
+	HSUM4;                        \
+	X4ROWEND
 
 // Q4_1 and Q5_1 (fp16 d, fp16 m, [qh[4]], qs[16]) against Q8_1 (fp16 d,
 // fp16 s = d * sum of the quants, qs[32]): the unsigned levels meet the
@@ -213,37 +207,8 @@ done:                     \
 // the columns, R12 the gathered scales, DI the row, BX the rows left, R13
 // the output; 0(SP) the block's eight products.
 #define Q81DOT4(LOAD, XB, IDOT) \
-	MOVQ    y+32(FP), DX;         \
-	YCOLS4;                       \
-	MOVQ    n+0(FP), CX;          \
-	MOVQ    dy+40(FP), R12;       \
-conv:                             \
-	TESTQ   CX, CX;               \
-	JZ      rows;                 \
-	VMOVD   0(R8), X12;           \
-	VPINSRD $1, 0(R9), X12, X12;  \
-	VPINSRD $2, 0(R10), X12, X12; \
-	VPINSRD $3, 0(R11), X12, X12; \
-	VMOVDQU X12, 0(R12);          \
-	ADDQ    $36, R8;              \
-	ADDQ    $36, R9;              \
-	ADDQ    $36, R10;             \
-	ADDQ    $36, R11;             \
-	ADDQ    $16, R12;             \
-	DECQ    CX;                   \
-	JMP     conv;                 \
-rows:                             \
-	MOVQ    x+8(FP), DI;          \
-	MOVQ    nrows+24(FP), BX;     \
-	MOVQ    out+48(FP), R13;      \
-row:                              \
-	TESTQ   BX, BX;               \
-	JZ      done;                 \
-	MOVQ    DI, SI;               \
-	MOVQ    n+0(FP), CX;          \
-	MOVQ    dy+40(FP), R12;       \
-	YCOLS4;                       \
-	CLEAR4;                       \
+	X4CONV(Q81GATHER, 36);        \
+	X4ROWS;                       \
 	VXORPS  Y5, Y5, Y5;           \
 loop:                             \
 	TESTQ   CX, CX;               \
@@ -269,30 +234,8 @@ loop:                             \
 	DECQ    CX;                   \
 	JMP     loop;                 \
 rowend:                           \
-	VEXTRACTF128 $1, Y5, X6;      \
-	HSUM(Y0, X0, X4);             \
-	VMOVSHDUP    X5, X9;          \
-	VADDSS       X9, X0, X0;      \
-	HSUM(Y1, X1, X4);             \
-	VPERMILPS    $3, X5, X9;      \
-	VADDSS       X9, X1, X1;      \
-	HSUM(Y2, X2, X4);             \
-	VMOVSHDUP    X6, X9;          \
-	VADDSS       X9, X2, X2;      \
-	HSUM(Y3, X3, X4);             \
-	VPERMILPS    $3, X6, X9;      \
-	VADDSS       X9, X3, X3;      \
-	VMOVSS  X0, 0(R13);           \
-	VMOVSS  X1, 4(R13);           \
-	VMOVSS  X2, 8(R13);           \
-	VMOVSS  X3, 12(R13);          \
-	ADDQ    $16, R13;             \
-	ADDQ    stride+16(FP), DI;    \
-	DECQ    BX;                   \
-	JMP     row;                  \
-done:                             \
-	VZEROUPPER;                   \
-	RET
+	HSUM4MS;                      \
+	X4ROWEND
 
 // Q81C4 adds column YP's block to ACC (Q81COL's fused multiply-add), its
 // d*dy at so(SP), x's levels in Y4, the integers from IDOT.

@@ -339,7 +339,7 @@ convdone:
 	VXORPS    Y5, Y5, Y5;        \
 block:                           \
 	TESTQ     CX, CX;            \
-	JZ        rowsend;           \
+	JZ        groupend;          \
 	VMOVD     (R8)(R13*1), X12;  \
 	VPINSRD   $1, (R9)(R13*1), X12, X12;  \
 	VPINSRD   $2, (R10)(R13*1), X12, X12; \
@@ -357,35 +357,7 @@ block:                           \
 	ADDQ      $32, R12;          \
 	DECQ      CX;                \
 	JMP       block;             \
-rowsend:                         \
-	MOVQ      0(SP), AX;         \
-	MOVQ      ogap+64(FP), CX;   \
-	VEXTRACTF128 $1, Y5, X6;     \
-	HSUM(Y0, X0, X4);            \
-	VMOVSHDUP X5, X9;            \
-	VADDSS    X9, X0, X0;        \
-	HSUM(Y1, X1, X4);            \
-	VPERMILPS $3, X5, X9;        \
-	VADDSS    X9, X1, X1;        \
-	HSUM(Y2, X2, X4);            \
-	VMOVSHDUP X6, X9;            \
-	VADDSS    X9, X2, X2;        \
-	HSUM(Y3, X3, X4);            \
-	VPERMILPS $3, X6, X9;        \
-	VADDSS    X9, X3, X3;        \
-	VMOVSS    X0, 0(AX);         \
-	VMOVSS    X1, (AX)(CX*1);    \
-	LEAQ      (AX)(CX*2), SI;    \
-	VMOVSS    X2, 0(SI);         \
-	VMOVSS    X3, (SI)(CX*1);    \
-	ADDQ      $4, AX;            \
-	MOVQ      AX, 0(SP);         \
-	ADDQ      DX, R8;            \
-	DECQ      BX;                \
-	JMP       group;             \
-done:                            \
-	VZEROUPPER;                  \
-	RET
+	RGROUPENDR(HSUM4MS)
 
 // Q5_0's rows meet the activations unsigned as Q4_0's do: the level is
 // the nibble with the fifth bit as 16 (0..31), the offset 16 * (the sum of

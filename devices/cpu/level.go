@@ -55,8 +55,10 @@ type level struct {
 	pack   map[quant.Type]func(dst, src []byte, rs int)
 	aux    map[quant.Type]func(aux, y []byte, nb int)
 	// vec are the vector primitives (vec.go); a nil entry keeps the
-	// portable one.
-	vec asmVecFuncs
+	// portable one. vecOf names the level they are (empty: this one), as
+	// they are reported and as tests tell them apart.
+	vec   asmVecFuncs
+	vecOf string
 
 	once sync.Once
 	set  *kernelSet
@@ -65,7 +67,8 @@ type level struct {
 // over returns a level named name above base: base's tables, with the
 // entries of dots and rows replacing base's of the same types (or added),
 // supported where base is and more says so. A level that differs from the
-// one below in a few kernels lists only those.
+// one below in a few kernels lists only those; its vector primitives are
+// the one below's, under that level's name.
 func (base *level) over(name string, priority int, more func() bool, dots []asmDot, rows []asmRows) *level {
 	return &level{
 		name:           name,
@@ -80,7 +83,16 @@ func (base *level) over(name string, priority int, more func() bool, dots []asmD
 		pack:           base.pack,
 		aux:            base.aux,
 		vec:            base.vec,
+		vecOf:          base.vecName(),
 	}
+}
+
+// vecName is the name of the level whose vector primitives l has.
+func (l *level) vecName() string {
+	if l.vecOf != "" {
+		return l.vecOf
+	}
+	return l.name
 }
 
 // replaceByType is base with each entry of with in place of base's entry

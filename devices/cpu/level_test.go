@@ -71,7 +71,7 @@ func TestLevelsWellFormed(t *testing.T) {
 		}
 		s := l.kernels()
 		require.Equal(t, l.name, s.name)
-		require.Equal(t, l.name, s.vec.name)
+		require.Equal(t, l.vecName(), s.vec.name)
 		for typ, g := range s.gemm {
 			require.NotNil(t, g.tileCol, "%s %s tile has no one-column edge", l.name, typ)
 			require.NotNil(t, g.one, "%s %s tile has no single edge", l.name, typ)

@@ -89,7 +89,11 @@ func convertedStride(vdt quant.Type, ne0 int64) uint64 {
 
 // prepareActivations converts thread p's share of src1's rows to vdt in
 // p.Work (laid out as conversionSize says) and waits for the other threads,
-// or returns src1 itself when it already has the type.
+// or returns src1 itself when it already has the type. A single row (a
+// decode step's product) each thread converts alone into memory of its
+// own, without the barrier: converting a row costs less than the wait,
+// and a thread that is late or off the processor then holds up nothing
+// (the caller runs the share it has not claimed).
 func prepareActivations(p *Params, src1 *graph.Tensor, vdt quant.Type) activations {
 	if src1.Type == vdt {
 		return activations{data: src1.Data, nb: src1.Nb, rowSize: src1.RowSize()}
@@ -98,9 +102,13 @@ func prepareActivations(p *Params, src1 *graph.Tensor, vdt quant.Type) activatio
 	st := convertedStride(vdt, src1.Ne[0])
 	n := uint64(src1.NRows())
 	end := actSkew + n*st
+	work, alone := p.Work, n == 1 && p.Nth > 1
+	if alone {
+		work = p.ownScratch(conversionSize(src1, vdt))
+	}
 	act := activations{
-		data:    p.Work[actSkew:end],
-		bad:     p.Work[end : end+n],
+		data:    work[actSkew:end],
+		bad:     work[end : end+n],
 		rowSize: rs,
 		ne1:     src1.Ne[1],
 		ne2:     src1.Ne[2],
@@ -111,7 +119,7 @@ func prepareActivations(p *Params, src1 *graph.Tensor, vdt quant.Type) activatio
 		x = make([]float32, src1.Ne[0])
 	}
 	fromFloat := p.kernels().traits[vdt].fromFloat
-	forRows(p, src1, func(i1, i2, i3 int64) {
+	convert := func(i1, i2, i3 int64) {
 		r := act.index(i1, i2, i3)
 		err := fromFloat(act.data[uint64(r)*st:uint64(r)*st+rs], rowF32(src1, i1, i2, i3, x))
 		act.bad[r] = 0
@@ -121,7 +129,12 @@ func prepareActivations(p *Params, src1 *graph.Tensor, vdt quant.Type) activatio
 			}
 			act.bad[r] = 1
 		}
-	})
+	}
+	if alone {
+		convert(0, 0, 0)
+		return act
+	}
+	forRows(p, src1, convert)
 	p.Barrier()
 	return act
 }
