@@ -226,6 +226,25 @@ func TestHexagonDouble(t *testing.T) {
 	require.Greater(t, worst, 1e-3, "a device that computes nothing must show in the logits")
 }
 
+// ovTarget opens the double at p on target (weights in their own types),
+// with set's further options, and checks it did not fall back to another
+// kind of device.
+func ovTarget(t *testing.T, p, target string, want openvino.Kind, set func(*openvino.Options)) backend.Device {
+	t.Helper()
+	o := openvino.DefaultOptions()
+	o.Lib = p
+	o.Device = target
+	o.RequantKQuant = "native"
+	if set != nil {
+		set(&o)
+	}
+	devs := openvino.NewRegistry(o).Devices()
+	require.Len(t, devs, 1)
+	kind, ok := devs[0].(interface{ Kind() openvino.Kind })
+	require.True(t, ok && kind.Kind() == want, "not the %s: the device fell back", target)
+	return devs[0]
+}
+
 // TestRealFilesOnDevices runs the real model files through the scheduler
 // on the device kit's fake device (every op it takes, its work queued on
 // a goroutine) and on HTP0 over the libcdsprpc double (its ops computed
@@ -286,19 +305,11 @@ func TestOpenVINODouble(t *testing.T) {
 	// usm.go); f32 inference precision, the GPU's default being f16.
 	t.Run("GPU", func(t *testing.T) {
 		d.Set(t, "devices", "CPU,GPU", "CPU")
-		o := openvino.DefaultOptions()
-		o.Lib = p
-		o.Device = "GPU"
-		o.InferencePrecision = "f32"
-		o.RequantKQuant = "native"
-		devs := openvino.NewRegistry(o).Devices()
-		require.Len(t, devs, 1)
-		kind, ok := devs[0].(interface{ Kind() openvino.Kind })
-		require.True(t, ok && kind.Kind() == openvino.KindGPU, "not the GPU: the device fell back")
+		dev := ovTarget(t, p, "GPU", openvino.KindGPU, func(o *openvino.Options) { o.InferencePrecision = "f32" })
 		// worked resets the double's counters: the USM allocations are
 		// read before each reset.
 		usm := int64(0)
-		checkOnDevice(t, devs[0], func() int64 {
+		checkOnDevice(t, dev, func() int64 {
 			usm += d.Stat("calls.ov_remote_context_create_host_tensor")
 			return worked()
 		}, 0)
@@ -313,15 +324,7 @@ func TestOpenVINODouble(t *testing.T) {
 	// gives 0.5 or more.
 	t.Run("NPU", func(t *testing.T) {
 		d.Set(t, "devices", "CPU,NPU", "CPU")
-		o := openvino.DefaultOptions()
-		o.Lib = p
-		o.Device = "NPU"
-		o.RequantKQuant = "native"
-		devs := openvino.NewRegistry(o).Devices()
-		require.Len(t, devs, 1)
-		kind, ok := devs[0].(interface{ Kind() openvino.Kind })
-		require.True(t, ok && kind.Kind() == openvino.KindNPU, "not the NPU: the device fell back")
-		checkOnDevice(t, devs[0], worked, 0.1)
+		checkOnDevice(t, ovTarget(t, p, "NPU", openvino.KindNPU, nil), worked, 0.1)
 	})
 }
 

@@ -280,11 +280,8 @@ func TestFaultsRefused(t *testing.T) {
 func TestFaultsStoppedWhileIdle(t *testing.T) {
 	leakCheck(t)
 	srv := &Server{Devices: []backend.Device{cpu.Device()}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	dev := connect(t, ln.Addr().String(), Options{Timeout: 5 * time.Second})[0].(*Device)
+	addr, done := serveLoopback(t, srv)
+	dev := connect(t, addr, Options{Timeout: 5 * time.Second})[0].(*Device)
 	defer dev.c.close()
 	be, err := dev.Init(backend.Options{})
 	require.NoError(t, err)
@@ -295,7 +292,7 @@ func TestFaultsStoppedWhileIdle(t *testing.T) {
 	start := time.Now()
 	_, err = dev.Init(backend.Options{})
 	require.ErrorIs(t, err, ErrLost)
-	require.Contains(t, err.Error(), ln.Addr().String())
+	require.Contains(t, err.Error(), addr)
 	require.Contains(t, err.Error(), "GET_DEVICE_MEMORY")
 	require.Less(t, time.Since(start), time.Second)
 	require.ErrorIs(t, backend.Availability(dev), backend.ErrUnavailable)
@@ -310,11 +307,8 @@ func TestFaultsKilledMidGraph(t *testing.T) {
 	slow := devtest.New(devtest.Config{Name: "SLOW0", Type: backend.DeviceGPU, Faults: devtest.Faults{
 		Compute: func(*graph.Tensor) error { time.Sleep(200 * time.Millisecond); return nil }}})
 	srv := &Server{Devices: []backend.Device{slow}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	dev := connect(t, ln.Addr().String(), Options{Timeout: 5 * time.Second})[0].(*Device)
+	addr, done := serveLoopback(t, srv)
+	dev := connect(t, addr, Options{Timeout: 5 * time.Second})[0].(*Device)
 	defer dev.c.close()
 
 	ctx := graph.NewContext(graph.ContextOptions{})
@@ -338,7 +332,7 @@ func TestFaultsKilledMidGraph(t *testing.T) {
 	err = be.Synchronize()
 	took := time.Since(start)
 	require.ErrorIs(t, err, ErrLost)
-	require.Contains(t, err.Error(), ln.Addr().String())
+	require.Contains(t, err.Error(), addr)
 	require.Contains(t, err.Error(), "GRAPH_COMPUTE")
 	require.Less(t, took, time.Second, "Synchronize took %v", took)
 	t.Logf("%v after the server closed: %v", took, err)

@@ -21,15 +21,23 @@ func startServer(t testing.TB, s *Server) string {
 	if s.Log == nil {
 		s.Log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
+	addr, done := serveLoopback(t, s)
 	t.Cleanup(func() {
 		require.NoError(t, s.Close())
 		require.NoError(t, <-done)
 	})
-	return ln.Addr().String()
+	return addr
+}
+
+// serveLoopback starts s on a loopback port and returns its address and
+// the channel that receives Serve's result once s is closed.
+func serveLoopback(t testing.TB, s *Server) (string, chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	return ln.Addr().String(), done
 }
 
 // testWriter sends the server's log lines to the test's log.
