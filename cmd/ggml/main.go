@@ -54,7 +54,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"bench":       {"benchmarks beside the real ggml: alloc (buffer sizes), matmul, dispatch, quant, demo, block, model, rpc (speed)", runBench},
+	"bench":       {"benchmarks beside the real ggml: alloc (buffer sizes), matmul, dispatch, quant, demo, ops, block, model, rpc (speed)", runBench},
 	"chat":        {"an interactive conversation with a model, kept in its KV cache between turns (ggml chat -m FILE)", runChat},
 	"demo":        {"one llama-style decoder block run through the scheduler on a device, checked against the CPU", runDemo},
 	"devices":     {"every registered device: type, memory, caps, and why an unavailable one cannot be used", runDevices},
