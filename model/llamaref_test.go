@@ -136,7 +136,17 @@ func TestAgainstLlama(t *testing.T) {
 				}
 			}
 			t.Logf("%s: worst NMSE over 40 positions %.3g", name, worst)
-			require.LessOrEqual(t, worst, 1e-4)
+			// Against the haswell build, Q4_K's products sum in another
+			// order (roundingOnly in realnodes_test.go), and one rounding
+			// can move an activation's Q8_K level: llama Q4_K measured
+			// NMSE 3.0e-4 from position 20 on, 1e-13 before it, while our
+			// graph computed by ggml gives libllama's logits bit for bit at
+			// every position and every other node is ggml's.
+			bound := 1e-4
+			if c.Type == quant.Q4_K && llamaref.KernelVariant() == "haswell" {
+				bound = 1e-3
+			}
+			require.LessOrEqual(t, worst, bound)
 			s.Reset()
 			require.Equal(t, wantGen, greedy(t, s, tokens, 32), "greedy generation")
 		})
