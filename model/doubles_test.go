@@ -191,10 +191,9 @@ func equalTokens(a, b []int32) bool {
 	return true
 }
 
-// TestHexagonDouble: the models on HTP0 over the libcdsprpc double
-// (weights repacked through its buffers, its ops computed by the double's
-// emulated DSP). Verified on the double only.
-func TestHexagonDouble(t *testing.T) {
+// htpOnDouble opens HTP0 over the libcdsprpc double, closed when t ends.
+func htpOnDouble(t *testing.T) (*hexdouble.Double, backend.Device) {
+	t.Helper()
 	d := hexdouble.Open(t, hexdouble.Full)
 	o := hexagon.DefaultOptions()
 	o.Lib = d.Path
@@ -202,8 +201,16 @@ func TestHexagonDouble(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, r.Close()) })
 	devs := r.Devices()
 	require.Len(t, devs, 1)
+	return d, devs[0]
+}
+
+// TestHexagonDouble: the models on HTP0 over the libcdsprpc double
+// (weights repacked through its buffers, its ops computed by the double's
+// emulated DSP). Verified on the double only.
+func TestHexagonDouble(t *testing.T) {
+	d, htp := htpOnDouble(t)
 	var seen uint64
-	checkOnDevice(t, devs[0], func() int64 {
+	checkOnDevice(t, htp, func() int64 {
 		n := d.Stat("op.MUL_MAT")
 		w := n - seen
 		seen = n
@@ -217,7 +224,7 @@ func TestHexagonDouble(t *testing.T) {
 	path := genFile(t, c)
 	want := runModel(t, path, nil)
 	d.Configure(t, "exec=0")
-	got := runModel(t, path, devs[0])
+	got := runModel(t, path, htp)
 	worst := 0.0
 	for i := range want.logits {
 		worst = max(worst, nmse(got.logits[i], want.logits[i]))
@@ -255,13 +262,7 @@ func ovTarget(t *testing.T, p, target string, want openvino.Kind, set func(*open
 // prompt only (about 8 minutes of wall time on two loaded cores, mostly
 // waiting for its DSP threads). HTP0: verified on the double only.
 func TestRealFilesOnDevices(t *testing.T) {
-	d := hexdouble.Open(t, hexdouble.Full)
-	o := hexagon.DefaultOptions()
-	o.Lib = d.Path
-	r := hexagon.NewRegistry(o)
-	t.Cleanup(func() { require.NoError(t, r.Close()) })
-	htp := r.Devices()
-	require.Len(t, htp, 1)
+	d, htp := htpOnDouble(t)
 	fake := devtest.New(devtest.Config{Name: "FAKE_ALL", Type: backend.DeviceGPU, Async: true})
 	for _, c := range []struct {
 		m  modelcache.Model
@@ -270,8 +271,8 @@ func TestRealFilesOnDevices(t *testing.T) {
 		t.Run(c.m.Name+"/"+fake.Name(), func(t *testing.T) {
 			checkReal(t, realmodel.Run(t, c.m), model.Options{Device: fake, Threads: 1}, boundsFor(c.bd), 0, 2)
 		})
-		t.Run(c.m.Name+"/"+htp[0].Name(), func(t *testing.T) {
-			checkReal(t, realmodel.Run(t, c.m), model.Options{Device: htp[0], Threads: 1}, c.bd, 0)
+		t.Run(c.m.Name+"/"+htp.Name(), func(t *testing.T) {
+			checkReal(t, realmodel.Run(t, c.m), model.Options{Device: htp, Threads: 1}, c.bd, 0)
 		})
 	}
 	require.Empty(t, d.Violations())
