@@ -80,9 +80,8 @@ func benchPrompt(n, nVocab int) []int32 {
 // prompt in one llama_decode asking for the last token's logits only
 // (llama_batch_get_one), then, from an empty cache, tg single-token
 // decodes of tokens that do not depend on the logits (llama-bench feeds
-// rand() % n_vocab). Its generation reads no logits, so it is a little
-// cheaper than ours, which samples greedily: the ratio does not flatter
-// us.
+// rand() % n_vocab): benchToken's, the same tokens our side decodes, each
+// asking for its logits on both sides.
 func timeLlama(rc *llamaref.Context, prompt []int32, tg, nVocab int) (runTimes, error) {
 	last := make([]bool, len(prompt))
 	last[len(last)-1] = true
