@@ -3,9 +3,9 @@
 #include "dot_amd64.h"
 
 // ---------------------------------------------------------------------------
-// F32 and F16 (against F16 activations): two accumulators over 16 elements
-// per step, then one 8-element step, then single elements in a scalar
-// accumulator; the sum is (acc0+acc1) reduced, plus the scalar part.
+// F16 (against F16 activations) and BF16: two accumulators over 16
+// elements per step, then one 8-element step, then single elements in a
+// scalar accumulator; the sum is (acc0+acc1) reduced, plus the scalar part.
 
 // F16 and BF16 (each against its own type) share two body macros: CVT
 // converts eight halves at a memory operand to floats in a Y register,
@@ -148,121 +148,172 @@ done: \
 	MOVQ out+24(FP), DX; \
 	FX4STORE
 
+// F32 against F32 in ggml_vec_dot_f32's order on AVX (upstream ggml
+// backend, vec.cpp and simd-mappings.h, 2025), which the haswell build
+// computes every F32 product by that llamafile's sgemm does not take:
+// four accumulators over steps of 32 elements, reduced (0+2)+(1+3), the
+// halves added and two horizontal adds; then the elements past the last
+// whole step, one by one into that sum: as GCC compiles the haswell
+// build's loop (sumf += x[i]*y[i]), groups of four are multiplied in one
+// vector and their rounded products added in order, and the last one to
+// three products are fused into the sum (measured against the build:
+// TestMulMatF32MatchesGGML). F32REDUCE does the reduction of A0..A3
+// into the low lane of X0 (A0's low half), using Xt.
+#define F32REDUCE(A0, A1, A2, A3, X0, Xt) \
+	VADDPS       A2, A0, A0; \
+	VADDPS       A3, A1, A1; \
+	VADDPS       A1, A0, A0; \
+	VEXTRACTF128 $1, A0, Xt; \
+	VADDPS       Xt, X0, X0; \
+	VHADDPS      X0, X0, X0; \
+	VHADDPS      X0, X0, X0
+
+// F32ADD4 adds to the low lane of S the four rounded products of the
+// floats at x and y (offset AX), in order, using T.
+#define F32ADD4(x, y, S, T) \
+	VMOVSS (x)(AX*1), T;      \
+	VMULSS (y)(AX*1), T, T;   \
+	VADDSS T, S, S;           \
+	VMOVSS 4(x)(AX*1), T;     \
+	VMULSS 4(y)(AX*1), T, T;  \
+	VADDSS T, S, S;           \
+	VMOVSS 8(x)(AX*1), T;     \
+	VMULSS 8(y)(AX*1), T, T;  \
+	VADDSS T, S, S;           \
+	VMOVSS 12(x)(AX*1), T;    \
+	VMULSS 12(y)(AX*1), T, T; \
+	VADDSS T, S, S
+
 // func dotF32AVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotF32AVX2(SB), NOSPLIT, $0-28
 	MOVQ   n+0(FP), CX
 	MOVQ   x+8(FP), SI
 	MOVQ   y+16(FP), DI
+	MOVQ   CX, BX
+	ANDQ   $-32, BX
+	SHLQ   $2, BX
+	SHLQ   $2, CX
+	XORQ   AX, AX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
-	VXORPS X2, X2, X2
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
 
-f32by16:
-	CMPQ        CX, $16
-	JLT         f32by8
-	VMOVUPS     (SI), Y4
-	VMOVUPS     32(SI), Y5
-	VFMADD231PS (DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	ADDQ        $64, SI
-	ADDQ        $64, DI
-	SUBQ        $16, CX
-	JMP         f32by16
+f32by32:
+	CMPQ        AX, BX
+	JGE         f32reduce
+	VMOVUPS     (SI)(AX*1), Y4
+	VMOVUPS     32(SI)(AX*1), Y5
+	VMOVUPS     64(SI)(AX*1), Y6
+	VMOVUPS     96(SI)(AX*1), Y7
+	VFMADD231PS (DI)(AX*1), Y4, Y0
+	VFMADD231PS 32(DI)(AX*1), Y5, Y1
+	VFMADD231PS 64(DI)(AX*1), Y6, Y2
+	VFMADD231PS 96(DI)(AX*1), Y7, Y3
+	ADDQ        $128, AX
+	JMP         f32by32
 
-f32by8:
-	CMPQ        CX, $8
-	JLT         f32by1
-	VMOVUPS     (SI), Y4
-	VFMADD231PS (DI), Y4, Y0
-	ADDQ        $32, SI
-	ADDQ        $32, DI
-	SUBQ        $8, CX
+f32reduce:
+	F32REDUCE(Y0, Y1, Y2, Y3, X0, X4)
+
+f32by4:
+	LEAQ   16(AX), R8
+	CMPQ   R8, CX
+	JGT    f32by1
+	F32ADD4(SI, DI, X0, X4)
+	ADDQ   $16, AX
+	JMP    f32by4
 
 f32by1:
-	TESTQ       CX, CX
-	JZ          f32done
-	VMOVSS      (SI), X4
-	VFMADD231SS (DI), X4, X2
-	ADDQ        $4, SI
-	ADDQ        $4, DI
-	DECQ        CX
+	CMPQ        AX, CX
+	JGE         f32done
+	VMOVSS      (SI)(AX*1), X4
+	VFMADD231SS (DI)(AX*1), X4, X0
+	ADDQ        $4, AX
 	JMP         f32by1
 
 f32done:
-	VADDPS Y1, Y0, Y0
-	HSUM(Y0, X0, X1)
-	VADDSS X2, X0, X0
 	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
 // func dotF32x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
+//
+// dotF32AVX2 of x with each y, two at a time (their eight accumulators and
+// x's register are all sixteen can hold with the loads).
 TEXT ·dotF32x4AVX2(SB), NOSPLIT, $0-32
-	X4BEGIN
+	MOVQ n+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ out+24(FP), DI
+	MOVQ CX, BX
+	ANDQ $-32, BX
+	SHLQ $2, BX
+	SHLQ $2, CX
+	MOVQ $2, R12
+
+f32x4pair:
+	MOVQ   0(DX), R8
+	MOVQ   8(DX), R9
+	XORQ   AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS X10, X10, X10
-	VXORPS X11, X11, X11
-	VXORPS X12, X12, X12
-	VXORPS X13, X13, X13
 
-f32x4by16:
-	CMPQ        CX, $16
-	JLT         f32x4by8
-	VMOVUPS     (SI), Y4
-	VMOVUPS     32(SI), Y5
-	VFMADD231PS (R8), Y4, Y0
-	VFMADD231PS 32(R8), Y5, Y1
-	VFMADD231PS (R9), Y4, Y2
-	VFMADD231PS 32(R9), Y5, Y3
-	VFMADD231PS (R10), Y4, Y6
-	VFMADD231PS 32(R10), Y5, Y7
-	VFMADD231PS (R11), Y4, Y8
-	VFMADD231PS 32(R11), Y5, Y9
-	ADDQ        $64, SI
-	ADDQ        $64, R8
-	ADDQ        $64, R9
-	ADDQ        $64, R10
-	ADDQ        $64, R11
-	SUBQ        $16, CX
-	JMP         f32x4by16
+f32x4by32:
+	CMPQ        AX, BX
+	JGE         f32x4reduce
+	VMOVUPS     (SI)(AX*1), Y8
+	VFMADD231PS (R8)(AX*1), Y8, Y0
+	VFMADD231PS (R9)(AX*1), Y8, Y4
+	VMOVUPS     32(SI)(AX*1), Y8
+	VFMADD231PS 32(R8)(AX*1), Y8, Y1
+	VFMADD231PS 32(R9)(AX*1), Y8, Y5
+	VMOVUPS     64(SI)(AX*1), Y8
+	VFMADD231PS 64(R8)(AX*1), Y8, Y2
+	VFMADD231PS 64(R9)(AX*1), Y8, Y6
+	VMOVUPS     96(SI)(AX*1), Y8
+	VFMADD231PS 96(R8)(AX*1), Y8, Y3
+	VFMADD231PS 96(R9)(AX*1), Y8, Y7
+	ADDQ        $128, AX
+	JMP         f32x4by32
 
-f32x4by8:
-	CMPQ        CX, $8
-	JLT         f32x4by1
-	VMOVUPS     (SI), Y4
-	VFMADD231PS (R8), Y4, Y0
-	VFMADD231PS (R9), Y4, Y2
-	VFMADD231PS (R10), Y4, Y6
-	VFMADD231PS (R11), Y4, Y8
-	ADDQ        $32, SI
-	ADDQ        $32, R8
-	ADDQ        $32, R9
-	ADDQ        $32, R10
-	ADDQ        $32, R11
-	SUBQ        $8, CX
+f32x4reduce:
+	F32REDUCE(Y0, Y1, Y2, Y3, X0, X8)
+	F32REDUCE(Y4, Y5, Y6, Y7, X4, X8)
+
+f32x4by4:
+	LEAQ    16(AX), R10
+	CMPQ    R10, CX
+	JGT     f32x4by1
+	F32ADD4(SI, R8, X0, X8)
+	F32ADD4(SI, R9, X4, X8)
+	ADDQ    $16, AX
+	JMP     f32x4by4
 
 f32x4by1:
-	TESTQ       CX, CX
-	JZ          f32x4done
-	VMOVSS      (SI), X4
-	VFMADD231SS (R8), X4, X10
-	VFMADD231SS (R9), X4, X11
-	VFMADD231SS (R10), X4, X12
-	VFMADD231SS (R11), X4, X13
-	ADDQ        $4, SI
-	ADDQ        $4, R8
-	ADDQ        $4, R9
-	ADDQ        $4, R10
-	ADDQ        $4, R11
-	DECQ        CX
+	CMPQ        AX, CX
+	JGE         f32x4store
+	VMOVSS      (SI)(AX*1), X8
+	VFMADD231SS (R8)(AX*1), X8, X0
+	VFMADD231SS (R9)(AX*1), X8, X4
+	ADDQ        $4, AX
 	JMP         f32x4by1
 
-f32x4done:
-	MOVQ out+24(FP), DX
-	FX4STORE
+f32x4store:
+	VMOVSS X0, 0(DI)
+	VMOVSS X4, 4(DI)
+	ADDQ   $16, DX
+	ADDQ   $8, DI
+	DECQ   R12
+	JNZ    f32x4pair
+	VZEROUPPER
+	RET
 
 // func dotF16AVX2(n int, x, y unsafe.Pointer) float32
 TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/ops"
 )
 
 // Register-tiled products of plain weights (ggml's llamafile sgemm
@@ -25,10 +26,17 @@ import (
 // one column, one for one row and one column. With pack set, pack.tile
 // takes tile's place. With exact set every output is also bit for bit the
 // type's vec_dot.
+//
+// With sgemmCols set the tiles are instead llamafile sgemm's order of
+// summation (one vector accumulator per output over whole steps, then
+// its horizontal sum), and the type's vec_dot is ggml_vec_dot_f32's: the
+// product takes the tiles exactly where ggml's CPU backend gives it to
+// llamafile_sgemm, so that each output has ggml's bits (sgemmTakes).
 type plainGemm struct {
-	step    int // elements per step; rows must be whole steps
-	rows    int // rows of a tile
-	exact   bool
+	step      int // elements per step; rows must be whole steps
+	rows      int // rows of a tile
+	exact     bool
+	sgemmCols int64 // the fewest columns per matrix llamafile_sgemm takes, or 0
 	pack    *gemmPack
 	tile    func(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
 	tileCol func(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.Pointer)
@@ -70,17 +78,33 @@ const (
 	gemmRowTiles = 8
 )
 
-// gemmFor returns the tiled kernels for a product of src0 by ncols
-// columns computed with ks, or nil.
-func gemmFor(ks *kernelSet, src0 *graph.Tensor, ncols int64) *plainGemm {
-	if ncols < gemmMinCols {
+// gemmFor returns the tiled kernels for product t (MUL_MAT or
+// MUL_MAT_ID) of src0 by ncols columns in all computed with ks, or nil.
+func gemmFor(ks *kernelSet, t, src0 *graph.Tensor, ncols int64) *plainGemm {
+	g := ks.gemm[src0.Type]
+	if g == nil || src0.Ne[0]%int64(g.step) != 0 {
 		return nil
 	}
-	g := ks.gemm[src0.Type]
-	if g == nil || src0.Ne[0]%int64(g.step) != 0 || g.pack != nil && ncols < packMinCols {
+	if g.sgemmCols > 0 {
+		if !sgemmTakes(t, g.sgemmCols) {
+			return nil
+		}
+		return g
+	}
+	if ncols < gemmMinCols || g.pack != nil && ncols < packMinCols {
 		return nil
 	}
 	return g
+}
+
+// sgemmTakes reports whether ggml's CPU backend computes product t
+// through llamafile_sgemm (upstream ggml backend, ggml-cpu.c and
+// llamafile/sgemm.cpp, 2025), given that its rows are whole steps of the
+// kernel: a MUL_MAT (MUL_MAT_ID never goes there) whose src1 is
+// contiguous, of at least minCols columns per matrix, with a multiple of
+// 4 weight rows (tinyBLAS's tile sizes; it refuses other counts).
+func sgemmTakes(t *graph.Tensor, minCols int64) bool {
+	return t.Op == ops.MulMat && t.Src[1].IsContiguous() && t.Src[1].Ne[1] >= minCols && t.Src[0].Ne[1]%4 == 0
 }
 
 // productGemm is product (same arguments) through g's tiles.

@@ -60,7 +60,7 @@ var levelAVX2 = register(&level{
 	// The K-quant tiles take one row at a time; their edges are the
 	// level's vec_dot.
 	gemm: map[quant.Type]*plainGemm{
-		quant.F32:  {step: 8, rows: 3, tile: gemmF32x3x4AVX2, tileCol: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
+		quant.F32:  {step: 8, rows: 3, sgemmCols: 2, tile: gemmF32x3x4AVX2, tileCol: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
 		quant.Q4_K: {step: 256, rows: 1, exact: true, pack: q4_KPack},
 		quant.Q5_K: {step: 256, rows: 1, exact: true, pack: q5_KPack},
 		quant.Q6_K: {step: 256, rows: 1, exact: true, pack: q6_KPack},

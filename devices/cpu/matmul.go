@@ -187,7 +187,7 @@ func colTile(rowBytes uint64) int64 {
 // A product of ncols columns in all goes through the type's register
 // tiles (gemm.go) where the kernel set has them.
 func product(ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, lo1, hi1, ncols int64, col func(ir1 int64) column) {
-	if g := gemmFor(ks, src0, ncols); g != nil {
+	if g := gemmFor(ks, t, src0, ncols); g != nil {
 		productGemm(g, ks, t, src0, lo0, hi0, lo1, hi1, col)
 		return
 	}

@@ -143,6 +143,14 @@ func fillF32Wide(r *rand.Rand, t *graph.Tensor) {
 // the same bytes.
 func requireGGMLBits(t *testing.T, e *mirror.Executor, out *graph.Tensor, set vecKernels, what string) {
 	t.Helper()
+	requireGGMLNode(t, e, out, func() []byte { return vecOpRuns(t, out, set)[0] }, what)
+}
+
+// requireGGMLNode computes out on ggml (e) and then with ours (which
+// computes it from the same sources and returns its bytes), and requires
+// the same bytes.
+func requireGGMLNode(t *testing.T, e *mirror.Executor, out *graph.Tensor, ours func() []byte, what string) {
+	t.Helper()
 	g := graph.NewGraph()
 	require.NoError(t, g.Expand(out))
 	srcs := make([][]byte, len(out.Src))
@@ -158,7 +166,7 @@ func requireGGMLBits(t *testing.T, e *mirror.Executor, out *graph.Tensor, set ve
 			copy(s.Data, srcs[i])
 		}
 	}
-	got := vecOpRuns(t, out, set)[0]
+	got := ours()
 	if string(got) == string(want) {
 		return
 	}

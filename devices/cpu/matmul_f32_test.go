@@ -1,0 +1,60 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// TestMulMatF32MatchesGGML: F32 x F32 MUL_MAT is bit for bit ggml's x64
+// build with the generic kernels and its haswell build with the fast ones,
+// on both of the haswell build's orders of summation: llamafile's sgemm
+// (src1 contiguous, two columns or more, rows of whole 8-float steps, a
+// multiple of 4 weight rows) and ggml_vec_dot_f32 otherwise (one column,
+// src1 a view with a gap between rows or permuted as attention's Q is, odd
+// row lengths, weight rows not a multiple of 4), with broadcast batches
+// and row lengths around the kernels' 8- and 32-float steps.
+func TestMulMatF32MatchesGGML(t *testing.T) {
+	r := rand.New(rand.NewPCG(rand.Uint64(), 11))
+	for _, v := range vexpVariants(t) {
+		e := ggmlVariant(t, v.variant)
+		eng := New(Options{Threads: 2, Generic: v.variant == "x64"})
+		t.Cleanup(eng.Close)
+		for _, k := range []int64{1, 7, 8, 16, 24, 31, 32, 33, 40, 64, 100, 128, 161, 256, 576} {
+			for _, m := range []int64{1, 3, 4, 8, 12, 17} {
+				for _, n := range []int64{1, 2, 3, 4, 5, 9} {
+					for _, layout := range []string{"contiguous", "row gap", "permuted"} {
+						c := graph.NewContext(graph.ContextOptions{Alloc: true})
+						a := c.NewTensor(quant.F32, k, m, 2)
+						fillF32Wide(r, a)
+						var b *graph.Tensor
+						switch layout {
+						case "contiguous":
+							b = c.NewTensor(quant.F32, k, n, 4)
+							fillF32Wide(r, b)
+						case "row gap":
+							p := c.NewTensor(quant.F32, k+3, n, 4)
+							fillF32Wide(r, p)
+							b = c.View3D(p, k, n, 4, p.Nb[1], p.Nb[2], 0)
+						case "permuted":
+							p := c.NewTensor(quant.F32, k, 4, n)
+							fillF32Wide(r, p)
+							b = c.Permute(p, 0, 2, 1, 3)
+						}
+						out := c.MulMat(a, b)
+						require.NoError(t, c.Err())
+						requireGGMLNode(t, e, out, func() []byte {
+							require.NoError(t, eng.ComputeNode(out))
+							return append([]byte(nil), out.Data...)
+						}, fmt.Sprintf("%s k=%d m=%d n=%d %s", v.variant, k, m, n, layout))
+					}
+				}
+			}
+		}
+	}
+}
