@@ -37,10 +37,10 @@ type plainGemm struct {
 	rows      int // rows of a tile
 	exact     bool
 	sgemmCols int64 // the fewest columns per matrix llamafile_sgemm takes, or 0
-	pack    *gemmPack
-	tile    func(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
-	tileCol func(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.Pointer)
-	one     func(steps int, x, y, out unsafe.Pointer)
+	pack      *gemmPack
+	tile      func(steps int, x unsafe.Pointer, stride uintptr, y, out *[4]unsafe.Pointer)
+	tileCol   func(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.Pointer)
+	one       func(steps int, x, y, out unsafe.Pointer)
 }
 
 // gemmPack rewrites weight rows and activation columns into the layouts
