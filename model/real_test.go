@@ -64,9 +64,10 @@ func (b *Buffer) Len() int {
 // NMSE up to 6e-3 (prompt 0) and 2.9e-2 (prompt 1, 11 of 227 top-1 tokens
 // different), from 4.9e-5 at position 0, where attention is trivial: the
 // model's first-token activations are large, and every later position
-// attends to them. Ours against haswell sits inside that spread (1e-6 at
-// position 0, 10 of 227 top-1 different). The bounds therefore are twice
-// the builds' spread: a wrong rope, mask, scale or norm gives NMSE near 1.
+// attends to them. Where our products sum in another order than the
+// build's (Gemma 3's Q4_K and Q8_0 layers against haswell) ours sits inside
+// that spread; the bounds there are twice the builds' spread: a wrong
+// rope, mask, scale or norm gives NMSE near 1.
 // Gemma 3 270M, a base model with thin top-1 margins on prose, loses more
 // top-1 positions to the same noise (ours 30 of 35 on prompt 0 against the
 // haswell build; the x64 build 34 of 35, ours against x64 31 of 35, after
@@ -76,6 +77,12 @@ type realBounds struct {
 	// greedy is how many leading generated tokens must be identical (0:
 	// not checked).
 	greedy int
+	// haswellExact says that the fast kernels compute every product of
+	// the file as the haswell build does but for roundings too small to
+	// move the targets (SmolLM2: its Q8_0 output matrix against
+	// 4 or more positions, NMSE 1.5e-13 to 2.6e-13), so that exactBounds
+	// apply there too.
+	haswellExact bool
 }
 
 // exactBounds are the targets, which hold where every node of the
@@ -85,17 +92,19 @@ type realBounds struct {
 var exactBounds = realBounds{worstNMSE: 1e-4, medianNMSE: 1e-4, top1: 0.99, greedy: 64}
 
 // boundsFor is exactBounds when the comparison is the generic kernels
-// against the x64 build, else loose. Against the haswell build the
-// products that sum in another order (roundingOnly's MUL_MATs) part by a
-// rounding, and one rounding flips near-ties: on prompt 1 the first
-// greedy token of both models (NMSE 2e-2 and 7e-3, within loose), so
-// there greedy identity is logged, not required.
+// against the x64 build, or the fast kernels against the haswell build on
+// a file loose marks haswellExact, else loose. Against the haswell build
+// the products that sum in another order (roundingOnly's MUL_MATs: for
+// Gemma 3 its Q4_K and Q8_0 layers) part by a rounding, and one rounding
+// flips near-ties (Gemma 3's prompt 1 leaves libllama's greedy tokens
+// after 13, NMSE 7e-3, within loose), so there greedy identity is logged,
+// not required.
 func boundsFor(loose realBounds) realBounds {
 	variant := os.Getenv(ggmlref.EnvVariant)
 	if variant == "" {
 		variant = llamaref.KernelVariant()
 	}
-	if variant == "x64" && llamaref.KernelVariant() == "x64" {
+	if variant == llamaref.KernelVariant() && (variant == "x64" || variant == "haswell" && loose.haswellExact) {
 		return exactBounds
 	}
 	loose.greedy = 0
@@ -178,7 +187,7 @@ func checkReal(t *testing.T, path string, o model.Options, bd realBounds, prompt
 
 // smolBounds and gemmaBounds are the real files' bounds (see realBounds).
 var (
-	smolBounds  = realBounds{worstNMSE: 0.1, medianNMSE: 1e-2, top1: 0.9, greedy: 1}
+	smolBounds  = realBounds{worstNMSE: 0.1, medianNMSE: 1e-2, top1: 0.9, greedy: 1, haswellExact: true}
 	gemmaBounds = realBounds{worstNMSE: 0.1, medianNMSE: 1e-2, top1: 0.8, greedy: 1}
 )
 
