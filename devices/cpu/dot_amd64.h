@@ -460,22 +460,72 @@ GLOBL q6wshuf<>(SB), RODATA|NOPTR, $128
 	VPMADDWD   Y13, Y6, Y6;     \
 	VPADDD     Y6, ISUM, ISUM
 
-// Q4KFIN folds a column's super-block into ACC: d*dy and dmin*dy come
-// from one conversion of the two fp16 scales.
-#define Q4KFIN(YP, ISUM, ACC) \
+// Q4KFIN folds a column's super-block into ACC and the minimums'
+// accumulator at M (K4MINS): d*dy and dmin*dy come from one conversion of
+// the two fp16 scales.
+#define Q4KFIN(YP, ISUM, ACC, M) \
 	VMOVD        0(SI), X6;          \
 	VCVTPH2PS    X6, X6;             \
 	VBROADCASTSS 0(YP), X7;          \
 	VMULPS       X7, X6, X6;         \
 	VMOVSHDUP    X6, X7;             \
 	VBROADCASTSS X6, Y6;             \
-	VBROADCASTSS X7, Y7;             \
+	VBROADCASTSS X7, X7;             \
 	VCVTDQ2PS    ISUM, ISUM;         \
 	VFMADD231PS  Y6, ISUM, ACC;      \
 	VMOVDQU      260(YP), Y6;        \
 	VPMADDWD     Y14, Y6, Y6;        \
-	VCVTDQ2PS    Y6, Y6;             \
-	VFNMADD231PS Y7, Y6, ACC
+	K4MINS(Y6, X6, X7, X5, M)
+
+// The minimums of Q4_K and Q5_K super-blocks go, as in ggml's AVX2
+// Q4_K vec_dot (upstream ggml backend, arch/x86/quants.c, 2025), into a
+// four-lane accumulator of their own: lane i gets the integer m[2i]*s[2i]
+// + m[2i+1]*s[2i+1] (m the sub-blocks' minimums, s the activations' sums
+// over each sub-block) times dmin*dy, subtracted with one rounding; the
+// result is the eight lanes' horizontal sum plus, after it, that
+// accumulator's ((lane 0 + lane 2) + (lane 1 + lane 3)).
+//
+// K4MINS folds MS (Y, eight lanes m[j]*s[j]; MSX its low half) times the
+// four lanes of F (dmin*dy) into the accumulator at memory M, using T.
+#define K4MINS(MS, MSX, F, T, M) \
+	VPHADDD      MS, MS, MS;    \
+	VPERMQ       $0x08, MS, MS; \
+	VCVTDQ2PS    MSX, MSX;      \
+	VMOVUPS      M, T;          \
+	VFNMADD231PS F, MSX, T;     \
+	VMOVUPS      T, M
+
+// K4MSUM adds the minimums' accumulator at M to the low lane of X (the
+// eight lanes' sum) and clears M, using T and U.
+#define K4MSUM(M, T, U, X) \
+	VMOVUPS   M, T;    \
+	VMOVHLPS  T, U, U; \
+	VADDPS    U, T, T; \
+	VMOVSHDUP T, U;    \
+	VADDSS    U, T, T; \
+	VADDSS    T, X, X; \
+	VXORPS    T, T, T; \
+	VMOVUPS   T, M
+
+// K4MSUM4 is HSUM4 with each accumulator's minimums at M..M+48 added
+// (K4MSUM), using X4..X6.
+#define K4MSUM4(M) \
+	HSUM(Y0, X0, X4);           \
+	K4MSUM(M(SP), X5, X6, X0);   \
+	HSUM(Y1, X1, X4);           \
+	K4MSUM(M+16(SP), X5, X6, X1); \
+	HSUM(Y2, X2, X4);           \
+	K4MSUM(M+32(SP), X5, X6, X2); \
+	HSUM(Y3, X3, X4);           \
+	K4MSUM(M+48(SP), X5, X6, X3)
+
+// K4MCLEAR clears the four minimums' accumulators at M..M+48, using X4.
+#define K4MCLEAR(M) \
+	VXORPS  X4, X4, X4; \
+	VMOVUPS X4, M(SP);    \
+	VMOVUPS X4, M+16(SP); \
+	VMOVUPS X4, M+32(SP); \
+	VMOVUPS X4, M+48(SP)
 
 // Q6_K block: ql[128], qh[64], int8 scales[16], fp16 d. Q6KSCALES loads
 // the sixteen scales as bytes into X15 and as words into Y14. Q6KPAIR

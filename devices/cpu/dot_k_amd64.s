@@ -6,8 +6,9 @@
 // int8 qs[256], int16 bsums[16]). Each super-block's integer sums are
 // exact (maddubs of the unsigned levels with the activations, madd with
 // the sub-block scales; minimums and offsets through the bsums); the float
-// part is acc += float(isum) * (d * dy), then, with minimums,
-// acc -= float(msum) * (dmin * dy). The scales are unpacked once per
+// part is acc += float(isum) * (d * dy), then, with minimums (Q4_K, Q5_K),
+// macc -= float(msum) * (dmin * dy) in an accumulator of their own
+// (K4MINS, dot_amd64.h: ggml's AVX2 Q4_K order). The scales are unpacked once per
 // super-block, the quants of each 64 (Q4_K, Q5_K) or 128 (Q6_K) elements
 // once for all columns.
 
@@ -37,8 +38,9 @@
 #define Q5KC2 Q4KLOAD(112, 128, 160); FIFTH5K(VPSLLW $0, VPSRLW $1)
 #define Q5KC3 Q4KLOAD(144, 192, 224); FIFTH5K(VPSRLW $2, VPSRLW $3)
 
-// K4SUPER adds the super-block at SI against the column's at DI to ACC.
-#define K4SUPER(C0, C1, C2, C3, ACC) \
+// K4SUPER adds the super-block at SI against the column's at DI to ACC
+// and its minimums to the accumulator at M.
+#define K4SUPER(C0, C1, C2, C3, ACC, M) \
 	DECODEQ4K;                \
 	VPXOR Y8, Y8, Y8;         \
 	C0;                       \
@@ -49,23 +51,27 @@
 	Q4KCOL(132, 164, DI, Y8); \
 	C3;                       \
 	Q4KCOL(196, 228, DI, Y8); \
-	Q4KFIN(DI, Y8, ACC)
+	Q4KFIN(DI, Y8, ACC, M)
 
+// K4DOT1 keeps the minimums' accumulator at 0(SP).
 #define K4DOT1(C0, C1, C2, C3, XB) \
 	MOVQ   n+0(FP), CX;          \
 	MOVQ   x+8(FP), SI;          \
 	MOVQ   y+16(FP), DI;         \
 	VXORPS Y0, Y0, Y0;           \
+	VXORPS X1, X1, X1;           \
+	VMOVUPS X1, 0(SP);           \
 loop:                            \
 	TESTQ CX, CX;                \
 	JZ    done;                  \
-	K4SUPER(C0, C1, C2, C3, Y0); \
+	K4SUPER(C0, C1, C2, C3, Y0, 0(SP)); \
 	ADDQ  $XB, SI;               \
 	ADDQ  $292, DI;              \
 	DECQ  CX;                    \
 	JMP   loop;                  \
 done:                            \
 	HSUM(Y0, X0, X1);            \
+	K4MSUM(0(SP), X5, X6, X0);   \
 	VMOVSS X0, ret+24(FP);       \
 	VZEROUPPER;                  \
 	RET
@@ -76,8 +82,10 @@ done:                            \
 	Q4KCOL(ylo, yhi, R10, Y10); \
 	Q4KCOL(ylo, yhi, R11, Y11)
 
+// K4DOT4 keeps the columns' minimums' accumulators at 0(SP)..48(SP).
 #define K4DOT4(C0, C1, C2, C3, XB) \
 	X4BEGIN;                      \
+	K4MCLEAR(0);                  \
 loop:                            \
 	TESTQ CX, CX;                \
 	JZ    done;                  \
@@ -94,16 +102,23 @@ loop:                            \
 	K4COLS(132, 164);            \
 	C3;                          \
 	K4COLS(196, 228);            \
-	Q4KFIN(R8, Y8, Y0);          \
-	Q4KFIN(R9, Y9, Y1);          \
-	Q4KFIN(R10, Y10, Y2);        \
-	Q4KFIN(R11, Y11, Y3);        \
+	Q4KFIN(R8, Y8, Y0, 0(SP));   \
+	Q4KFIN(R9, Y9, Y1, 16(SP));  \
+	Q4KFIN(R10, Y10, Y2, 32(SP)); \
+	Q4KFIN(R11, Y11, Y3, 48(SP)); \
 	ADDQ  $XB, SI;               \
 	Q8KNEXT4;                    \
 	DECQ  CX;                    \
 	JMP   loop;                  \
 done:                            \
-	X4END
+	MOVQ   out+24(FP), DX;       \
+	K4MSUM4(0);                  \
+	VMOVSS X0, 0(DX);            \
+	VMOVSS X1, 4(DX);            \
+	VMOVSS X2, 8(DX);            \
+	VMOVSS X3, 12(DX);           \
+	VZEROUPPER;                  \
+	RET
 
 // Q2_K (scales[16]: scale in the low nibble, minimum in the high one;
 // qs[64]; fp16 d; fp16 dmin): element 128n+32s+l is bits 2s of
@@ -198,7 +213,10 @@ done:                            \
 // KROWS is the body of a four-row kernel for K-quant blocks of XB bytes:
 // BLOCK adds the super-blocks at offset R13 of rows R8..R11 (against the
 // column's at DI) to Y0..Y3, as the single kernel's loop body does.
-#define KROWS(BLOCK, XB) \
+// KROWSR reduces each group's accumulators with RED.
+#define KROWS(BLOCK, XB) KROWSR(BLOCK, XB, HSUM4)
+
+#define KROWSR(BLOCK, XB, RED) \
 	MOVQ  out+56(FP), AX;     \
 	MOVQ  AX, 0(SP);          \
 	MOVQ  x+8(FP), R8;        \
@@ -213,21 +231,23 @@ block:                        \
 	ADDQ  $292, DI;           \
 	DECQ  CX;                 \
 	JMP   block;              \
-	RGROUPEND
+	RGROUPENDR(RED)
 
-// K4BODY is K4DOT1's loop body for row ROW into ACC.
-#define K4BODY(C0, C1, C2, C3, ROW, ACC) \
+// K4BODY is K4DOT1's loop body for row ROW into ACC and the minimums'
+// accumulator at M.
+#define K4BODY(C0, C1, C2, C3, ROW, ACC, M) \
 	LEAQ (ROW)(R13*1), SI; \
-	K4SUPER(C0, C1, C2, C3, ACC)
+	K4SUPER(C0, C1, C2, C3, ACC, M)
 
-#define Q5KBODY(ROW, ACC) K4BODY(Q5KC0, Q5KC1, Q5KC2, Q5KC3, ROW, ACC)
+#define Q5KBODY(ROW, ACC, M) K4BODY(Q5KC0, Q5KC1, Q5KC2, Q5KC3, ROW, ACC, M)
 
-// ROWS4 is a KROWS block made of BODY(ROW, ACC) for each row.
+// ROWS4 is a KROWS block made of BODY(ROW, ACC, M) for each row, the
+// minimums' accumulators at 8(SP)..56(SP).
 #define ROWS4(BODY) \
-	BODY(R8, Y0);  \
-	BODY(R9, Y1);  \
-	BODY(R10, Y2); \
-	BODY(R11, Y3)
+	BODY(R8, Y0, 8(SP));   \
+	BODY(R9, Y1, 24(SP));  \
+	BODY(R10, Y2, 40(SP)); \
+	BODY(R11, Y3, 56(SP))
 
 // The Q4_K four-row kernel computes each row's integers and float
 // sequence as K4SUPER does, with fewer vector instructions: the four rows'
@@ -310,19 +330,19 @@ block:                        \
 	Q4KRSTEP(SI, off, y, SA, J0, J1, Y8); \
 	Q4KRSTEP(R12, off, y, SB, J0, J1, Y7)
 
-// Q4KRFIN is Q4KFIN for ISUM and MS, d*dy and dmin*dy at F(SP).
-#define Q4KRFIN(ISUM, MS, F, ACC) \
+// Q4KRFIN is Q4KFIN for ISUM and MS (MSX its low half), d*dy and
+// dmin*dy at F(SP), the minimums' accumulator at M(SP).
+#define Q4KRFIN(ISUM, MS, MSX, F, ACC, M) \
 	VCVTDQ2PS    ISUM, ISUM;    \
 	VBROADCASTSS F(SP), Y6;     \
 	VFMADD231PS  Y6, ISUM, ACC; \
-	VCVTDQ2PS    MS, MS;        \
-	VBROADCASTSS F+4(SP), Y6;   \
-	VFNMADD231PS Y6, MS, ACC
+	VBROADCASTSS F+4(SP), X6;   \
+	K4MINS(MS, MSX, X6, X5, M(SP))
 
 // Q4KR2BODY adds the super-blocks at offset R13 of rows RA and RB to
-// ACCA and ACCB, both rows' scales decoded first, then their steps
-// interleaved.
-#define Q4KR2BODY(RA, RB, ACCA, ACCB, FA, FB) \
+// ACCA and ACCB (their minimums to MA(SP) and MB(SP)), both rows' scales
+// decoded first, then their steps interleaved.
+#define Q4KR2BODY(RA, RB, ACCA, ACCB, FA, FB, MA, MB) \
 	Q4KRBYTES(RA, 48);                      \
 	Q4KRBYTES(RB, 64);                      \
 	Q4KRSCALES(48, Y14, Y12, Y13);          \
@@ -335,13 +355,14 @@ block:                        \
 	Q4KRSTEP2(48, 68, Y14, Y11, $0xaa, $0xff);   \
 	Q4KRSTEP2(80, 132, Y12, Y10, $0x00, $0x55);  \
 	Q4KRSTEP2(112, 196, Y12, Y10, $0xaa, $0xff); \
-	Q4KRFIN(Y8, Y13, FA, ACCA);             \
-	Q4KRFIN(Y7, Y9, FB, ACCB)
+	Q4KRFIN(Y8, Y13, X13, FA, ACCA, MA);    \
+	Q4KRFIN(Y7, Y9, X9, FB, ACCB, MB)
 
+// Q4KRBLOCK keeps the rows' minimums' accumulators at 80(SP)..128(SP).
 #define Q4KRBLOCK \
-	Q4KRDS;                            \
-	Q4KR2BODY(R8, R9, Y0, Y1, 16, 24); \
-	Q4KR2BODY(R10, R11, Y2, Y3, 32, 40)
+	Q4KRDS;                                      \
+	Q4KR2BODY(R8, R9, Y0, Y1, 16, 24, 80, 96);   \
+	Q4KR2BODY(R10, R11, Y2, Y3, 32, 40, 112, 128)
 
 // The Q6_K four-row kernel runs Q6KSUPER's integers and float sequence
 // per row with the masks nib and hi2 kept in Y11 and Y15 instead of
@@ -411,13 +432,15 @@ block:                        \
 	Q6KFIN(DI, Y10, ACC)
 
 // func dotQ4_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotQ4_KRowsAVX2(SB), NOSPLIT, $80-72
+TEXT ·dotQ4_KRowsAVX2(SB), NOSPLIT, $144-72
+	K4MCLEAR(80)
 	VMOVDQU nib<>(SB), Y15
-	KROWS(Q4KRBLOCK, 144)
+	KROWSR(Q4KRBLOCK, 144, K4MSUM4(80))
 
 // func dotQ5_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotQ5_KRowsAVX2(SB), NOSPLIT, $8-72
-	KROWS(ROWS4(Q5KBODY), 176)
+TEXT ·dotQ5_KRowsAVX2(SB), NOSPLIT, $72-72
+	K4MCLEAR(8)
+	KROWSR(ROWS4(Q5KBODY), 176, K4MSUM4(8))
 
 // func dotQ6_KRowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ6_KRowsAVX2(SB), NOSPLIT, $32-72
@@ -426,19 +449,19 @@ TEXT ·dotQ6_KRowsAVX2(SB), NOSPLIT, $32-72
 	KROWS(Q6KRBLOCK, 210)
 
 // func dotQ4_KAVX2(n int, x, y unsafe.Pointer) float32
-TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-28
+TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $16-28
 	K4DOT1(Q4KC0, Q4KC1, Q4KC2, Q4KC3, 144)
 
 // func dotQ4_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ4_Kx4AVX2(SB), NOSPLIT, $0-32
+TEXT ·dotQ4_Kx4AVX2(SB), NOSPLIT, $64-32
 	K4DOT4(Q4KC0, Q4KC1, Q4KC2, Q4KC3, 144)
 
 // func dotQ5_KAVX2(n int, x, y unsafe.Pointer) float32
-TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $0-28
+TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $16-28
 	K4DOT1(Q5KC0, Q5KC1, Q5KC2, Q5KC3, 176)
 
 // func dotQ5_Kx4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-TEXT ·dotQ5_Kx4AVX2(SB), NOSPLIT, $0-32
+TEXT ·dotQ5_Kx4AVX2(SB), NOSPLIT, $64-32
 	K4DOT4(Q5KC0, Q5KC1, Q5KC2, Q5KC3, 176)
 
 // func dotQ2_KAVX2(n int, x, y unsafe.Pointer) float32

@@ -19,7 +19,8 @@
 // the word pair (sc[2k], sc[2k+1]) give lane j the same integer, with a
 // quarter fewer multiplies and nothing to unpack per column. The float
 // part per super-block is Q4KFIN's: the same products d*dy and dmin*dy,
-// the same FMA and FNMADD into the same eight lanes, the same HSUM.
+// the same FMA into the same eight lanes, the same minimums' accumulator
+// (K4MINS), the same sums at the end.
 //
 // A packed Q4_K super-block (320 bytes): the four chunks' A and B at 64k
 // and 64k+32 (levels as bytes), the eight scales as words at 256, the
@@ -127,7 +128,8 @@ done:                                      \
 // packed columns', CX the super-blocks left; Y0..Y3 the columns' float
 // lanes, Y4..Y7 their integer sums, Y12, Y13 a chunk's A and B, Y14 its
 // scale pairs, Y8, Y15 products. Stack: 0(SP) the products d*dy_c, 16(SP)
-// (Q4_K) the products dmin*dy_c.
+// (Q4_K) the products dmin*dy_c, 32(SP)..80(SP) (Q4_K) the columns'
+// minimums' accumulators.
 
 // PCOL adds chunk k (A and B at yo and yo+32 of column YP) to ISUM;
 // PCOL0 sets ISUM to chunk 0's (the super-block's first).
@@ -161,7 +163,8 @@ done:                                      \
 	VMOVUPS      X11, st(SP)
 
 // Q4_K: d and dmin at 304, the scale pairs at 256+4k, the minimums at
-// 272; PFINQ4K is Q4KFIN for column YP (c4 = 4c).
+// 272; PFINQ4K is Q4KFIN for column YP (c4 = 4c, ISUMX the low half of
+// ISUM, its minimums at M(SP)).
 #define PSETQ4K \
 	PSCALE(304(SI), 0); \
 	PSCALE(308(SI), 16)
@@ -172,15 +175,14 @@ done:                                      \
 	PCHUNK(128, VPBROADCASTD 264(SI), PCOL); \
 	PCHUNK(192, VPBROADCASTD 268(SI), PCOL)
 
-#define PFINQ4K(YP, ISUM, ACC, c4) \
+#define PFINQ4K(YP, ISUM, ISUMX, ACC, c4, M) \
 	VCVTDQ2PS    ISUM, ISUM;          \
 	VBROADCASTSS c4(SP), Y15;         \
 	VFMADD231PS  Y15, ISUM, ACC;      \
 	VMOVDQU      260(YP), ISUM;       \
 	VPMADDWD     272(SI), ISUM, ISUM; \
-	VCVTDQ2PS    ISUM, ISUM;          \
-	VBROADCASTSS 16+c4(SP), Y15;      \
-	VFNMADD231PS Y15, ISUM, ACC
+	VBROADCASTSS 16+c4(SP), X15;      \
+	K4MINS(ISUM, ISUMX, X15, X8, M(SP))
 
 // Q6_K: d at 416, the scale pairs of chunk k at 256+32k, the sixteen
 // scales as words at 384; PFINQ6K is Q6KFIN for column YP.
@@ -192,20 +194,19 @@ done:                                      \
 	PCHUNK(128, VMOVDQU 320(SI), PCOL); \
 	PCHUNK(192, VMOVDQU 352(SI), PCOL)
 
-#define PFINQ6K(YP, ISUM, ACC, c4) \
+#define PFINQ6K(YP, ISUM, ISUMX, ACC, c4, M) \
 	VMOVDQU  260(YP), Y8;     \
 	VPMADDWD 384(SI), Y8, Y8; \
 	Q6KFOLD(Y8, Y15, c4(SP), ISUM, ACC)
 
-// POUT reduces ACC into the float at 0(P)(R13*1).
-#define POUT(ACC, X, P) \
-	HSUM(ACC, X, X15); \
-	VMOVSS X, (P)(R13*1)
+// POUT stores X into the float at 0(P)(R13*1).
+#define POUT(X, P) VMOVSS X, (P)(R13*1)
 
 // PTILE is the body of a packed tile over nrows rows of super-blocks of XB
 // bytes (stride bytes apart): DI the row, R12 the rows left, R13 four
-// times the row index (the outputs' offset), DX the column pointers.
-#define PTILE(SETUP, CHUNKS, FIN, XB) \
+// times the row index (the outputs' offset), DX the column pointers; RED
+// reduces each row's accumulators into X0..X3.
+#define PTILE(SETUP, CHUNKS, FIN, XB, RED) \
 	MOVQ   x+8(FP), DI;                 \
 	MOVQ   nrows+24(FP), R12;           \
 	XORQ   R13, R13;                    \
@@ -226,24 +227,25 @@ loop:                                   \
 	VINSERTPS $0x30, 0(R11), X9, X9;    \
 	SETUP;                              \
 	CHUNKS;                             \
-	FIN(R8, Y4, Y0, 0);                 \
-	FIN(R9, Y5, Y1, 4);                 \
-	FIN(R10, Y6, Y2, 8);                \
-	FIN(R11, Y7, Y3, 12);               \
+	FIN(R8, Y4, X4, Y0, 0, 32);         \
+	FIN(R9, Y5, X5, Y1, 4, 48);         \
+	FIN(R10, Y6, X6, Y2, 8, 64);        \
+	FIN(R11, Y7, X7, Y3, 12, 80);       \
 	ADDQ      $XB, SI;                  \
 	Q8KNEXT4;                           \
 	DECQ      CX;                       \
 	JMP       loop;                     \
 done:                                   \
+	RED;                                \
 	MOVQ out+40(FP), BX;                \
 	MOVQ 0(BX), AX;                     \
-	POUT(Y0, X0, AX);                   \
+	POUT(X0, AX);                       \
 	MOVQ 8(BX), AX;                     \
-	POUT(Y1, X1, AX);                   \
+	POUT(X1, AX);                       \
 	MOVQ 16(BX), AX;                    \
-	POUT(Y2, X2, AX);                   \
+	POUT(X2, AX);                       \
 	MOVQ 24(BX), AX;                    \
-	POUT(Y3, X3, AX);                   \
+	POUT(X3, AX);                       \
 	ADDQ stride+16(FP), DI;             \
 	ADDQ $4, R13;                       \
 	DECQ R12;                           \
@@ -322,12 +324,13 @@ p8done:
 	RET
 
 // func gemmQ4_KPx4AVX2(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
-TEXT ·gemmQ4_KPx4AVX2(SB), NOSPLIT, $32-48
-	PTILE(PSETQ4K, PCHUNKSQ4K, PFINQ4K, 320)
+TEXT ·gemmQ4_KPx4AVX2(SB), NOSPLIT, $96-48
+	K4MCLEAR(32)
+	PTILE(PSETQ4K, PCHUNKSQ4K, PFINQ4K, 320, K4MSUM4(32))
 
 // func gemmQ6_KPx4AVX2(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
 TEXT ·gemmQ6_KPx4AVX2(SB), NOSPLIT, $16-48
-	PTILE(PSETQ6K, PCHUNKSQ6K, PFINQ6K, 448)
+	PTILE(PSETQ6K, PCHUNKSQ6K, PFINQ6K, 448, HSUM4)
 
 // func packQ6_KAVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
 TEXT ·packQ6_KAVX2(SB), NOSPLIT, $0-40

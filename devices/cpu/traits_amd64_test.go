@@ -44,7 +44,7 @@ func TestAVX2SetSelected(t *testing.T) {
 // ggml's haswell build (the same fused multiply-add per block in the same
 // order, the same horizontal sum); the others sum in another order, a
 // rounding apart (TestVecDotMatchesHaswell logs how often).
-var haswellExact = []quant.Type{quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_1, quant.Q5_1, quant.Q6_K}
+var haswellExact = []quant.Type{quant.F32, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_1, quant.Q5_1, quant.Q4_K, quant.Q6_K}
 
 // TestVecDotMatchesHaswell: the fast vec_dot against the haswell build's
 // on random rows of 256 to 2048 elements, its activations made by the
