@@ -6,8 +6,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestSumWords: the sum of every word, through sumStreams (from 64 words
+// where the processor has it) and the scalar tail.
 func TestSumWords(t *testing.T) {
-	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, 100, 1000} {
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, 100, 1000, 4096 + 77} {
 		b := make([]uint64, n)
 		want := uint64(0)
 		for i := range b {
