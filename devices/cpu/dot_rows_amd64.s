@@ -464,9 +464,102 @@ TEXT ·dotQ5_0RowsVNNI(SB), NOSPLIT, $40-72
 TEXT ·dotIQ4_NLRowsVNNI(SB), NOSPLIT, $40-72
 	Q80ROWS(SCALESPREP, TABLE(iq4nl), RPAIRV, RONEV, LOADIQ4NL, 18, 32)
 
+// Q4_1's avx512vnni kernel works on two rows at once in 512-bit registers:
+// row 2p of the group in the low half, row 2p+1 in the high half, each
+// half the 256-bit kernel's registers exactly (the same integers, the
+// same multiply-adds per lane in the same order), so that one VPDPBUSD,
+// one conversion and one multiply-add serve two rows and each row's
+// product xd*dy reaches its half by a permutation of Y12 instead of a
+// store and a broadcast from the stack. Z0 accumulates rows 0 and 1, Z1
+// rows 2 and 3; at the group's end they are split into Y0..Y3 for
+// HSUM4MS. K2 selects a 512-bit register's high half (dwords 8-15), Z13
+// holds q40shift twice, Z14 the nibble mask, Z16 and Z17 the permutations
+// (q41perm).
+DATA q41perm<>+0(SB)/8, $0
+DATA q41perm<>+8(SB)/8, $0
+DATA q41perm<>+16(SB)/8, $0
+DATA q41perm<>+24(SB)/8, $0
+DATA q41perm<>+32(SB)/8, $0x0000000200000002
+DATA q41perm<>+40(SB)/8, $0x0000000200000002
+DATA q41perm<>+48(SB)/8, $0x0000000200000002
+DATA q41perm<>+56(SB)/8, $0x0000000200000002
+DATA q41perm<>+64(SB)/8, $0x0000000400000004
+DATA q41perm<>+72(SB)/8, $0x0000000400000004
+DATA q41perm<>+80(SB)/8, $0x0000000400000004
+DATA q41perm<>+88(SB)/8, $0x0000000400000004
+DATA q41perm<>+96(SB)/8, $0x0000000600000006
+DATA q41perm<>+104(SB)/8, $0x0000000600000006
+DATA q41perm<>+112(SB)/8, $0x0000000600000006
+DATA q41perm<>+120(SB)/8, $0x0000000600000006
+GLOBL q41perm<>(SB), RODATA|NOPTR, $128
+
+// Q41PAIRZ adds the current blocks of rows RA and RB to ACC (RA's in the
+// low half) with the column's quants in Z8, their products xd*dy
+// permuted out of Y12 by PERM.
+#define Q41PAIRZ(RA, RB, ACC, PERM) \
+	VBROADCASTI32X4 4(RA)(R13*1), Z4;      \
+	VBROADCASTI32X4 4(RB)(R13*1), K2, Z4;  \
+	VPSRLVD         Z13, Z4, Z4;           \
+	VPANDD          Z14, Z4, Z4;           \
+	VPERMPS         Z12, PERM, Z10;        \
+	VPXORD          Z9, Z9, Z9;            \
+	VPDPBUSD        Z8, Z4, Z9;            \
+	VCVTDQ2PS       Z9, Z9;                \
+	VFMADD231PS     Z10, Z9, ACC
+
 // func dotQ4_1RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ4_1RowsVNNI(SB), NOSPLIT, $40-72
-	Q81ROWS(Q41LEVELS, 20, IDOTV)
+	MOVQ            out+56(FP), AX
+	MOVQ            AX, 0(SP)
+	MOVQ            n+0(FP), CX
+	MOVQ            y+40(FP), DI
+	MOVQ            dy+48(FP), R12
+	Q81PREP
+	MOVQ            x+8(FP), R8
+	MOVQ            stride+16(FP), DX
+	MOVQ            ngroups+32(FP), BX
+	VBROADCASTI64X4 q40shift<>(SB), Z13
+	VBROADCASTI64X4 nib<>(SB), Z14
+	VMOVDQU32       q41perm<>+0(SB), Z16
+	VMOVDQU32       q41perm<>+64(SB), Z17
+	MOVL            $0xff00, AX
+	KMOVW           AX, K2
+	RGROUPSTART
+	MOVQ            dy+48(FP), R12
+	VXORPS          Y5, Y5, Y5
+
+block:
+	TESTQ           CX, CX
+	JZ              groupend
+	VMOVD           (R8)(R13*1), X12
+	VPINSRD         $1, (R9)(R13*1), X12, X12
+	VPINSRD         $2, (R10)(R13*1), X12, X12
+	VPINSRD         $3, (R11)(R13*1), X12, X12
+	VCVTPH2PS       X12, Y12
+	VMULPS          0(R12), Y12, Y12
+	VADDPS          Y12, Y5, Y5
+	RPREFETCH
+	VBROADCASTI64X4 4(DI), Z8
+	Q41PAIRZ(R8, R9, Z0, Z16)
+	Q41PAIRZ(R10, R11, Z1, Z17)
+	ADDQ            $20, R13
+	ADDQ            $36, DI
+	ADDQ            $32, R12
+	DECQ            CX
+	JMP             block
+
+groupend:
+	VEXTRACTF64X4   $1, Z1, Y3
+	VMOVAPS         Y1, Y2
+	VEXTRACTF64X4   $1, Z0, Y1
+	RSTORE4R(HSUM4MS)
+	ADDQ            DX, R8
+	DECQ            BX
+	JMP             group
+
+done:
+	VZEROUPPER
+	RET
 
 // func dotQ5_1RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ5_1RowsVNNI(SB), NOSPLIT, $40-72
