@@ -448,9 +448,152 @@ GLOBL b80<>(SB), RODATA|NOPTR, $32
 #define Q80U(off, XU) VPXOR off+2(SI), Y14, XU
 #define Q80UDN(b, y, o, XU, P) Q80U(b, XU); Q40UDOTN(XU, y, o, P)
 
+// Q80ROWSZ is Q80ROWS for the unsigned-level types of the avx512vnni
+// level with two rows per 512-bit register, as Q4_1's kernel: each pair of
+// blocks of rows 0 and 1 goes into Z0 (row 0 in the low half), of rows 2
+// and 3 into Z1, each half the 256-bit kernel's lanes and operations; the
+// rows' products xd*dy are permuted out of Y12 (Z16..Z19, q80perm). A
+// last odd block takes the 256-bit path (UONE) once the accumulators are
+// split into Y0..Y3. PREP as for Q80ROWS; SETUP loads LEVZ's constants;
+// LEVZ(RA, RB, off, YU, ZU) puts in ZU the unsigned levels of the blocks
+// at off of rows RA (low half) and RB; UD is the 256-bit UONE's step; x
+// blocks are XB bytes.
+DATA q80perm<>+0(SB)/8, $0
+DATA q80perm<>+8(SB)/8, $0
+DATA q80perm<>+16(SB)/8, $0
+DATA q80perm<>+24(SB)/8, $0
+DATA q80perm<>+32(SB)/8, $0x0000000100000001
+DATA q80perm<>+40(SB)/8, $0x0000000100000001
+DATA q80perm<>+48(SB)/8, $0x0000000100000001
+DATA q80perm<>+56(SB)/8, $0x0000000100000001
+DATA q80perm<>+64(SB)/8, $0x0000000400000004
+DATA q80perm<>+72(SB)/8, $0x0000000400000004
+DATA q80perm<>+80(SB)/8, $0x0000000400000004
+DATA q80perm<>+88(SB)/8, $0x0000000400000004
+DATA q80perm<>+96(SB)/8, $0x0000000500000005
+DATA q80perm<>+104(SB)/8, $0x0000000500000005
+DATA q80perm<>+112(SB)/8, $0x0000000500000005
+DATA q80perm<>+120(SB)/8, $0x0000000500000005
+DATA q80perm<>+128(SB)/8, $0x0000000200000002
+DATA q80perm<>+136(SB)/8, $0x0000000200000002
+DATA q80perm<>+144(SB)/8, $0x0000000200000002
+DATA q80perm<>+152(SB)/8, $0x0000000200000002
+DATA q80perm<>+160(SB)/8, $0x0000000300000003
+DATA q80perm<>+168(SB)/8, $0x0000000300000003
+DATA q80perm<>+176(SB)/8, $0x0000000300000003
+DATA q80perm<>+184(SB)/8, $0x0000000300000003
+DATA q80perm<>+192(SB)/8, $0x0000000600000006
+DATA q80perm<>+200(SB)/8, $0x0000000600000006
+DATA q80perm<>+208(SB)/8, $0x0000000600000006
+DATA q80perm<>+216(SB)/8, $0x0000000600000006
+DATA q80perm<>+224(SB)/8, $0x0000000700000007
+DATA q80perm<>+232(SB)/8, $0x0000000700000007
+DATA q80perm<>+240(SB)/8, $0x0000000700000007
+DATA q80perm<>+248(SB)/8, $0x0000000700000007
+GLOBL q80perm<>(SB), RODATA|NOPTR, $256
+
+// UPAIRZ adds the current two blocks of rows RA and RB to ACC, the
+// column's blocks in Z8 and Z22, the rows' products permuted by P0 (first
+// block) and P1.
+#define UPAIRZ(RA, RB, ACC, LEVZ, XB, P0, P1) \
+	LEVZ(RA, RB, 0, Y4, Z4);          \
+	VBROADCASTI64X4 32(R12), Z9;      \
+	VPDPBUSD        Z8, Z4, Z9;       \
+	VCVTDQ2PS       Z9, Z9;           \
+	VPERMPS         Z12, P0, Z10;     \
+	VFMADD231PS     Z10, Z9, ACC;     \
+	LEVZ(RA, RB, XB, Y6, Z6);         \
+	VBROADCASTI64X4 64(R12), Z7;      \
+	VPDPBUSD        Z22, Z6, Z7;      \
+	VCVTDQ2PS       Z7, Z7;           \
+	VPERMPS         Z12, P1, Z10;     \
+	VFMADD231PS     Z10, Z7, ACC
+
+#define Q80ROWSZ(PREP, SETUP, LEVZ, UD, XB) \
+	MOVQ      out+56(FP), AX;        \
+	MOVQ      AX, 0(SP);             \
+	MOVQ      n+0(FP), CX;           \
+	MOVQ      y+40(FP), DI;          \
+	MOVQ      dy+48(FP), R12;        \
+	PREP;                            \
+	MOVQ      x+8(FP), R8;           \
+	MOVQ      stride+16(FP), DX;     \
+	MOVQ      ngroups+32(FP), BX;    \
+	SETUP;                           \
+	VMOVDQU32 q80perm<>+0(SB), Z16;  \
+	VMOVDQU32 q80perm<>+64(SB), Z17; \
+	VMOVDQU32 q80perm<>+128(SB), Z18; \
+	VMOVDQU32 q80perm<>+192(SB), Z19; \
+	RGROUPSTART;                     \
+	MOVQ      dy+48(FP), R12;        \
+pair:                                \
+	CMPQ      CX, $2;                \
+	JLT       split;                 \
+	RPREFETCH;                       \
+	MOVWLZX   (R8)(R13*1), AX;              \
+	VMOVD     AX, X12;                      \
+	VPINSRW   $1, (R9)(R13*1), X12, X12;    \
+	VPINSRW   $2, (R10)(R13*1), X12, X12;   \
+	VPINSRW   $3, (R11)(R13*1), X12, X12;   \
+	VPINSRW   $4, XB(R8)(R13*1), X12, X12;  \
+	VPINSRW   $5, XB(R9)(R13*1), X12, X12;  \
+	VPINSRW   $6, XB(R10)(R13*1), X12, X12; \
+	VPINSRW   $7, XB(R11)(R13*1), X12, X12; \
+	VCVTPH2PS X12, Y12;                     \
+	VMULPS    0(R12), Y12, Y12;             \
+	VBROADCASTI64X4 2(DI), Z8;       \
+	VBROADCASTI64X4 36(DI), Z22;     \
+	UPAIRZ(R8, R9, Z0, LEVZ, XB, Z16, Z17);  \
+	UPAIRZ(R10, R11, Z1, LEVZ, XB, Z18, Z19); \
+	ADDQ      $(2*XB), R13;          \
+	ADDQ      $68, DI;               \
+	ADDQ      $96, R12;              \
+	SUBQ      $2, CX;                \
+	JMP       pair;                  \
+split:                               \
+	VEXTRACTF64X4 $1, Z1, Y3;        \
+	VMOVAPS   Y1, Y2;                \
+	VEXTRACTF64X4 $1, Z0, Y1;        \
+	CMPQ      CX, $1;                \
+	JLT       groupend;              \
+	RGATHER1;                        \
+	UONE(R8, Y0, UD, 0);             \
+	UONE(R9, Y1, UD, 4);             \
+	UONE(R10, Y2, UD, 8);            \
+	UONE(R11, Y3, UD, 12);           \
+	RGROUPEND
+
+// Q80LEVZ is Q80U for two rows.
+#define Q80LEVZ(RA, RB, off, YU, ZU) \
+	VMOVDQU      off+2(RA)(R13*1), YU;         \
+	VINSERTI64X4 $1, off+2(RB)(R13*1), ZU, ZU; \
+	VPXORD       Z14, ZU, ZU
+
+#define Q80SETUPZ VBROADCASTI64X4 b80<>(SB), Z14
+
+// Q50LEVZ is Q50UK for two rows: K2 selects the high half's dwords, Z13
+// holds q40shift twice, Z20 the nibble mask, Z21 hi10; the two rows'
+// fifth bits are joined into one 64-bit mask in K1.
+#define Q50LEVZ(RA, RB, off, YU, ZU) \
+	VBROADCASTI32X4 off+6(RA)(R13*1), ZU;     \
+	VBROADCASTI32X4 off+6(RB)(R13*1), K2, ZU; \
+	VPSRLVD         Z13, ZU, ZU;              \
+	VPANDD          Z20, ZU, ZU;              \
+	KMOVD           off+2(RA)(R13*1), K1;     \
+	KMOVD           off+2(RB)(R13*1), K3;     \
+	KUNPCKDQ        K1, K3, K1;               \
+	VPADDB          Z21, ZU, K1, ZU
+
+#define Q50SETUPZ \
+	VBROADCASTI64X4 q40shift<>(SB), Z13; \
+	VBROADCASTI64X4 nib<>(SB), Z20;      \
+	VBROADCASTI64X4 hi10<>(SB), Z21;     \
+	MOVL            $0xff00, AX;         \
+	KMOVW           AX, K2
+
 // func dotQ8_0RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ8_0RowsVNNI(SB), NOSPLIT, $40-72
-	Q80ROWS(QUPREP(b80, Q40OFFN), NOSETUP, UPAIR, UONE, Q80UDN, 34, 96)
+	Q80ROWSZ(QUPREP(b80, Q40OFFN), Q80SETUPZ, Q80LEVZ, Q80UDN, 34)
 
 // func dotQ4_0RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ4_0RowsVNNI(SB), NOSPLIT, $40-72
@@ -458,15 +601,108 @@ TEXT ·dotQ4_0RowsVNNI(SB), NOSPLIT, $40-72
 
 // func dotQ5_0RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ5_0RowsVNNI(SB), NOSPLIT, $40-72
-	Q80ROWS(QUPREP(hi10, Q40OFFN), Q50SETUP, UPAIR, UONE, Q50UDK, 22, 96)
+	Q80ROWSZ(QUPREP(hi10, Q40OFFN), Q50SETUPZ, Q50LEVZ, Q50UDK, 22)
 
 // func dotIQ4_NLRowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotIQ4_NLRowsVNNI(SB), NOSPLIT, $40-72
 	Q80ROWS(SCALESPREP, TABLE(iq4nl), RPAIRV, RONEV, LOADIQ4NL, 18, 32)
 
+// Q4_1's avx512vnni kernel works on two rows at once in 512-bit registers:
+// row 2p of the group in the low half, row 2p+1 in the high half, each
+// half the 256-bit kernel's registers exactly (the same integers, the
+// same multiply-adds per lane in the same order), so that one VPDPBUSD,
+// one conversion and one multiply-add serve two rows and each row's
+// product xd*dy reaches its half by a permutation of Y12 instead of a
+// store and a broadcast from the stack. Z0 accumulates rows 0 and 1, Z1
+// rows 2 and 3; at the group's end they are split into Y0..Y3 for
+// HSUM4MS. K2 selects a 512-bit register's high half (dwords 8-15), Z13
+// holds q40shift twice, Z14 the nibble mask, Z16 and Z17 the permutations
+// (q41perm).
+DATA q41perm<>+0(SB)/8, $0
+DATA q41perm<>+8(SB)/8, $0
+DATA q41perm<>+16(SB)/8, $0
+DATA q41perm<>+24(SB)/8, $0
+DATA q41perm<>+32(SB)/8, $0x0000000200000002
+DATA q41perm<>+40(SB)/8, $0x0000000200000002
+DATA q41perm<>+48(SB)/8, $0x0000000200000002
+DATA q41perm<>+56(SB)/8, $0x0000000200000002
+DATA q41perm<>+64(SB)/8, $0x0000000400000004
+DATA q41perm<>+72(SB)/8, $0x0000000400000004
+DATA q41perm<>+80(SB)/8, $0x0000000400000004
+DATA q41perm<>+88(SB)/8, $0x0000000400000004
+DATA q41perm<>+96(SB)/8, $0x0000000600000006
+DATA q41perm<>+104(SB)/8, $0x0000000600000006
+DATA q41perm<>+112(SB)/8, $0x0000000600000006
+DATA q41perm<>+120(SB)/8, $0x0000000600000006
+GLOBL q41perm<>(SB), RODATA|NOPTR, $128
+
+// Q41PAIRZ adds the current blocks of rows RA and RB to ACC (RA's in the
+// low half) with the column's quants in Z8, their products xd*dy
+// permuted out of Y12 by PERM.
+#define Q41PAIRZ(RA, RB, ACC, PERM) \
+	VBROADCASTI32X4 4(RA)(R13*1), Z4;      \
+	VBROADCASTI32X4 4(RB)(R13*1), K2, Z4;  \
+	VPSRLVD         Z13, Z4, Z4;           \
+	VPANDD          Z14, Z4, Z4;           \
+	VPERMPS         Z12, PERM, Z10;        \
+	VPXORD          Z9, Z9, Z9;            \
+	VPDPBUSD        Z8, Z4, Z9;            \
+	VCVTDQ2PS       Z9, Z9;                \
+	VFMADD231PS     Z10, Z9, ACC
+
 // func dotQ4_1RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ4_1RowsVNNI(SB), NOSPLIT, $40-72
-	Q81ROWS(Q41LEVELS, 20, IDOTV)
+	MOVQ            out+56(FP), AX
+	MOVQ            AX, 0(SP)
+	MOVQ            n+0(FP), CX
+	MOVQ            y+40(FP), DI
+	MOVQ            dy+48(FP), R12
+	Q81PREP
+	MOVQ            x+8(FP), R8
+	MOVQ            stride+16(FP), DX
+	MOVQ            ngroups+32(FP), BX
+	VBROADCASTI64X4 q40shift<>(SB), Z13
+	VBROADCASTI64X4 nib<>(SB), Z14
+	VMOVDQU32       q41perm<>+0(SB), Z16
+	VMOVDQU32       q41perm<>+64(SB), Z17
+	MOVL            $0xff00, AX
+	KMOVW           AX, K2
+	RGROUPSTART
+	MOVQ            dy+48(FP), R12
+	VXORPS          Y5, Y5, Y5
+
+block:
+	TESTQ           CX, CX
+	JZ              groupend
+	VMOVD           (R8)(R13*1), X12
+	VPINSRD         $1, (R9)(R13*1), X12, X12
+	VPINSRD         $2, (R10)(R13*1), X12, X12
+	VPINSRD         $3, (R11)(R13*1), X12, X12
+	VCVTPH2PS       X12, Y12
+	VMULPS          0(R12), Y12, Y12
+	VADDPS          Y12, Y5, Y5
+	RPREFETCH
+	VBROADCASTI64X4 4(DI), Z8
+	Q41PAIRZ(R8, R9, Z0, Z16)
+	Q41PAIRZ(R10, R11, Z1, Z17)
+	ADDQ            $20, R13
+	ADDQ            $36, DI
+	ADDQ            $32, R12
+	DECQ            CX
+	JMP             block
+
+groupend:
+	VEXTRACTF64X4   $1, Z1, Y3
+	VMOVAPS         Y1, Y2
+	VEXTRACTF64X4   $1, Z0, Y1
+	RSTORE4R(HSUM4MS)
+	ADDQ            DX, R8
+	DECQ            BX
+	JMP             group
+
+done:
+	VZEROUPPER
+	RET
 
 // func dotQ5_1RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
 TEXT ·dotQ5_1RowsVNNI(SB), NOSPLIT, $40-72
