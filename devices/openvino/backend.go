@@ -30,6 +30,9 @@ type compiledModel struct {
 	freeMem func() error
 	params  []slot // Parameter order
 	results []slot // Result order
+	// inPlace is, per Result, the Parameter whose memory it may be
+	// written over in place (-1: none; outputs.go inPlaceParams).
+	inPlace []int
 	// dump is the DUMP_IR path prefix of this model ("" when not dumped);
 	// its first run also writes the inputs and outputs next to it.
 	dump   string
@@ -415,6 +418,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		b.m.result(o.t.Name, o.v)
 		cm.results = append(cm.results, slot{loc: loc, et: o.v.et, shape: o.v.shape})
 	}
+	cm.inPlace = b.m.inPlaceParams()
 	// The weights blob spans every weight constant and the side blob.
 	if len(b.m.side) > 0 {
 		mem, free, err := hostAlloc(uint64(len(b.m.side)))
@@ -682,13 +686,20 @@ func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 		// Bound zero-copy over the ggml memory unless it is strided or
 		// overlaps an input or another output (OpenVINO may write an
 		// output before it has read every input): then bound to scratch
-		// memory and copied after. A KV cache in USM memory is the
-		// exception: its new contents are written in place over the input
-		// bound to the same cache, as upstream binds them, so that a GPU
-		// copies none of it.
+		// memory and copied after. Two exceptions write an output in
+		// place over the input bound to the same memory: a KV cache that
+		// a ScatterUpdate alone reads (inPlaceParams: the whole cache,
+		// same type), and a KV cache in USM memory, as upstream binds
+		// them, so that a GPU copies none of it.
 		copyOut := !(t.ViewSrc == nil || t.IsContiguous())
+		ip := -1
+		if kvInPlace && usm == nil {
+			ip = cm.inPlace[i]
+		}
 		for j, o := range regions {
 			inPlace := usm != nil && j < len(cm.params) && bases[j] == baseOf(t)
+			whole := j < len(cm.params) && o == r && cm.params[j].et == s.et
+			inPlace = inPlace || (whole && (j == ip || forceInPlace))
 			copyOut = copyOut || (o.overlaps(r) && !inPlace)
 		}
 		st.copyOut[i] = copyOut

@@ -91,3 +91,52 @@ func (b *builder) outputs(g *graph.Graph) []outputSpec {
 	}
 	return out
 }
+
+// inPlaceParams says, for each Result of m, which Parameter's memory it
+// may be written over in place, or -1. The rule (the real CPU plugin, by
+// the test of TestKVInPlace*; the double models the hazard it avoids):
+// the Result is a ScatterUpdate whose data input is the Parameter itself,
+// through Reshapes only, and nothing else reads that Parameter or those
+// Reshapes. The plugin may then read the input from the caller's memory
+// and write the output there (zero-copy both), and the one reader of the
+// old contents is the ScatterUpdate, which takes its data before writing
+// its rows (or copies nothing when the two are one memory). Any other
+// reader of the old contents could run after the output is written; such
+// outputs stay in scratch memory. This is the KV cache that SET_ROWS
+// writes while attention reads the new contents: 60 such outputs of
+// SmolLM2-135M's decode graph were copied out of scratch every token.
+func (m *irModel) inPlaceParams() []int {
+	type port struct{ layer, port int }
+	uses := map[port]int{}
+	for _, l := range m.layers {
+		for _, in := range l.inputs {
+			uses[port{in.layer, in.port}]++
+		}
+	}
+	param := make(map[int]int, len(m.params))
+	for i, id := range m.params {
+		param[id] = i
+	}
+	out := make([]int, len(m.results))
+	for r, id := range m.results {
+		out[r] = -1
+		v := m.layers[id].inputs[0]
+		if m.layers[v.layer].typ != "ScatterUpdate" {
+			continue
+		}
+		d := m.layers[v.layer].inputs[0]
+		for m.layers[d.layer].typ == "Reshape" && uses[port{d.layer, d.port}] == 1 {
+			d = m.layers[d.layer].inputs[0]
+		}
+		if i, ok := param[d.layer]; ok && uses[port{d.layer, d.port}] == 1 {
+			out[r] = i
+		}
+	}
+	return out
+}
+
+// kvInPlace turns off binding outputs in place (inPlaceParams) when false,
+// and forceInPlace binds every output whose memory is exactly an input's
+// in place whatever the rule says: test settings, to show what the rule
+// changes.
+var kvInPlace, forceInPlace = true, false

@@ -217,11 +217,13 @@ func (b *builder) viewOf(f value, t *graph.Tensor) (value, error) {
 	n := t.NElements()
 	if perm, phys, ok := permutedContiguous(t); ok {
 		s := b.slice1(f, start, start+n)
-		v := b.reshape(s, phys)
-		if !isIdentity(perm) {
-			v = b.transpose(v, perm)
+		if unitMovesOnly(perm, phys) {
+			// Only axes of extent 1 move (a [N] cache viewed as [1, N]
+			// rows of one element, the transposed V cache that SET_ROWS
+			// writes): the same elements in the same order, a Reshape.
+			return b.reshape(s, ovShapeOf(t)), nil
 		}
-		return v, nil
+		return b.transpose(b.reshape(s, phys), perm), nil
 	}
 	idx, err := viewIndices(t)
 	if err != nil {
@@ -275,14 +277,23 @@ func permutedContiguous(t *graph.Tensor) (perm []int64, phys []int64, ok bool) {
 	return perm, phys, true
 }
 
-func isIdentity(p []int64) bool {
-	for i, v := range p {
-		if v != int64(i) {
+// unitMovesOnly reports whether Transpose perm of a tensor of shape phys
+// keeps the axes of extent above 1 in their order (the identity
+// included): it then reorders no element.
+func unitMovesOnly(perm, phys []int64) bool {
+	last := int64(-1)
+	for _, a := range perm {
+		if phys[a] == 1 {
+			continue
+		}
+		if a < last {
 			return false
 		}
+		last = a
 	}
 	return true
 }
+
 
 // viewIndices lists, in t's logical order, the element index in its base
 // of every element of view t.

@@ -238,7 +238,7 @@ void ovd_live_add(ovd_live k, int64_t d);
 void ovd_live_bytes(int64_t d);
 typedef enum {
     C_INFER, C_INFER_NODES, C_COMPILE, C_CONST_BYTES, C_IMPORT, C_EXPORT, C_FAULTS, C_WARN_PRECISION, C_WARN_DIMS,
-    C_OUTPUT_RESHAPED, C_FREE_NULL, C_BAD_FREE, C_BAD_HANDLE, C_XFER_H2D, C_XFER_D2H, C_COUNT
+    C_OUTPUT_RESHAPED, C_FREE_NULL, C_BAD_FREE, C_BAD_HANDLE, C_XFER_H2D, C_XFER_D2H, C_INPLACE_HAZARD, C_COUNT
 } ovd_counter;
 void ovd_count(ovd_counter c, int64_t d);
 /* the last GPU infer's host<->device bytes per port: "in.N", "out.N", and the port counts "nin", "nout"; -1 if none */

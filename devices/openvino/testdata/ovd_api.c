@@ -2175,6 +2175,92 @@ static void count_transfers(const ov_infer_request_t* r) {
     ovd_count(C_XFER_D2H, down);
 }
 
+/* ---- outputs bound over an input's memory (the KV cache written in place) ----
+ * The real CPU plugin reads a zero-copy input from the caller's memory when a node needs it and may write a zero-copy
+ * output into the caller's memory when the output's producer runs, before nodes that come later in its order read
+ * that input. Such a binding is safe when the input's only reader is the ScatterUpdate producing that output, through
+ * Reshapes only (it takes the data before writing its rows); any other reader of the old contents may run after the
+ * output was written. The double models the worst order: for every other output overlapping an input, the output is
+ * computed and written first and the input read again from memory, so that its other readers see the new contents.
+ * (The real CPU plugins, 2025.0.0 and 2026.4.1, ordered the test's case safely: TestKVInPlaceHazardRule.) */
+static int src_uses(const ovd_graph* g, ovd_src s) {
+    int n = 0;
+    for (int oi = 0; oi < g->norder; oi++) {
+        const ovd_node* k = &g->nodes[g->order[oi]];
+        for (int m = 0; m < k->nin; m++) n += k->in[m].node == s.node && k->in[m].out == s.out;
+    }
+    return n;
+}
+
+static bool inplace_safe(const ovd_graph* g, int j, int i) {
+    ovd_src s = g->nodes[g->results[j]].in[0];
+    if (s.node < 0 || strcmp(g->nodes[s.node].type, "ScatterUpdate") != 0) return false;
+    ovd_src d = g->nodes[s.node].in[0];
+    while (d.node >= 0 && strcmp(g->nodes[d.node].type, "Reshape") == 0 && src_uses(g, d) == 1) d = g->nodes[d.node].in[0];
+    return d.node == g->params[i] && src_uses(g, d) == 1;
+}
+
+static size_t tensor_bytes(const timpl* t) { return ovd_type_bytes(t->type, ovd_ps_numel(&t->shape)); }
+
+/* the (output, input) pairs bound to overlapping host memory that inplace_safe does not allow; returns their count */
+static int inplace_hazards(const ov_infer_request_t* r, int* outs, int* ins) {
+    const ovd_graph* g = r->cm->plan.g;
+    int n = 0;
+    for (int j = 0; j < r->nout; j++) {
+        const timpl* o = r->out[j];
+        if (!o || r->out_owned[j] || o->remote == 2) continue;
+        const char* olo = o->buf->mem;
+        size_t on = tensor_bytes(o);
+        for (int i = 0; i < r->nin; i++) {
+            const timpl* t = r->in[i];
+            if (!t || t->remote == 2) continue;
+            const char* ilo = t->buf->mem;
+            size_t in = tensor_bytes(t);
+            if (!(olo < ilo + in && ilo < olo + on)) continue;
+            if (olo == ilo && on == in && inplace_safe(g, j, i)) continue;
+            outs[n] = j;
+            ins[n++] = i;
+        }
+    }
+    return n;
+}
+
+static void state_copy(const ovd_state* from, ovd_state* to) {
+    for (int i = 0; i < from->n; i++) {
+        to->ids = realloc(to->ids, sizeof(char*) * (size_t)(to->n + 1));
+        to->vals = realloc(to->vals, sizeof(ovd_val*) * (size_t)(to->n + 1));
+        to->ids[to->n] = ovd_strdup(from->ids[i]);
+        to->vals[to->n++] = ovd_val_ref(from->vals[i]);
+    }
+}
+
+/* the hazard the pairs make: their outputs computed (on a throwaway copy of the variables) and written, then their
+ * inputs read again */
+static int run_hazards(ov_infer_request_t* r, ovd_val** ins, int n, const int* hout, const int* hin) {
+    const ovd_graph* g = r->cm->plan.g;
+    ovd_val** first = calloc((size_t)r->nout + 1, sizeof(ovd_val*));
+    ovd_state tmp = {0};
+    state_copy(&r->state, &tmp);
+    int64_t ran = 0;
+    ovd_state_use(&tmp);
+    int rc = ovd_plan_run(&r->cm->plan, ins, first, &ran, NULL);
+    ovd_state_use(NULL);
+    ovd_state_free(&tmp);
+    for (int k = 0; k < n && !rc; k++) {
+        const ovd_out* port = ovd_graph_out_port(g, hout[k]);
+        const ovd_val* v = first[hout[k]];
+        if (v && v->type == port->type) ovd_encode(port->type, v->data, v->n, r->out[hout[k]]->buf->mem);
+    }
+    for (int k = 0; k < n && !rc; k++) {
+        const ovd_out* port = ovd_graph_in_port(g, hin[k]);
+        if (ovd_graph_param_port(g, hin[k])->type == port->type)
+            ovd_decode(port->type, r->in[hin[k]]->buf->mem, ins[hin[k]]->n, ins[hin[k]]->data);
+    }
+    for (int j = 0; j < r->nout; j++) ovd_val_unref(first[j]);
+    free(first);
+    return rc;
+}
+
 static int do_infer(ov_infer_request_t* r, int64_t* nodes) {
     const ovd_graph* g = r->cm->plan.g;
     int rc = 0;
@@ -2218,14 +2304,20 @@ static int do_infer(ov_infer_request_t* r, int64_t* nodes) {
             if (!(ins[i] = c)) rc = -1;
         }
     }
+    if (!rc) {
+        int* hout = calloc((size_t)(r->nout * r->nin) + 1, sizeof(int));
+        int* hin = calloc((size_t)(r->nout * r->nin) + 1, sizeof(int));
+        int nh = inplace_hazards(r, hout, hin);
+        if (nh) {
+            ovd_count(C_INPLACE_HAZARD, nh);
+            rc = run_hazards(r, ins, nh, hout, hin);
+        }
+        free(hout);
+        free(hin);
+    }
     /* variables change only if the whole infer succeeds: run on a copy, commit at the end */
     ovd_state next = {0};
-    for (int i = 0; i < r->state.n; i++) {
-        next.ids = realloc(next.ids, sizeof(char*) * (size_t)(next.n + 1));
-        next.vals = realloc(next.vals, sizeof(ovd_val*) * (size_t)(next.n + 1));
-        next.ids[next.n] = ovd_strdup(r->state.ids[i]);
-        next.vals[next.n++] = ovd_val_ref(r->state.vals[i]);
-    }
+    state_copy(&r->state, &next);
     if (!rc) {
         ovd_state_use(&next);
         rc = ovd_plan_run(&r->cm->plan, ins, outs, nodes, r->node_ns);

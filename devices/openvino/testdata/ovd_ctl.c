@@ -193,7 +193,7 @@ static const char* live_names[L_COUNT] = {"core", "model", "compiled_model", "in
 static const char* counter_names[C_COUNT] = {"infer.count", "infer.nodes", "compile.count", "compile.const_bytes",
                                              "import.count", "export.count", "faults.injected", "warn.precision",
                                              "warn.dims", "infer.output_reshaped", "free.null", "bad.free",
-                                             "bad.handle", "xfer.h2d", "xfer.d2h"};
+                                             "bad.handle", "xfer.h2d", "xfer.d2h", "infer.inplace_hazard"};
 
 int ovd_fn_id(const char* name) {
     pthread_mutex_lock(&mu);
