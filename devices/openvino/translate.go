@@ -294,7 +294,6 @@ func unitMovesOnly(perm, phys []int64) bool {
 	return true
 }
 
-
 // viewIndices lists, in t's logical order, the element index in its base
 // of every element of view t.
 func viewIndices(t *graph.Tensor) ([]int64, error) {
