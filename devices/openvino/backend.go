@@ -129,7 +129,7 @@ type ovBackend struct {
 	// looking it up (lastCM) and, on a request bound for it (snapGen),
 	// re-checking and re-binding its tensors.
 	last     keyInfo
-	lastSnap []tensorSnap
+	lastSnap graphSnap
 	lastCM   *compiledModel
 	snapGen  uint64
 	// static is the NPU static path's state (npu.go).
@@ -202,7 +202,7 @@ func (be *ovBackend) Close() error {
 		r.free(be.dev.rt.lib)
 	}
 	clear(be.reqs)
-	be.last, be.lastSnap, be.lastCM = keyInfo{}, nil, nil
+	be.last, be.lastSnap, be.lastCM = keyInfo{}, graphSnap{}, nil
 	be.dev.cache.close(be.dev.rt.lib)
 	return nil
 }
@@ -225,7 +225,7 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 		if be.opts.statefulOn(rt.kind) {
 			k.key += statefulKeyTag
 		}
-		be.last, be.lastSnap, be.lastCM = k, snapshot(g, be.lastSnap[:0]), nil
+		be.last, be.lastSnap, be.lastCM = k, snapshot(g, be.lastSnap), nil
 		be.snapGen++
 	}
 	if be.opts.Static(rt.kind) && !be.static.inside {

@@ -139,6 +139,7 @@ func (s *storage) Release() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.typ.dev.weights.forget(s)
+	extraEpoch.Add(1) // its tensors' addresses are gone
 	rel := s.release
 	s.mem, s.release, s.extras = nil, nil, nil
 	if rel != nil {
@@ -168,6 +169,7 @@ func (s *storage) InitTensor(t *graph.Tensor, at uint64) error {
 func (s *storage) Reset() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	extraEpoch.Add(1)
 	for t := range s.extras {
 		if t.Extra != nil {
 			t.Extra = nil
@@ -188,6 +190,7 @@ func (s *storage) SetTensor(t *graph.Tensor, u buffer.Usage, at, offset uint64, 
 		if err := s.typ.dev.weights.register(s); err != nil {
 			return fmt.Errorf("%w: setting %s", err, t.Name)
 		}
+		extraEpoch.Add(1) // a weight's content and layout
 		e.weight, e.layout, e.content = true, nil, maphash.Bytes(contentSeed, data)
 		if l, ok := layoutFor(t, s.typ.dev.rt.kind, s.typ.dev.rt.requant()); ok {
 			if err := extract(t, l, data, s.mem[at:at+l.total]); err != nil {
@@ -205,9 +208,11 @@ func (s *storage) SetTensor(t *graph.Tensor, u buffer.Usage, at, offset uint64, 
 		}
 		copy(s.mem[at:], orig)
 		e.layout = nil
+		extraEpoch.Add(1)
 	}
 	copy(s.mem[at+offset:], data)
 	if e != nil && e.weight {
+		extraEpoch.Add(1)
 		e.content = maphash.Bytes(contentSeed, s.mem[at:at+t.NBytes()])
 	}
 	return nil

@@ -176,3 +176,39 @@ func equalF32(a, b []float32) bool {
 	}
 	return true
 }
+
+// A quantized tensor in a host weights buffer (the tied output weight
+// the loader leaves in the mapped file) is hashed once for the graph
+// keys while it lives at the same memory; another tensor over the same
+// memory with other bytes (another model loaded at the same addresses)
+// is hashed afresh and gets another content identity. Elsewhere (a
+// compute buffer) it is hashed every time.
+func TestHostWeightHashedOnce(t *testing.T) {
+	mem := make([]byte, 4*quant.Q8_0.RowSize(64))
+	hm := cpu.Device().(interface {
+		BufferFromHostMemory([]byte, uint64) (buffer.Buffer, error)
+	})
+	place := func(fill byte, u buffer.Usage) *graph.Tensor {
+		for i := range mem {
+			mem[i] = fill + byte(i%7)
+		}
+		b, err := hm.BufferFromHostMemory(mem, uint64(len(mem)))
+		require.NoError(t, err)
+		t.Cleanup(func() { b.Free() })
+		b.SetUsage(u)
+		w := graph.NewContext(graph.ContextOptions{}).NewTensor(quant.Q8_0, 64, 4)
+		require.NoError(t, b.AllocTensor(w, 0))
+		return w
+	}
+	w1 := place(1, buffer.UsageWeights)
+	h1 := hostContent(w1)
+	mem[0]++ // weights are not rewritten in place: the memo stands
+	require.Equal(t, h1, hostContent(w1))
+	w2 := place(9, buffer.UsageWeights)
+	require.Equal(t, addr(w1), addr(w2))
+	require.NotEqual(t, h1, hostContent(w2), "another tensor over the same memory")
+	c := place(9, buffer.UsageCompute)
+	hc := hostContent(c)
+	mem[0]++
+	require.NotEqual(t, hc, hostContent(c), "a tensor outside a weights buffer is hashed every time")
+}
