@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -59,6 +60,11 @@ type level struct {
 	// they are reported and as tests tell them apart.
 	vec   asmVecFuncs
 	vecOf string
+	// tileMulMat computes a thread's share of a MUL_MAT on a matrix unit
+	// and reports true, or reports false without computing when the
+	// product is not one it takes (nil: none); levels over this one do
+	// not inherit it.
+	tileMulMat func(p *Params, t *graph.Tensor) bool
 
 	once sync.Once
 	set  *kernelSet
