@@ -65,6 +65,8 @@ type level struct {
 	// product is not one it takes (nil: none); levels over this one do
 	// not inherit it.
 	tileMulMat func(p *Params, t *graph.Tensor) bool
+	// tileTypes are the weight types tileMulMat takes.
+	tileTypes []quant.Type
 
 	once sync.Once
 	set  *kernelSet
@@ -239,3 +241,10 @@ func typeList(ts []quant.Type) string {
 	}
 	return strings.Join(names, " ")
 }
+
+// MatrixUnitTypes are the weight types whose products of many columns (a
+// prompt's) the kernel set in use computes on a matrix unit (the amx
+// level's tiles), in an order of summation other than the vec_dot's:
+// tests that compare those products with ggml's builds bit for bit allow
+// them a rounding. It is empty where no such level is in use.
+func MatrixUnitTypes() []quant.Type { return slices.Clone(chosen.tileTypes) }

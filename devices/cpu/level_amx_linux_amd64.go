@@ -5,6 +5,7 @@ package cpu
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -34,6 +35,10 @@ import (
 var levelAMX = register(func() *level {
 	l := levelAVX512VNNI.over("amx", 40, amxUsable, nil, nil)
 	l.tileMulMat = amxMulMat
+	for typ := range amxTypes {
+		l.tileTypes = append(l.tileTypes, typ)
+	}
+	slices.Sort(l.tileTypes)
 	return l
 }())
 

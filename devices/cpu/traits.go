@@ -84,6 +84,7 @@ type kernelSet struct {
 	aux    map[quant.Type]func(aux, y []byte, nb int)
 	// tileMulMat is the level's (level.tileMulMat).
 	tileMulMat func(p *Params, t *graph.Tensor) bool
+	tileTypes  []quant.Type
 	vec        vecKernels
 	// dotTypes and fromFloatTypes are the types whose vec_dot and
 	// from_float are the level's assembly, for KernelReport.
