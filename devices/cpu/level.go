@@ -242,6 +242,11 @@ func typeList(ts []quant.Type) string {
 	return strings.Join(names, " ")
 }
 
+// EnvAMX set to 0 at start leaves the amx kernel level out where the
+// processor has it (linux/amd64 with AMX-INT8): the avx512vnni level
+// below it then computes every product, bit for bit avx2's.
+const EnvAMX = "GGML_CPU_AMX"
+
 // MatrixUnitTypes are the weight types whose products of many columns (a
 // prompt's) the kernel set in use computes on a matrix unit (the amx
 // level's tiles), in an order of summation other than the vec_dot's:

@@ -5,6 +5,7 @@ package cpu
 import (
 	"encoding/binary"
 	"math"
+	"os"
 	"slices"
 	"sync"
 	"syscall"
@@ -56,6 +57,9 @@ const (
 )
 
 var amxOnce = sync.OnceValue(func() bool {
+	if os.Getenv(EnvAMX) == "0" {
+		return false
+	}
 	if !cpu.X86.HasAMXTile || !cpu.X86.HasAMXInt8 || !cpu.X86.HasAVX512F || !cpu.X86.HasAVX512BW {
 		return false
 	}
@@ -71,7 +75,7 @@ var amxOnce = sync.OnceValue(func() bool {
 
 // amxUsable reports whether the processor has AMX-TILE and AMX-INT8 and
 // the kernel granted this process the tile data state (asked for once,
-// process-wide, on the first call).
+// process-wide, on the first call), unless EnvAMX is 0.
 func amxUsable() bool { return amxOnce() }
 
 // amxType is how a weight type meets the tiles: its activations are
@@ -89,13 +93,16 @@ type amxType struct {
 	codes        func(b []byte, q []byte, dx, mx []float32)
 	// colAux sets step s's d_y and s_y of an activation row y.
 	colAux func(y []byte, s int) (dy, sy float32)
+	// packAsm, where the type has it, is pack for 16 rows in assembly
+	// (the same bytes): row m at src+idx[m], nb blocks.
+	packAsm func(dst, src unsafe.Pointer, idx *[16]int32, nb int)
 }
 
 var amxTypes = map[quant.Type]*amxType{
-	quant.Q4_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ4_0, colAux: auxQ8_0},
-	quant.Q4_1: {vdt: quant.Q8_1, step: 32, blockSteps: 1, qoff: 4, outer: 36, mins: true, codes: codesQ4_1, colAux: auxQ8_1},
-	quant.Q5_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ5_0, colAux: auxQ8_0},
-	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0},
+	quant.Q4_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ4_0, colAux: auxQ8_0, packAsm: amxPackQ4_0},
+	quant.Q4_1: {vdt: quant.Q8_1, step: 32, blockSteps: 1, qoff: 4, outer: 36, mins: true, codes: codesQ4_1, colAux: auxQ8_1, packAsm: amxPackQ4_1},
+	quant.Q5_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ5_0, colAux: auxQ8_0, packAsm: amxPackQ5_0},
+	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0, packAsm: amxPackQ8_0},
 	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32},
 	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16},
 }
@@ -236,6 +243,20 @@ func (a *amxType) pack(dst, x []byte, stride, nrows, nb int, bs int) {
 	}
 }
 
+// packRows is pack, through packAsm for a whole tile where a has it.
+func (a *amxType) packRows(dst, x []byte, stride, nrows, nb int, bs int) {
+	if a.packAsm == nil || nrows < 16 || 15*stride > math.MaxInt32 {
+		a.pack(dst, x, stride, nrows, nb, bs)
+		return
+	}
+	_, _ = dst[nb*a.blockSteps*a.wstep()-1], x[15*stride+nb*bs-1]
+	var idx [16]int32
+	for m := range idx {
+		idx[m] = int32(m * stride)
+	}
+	a.packAsm(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(x)), &idx, nb)
+}
+
 // fillAux writes the columns' step scales for the kernels: for each tile
 // of 16 columns from column c0 of act and each step, the columns' d_y,
 // then their s_y (128 bytes a step; zero past the last column).
@@ -296,14 +317,18 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 	st := act.nb[1]
 	kern := at.kernel()
 	astep := uintptr(at.step)
+	cfgCols := -1 // the columns s.cfg is set for
 	for tile := lo; tile < hi; tile++ {
 		r0 := tile * 16
 		nrows := int(min(16, m-r0))
-		at.pack(w, a.Data[uint64(r0)*a.Nb[1]:], int(a.Nb[1]), nrows, nb, bs)
+		at.packRows(w, a.Data[uint64(r0)*a.Nb[1]:], int(a.Nb[1]), nrows, nb, bs)
 		for c0 := int64(0); c0 < ncols; c0 += 16 {
 			nc := int(min(16, ncols-c0))
 			caux := aux[int(c0/16)*steps*128:]
-			setTileConfig(&s.cfg, nc, at.step)
+			if nc != cfgCols {
+				setTileConfig(&s.cfg, nc, at.step)
+				cfgCols = nc
+			}
 			out := unsafe.Pointer(&s.out[0])
 			ostride := uintptr(64)
 			direct := nrows == 16
@@ -372,3 +397,15 @@ func amxDotSS32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a un
 
 //go:noescape
 func amxDotSS16(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
+
+//go:noescape
+func amxPackQ4_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
+
+//go:noescape
+func amxPackQ4_1(dst, src unsafe.Pointer, idx *[16]int32, nb int)
+
+//go:noescape
+func amxPackQ5_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
+
+//go:noescape
+func amxPackQ8_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)

@@ -110,3 +110,30 @@ func TestAMXMatchesVecDot(t *testing.T) {
 		t.Logf("%s: worst difference %.2g of the sum of the products' magnitudes", typ, worst)
 	}
 }
+
+// TestAMXPackAsm: the assembly packers give the Go packer's bytes, on 16
+// random rows at a padded stride.
+func TestAMXPackAsm(t *testing.T) {
+	if !levelAMX.supported() {
+		t.Skip("no AMX-INT8 here (or the kernel refused the tile state)")
+	}
+	rng := rand.New(rand.NewSource(testSeed(t)))
+	for typ, at := range amxTypes {
+		if at.packAsm == nil {
+			continue
+		}
+		nb := 1 + rng.Intn(40)
+		bs := int(typ.TypeSize())
+		stride := nb*bs + rng.Intn(3)*bs
+		x := make([]byte, 16*stride)
+		for r := range 16 {
+			row, _ := randomRow(t, rng, typ, nb*typ.BlockSize(), 0, false)
+			copy(x[r*stride:], row)
+		}
+		want := make([]byte, nb*at.blockSteps*at.wstep())
+		got := make([]byte, len(want))
+		at.pack(want, x, stride, 16, nb, bs)
+		at.packRows(got, x, stride, 16, nb, bs)
+		require.Equal(t, want, got, "%s nb=%d stride=%d", typ, nb, stride)
+	}
+}
