@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/internal/modelcache"
 	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 	"github.com/ggml-go/ggml/internal/testkit/llamaref"
@@ -104,7 +105,13 @@ func boundsFor(loose realBounds) realBounds {
 	if variant == "" {
 		variant = llamaref.KernelVariant()
 	}
-	if variant == llamaref.KernelVariant() && (variant == "x64" || variant == "haswell" && loose.haswellExact) {
+	// The amx level's tile products of a prompt sum in another order
+	// (cpu.MatrixUnitTypes): against the haswell build they part as
+	// Gemma 3's Q8_0 layers do (SmolLM2 measured NMSE 1.3e-2 at worst,
+	// greedy identical for 13 tokens of prompt 0), so loose bounds apply
+	// there (GGML_CPU_AMX=0 runs the exact comparison on such a machine).
+	exactFast := loose.haswellExact && len(cpu.MatrixUnitTypes()) == 0
+	if variant == llamaref.KernelVariant() && (variant == "x64" || variant == "haswell" && exactFast) {
 		return exactBounds
 	}
 	loose.greedy = 0

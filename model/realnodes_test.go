@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/internal/modelcache"
 	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
@@ -174,7 +175,9 @@ func ggmlGraphLogits(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32
 // and llamafile's sgemm where ggml takes it: devices/cpu's
 // TestMulMatF32MatchesGGML), SOFT_MAX, SWIGLU and GEGLU among them (ggml's
 // own vector e^x and GELU table, devices/cpu's vexp.go) and ROPE (glibc's
-// sincosf, libm_sincosf.go, and the build's rotation).
+// sincosf, libm_sincosf.go, and the build's rotation). Where the amx
+// kernel level is in use, its types' products (cpu.MatrixUnitTypes) are
+// rounding-only too.
 func roundingOnly(variant, key string) bool {
 	op, _, _ := strings.Cut(key, " ")
 	switch op {
@@ -184,6 +187,14 @@ func roundingOnly(variant, key string) bool {
 		}
 		for _, w := range []string{"<- q8_0 ", "<- q4_0 ", "<- q2_K ", "<- q3_K ", "<- q5_K "} {
 			if strings.Contains(key, w) {
+				return true
+			}
+		}
+		// The amx level's tile products (16 columns or more, as these
+		// 16-token prompts have) sum each step's exact integers in
+		// float32 in another order.
+		for _, typ := range cpu.MatrixUnitTypes() {
+			if strings.Contains(key, "<- "+typ.String()+" ") {
 				return true
 			}
 		}

@@ -493,3 +493,8 @@ func dequantizeQ6KBlock(y []float32, b []byte) {
 		}
 	}
 }
+
+// ScaleMinK4 is sub-block j's 6-bit scale and minimum in the 12 scale
+// bytes q of a Q4_K or Q5_K block (ggml's get_scale_min_k4), for kernels
+// outside this package that unpack those blocks.
+func ScaleMinK4(j int, q []byte) (sc, m uint8) { return scaleMinK4(j, q) }

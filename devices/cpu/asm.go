@@ -71,7 +71,7 @@ func (l *level) build() *kernelSet {
 		}
 		s.gemm[typ] = g
 	}
-	s.repack, s.pack, s.aux = l.repack, l.pack, l.aux
+	s.repack, s.pack, s.aux, s.tileMulMat, s.tileTypes = l.repack, l.pack, l.aux, l.tileMulMat, l.tileTypes
 	s.vec = newAsmVec(l.vecName(), l.vec)
 	slices.Sort(s.dotTypes)
 	slices.Sort(s.fromFloatTypes)

@@ -166,6 +166,8 @@ func TestGemmMulMatMatchesVecDot(t *testing.T) {
 			rs := typ.RowSize(k)
 			for _, th := range []int{1, 2, 3} {
 				e := New(Options{Threads: th})
+				e.kset = exactSet(e.kset)
+				e.pool.setKernels(e.kset)
 				clear(out.Data)
 				require.NoError(t, e.ComputeNode(out), name)
 				e.Close()
@@ -191,6 +193,19 @@ func TestGemmMulMatMatchesVecDot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// exactSet is s without its matrix-unit products (the amx level's), which
+// sum in another order (TestAMXMatchesVecDot bounds them): what is left
+// are the tiles and vec_dot kernels s shares with the level below, which
+// must agree bit for bit.
+func exactSet(s *kernelSet) *kernelSet {
+	if s.tileMulMat == nil {
+		return s
+	}
+	c := *s
+	c.tileMulMat = nil
+	return &c
 }
 
 // extremeKRow returns a K-quant or Q8_K row of steps super-blocks of

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -59,6 +60,13 @@ type level struct {
 	// they are reported and as tests tell them apart.
 	vec   asmVecFuncs
 	vecOf string
+	// tileMulMat computes a thread's share of a MUL_MAT on a matrix unit
+	// and reports true, or reports false without computing when the
+	// product is not one it takes (nil: none); levels over this one do
+	// not inherit it.
+	tileMulMat func(p *Params, t *graph.Tensor) bool
+	// tileTypes are the weight types tileMulMat takes.
+	tileTypes []quant.Type
 
 	once sync.Once
 	set  *kernelSet
@@ -233,3 +241,15 @@ func typeList(ts []quant.Type) string {
 	}
 	return strings.Join(names, " ")
 }
+
+// EnvAMX set to 0 at start leaves the amx kernel level out where the
+// processor has it (linux/amd64 with AMX-INT8): the avx512vnni level
+// below it then computes every product, bit for bit avx2's.
+const EnvAMX = "GGML_CPU_AMX"
+
+// MatrixUnitTypes are the weight types whose products of many columns (a
+// prompt's) the kernel set in use computes on a matrix unit (the amx
+// level's tiles), in an order of summation other than the vec_dot's:
+// tests that compare those products with ggml's builds bit for bit allow
+// them a rounding. It is empty where no such level is in use.
+func MatrixUnitTypes() []quant.Type { return slices.Clone(chosen.tileTypes) }

@@ -368,6 +368,9 @@ func computeMulMat(p *Params, t *graph.Tensor) {
 		computeRepackedMulMat(p, t, rp)
 		return
 	}
+	if tm := p.kernels().tileMulMat; tm != nil && tm(p, t) {
+		return
+	}
 	if packOnTheFly(p.kernels(), t) {
 		computePackedMulMat(p, t)
 		return

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -81,7 +82,10 @@ type kernelSet struct {
 	repack map[quant.Type]*repackKernel
 	pack   map[quant.Type]func(dst, src []byte, rs int)
 	aux    map[quant.Type]func(aux, y []byte, nb int)
-	vec    vecKernels
+	// tileMulMat is the level's (level.tileMulMat).
+	tileMulMat func(p *Params, t *graph.Tensor) bool
+	tileTypes  []quant.Type
+	vec        vecKernels
 	// dotTypes and fromFloatTypes are the types whose vec_dot and
 	// from_float are the level's assembly, for KernelReport.
 	dotTypes, fromFloatTypes []quant.Type

@@ -1,0 +1,411 @@
+//go:build !purego
+
+package cpu
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"slices"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/quant"
+)
+
+// levelAMX is levelAVX512VNNI with the products of many columns (a
+// prompt's) of the quantized weights in amxTypes on the AMX int8 tile unit
+// (Sapphire Rapids and later): each 16 weight rows are unpacked once per
+// product into their integer levels (amxPack), and for every step of 32
+// (Q6_K: 16) elements one TDPBSUD or TDPBSSD multiplies a tile of up to 16
+// activation columns, read where the quantized activations lie, by them;
+// the step's 16x16 int32 sums get the weight rows' and columns' scales in
+// AVX-512 and are summed in float32 across the steps.
+//
+// The integer sum of each step is exact, but the float sums run in another
+// order than the avx2 vec_dot's (one float per step and output instead of
+// eight lanes per row summed at the end; Q4_K's and Q5_K's sub-blocks
+// scaled one by one instead of in integers per super-block), so these
+// products differ from avx2's and ggml's builds by roundings:
+// TestAMXMatchesVecDot bounds them. Narrower products (a decode step's)
+// keep avx512vnni's kernels, bit for bit.
+var levelAMX = register(func() *level {
+	l := levelAVX512VNNI.over("amx", 40, amxUsable, nil, nil)
+	l.tileMulMat = amxMulMat
+	for typ := range amxTypes {
+		l.tileTypes = append(l.tileTypes, typ)
+	}
+	slices.Sort(l.tileTypes)
+	return l
+}())
+
+// amxMinCols is the fewest columns a product takes the tiles with: one
+// tile of activations is 16 columns, and narrower tiles leave the unit
+// mostly idle while the AVX-512 scaling costs the same per column.
+const amxMinCols = 16
+
+// The arch_prctl request for the tile data state (Linux 5.16 and later):
+// without it the first tile instruction faults.
+const (
+	archReqXcompPerm  = 0x1023
+	archGetXcompPerm  = 0x1022
+	xfeatureXtiledata = 18
+)
+
+var amxOnce = sync.OnceValue(func() bool {
+	if os.Getenv(EnvAMX) == "0" {
+		return false
+	}
+	if !cpu.X86.HasAMXTile || !cpu.X86.HasAMXInt8 || !cpu.X86.HasAVX512F || !cpu.X86.HasAVX512BW {
+		return false
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_ARCH_PRCTL, archReqXcompPerm, xfeatureXtiledata, 0); e != 0 {
+		return false
+	}
+	var perm uint64
+	if _, _, e := syscall.RawSyscall(syscall.SYS_ARCH_PRCTL, archGetXcompPerm, uintptr(unsafe.Pointer(&perm)), 0); e != 0 {
+		return false
+	}
+	return perm&(1<<xfeatureXtiledata) != 0
+})
+
+// amxUsable reports whether the processor has AMX-TILE and AMX-INT8 and
+// the kernel granted this process the tile data state (asked for once,
+// process-wide, on the first call), unless EnvAMX is 0.
+func amxUsable() bool { return amxOnce() }
+
+// amxType is how a weight type meets the tiles: its activations are
+// vdt, read a step at a time from qoff in each block of outer bytes,
+// inner steps of step elements a block; codes unpacks one weight block
+// into its integer levels (signed or unsigned as the kernel multiplies
+// them) and each step's row scale and minimum (the value of a weight is
+// level*dx + mx, with mx multiplying the activation's step sum).
+type amxType struct {
+	vdt          quant.Type
+	step         int // elements per step: 32 or 16
+	blockSteps   int // steps per weight block
+	qoff, outer  int // activation block: levels at qoff, blocks outer bytes apart
+	signed, mins bool
+	codes        func(b []byte, q []byte, dx, mx []float32)
+	// colAux sets step s's d_y and s_y of an activation row y.
+	colAux func(y []byte, s int) (dy, sy float32)
+	// packAsm, where the type has it, is pack for 16 rows in assembly
+	// (the same bytes): row m at src+idx[m], nb blocks.
+	packAsm func(dst, src unsafe.Pointer, idx *[16]int32, nb int)
+}
+
+var amxTypes = map[quant.Type]*amxType{
+	quant.Q4_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ4_0, colAux: auxQ8_0, packAsm: amxPackQ4_0},
+	quant.Q4_1: {vdt: quant.Q8_1, step: 32, blockSteps: 1, qoff: 4, outer: 36, mins: true, codes: codesQ4_1, colAux: auxQ8_1, packAsm: amxPackQ4_1},
+	quant.Q5_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ5_0, colAux: auxQ8_0, packAsm: amxPackQ5_0},
+	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0, packAsm: amxPackQ8_0},
+	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32},
+	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16},
+}
+
+func f16(b []byte) float32 { return quant.FP16ToFP32(binary.LittleEndian.Uint16(b)) }
+
+func auxQ8_0(y []byte, s int) (float32, float32) { return f16(y[34*s:]), 0 }
+func auxQ8_1(y []byte, s int) (float32, float32) { return f16(y[36*s:]), f16(y[36*s+2:]) }
+
+// auxQ8_K32 is a 32-element step's d and d times its levels' sum (two of
+// the block's 16-element sums).
+func auxQ8_K32(y []byte, s int) (float32, float32) {
+	b := y[292*(s/8):]
+	d := math.Float32frombits(binary.LittleEndian.Uint32(b))
+	j := s % 8
+	sum := int32(int16(binary.LittleEndian.Uint16(b[260+4*j:]))) + int32(int16(binary.LittleEndian.Uint16(b[262+4*j:])))
+	return d, d * float32(sum)
+}
+
+func auxQ8_K16(y []byte, s int) (float32, float32) {
+	return math.Float32frombits(binary.LittleEndian.Uint32(y[292*(s/16):])), 0
+}
+
+const nibbles = 0x0f0f0f0f0f0f0f0f
+
+// nibbleCodes writes the 32 levels of 16 nibble pairs qs (value j low in
+// byte j, value j+16 high) to q, plus add to each byte.
+func nibbleCodes(q, qs []byte, add uint64) {
+	lo, hi := binary.LittleEndian.Uint64(qs), binary.LittleEndian.Uint64(qs[8:])
+	binary.LittleEndian.PutUint64(q, lo&nibbles+add)
+	binary.LittleEndian.PutUint64(q[8:], hi&nibbles+add)
+	binary.LittleEndian.PutUint64(q[16:], lo>>4&nibbles+add)
+	binary.LittleEndian.PutUint64(q[24:], hi>>4&nibbles+add)
+}
+
+// codesQ4_0: the levels minus 8, signed.
+func codesQ4_0(b, q []byte, dx, _ []float32) {
+	dx[0] = f16(b)
+	for j, v := range b[2:18] {
+		q[j], q[j+16] = byte(int8(v&15)-8), byte(int8(v>>4)-8)
+	}
+}
+
+func codesQ4_1(b, q []byte, dx, mx []float32) {
+	dx[0], mx[0] = f16(b), f16(b[2:])
+	nibbleCodes(q, b[4:20], 0)
+}
+
+func codesQ5_0(b, q []byte, dx, _ []float32) {
+	dx[0] = f16(b)
+	h := binary.LittleEndian.Uint32(b[2:])
+	for j, v := range b[6:22] {
+		q[j] = byte(int8(v&15|byte(h>>j&1)<<4) - 16)
+		q[j+16] = byte(int8(v>>4|byte(h>>(j+16)&1)<<4) - 16)
+	}
+}
+
+func codesQ8_0(b, q []byte, dx, _ []float32) {
+	dx[0] = f16(b)
+	copy(q[:32], b[2:34])
+}
+
+// codesQ4_K: sub-block j's levels are nibble j%2 of qs[32(j/2):], its
+// value d*sc*q - dmin*m.
+func codesQ4_K(b, q []byte, dx, mx []float32) {
+	d, dmin := f16(b), f16(b[2:])
+	for j := range 8 {
+		sc, m := quant.ScaleMinK4(j, b[4:16])
+		dx[j], mx[j] = d*float32(sc), -dmin*float32(m)
+		qs := b[16+32*(j/2):]
+		for l := range 32 {
+			q[32*j+l] = qs[l] >> (4 * (j % 2)) & 15
+		}
+	}
+}
+
+// codesQ6_K: element 128c+32k+l is nibble k/2 of ql[64c+l+32(k%2)] with
+// bits 2k of qh[32c+l] above it, minus 32; 16 scales of 16 elements.
+func codesQ6_K(b, q []byte, dx, _ []float32) {
+	d := f16(b[208:])
+	for j := range 16 {
+		dx[j] = d * float32(int8(b[192+j]))
+	}
+	for c := range 2 {
+		ql, qh := b[64*c:], b[128+32*c:]
+		for k := range 4 {
+			for l := range 32 {
+				lo := ql[l+32*(k%2)] >> (4 * (k / 2)) & 15
+				q[128*c+32*k+l] = byte(int8(lo|(qh[l]>>(2*k)&3)<<4) - 32)
+			}
+		}
+	}
+}
+
+// kernel is the assembly for a's levels and steps.
+func (a *amxType) kernel() func(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int) {
+	switch {
+	case !a.signed:
+		return amxDotSU32
+	case a.step == 16:
+		return amxDotSS16
+	}
+	return amxDotSS32
+}
+
+// A packed step of 16 weight rows: their 16 scales (float32), 16 minimums,
+// then B: step/4 rows of 64 bytes, byte 4m+i of row k being level 4k+i of
+// the step in weight row m (the layout TDPBSUD's second source takes).
+func (a *amxType) wstep() int { return 128 + 16*a.step }
+
+// pack unpacks rows [0, nrows) of x (stride bytes apart, nb blocks of bs
+// bytes each) into dst, nb*blockSteps packed steps; rows past nrows are
+// zero.
+func (a *amxType) pack(dst, x []byte, stride, nrows, nb int, bs int) {
+	ws, spb, words := a.wstep(), a.blockSteps, a.step/4
+	if nrows < 16 {
+		clear(dst)
+	}
+	_ = dst[nb*spb*ws-1]
+	var q [256]byte
+	var dx, mx [16]float32
+	base := unsafe.Pointer(unsafe.SliceData(dst))
+	for r := range nrows {
+		row := x[r*stride : r*stride+nb*bs]
+		for b := range nb {
+			a.codes(row[b*bs:], q[:], dx[:], mx[:])
+			for s := range spb {
+				// In bounds: step b*spb+s < nb*spb, checked above.
+				st := unsafe.Add(base, (b*spb+s)*ws+4*r)
+				*(*float32)(st) = dx[s]
+				*(*float32)(unsafe.Add(st, 64)) = mx[s]
+				src := q[s*a.step : (s+1)*a.step]
+				for k := range words {
+					*(*uint32)(unsafe.Add(st, 128+64*k)) = binary.LittleEndian.Uint32(src[4*k:])
+				}
+			}
+		}
+	}
+}
+
+// packRows is pack, through packAsm for a whole tile where a has it.
+func (a *amxType) packRows(dst, x []byte, stride, nrows, nb int, bs int) {
+	if a.packAsm == nil || nrows < 16 || 15*stride > math.MaxInt32 {
+		a.pack(dst, x, stride, nrows, nb, bs)
+		return
+	}
+	_, _ = dst[nb*a.blockSteps*a.wstep()-1], x[15*stride+nb*bs-1]
+	var idx [16]int32
+	for m := range idx {
+		idx[m] = int32(m * stride)
+	}
+	a.packAsm(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(x)), &idx, nb)
+}
+
+// fillAux writes the columns' step scales for the kernels: for each tile
+// of 16 columns from column c0 of act and each step, the columns' d_y,
+// then their s_y (128 bytes a step; zero past the last column).
+func (a *amxType) fillAux(aux []byte, act *activations, ncols int64, steps int) {
+	clear(aux)
+	for c := range ncols {
+		y := act.data[uint64(c)*act.nb[1]:]
+		t := aux[int(c/16)*steps*128+4*int(c%16):]
+		for k := range steps {
+			dy, sy := a.colAux(y, k)
+			binary.LittleEndian.PutUint32(t[128*k:], math.Float32bits(dy))
+			binary.LittleEndian.PutUint32(t[128*k+64:], math.Float32bits(sy))
+		}
+	}
+}
+
+// amxScratch is one thread's memory for amxMulMat, kept across calls.
+type amxScratch struct {
+	cfg [64]byte
+	w   []byte
+	aux []byte
+	c   [1024]byte
+	out [256]float32
+}
+
+var amxScratches = sync.Pool{New: func() any { return new(amxScratch) }}
+
+// amxMulMat computes thread p's share of MUL_MAT t on the tiles and
+// reports true, or reports false, computing nothing, when t is not a
+// product they take: a 2-D weight of an amxTypes type with whole blocks
+// against at least amxMinCols F32 columns, the results' columns evenly
+// spaced.
+func amxMulMat(p *Params, t *graph.Tensor) bool {
+	a, b := t.Src[0], t.Src[1]
+	at := amxTypes[a.Type]
+	ncols := b.NRows()
+	if at == nil || b.Type != quant.F32 || ncols < amxMinCols || a.Ne[2] != 1 || a.Ne[3] != 1 ||
+		a.Ne[0]%int64(a.Type.BlockSize()) != 0 || isHadamard(t) ||
+		t.Nb[2] != t.Nb[1]*uint64(t.Ne[1]) || t.Nb[3] != t.Nb[2]*uint64(t.Ne[2]) {
+		return false
+	}
+	act := prepareActivations(p, b, at.vdt)
+	nb := int(a.Ne[0] / int64(a.Type.BlockSize()))
+	steps := nb * at.blockSteps
+	bs := int(a.Type.TypeSize())
+	m := a.Ne[1]
+	tiles := (m + 15) / 16
+	lo, hi := p.Rows(tiles)
+	if lo >= hi {
+		return true
+	}
+	s := amxScratches.Get().(*amxScratch)
+	defer amxScratches.Put(s)
+	ws := at.wstep()
+	w := grow(&s.w, steps*ws)
+	aux := grow(&s.aux, int((ncols+15)/16)*steps*128)
+	at.fillAux(aux, &act, ncols, steps)
+	st := act.nb[1]
+	kern := at.kernel()
+	astep := uintptr(at.step)
+	cfgCols := -1 // the columns s.cfg is set for
+	for tile := lo; tile < hi; tile++ {
+		r0 := tile * 16
+		nrows := int(min(16, m-r0))
+		at.packRows(w, a.Data[uint64(r0)*a.Nb[1]:], int(a.Nb[1]), nrows, nb, bs)
+		for c0 := int64(0); c0 < ncols; c0 += 16 {
+			nc := int(min(16, ncols-c0))
+			caux := aux[int(c0/16)*steps*128:]
+			if nc != cfgCols {
+				setTileConfig(&s.cfg, nc, at.step)
+				cfgCols = nc
+			}
+			out := unsafe.Pointer(&s.out[0])
+			ostride := uintptr(64)
+			direct := nrows == 16
+			if direct {
+				off := uint64(c0)*t.Nb[1] + 4*uint64(r0)
+				end := off + uint64(nc-1)*t.Nb[1] + 64
+				out, ostride = unsafe.Pointer(unsafe.SliceData(t.Data[off:end])), uintptr(t.Nb[1])
+			}
+			ya := act.data[uint64(c0)*st+uint64(at.qoff) : uint64(c0+int64(nc)-1)*st+act.rowSize]
+			kern(unsafe.Pointer(&s.cfg), steps, at.blockSteps, uintptr(at.outer), astep,
+				unsafe.Pointer(unsafe.SliceData(ya)), uintptr(st), unsafe.Pointer(unsafe.SliceData(w)),
+				unsafe.Pointer(unsafe.SliceData(caux[:steps*128])), unsafe.Pointer(&s.c[0]), out, ostride, nc)
+			if !direct {
+				for c := range nc {
+					off := uint64(c0+int64(c))*t.Nb[1] + 4*uint64(r0)
+					for r := range nrows {
+						binary.LittleEndian.PutUint32(t.Data[off+4*uint64(r):], math.Float32bits(s.out[16*c+r]))
+					}
+				}
+			}
+		}
+	}
+	// Columns whose activations were not finite are NaN, as on the
+	// other paths.
+	nan := math.Float32bits(float32(math.NaN()))
+	for c := range ncols {
+		if act.bad != nil && act.bad[c] != 0 {
+			for r := lo * 16; r < min(hi*16, m); r++ {
+				binary.LittleEndian.PutUint32(t.Data[uint64(c)*t.Nb[1]+4*uint64(r):], nan)
+			}
+		}
+	}
+	return true
+}
+
+// setTileConfig writes palette 1's configuration: TMM0 the 16x16 int32
+// sums of nc columns, TMM1 nc activation rows of step bytes, TMM2 the
+// step/4 rows of 64 bytes of packed weights; TMM3 to TMM5 the same.
+func setTileConfig(cfg *[64]byte, nc, step int) {
+	clear(cfg[:])
+	cfg[0] = 1
+	binary.LittleEndian.PutUint16(cfg[16:], 64)
+	binary.LittleEndian.PutUint16(cfg[18:], uint16(step))
+	binary.LittleEndian.PutUint16(cfg[20:], 64)
+	cfg[48], cfg[49], cfg[50] = byte(nc), byte(nc), byte(step/4)
+	// TMM3 to TMM5 as TMM0 to TMM2, for the odd steps.
+	copy(cfg[22:28], cfg[16:22])
+	copy(cfg[51:54], cfg[48:51])
+}
+
+// amxDotSU32, amxDotSS32 and amxDotSS16 (amx_linux_amd64.s) compute, for
+// the nc <= 16 columns of a tile and the 16 packed weight rows w,
+// out[c*ostride + 4m] = the sum over steps of (C[c][m]*dx[m])*dy[c]
+// (+ mx[m]*sy[c] in SU), C the step's int32 tile product, dx and mx the
+// step's row scales and minimums in w, dy and sy the columns' in aux (128
+// bytes a step); c is 2 KiB of scratch. The activation levels of step k
+// of column c are at a + c*astride + (k/inner)*outer + (k%inner)*astep.
+// SU multiplies signed activations by unsigned weight levels, SS signed
+// by signed; 32 and 16 are the step's elements.
+//
+//go:noescape
+func amxDotSU32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
+
+//go:noescape
+func amxDotSS32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
+
+//go:noescape
+func amxDotSS16(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
+
+//go:noescape
+func amxPackQ4_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
+
+//go:noescape
+func amxPackQ4_1(dst, src unsafe.Pointer, idx *[16]int32, nb int)
+
+//go:noescape
+func amxPackQ5_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
+
+//go:noescape
+func amxPackQ8_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
