@@ -132,6 +132,11 @@ type ovBackend struct {
 	lastSnap graphSnap
 	lastCM   *compiledModel
 	snapGen  uint64
+	// shapes are the graphs whose keys were built, most recent first,
+	// remembered by position (shape.go); shapeHits counts the graphs
+	// they recognized.
+	shapes    []*shapeRec
+	shapeHits int
 	// static is the NPU static path's state (npu.go).
 	static staticState
 	// stateResets counts the fresh requests the stateful policy made;
@@ -202,7 +207,7 @@ func (be *ovBackend) Close() error {
 		r.free(be.dev.rt.lib)
 	}
 	clear(be.reqs)
-	be.last, be.lastSnap, be.lastCM = keyInfo{}, graphSnap{}, nil
+	be.last, be.lastSnap, be.lastCM, be.shapes = keyInfo{}, graphSnap{}, nil, nil
 	be.dev.cache.close(be.dev.rt.lib)
 	return nil
 }
@@ -219,7 +224,20 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 	rt := be.dev.rt
 	t0 := time.Now()
 	k, ok := be.sameGraph(g)
+	// byShape: the positional check applies (no static path, stateful
+	// execution or uncached pieces, which want the full key).
+	byShape := !be.opts.Static(rt.kind) && !be.opts.statefulOn(rt.kind) && !be.uncached(g) && byShapeOn
+	remember := false
+	if !ok && byShape {
+		if rec := be.shapeHit(g); rec != nil {
+			k, ok = keyInfo{key: rec.key, g: g}, true
+			be.last, be.lastSnap, be.lastCM = k, snapshotFrom(g, rec.scr, be.lastSnap), rec.cm
+			be.snapGen++
+			be.shapeHits++
+		}
+	}
 	if !ok {
+		remember = byShape
 		k = graphKey(g, rt.kind)
 		k.key += be.opts.translationTag()
 		if be.opts.statefulOn(rt.kind) {
@@ -277,6 +295,9 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 	}
 	if !noCache {
 		be.lastCM = cm
+		if remember {
+			be.rememberShape(g, k, cm)
+		}
 	}
 	req, err := be.request(cm)
 	if err == nil && be.opts.statefulOn(rt.kind) {

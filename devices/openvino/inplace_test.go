@@ -1,6 +1,8 @@
 package openvino
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -8,6 +10,8 @@ import (
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
+	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -211,4 +215,108 @@ func TestHostWeightHashedOnce(t *testing.T) {
 	hc := hostContent(c)
 	mem[0]++
 	require.NotEqual(t, hc, hostContent(c), "a tensor outside a weights buffer is hashed every time")
+}
+
+// The model runner builds a new graph (new tensors) whenever the batch
+// shape changes; run as the benchmark does (a prompt, then single tokens
+// from an empty cache, twice), the graphs of a shape seen before are
+// recognized by position (shape.go) instead of by building their keys,
+// the first token after each prompt among them, and the logits are those
+// of the full key's path bit for bit. Verified on the double and, with
+// GGML_OPENVINO_LIB, on the real CPU plugin.
+func TestShapeKeyLogits(t *testing.T) {
+	p := buildDouble(t)
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	cfg := genmodel.Default()
+	require.NoError(t, genmodel.WriteFile(path, cfg))
+	run := func(on bool) ([][]float32, int, int) {
+		old := byShapeOn
+		byShapeOn = on
+		defer func() { byShapeOn = old }()
+		dev := openDevice(t, p, Options{})
+		var be *ovBackend
+		testBackendHook = func(b *ovBackend) { be = b }
+		defer func() { testBackendHook = nil }()
+		m, err := model.Open(path, model.Options{Device: dev, Threads: 1})
+		require.NoError(t, err)
+		defer m.Close()
+		s, err := m.NewSession(model.SessionOptions{Ctx: 64, Batch: 16})
+		require.NoError(t, err)
+		defer s.Close()
+		var out [][]float32
+		for range 2 {
+			s.Reset()
+			lg, err := s.Decode(context.Background(), []int32{1, 5, 9, 12, 3, 8}, nil)
+			require.NoError(t, err)
+			out = append(out, lg[len(lg)-1])
+			s.Reset()
+			for _, tok := range []int32{7, 30, 2, 11} {
+				lg, err := s.Decode(context.Background(), []int32{tok}, nil)
+				require.NoError(t, err)
+				out = append(out, lg[len(lg)-1])
+			}
+		}
+		return out, be.shapeHits, len(dev.cache.models)
+	}
+	got, hits, models := run(true)
+	// The second run's prompt and its first token are graphs of shapes
+	// the first run built.
+	require.Equal(t, 2, hits)
+	full, fhits, fmodels := run(false)
+	require.Zero(t, fhits)
+	require.Equal(t, fmodels, models)
+	t.Logf("%d graphs recognized by position, %d models", hits, models)
+	for i := range got {
+		require.Equal(t, full[i], got[i], "graph %d: by position against the full key", i)
+	}
+}
+
+// A new graph that differs from a remembered one only where the fields
+// compared in place cannot see it - which source is which (SUB(a, b)
+// after SUB(b, a)), or a parameter (SCALE by 3 after SCALE by 2), with
+// every tensor at the same address - is not taken for it.
+func TestShapeKeyTellsGraphsApart(t *testing.T) {
+	p := buildDouble(t)
+	dev := openDevice(t, p, Options{})
+	be := newBackend(dev)
+	defer be.Close()
+	const n = 64
+	buf, err := dev.HostType().Alloc(1 << 16)
+	require.NoError(t, err)
+	defer buf.Free()
+	build := func(f func(c *graph.Context, a, b *graph.Tensor) *graph.Tensor) (*graph.Tensor, *graph.Graph) {
+		require.NoError(t, buf.Reset())
+		c := graph.NewContext(graph.ContextOptions{})
+		a, b := graph.SetInput(c.NewTensor(quant.F32, n)), graph.SetInput(c.NewTensor(quant.F32, n))
+		y := f(c, a, b)
+		g, err := c.Build(y)
+		require.NoError(t, err)
+		for i, x := range []*graph.Tensor{a, b, y} {
+			require.NoError(t, buf.AllocTensor(x, uint64(i)*4096))
+		}
+		xa, xb := make([]float32, n), make([]float32, n)
+		for i := range xa {
+			xa[i], xb[i] = float32(i), float32(3*i+1)
+		}
+		require.NoError(t, buffer.SetTensor(a, quant.F32Bytes(xa), 0))
+		require.NoError(t, buffer.SetTensor(b, quant.F32Bytes(xb), 0))
+		return y, g
+	}
+	check := func(f func(c *graph.Context, a, b *graph.Tensor) *graph.Tensor, want func(i int) float32) {
+		y, g := build(f)
+		require.NoError(t, be.GraphCompute(g))
+		for i, v := range quant.BytesF32(y.Data) {
+			require.Equal(t, want(i), v, "element %d", i)
+		}
+	}
+	check(func(c *graph.Context, a, b *graph.Tensor) *graph.Tensor { return c.Sub(a, b) }, func(i int) float32 { return float32(i) - float32(3*i+1) })
+	check(func(c *graph.Context, a, b *graph.Tensor) *graph.Tensor { return c.Sub(a, b) }, func(i int) float32 { return float32(i) - float32(3*i+1) })
+	require.Equal(t, 1, be.shapeHits, "the same graph again, new tensors")
+	check(func(c *graph.Context, a, b *graph.Tensor) *graph.Tensor { return c.Sub(b, a) }, func(i int) float32 { return float32(3*i+1) - float32(i) })
+	check(func(c *graph.Context, a, b *graph.Tensor) *graph.Tensor { return c.Scale(a, 2) }, func(i int) float32 { return 2 * float32(i) })
+	check(func(c *graph.Context, a, b *graph.Tensor) *graph.Tensor { return c.Scale(a, 3) }, func(i int) float32 { return 3 * float32(i) })
+	require.Equal(t, 1, be.shapeHits)
+	// SUB(b, a) has SUB(a, b)'s key (inputs are keyed by their fields,
+	// bound by position): its model, bound the other way.
+	require.Equal(t, 3, len(dev.cache.models))
 }
