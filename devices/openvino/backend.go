@@ -80,8 +80,9 @@ type CacheStats struct {
 	HitHost time.Duration
 	// HitCopy is the part of HitHost spent copying outputs out of the
 	// scratch memory they were bound to (strided outputs, and those that
-	// overlap an input: a KV cache that SET_ROWS writes and attention
-	// reads is copied whole, every token).
+	// overlap an input where writing in place is not safe: a KV cache
+	// that SET_ROWS writes is written in place when only its ScatterUpdate
+	// reads the old contents, outputs.go inPlaceParams).
 	HitCopy time.Duration
 }
 
