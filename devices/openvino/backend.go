@@ -225,11 +225,14 @@ func (be *ovBackend) GraphCompute(g *graph.Graph) error {
 	rt := be.dev.rt
 	t0 := time.Now()
 	k, ok := be.sameGraph(g)
-	// byShape: the positional check applies (no static path, stateful
-	// execution or uncached pieces, which want the full key).
-	byShape := !be.opts.Static(rt.kind) && !be.opts.statefulOn(rt.kind) && !be.uncached(g) && byShapeOn
-	remember := false
-	if !ok && byShape {
+	// byShape: another graph may be recognized by position (not on the
+	// static path, with stateful execution or for uncached pieces, which
+	// want the full key); remember: this one is, once its model is known.
+	byShape, remember := false, false
+	if !ok {
+		byShape = byShapeOn && !be.opts.Static(rt.kind) && !be.opts.statefulOn(rt.kind) && !be.uncached(g)
+	}
+	if byShape {
 		if rec := be.shapeHit(g); rec != nil {
 			k, ok = keyInfo{key: rec.key, g: g}, true
 			be.last, be.lastSnap, be.lastCM = k, snapshotFrom(g, rec.scr, be.lastSnap), rec.cm
