@@ -389,7 +389,11 @@ func TestKVCacheUSMSessionsReuseAddresses(t *testing.T) {
 	defer m.Close()
 	var out [][]float32
 	seen := map[uintptr]int{}
-	for i := 0; i < 3; i++ {
+	reused := false
+	// Whether the allocator hands a freed cache's address out again is
+	// its choice (it did not once in a few runs in three sessions): up to
+	// eight sessions, stopping at the first reuse after the third.
+	for i := 0; i < 8 && !(reused && i >= 3); i++ {
 		s, err := m.NewSession(model.SessionOptions{Ctx: 64, Batch: 16})
 		require.NoError(t, err)
 		for _, tok := range [][]int32{{1, 5, 9}, {7}} {
@@ -400,14 +404,11 @@ func TestKVCacheUSMSessionsReuseAddresses(t *testing.T) {
 		st := usmStorages(be)
 		require.NotEmpty(t, st)
 		seen[st[0].Base()]++
+		reused = reused || seen[st[0].Base()] > 1
 		require.NoError(t, s.Close())
 	}
 	for i := 2; i < len(out); i++ {
 		require.Equal(t, out[i%2], out[i], "session %d", i/2)
-	}
-	reused := false
-	for _, n := range seen {
-		reused = reused || n > 1
 	}
 	require.True(t, reused, "no session's cache was allocated where an earlier one's was: the case is not exercised (%v)", seen)
 }
