@@ -85,3 +85,37 @@ func TestGraphReuse(t *testing.T) {
 		require.NoError(t, fresh.Close())
 	}
 }
+
+// TestDecodeInto: DecodeInto writes a token's logits into the row it is
+// given (the same memory, no new row), bit for bit what Decode returns for
+// the same tokens, makes the rows it is not given, and refuses a row count
+// other than the token count.
+func TestDecodeInto(t *testing.T) {
+	c := genmodel.Config{Arch: "llama", Type: quant.Q4_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Seed: 3}
+	m, err := model.Open(genFile(t, c), model.Options{Threads: 1})
+	require.NoError(t, err)
+	defer m.Close()
+	ctx := context.Background()
+	a, err := m.NewSession(model.SessionOptions{Ctx: 64, Batch: 8})
+	require.NoError(t, err)
+	b, err := m.NewSession(model.SessionOptions{Ctx: 64, Batch: 8})
+	require.NoError(t, err)
+	rows := [][]float32{make([]float32, c.VocabSize)}
+	first := &rows[0][0]
+	for i, tok := range prompt(12, c.VocabSize, 5) {
+		want, err := a.Decode(ctx, []int32{tok}, nil)
+		require.NoError(t, err)
+		got, err := b.DecodeInto(ctx, []int32{tok}, nil, rows)
+		require.NoError(t, err)
+		require.Same(t, first, &got[0][0], "token %d: a new row", i)
+		for j := range want[0] {
+			require.Equal(t, math.Float32bits(want[0][j]), math.Float32bits(got[0][j]), "token %d logit %d", i, j)
+		}
+	}
+	got, err := b.DecodeInto(ctx, []int32{1, 2}, nil, make([][]float32, 2))
+	require.NoError(t, err)
+	require.Nil(t, got[0])
+	require.Len(t, got[1], c.VocabSize)
+	_, err = b.DecodeInto(ctx, []int32{1, 2}, nil, rows)
+	require.ErrorIs(t, err, model.ErrArgument)
+}

@@ -236,6 +236,22 @@ func (s *Session) Decode(ctx context.Context, tokens []int32, logits []bool) ([]
 	return s.decode(ctx, tokens, logits, nil)
 }
 
+// DecodeInto is Decode writing into out (one entry per token) where it is
+// given: a row already n_vocab long is overwritten rather than made, as
+// llama_get_logits hands out one buffer for every call. A loop decoding
+// token by token then allocates nothing per token (Gemma 3's 262,144
+// logits made afresh were a megabyte of garbage a token).
+func (s *Session) DecodeInto(ctx context.Context, tokens []int32, logits []bool, out [][]float32) ([][]float32, error) {
+	if out != nil && len(out) != len(tokens) {
+		return nil, fmt.Errorf("%w: %d output rows for %d tokens", ErrArgument, len(out), len(tokens))
+	}
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	return s.decode(ctx, tokens, logits, out)
+}
+
 // decode is Decode, in a call already entered, writing into out when it
 // is given (one entry per token): a row already n_vocab long is
 // overwritten rather than made, so that Generate reuses one row for every

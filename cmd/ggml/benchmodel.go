@@ -302,6 +302,9 @@ func openRunnerSide(name, path string, o model.Options, nCtx, pp, tg int) (_ *be
 	nVocab := m.HParams.NVocab
 	ctx := context.Background()
 	tok := make([]int32, 1)
+	// One logits row for every generated token, as libllama's side reads
+	// its context's one buffer.
+	rows := make([][]float32, 1)
 	sd.f = func() (runTimes, error) {
 		var clock runClock
 		s.Reset()
@@ -318,7 +321,7 @@ func openRunnerSide(name, path string, o model.Options, nCtx, pp, tg int) (_ *be
 		var st1 openvino.CacheStats
 		for i := range tg {
 			tok[0] = benchToken(i, nVocab)
-			if _, err := s.Decode(ctx, tok, nil); err != nil {
+			if _, err := s.DecodeInto(ctx, tok, nil, rows); err != nil {
 				return runTimes{}, err
 			}
 			if i == 0 && sd.stats != nil {
