@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
@@ -320,11 +321,27 @@ func (s *Session) decodeBatch(ctx context.Context, tokens []int32, want []bool, 
 	}
 	s.nPast += n
 	if len(outIdx) > 0 && want[outIdx[0]] {
+		nv := s.m.HParams.NVocab
+		if littleEndian {
+			// The tensor's little-endian floats are the rows' own
+			// bytes: each row is read straight into its memory (the
+			// conversion loop was 2% of Gemma 3's decode step).
+			for r, i := range outIdx {
+				row := out[i]
+				if len(row) != nv {
+					row = make([]float32, nv)
+				}
+				if err := buffer.GetTensor(bg.logits, floatBytes(row), uint64(4*r*nv)); err != nil {
+					return fmt.Errorf("model: reading logits: %w", err)
+				}
+				out[i] = row
+			}
+			return nil
+		}
 		raw := grow(&s.scratch.logits, int(bg.logits.NBytes()))
 		if err := buffer.GetTensor(bg.logits, raw, 0); err != nil {
 			return fmt.Errorf("model: reading logits: %w", err)
 		}
-		nv := s.m.HParams.NVocab
 		for r, i := range outIdx {
 			row := out[i]
 			if len(row) != nv {
@@ -497,4 +514,19 @@ func (s *Session) closeBy(why error) error {
 		errs = append(errs, c.Free())
 	}
 	return errors.Join(errs...)
+}
+
+// littleEndian reports whether this machine stores a float32 as the
+// little-endian bytes tensors hold.
+var littleEndian = func() bool {
+	x := uint32(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// floatBytes views f's memory as bytes.
+func floatBytes(f []float32) []byte {
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f))
 }
