@@ -634,7 +634,23 @@ DATA q41perm<>+96(SB)/8, $0x0000000600000006
 DATA q41perm<>+104(SB)/8, $0x0000000600000006
 DATA q41perm<>+112(SB)/8, $0x0000000600000006
 DATA q41perm<>+120(SB)/8, $0x0000000600000006
-GLOBL q41perm<>(SB), RODATA|NOPTR, $128
+DATA q41perm<>+128(SB)/8, $0x0000000800000008
+DATA q41perm<>+136(SB)/8, $0x0000000800000008
+DATA q41perm<>+144(SB)/8, $0x0000000800000008
+DATA q41perm<>+152(SB)/8, $0x0000000800000008
+DATA q41perm<>+160(SB)/8, $0x0000000a0000000a
+DATA q41perm<>+168(SB)/8, $0x0000000a0000000a
+DATA q41perm<>+176(SB)/8, $0x0000000a0000000a
+DATA q41perm<>+184(SB)/8, $0x0000000a0000000a
+DATA q41perm<>+192(SB)/8, $0x0000000c0000000c
+DATA q41perm<>+200(SB)/8, $0x0000000c0000000c
+DATA q41perm<>+208(SB)/8, $0x0000000c0000000c
+DATA q41perm<>+216(SB)/8, $0x0000000c0000000c
+DATA q41perm<>+224(SB)/8, $0x0000000e0000000e
+DATA q41perm<>+232(SB)/8, $0x0000000e0000000e
+DATA q41perm<>+240(SB)/8, $0x0000000e0000000e
+DATA q41perm<>+248(SB)/8, $0x0000000e0000000e
+GLOBL q41perm<>(SB), RODATA|NOPTR, $256
 
 // Q41PAIRZ adds the current blocks of rows RA and RB to ACC (RA's in the
 // low half) with the column's quants in Z8, their products xd*dy
@@ -642,6 +658,18 @@ GLOBL q41perm<>(SB), RODATA|NOPTR, $128
 #define Q41PAIRZ(RA, RB, ACC, PERM) \
 	VBROADCASTI32X4 4(RA)(R13*1), Z4;      \
 	VBROADCASTI32X4 4(RB)(R13*1), K2, Z4;  \
+	VPSRLVD         Z13, Z4, Z4;           \
+	VPANDD          Z14, Z4, Z4;           \
+	VPERMPS         Z12, PERM, Z10;        \
+	VPXORD          Z9, Z9, Z9;            \
+	VPDPBUSD        Z8, Z4, Z9;            \
+	VCVTDQ2PS       Z9, Z9;                \
+	VFMADD231PS     Z10, Z9, ACC
+
+// Q41PAIRZO is Q41PAIRZ for the second block of a pair (20 bytes on).
+#define Q41PAIRZO(RA, RB, ACC, PERM) \
+	VBROADCASTI32X4 24(RA)(R13*1), Z4;     \
+	VBROADCASTI32X4 24(RB)(R13*1), K2, Z4; \
 	VPSRLVD         Z13, Z4, Z4;           \
 	VPANDD          Z14, Z4, Z4;           \
 	VPERMPS         Z12, PERM, Z10;        \
@@ -665,11 +693,43 @@ TEXT ·dotQ4_1RowsVNNI(SB), NOSPLIT, $40-72
 	VBROADCASTI64X4 nib<>(SB), Z14
 	VMOVDQU32       q41perm<>+0(SB), Z16
 	VMOVDQU32       q41perm<>+64(SB), Z17
+	VMOVDQU32       q41perm<>+128(SB), Z18
+	VMOVDQU32       q41perm<>+192(SB), Z19
 	MOVL            $0xff00, AX
 	KMOVW           AX, K2
 	RGROUPSTART
 	MOVQ            dy+48(FP), R12
 	VXORPS          Y5, Y5, Y5
+
+pair:
+	CMPQ            CX, $2
+	JLT             block
+	VMOVD           (R8)(R13*1), X12
+	VPINSRD         $1, (R9)(R13*1), X12, X12
+	VPINSRD         $2, (R10)(R13*1), X12, X12
+	VPINSRD         $3, (R11)(R13*1), X12, X12
+	VMOVD           20(R8)(R13*1), X15
+	VPINSRD         $1, 20(R9)(R13*1), X15, X15
+	VPINSRD         $2, 20(R10)(R13*1), X15, X15
+	VPINSRD         $3, 20(R11)(R13*1), X15, X15
+	VINSERTI128     $1, X15, Y12, Y12
+	VCVTPH2PS       Y12, Z12
+	VMULPS          0(R12), Z12, Z12
+	VADDPS          Y12, Y5, Y5
+	VEXTRACTF64X4   $1, Z12, Y15
+	VADDPS          Y15, Y5, Y5
+	RPREFETCH
+	VBROADCASTI64X4 4(DI), Z8
+	Q41PAIRZ(R8, R9, Z0, Z16)
+	Q41PAIRZ(R10, R11, Z1, Z17)
+	VBROADCASTI64X4 40(DI), Z8
+	Q41PAIRZO(R8, R9, Z0, Z18)
+	Q41PAIRZO(R10, R11, Z1, Z19)
+	ADDQ            $40, R13
+	ADDQ            $72, DI
+	ADDQ            $64, R12
+	SUBQ            $2, CX
+	JMP             pair
 
 block:
 	TESTQ           CX, CX
@@ -681,7 +741,6 @@ block:
 	VCVTPH2PS       X12, Y12
 	VMULPS          0(R12), Y12, Y12
 	VADDPS          Y12, Y5, Y5
-	RPREFETCH
 	VBROADCASTI64X4 4(DI), Z8
 	Q41PAIRZ(R8, R9, Z0, Z16)
 	Q41PAIRZ(R10, R11, Z1, Z17)
