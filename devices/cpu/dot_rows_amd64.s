@@ -616,8 +616,11 @@ TEXT ·dotIQ4_NLRowsVNNI(SB), NOSPLIT, $40-72
 // store and a broadcast from the stack. Z0 accumulates rows 0 and 1, Z1
 // rows 2 and 3; at the group's end they are split into Y0..Y3 for
 // HSUM4MS. K2 selects a 512-bit register's high half (dwords 8-15), Z13
-// holds q40shift twice, Z14 the nibble mask, Z16 and Z17 the permutations
-// (q41perm).
+// holds q40shift twice, Z14 the nibble mask, Z16..Z19 the permutations
+// (q41perm: rows 0 and 1, rows 2 and 3 of a step's first block, then of
+// its second). A step takes two blocks: the four rows' d and m of both
+// in Z12 (the first block's in the low half), one conversion and one
+// multiplication; a last odd block goes alone.
 DATA q41perm<>+0(SB)/8, $0
 DATA q41perm<>+8(SB)/8, $0
 DATA q41perm<>+16(SB)/8, $0
@@ -652,24 +655,12 @@ DATA q41perm<>+240(SB)/8, $0x0000000e0000000e
 DATA q41perm<>+248(SB)/8, $0x0000000e0000000e
 GLOBL q41perm<>(SB), RODATA|NOPTR, $256
 
-// Q41PAIRZ adds the current blocks of rows RA and RB to ACC (RA's in the
-// low half) with the column's quants in Z8, their products xd*dy
-// permuted out of Y12 by PERM.
-#define Q41PAIRZ(RA, RB, ACC, PERM) \
-	VBROADCASTI32X4 4(RA)(R13*1), Z4;      \
-	VBROADCASTI32X4 4(RB)(R13*1), K2, Z4;  \
-	VPSRLVD         Z13, Z4, Z4;           \
-	VPANDD          Z14, Z4, Z4;           \
-	VPERMPS         Z12, PERM, Z10;        \
-	VPXORD          Z9, Z9, Z9;            \
-	VPDPBUSD        Z8, Z4, Z9;            \
-	VCVTDQ2PS       Z9, Z9;                \
-	VFMADD231PS     Z10, Z9, ACC
-
-// Q41PAIRZO is Q41PAIRZ for the second block of a pair (20 bytes on).
-#define Q41PAIRZO(RA, RB, ACC, PERM) \
-	VBROADCASTI32X4 24(RA)(R13*1), Z4;     \
-	VBROADCASTI32X4 24(RB)(R13*1), K2, Z4; \
+// Q41PAIRZ adds the blocks XO bytes on of rows RA and RB to ACC (RA's in
+// the low half) with the column's quants in Z8, their products xd*dy
+// permuted out of Z12 by PERM.
+#define Q41PAIRZ(RA, RB, ACC, PERM, XO) \
+	VBROADCASTI32X4 XO+4(RA)(R13*1), Z4;     \
+	VBROADCASTI32X4 XO+4(RB)(R13*1), K2, Z4; \
 	VPSRLVD         Z13, Z4, Z4;           \
 	VPANDD          Z14, Z4, Z4;           \
 	VPERMPS         Z12, PERM, Z10;        \
@@ -720,11 +711,11 @@ pair:
 	VADDPS          Y15, Y5, Y5
 	RPREFETCH
 	VBROADCASTI64X4 4(DI), Z8
-	Q41PAIRZ(R8, R9, Z0, Z16)
-	Q41PAIRZ(R10, R11, Z1, Z17)
+	Q41PAIRZ(R8, R9, Z0, Z16, 0)
+	Q41PAIRZ(R10, R11, Z1, Z17, 0)
 	VBROADCASTI64X4 40(DI), Z8
-	Q41PAIRZO(R8, R9, Z0, Z18)
-	Q41PAIRZO(R10, R11, Z1, Z19)
+	Q41PAIRZ(R8, R9, Z0, Z18, 20)
+	Q41PAIRZ(R10, R11, Z1, Z19, 20)
 	ADDQ            $40, R13
 	ADDQ            $72, DI
 	ADDQ            $64, R12
@@ -742,8 +733,8 @@ block:
 	VMULPS          0(R12), Y12, Y12
 	VADDPS          Y12, Y5, Y5
 	VBROADCASTI64X4 4(DI), Z8
-	Q41PAIRZ(R8, R9, Z0, Z16)
-	Q41PAIRZ(R10, R11, Z1, Z17)
+	Q41PAIRZ(R8, R9, Z0, Z16, 0)
+	Q41PAIRZ(R10, R11, Z1, Z17, 0)
 	ADDQ            $20, R13
 	ADDQ            $36, DI
 	ADDQ            $32, R12
