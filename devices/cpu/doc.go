@@ -9,15 +9,19 @@
 //
 // # Architecture levels
 //
-// Each architecture level (avx2 and avx512vnni on amd64; neon and
-// neon-dotprod on arm64) is one table of kernels in one file,
+// Each architecture level (avx2, avx512vnni and, on linux, amx on amd64;
+// neon and neon-dotprod on arm64) is one table of kernels in one file,
 // level_<name>_<arch>.go, which registers it with its name, its priority,
 // the processor features its assembly needs and every kernel it has
 // (level.go says which kinds). The
 // best level the processor supports is chosen once, at start; the purego
 // build tag builds no level and GGML_CPU_GENERIC=1 keeps the generic Go
-// (EnvGeneric). Engine.Kernels names the set an Engine uses; KernelReport,
-// which `ggml devices` prints, lists the levels and the kernels in use.
+// (EnvGeneric), and GGML_CPU_AMX=0 leaves the amx level out (EnvAMX):
+// its products of 16 or more columns run on the tile unit and sum in
+// another order than avx2's (MatrixUnitTypes names their types), where
+// avx512vnni's are avx2's bit for bit. Engine.Kernels names the set an
+// Engine uses; KernelReport, which `ggml devices` prints, lists the levels
+// and the kernels in use.
 //
 // # Adding a level
 //

@@ -172,26 +172,35 @@ func codesQ4_K(b, q []byte, dx, mx []float32) {
 	for j := range 8 {
 		sc, m := quant.ScaleMinK4(j, b[4:16])
 		dx[j], mx[j] = d*float32(sc), -dmin*float32(m)
-		qs := b[16+32*(j/2):]
-		for l := range 32 {
-			q[32*j+l] = qs[l] >> (4 * (j % 2)) & 15
+	}
+	for p := range 4 {
+		qs := b[16+32*p : 48+32*p]
+		for i := 0; i < 32; i += 8 {
+			v := binary.LittleEndian.Uint64(qs[i:])
+			binary.LittleEndian.PutUint64(q[64*p+i:], v&nibbles)
+			binary.LittleEndian.PutUint64(q[64*p+32+i:], v>>4&nibbles)
 		}
 	}
 }
 
 // codesQ6_K: element 128c+32k+l is nibble k/2 of ql[64c+l+32(k%2)] with
-// bits 2k of qh[32c+l] above it, minus 32; 16 scales of 16 elements.
+// bits 2k of qh[32c+l] above it, minus 32 (as a byte, (code+0x60)^0x80:
+// no byte carries); 16 scales of 16 elements.
 func codesQ6_K(b, q []byte, dx, _ []float32) {
+	const crumbs, tops = 0x0303030303030303, 0x8080808080808080
 	d := f16(b[208:])
 	for j := range 16 {
 		dx[j] = d * float32(int8(b[192+j]))
 	}
 	for c := range 2 {
-		ql, qh := b[64*c:], b[128+32*c:]
-		for k := range 4 {
-			for l := range 32 {
-				lo := ql[l+32*(k%2)] >> (4 * (k / 2)) & 15
-				q[128*c+32*k+l] = byte(int8(lo|(qh[l]>>(2*k)&3)<<4) - 32)
+		ql, qh := b[64*c:64*c+64], b[128+32*c:160+32*c]
+		for l := 0; l < 32; l += 8 {
+			q0, q1 := binary.LittleEndian.Uint64(ql[l:]), binary.LittleEndian.Uint64(ql[l+32:])
+			h := binary.LittleEndian.Uint64(qh[l:])
+			lo := [4]uint64{q0 & nibbles, q1 & nibbles, q0 >> 4 & nibbles, q1 >> 4 & nibbles}
+			for k, v := range lo {
+				code := v | (h>>(2*k)&crumbs)<<4
+				binary.LittleEndian.PutUint64(q[128*c+32*k+l:], (code+0x6060606060606060)^tops)
 			}
 		}
 	}
