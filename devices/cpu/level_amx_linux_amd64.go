@@ -96,6 +96,9 @@ type amxType struct {
 	// packAsm, where the type has it, is pack for 16 rows in assembly
 	// (the same bytes): row m at src+idx[m], nb blocks.
 	packAsm func(dst, src unsafe.Pointer, idx *[16]int32, nb int)
+	// scales, where set, are the steps' row scales and minimums of a
+	// block, which packAsm then leaves to Go.
+	scales func(b []byte, dx, mx []float32)
 }
 
 var amxTypes = map[quant.Type]*amxType{
@@ -103,7 +106,7 @@ var amxTypes = map[quant.Type]*amxType{
 	quant.Q4_1: {vdt: quant.Q8_1, step: 32, blockSteps: 1, qoff: 4, outer: 36, mins: true, codes: codesQ4_1, colAux: auxQ8_1, packAsm: amxPackQ4_1},
 	quant.Q5_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ5_0, colAux: auxQ8_0, packAsm: amxPackQ5_0},
 	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0, packAsm: amxPackQ8_0},
-	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32},
+	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32, packAsm: amxPackQ4_K, scales: scalesQ4_K},
 	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16},
 }
 
@@ -168,11 +171,7 @@ func codesQ8_0(b, q []byte, dx, _ []float32) {
 // codesQ4_K: sub-block j's levels are nibble j%2 of qs[32(j/2):], its
 // value d*sc*q - dmin*m.
 func codesQ4_K(b, q []byte, dx, mx []float32) {
-	d, dmin := f16(b), f16(b[2:])
-	for j := range 8 {
-		sc, m := quant.ScaleMinK4(j, b[4:16])
-		dx[j], mx[j] = d*float32(sc), -dmin*float32(m)
-	}
+	scalesQ4_K(b, dx, mx)
 	for p := range 4 {
 		qs := b[16+32*p : 48+32*p]
 		for i := 0; i < 32; i += 8 {
@@ -180,6 +179,15 @@ func codesQ4_K(b, q []byte, dx, mx []float32) {
 			binary.LittleEndian.PutUint64(q[64*p+i:], v&nibbles)
 			binary.LittleEndian.PutUint64(q[64*p+32+i:], v>>4&nibbles)
 		}
+	}
+}
+
+// scalesQ4_K sets the eight sub-blocks' d*sc and -dmin*m.
+func scalesQ4_K(b []byte, dx, mx []float32) {
+	d, dmin := f16(b), f16(b[2:])
+	for j := range 8 {
+		sc, m := quant.ScaleMinK4(j, b[4:16])
+		dx[j], mx[j] = d*float32(sc), -dmin*float32(m)
 	}
 }
 
@@ -264,6 +272,21 @@ func (a *amxType) packRows(dst, x []byte, stride, nrows, nb int, bs int) {
 		idx[m] = int32(m * stride)
 	}
 	a.packAsm(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(x)), &idx, nb)
+	if a.scales == nil {
+		return
+	}
+	ws, spb := a.wstep(), a.blockSteps
+	var dx, mx [16]float32
+	for r := range 16 {
+		for b := range nb {
+			a.scales(x[r*stride+b*bs:], dx[:], mx[:])
+			for s := range spb {
+				st := dst[(b*spb+s)*ws:]
+				binary.LittleEndian.PutUint32(st[4*r:], math.Float32bits(dx[s]))
+				binary.LittleEndian.PutUint32(st[64+4*r:], math.Float32bits(mx[s]))
+			}
+		}
+	}
 }
 
 // fillAux writes the columns' step scales for the kernels: for each tile
@@ -415,6 +438,9 @@ func amxPackQ4_1(dst, src unsafe.Pointer, idx *[16]int32, nb int)
 
 //go:noescape
 func amxPackQ5_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
+
+//go:noescape
+func amxPackQ4_K(dst, src unsafe.Pointer, idx *[16]int32, nb int)
 
 //go:noescape
 func amxPackQ8_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
