@@ -223,6 +223,97 @@ done:                         \
 	VZEROUPPER;               \
 	RET
 
+// PACKSTART loads the packers' arguments (DI dst, SI src, CX nb, Z31 the
+// rows' offsets) and constants: Z30 the nibble mask, Z29 8s, Z28 16s (the
+// levels' offsets), Z27 the fifth bits' spreading multiplier, Z26 their
+// byte mask, Z24 four bits, Z25 zero.
+#define PACKSTART \
+	MOVQ dst+0(FP), DI;      \
+	MOVQ src+8(FP), SI;      \
+	MOVQ idx+16(FP), AX;     \
+	MOVQ nb+24(FP), CX;      \
+	VMOVDQU32 (AX), Z31;     \
+	MOVL $0x0f0f0f0f, AX;    \
+	VPBROADCASTD AX, Z30;    \
+	MOVL $0x08080808, AX;    \
+	VPBROADCASTD AX, Z29;    \
+	MOVL $0x10101010, AX;    \
+	VPBROADCASTD AX, Z28;    \
+	MOVL $0x00204081, AX;    \
+	VPBROADCASTD AX, Z27;    \
+	MOVL $0x01010101, AX;    \
+	VPBROADCASTD AX, Z26;    \
+	MOVL $15, AX;            \
+	VPBROADCASTD AX, Z24;    \
+	VPXORD Z25, Z25, Z25
+
+// PACKNEXT steps to the next block of xb bytes and packed step, and loops
+// to block while any is left.
+#define PACKNEXT(xb, block) \
+	ADDQ $xb, SI;   \
+	ADDQ $640, DI;  \
+	DECQ CX;        \
+	JNZ  block;     \
+	VZEROUPPER;     \
+	RET
+
+// GATHER loads into Z the 32-bit word at off of each of the 16 rows' block.
+#define GATHER(off, Z) \
+	KXNORW     K0, K0, K1; \
+	VPGATHERDD off(SI)(Z31*1), K1, Z
+
+// PACKD writes the 16 rows' fp16 d (the block's first half word) as
+// floats; Z16 keeps the gathered words.
+#define PACKD \
+	GATHER(0, Z16);        \
+	VPMOVDW   Z16, Y17;    \
+	VCVTPH2PS Y17, Z17;    \
+	VMOVUPS   Z17, (DI)
+
+// NIBBLES splits the gathered nibble words at off into low (Z1) and high
+// (Z2) levels.
+#define NIBBLES(off) \
+	GATHER(off, Z0);       \
+	VPANDD Z30, Z0, Z1;    \
+	VPSRLD $4, Z0, Z2;     \
+	VPANDD Z30, Z2, Z2
+
+// NIBU stores them as they are (B rows at lo and hi), NIBS minus 8.
+#define NIBU(off, lo, hi) \
+	NIBBLES(off);             \
+	VMOVDQU32 Z1, lo(DI);     \
+	VMOVDQU32 Z2, hi(DI)
+
+#define NIBS(off, lo, hi) \
+	NIBBLES(off);             \
+	VPSUBB    Z29, Z1, Z1;    \
+	VMOVDQU32 Z1, lo(DI);     \
+	VPSUBB    Z29, Z2, Z2;    \
+	VMOVDQU32 Z2, hi(DI)
+
+// FIFTH adds to the levels Z the fifth bits qh >> shift (Z15 holds qh),
+// spread to bit 4 of their bytes, offsets them by 16 and stores them at
+// dst.
+#define FIFTH(shift, Z, dst) \
+	VPSRLD    $shift, Z15, Z3; \
+	VPANDD    Z24, Z3, Z3;     \
+	VPMULLD   Z27, Z3, Z3;     \
+	VPANDD    Z26, Z3, Z3;     \
+	VPSLLD    $4, Z3, Z3;      \
+	VPORD     Z3, Z, Z;        \
+	VPSUBB    Z28, Z, Z;       \
+	VMOVDQU32 Z, dst(DI)
+
+#define NIB5(off, slo, lo, shi, hi) \
+	NIBBLES(off);           \
+	FIFTH(slo, Z1, lo);     \
+	FIFTH(shi, Z2, hi)
+
+// COPYW stores the gathered words at off as B row dst.
+#define COPYW(off, dst) \
+	GATHER(off, Z0);        \
+	VMOVDQU32 Z0, dst(DI)
+
 // amxDotSU32: signed activations by unsigned weight levels (TDPBSUD), steps
 // of 32, each step's row scales and minimums applied.
 // func amxDotSU32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
@@ -255,319 +346,66 @@ TEXT ·amxDotSS16(SB), NOSPLIT, $0-104
 // amxPackQ4_1 packs Q4_1 rows: unsigned levels, d and m.
 // func amxPackQ4_1(dst, src unsafe.Pointer, idx *[16]int32, nb int)
 TEXT ·amxPackQ4_1(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ idx+16(FP), AX
-	MOVQ nb+24(FP), CX
-	VMOVDQU32 (AX), Z31
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z30
-	MOVL $0x08080808, AX
-	VPBROADCASTD AX, Z29
-	MOVL $0x10101010, AX
-	VPBROADCASTD AX, Z28
-	MOVL $0x00204081, AX
-	VPBROADCASTD AX, Z27
-	MOVL $0x01010101, AX
-	VPBROADCASTD AX, Z26
-	MOVL $15, AX
-	VPBROADCASTD AX, Z24
-	VPXORD Z25, Z25, Z25
-amxPackQ4_1_block:
-	KXNORW K0, K0, K1
-	VPGATHERDD 0(SI)(Z31*1), K1, Z16
-	VPMOVDW Z16, Y17
-	VCVTPH2PS Y17, Z17
-	VMOVUPS Z17, (DI)
-	VPSRLD $16, Z16, Z18
-	VPMOVDW Z18, Y18
+	PACKSTART
+
+block:
+	PACKD
+	VPSRLD    $16, Z16, Z18
+	VPMOVDW   Z18, Y18
 	VCVTPH2PS Y18, Z18
-	VMOVUPS Z18, 64(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 4(SI)(Z31*1), K1, Z0
-	VPANDD Z30, Z0, Z1
-	VPSRLD $4, Z0, Z2
-	VPANDD Z30, Z2, Z2
-	VMOVDQU32 Z1, 128(DI)
-	VMOVDQU32 Z2, 384(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 8(SI)(Z31*1), K1, Z0
-	VPANDD Z30, Z0, Z1
-	VPSRLD $4, Z0, Z2
-	VPANDD Z30, Z2, Z2
-	VMOVDQU32 Z1, 192(DI)
-	VMOVDQU32 Z2, 448(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 12(SI)(Z31*1), K1, Z0
-	VPANDD Z30, Z0, Z1
-	VPSRLD $4, Z0, Z2
-	VPANDD Z30, Z2, Z2
-	VMOVDQU32 Z1, 256(DI)
-	VMOVDQU32 Z2, 512(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 16(SI)(Z31*1), K1, Z0
-	VPANDD Z30, Z0, Z1
-	VPSRLD $4, Z0, Z2
-	VPANDD Z30, Z2, Z2
-	VMOVDQU32 Z1, 320(DI)
-	VMOVDQU32 Z2, 576(DI)
-	ADDQ $20, SI
-	ADDQ $640, DI
-	DECQ CX
-	JNZ amxPackQ4_1_block
-	VZEROUPPER
-	RET
+	VMOVUPS   Z18, 64(DI)
+	NIBU(4, 128, 384)
+	NIBU(8, 192, 448)
+	NIBU(12, 256, 512)
+	NIBU(16, 320, 576)
+	PACKNEXT(20, block)
 
 // amxPackQ4_0 packs Q4_0 rows: levels minus 8, d.
 // func amxPackQ4_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
 TEXT ·amxPackQ4_0(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ idx+16(FP), AX
-	MOVQ nb+24(FP), CX
-	VMOVDQU32 (AX), Z31
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z30
-	MOVL $0x08080808, AX
-	VPBROADCASTD AX, Z29
-	MOVL $0x10101010, AX
-	VPBROADCASTD AX, Z28
-	MOVL $0x00204081, AX
-	VPBROADCASTD AX, Z27
-	MOVL $0x01010101, AX
-	VPBROADCASTD AX, Z26
-	MOVL $15, AX
-	VPBROADCASTD AX, Z24
-	VPXORD Z25, Z25, Z25
-amxPackQ4_0_block:
-	KXNORW K0, K0, K1
-	VPGATHERDD 0(SI)(Z31*1), K1, Z16
-	VPMOVDW Z16, Y17
-	VCVTPH2PS Y17, Z17
-	VMOVUPS Z17, (DI)
+	PACKSTART
+
+block:
+	PACKD
 	VMOVUPS Z25, 64(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 2(SI)(Z31*1), K1, Z0
-	VPANDD Z30, Z0, Z1
-	VPSRLD $4, Z0, Z2
-	VPANDD Z30, Z2, Z2
-	VPSUBB Z29, Z1, Z1
-	VMOVDQU32 Z1, 128(DI)
-	VPSUBB Z29, Z2, Z2
-	VMOVDQU32 Z2, 384(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 6(SI)(Z31*1), K1, Z0
-	VPANDD Z30, Z0, Z1
-	VPSRLD $4, Z0, Z2
-	VPANDD Z30, Z2, Z2
-	VPSUBB Z29, Z1, Z1
-	VMOVDQU32 Z1, 192(DI)
-	VPSUBB Z29, Z2, Z2
-	VMOVDQU32 Z2, 448(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 10(SI)(Z31*1), K1, Z0
-	VPANDD Z30, Z0, Z1
-	VPSRLD $4, Z0, Z2
-	VPANDD Z30, Z2, Z2
-	VPSUBB Z29, Z1, Z1
-	VMOVDQU32 Z1, 256(DI)
-	VPSUBB Z29, Z2, Z2
-	VMOVDQU32 Z2, 512(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 14(SI)(Z31*1), K1, Z0
-	VPANDD Z30, Z0, Z1
-	VPSRLD $4, Z0, Z2
-	VPANDD Z30, Z2, Z2
-	VPSUBB Z29, Z1, Z1
-	VMOVDQU32 Z1, 320(DI)
-	VPSUBB Z29, Z2, Z2
-	VMOVDQU32 Z2, 576(DI)
-	ADDQ $18, SI
-	ADDQ $640, DI
-	DECQ CX
-	JNZ amxPackQ4_0_block
-	VZEROUPPER
-	RET
+	NIBS(2, 128, 384)
+	NIBS(6, 192, 448)
+	NIBS(10, 256, 512)
+	NIBS(14, 320, 576)
+	PACKNEXT(18, block)
 
 // amxPackQ5_0 packs Q5_0 rows: levels minus 16, d.
 // func amxPackQ5_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
 TEXT ·amxPackQ5_0(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ idx+16(FP), AX
-	MOVQ nb+24(FP), CX
-	VMOVDQU32 (AX), Z31
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z30
-	MOVL $0x08080808, AX
-	VPBROADCASTD AX, Z29
-	MOVL $0x10101010, AX
-	VPBROADCASTD AX, Z28
-	MOVL $0x00204081, AX
-	VPBROADCASTD AX, Z27
-	MOVL $0x01010101, AX
-	VPBROADCASTD AX, Z26
-	MOVL $15, AX
-	VPBROADCASTD AX, Z24
-	VPXORD Z25, Z25, Z25
-amxPackQ5_0_block:
-	KXNORW K0, K0, K1
-	VPGATHERDD 0(SI)(Z31*1), K1, Z16
-	VPMOVDW Z16, Y17
-	VCVTPH2PS Y17, Z17
-	VMOVUPS Z17, (DI)
+	PACKSTART
+
+block:
+	PACKD
 	VMOVUPS Z25, 64(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 2(SI)(Z31*1), K1, Z15
-	KXNORW K0, K0, K1
-	VPGATHERDD 6(SI)(Z31*1), K1, Z0
-	VPANDD Z30, Z0, Z1
-	VPSRLD $4, Z0, Z2
-	VPANDD Z30, Z2, Z2
-	VMOVDQA32 Z15, Z3
-	VPANDD Z24, Z3, Z3
-	VPMULLD Z27, Z3, Z3
-	VPANDD Z26, Z3, Z3
-	VPSLLD $4, Z3, Z3
-	VPORD Z3, Z1, Z1
-	VPSUBB Z28, Z1, Z1
-	VMOVDQU32 Z1, 128(DI)
-	VPSRLD $16, Z15, Z3
-	VPANDD Z24, Z3, Z3
-	VPMULLD Z27, Z3, Z3
-	VPANDD Z26, Z3, Z3
-	VPSLLD $4, Z3, Z3
-	VPORD Z3, Z2, Z2
-	VPSUBB Z28, Z2, Z2
-	VMOVDQU32 Z2, 384(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 10(SI)(Z31*1), K1, Z0
-	VPANDD Z30, Z0, Z1
-	VPSRLD $4, Z0, Z2
-	VPANDD Z30, Z2, Z2
-	VPSRLD $4, Z15, Z3
-	VPANDD Z24, Z3, Z3
-	VPMULLD Z27, Z3, Z3
-	VPANDD Z26, Z3, Z3
-	VPSLLD $4, Z3, Z3
-	VPORD Z3, Z1, Z1
-	VPSUBB Z28, Z1, Z1
-	VMOVDQU32 Z1, 192(DI)
-	VPSRLD $20, Z15, Z3
-	VPANDD Z24, Z3, Z3
-	VPMULLD Z27, Z3, Z3
-	VPANDD Z26, Z3, Z3
-	VPSLLD $4, Z3, Z3
-	VPORD Z3, Z2, Z2
-	VPSUBB Z28, Z2, Z2
-	VMOVDQU32 Z2, 448(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 14(SI)(Z31*1), K1, Z0
-	VPANDD Z30, Z0, Z1
-	VPSRLD $4, Z0, Z2
-	VPANDD Z30, Z2, Z2
-	VPSRLD $8, Z15, Z3
-	VPANDD Z24, Z3, Z3
-	VPMULLD Z27, Z3, Z3
-	VPANDD Z26, Z3, Z3
-	VPSLLD $4, Z3, Z3
-	VPORD Z3, Z1, Z1
-	VPSUBB Z28, Z1, Z1
-	VMOVDQU32 Z1, 256(DI)
-	VPSRLD $24, Z15, Z3
-	VPANDD Z24, Z3, Z3
-	VPMULLD Z27, Z3, Z3
-	VPANDD Z26, Z3, Z3
-	VPSLLD $4, Z3, Z3
-	VPORD Z3, Z2, Z2
-	VPSUBB Z28, Z2, Z2
-	VMOVDQU32 Z2, 512(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 18(SI)(Z31*1), K1, Z0
-	VPANDD Z30, Z0, Z1
-	VPSRLD $4, Z0, Z2
-	VPANDD Z30, Z2, Z2
-	VPSRLD $12, Z15, Z3
-	VPANDD Z24, Z3, Z3
-	VPMULLD Z27, Z3, Z3
-	VPANDD Z26, Z3, Z3
-	VPSLLD $4, Z3, Z3
-	VPORD Z3, Z1, Z1
-	VPSUBB Z28, Z1, Z1
-	VMOVDQU32 Z1, 320(DI)
-	VPSRLD $28, Z15, Z3
-	VPANDD Z24, Z3, Z3
-	VPMULLD Z27, Z3, Z3
-	VPANDD Z26, Z3, Z3
-	VPSLLD $4, Z3, Z3
-	VPORD Z3, Z2, Z2
-	VPSUBB Z28, Z2, Z2
-	VMOVDQU32 Z2, 576(DI)
-	ADDQ $22, SI
-	ADDQ $640, DI
-	DECQ CX
-	JNZ amxPackQ5_0_block
-	VZEROUPPER
-	RET
+	GATHER(2, Z15)
+	NIB5(6, 0, 128, 16, 384)
+	NIB5(10, 4, 192, 20, 448)
+	NIB5(14, 8, 256, 24, 512)
+	NIB5(18, 12, 320, 28, 576)
+	PACKNEXT(22, block)
 
 // amxPackQ8_0 packs Q8_0 rows: levels, d.
 // func amxPackQ8_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
 TEXT ·amxPackQ8_0(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ idx+16(FP), AX
-	MOVQ nb+24(FP), CX
-	VMOVDQU32 (AX), Z31
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z30
-	MOVL $0x08080808, AX
-	VPBROADCASTD AX, Z29
-	MOVL $0x10101010, AX
-	VPBROADCASTD AX, Z28
-	MOVL $0x00204081, AX
-	VPBROADCASTD AX, Z27
-	MOVL $0x01010101, AX
-	VPBROADCASTD AX, Z26
-	MOVL $15, AX
-	VPBROADCASTD AX, Z24
-	VPXORD Z25, Z25, Z25
-amxPackQ8_0_block:
-	KXNORW K0, K0, K1
-	VPGATHERDD 0(SI)(Z31*1), K1, Z16
-	VPMOVDW Z16, Y17
-	VCVTPH2PS Y17, Z17
-	VMOVUPS Z17, (DI)
+	PACKSTART
+
+block:
+	PACKD
 	VMOVUPS Z25, 64(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 2(SI)(Z31*1), K1, Z0
-	VMOVDQU32 Z0, 128(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 6(SI)(Z31*1), K1, Z0
-	VMOVDQU32 Z0, 192(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 10(SI)(Z31*1), K1, Z0
-	VMOVDQU32 Z0, 256(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 14(SI)(Z31*1), K1, Z0
-	VMOVDQU32 Z0, 320(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 18(SI)(Z31*1), K1, Z0
-	VMOVDQU32 Z0, 384(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 22(SI)(Z31*1), K1, Z0
-	VMOVDQU32 Z0, 448(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 26(SI)(Z31*1), K1, Z0
-	VMOVDQU32 Z0, 512(DI)
-	KXNORW K0, K0, K1
-	VPGATHERDD 30(SI)(Z31*1), K1, Z0
-	VMOVDQU32 Z0, 576(DI)
-	ADDQ $34, SI
-	ADDQ $640, DI
-	DECQ CX
-	JNZ amxPackQ8_0_block
-	VZEROUPPER
-	RET
+	COPYW(2, 128)
+	COPYW(6, 192)
+	COPYW(10, 256)
+	COPYW(14, 320)
+	COPYW(18, 384)
+	COPYW(22, 448)
+	COPYW(26, 512)
+	COPYW(30, 576)
+	PACKNEXT(34, block)
 
 // amxPackQ4_K writes the B rows of nb Q4_K super-blocks of 16 rows (eight
 // steps each, 640 bytes apart, B at 128 of a step; the scales are Go's,
