@@ -29,6 +29,11 @@
 // in one conversion, one multiplication by the column's scales at 0(R12).
 // Each is the product SCALE2 makes for its row.
 #define RGATHER2(XB) \
+	RSCALES2(XB); \
+	VMOVUPS Y12, 8(SP)
+
+// RSCALES2 is RGATHER2's products left in Y12.
+#define RSCALES2(XB) \
 	MOVWLZX   (R8)(R13*1), AX;              \
 	VMOVD     AX, X12;                      \
 	VPINSRW   $1, (R9)(R13*1), X12, X12;    \
@@ -39,8 +44,7 @@
 	VPINSRW   $6, XB(R10)(R13*1), X12, X12; \
 	VPINSRW   $7, XB(R11)(R13*1), X12, X12; \
 	VCVTPH2PS X12, Y12;                     \
-	VMULPS    0(R12), Y12, Y12;             \
-	VMOVUPS   Y12, 8(SP)
+	VMULPS    0(R12), Y12, Y12
 
 // RGATHER1 is RGATHER2 for one block.
 #define RGATHER1 \
@@ -530,17 +534,7 @@ pair:                                \
 	CMPQ      CX, $2;                \
 	JLT       split;                 \
 	RPREFETCH;                       \
-	MOVWLZX   (R8)(R13*1), AX;              \
-	VMOVD     AX, X12;                      \
-	VPINSRW   $1, (R9)(R13*1), X12, X12;    \
-	VPINSRW   $2, (R10)(R13*1), X12, X12;   \
-	VPINSRW   $3, (R11)(R13*1), X12, X12;   \
-	VPINSRW   $4, XB(R8)(R13*1), X12, X12;  \
-	VPINSRW   $5, XB(R9)(R13*1), X12, X12;  \
-	VPINSRW   $6, XB(R10)(R13*1), X12, X12; \
-	VPINSRW   $7, XB(R11)(R13*1), X12, X12; \
-	VCVTPH2PS X12, Y12;                     \
-	VMULPS    0(R12), Y12, Y12;             \
+	RSCALES2(XB);                    \
 	VBROADCASTI64X4 2(DI), Z8;       \
 	VBROADCASTI64X4 36(DI), Z22;     \
 	UPAIRZ(R8, R9, Z0, LEVZ, XB, Z16, Z17);  \
