@@ -518,10 +518,7 @@ func (s *Session) closeBy(why error) error {
 
 // littleEndian reports whether this machine stores a float32 as the
 // little-endian bytes tensors hold.
-var littleEndian = func() bool {
-	x := uint32(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
-}()
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // floatBytes views f's memory as bytes.
 func floatBytes(f []float32) []byte {

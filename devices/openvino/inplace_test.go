@@ -3,6 +3,7 @@ package openvino
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -166,19 +167,7 @@ func TestKVInPlaceHazardRule(t *testing.T) {
 		require.NotEqual(t, wantOld, fOld, "forced in place, the double's modelled hazard: SCALE reads the new rows")
 		return
 	}
-	t.Logf("%s, forced in place: SCALE of the old cache %s", dev.rt.lib.version, map[bool]string{true: "as ggml's", false: "reads the new rows (the hazard)"}[equalF32(wantOld, fOld)])
-}
-
-func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	t.Logf("%s, forced in place: SCALE of the old cache %s", dev.rt.lib.version, map[bool]string{true: "as ggml's", false: "reads the new rows (the hazard)"}[slices.Equal(wantOld, fOld)])
 }
 
 // A quantized tensor in a host weights buffer (the tied output weight

@@ -93,8 +93,9 @@ func (b *builder) outputs(g *graph.Graph) []outputSpec {
 }
 
 // inPlaceParams says, for each Result of m, which Parameter's memory it
-// may be written over in place, or -1. The rule (the real CPU plugin, by
-// the test of TestKVInPlace*; the double models the hazard it avoids):
+// may be written over in place, or -1. The rule (verified on the real
+// CPU plugin of 2025.0.0 and 2026.4.1 by TestKVInPlaceLogits; the hazard
+// it avoids shown on the double only, TestKVInPlaceHazardRule):
 // the Result is a ScatterUpdate whose data input is the Parameter itself,
 // through Reshapes only, and nothing else reads that Parameter or those
 // Reshapes. The plugin may then read the input from the caller's memory
