@@ -32,12 +32,12 @@ func ropeAngles() []float32 {
 
 // TestLibcSincosf: libcSincosf gives glibc's sincosf bits (the process's
 // libm, which ggml's builds call for ROPE) on RoPE's angles, on every
-// 331st float32 bit pattern (every range: tiny, below pi/4, below 120,
+// libmStride-th float32 bit pattern (every range: tiny, below pi/4, below 120,
 // the large reduction, infinities, NaN) and on random angles up to 10^4.
 func TestLibcSincosf(t *testing.T) {
 	m := testLibm(t)
 	r := rand.New(rand.NewPCG(rand.Uint64(), 21))
-	xs := append(ropeAngles(), bitPatterns(r, 331)...)
+	xs := append(ropeAngles(), bitPatterns(r, libmStride())...)
 	for range 200000 {
 		xs = append(xs, float32((r.Float64()*2-1)*math.Pow(10, r.Float64()*5-1)))
 	}
