@@ -258,9 +258,9 @@ func ovTarget(t *testing.T, p, target string, want openvino.Kind, set func(*open
 // by the double's emulated DSP, the rest on the CPU), against libllama
 // with the CPU device's bounds. The fake device computes with the CPU's
 // kernels (the CPU's figures, through the scheduler's copies and a
-// goroutine); the double's DSP emulation is slow, so HTP0 takes the first
-// prompt only (about 8 minutes of wall time on two loaded cores, mostly
-// waiting for its DSP threads). HTP0: verified on the double only.
+// goroutine); the double's DSP emulation is slow (its products in scalar
+// double precision), so HTP0 takes the first prompt only (SmolLM2's: 69 s
+// of CPU time, 107 s wall at load 7.7). HTP0: verified on the double only.
 func TestRealFilesOnDevices(t *testing.T) {
 	d, htp := htpOnDouble(t)
 	fake := devtest.New(devtest.Config{Name: "FAKE_ALL", Type: backend.DeviceGPU, Async: true})

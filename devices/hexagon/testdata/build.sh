@@ -21,7 +21,7 @@ fi
 out=$1
 here=$(cd "$(dirname "$0")" && pwd)
 cc=${CC:-cc}
-cflags="-std=c11 -O1 -g -fPIC -pthread -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter ${CFLAGS:-}"
+cflags="-std=c11 -O2 -g -fPIC -pthread -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter ${CFLAGS:-}"
 mkdir -p "$out/nosysreq" "$out/noalloc2" "$out/.obj"
 obj=$out/.obj
 # Only core.c differs between the variants; the rest is compiled once.
