@@ -24,13 +24,14 @@ func callCtxShape(n *native, name string, fn, ctx, et uintptr, rank int64, dims 
 	return n.call(name, fn, ctx, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), uintptr(unsafe.Pointer(out)))
 }
 
-// callUserBuffer calls ov_remote_context_create_tensor(ctx, et, shape, 4,
-// out, "SHARED_MEM_TYPE", "USM_USER_BUFFER", "MEM_HANDLE", ptr): variadic,
-// in the fixed form variadicPairs allows (the pairs after out go where
-// named arguments would, registers then stack).
-func callUserBuffer(n *native, fn, ctx, et uintptr, rank int64, dims []int64, out *uintptr, k1, v1, k2 *byte, ptr uintptr) error {
-	return n.call("ov_remote_context_create_tensor", fn, ctx, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), 4,
-		uintptr(unsafe.Pointer(out)), uintptr(unsafe.Pointer(k1)), uintptr(unsafe.Pointer(v1)), uintptr(unsafe.Pointer(k2)), ptr)
+// callRemoteTensor calls ov_remote_context_create_tensor(ctx, et, shape,
+// len(pairs), out, pairs...) - the (key, value) arguments variadic - in
+// the fixed form variadicPairs allows (the pairs after out go where named
+// arguments would, registers then stack).
+func callRemoteTensor(n *native, fn, ctx, et uintptr, rank int64, dims []int64, out *uintptr, pairs ...uintptr) error {
+	args := append([]uintptr{ctx, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), uintptr(len(pairs)),
+		uintptr(unsafe.Pointer(out))}, pairs...)
+	return n.call("ov_remote_context_create_tensor", fn, args...)
 }
 
 // variadicPairs reports whether a variadic C function may be called with

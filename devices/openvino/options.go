@@ -163,6 +163,9 @@ type Options struct {
 	// noKVUSM (tests only) keeps a GPU's KV cache in host memory, bound
 	// as plain host tensors: the copying path usm_test.go compares with.
 	noKVUSM bool
+	// noKVDevice (tests only) keeps it in USM host memory, not device
+	// memory.
+	noKVDevice bool
 }
 
 // DefaultOptions are the settings with no variable set.

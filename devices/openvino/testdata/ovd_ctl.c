@@ -300,6 +300,7 @@ OVD_EXPORT int64_t ovdouble_stat(const char* name) {
     if (strcmp(name, "cpu_ns") == 0) return atomic_load(&total_cpu_ns);
     if (strcmp(name, "live.bytes") == 0) return atomic_load(&live_bytes_v);
     if (strncmp(name, "xfer.last.", 10) == 0) return ovd_xfer_last(name + 10);
+    if (strncmp(name, "ocl.", 4) == 0) return ovd_ocl_stat(name + 4);
     if (strncmp(name, "live.", 5) == 0) {
         for (int i = 0; i < L_COUNT; i++)
             if (strcmp(name + 5, live_names[i]) == 0) return atomic_load(&live[i]);
@@ -530,6 +531,7 @@ OVD_EXPORT int ovdouble_set(const char* knob, const char* value) {
         return 0;
     }
     if (strcmp(knob, "fail") == 0) return set_faults(value);
+    if (strcmp(knob, "ocl") == 0) return ovd_ocl_set(value);
     if (strcmp(knob, "log") == 0) return set_log(value);
     if (strcmp(knob, "const_at_infer") == 0) {
         atomic_store(&const_at_infer_v, *value && strcmp(value, "0") != 0);
