@@ -251,6 +251,8 @@ uintptr_t ovd_ocl_context(const char* device, const void* ctx);
 void ovd_ocl_note_infer(const char* device, const void* ctx);
 int64_t ovd_ocl_stat(const char* name); /* "ocl.<name>" of ovdouble_stat; -1 unknown */
 int ovd_ocl_set(const char* value);     /* knob "ocl": "" or "no_usm" (no cl_intel_unified_shared_memory) */
+void ovd_ocl_reset(void);               /* zeroes the ocl.* counters (not ocl.pending, ocl.queues) */
+int64_t ovd_usm_live(void);             /* live USM allocations ("usm.live") */
 /* the USM allocation of (device, ctx) holding [h, h+n) of host-visible handle h: 0, its kind (1 host, 2 device) and
  * the backing host address of h; -1 if none */
 int ovd_usm_find(uintptr_t h, size_t n, const char* device, const void* ctx, int* kind, char** mem);

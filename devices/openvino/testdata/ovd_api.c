@@ -200,6 +200,13 @@ int ovd_usm_find(uintptr_t h, size_t n, const char* device, const void* ctx, int
     return usm_find(h, n, device, ctx, &id, kind, mem);
 }
 
+int64_t ovd_usm_live(void) {
+    pthread_mutex_lock(&usm_mu);
+    int64_t n = usm_n;
+    pthread_mutex_unlock(&usm_mu);
+    return n;
+}
+
 /* whether p lies in the reservation of a live USM device allocation (any context) */
 static bool usm_in_device(uintptr_t p) {
     bool in = false;

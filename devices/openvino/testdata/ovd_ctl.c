@@ -284,6 +284,7 @@ void ovd_leave_void(ovd_call* c) { account(c, 0, NULL); }
 OVD_EXPORT int64_t ovdouble_time_ns(void) { return atomic_load(&total_ns); }
 
 OVD_EXPORT void ovdouble_reset_stats(void) {
+    ovd_ocl_reset();
     for (int i = 0; i < MAXFN; i++) {
         atomic_store(&fn_calls[i], 0);
         atomic_store(&fn_ns[i], 0);
@@ -301,6 +302,7 @@ OVD_EXPORT int64_t ovdouble_stat(const char* name) {
     if (strcmp(name, "live.bytes") == 0) return atomic_load(&live_bytes_v);
     if (strncmp(name, "xfer.last.", 10) == 0) return ovd_xfer_last(name + 10);
     if (strncmp(name, "ocl.", 4) == 0) return ovd_ocl_stat(name + 4);
+    if (strcmp(name, "usm.live") == 0) return ovd_usm_live();
     if (strncmp(name, "live.", 5) == 0) {
         for (int i = 0; i < L_COUNT; i++)
             if (strcmp(name + 5, live_names[i]) == 0) return atomic_load(&live[i]);

@@ -377,6 +377,11 @@ int64_t ovd_ocl_stat(const char* name) {
     return -1;
 }
 
+void ovd_ocl_reset(void) {
+    _Atomic int64_t* c[] = {&st_memcpy, &st_memcpy_bytes, &st_fill, &st_fill_bytes, &st_finish, &st_errors, &st_stale};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) atomic_store(c[i], 0);
+}
+
 int ovd_ocl_set(const char* value) {
     if (strcmp(value, "no_usm") == 0) atomic_store(&no_usm, true);
     else if (!*value) atomic_store(&no_usm, false);
