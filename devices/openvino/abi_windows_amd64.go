@@ -1,7 +1,7 @@
 package openvino
 
 import (
-	"runtime"
+	"fmt"
 	"unsafe"
 )
 
@@ -25,14 +25,19 @@ func callCtxShape(n *native, name string, fn, ctx, et uintptr, rank int64, dims 
 }
 
 // callRemoteTensor calls ov_remote_context_create_tensor(ctx, et, shape,
-// len(pairs), out, pairs...) in the fixed form (variadicPairs). Not
-// verified.
+// len(pairs), out, pairs...) - two or four - in the fixed form
+// (variadicPairs). Not verified.
 func callRemoteTensor(n *native, fn, ctx, et uintptr, rank int64, dims []int64, out *uintptr, pairs ...uintptr) error {
+	const name = "ov_remote_context_create_tensor"
 	s := &ovShape{rank: rank, dims: uintptr(unsafe.Pointer(&dims[0]))}
-	args := append([]uintptr{ctx, et, uintptr(unsafe.Pointer(s)), uintptr(len(pairs)), uintptr(unsafe.Pointer(out))}, pairs...)
-	err := n.call("ov_remote_context_create_tensor", fn, args...)
-	runtime.KeepAlive(s)
-	return err
+	switch len(pairs) {
+	case 2:
+		return n.call(name, fn, ctx, et, uintptr(unsafe.Pointer(s)), 2, uintptr(unsafe.Pointer(out)), pairs[0], pairs[1])
+	case 4:
+		return n.call(name, fn, ctx, et, uintptr(unsafe.Pointer(s)), 4, uintptr(unsafe.Pointer(out)),
+			pairs[0], pairs[1], pairs[2], pairs[3])
+	}
+	return fmt.Errorf("openvino: %s with %d arguments", name, len(pairs))
 }
 
 // variadicPairs: Microsoft x64 passes variadic arguments in the same

@@ -199,21 +199,20 @@ func newCLQueue(cl *openCL, clCtx uintptr, profiling bool) (*clQueue, error) {
 	}{{clEnqueueMemcpyINTELName, &q.memcpy}, {clEnqueueMemFillINTEL, &q.fill}} {
 		n := cstr(f.name)
 		r, _, _ := purego.SyscallN(cl.extensionAddr, handleAt(plat), uintptr(unsafe.Pointer(n)))
-		runtime.KeepAlive(n)
 		if r == 0 {
 			return nil, fmt.Errorf("openvino: the OpenCL platform has no %s (%s)", f.name, usmExtension)
 		}
 		*f.p = r
 	}
 	// Upstream's queue: in order, profiled when GGML_OPENVINO_PROFILING >= 2.
-	props := []uint64{clQueueProperties, clQueueProfilingEnable, 0}
-	var pp uintptr
-	if profiling {
-		pp = uintptr(unsafe.Pointer(&props[0]))
-	}
 	var code int32
-	r, _, _ := purego.SyscallN(cl.createQueue, clCtx, dev, pp, uintptr(unsafe.Pointer(&code)))
-	runtime.KeepAlive(props)
+	var r uintptr
+	if profiling {
+		props := []uint64{clQueueProperties, clQueueProfilingEnable, 0}
+		r, _, _ = purego.SyscallN(cl.createQueue, clCtx, dev, uintptr(unsafe.Pointer(&props[0])), uintptr(unsafe.Pointer(&code)))
+	} else {
+		r, _, _ = purego.SyscallN(cl.createQueue, clCtx, dev, 0, uintptr(unsafe.Pointer(&code)))
+	}
 	if code != clSuccess || r == 0 {
 		return nil, &CLError{Func: "clCreateCommandQueueWithProperties", Code: code}
 	}
@@ -222,7 +221,10 @@ func newCLQueue(cl *openCL, clCtx uintptr, profiling bool) (*clQueue, error) {
 }
 
 // copy copies n bytes from src to dst (device or host addresses) and
-// returns when they are there (blocking).
+// returns when they are there (blocking). uintptrescapes: a host buffer
+// passed as uintptr(unsafe.Pointer(...)) in its argument list stays put.
+//
+//go:uintptrescapes
 func (q *clQueue) copy(dst, src uintptr, n uint64) error {
 	return clCall(clEnqueueMemcpyINTELName, q.memcpy, q.q, clTrue, dst, src, uintptr(n), 0, 0, 0)
 }

@@ -197,7 +197,9 @@ func (n *native) params(name string, fn, obj uintptr, key string) (uintptr, erro
 		return 0, err
 	}
 	s := goString(p)
-	purego.SyscallN(n.free, p)
+	if p != 0 {
+		purego.SyscallN(n.free, p)
+	}
 	f := strings.Fields(s)
 	for i := 0; i+1 < len(f); i += 2 {
 		if f[i] != key {
