@@ -256,6 +256,8 @@ int64_t ovd_usm_live(void);             /* live USM allocations ("usm.live") */
 /* the USM allocation of (device, ctx) holding [h, h+n) of host-visible handle h: 0, its kind (1 host, 2 device) and
  * the backing host address of h; -1 if none */
 int ovd_usm_find(uintptr_t h, size_t n, const char* device, const void* ctx, int* kind, char** mem);
+/* whether p lies in the address range of a live USM device allocation of any context */
+bool ovd_usm_in_device(uintptr_t p);
 
 /* per-function call accounting: every exported OpenVINO function opens with OVD_ENTER and leaves through
  * OVD_RET / OVD_LEAVE_VOID so calls, errors and time inside the double are counted. */

@@ -208,7 +208,7 @@ int64_t ovd_usm_live(void) {
 }
 
 /* whether p lies in the reservation of a live USM device allocation (any context) */
-static bool usm_in_device(uintptr_t p) {
+bool ovd_usm_in_device(uintptr_t p) {
     bool in = false;
     pthread_mutex_lock(&usm_mu);
     for (int i = 0; i < usm_n && !in; i++)
@@ -312,7 +312,7 @@ OVD_EXPORT ov_status_e ov_tensor_create_from_host_ptr(const ov_element_type_e ty
     ENTER;
     CHECK(tensor && host_ptr);
     if (ovd_fault_hit(FP_TENSOR_CREATE)) FAIL(GENERAL_ERROR);
-    if (usm_in_device((uintptr_t)host_ptr)) {
+    if (ovd_usm_in_device((uintptr_t)host_ptr)) {
         /* a host tensor reads and writes its memory on the host: device memory would fault (the double's rule) */
         ovd_err("ovdouble: host pointer %p lies in USM device memory, which the host cannot address", host_ptr);
         FAIL(GENERAL_ERROR);

@@ -273,8 +273,8 @@ OCL_EXPORT cl_int clReleaseCommandQueue(void* queue) {
 
 /* where [p, p+n) is for q's device: the backing of a USM allocation of q's context (device or host memory), or
  * p itself for memory the context did not allocate (system memory, which the extension's copies accept). A range
- * starting in an allocation and running past its end is CL_INVALID_VALUE, the double's reading of "must be
- * accessible". */
+ * starting in an allocation and running past its end, or device memory of another context, is CL_INVALID_VALUE, the
+ * double's reading of "must be accessible". */
 static cl_int resolve(const ocl_ctx* c, const void* p, size_t n, char** out) {
     char* mem;
     int kind;
@@ -283,6 +283,8 @@ static cl_int resolve(const ocl_ctx* c, const void* p, size_t n, char** out) {
         return CL_SUCCESS;
     }
     if (ovd_usm_find((uintptr_t)p, 1, c->device, c->id, &kind, &mem) == 0) return CL_INVALID_VALUE;
+    /* device memory of another context: not this device's to reach (and the host's copy would fault) */
+    if (ovd_usm_in_device((uintptr_t)p)) return CL_INVALID_VALUE;
     *out = (char*)p;
     return CL_SUCCESS;
 }

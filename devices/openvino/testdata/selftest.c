@@ -1478,6 +1478,17 @@ static void test_opencl(void) {
     void* ev = NULL;
     EXPECT(cpy(q, 1, out, d, 8, 0, NULL, &ev) == -59, "events: CL_INVALID_OPERATION");
     EXPECT(cpy(q, 1, out, d, 8, 1, NULL, NULL) == -57, "wait list: CL_INVALID_EVENT_WAIT_LIST");
+    ov_remote_context_t* other = NULL;
+    ov_tensor_t* to = NULL;
+    unsigned long long ho = 0;
+    EXPECT(ov_core_create_context(core, "GPU", 0, &other) == OK &&
+               ov_remote_context_create_tensor(other, T_U8, s, 2, &to, "SHARED_MEM_TYPE", "USM_DEVICE_BUFFER") == OK &&
+               ov_remote_tensor_get_params(to, &np, &params) == OK && sscanf(params, "MEM_HANDLE %llx", &ho) == 1,
+           "another context's device memory");
+    ov_free(params);
+    EXPECT(cpy(q, 1, out, (void*)(uintptr_t)ho, 8, 0, NULL, NULL) == -30, "another context's device memory: CL_INVALID_VALUE");
+    ov_tensor_free(to);
+    ov_remote_context_free(other);
     ov_tensor_t* th = NULL;
     EXPECT(ov_tensor_create_from_host_ptr(T_U8, s, d, &th) == GENERAL_ERROR && strstr(err(), "cannot address"),
            "host tensor over device memory refused");
