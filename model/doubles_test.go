@@ -301,21 +301,29 @@ func TestOpenVINODouble(t *testing.T) {
 			checkOnDevice(t, devs[0], worked, 0)
 		})
 	}
-	// A GPU: its KV cache in USM host memory of the device's context,
-	// bound as remote tensors and updated in place (devices/openvino
-	// usm.go); f32 inference precision, the GPU's default being f16.
-	t.Run("GPU", func(t *testing.T) {
-		d.Set(t, "devices", "CPU,GPU", "CPU")
-		dev := ovTarget(t, p, "GPU", openvino.KindGPU, func(o *openvino.Options) { o.InferencePrecision = "f32" })
-		// worked resets the double's counters: the USM allocations are
-		// read before each reset.
-		usm := int64(0)
-		checkOnDevice(t, dev, func() int64 {
-			usm += d.Stat("calls.ov_remote_context_create_host_tensor")
-			return worked()
-		}, 0)
-		require.Positive(t, usm, "no KV cache in USM memory")
-	})
+	// A GPU: its KV cache in USM device memory of the device's context,
+	// reached through the double's OpenCL, or in USM host memory when the
+	// OpenCL device lacks the USM extension (the device's fallback), bound
+	// as remote tensors and updated in place (devices/openvino usm.go);
+	// f32 inference precision, the GPU's default being f16.
+	for _, mem := range []struct{ name, ocl, alloc string }{
+		{"device", "", "ocl.fill_bytes"},
+		{"host", "no_usm", "calls.ov_remote_context_create_host_tensor"},
+	} {
+		t.Run("GPU/USM "+mem.name, func(t *testing.T) {
+			d.Set(t, "devices", "CPU,GPU", "CPU")
+			d.Set(t, "ocl", mem.ocl, "")
+			dev := ovTarget(t, p, "GPU", openvino.KindGPU, func(o *openvino.Options) { o.InferencePrecision = "f32" })
+			// worked resets the double's counters: the USM allocations
+			// (the device memory's zeroing fills) are read before each reset.
+			usm := int64(0)
+			checkOnDevice(t, dev, func() int64 {
+				usm += d.Stat(mem.alloc)
+				return worked()
+			}, 0)
+			require.Positive(t, usm, "no KV cache in USM %s memory", mem.name)
+		})
+	}
 	// The NPU: static shapes (the prompt padded to the prefill chunk, one
 	// token at a time after it). ggml-openvino requantizes every quantized
 	// weight whose rows are a multiple of 128 to 4 bits in groups of 128

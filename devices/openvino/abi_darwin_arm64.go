@@ -18,9 +18,9 @@ func callCtxShape(n *native, name string, fn, ctx, et uintptr, rank int64, dims 
 	return n.call(name, fn, ctx, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), uintptr(unsafe.Pointer(out)))
 }
 
-// callUserBuffer: ov_remote_context_create_tensor's pairs are variadic,
+// callRemoteTensor: ov_remote_context_create_tensor's pairs are variadic,
 // which a fixed-arity call cannot pass here (variadicPairs).
-func callUserBuffer(*native, uintptr, uintptr, uintptr, int64, []int64, *uintptr, *byte, *byte, *byte, uintptr) error {
+func callRemoteTensor(*native, uintptr, uintptr, uintptr, int64, []int64, *uintptr, ...uintptr) error {
 	return errNoVariadics
 }
 

@@ -2,7 +2,10 @@
 
 package openvino
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // callShape passes an ov_shape_t by value. On SysV amd64 (linux, darwin)
 // a 16-byte struct of two INTEGER eightbytes travels in two integer
@@ -24,13 +27,22 @@ func callCtxShape(n *native, name string, fn, ctx, et uintptr, rank int64, dims 
 	return n.call(name, fn, ctx, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), uintptr(unsafe.Pointer(out)))
 }
 
-// callUserBuffer calls ov_remote_context_create_tensor(ctx, et, shape, 4,
-// out, "SHARED_MEM_TYPE", "USM_USER_BUFFER", "MEM_HANDLE", ptr): variadic,
-// in the fixed form variadicPairs allows (the pairs after out go where
-// named arguments would, registers then stack).
-func callUserBuffer(n *native, fn, ctx, et uintptr, rank int64, dims []int64, out *uintptr, k1, v1, k2 *byte, ptr uintptr) error {
-	return n.call("ov_remote_context_create_tensor", fn, ctx, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), 4,
-		uintptr(unsafe.Pointer(out)), uintptr(unsafe.Pointer(k1)), uintptr(unsafe.Pointer(v1)), uintptr(unsafe.Pointer(k2)), ptr)
+// callRemoteTensor calls ov_remote_context_create_tensor(ctx, et, shape,
+// len(pairs), out, pairs...) - the (key, value) arguments variadic, two or
+// four of them - in the fixed form variadicPairs allows (the pairs after
+// out go where named arguments would, registers then stack). The pointers
+// are converted in the call's argument list, where call keeps them alive.
+func callRemoteTensor(n *native, fn, ctx, et uintptr, rank int64, dims []int64, out *uintptr, pairs ...uintptr) error {
+	const name = "ov_remote_context_create_tensor"
+	switch len(pairs) {
+	case 2:
+		return n.call(name, fn, ctx, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), 2, uintptr(unsafe.Pointer(out)),
+			pairs[0], pairs[1])
+	case 4:
+		return n.call(name, fn, ctx, et, uintptr(rank), uintptr(unsafe.Pointer(&dims[0])), 4, uintptr(unsafe.Pointer(out)),
+			pairs[0], pairs[1], pairs[2], pairs[3])
+	}
+	return fmt.Errorf("openvino: %s with %d arguments", name, len(pairs))
 }
 
 // variadicPairs reports whether a variadic C function may be called with

@@ -1,6 +1,9 @@
 package openvino
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // callShape passes an ov_shape_t by value. The Microsoft x64 convention
 // passes an aggregate larger than 8 bytes by reference to a caller-owned
@@ -21,13 +24,20 @@ func callCtxShape(n *native, name string, fn, ctx, et uintptr, rank int64, dims 
 	return n.call(name, fn, ctx, et, uintptr(unsafe.Pointer(s)), uintptr(unsafe.Pointer(out)))
 }
 
-// callUserBuffer calls ov_remote_context_create_tensor(ctx, et, shape, 4,
-// out, "SHARED_MEM_TYPE", "USM_USER_BUFFER", "MEM_HANDLE", ptr) in the
-// fixed form (variadicPairs). Not verified.
-func callUserBuffer(n *native, fn, ctx, et uintptr, rank int64, dims []int64, out *uintptr, k1, v1, k2 *byte, ptr uintptr) error {
+// callRemoteTensor calls ov_remote_context_create_tensor(ctx, et, shape,
+// len(pairs), out, pairs...) - two or four - in the fixed form
+// (variadicPairs). Not verified.
+func callRemoteTensor(n *native, fn, ctx, et uintptr, rank int64, dims []int64, out *uintptr, pairs ...uintptr) error {
+	const name = "ov_remote_context_create_tensor"
 	s := &ovShape{rank: rank, dims: uintptr(unsafe.Pointer(&dims[0]))}
-	return n.call("ov_remote_context_create_tensor", fn, ctx, et, uintptr(unsafe.Pointer(s)), 4, uintptr(unsafe.Pointer(out)),
-		uintptr(unsafe.Pointer(k1)), uintptr(unsafe.Pointer(v1)), uintptr(unsafe.Pointer(k2)), ptr)
+	switch len(pairs) {
+	case 2:
+		return n.call(name, fn, ctx, et, uintptr(unsafe.Pointer(s)), 2, uintptr(unsafe.Pointer(out)), pairs[0], pairs[1])
+	case 4:
+		return n.call(name, fn, ctx, et, uintptr(unsafe.Pointer(s)), 4, uintptr(unsafe.Pointer(out)),
+			pairs[0], pairs[1], pairs[2], pairs[3])
+	}
+	return fmt.Errorf("openvino: %s with %d arguments", name, len(pairs))
 }
 
 // variadicPairs: Microsoft x64 passes variadic arguments in the same

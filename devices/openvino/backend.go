@@ -652,7 +652,9 @@ func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
 	tc := time.Now()
 	for i, s := range cm.results {
 		if st.copyOut[i] {
-			scatterInto(k.resolve(s.loc), st.scratch[i])
+			if err := scatterInto(k.resolve(s.loc), st.scratch[i]); err != nil {
+				return err
+			}
 		}
 	}
 	be.copyTime = time.Since(tc)
@@ -705,6 +707,10 @@ func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 		}
 		r := extent(t)
 		usm := usmOf(t)
+		// Not bound remote, an output in USM device memory goes to
+		// scratch memory, written back through the queue: the host
+		// cannot address it (upstream binds a host tensor over it).
+		devOut := usm != nil && usm.dev != nil
 		if be.opts.DisableRemoteOutputs {
 			usm = nil
 		}
@@ -716,7 +722,7 @@ func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 		// a ScatterUpdate alone reads (inPlaceParams: the whole cache,
 		// same type), and a KV cache in USM memory, as upstream binds
 		// them, so that a GPU copies none of it.
-		copyOut := !(t.ViewSrc == nil || t.IsContiguous())
+		copyOut := !(t.ViewSrc == nil || t.IsContiguous()) || (devOut && usm == nil)
 		ip := -1
 		if kvInPlace && usm == nil {
 			ip = cm.inPlace[i]
@@ -794,10 +800,20 @@ func checkSlot(t *graph.Tensor, s slot, whole bool) error {
 }
 
 // scatterInto writes src, t's elements in logical order, into t's memory
-// with t's strides.
-func scatterInto(t *graph.Tensor, src []byte) {
+// with t's strides (through the queue for USM device memory).
+func scatterInto(t *graph.Tensor, src []byte) error {
+	span := uint64(extent(t).hi - extent(t).lo)
+	if st := usmOf(t); st != nil && st.dev != nil {
+		return st.devScatter(t, span, src)
+	}
+	scatter(t, memBytes(t, span), src)
+	return nil
+}
+
+// scatter writes src, t's elements in logical order, into dst, t's span
+// of memory, with t's strides.
+func scatter(t *graph.Tensor, dst, src []byte) {
 	es := uint64(t.Type.TypeSize())
-	dst := memBytes(t, uint64(extent(t).hi-extent(t).lo))
 	if t.ViewSrc == nil || t.IsContiguous() {
 		copy(dst, src)
 		return

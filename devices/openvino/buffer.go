@@ -57,15 +57,18 @@ func (bt *bufferType) AllocSize(t *graph.Tensor) uint64 {
 // GGML_OPENVINO_SPILL_DIR (device type, not on windows) a shared mapping
 // of an unlinked file there, whose pages the kernel can write back and
 // drop. (The KV cache of a GPU comes through AllocTensors, usm.go.)
-func (bt *bufferType) Alloc(size uint64) (buffer.Buffer, error) { return bt.alloc(size, false) }
+func (bt *bufferType) Alloc(size uint64) (buffer.Buffer, error) { return bt.alloc(size, memHost) }
 
-// alloc is Alloc, in USM host memory of the device's context when usm is
-// set.
-func (bt *bufferType) alloc(size uint64, usm bool) (buffer.Buffer, error) {
+// alloc is Alloc, in USM host or device memory of the device's context
+// when m says so.
+func (bt *bufferType) alloc(size uint64, m kvMem) (buffer.Buffer, error) {
+	if m == memUSMDevice {
+		return bt.allocDevice(size)
+	}
 	st := &storage{typ: bt, extras: map[*graph.Tensor]*tensorExtra{}}
 	if size > 0 {
 		var err error
-		if usm {
+		if m == memUSMHost {
 			rt := bt.dev.rt
 			if st.usm, st.mem, err = rt.usmHost(size); err != nil {
 				return nil, fmt.Errorf("openvino: KV cache of %d bytes in USM host memory of %s: %w", size, rt.device, err)
@@ -123,9 +126,13 @@ type storage struct {
 	// keeps: mem is a shared file mapping (SPILL_DIR), whose dropped
 	// pages refill from the file instead of reading as zeros.
 	keeps bool
-	// usm is the USM host tensor holding mem (a KV cache on a GPU,
+	// usm is the USM tensor holding the memory (a KV cache on a GPU,
 	// usm.go), or 0 for plain host memory.
 	usm uintptr
+	// dev reaches USM device memory at devPtr, which the host cannot
+	// address (mem is nil then); nil for host-visible memory.
+	dev    devQueue
+	devPtr uintptr
 
 	mu     sync.Mutex
 	extras map[*graph.Tensor]*tensorExtra
@@ -133,7 +140,12 @@ type storage struct {
 
 func (s *storage) Bytes() []byte { return s.mem }
 
-func (s *storage) Base() uintptr { return buffer.BytesBase(s.mem) }
+func (s *storage) Base() uintptr {
+	if s.devPtr != 0 {
+		return s.devPtr
+	}
+	return buffer.BytesBase(s.mem)
+}
 
 func (s *storage) Release() error {
 	s.mu.Lock()
@@ -141,7 +153,7 @@ func (s *storage) Release() error {
 	s.typ.dev.weights.forget(s)
 	extraEpoch.Add(1) // its tensors' addresses are gone
 	rel := s.release
-	s.mem, s.release, s.extras = nil, nil, nil
+	s.mem, s.release, s.extras, s.devPtr = nil, nil, nil, 0
 	if rel != nil {
 		return rel()
 	}
@@ -251,7 +263,7 @@ func addr(t *graph.Tensor) uintptr {
 		base = t.ViewSrc
 	}
 	e, ok := base.Extra.(*tensorExtra)
-	if !ok || e.st == nil || len(e.st.mem) == 0 {
+	if !ok || e.st == nil || e.st.Base() == 0 {
 		return 0
 	}
 	a := e.st.Base() + uintptr(e.at)

@@ -149,9 +149,14 @@ func dumpSlots(prefix string, slots []slot, k keyInfo, st *reqState) {
 	for i, s := range slots {
 		t := k.resolve(s.loc)
 		n := uint64(t.NElements()) * uint64(t.Type.TypeSize())
-		b := memBytes(t, n)
+		var b []byte
 		if st != nil && st.copyOut[i] {
 			b = st.scratch[i][:n]
+		} else if hb, err := hostBytes(t, n); err != nil {
+			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)
+			return
+		} else {
+			b = hb
 		}
 		if err := os.WriteFile(prefix+strconv.Itoa(i)+".bin", b, 0o644); err != nil {
 			slog.Warn("openvino: GGML_OPENVINO_DUMP_IR", "err", err)

@@ -22,6 +22,8 @@ type device struct {
 	conv    convCache
 	// usmWarn logs once that the KV cache cannot be kept in USM memory.
 	usmWarn sync.Once
+	// usmDevWarn logs once that it cannot be kept in USM device memory.
+	usmDevWarn sync.Once
 }
 
 func newDevice(index int, rt *runtimeCtx) *device {
@@ -152,7 +154,7 @@ func (m WeightMemory) String() string {
 func (d *device) LibraryReport() []string {
 	s := d.rt.search
 	lines := append([]string{"library " + s.found}, prefixAll("searched ", s.places)...)
-	return append(lines, verifiedOn)
+	return append(append(lines, d.kvReport()...), verifiedOn)
 }
 
 // verifiedOn says what verified the device's claims (devices/openvino

@@ -134,6 +134,8 @@ type native struct {
 	profilingInfo, profilingInfoFree                    uintptr
 	// The remote-context (USM) API of a GPU plugin (usm.go).
 	defaultContext, remoteHostTensor, remoteTensor uintptr
+	// The parameters (OCL_CONTEXT, MEM_HANDLE) reaching USM device memory.
+	remoteParams, remoteTensorParams uintptr
 }
 
 // symbols lists what the device resolves: required ones make the device
@@ -183,6 +185,8 @@ func (n *native) symbols() []struct {
 		{"ov_core_get_default_context", &n.defaultContext, false},
 		{"ov_remote_context_create_host_tensor", &n.remoteHostTensor, false},
 		{"ov_remote_context_create_tensor", &n.remoteTensor, false},
+		{"ov_remote_context_get_params", &n.remoteParams, false},
+		{"ov_remote_tensor_get_params", &n.remoteTensorParams, false},
 	}
 }
 

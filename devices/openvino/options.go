@@ -106,8 +106,9 @@ type Options struct {
 	StatefulExecution bool
 	// DisableRemoteOutputs binds the outputs written into a KV cache in
 	// USM memory (a GPU's, usm.go) as host tensors, copied after the
-	// infer, instead of in place as remote tensors; its inputs stay
-	// remote (GGML_OPENVINO_DISABLE_REMOTE_OUTPUTS, as upstream's
+	// infer (into device memory through the OpenCL queue), instead of in
+	// place as remote tensors; its inputs stay remote
+	// (GGML_OPENVINO_DISABLE_REMOTE_OUTPUTS, as upstream's
 	// create_ov_output_tensor).
 	DisableRemoteOutputs bool
 	// DisableCache turns off the in-process compiled-model cache
@@ -163,6 +164,9 @@ type Options struct {
 	// noKVUSM (tests only) keeps a GPU's KV cache in host memory, bound
 	// as plain host tensors: the copying path usm_test.go compares with.
 	noKVUSM bool
+	// noKVDevice (tests only) keeps it in USM host memory, not device
+	// memory.
+	noKVDevice bool
 }
 
 // DefaultOptions are the settings with no variable set.

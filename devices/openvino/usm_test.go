@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -78,7 +79,17 @@ type gpuRun struct {
 	steps  []portBytes // every step's last infer, the prompt's first
 	infers int64       // infers of the last decode step
 	kvUSM  bool        // the session's KV cache is in USM memory
+	kvDev  bool        // in USM device memory
 }
+
+// kvMemories are the two USM memories a GPU's KV cache can be in: device
+// memory (the default, through the double's OpenCL), and host memory
+// (what the device falls back to without OpenCL).
+var kvMemories = []struct {
+	name string
+	opts Options
+	dev  bool
+}{{"device", Options{}, true}, {"host", Options{noKVDevice: true}, false}}
 
 func runGPUModel(t *testing.T, p string, dev *device) (gpuRun, error) {
 	t.Helper()
@@ -111,6 +122,7 @@ func runGPUModel(t *testing.T, p string, dev *device) (gpuRun, error) {
 	r.last = r.steps[len(r.steps)-1]
 	for _, st := range usmStorages(be) {
 		r.kvUSM = r.kvUSM || st != nil
+		r.kvDev = r.kvDev || st.dev != nil
 	}
 	return r, nil
 }
@@ -129,38 +141,57 @@ func usmStorages(be *ovBackend) []*storage {
 
 // On a GPU, not stateful, a decode step binds every KV cache port (each
 // layer's K and V, read and written back) to remote tensors over USM
-// memory: the double counts 0 bytes copied for them, while the copying
-// binding (host memory, plain host tensors) moves each cache both ways,
-// and the logits of the two are bitwise the same. The double only.
+// memory, device or host: the double counts 0 bytes copied for them, while
+// the copying binding (host memory, plain host tensors) moves each cache
+// both ways, and the logits of the three are bitwise the same. In device
+// memory every host access went through the queue, all of it finished
+// before each infer. The double only.
 func TestKVCacheInUSMCopiesNoKV(t *testing.T) {
 	p := buildDouble(t)
 	needsDouble(t, "its GPU and transfer counters")
-	h0 := doubleStat(t, p, "calls.ov_remote_context_create_host_tensor")
-	usm, err := runGPUModel(t, p, gpuDevice(t, p, Options{}))
-	require.NoError(t, err)
-	require.Greater(t, doubleStat(t, p, "calls.ov_remote_context_create_host_tensor"), h0, "the KV cache was not allocated in USM memory")
 	copying, err := runGPUModel(t, p, gpuDevice(t, p, Options{noKVUSM: true}))
 	require.NoError(t, err)
-	t.Logf("decode step, USM: %+v (%d infer)", usm.last, usm.infers)
-	t.Logf("decode step, copying: %+v (%d infer)", copying.last, copying.infers)
-
-	require.True(t, usm.kvUSM)
 	require.False(t, copying.kvUSM)
-	require.EqualValues(t, 1, usm.infers, "one GPU infer per decode step")
-	require.Equal(t, 2*2*2, usm.last.kvPorts, "2 layers x K, V x read, written")
-	for i, b := range usm.steps {
-		require.Equal(t, 8, b.kvPorts, "step %d", i)
-		require.Zero(t, b.kvIn, "KV bytes uploaded, step %d", i)
-		require.Zero(t, b.kvOut, "KV bytes downloaded, step %d", i)
+	t.Logf("decode step, copying: %+v (%d infer)", copying.last, copying.infers)
+	for _, mem := range kvMemories {
+		t.Run(mem.name, func(t *testing.T) {
+			alloc := "calls.ov_remote_context_create_host_tensor"
+			if mem.dev {
+				alloc = "calls.ov_remote_context_create_tensor"
+			}
+			h0, stale0, fill0 := doubleStat(t, p, alloc), doubleStat(t, p, "ocl.stale_infers"), doubleStat(t, p, "ocl.fill_bytes")
+			usm, err := runGPUModel(t, p, gpuDevice(t, p, mem.opts))
+			require.NoError(t, err)
+			require.Greater(t, doubleStat(t, p, alloc), h0, "the KV cache was not allocated in USM %s memory", mem.name)
+			t.Logf("decode step, USM %s memory: %+v (%d infer)", mem.name, usm.last, usm.infers)
+
+			require.True(t, usm.kvUSM)
+			require.Equal(t, mem.dev, usm.kvDev)
+			require.EqualValues(t, 1, usm.infers, "one GPU infer per decode step")
+			require.Equal(t, 2*2*2, usm.last.kvPorts, "2 layers x K, V x read, written")
+			for i, b := range usm.steps {
+				require.Equal(t, 8, b.kvPorts, "step %d", i)
+				require.Zero(t, b.kvIn, "KV bytes uploaded, step %d", i)
+				require.Zero(t, b.kvOut, "KV bytes downloaded, step %d", i)
+			}
+			// The counters are live: the other inputs and the logits are copied.
+			require.Positive(t, usm.last.otherIn)
+			require.Positive(t, usm.last.otherOut)
+			require.Equal(t, copying.last.kvInSize, copying.last.kvIn, "the copying binding uploads every KV cache")
+			require.Equal(t, copying.last.kvOutSize, copying.last.kvOut, "and downloads every one written")
+			require.Equal(t, usm.last.otherIn, copying.last.otherIn)
+			require.Equal(t, usm.last.otherOut, copying.last.otherOut)
+			require.Equal(t, copying.logits, usm.logits, "logits of the USM and copying bindings")
+			require.Equal(t, stale0, doubleStat(t, p, "ocl.stale_infers"), "an infer ran before the queue finished")
+			require.Zero(t, doubleStat(t, p, "ocl.pending"))
+			if mem.dev {
+				// Zeroed when allocated and cleared by the session: every byte of the 4 caches, twice.
+				require.EqualValues(t, 2*4*usm.last.kvInSize/4, doubleStat(t, p, "ocl.fill_bytes")-fill0)
+			} else {
+				require.Equal(t, fill0, doubleStat(t, p, "ocl.fill_bytes"), "USM host memory is filled on the host")
+			}
+		})
 	}
-	// The counters are live: the other inputs and the logits are copied.
-	require.Positive(t, usm.last.otherIn)
-	require.Positive(t, usm.last.otherOut)
-	require.Equal(t, copying.last.kvInSize, copying.last.kvIn, "the copying binding uploads every KV cache")
-	require.Equal(t, copying.last.kvOutSize, copying.last.kvOut, "and downloads every one written")
-	require.Equal(t, usm.last.otherIn, copying.last.otherIn)
-	require.Equal(t, usm.last.otherOut, copying.last.otherOut)
-	require.Equal(t, copying.logits, usm.logits, "logits of the USM and copying bindings")
 }
 
 // The double fails wrong bindings of a KV cache in USM memory: bound as a
@@ -170,27 +201,40 @@ func TestKVCacheInUSMCopiesNoKV(t *testing.T) {
 // context or as host memory passed for USM it refuses the tensor. The
 // double only.
 func TestKVCacheUSMWrongBindingsFail(t *testing.T) {
+	for _, mem := range kvMemories {
+		t.Run(mem.name, func(t *testing.T) { wrongBindingsFail(t, mem.opts, mem.dev) })
+	}
+}
+
+func wrongBindingsFail(t *testing.T, opts Options, dev bool) {
 	p := buildDouble(t)
 	needsDouble(t, "its GPU and transfer counters")
-	want, err := runGPUModel(t, p, gpuDevice(t, p, Options{}))
+	want, err := runGPUModel(t, p, gpuDevice(t, p, opts))
 	require.NoError(t, err)
+	require.Equal(t, dev, want.kvDev)
 	broken := func(name string, b func(rt *runtimeCtx, s slot, a uintptr) (uintptr, error)) (gpuRun, error) {
 		orig := usmBinder
 		usmBinder = b
 		defer func() { usmBinder = orig }()
-		r, err := runGPUModel(t, p, gpuDevice(t, p, Options{}))
+		r, err := runGPUModel(t, p, gpuDevice(t, p, opts))
 		t.Logf("%s: err %v, last step %+v", name, err, r.last)
 		return r, err
 	}
 
-	// A plain host tensor over the USM memory: right values, copied.
+	// A plain host tensor over the USM memory: right values, copied; over
+	// device memory, which the host cannot address, refused.
 	r, err := broken("host tensor over USM", func(rt *runtimeCtx, s slot, a uintptr) (uintptr, error) {
 		return rt.lib.hostTensor(s.et, s.shape, a)
 	})
-	require.NoError(t, err)
-	require.Equal(t, want.logits, r.logits)
-	require.Equal(t, r.last.kvInSize, r.last.kvIn, "the double counts the upload of every KV cache")
-	require.Positive(t, r.last.kvOut)
+	if dev {
+		require.ErrorIs(t, err, ErrNative)
+		require.Contains(t, err.Error(), "lies in USM device memory, which the host cannot address")
+	} else {
+		require.NoError(t, err)
+		require.Equal(t, want.logits, r.logits)
+		require.Equal(t, r.last.kvInSize, r.last.kvIn, "the double counts the upload of every KV cache")
+		require.Positive(t, r.last.kvOut)
+	}
 
 	// Remote tensors one cache row (of K) past the tensor's memory: the
 	// last cache of the buffer reaches past the allocation.
@@ -236,9 +280,9 @@ func TestKVCacheUSMWrongBindingsFail(t *testing.T) {
 
 	// The whole cache in another context's memory: its tensors are made,
 	// and the request refuses them when bound.
-	dev := gpuDevice(t, p, Options{})
-	dev.rt.usm.once.Do(func() { dev.rt.usm.ctx = otherContext(dev.rt) })
-	_, err = runGPUModel(t, p, dev)
+	other := gpuDevice(t, p, opts)
+	other.rt.usm.once.Do(func() { other.rt.usm.ctx = otherContext(other.rt) })
+	_, err = runGPUModel(t, p, other)
 	t.Logf("cache in another context: %v", err)
 	require.ErrorIs(t, err, ErrNative)
 	require.Contains(t, err.Error(), "belongs to another remote context than the compiled model's")
@@ -280,6 +324,8 @@ func TestKVCacheUSMOnlyWhereUpstreamPutsIt(t *testing.T) {
 	needsDouble(t, "a GPU")
 	gpu := gpuDevice(t, p, Options{})
 	require.True(t, inUSM(kv(gpu, "cache_k_l0")), "GPU KV cache")
+	require.NotNil(t, kv(gpu, "cache_k_l1").Extra.(*tensorExtra).st.dev, "in USM device memory")
+	require.Nil(t, kv(gpuDevice(t, p, Options{noKVDevice: true}), "cache_k_l0").Extra.(*tensorExtra).st.dev, "in USM host memory")
 	require.False(t, inUSM(kv(gpu, "blk.0.attn_q.weight")), "GPU, not a cache")
 	require.False(t, inUSM(kv(gpuDevice(t, p, Options{StatefulExecution: true}), "cache_k_l0")), "GPU, stateful")
 	require.False(t, inUSM(kv(gpuDevice(t, p, Options{ForceStatic: true}), "cache_k_l0")), "GPU, static path")
@@ -300,8 +346,10 @@ func TestKVCacheUSMOnlyWhereUpstreamPutsIt(t *testing.T) {
 
 // Without the remote-context API (a library lacking
 // ov_remote_context_create_host_tensor) the cache stays in host memory,
-// bound and copied as before, with the same logits; a failing allocation
-// is an error naming USM memory. The double only.
+// bound and copied as before, with the same logits; without what device
+// memory needs (libOpenCL, the USM extension, the tensor's parameters) it
+// is USM host memory, with the reason logged and in `ggml devices`; a
+// failing allocation is an error naming the memory. The double only.
 func TestKVCacheUSMFallbacks(t *testing.T) {
 	want, err := runGPUModel(t, buildDouble(t), gpuDevice(t, buildDouble(t), Options{noKVUSM: true}))
 	require.NoError(t, err)
@@ -313,31 +361,83 @@ func TestKVCacheUSMFallbacks(t *testing.T) {
 	require.False(t, got.kvUSM)
 	require.Equal(t, got.last.kvInSize, got.last.kvIn, "host memory: copied")
 	require.Equal(t, want.logits, got.logits)
+	require.Contains(t, strings.Join(dev.LibraryReport(), "\n"), "KV cache: host memory (openvino: the library has no ov_remote_context_create_host_tensor")
 
-	p = buildDouble(t)
-	dev = gpuDevice(t, p, Options{})
-	knob(t, p, "fail", "tensor_create")
-	_, err = runGPUModel(t, p, dev)
-	require.Error(t, err)
-	require.Contains(t, err.Error(), "in USM host memory of GPU")
-	require.True(t, errors.Is(err, ErrNative))
+	for _, c := range []struct {
+		name, knob string
+		flags      []string
+		reason     string
+	}{
+		{"no libOpenCL", "", []string{"--no-opencl"}, "libOpenCL.so.1: cannot open shared object file"},
+		{"no USM extension", "no_usm", nil, "the GPU's OpenCL device lacks cl_intel_unified_shared_memory"},
+		{"no tensor parameters", "", []string{"--omit", "ov_remote_tensor_get_params"}, "the library has no ov_remote_tensor_get_params"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := buildDouble(t, c.flags...)
+			if c.knob != "" {
+				knob(t, p, "ocl", c.knob)
+			}
+			dev := gpuDevice(t, p, Options{})
+			_, err := dev.rt.deviceQueue()
+			require.ErrorContains(t, err, c.reason)
+			got, err := runGPUModel(t, p, dev)
+			require.NoError(t, err)
+			require.True(t, got.kvUSM, "USM host memory")
+			require.False(t, got.kvDev)
+			require.Zero(t, got.last.kvIn+got.last.kvOut)
+			require.Equal(t, want.logits, got.logits)
+			rep := strings.Join(dev.LibraryReport(), "\n")
+			t.Logf("ggml devices: %s", rep)
+			require.Contains(t, rep, "KV cache: USM host memory, not device memory (")
+			require.Contains(t, rep, c.reason)
+		})
+	}
+	rep := strings.Join(gpuDevice(t, buildDouble(t), Options{}).LibraryReport(), "\n")
+	require.Contains(t, rep, "KV cache: USM device memory, through OpenCL")
+
+	for _, mem := range kvMemories {
+		t.Run("failing allocation, "+mem.name, func(t *testing.T) {
+			p := buildDouble(t)
+			dev := gpuDevice(t, p, mem.opts)
+			knob(t, p, "fail", "tensor_create")
+			_, err := runGPUModel(t, p, dev)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), "in USM "+mem.name+" memory of GPU")
+			require.True(t, errors.Is(err, ErrNative))
+		})
+	}
 }
 
 // GGML_OPENVINO_DISABLE_REMOTE_OUTPUTS, upstream's effect: the updated
 // caches are bound as host memory and copied out after the infer, the
 // caches read stay remote; the same logits. The double only.
 func TestKVCacheUSMDisableRemoteOutputs(t *testing.T) {
+	for _, mem := range kvMemories {
+		t.Run(mem.name, func(t *testing.T) { disableRemoteOutputs(t, mem.opts, mem.dev) })
+	}
+}
+
+// disableRemoteOutputs: in device memory the caches written go to host
+// scratch memory and back through the queue.
+func disableRemoteOutputs(t *testing.T, opts Options, dev bool) {
 	p := buildDouble(t)
 	needsDouble(t, "its GPU and transfer counters")
-	want, err := runGPUModel(t, p, gpuDevice(t, p, Options{}))
+	want, err := runGPUModel(t, p, gpuDevice(t, p, opts))
 	require.NoError(t, err)
 	o, err := optionsFrom(envMap(map[string]string{EnvPrefix + "DISABLE_REMOTE_OUTPUTS": "1"}))
 	require.NoError(t, err)
 	require.True(t, o.DisableRemoteOutputs)
+	o.noKVDevice = opts.noKVDevice
+	c0 := doubleStat(t, p, "ocl.memcpy_bytes")
 	got, err := runGPUModel(t, p, gpuDevice(t, p, o))
 	require.NoError(t, err)
 	t.Logf("decode step, remote outputs disabled: %+v", got.last)
 	require.True(t, got.kvUSM)
+	require.Equal(t, dev, got.kvDev)
+	if dev {
+		// 4 steps, each writing back every cache written.
+		require.EqualValues(t, 4*got.last.kvOutSize, doubleStat(t, p, "ocl.memcpy_bytes")-c0, "written back through the queue")
+	}
 	require.Zero(t, got.last.kvIn, "the caches read stay remote")
 	require.Equal(t, got.last.kvOutSize, got.last.kvOut, "the caches written are downloaded")
 	require.Positive(t, got.last.kvOut)

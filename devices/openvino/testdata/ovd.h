@@ -244,6 +244,21 @@ void ovd_count(ovd_counter c, int64_t d);
 /* the last GPU infer's host<->device bytes per port: "in.N", "out.N", and the port counts "nin", "nout"; -1 if none */
 int64_t ovd_xfer_last(const char* what);
 
+/* ---- the OpenCL of the GPU contexts (ovd_ocl.c) and the USM allocations it reaches (ovd_api.c) ---------------- */
+/* the cl_context of the GPU remote context ctx (NULL: the device's default one) of device: stable, never freed */
+uintptr_t ovd_ocl_context(const char* device, const void* ctx);
+/* an infer of a request compiled in (device, ctx) starts: counts it if a queue of that context holds commands */
+void ovd_ocl_note_infer(const char* device, const void* ctx);
+int64_t ovd_ocl_stat(const char* name); /* "ocl.<name>" of ovdouble_stat; -1 unknown */
+int ovd_ocl_set(const char* value);     /* knob "ocl": "" or "no_usm" (no cl_intel_unified_shared_memory) */
+void ovd_ocl_reset(void);               /* zeroes the ocl.* counters (not ocl.pending, ocl.queues) */
+int64_t ovd_usm_live(void);             /* live USM allocations ("usm.live") */
+/* the USM allocation of (device, ctx) holding [h, h+n) of host-visible handle h: 0, its kind (1 host, 2 device) and
+ * the backing host address of h; -1 if none */
+int ovd_usm_find(uintptr_t h, size_t n, const char* device, const void* ctx, int* kind, char** mem);
+/* whether p lies in the address range of a live USM device allocation of any context */
+bool ovd_usm_in_device(uintptr_t p);
+
 /* per-function call accounting: every exported OpenVINO function opens with OVD_ENTER and leaves through
  * OVD_RET / OVD_LEAVE_VOID so calls, errors and time inside the double are counted. */
 typedef struct {

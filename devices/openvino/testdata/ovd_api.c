@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ovd.h"
 #include "ovd_decl.h"
@@ -113,7 +115,9 @@ typedef struct {
     int64_t id;
     char* mem;
     size_t cap;
-    int kind; /* 1 host, 2 device */
+    uintptr_t handle; /* the address the host is given: mem for host memory, a PROT_NONE reservation for device memory */
+    size_t resv;      /* the reservation's size (device memory) */
+    int kind;         /* 1 host, 2 device */
     char device[64];
     const void* ctx;
 } usm_alloc;
@@ -133,6 +137,18 @@ static int64_t usm_register(char* mem, size_t cap, int kind, const char* device,
     a->mem = mem;
     a->cap = cap;
     a->kind = kind;
+    a->handle = (uintptr_t)mem;
+    a->resv = 0;
+    if (kind == 2) {
+        /* device memory: the host is given an address range it cannot touch (a read or write of it faults), and
+         * the memory starts as garbage (0xff bytes: NaN in every float type), as a GPU's does */
+        long pg = sysconf(_SC_PAGESIZE);
+        a->resv = (cap + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
+        if (!a->resv) a->resv = (size_t)pg;
+        void* r = mmap(NULL, a->resv, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        a->handle = r == MAP_FAILED ? 0 : (uintptr_t)r;
+        memset(mem, 0xff, cap);
+    }
     snprintf(a->device, sizeof a->device, "%s", device);
     a->ctx = ctx;
     int64_t id = a->id;
@@ -144,6 +160,7 @@ static void usm_unregister(int64_t id) {
     pthread_mutex_lock(&usm_mu);
     for (int i = 0; i < usm_n; i++)
         if (usm_allocs[i].id == id) {
+            if (usm_allocs[i].resv) munmap((void*)usm_allocs[i].handle, usm_allocs[i].resv);
             usm_allocs[i] = usm_allocs[--usm_n];
             break;
         }
@@ -158,8 +175,6 @@ static bool usm_live(int64_t id) {
     return ok;
 }
 
-/* the device memory handle the double hands out for a USM device allocation at mem (opaque: see get_params) */
-static uintptr_t usm_device_handle(const void* mem) { return (uintptr_t)mem ^ (uintptr_t)0x5a5a000000000000ULL; }
 
 /* finds the allocation of context ctx on device holding bytes [h, h+n) of handle h (a host pointer for USM host
  * memory, a device handle for USM device memory): 0 and the allocation's id, kind and host address, or -1 */
@@ -168,8 +183,8 @@ static int usm_find(uintptr_t h, size_t n, const char* device, const void* ctx, 
     pthread_mutex_lock(&usm_mu);
     for (int i = 0; i < usm_n && rc; i++) {
         usm_alloc* a = &usm_allocs[i];
-        uintptr_t base = a->kind == 2 ? usm_device_handle(a->mem) : (uintptr_t)a->mem;
-        if (strcmp(a->device, device) || a->ctx != ctx || h < base || h - base > a->cap || n > a->cap - (h - base))
+        uintptr_t base = a->handle;
+        if (!base || strcmp(a->device, device) || a->ctx != ctx || h < base || h - base > a->cap || n > a->cap - (h - base))
             continue;
         *id = a->id;
         *kind = a->kind;
@@ -178,6 +193,28 @@ static int usm_find(uintptr_t h, size_t n, const char* device, const void* ctx, 
     }
     pthread_mutex_unlock(&usm_mu);
     return rc;
+}
+
+int ovd_usm_find(uintptr_t h, size_t n, const char* device, const void* ctx, int* kind, char** mem) {
+    int64_t id;
+    return usm_find(h, n, device, ctx, &id, kind, mem);
+}
+
+int64_t ovd_usm_live(void) {
+    pthread_mutex_lock(&usm_mu);
+    int64_t n = usm_n;
+    pthread_mutex_unlock(&usm_mu);
+    return n;
+}
+
+/* whether p lies in the reservation of a live USM device allocation (any context) */
+bool ovd_usm_in_device(uintptr_t p) {
+    bool in = false;
+    pthread_mutex_lock(&usm_mu);
+    for (int i = 0; i < usm_n && !in; i++)
+        in = usm_allocs[i].resv && p >= usm_allocs[i].handle && p - usm_allocs[i].handle < usm_allocs[i].resv;
+    pthread_mutex_unlock(&usm_mu);
+    return in;
 }
 
 /* host<->device bytes of the last infer on a GPU request, per port, and in total (xfer.* stats) */
@@ -275,6 +312,11 @@ OVD_EXPORT ov_status_e ov_tensor_create_from_host_ptr(const ov_element_type_e ty
     ENTER;
     CHECK(tensor && host_ptr);
     if (ovd_fault_hit(FP_TENSOR_CREATE)) FAIL(GENERAL_ERROR);
+    if (ovd_usm_in_device((uintptr_t)host_ptr)) {
+        /* a host tensor reads and writes its memory on the host: device memory would fault (the double's rule) */
+        ovd_err("ovdouble: host pointer %p lies in USM device memory, which the host cannot address", host_ptr);
+        FAIL(GENERAL_ERROR);
+    }
     ovd_type t;
     ovd_pshape ps;
     if (type_in(type, &t) || shape_in(&shape, &ps)) FAIL(GENERAL_ERROR);
@@ -2262,6 +2304,7 @@ static int run_hazards(ov_infer_request_t* r, ovd_val** ins, int n, const int* h
 }
 
 static int do_infer(ov_infer_request_t* r, int64_t* nodes) {
+    if (is_gpu(r)) ovd_ocl_note_infer(r->cm->device, r->cm->ctx);
     const ovd_graph* g = r->cm->plan.g;
     int rc = 0;
     ovd_val** ins = calloc((size_t)r->nin + 1, sizeof(ovd_val*));
@@ -2511,6 +2554,8 @@ struct ov_remote_context {
     bool is_default;  /* ov_core_get_default_context: every handle of a device's default context is the same context */
 };
 
+static const void* context_id(const ov_remote_context_t* ctx) { return ctx->is_default ? NULL : ctx; }
+
 static ov_status_e context_new(const char* device_name, void* queue, bool is_default, ov_remote_context_t** out) {
     char dev[64], kind[32];
     if (resolve_device(device_name, dev, sizeof dev)) return ovd_fail_status(GENERAL_ERROR);
@@ -2603,13 +2648,19 @@ OVD_EXPORT ov_status_e ov_remote_context_get_params(const ov_remote_context_t* c
     HANDLE(context, K_CONTEXT);
     CHECK(size && params);
     char buf[256];
-    snprintf(buf, sizeof buf, "CONTEXT_TYPE OCL OCL_CONTEXT %p OCL_QUEUE %p", (void*)context, context->ocl_queue);
+    /* OCL_CONTEXT: the context's cl_context (ovd_ocl.c; one per remote context, the same for every handle of a
+     * device's default context); OCL_QUEUE only for a context made over a queue, as the GPU plugin reports it */
+    uintptr_t cl = ovd_ocl_context(context->device, context_id(context));
+    if (context->ocl_queue)
+        snprintf(buf, sizeof buf, "CONTEXT_TYPE OCL OCL_CONTEXT 0x%llx OCL_QUEUE 0x%llx", (unsigned long long)cl,
+                 (unsigned long long)(uintptr_t)context->ocl_queue);
+    else
+        snprintf(buf, sizeof buf, "CONTEXT_TYPE OCL OCL_CONTEXT 0x%llx", (unsigned long long)cl);
     *params = ovd_api_string(buf);
-    *size = 3;
+    *size = context->ocl_queue ? 3 : 2;
     RET(OK);
 }
 
-static const void* context_id(const ov_remote_context_t* ctx) { return ctx->is_default ? NULL : ctx; }
 
 /* a USM allocation of kind 1 (host) or 2 (device), or with user set a USM_USER_BUFFER over memory of an allocation
  * of this context: the GPU plugin wraps a user's USM pointer without checking it, the double refuses one that lies
@@ -2716,10 +2767,16 @@ OVD_EXPORT ov_status_e ov_remote_tensor_get_params(ov_tensor_t* tensor, size_t* 
         FAIL(GENERAL_ERROR);
     }
     char buf[256];
-    /* device memory gets an opaque handle: dereferencing it on the host would crash on a real GPU too */
-    uintptr_t h = t->remote == 2 ? usm_device_handle(t->buf->mem) : (uintptr_t)t->buf->mem;
-    snprintf(buf, sizeof buf, "MEM_HANDLE 0x%llx OCL_CONTEXT 0x0 SHARED_MEM_TYPE %s", (unsigned long long)h,
-             t->remote == 2 ? "USM_DEVICE_BUFFER" : "USM_HOST_BUFFER");
+    /* device memory: the handle of its allocation (a range the host cannot touch; ovd_ocl.c copies to and from it) */
+    uintptr_t h = (uintptr_t)t->buf->mem;
+    if (t->remote == 2) {
+        pthread_mutex_lock(&usm_mu);
+        for (int i = 0; i < usm_n; i++)
+            if (usm_allocs[i].id == t->usm_id) h = usm_allocs[i].handle + (uintptr_t)((char*)t->buf->mem - usm_allocs[i].mem);
+        pthread_mutex_unlock(&usm_mu);
+    }
+    snprintf(buf, sizeof buf, "MEM_HANDLE 0x%llx OCL_CONTEXT 0x%llx SHARED_MEM_TYPE %s", (unsigned long long)h,
+             (unsigned long long)ovd_ocl_context(t->device, t->ctx), t->remote == 2 ? "USM_DEVICE_BUFFER" : "USM_HOST_BUFFER");
     *params = ovd_api_string(buf);
     *size = 3;
     RET(OK);

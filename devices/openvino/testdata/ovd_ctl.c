@@ -284,6 +284,7 @@ void ovd_leave_void(ovd_call* c) { account(c, 0, NULL); }
 OVD_EXPORT int64_t ovdouble_time_ns(void) { return atomic_load(&total_ns); }
 
 OVD_EXPORT void ovdouble_reset_stats(void) {
+    ovd_ocl_reset();
     for (int i = 0; i < MAXFN; i++) {
         atomic_store(&fn_calls[i], 0);
         atomic_store(&fn_ns[i], 0);
@@ -300,6 +301,8 @@ OVD_EXPORT int64_t ovdouble_stat(const char* name) {
     if (strcmp(name, "cpu_ns") == 0) return atomic_load(&total_cpu_ns);
     if (strcmp(name, "live.bytes") == 0) return atomic_load(&live_bytes_v);
     if (strncmp(name, "xfer.last.", 10) == 0) return ovd_xfer_last(name + 10);
+    if (strncmp(name, "ocl.", 4) == 0) return ovd_ocl_stat(name + 4);
+    if (strcmp(name, "usm.live") == 0) return ovd_usm_live();
     if (strncmp(name, "live.", 5) == 0) {
         for (int i = 0; i < L_COUNT; i++)
             if (strcmp(name + 5, live_names[i]) == 0) return atomic_load(&live[i]);
@@ -530,6 +533,7 @@ OVD_EXPORT int ovdouble_set(const char* knob, const char* value) {
         return 0;
     }
     if (strcmp(knob, "fail") == 0) return set_faults(value);
+    if (strcmp(knob, "ocl") == 0) return ovd_ocl_set(value);
     if (strcmp(knob, "log") == 0) return set_log(value);
     if (strcmp(knob, "const_at_infer") == 0) {
         atomic_store(&const_at_infer_v, *value && strcmp(value, "0") != 0);

@@ -1407,6 +1407,103 @@ static void test_wide(void) {
     ov_compiled_model_free(cm);
 }
 
+/* the double's OpenCL (ovd_ocl.c): declared here from the specifications, as a host program would */
+int32_t clGetContextInfo(void*, uint32_t, size_t, void*, size_t*);
+int32_t clGetDeviceInfo(void*, uint32_t, size_t, void*, size_t*);
+void* clGetExtensionFunctionAddressForPlatform(void*, const char*);
+void* clCreateCommandQueueWithProperties(void*, void*, const uint64_t*, int32_t*);
+int32_t clFinish(void*);
+int32_t clReleaseCommandQueue(void*);
+typedef int32_t (*memcpy_fn)(void*, uint32_t, void*, const void*, size_t, uint32_t, const void*, void*);
+typedef int32_t (*fill_fn)(void*, void*, const void*, size_t, size_t, uint32_t, const void*, void*);
+
+static void test_opencl(void) {
+    ovdouble_set("devices", "CPU,GPU");
+    ov_remote_context_t* ctx = NULL;
+    EXPECT(ov_core_get_default_context(core, "GPU", &ctx) == OK, "GPU default context: %s", err());
+    if (!ctx) return;
+    size_t np = 0;
+    char* params = NULL;
+    void* cl = NULL;
+    EXPECT(ov_remote_context_get_params(ctx, &np, &params) == OK &&
+               sscanf(params, "CONTEXT_TYPE OCL OCL_CONTEXT %p", &cl) == 1 && !strstr(params, "OCL_QUEUE"),
+           "context params %s", params);
+    ov_free(params);
+    void* dev = NULL;
+    void* plat = NULL;
+    char ext[256];
+    size_t n = 0;
+    EXPECT(clGetContextInfo(cl, 0x1081, sizeof dev, &dev, &n) == 0 && dev && n == sizeof dev, "CL_CONTEXT_DEVICES");
+    EXPECT(clGetContextInfo(cl, 0x1081, 1, &dev, NULL) == -30, "a value too small: CL_INVALID_VALUE");
+    EXPECT(clGetContextInfo(&n, 0x1081, sizeof dev, &dev, NULL) == -34, "not a context: CL_INVALID_CONTEXT");
+    EXPECT(clGetDeviceInfo(dev, 0x1030, sizeof ext, ext, NULL) == 0 && strstr(ext, "cl_intel_unified_shared_memory"),
+           "extensions");
+    EXPECT(clGetDeviceInfo(dev, 0x1031, sizeof plat, &plat, NULL) == 0 && plat, "CL_DEVICE_PLATFORM");
+    memcpy_fn cpy = (memcpy_fn)clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueMemcpyINTEL");
+    fill_fn fill = (fill_fn)clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueMemFillINTEL");
+    EXPECT(cpy && fill && !clGetExtensionFunctionAddressForPlatform(plat, "clNoSuchINTEL"), "extension functions");
+    int32_t e = 1;
+    void* q = clCreateCommandQueueWithProperties(cl, dev, NULL, &e);
+    EXPECT(q && e == 0, "queue: %d", e);
+    const uint64_t ooo[] = {0x1093, 1, 0};
+    EXPECT(!clCreateCommandQueueWithProperties(cl, dev, ooo, &e) && e == -35, "out of order refused: %d", e);
+    if (!q || !cpy || !fill) return;
+
+    ov_shape_t s;
+    ov_shape_create(1, (int64_t[]){64}, &s);
+    ov_tensor_t* t = NULL;
+    EXPECT(ov_remote_context_create_tensor(ctx, T_U8, s, 2, &t, "SHARED_MEM_TYPE", "USM_DEVICE_BUFFER") == OK,
+           "device tensor: %s", err());
+    unsigned long long h = 0;
+    EXPECT(ov_remote_tensor_get_params(t, &np, &params) == OK && sscanf(params, "MEM_HANDLE %llx", &h) == 1 && h,
+           "handle %s", params);
+    ov_free(params);
+    unsigned char in[64], out[64];
+    for (int i = 0; i < 64; i++) in[i] = (unsigned char)i;
+    memset(out, 0, sizeof out);
+    char* d = (char*)(uintptr_t)h;
+    EXPECT(cpy(q, 0, out, d, 64, 0, NULL, NULL) == 0 && ovdouble_stat("ocl.pending") == 1 && out[0] == 0, "pending read");
+    EXPECT(clFinish(q) == 0 && out[0] == 0xff && out[63] == 0xff, "new device memory reads 0xff");
+    EXPECT(cpy(q, 1, d, in, 64, 0, NULL, NULL) == 0 && cpy(q, 1, out, d, 64, 0, NULL, NULL) == 0 &&
+               memcmp(in, out, 64) == 0,
+           "blocking copies round trip");
+    unsigned char pat[4] = {7, 7, 7, 7};
+    EXPECT(fill(q, d + 2, pat, 4, 8, 0, NULL, NULL) == -30, "misaligned fill: CL_INVALID_VALUE");
+    EXPECT(fill(q, d, pat, 4, 6, 0, NULL, NULL) == -30, "size no multiple of the pattern");
+    EXPECT(fill(q, d, pat, 3, 6, 0, NULL, NULL) == -30, "pattern size no power of two");
+    EXPECT(fill(q, d + 1, pat, 1, 3, 0, NULL, NULL) == 0 && clFinish(q) == 0, "byte fill");
+    EXPECT(cpy(q, 1, out, d, 64, 0, NULL, NULL) == 0 && out[0] == 0 && out[1] == 7 && out[3] == 7 && out[4] == 4, "filled");
+    EXPECT(cpy(q, 1, d, d + 8, 16, 0, NULL, NULL) == -8, "overlap: CL_MEM_COPY_OVERLAP");
+    EXPECT(cpy(q, 1, out, d + 60, 8, 0, NULL, NULL) == -30, "past the allocation: CL_INVALID_VALUE");
+    void* ev = NULL;
+    EXPECT(cpy(q, 1, out, d, 8, 0, NULL, &ev) == -59, "events: CL_INVALID_OPERATION");
+    EXPECT(cpy(q, 1, out, d, 8, 1, NULL, NULL) == -57, "wait list: CL_INVALID_EVENT_WAIT_LIST");
+    ov_remote_context_t* other = NULL;
+    ov_tensor_t* to = NULL;
+    unsigned long long ho = 0;
+    EXPECT(ov_core_create_context(core, "GPU", 0, &other) == OK &&
+               ov_remote_context_create_tensor(other, T_U8, s, 2, &to, "SHARED_MEM_TYPE", "USM_DEVICE_BUFFER") == OK &&
+               ov_remote_tensor_get_params(to, &np, &params) == OK && sscanf(params, "MEM_HANDLE %llx", &ho) == 1,
+           "another context's device memory");
+    ov_free(params);
+    EXPECT(cpy(q, 1, out, (void*)(uintptr_t)ho, 8, 0, NULL, NULL) == -30, "another context's device memory: CL_INVALID_VALUE");
+    ov_tensor_free(to);
+    ov_remote_context_free(other);
+    ov_tensor_t* th = NULL;
+    EXPECT(ov_tensor_create_from_host_ptr(T_U8, s, d, &th) == GENERAL_ERROR && strstr(err(), "cannot address"),
+           "host tensor over device memory refused");
+    ovdouble_set("ocl", "no_usm");
+    EXPECT(!clGetExtensionFunctionAddressForPlatform(plat, "clEnqueueMemcpyINTEL"), "no_usm: no extension function");
+    ovdouble_set("ocl", "");
+    EXPECT(clReleaseCommandQueue(q) == 0 && clFinish(q) == -36, "released queue: CL_INVALID_COMMAND_QUEUE");
+    int64_t live = ovdouble_stat("usm.live");
+    ov_tensor_free(t);
+    EXPECT(ovdouble_stat("usm.live") == live - 1, "allocation freed");
+    ov_shape_free(&s);
+    ov_remote_context_free(ctx);
+    ovdouble_set("devices", "CPU");
+}
+
 int main(void) {
     EXPECT(ov_core_create(&core) == OK, "core");
     test_versions();
@@ -1420,6 +1517,7 @@ int main(void) {
     test_ops3();
     test_ops4();
     test_remote();
+    test_opencl();
     test_eip();
     test_wide();
     test_lowp();
