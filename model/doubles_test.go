@@ -262,6 +262,7 @@ func ovTarget(t *testing.T, p, target string, want openvino.Kind, set func(*open
 // double precision), so HTP0 takes the first prompt only (SmolLM2's: 69 s
 // of CPU time, 107 s wall at load 7.7). HTP0: verified on the double only.
 func TestRealFilesOnDevices(t *testing.T) {
+	t.Parallel() // one thread each: with the package's other tests done, the second core takes one
 	d, htp := htpOnDouble(t)
 	fake := devtest.New(devtest.Config{Name: "FAKE_ALL", Type: backend.DeviceGPU, Async: true})
 	for _, c := range []struct {

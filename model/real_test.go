@@ -221,6 +221,7 @@ func pieces(t *testing.T, ref *llamaref.Model, ids []int32) string {
 // TestSmolLM2 is SmolLM2-135M-Instruct (llama architecture, Q4_1 layers,
 // Q8_0 tied embedding) against libllama.
 func TestSmolLM2(t *testing.T) {
+	t.Parallel() // one thread each: with the package's other tests done, the second core takes one
 	checkReal(t, realmodel.Run(t, modelcache.SmolLM2), model.Options{Threads: 1}, boundsFor(smolBounds))
 }
 
@@ -228,6 +229,7 @@ func TestSmolLM2(t *testing.T) {
 // Q6_K layers, Q8_0 tied embedding, sliding-window layers) against
 // libllama.
 func TestGemma3(t *testing.T) {
+	t.Parallel() // one thread each: with the package's other tests done, the second core takes one
 	checkReal(t, realmodel.Run(t, modelcache.Gemma3), model.Options{Threads: 1}, boundsFor(gemmaBounds))
 }
 
@@ -236,6 +238,7 @@ func TestGemma3(t *testing.T) {
 // the start, against libllama (whose window layers keep a cache of their
 // own).
 func TestGemma3SlidingWindow(t *testing.T) {
+	t.Parallel() // one thread each: with the package's other tests done, the second core takes one
 	path := realmodel.Run(t, modelcache.Gemma3)
 	lib := llamaref.ForTest(t)
 	ref, err := lib.LoadModelParams(path, lib.CompareModelParams())
