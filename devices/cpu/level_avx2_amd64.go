@@ -64,6 +64,7 @@ var levelAVX2 = register(&level{
 		quant.Q4_K: {step: 256, rows: 1, exact: true, pack: q4_KPack},
 		quant.Q5_K: {step: 256, rows: 1, exact: true, pack: q5_KPack},
 		quant.Q6_K: {step: 256, rows: 1, exact: true, pack: q6_KPack},
+		quant.Q8_0: {step: 32, rows: 4, exact: true, pack: q8_0Pack},
 	},
 	repack: map[quant.Type]*repackKernel{
 		quant.Q4_0:   asmRepack(144, [4]tileAsm{gemmQ4_0x8x1AVX2, gemmQ4_0x8x2AVX2, gemmQ4_0x8x3AVX2, gemmQ4_0x8x4AVX2}),

@@ -39,7 +39,36 @@ var levelAVX512VNNI = register(levelAVX2.over("avx512vnni", 30,
 		{quant.IQ4_NL, rows4(quant.IQ4_NL, dotIQ4_NLRowsVNNI, dotIQ4_NLAVX2)},
 		{quant.Q4_1, rows4(quant.Q4_1, dotQ4_1RowsVNNI, dotQ4_1AVX2)},
 		{quant.Q5_1, rows4(quant.Q5_1, dotQ5_1RowsVNNI, dotQ5_1AVX2)},
-	}))
+	}).withGemm(map[quant.Type]*plainGemm{
+	// Q8_0's products of eight columns or more: exact tiles of eight
+	// rows by four columns (gemm_q8_amd64.s), in place of avx2's
+	// interleaved rows, whose order of summation is not ggml's.
+	quant.Q8_0: {step: 32, rows: 8, exact: true, pack: q8_0PackVNNI},
+}))
+
+// q8_0PackVNNI packs Q8_0 rows in pairs and Q8_0 columns for
+// gemmQ8_0P8x4VNNI (gemm_q8_amd64.s says how): 64 bytes a row's block, 64
+// a column's and its scale's 4 (padded to 64).
+var q8_0PackVNNI = &gemmPack{
+	rowBytes: func(steps int) int { return 64 * steps },
+	colBytes: q8_0ColBytes,
+	rows:     packQ8_0P2AVX2,
+	col:      packQ8_0ColAVX2,
+	tile:     gemmQ8_0P8x4VNNI,
+}
+
+// packQ8_0P2AVX2 packs nrows (even) Q8_0 rows of steps blocks, stride
+// bytes apart, to dst, two rows' blocks interleaved.
+//
+//go:noescape
+func packQ8_0P2AVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+
+// gemmQ8_0P8x4VNNI is gemmPack's tile for Q8_0 rows and columns packed by
+// packQ8_0P2AVX2 and packQ8_0ColAVX2, bit for bit dotQ8_0AVX2, nrows a
+// multiple of eight.
+//
+//go:noescape
+func gemmQ8_0P8x4VNNI(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
 
 // The kernels (dot_q8_amd64.s, dot_rows_amd64.s), as their AVX2 twins
 // in traits_amd64.go.
