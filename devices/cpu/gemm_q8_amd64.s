@@ -134,11 +134,11 @@ cdone:
 	VZEROUPPER
 	RET
 
-// Q8COL accumulates one block of column c (its blocks at CB, its scale at
-// SC) into the four pairs' accumulators A0..A3: each starts from the
-// column's correction, gains the pair's biased quants (Z16..Z19) times the
-// column's (Z24), becomes floats, and is added times the pair's scales
-// (Z20..Z23) times the column's.
+// Q8PAIR adds one block of a column (its blocks at CB, its quants in Z24,
+// its scale at SC) into the accumulator A of a pair of rows (biased quants
+// XP, scales XD): the integers start from the column's correction and gain
+// XP times Z24 (VPDPBUSD), become floats, and are added times XD times the
+// column's scale (VMULPS, then the FMA).
 #define Q8PAIR(CB, SC, XP, XD, A) \
 	VBROADCASTI64X4 32(CB)(R12*1), Z25; \
 	VPDPBUSD        Z24, XP, Z25;       \
@@ -146,6 +146,8 @@ cdone:
 	VMULPS.BCST     SC, XD, Z26;        \
 	VFMADD231PS     Z26, Z25, A
 
+// Q8COL adds one block of a column into the four pairs' accumulators
+// A0..A3, the pairs' blocks in Z16..Z19 and Z20..Z23.
 #define Q8COL(CB, SC, A0, A1, A2, A3) \
 	VBROADCASTI64X4 (CB)(R12*1), Z24;  \
 	Q8PAIR(CB, SC, Z16, Z20, A0);      \
@@ -386,10 +388,7 @@ q4pass:
 	MOVQ   8(DI)(AX*1), R9
 	ADDQ   8(SP), R8
 	ADDQ   8(SP), R9
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	CLEAR4
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6

@@ -43,7 +43,11 @@ func TestMulMatQ8_0MatchesHaswell(t *testing.T) {
 		b2 := int64(1 + r.IntN(2))
 		c := graph.NewContext(graph.ContextOptions{Alloc: true})
 		base := c.NewTensor(quant.Q8_0, k+pad, m, b2)
-		_, err := quant.FromFloat(base.Data, quant.Q8_0, randF32s(r, base.NElements()))
+		w := make([]float32, base.NElements())
+		for j := range w {
+			w[j] = float32(r.NormFloat64())
+		}
+		_, err := quant.FromFloat(base.Data, quant.Q8_0, w)
 		require.NoError(t, err)
 		a := c.View3D(base, k, m, b2, base.Nb[1], base.Nb[2], 0)
 		var b *graph.Tensor
@@ -74,13 +78,4 @@ func TestMulMatQ8_0MatchesHaswell(t *testing.T) {
 			}, fmt.Sprintf("%s k=%d m=%d n=%d pad=%d b=%d %s threads=%d", s.name, k, m, n, pad, b2, layout, threads))
 		}
 	}
-}
-
-// randF32s is n uniform floats in [-1, 1).
-func randF32s(r *rand.Rand, n int64) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = 2*r.Float32() - 1
-	}
-	return v
 }

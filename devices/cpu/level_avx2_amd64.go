@@ -57,8 +57,10 @@ var levelAVX2 = register(&level{
 	quantizers:     []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K},
 	avxActivations: true,
 
-	// The K-quant tiles take one row at a time; their edges are the
-	// level's vec_dot.
+	// The K-quant tiles take one row at a time, Q8_0's four (against
+	// two columns at a time: ggml's own integer and float steps, so at
+	// about ggml's speed, where the interleaved kernels were 1.4x but
+	// summed in another order); their edges are the level's vec_dot.
 	gemm: map[quant.Type]*plainGemm{
 		quant.F32:  {step: 8, rows: 3, sgemmCols: 2, tile: gemmF32x3x4AVX2, tileCol: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
 		quant.Q4_K: {step: 256, rows: 1, exact: true, pack: q4_KPack},

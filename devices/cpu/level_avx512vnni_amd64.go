@@ -25,7 +25,11 @@ import (
 // its 640x262144 Q8_0 output 15.0 -> 11.3 ms. It needs
 // AVX512-VNNI, VL and BW (Ice Lake, Sapphire Rapids, Zen 4 and later). The
 // integers and each lane's float operations are the same, so every result
-// is avx2's bit for bit.
+// is avx2's bit for bit. Q8_0's register tile is its own (eight rows by four
+// columns, two outputs' eight lanes in each 512-bit accumulator, 2 vector
+// operations an output and block where avx2's and ggml's take 5-6): the
+// same bits, and at 1 thread 1.8-1.9x ggml haswell's speed at 32 and 256
+// columns (bench/README.md).
 var levelAVX512VNNI = register(levelAVX2.over("avx512vnni", 30,
 	func() bool { return cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW },
 	[]asmDot{
