@@ -48,9 +48,8 @@ type plainGemm struct {
 // bytes apart) to rowBytes(steps) bytes each, one after the other (a
 // layout may interleave a few rows' blocks in their bytes); col packs an
 // activation row into colBytes(steps) bytes (nil: the row's own size);
-// tile is plainGemm's
-// tile over nrows packed rows (a multiple of the tile's rows, stride bytes
-// apart) and four packed columns, in one call. Each row is packed once per
+// tile is plainGemm's tile over nrows packed rows (a multiple of the
+// tile's rows, stride bytes apart) and four packed columns, in one call. Each row is packed once per
 // tile of rows and columns, each column once per tile of columns, and
 // both are then read many times.
 type gemmPack struct {

@@ -96,8 +96,8 @@ func (base *level) over(name string, priority int, more func() bool, dots []asmD
 	}
 }
 
-// withGemm is l with the register tiles of gemms in place of (or beside)
-// its own of the same types.
+// withGemm puts the register tiles of gemms in l (a level over makes) in
+// place of, or beside, its own of the same types, and returns l.
 func (l *level) withGemm(gemms map[quant.Type]*plainGemm) *level {
 	m := maps.Clone(l.gemm)
 	maps.Copy(m, gemms)
