@@ -129,40 +129,6 @@ func gemmF32x3x1AVX2(steps int, x unsafe.Pointer, stride uintptr, y, out unsafe.
 //go:noescape
 func gemmF32x1x1AVX2(steps int, x, y, out unsafe.Pointer)
 
-// q8_0Pack packs Q8_0 rows in groups of four and Q8_0 columns for
-// gemmQ8_0P4x4AVX2 (gemm_q8_amd64.s says how): 68 bytes a row's block,
-// the columns as for the avx512vnni level's tile.
-var q8_0Pack = &gemmPack{
-	rowBytes: func(steps int) int { return 68 * steps },
-	colBytes: q8_0ColBytes,
-	rows:     packQ8_0P4AVX2,
-	col:      packQ8_0ColAVX2,
-	tile:     gemmQ8_0P4x4AVX2,
-}
-
-// q8_0ColBytes is the size of a packed Q8_0 column of steps blocks: the
-// scales (padded to 64 bytes), then 64 bytes a block.
-func q8_0ColBytes(steps int) int { return 64*steps + (4*steps+63)&^63 }
-
-// packQ8_0P4AVX2 packs nrows (a multiple of four) Q8_0 rows of steps
-// blocks, stride bytes apart, to dst, four rows' blocks interleaved.
-//
-//go:noescape
-func packQ8_0P4AVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
-
-// packQ8_0ColAVX2 packs a Q8_0 row of steps blocks to dst as a column of
-// the Q8_0 tiles.
-//
-//go:noescape
-func packQ8_0ColAVX2(dst, src unsafe.Pointer, steps int)
-
-// gemmQ8_0P4x4AVX2 is gemmPack's tile for Q8_0 rows and columns packed by
-// packQ8_0P4AVX2 and packQ8_0ColAVX2, bit for bit dotQ8_0AVX2, nrows a
-// multiple of four.
-//
-//go:noescape
-func gemmQ8_0P4x4AVX2(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
-
 // q4_KPack packs Q4_K rows and Q8_K columns for gemmQ4_KPx4AVX2
 // (gemm_k_amd64.s says how): 320 bytes a packed super-block.
 var q4_KPack = &gemmPack{

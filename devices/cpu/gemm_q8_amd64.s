@@ -1,9 +1,9 @@
 //go:build !purego
 
-#include "dot_amd64.h"
+#include "textflag.h"
 
-// The exact register tile of Q8_0 weights against Q8_0 columns (plainGemm's
-// pack): eight rows by four columns per step, every output bit for bit what
+// The avx512vnni level's exact register tile of Q8_0 weights against Q8_0
+// columns (plainGemm's pack): eight rows by four columns per step, every output bit for bit what
 // dotQ8_0AVX2 gives it, which is ggml's haswell build's (its vec_dot and
 // llamafile_sgemm's tinyBLAS_Q0_AVX alike): per block the eight int32 sums
 // of four products each (lane j the bytes 4j..4j+3), as floats, times the
@@ -13,7 +13,9 @@
 // The integers are exact however they are computed, so the tile takes
 // them from VPDPBUSD with the weights biased to unsigned (x+128, stored so
 // by the row packer) and a correction of -128 times each lane's four
-// activations (stored by the column packer) as the sum's start. A 512-bit
+// activations (stored by the column packer) as the sum's start (ggml's
+// |x| times y*sign(x) is the same integer wherever y is not -128, which no
+// Q8_0 quantizer writes). A 512-bit
 // register holds two outputs' eight lanes: rows 2p and 2p+1 of one column,
 // whose packed blocks lie side by side, against the column's block in both
 // halves. Only the float steps are laid out for the bits: the scale product
@@ -273,170 +275,5 @@ tblock:
 	JNZ       tgroup
 
 tdone:
-	VZEROUPPER
-	RET
-
-// The avx2 level's tile: four rows by two columns at a time (twice per
-// call, for its four columns), one 256-bit accumulator per output, the
-// integers as dotQ8_0AVX2 has them (maddubs of |x| with y*sign(x), a
-// pairwise sum), the scale products of a column's block with the four
-// rows' by one VMULPS, each then broadcast from memory into the FMA.
-//
-// A packed group of four rows is, per block (272 bytes): each row's 32
-// quants and their 32 magnitudes, then the four scales as floats. Columns
-// are packQ8_0ColAVX2's (the corrections unused).
-
-// func packQ8_0P4AVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
-TEXT ·packQ8_0P4AVX2(SB), NOSPLIT, $0-40
-	MOVQ  dst+0(FP), DI
-	MOVQ  src+8(FP), SI
-	MOVQ  stride+16(FP), DX
-	MOVQ  nrows+24(FP), BX
-	MOVQ  steps+32(FP), R9
-	TESTQ R9, R9
-	JZ    qdone
-
-qgroup:
-	CMPQ BX, $4
-	JLT  qdone
-	MOVQ SI, R8
-	MOVQ R9, CX
-
-qblock:
-	MOVQ R8, R10
-	XORQ R11, R11
-
-qrow:
-	MOVQ      R11, R12
-	SHLQ      $6, R12
-	VMOVDQU   2(R10), Y0
-	VPSIGNB   Y0, Y0, Y1
-	VMOVDQU   Y0, 0(DI)(R12*1)
-	VMOVDQU   Y1, 32(DI)(R12*1)
-	MOVWLZX   0(R10), AX
-	VMOVD     AX, X2
-	VCVTPH2PS X2, X2
-	VMOVSS    X2, 256(DI)(R11*4)
-	ADDQ      DX, R10
-	INCQ      R11
-	CMPQ      R11, $4
-	JLT       qrow
-	ADDQ      $272, DI
-	ADDQ      $34, R8
-	DECQ      CX
-	JNZ       qblock
-	LEAQ      (SI)(DX*4), SI
-	SUBQ      $4, BX
-	JMP       qgroup
-
-qdone:
-	VZEROUPPER
-	RET
-
-// Q4OUT adds the block of row r (at off in the group's block) for the two
-// columns (Y8, Y9; their scale products at 16+4r(SP) and 32+4r(SP)) into
-// A0 and A1.
-#define Q4OUT(off, r, A0, A1) \
-	VMOVDQU      off+32(SI)(R10*1), Y10; \
-	VPSIGNB      off(SI)(R10*1), Y8, Y11; \
-	VPMADDUBSW   Y11, Y10, Y11;           \
-	VPMADDWD     Y13, Y11, Y11;           \
-	VCVTDQ2PS    Y11, Y11;                \
-	VBROADCASTSS 16+4*r(SP), Y12;         \
-	VFMADD231PS  Y12, Y11, A0;            \
-	VPSIGNB      off(SI)(R10*1), Y9, Y11; \
-	VPMADDUBSW   Y11, Y10, Y11;           \
-	VPMADDWD     Y13, Y11, Y11;           \
-	VCVTDQ2PS    Y11, Y11;                \
-	VBROADCASTSS 32+4*r(SP), Y12;         \
-	VFMADD231PS  Y12, Y11, A1
-
-// Q4STORE stores the sum (HSUM) of A, row r of the column whose output
-// pointer is at OC.
-#define Q4STORE(A, X, r, OC) \
-	HSUM(A, X, X14);          \
-	MOVQ   OC, R11;           \
-	VMOVSS X, 4*r(R11)(R14*1)
-
-// func gemmQ8_0P4x4AVX2(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
-TEXT ·gemmQ8_0P4x4AVX2(SB), NOSPLIT, $56-48
-	MOVQ    steps+0(FP), CX
-	MOVQ    nrows+24(FP), BX
-	SHRQ    $2, BX
-	TESTQ   CX, CX
-	JZ      q4done
-	TESTQ   BX, BX
-	JZ      q4done
-	VMOVDQU ones16<>(SB), Y13
-	MOVQ    CX, AX
-	SHLQ    $2, AX
-	ADDQ    $63, AX
-	ANDQ    $-64, AX
-	MOVQ    AX, 8(SP)         // the bytes of a column's scales
-	MOVQ    $0, 0(SP)         // the group's output offset
-	MOVQ    stride+16(FP), DX
-	SHLQ    $2, DX            // a group of rows
-	MOVQ    x+8(FP), SI
-
-q4group:
-	MOVQ $0, 48(SP)           // the pass's columns: 0 and 1, then 2 and 3
-
-q4pass:
-	MOVQ   48(SP), AX
-	MOVQ   y+32(FP), DI
-	MOVQ   (DI)(AX*1), R8
-	MOVQ   8(DI)(AX*1), R9
-	ADDQ   8(SP), R8
-	ADDQ   8(SP), R9
-	CLEAR4
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	XORQ   R12, R12
-	MOVQ   8(SP), R13
-	NEGQ   R13
-	XORQ   R10, R10
-	MOVQ   steps+0(FP), CX
-
-q4block:
-	VMOVDQU      (R8)(R12*1), Y8
-	VMOVDQU      (R9)(R12*1), Y9
-	VBROADCASTSS (R8)(R13*1), X15
-	VMULPS       256(SI)(R10*1), X15, X15
-	VMOVUPS      X15, 16(SP)
-	VBROADCASTSS (R9)(R13*1), X15
-	VMULPS       256(SI)(R10*1), X15, X15
-	VMOVUPS      X15, 32(SP)
-	Q4OUT(0, 0, Y0, Y1)
-	Q4OUT(64, 1, Y2, Y3)
-	Q4OUT(128, 2, Y4, Y5)
-	Q4OUT(192, 3, Y6, Y7)
-	ADDQ         $64, R12
-	ADDQ         $4, R13
-	ADDQ         $272, R10
-	DECQ         CX
-	JNZ          q4block
-
-	MOVQ     out+40(FP), DI
-	MOVQ     0(SP), R14
-	Q4STORE(Y0, X0, 0, (DI)(AX*1))
-	Q4STORE(Y1, X1, 0, 8(DI)(AX*1))
-	Q4STORE(Y2, X2, 1, (DI)(AX*1))
-	Q4STORE(Y3, X3, 1, 8(DI)(AX*1))
-	Q4STORE(Y4, X4, 2, (DI)(AX*1))
-	Q4STORE(Y5, X5, 2, 8(DI)(AX*1))
-	Q4STORE(Y6, X6, 3, (DI)(AX*1))
-	Q4STORE(Y7, X7, 3, 8(DI)(AX*1))
-	ADDQ     $16, 48(SP)
-	CMPQ     48(SP), $32
-	JLT      q4pass
-
-	ADDQ $16, 0(SP)
-	ADDQ DX, SI
-	DECQ BX
-	JNZ  q4group
-
-q4done:
 	VZEROUPPER
 	RET

@@ -57,25 +57,26 @@ var levelAVX2 = register(&level{
 	quantizers:     []quant.Type{quant.Q8_0, quant.Q8_1, quant.Q8_K},
 	avxActivations: true,
 
-	// The K-quant tiles take one row at a time, Q8_0's four (against
-	// two columns at a time: ggml's own integer and float steps, so at
-	// about ggml's speed, where the interleaved kernels were 1.4x but
-	// summed in another order); their edges are the level's vec_dot.
+	// The K-quant tiles take one row at a time; their edges are the
+	// level's vec_dot.
 	gemm: map[quant.Type]*plainGemm{
 		quant.F32:  {step: 8, rows: 3, sgemmCols: 2, tile: gemmF32x3x4AVX2, tileCol: gemmF32x3x1AVX2, one: gemmF32x1x1AVX2},
 		quant.Q4_K: {step: 256, rows: 1, exact: true, pack: q4_KPack},
 		quant.Q5_K: {step: 256, rows: 1, exact: true, pack: q5_KPack},
 		quant.Q6_K: {step: 256, rows: 1, exact: true, pack: q6_KPack},
-		quant.Q8_0: {step: 32, rows: 4, exact: true, pack: q8_0Pack},
 	},
 	repack: map[quant.Type]*repackKernel{
 		quant.Q4_0:   asmRepack(144, [4]tileAsm{gemmQ4_0x8x1AVX2, gemmQ4_0x8x2AVX2, gemmQ4_0x8x3AVX2, gemmQ4_0x8x4AVX2}),
 		quant.Q8_0:   asmRepack(272, [4]tileAsm{gemmQ8_0x8x1AVX2, gemmQ8_0x8x2AVX2, gemmQ8_0x8x3AVX2, gemmQ8_0x8x4AVX2}),
 		quant.IQ4_NL: asmRepack(144, [4]tileAsm{gemmIQ4_NLx8x1AVX2, gemmIQ4_NLx8x2AVX2, gemmIQ4_NLx8x3AVX2, gemmIQ4_NLx8x4AVX2}),
 	},
+	// Plain Q8_0 weights are not interleaved on the fly: their products
+	// keep the vec_dot kernels' order, ggml haswell's (its tinyBLAS_Q0_AVX
+	// sums so too), at about its speed (an exact register tile of ggml's
+	// own steps measured no faster; bench/README.md). Stored in CPU_REPACK
+	// they take the interleaved kernels.
 	pack: map[quant.Type]func(dst, src []byte, rs int){
 		quant.Q4_0:   packX8(18, x8AVX2),
-		quant.Q8_0:   packX8(34, x8AVX2),
 		quant.IQ4_NL: packX8(18, x8AVX2),
 	},
 	aux: map[quant.Type]func(aux, y []byte, nb int){quant.Q8_0: fillQ8_0AuxAVX2},
