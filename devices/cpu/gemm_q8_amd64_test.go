@@ -50,21 +50,7 @@ func TestMulMatQ8_0MatchesHaswell(t *testing.T) {
 		_, err := quant.FromFloat(base.Data, quant.Q8_0, w)
 		require.NoError(t, err)
 		a := c.View3D(base, k, m, b2, base.Nb[1], base.Nb[2], 0)
-		var b *graph.Tensor
-		switch layout {
-		case "contiguous":
-			b = c.NewTensor(quant.F32, k, n, 2*b2)
-			fillF32Wide(r, b)
-		case "row gap":
-			p := c.NewTensor(quant.F32, k+3, n, 2*b2)
-			fillF32Wide(r, p)
-			b = c.View3D(p, k, n, 2*b2, p.Nb[1], p.Nb[2], 0)
-		case "permuted":
-			p := c.NewTensor(quant.F32, k, 2*b2, n)
-			fillF32Wide(r, p)
-			b = c.Permute(p, 0, 2, 1, 3)
-		}
-		out := c.MulMat(a, b)
+		out := c.MulMat(a, src1Layout(c, r, layout, k, n, 2*b2))
 		require.NoError(t, c.Err())
 		for _, s := range sets {
 			threads := 1 + i%3
