@@ -45,14 +45,16 @@ type plainGemm struct {
 
 // gemmPack rewrites weight rows and activation columns into the layouts
 // its tile kernel reads: rows packs nrows rows of steps steps (stride
-// bytes apart) to rowBytes(steps) bytes each, one after the other; col
-// packs an activation row into a row of the same size; tile is plainGemm's
-// tile over nrows packed rows (a multiple of the tile's rows, stride bytes
-// apart) and four packed columns, in one call. Each row is packed once per
+// bytes apart) to rowBytes(steps) bytes each, one after the other (a
+// layout may interleave a few rows' blocks in their bytes); col packs an
+// activation row into colBytes(steps) bytes (nil: the row's own size);
+// tile is plainGemm's tile over nrows packed rows (a multiple of the
+// tile's rows, stride bytes apart) and four packed columns, in one call. Each row is packed once per
 // tile of rows and columns, each column once per tile of columns, and
 // both are then read many times.
 type gemmPack struct {
 	rowBytes func(steps int) int
+	colBytes func(steps int) int
 	rows     func(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
 	col      func(dst, src unsafe.Pointer, steps int)
 	tile     func(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
@@ -137,11 +139,15 @@ func productGemm(g *plainGemm, ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, l
 	// t0 of the matrix at x0).
 	var prows, pcols []byte
 	var pbytes int
+	cbytes := yrs // a packed column
 	if g.pack != nil {
 		s := gemmScratches.Get().(*gemmScratch)
 		defer gemmScratches.Put(s)
 		pbytes = g.pack.rowBytes(steps)
-		prows, pcols = grow(&s.rows, int(rowTile)*pbytes), grow(&s.cols, int(tile)*yrs)
+		if g.pack.colBytes != nil {
+			cbytes = g.pack.colBytes(steps)
+		}
+		prows, pcols = grow(&s.rows, int(rowTile)*pbytes), grow(&s.cols, int(tile)*cbytes)
 	}
 	var ys, outs [4]unsafe.Pointer
 	for t1 := lo1; t1 < hi1; t1 += tile {
@@ -149,7 +155,7 @@ func productGemm(g *plainGemm, ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, l
 		for i := range n1 {
 			cols[i] = col(t1 + i)
 			if c := &cols[i]; g.pack != nil && c.ok {
-				dst, src := pcols[int(i)*yrs:int(i+1)*yrs], c.y[:yrs]
+				dst, src := pcols[int(i)*cbytes:int(i+1)*cbytes], c.y[:yrs]
 				g.pack.col(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), steps)
 			}
 		}
@@ -168,7 +174,7 @@ func productGemm(g *plainGemm, ks *kernelSet, t, src0 *graph.Tensor, lo0, hi0, l
 					for j := range 4 {
 						ys[j] = unsafe.Pointer(unsafe.SliceData(cols[i+int64(j)].y))
 						if g.pack != nil {
-							ys[j] = unsafe.Pointer(&pcols[(int(i)+j)*yrs])
+							ys[j] = unsafe.Pointer(&pcols[(int(i)+j)*cbytes])
 						}
 					}
 					if g.pack != nil && whole > t0 && (!packed || packedX0 != c.x0) {

@@ -91,6 +91,9 @@ func checkGemmTiles(t *testing.T, gemms map[quant.Type]*plainGemm) {
 				var yp [4]unsafe.Pointer
 				for c := range 4 {
 					pc := make([]byte, len(yrows[c]))
+					if g.pack.colBytes != nil {
+						pc = make([]byte, g.pack.colBytes(steps))
+					}
 					g.pack.col(at(pc), at(yrows[c]), steps)
 					yp[c] = at(pc)
 				}

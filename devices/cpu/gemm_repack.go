@@ -143,13 +143,15 @@ func computeRepackedMulMat(p *Params, t *graph.Tensor, rp *repacked) {
 
 // packOnTheFly reports whether MUL_MAT t of plain weights goes through
 // the repacked kernels, its groups of rows interleaved as the product
-// reaches them: on a set with repacked kernels of the weight's type, for
+// reaches them: on a set with repacked kernels of the weight's type and
+// an interleave of its plain weights (the level's pack: amd64's has no
+// Q8_0, whose products there keep the vec_dot order, ggml haswell's), for
 // a 2-D weight of a type with a layout, against at least gemmMinCols F32
 // columns, where decoding each block once for eight rows and four columns
 // pays for the interleave many times over.
 func packOnTheFly(ks *kernelSet, t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
-	return packableMulMat(t) && ks.repack[a.Type] != nil && b.NRows() >= gemmMinCols
+	return packableMulMat(t) && ks.repack[a.Type] != nil && ks.pack[a.Type] != nil && b.NRows() >= gemmMinCols
 }
 
 // packableMulMat reports whether MUL_MAT t is of a shape packOnTheFly

@@ -3,6 +3,7 @@ package cpu
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -93,6 +94,15 @@ func (base *level) over(name string, priority int, more func() bool, dots []asmD
 		vec:            base.vec,
 		vecOf:          base.vecName(),
 	}
+}
+
+// withGemm puts the register tiles of gemms in l (a level over makes) in
+// place of, or beside, its own of the same types, and returns l.
+func (l *level) withGemm(gemms map[quant.Type]*plainGemm) *level {
+	m := maps.Clone(l.gemm)
+	maps.Copy(m, gemms)
+	l.gemm = m
+	return l
 }
 
 // vecName is the name of the level whose vector primitives l has.

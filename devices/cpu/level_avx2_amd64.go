@@ -70,9 +70,13 @@ var levelAVX2 = register(&level{
 		quant.Q8_0:   asmRepack(272, [4]tileAsm{gemmQ8_0x8x1AVX2, gemmQ8_0x8x2AVX2, gemmQ8_0x8x3AVX2, gemmQ8_0x8x4AVX2}),
 		quant.IQ4_NL: asmRepack(144, [4]tileAsm{gemmIQ4_NLx8x1AVX2, gemmIQ4_NLx8x2AVX2, gemmIQ4_NLx8x3AVX2, gemmIQ4_NLx8x4AVX2}),
 	},
+	// Plain Q8_0 weights are not interleaved on the fly: their products
+	// keep the vec_dot kernels' order, ggml haswell's (its tinyBLAS_Q0_AVX
+	// sums so too), at about its speed (an exact register tile of ggml's
+	// own steps measured no faster; bench/README.md). Stored in CPU_REPACK
+	// they take the interleaved kernels.
 	pack: map[quant.Type]func(dst, src []byte, rs int){
 		quant.Q4_0:   packX8(18, x8AVX2),
-		quant.Q8_0:   packX8(34, x8AVX2),
 		quant.IQ4_NL: packX8(18, x8AVX2),
 	},
 	aux: map[quant.Type]func(aux, y []byte, nb int){quant.Q8_0: fillQ8_0AuxAVX2},

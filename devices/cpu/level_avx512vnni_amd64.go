@@ -25,7 +25,12 @@ import (
 // its 640x262144 Q8_0 output 15.0 -> 11.3 ms. It needs
 // AVX512-VNNI, VL and BW (Ice Lake, Sapphire Rapids, Zen 4 and later). The
 // integers and each lane's float operations are the same, so every result
-// is avx2's bit for bit.
+// is avx2's bit for bit. Q8_0's products of eight columns or more take a
+// register tile of this level's own (eight rows by four columns, two
+// outputs' eight lanes in each 512-bit accumulator, 2 vector operations an
+// output and block where avx2's vec_dot and ggml's take 5-6): avx2's bits,
+// and at 1 thread 1.8-2.1x ggml haswell's speed at 32 and 256 columns
+// where avx2's kernels run at about 1.0x (bench/README.md).
 var levelAVX512VNNI = register(levelAVX2.over("avx512vnni", 30,
 	func() bool { return cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW },
 	[]asmDot{
@@ -39,7 +44,46 @@ var levelAVX512VNNI = register(levelAVX2.over("avx512vnni", 30,
 		{quant.IQ4_NL, rows4(quant.IQ4_NL, dotIQ4_NLRowsVNNI, dotIQ4_NLAVX2)},
 		{quant.Q4_1, rows4(quant.Q4_1, dotQ4_1RowsVNNI, dotQ4_1AVX2)},
 		{quant.Q5_1, rows4(quant.Q5_1, dotQ5_1RowsVNNI, dotQ5_1AVX2)},
-	}))
+	}).withGemm(map[quant.Type]*plainGemm{
+	// Q8_0's products of eight columns or more: exact tiles of eight
+	// rows by four columns (gemm_q8_amd64.s), where avx2 keeps the
+	// vec_dot kernels.
+	quant.Q8_0: {step: 32, rows: 8, exact: true, pack: q8_0PackVNNI},
+}))
+
+// q8_0PackVNNI packs Q8_0 rows in pairs and Q8_0 columns for
+// gemmQ8_0P8x4VNNI (gemm_q8_amd64.s says how): 64 bytes a row's block, 64
+// a column's and its scale's 4 (padded to 64).
+var q8_0PackVNNI = &gemmPack{
+	rowBytes: func(steps int) int { return 64 * steps },
+	colBytes: q8_0ColBytes,
+	rows:     packQ8_0P2AVX2,
+	col:      packQ8_0ColAVX2,
+	tile:     gemmQ8_0P8x4VNNI,
+}
+
+// q8_0ColBytes is the size of a packed Q8_0 column of steps blocks: the
+// scales (padded to 64 bytes), then 64 bytes a block.
+func q8_0ColBytes(steps int) int { return 64*steps + (4*steps+63)&^63 }
+
+// packQ8_0ColAVX2 packs a Q8_0 row of steps blocks to dst as a column of
+// gemmQ8_0P8x4VNNI.
+//
+//go:noescape
+func packQ8_0ColAVX2(dst, src unsafe.Pointer, steps int)
+
+// packQ8_0P2AVX2 packs nrows (even) Q8_0 rows of steps blocks, stride
+// bytes apart, to dst, two rows' blocks interleaved.
+//
+//go:noescape
+func packQ8_0P2AVX2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int)
+
+// gemmQ8_0P8x4VNNI is gemmPack's tile for Q8_0 rows and columns packed by
+// packQ8_0P2AVX2 and packQ8_0ColAVX2, bit for bit dotQ8_0AVX2, nrows a
+// multiple of eight.
+//
+//go:noescape
+func gemmQ8_0P8x4VNNI(steps int, x unsafe.Pointer, stride uintptr, nrows int, y, out *[4]unsafe.Pointer)
 
 // The kernels (dot_q8_amd64.s, dot_rows_amd64.s), as their AVX2 twins
 // in traits_amd64.go.

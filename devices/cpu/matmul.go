@@ -20,13 +20,17 @@ import (
 // one call whatever the thread count, so results do not depend on it.
 // Products of four columns or more on the fast kernel set go through
 // register tiles instead (gemm.go; F32's exactly where ggml hands the
-// product to llamafile's sgemm, from two columns) or through the
-// interleaved layouts of eight rows (gemm_repack.go: Q4_0, Q8_0, IQ4_NL,
-// the weight interleaved as the product reaches it), and with the amx
-// level those of 16 or more through its tiles (level_amx_linux_amd64.go);
-// weights stored repacked (repack.go) take the interleaved kernels too.
-// All keep the same rule: an element's bits do not depend on the threads
-// or on which columns were grouped.
+// product to llamafile's sgemm, from two columns; the K-quants' and, on
+// the avx512vnni level, Q8_0's from eight columns, on packed rows, each
+// output the vec_dot's bits, which for Q8_0 are also those of ggml's
+// tinyBLAS_Q0_AVX) or through the interleaved layouts of eight rows
+// (gemm_repack.go: Q4_0, IQ4_NL, and Q8_0 but on amd64, the weight
+// interleaved as the product reaches it, in an order of summation of their
+// own), and
+// with the amx level those of 16 or more through its tiles
+// (level_amx_linux_amd64.go); weights stored repacked (repack.go) take the
+// interleaved kernels too. All keep the same rule: an element's bits do
+// not depend on the threads or on which columns were grouped.
 
 // dstOrdered reports whether a product's F32 result is neither transposed
 // nor permuted, as ggml's MUL_MAT and MUL_MAT_ID kernels assert.

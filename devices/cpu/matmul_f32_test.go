@@ -32,21 +32,7 @@ func TestMulMatF32MatchesGGML(t *testing.T) {
 						c := graph.NewContext(graph.ContextOptions{Alloc: true})
 						a := c.NewTensor(quant.F32, k, m, 2)
 						fillF32Wide(r, a)
-						var b *graph.Tensor
-						switch layout {
-						case "contiguous":
-							b = c.NewTensor(quant.F32, k, n, 4)
-							fillF32Wide(r, b)
-						case "row gap":
-							p := c.NewTensor(quant.F32, k+3, n, 4)
-							fillF32Wide(r, p)
-							b = c.View3D(p, k, n, 4, p.Nb[1], p.Nb[2], 0)
-						case "permuted":
-							p := c.NewTensor(quant.F32, k, 4, n)
-							fillF32Wide(r, p)
-							b = c.Permute(p, 0, 2, 1, 3)
-						}
-						out := c.MulMat(a, b)
+						out := c.MulMat(a, src1Layout(c, r, layout, k, n, 4))
 						require.NoError(t, c.Err())
 						requireGGMLNode(t, e, out, func() []byte {
 							require.NoError(t, eng.ComputeNode(out))
@@ -57,4 +43,24 @@ func TestMulMatF32MatchesGGML(t *testing.T) {
 			}
 		}
 	}
+}
+
+// src1Layout is a random F32 src1 of k by n by batch in one of the layouts
+// the products see: "contiguous", "row gap" (a view with three floats
+// between rows) or "permuted" (dimensions 1 and 2 swapped, as attention's
+// Q is).
+func src1Layout(c *graph.Context, r *rand.Rand, layout string, k, n, batch int64) *graph.Tensor {
+	switch layout {
+	case "row gap":
+		p := c.NewTensor(quant.F32, k+3, n, batch)
+		fillF32Wide(r, p)
+		return c.View3D(p, k, n, batch, p.Nb[1], p.Nb[2], 0)
+	case "permuted":
+		p := c.NewTensor(quant.F32, k, batch, n)
+		fillF32Wide(r, p)
+		return c.Permute(p, 0, 2, 1, 3)
+	}
+	b := c.NewTensor(quant.F32, k, n, batch)
+	fillF32Wide(r, b)
+	return b
 }
