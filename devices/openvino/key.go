@@ -9,6 +9,7 @@ import (
 	"unsafe"
 	"weak"
 
+	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/ops"
@@ -314,10 +315,19 @@ func (s *graphSnap) unchanged(g *graph.Graph) bool {
 	return true
 }
 
-// sameGraph reports whether g is the graph of the last key, unchanged.
-func (be *ovBackend) sameGraph(g *graph.Graph) (keyInfo, bool) {
-	if be.last.g != g || !be.lastSnap.unchanged(g) {
-		return keyInfo{}, false
+// sameGraph reports whether g is the graph of the last key, unchanged:
+// by the caller's promise id when the last compute of g came with it
+// (the device's own epoch still checked: a weight set again changes the
+// model), else by comparing every tensor with its record.
+func (be *ovBackend) sameGraph(g *graph.Graph, id backend.PlacementID) (k keyInfo, same, vouched bool) {
+	if be.last.g != g {
+		return keyInfo{}, false, false
 	}
-	return be.last, true
+	if id != 0 && id == be.lastID && be.lastSnap.epoch == extraEpoch.Load() {
+		return be.last, true, true
+	}
+	if !be.lastSnap.unchanged(g) {
+		return keyInfo{}, false, false
+	}
+	return be.last, true, false
 }
