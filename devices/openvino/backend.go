@@ -258,7 +258,11 @@ func (be *ovBackend) compute(g *graph.Graph, id backend.PlacementID) error {
 	if byShape {
 		if rec := be.shapeHit(g); rec != nil {
 			k, ok = keyInfo{key: rec.key, g: g}, true
-			be.last, be.lastSnap, be.lastCM = k, snapshotFrom(g, rec.scr, be.lastSnap), rec.cm
+			snap := vouchedSnap(be.lastSnap)
+			if id == 0 {
+				snap = snapshotFrom(g, rec.scr, be.lastSnap)
+			}
+			be.last, be.lastSnap, be.lastCM = k, snap, rec.cm
 			be.snapGen++
 			be.shapeHits++
 		}
@@ -270,7 +274,11 @@ func (be *ovBackend) compute(g *graph.Graph, id backend.PlacementID) error {
 		if be.opts.statefulOn(rt.kind) {
 			k.key += statefulKeyTag
 		}
-		be.last, be.lastSnap, be.lastCM = k, snapshot(g, be.lastSnap), nil
+		snap := vouchedSnap(be.lastSnap)
+		if id == 0 {
+			snap = snapshot(g, be.lastSnap)
+		}
+		be.last, be.lastSnap, be.lastCM = k, snap, nil
 		be.snapGen++
 	}
 	if be.opts.Static(rt.kind) && !be.static.inside {
