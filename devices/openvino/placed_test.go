@@ -1,6 +1,8 @@
 package openvino
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -8,6 +10,8 @@ import (
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
+	"github.com/ggml-go/ggml/model"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -103,4 +107,50 @@ func TestPlacedGraphSeesNewWeights(t *testing.T) {
 	require.NoError(t, be.GraphComputePlaced(g, testPlacement))
 	require.Equal(t, []float32{16, 16, 16, 16}, getF32(t, y), "the new weights")
 	require.Equal(t, v, dev.CacheStats().Vouched)
+}
+
+// The model runner through the scheduler: every generated token after the
+// first of its shape comes with the scheduler's promise and is vouched
+// for, and the logits are bit for bit those of the same run with the
+// promise ignored (every graph checked). On the double and, with
+// GGML_OPENVINO_LIB, the real runtime.
+func TestPlacedModelLogits(t *testing.T) {
+	p := buildDouble(t)
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	require.NoError(t, genmodel.WriteFile(path, genmodel.Default()))
+	run := func(on bool) ([][]float32, CacheStats) {
+		old := placedOn
+		placedOn = on
+		defer func() { placedOn = old }()
+		dev := openDevice(t, p, Options{})
+		m, err := model.Open(path, model.Options{Device: dev, Threads: 1})
+		require.NoError(t, err)
+		defer m.Close()
+		s, err := m.NewSession(model.SessionOptions{Ctx: 64, Batch: 16})
+		require.NoError(t, err)
+		defer s.Close()
+		var out [][]float32
+		for range 2 {
+			s.Reset()
+			lg, err := s.Decode(context.Background(), []int32{1, 5, 9, 12, 3, 8}, nil)
+			require.NoError(t, err)
+			out = append(out, lg[len(lg)-1])
+			for _, tok := range []int32{7, 30, 2, 11, 4, 19} {
+				lg, err := s.Decode(context.Background(), []int32{tok}, nil)
+				require.NoError(t, err)
+				out = append(out, lg[len(lg)-1])
+			}
+		}
+		return out, dev.CacheStats()
+	}
+	got, st := run(true)
+	want, st0 := run(false)
+	// Per round: the prompt and the first token are new placements, the
+	// other 5 tokens the first token's graph again.
+	require.Equal(t, 2*5, st.Vouched, "%+v", st)
+	require.Zero(t, st0.Vouched)
+	require.Equal(t, st0.Hits, st.Hits)
+	for i := range got {
+		require.Equal(t, want[i], got[i], "logits %d", i)
+	}
 }
