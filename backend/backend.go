@@ -257,7 +257,9 @@ type Event interface {
 //     memory is (buffer.Locate). As soon as GraphCompute returns the
 //     caller may change the Graph and its Tensors: a scheduler's Reset and
 //     AllocGraph rewrite Buffer, Data, Src and ViewSrc for the next graph
-//     while the device may still be computing this one. The same holds for
+//     while the device may still be computing this one. (A scheduler
+//     computing its placed graph again says the opposite, that nothing
+//     changed since, through PlacedGraphComputer.) The same holds for
 //     the tensor given to SetTensorAsync, GetTensorAsync and
 //     CopyTensorAsync: queued work must not read a *graph.Tensor's fields
 //     later than the call that queued it.
