@@ -28,7 +28,8 @@
 //     (a buffer over caller memory), EventCreator (events).
 //   - Backend: GraphPlanner (compute a graph repeatedly from a plan),
 //     GraphOptimizer (reorder a graph for the device), TensorCopier (copy
-//     from another backend without the host).
+//     from another backend without the host), PlacedGraphComputer (trust
+//     a scheduler that a graph it computes again is unchanged).
 package backend
 
 import (
@@ -256,7 +257,9 @@ type Event interface {
 //     memory is (buffer.Locate). As soon as GraphCompute returns the
 //     caller may change the Graph and its Tensors: a scheduler's Reset and
 //     AllocGraph rewrite Buffer, Data, Src and ViewSrc for the next graph
-//     while the device may still be computing this one. The same holds for
+//     while the device may still be computing this one. (A scheduler
+//     computing its placed graph again says the opposite, that nothing
+//     changed since, through PlacedGraphComputer.) The same holds for
 //     the tensor given to SetTensorAsync, GetTensorAsync and
 //     CopyTensorAsync: queued work must not read a *graph.Tensor's fields
 //     later than the call that queued it.
@@ -328,6 +331,45 @@ type GraphPlanner interface {
 // compute the same values.
 type GraphOptimizer interface {
 	GraphOptimize(g *graph.Graph) error
+}
+
+// PlacementID names one split graph of one placement by a Scheduler (one
+// AllocGraph) in the promise PlacedGraphComputer takes. IDs are unique in
+// the process and never reused; 0 names none.
+type PlacementID uint64
+
+// PlacedGraphComputer is a Backend that can trust its caller that a graph
+// it computes again is the graph it computed before, unchanged, and so
+// skip checking it: the Scheduler computing the graph it placed, which
+// ggml's contract forbids changing after allocation. A device that
+// prepares a graph once (a compiled model bound to the tensors' memory)
+// otherwise has to compare every tensor of the graph with what it
+// prepared from, on every compute, because GraphCompute lets a caller
+// change any field of any tensor between two calls.
+//
+// GraphComputePlaced(g, id) is GraphCompute(g) with the caller's promise,
+// named by id, that holds from the first call with id to the last:
+//
+//   - every call with id passes the same *graph.Graph g;
+//   - g.Nodes is the same slice (length and elements), and no field of a
+//     node or of a tensor reachable from one through Src and ViewSrc
+//     changes: type, shape, strides, operation, parameters, flags,
+//     sources, view source and offset, name, Buffer, Data and Extra;
+//   - the buffers those tensors lie in are neither freed nor reset.
+//
+// What may change between the calls is the contents of that memory: graph
+// inputs written by SetTensor, the copies a scheduler fills from other
+// backends, the nodes' results, and weights set again (a device notices
+// that as between any two GraphCompute calls: by what its buffers' own
+// SetTensor records, never by the promise). The first call with an id is
+// checked as GraphCompute checks it; with a promise the backend may take
+// the later ones as that graph without reading it, so a broken promise
+// gives wrong results (memory bound where a tensor used to be), not an
+// error. On an Async device the promise covers what GraphCompute would
+// take from the graph before returning. A backend may ignore the id and
+// compute as GraphCompute does.
+type PlacedGraphComputer interface {
+	GraphComputePlaced(g *graph.Graph, id PlacementID) error
 }
 
 // Compute runs g on b and waits for it (ggml_backend_graph_compute).

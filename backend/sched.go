@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/ggml-go/ggml/buffer"
@@ -78,6 +79,22 @@ type SchedulerOptions struct {
 // the host or the backend waits on them instead of on all its work. Unlike
 // ggml, a graph must be synchronized (GraphCompute does) before Reset or
 // the next AllocGraph, which rewrite tensors a backend may be reading.
+//
+// # The placed graph
+//
+// As in ggml, the graph AllocGraph placed may be computed again and again
+// with new inputs until Reset (or SplitGraph, Reserve, or an AllocGraph
+// after Reset) and must not be changed meanwhile: neither its node or
+// leaf lists nor any field of a tensor it reaches (type, shape, strides,
+// operation, parameters, flags, sources, view source and offset, name,
+// Buffer, Data, Extra), and the buffers those tensors lie in stay
+// allocated. What may change is the contents of the tensors' memory:
+// inputs set with SetTensor, weights set again. The scheduler passes that
+// promise on to backends that take it (PlacedGraphComputer), one
+// PlacementID per split of each placement, so that a backend need not
+// check a split it already computed; GraphComputeAsync refuses a placed
+// graph whose node or leaf list it sees changed. Rebuilding a graph, or
+// changing its tensors, needs Reset and AllocGraph (a new placement).
 type Scheduler struct {
 	backends  []Backend
 	bufts     []buffer.Type
@@ -114,9 +131,13 @@ type Scheduler struct {
 	profile          bool
 	times            []splitTimes // per split, of the last computation when profiling
 	isReset, isAlloc bool
-	// allocated is the graph AllocGraph placed while isAlloc.
-	allocated *graph.Graph
-	closed    bool
+	// allocated is the graph AllocGraph placed while isAlloc, and
+	// allocNodes and allocLeafs its node and leaf lists then: a list
+	// changed since is a graph rebuilt in place, which the splits do not
+	// hold and the placement's promise would not cover.
+	allocated              *graph.Graph
+	allocNodes, allocLeafs []*graph.Tensor
+	closed                 bool
 }
 
 // split is a run of nodes [i0, i1) of the graph computed by one backend.
@@ -127,7 +148,15 @@ type split struct {
 	// copies.
 	inputs []*graph.Tensor
 	g      *graph.Graph
+	// placed names g in the promise to PlacedGraphComputer backends: set
+	// by AllocGraph, 0 while g is not placed.
+	placed PlacementID
 }
+
+// placementIDs is the last PlacementID handed out, process-wide, so that
+// a backend shared by several schedulers never sees one id for two
+// graphs.
+var placementIDs atomic.Uint64
 
 // flagPatch records a graph input whose flags the scheduler changed.
 type flagPatch struct {
@@ -315,7 +344,7 @@ func (s *Scheduler) Reset() {
 	clear(s.ids)
 	s.splits = nil
 	s.isReset, s.isAlloc = true, false
-	s.allocated = nil
+	s.allocated, s.allocNodes, s.allocLeafs = nil, nil, nil
 }
 
 // errClosed is the error of a method called after Close.
@@ -405,7 +434,11 @@ func (s *Scheduler) AllocGraph(g *graph.Graph) error {
 	if err := s.allocSplits(); err != nil {
 		return err
 	}
-	s.isAlloc, s.allocated = true, g
+	s.isAlloc, s.allocated, s.allocNodes, s.allocLeafs = true, g, g.Nodes, g.Leafs
+	last := placementIDs.Add(uint64(len(s.splits)))
+	for k := range s.splits {
+		s.splits[k].placed = PlacementID(last - uint64(len(s.splits)-1-k))
+	}
 	if l := Logger(); l.Enabled(context.Background(), slog.LevelDebug) {
 		sizes := make([]uint64, len(s.backends))
 		for i := range sizes {
@@ -459,6 +492,9 @@ func (s *Scheduler) GraphComputeAsyncContext(ctx context.Context, g *graph.Graph
 	if s.isAlloc && g != s.allocated {
 		return fmt.Errorf("%w: GraphCompute: the graph is not the one AllocGraph placed; Reset first, or compute without AllocGraph", ErrArgument)
 	}
+	if s.isAlloc && (!sameList(g.Nodes, s.allocNodes) || !sameList(g.Leafs, s.allocLeafs)) {
+		return fmt.Errorf("%w: GraphCompute: the placed graph's nodes or leafs changed since AllocGraph; Reset and place it again", ErrArgument)
+	}
 	if !s.isReset && !s.isAlloc {
 		s.Reset()
 	}
@@ -468,6 +504,13 @@ func (s *Scheduler) GraphComputeAsyncContext(ctx context.Context, g *graph.Graph
 		}
 	}
 	return s.computeSplits(ctx)
+}
+
+// sameList reports whether a and b are one slice: the same length over
+// the same memory. A list rewritten in place at the same length goes
+// unseen: that is what the Scheduler's documentation forbids.
+func sameList(a, b []*graph.Tensor) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // placedBuffer is the buffer holding t's memory, or nil.
@@ -988,7 +1031,7 @@ func (s *Scheduler) computeSplits(ctx context.Context) error {
 			}
 		}
 		copied := time.Now()
-		if err := s.computeSplit(ctx, be, sp.g); err != nil {
+		if err := s.computeSplit(ctx, be, sp); err != nil {
 			return err
 		}
 		if s.profile {
@@ -1070,10 +1113,16 @@ func (s *Scheduler) copyInput(sp *split, i int, ex *usedExperts) error {
 	return buffer.CopyTensor(in, cp)
 }
 
-func (s *Scheduler) computeSplit(ctx context.Context, be Backend, g *graph.Graph) error {
+func (s *Scheduler) computeSplit(ctx context.Context, be Backend, sp *split) error {
+	g := sp.g
 	if s.eval == nil {
+		if p, ok := be.(PlacedGraphComputer); ok && sp.placed != 0 {
+			return p.GraphComputePlaced(g, sp.placed)
+		}
 		return be.GraphCompute(g)
 	}
+	// The callback's groups are views made afresh, each computed once:
+	// no promise.
 	for j0 := 0; j0 < len(g.Nodes); j0++ {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("backend: graph compute stopped at %s: %w", g.Nodes[j0].Name, err)

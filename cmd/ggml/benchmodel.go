@@ -402,18 +402,19 @@ func perHit(s openvino.CacheStats) string {
 		return "none"
 	}
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(s.Hits) }
-	return fmt.Sprintf("%.1f us (%.1f us of it copying outputs out of scratch memory)", us(s.HitHost), us(s.HitCopy))
+	return fmt.Sprintf("%.1f us (%.1f us of it copying outputs out of scratch memory; %d of %d hits vouched for by the scheduler)",
+		us(s.HitHost), us(s.HitCopy), s.Vouched, s.Hits)
 }
 
 // subStats is what happened between two readings of the counters.
 func subStats(b, a openvino.CacheStats) openvino.CacheStats {
-	return openvino.CacheStats{Hits: b.Hits - a.Hits, Misses: b.Misses - a.Misses, HitHost: b.HitHost - a.HitHost,
+	return openvino.CacheStats{Hits: b.Hits - a.Hits, Misses: b.Misses - a.Misses, Vouched: b.Vouched - a.Vouched, HitHost: b.HitHost - a.HitHost,
 		HitCopy: b.HitCopy - a.HitCopy, Compiles: b.Compiles[min(len(a.Compiles), len(b.Compiles)):]}
 }
 
 // addStats adds two stretches' counters.
 func addStats(a, b openvino.CacheStats) openvino.CacheStats {
-	return openvino.CacheStats{Hits: a.Hits + b.Hits, Misses: a.Misses + b.Misses, HitHost: a.HitHost + b.HitHost,
+	return openvino.CacheStats{Hits: a.Hits + b.Hits, Misses: a.Misses + b.Misses, Vouched: a.Vouched + b.Vouched, HitHost: a.HitHost + b.HitHost,
 		HitCopy: a.HitCopy + b.HitCopy, Compiles: append(append([]time.Duration(nil), a.Compiles...), b.Compiles...)}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/buffer"
 	"github.com/ggml-go/ggml/devices/cpu"
 	"github.com/ggml-go/ggml/graph"
@@ -179,19 +180,26 @@ func TestDecodeBlockOnDouble(t *testing.T) {
 // time of this thread (the machine is shared: wall time also holds the
 // time the thread waited for a core), the double's from its cpu_ns
 // counter.
-func BenchmarkDecodeCacheHit(b *testing.B) {
+func BenchmarkDecodeCacheHit(b *testing.B) { benchCacheHit(b, 0) }
+
+// BenchmarkDecodeCacheHitPlaced is BenchmarkDecodeCacheHit with a
+// scheduler's promise (backend.PlacedGraphComputer): the graph is not
+// compared with its records.
+func BenchmarkDecodeCacheHitPlaced(b *testing.B) { benchCacheHit(b, testPlacement) }
+
+func benchCacheHit(b *testing.B, id backend.PlacementID) {
 	p := buildDouble(b)
 	dev := openDeviceTB(b, p, Options{})
 	g := decodeBlock(b, dev, 256, 64)
 	be := newBackend(dev)
 	defer be.Close()
-	require.NoError(b, be.GraphCompute(g))
+	require.NoError(b, be.GraphComputePlaced(g, id))
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	d0, c0 := doubleStatTB(b, p, "cpu_ns"), threadCPU()
 	b.ResetTimer()
 	for range b.N {
-		if err := be.GraphCompute(g); err != nil {
+		if err := be.GraphComputePlaced(g, id); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -182,13 +182,9 @@ func (rec *shapeRec) matches(g *graph.Graph) bool {
 			return false
 		}
 	}
-	// A node that is also one of the external sources would be a node
-	// reference in the key.
-	for _, t := range g.Nodes {
-		if rec.seen[t] {
-			return false
-		}
-	}
+	// No node is one of the external sources (which would be a node
+	// reference in the key): every node has an op (the first loop) and
+	// every external none (extRec.matches).
 	return true
 }
 

@@ -28,6 +28,10 @@ type Backend struct {
 	ran    []*graph.Tensor
 	copied []string
 	sets   [][2]uint64
+	// placements are the ids of the computations (0: GraphCompute),
+	// placed the graph each id was first given with (placed.go).
+	placements []backend.PlacementID
+	placed     map[backend.PlacementID]*placedRec
 }
 
 // Name is the device's name.
@@ -255,6 +259,13 @@ type step struct {
 // (anything else means a scheduler forgot a copy), and every node one the
 // device supports.
 func (b *Backend) GraphCompute(g *graph.Graph) error {
+	b.mu.Lock()
+	b.placements = append(b.placements, 0)
+	b.mu.Unlock()
+	return b.compute(g)
+}
+
+func (b *Backend) compute(g *graph.Graph) error {
 	if g == nil {
 		return fmt.Errorf("%w: nil graph", backend.ErrArgument)
 	}
