@@ -155,10 +155,13 @@ func TestBenchModelOnDevice(t *testing.T) {
 	}
 	m := regexp.MustCompile(`OPENVINO0: warm-up compiled (\d+) models in ([\d.]+) s \(first graph ([\d.]+) s; each: ([\d., ]+) s\)\n` +
 		`OPENVINO0: timed runs: (\d+) cache hits, (\d+) misses \(([\d.]+) s compiling\); per generated token ([\d.]+) hits, ([\d.]+) misses;\n` +
-		` +host time per GraphCompute on a hit \(target < 20 us\): all ([\d.]+) us \(([\d.]+) us of it copying outputs out of scratch memory\);\n` +
-		` +generation's first token \(after the prompt's graph\) ([\d.]+) us \(([\d.]+) us of it copying outputs out of scratch memory\); ` +
-		`the other tokens ([\d.]+) us \(([\d.]+) us of it copying outputs out of scratch memory\)\n`).FindStringSubmatch(out)
+		` +host time per GraphCompute on a hit \(target < 20 us\): all ([\d.]+) us \(([\d.]+) us of it copying outputs out of scratch memory; \d+ of \d+ hits vouched for by the scheduler\);\n` +
+		` +generation's first token \(after the prompt's graph\) ([\d.]+) us \(([\d.]+) us of it copying outputs out of scratch memory; \d+ of \d+ hits vouched for by the scheduler\); ` +
+		`the other tokens ([\d.]+) us \(([\d.]+) us of it copying outputs out of scratch memory; (\d+) of (\d+) hits vouched for by the scheduler\)\n`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
+	// The runner's generated tokens compute the graph the scheduler
+	// placed: every one of them comes with its promise.
+	require.Equal(t, m[16], m[17], "the other tokens' hits vouched for")
 	require.Equal(t, "2", m[1], "the prompt's shape and one token's")
 	require.Len(t, strings.Split(m[4], ", "), 2)
 	require.GreaterOrEqual(t, parseFloat(t, m[2]), parseFloat(t, m[3]))
