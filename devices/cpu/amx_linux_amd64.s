@@ -79,14 +79,16 @@ skip:
 	TDP;                 \
 	AADVANCE(skip)
 
-// SCOL adds column c's sums at off(CX) times the row scales (Z16) times
-// the column's d_y at boff(R13) to its accumulator Z, using T; MIN then
-// adds its minimums' part (MINCOL: the row minimums, Z17, times the
-// column's s_y at 64+boff(R13)) or nothing (NOMIN).
-#define SCOL(off, boff, T, Z, MIN) \
-	VCVTDQ2PS        off(CX), T;   \
-	VMULPS           Z16, T, T;    \
-	VFMADD231PS.BCST boff(R13), T, Z; \
+// SCOL adds column c's sums at off(CX), converted to floats (T), times
+// the row scales (Z16) times the column's d_y at boff(R13) to its
+// accumulator Z in ggml's AMX order: the two scales' product first (U;
+// exact, both being halves), then one fused multiply-add; MIN then adds
+// its minimums' part (MINCOL: the row minimums, Z17, times the column's
+// s_y at 64+boff(R13), fused) or nothing (NOMIN).
+#define SCOL(off, boff, T, U, Z, MIN) \
+	VCVTDQ2PS        off(CX), T;        \
+	VMULPS.BCST      boff(R13), Z16, U; \
+	VFMADD231PS      U, T, Z;           \
 	MIN(boff, Z)
 
 #define MINCOL(boff, Z) VFMADD231PS.BCST 64+boff(R13), Z17, Z
@@ -101,22 +103,22 @@ skip:
 // SCALE16 scales the step's sums in the buffer at buf(CX) into the 16
 // columns' accumulators.
 #define SCALE16(buf, MIN) \
-	SCOL(buf+0, 0, Z18, Z0, MIN);     \
-	SCOL(buf+64, 4, Z19, Z1, MIN);    \
-	SCOL(buf+128, 8, Z20, Z2, MIN);   \
-	SCOL(buf+192, 12, Z21, Z3, MIN);  \
-	SCOL(buf+256, 16, Z22, Z4, MIN);  \
-	SCOL(buf+320, 20, Z23, Z5, MIN);  \
-	SCOL(buf+384, 24, Z24, Z6, MIN);  \
-	SCOL(buf+448, 28, Z25, Z7, MIN);  \
-	SCOL(buf+512, 32, Z18, Z8, MIN);  \
-	SCOL(buf+576, 36, Z19, Z9, MIN);  \
-	SCOL(buf+640, 40, Z20, Z10, MIN); \
-	SCOL(buf+704, 44, Z21, Z11, MIN); \
-	SCOL(buf+768, 48, Z22, Z12, MIN); \
-	SCOL(buf+832, 52, Z23, Z13, MIN); \
-	SCOL(buf+896, 56, Z24, Z14, MIN); \
-	SCOL(buf+960, 60, Z25, Z15, MIN)
+	SCOL(buf+0, 0, Z18, Z26, Z0, MIN); \
+	SCOL(buf+64, 4, Z19, Z27, Z1, MIN); \
+	SCOL(buf+128, 8, Z20, Z28, Z2, MIN); \
+	SCOL(buf+192, 12, Z21, Z29, Z3, MIN); \
+	SCOL(buf+256, 16, Z22, Z30, Z4, MIN); \
+	SCOL(buf+320, 20, Z23, Z31, Z5, MIN); \
+	SCOL(buf+384, 24, Z24, Z26, Z6, MIN); \
+	SCOL(buf+448, 28, Z25, Z27, Z7, MIN); \
+	SCOL(buf+512, 32, Z18, Z28, Z8, MIN); \
+	SCOL(buf+576, 36, Z19, Z29, Z9, MIN); \
+	SCOL(buf+640, 40, Z20, Z30, Z10, MIN); \
+	SCOL(buf+704, 44, Z21, Z31, Z11, MIN); \
+	SCOL(buf+768, 48, Z22, Z26, Z12, MIN); \
+	SCOL(buf+832, 52, Z23, Z27, Z13, MIN); \
+	SCOL(buf+896, 56, Z24, Z28, Z14, MIN); \
+	SCOL(buf+960, 60, Z25, Z29, Z15, MIN)
 
 // STORECOL stores accumulator Z at AX and steps AX by the stride, unless
 // it was the last column.
@@ -224,9 +226,8 @@ done:                         \
 	RET
 
 // PACKSTART loads the packers' arguments (DI dst, SI src, CX nb, Z31 the
-// rows' offsets) and constants: Z30 the nibble mask, Z29 8s, Z28 16s (the
-// levels' offsets), Z27 the fifth bits' spreading multiplier, Z26 their
-// byte mask, Z24 four bits, Z25 zero.
+// rows' offsets) and constants: Z30 the nibble mask, Z29 8s (Q4_0's
+// levels' offset), Z25 zero.
 #define PACKSTART \
 	MOVQ dst+0(FP), DI;      \
 	MOVQ src+8(FP), SI;      \
@@ -237,14 +238,6 @@ done:                         \
 	VPBROADCASTD AX, Z30;    \
 	MOVL $0x08080808, AX;    \
 	VPBROADCASTD AX, Z29;    \
-	MOVL $0x10101010, AX;    \
-	VPBROADCASTD AX, Z28;    \
-	MOVL $0x00204081, AX;    \
-	VPBROADCASTD AX, Z27;    \
-	MOVL $0x01010101, AX;    \
-	VPBROADCASTD AX, Z26;    \
-	MOVL $15, AX;            \
-	VPBROADCASTD AX, Z24;    \
 	VPXORD Z25, Z25, Z25
 
 // PACKNEXT steps to the next block of xb bytes and packed step, and loops
@@ -291,24 +284,6 @@ done:                         \
 	VPSUBB    Z29, Z2, Z2;    \
 	VMOVDQU32 Z2, hi(DI)
 
-// FIFTH adds to the levels Z the fifth bits qh >> shift (Z15 holds qh),
-// spread to bit 4 of their bytes, offsets them by 16 and stores them at
-// dst.
-#define FIFTH(shift, Z, dst) \
-	VPSRLD    $shift, Z15, Z3; \
-	VPANDD    Z24, Z3, Z3;     \
-	VPMULLD   Z27, Z3, Z3;     \
-	VPANDD    Z26, Z3, Z3;     \
-	VPSLLD    $4, Z3, Z3;      \
-	VPORD     Z3, Z, Z;        \
-	VPSUBB    Z28, Z, Z;       \
-	VMOVDQU32 Z, dst(DI)
-
-#define NIB5(off, slo, lo, shi, hi) \
-	NIBBLES(off);           \
-	FIFTH(slo, Z1, lo);     \
-	FIFTH(shi, Z2, hi)
-
 // COPYW stores the gathered words at off as B row dst.
 #define COPYW(off, dst) \
 	GATHER(off, Z0);        \
@@ -337,11 +312,10 @@ TEXT ·amxDotSS16(SB), NOSPLIT, $0-104
 // minimums; zero for the others) then B, whose row k holds level 4k+i of
 // weight row m at byte 4m+i. Row m of the tile is at src + idx[m]; each
 // B row is a gather of one 32-bit word of the block from the 16 rows (the
-// four nibble words give rows k and k+4: low and high nibbles). Q5_0's
-// fifth bits 4k..4k+3 of qh spread to bit 4 of the four bytes by one
-// multiply (x*0x00204081 puts bit i at 9i, whose byte is i; the products'
-// bit ranges do not overlap, so nothing carries). Q4_0 and Q5_0 levels
-// are offset to signed bytes (minus 8 and 16), Q8_0's copied.
+// four nibble words give rows k and k+4: low and high nibbles). Q4_0's
+// levels are offset to signed bytes (minus 8), Q8_0's copied. (Q5_0 has
+// none: ggml's AMX code does not take it, and its products stay the
+// vector kernels', ggml's plain ones.)
 
 // amxPackQ4_1 packs Q4_1 rows: unsigned levels, d and m.
 // func amxPackQ4_1(dst, src unsafe.Pointer, idx *[16]int32, nb int)
@@ -373,21 +347,6 @@ block:
 	NIBS(10, 256, 512)
 	NIBS(14, 320, 576)
 	PACKNEXT(18, block)
-
-// amxPackQ5_0 packs Q5_0 rows: levels minus 16, d.
-// func amxPackQ5_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
-TEXT ·amxPackQ5_0(SB), NOSPLIT, $0-32
-	PACKSTART
-
-block:
-	PACKD
-	VMOVUPS Z25, 64(DI)
-	GATHER(2, Z15)
-	NIB5(6, 0, 128, 16, 384)
-	NIB5(10, 4, 192, 20, 448)
-	NIB5(14, 8, 256, 24, 512)
-	NIB5(18, 12, 320, 28, 576)
-	PACKNEXT(22, block)
 
 // amxPackQ8_0 packs Q8_0 rows: levels, d.
 // func amxPackQ8_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)

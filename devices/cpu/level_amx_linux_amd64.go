@@ -48,6 +48,12 @@ var levelAMX = register(func() *level {
 // mostly idle while the AVX-512 scaling costs the same per column.
 const amxMinCols = 16
 
+// amxRowMultiple is what ggml's AMX buffer type wants of a weight's row
+// count (its supports_op: two tiles of 16 output rows); libllama leaves
+// other weights in plain memory, where ggml computes them as its other
+// builds do, and so do the level's vector kernels.
+const amxRowMultiple = 32
+
 // The arch_prctl request for the tile data state (Linux 5.16 and later):
 // without it the first tile instruction faults.
 const (
@@ -104,7 +110,6 @@ type amxType struct {
 var amxTypes = map[quant.Type]*amxType{
 	quant.Q4_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ4_0, colAux: auxQ8_0, packAsm: amxPackQ4_0},
 	quant.Q4_1: {vdt: quant.Q8_1, step: 32, blockSteps: 1, qoff: 4, outer: 36, mins: true, codes: codesQ4_1, colAux: auxQ8_1, packAsm: amxPackQ4_1},
-	quant.Q5_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ5_0, colAux: auxQ8_0, packAsm: amxPackQ5_0},
 	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0, packAsm: amxPackQ8_0},
 	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32, packAsm: amxPackQ4_K, scales: scalesQ4_K},
 	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16},
@@ -152,15 +157,6 @@ func codesQ4_0(b, q []byte, dx, _ []float32) {
 func codesQ4_1(b, q []byte, dx, mx []float32) {
 	dx[0], mx[0] = f16(b), f16(b[2:])
 	nibbleCodes(q, b[4:20], 0)
-}
-
-func codesQ5_0(b, q []byte, dx, _ []float32) {
-	dx[0] = f16(b)
-	h := binary.LittleEndian.Uint32(b[2:])
-	for j, v := range b[6:22] {
-		q[j] = byte(int8(v&15|byte(h>>j&1)<<4) - 16)
-		q[j+16] = byte(int8(v>>4|byte(h>>(j+16)&1)<<4) - 16)
-	}
 }
 
 func codesQ8_0(b, q []byte, dx, _ []float32) {
@@ -310,7 +306,7 @@ type amxScratch struct {
 	cfg [64]byte
 	w   []byte
 	aux []byte
-	c   [1024]byte
+	c   [2048]byte
 	out [256]float32
 }
 
@@ -326,7 +322,8 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 	at := amxTypes[a.Type]
 	ncols := b.NRows()
 	if at == nil || b.Type != quant.F32 || ncols < amxMinCols || a.Ne[2] != 1 || a.Ne[3] != 1 ||
-		a.Ne[0]%int64(a.Type.BlockSize()) != 0 || isHadamard(t) ||
+		a.Ne[0]%int64(a.Type.BlockSize()) != 0 || a.Ne[1]%amxRowMultiple != 0 || isHadamard(t) ||
+		!a.IsContiguous() || !b.IsContiguous() ||
 		t.Nb[2] != t.Nb[1]*uint64(t.Ne[1]) || t.Nb[3] != t.Nb[2]*uint64(t.Ne[2]) {
 		return false
 	}
@@ -435,9 +432,6 @@ func amxPackQ4_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
 
 //go:noescape
 func amxPackQ4_1(dst, src unsafe.Pointer, idx *[16]int32, nb int)
-
-//go:noescape
-func amxPackQ5_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
 
 //go:noescape
 func amxPackQ4_K(dst, src unsafe.Pointer, idx *[16]int32, nb int)
