@@ -119,10 +119,8 @@ func amxColumns(r *rand.Rand, b *graph.Tensor) {
 }
 
 // amxExactTypes are the types whose tile products follow ggml's AMX
-// order. Q4_K and Q6_K do not yet: ggml sums a super-block's sub-block
-// products times their scales in integers and scales the sum once, while
-// the tile kernel scales each sub-block in float32.
-var amxExactTypes = []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q8_0}
+// order.
+var amxExactTypes = []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q8_0, quant.Q4_K, quant.Q6_K}
 
 // TestMulMatMatchesAMXBuild: on the amx level, MUL_MAT of every weight
 // type of amxExactTypes (of qtype_has_amx_kernels' types, those the

@@ -102,17 +102,20 @@ type amxType struct {
 	// packAsm, where the type has it, is pack for 16 rows in assembly
 	// (the same bytes): row m at src+idx[m], nb blocks.
 	packAsm func(dst, src unsafe.Pointer, idx *[16]int32, nb int)
-	// scales, where set, are the steps' row scales and minimums of a
-	// block, which packAsm then leaves to Go.
-	scales func(b []byte, dx, mx []float32)
+	// kq, set for the K-quants, writes a super-block's step headers as
+	// their kernels take them (see amxDotQ4K): each step's integer scale
+	// (sc) and, for Q4_K, its minimum as a float32 (mn), as bits; it
+	// returns the super-block's d and dmin. codes then only unpacks the
+	// levels, and packAsm leaves the headers to Go.
+	kq func(b []byte, sc, mn []uint32) (d, dmin float32)
 }
 
 var amxTypes = map[quant.Type]*amxType{
 	quant.Q4_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ4_0, colAux: auxQ8_0, packAsm: amxPackQ4_0},
 	quant.Q4_1: {vdt: quant.Q8_1, step: 32, blockSteps: 1, qoff: 4, outer: 36, mins: true, codes: codesQ4_1, colAux: auxQ8_1, packAsm: amxPackQ4_1},
 	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0, packAsm: amxPackQ8_0},
-	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32, packAsm: amxPackQ4_K, scales: scalesQ4_K},
-	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16},
+	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32, packAsm: amxPackQ4_K, kq: kqQ4_K},
+	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16, kq: kqQ6_K},
 }
 
 func f16(b []byte) float32 { return quant.FP16ToFP32(binary.LittleEndian.Uint16(b)) }
@@ -120,14 +123,14 @@ func f16(b []byte) float32 { return quant.FP16ToFP32(binary.LittleEndian.Uint16(
 func auxQ8_0(y []byte, s int) (float32, float32) { return f16(y[34*s:]), 0 }
 func auxQ8_1(y []byte, s int) (float32, float32) { return f16(y[36*s:]), f16(y[36*s+2:]) }
 
-// auxQ8_K32 is a 32-element step's d and d times its levels' sum (two of
-// the block's 16-element sums).
+// auxQ8_K32 is a 32-element step's d and its levels' sum (two of the
+// block's 16-element sums) as a float, which is exact.
 func auxQ8_K32(y []byte, s int) (float32, float32) {
 	b := y[292*(s/8):]
 	d := math.Float32frombits(binary.LittleEndian.Uint32(b))
 	j := s % 8
 	sum := int32(int16(binary.LittleEndian.Uint16(b[260+4*j:]))) + int32(int16(binary.LittleEndian.Uint16(b[262+4*j:])))
-	return d, d * float32(sum)
+	return d, float32(sum)
 }
 
 func auxQ8_K16(y []byte, s int) (float32, float32) {
@@ -165,9 +168,8 @@ func codesQ8_0(b, q []byte, dx, _ []float32) {
 }
 
 // codesQ4_K: sub-block j's levels are nibble j%2 of qs[32(j/2):], its
-// value d*sc*q - dmin*m.
-func codesQ4_K(b, q []byte, dx, mx []float32) {
-	scalesQ4_K(b, dx, mx)
+// value d*sc*q - dmin*m (kqQ4_K has the scales).
+func codesQ4_K(b, q []byte, _, _ []float32) {
 	for p := range 4 {
 		qs := b[16+32*p : 48+32*p]
 		for i := 0; i < 32; i += 8 {
@@ -178,24 +180,28 @@ func codesQ4_K(b, q []byte, dx, mx []float32) {
 	}
 }
 
-// scalesQ4_K sets the eight sub-blocks' d*sc and -dmin*m.
-func scalesQ4_K(b []byte, dx, mx []float32) {
-	d, dmin := f16(b), f16(b[2:])
+// kqQ4_K: the eight sub-blocks' 6-bit scales and minimums.
+func kqQ4_K(b []byte, sc, mn []uint32) (float32, float32) {
 	for j := range 8 {
-		sc, m := quant.ScaleMinK4(j, b[4:16])
-		dx[j], mx[j] = d*float32(sc), -dmin*float32(m)
+		s, m := quant.ScaleMinK4(j, b[4:16])
+		sc[j], mn[j] = uint32(s), math.Float32bits(float32(m))
 	}
+	return f16(b), f16(b[2:])
+}
+
+// kqQ6_K: the 16 signed 8-bit scales.
+func kqQ6_K(b []byte, sc, mn []uint32) (float32, float32) {
+	for j := range 16 {
+		sc[j], mn[j] = uint32(int32(int8(b[192+j]))), 0
+	}
+	return f16(b[208:]), 0
 }
 
 // codesQ6_K: element 128c+32k+l is nibble k/2 of ql[64c+l+32(k%2)] with
 // bits 2k of qh[32c+l] above it, minus 32 (as a byte, (code+0x60)^0x80:
 // no byte carries); 16 scales of 16 elements.
-func codesQ6_K(b, q []byte, dx, _ []float32) {
+func codesQ6_K(b, q []byte, _, _ []float32) {
 	const crumbs, tops = 0x0303030303030303, 0x8080808080808080
-	d := f16(b[208:])
-	for j := range 16 {
-		dx[j] = d * float32(int8(b[192+j]))
-	}
 	for c := range 2 {
 		ql, qh := b[64*c:64*c+64], b[128+32*c:160+32*c]
 		for l := 0; l < 32; l += 8 {
@@ -211,20 +217,51 @@ func codesQ6_K(b, q []byte, dx, _ []float32) {
 }
 
 // kernel is the assembly for a's levels and steps.
-func (a *amxType) kernel() func(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int) {
+func (a *amxType) kernel() func(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer) {
 	switch {
+	case a.kq != nil && a.signed:
+		return amxDotQ6K
+	case a.kq != nil:
+		return amxDotQ4K
 	case !a.signed:
 		return amxDotSU32
-	case a.step == 16:
-		return amxDotSS16
 	}
 	return amxDotSS32
 }
 
-// A packed step of 16 weight rows: their 16 scales (float32), 16 minimums,
-// then B: step/4 rows of 64 bytes, byte 4m+i of row k being level 4k+i of
-// the step in weight row m (the layout TDPBSUD's second source takes).
+// A packed step of 16 weight rows: their 16 scales (float32; a K-quant's
+// int32), 16 minimums (float32), then B: step/4 rows of 64 bytes, byte
+// 4m+i of row k being level 4k+i of the step in weight row m (the layout
+// TDPBSUD's second source takes).
 func (a *amxType) wstep() int { return 128 + 16*a.step }
+
+// packSize is the bytes of nb blocks of 16 packed rows: the steps, then,
+// for a K-quant, each super-block's 16 d and 16 dmin (float32).
+func (a *amxType) packSize(nb int) int {
+	n := nb * a.blockSteps * a.wstep()
+	if a.kq != nil {
+		n += 128 * nb
+	}
+	return n
+}
+
+// kheaders writes row r's K-quant step headers and super-block scales
+// for its nb blocks of bs bytes at row into dst (packSize(nb) bytes).
+func (a *amxType) kheaders(dst, row []byte, r, nb, bs int) {
+	ws, spb := a.wstep(), a.blockSteps
+	bd := dst[nb*spb*ws:]
+	var sc, mn [16]uint32
+	for b := range nb {
+		d, dmin := a.kq(row[b*bs:], sc[:], mn[:])
+		for s := range spb {
+			st := dst[(b*spb+s)*ws:]
+			binary.LittleEndian.PutUint32(st[4*r:], sc[s])
+			binary.LittleEndian.PutUint32(st[64+4*r:], mn[s])
+		}
+		binary.LittleEndian.PutUint32(bd[128*b+4*r:], math.Float32bits(d))
+		binary.LittleEndian.PutUint32(bd[128*b+64+4*r:], math.Float32bits(dmin))
+	}
+}
 
 // pack unpacks rows [0, nrows) of x (stride bytes apart, nb blocks of bs
 // bytes each) into dst, nb*blockSteps packed steps; rows past nrows are
@@ -234,7 +271,7 @@ func (a *amxType) pack(dst, x []byte, stride, nrows, nb int, bs int) {
 	if nrows < 16 {
 		clear(dst)
 	}
-	_ = dst[nb*spb*ws-1]
+	_ = dst[a.packSize(nb)-1]
 	var q [256]byte
 	var dx, mx [16]float32
 	base := unsafe.Pointer(unsafe.SliceData(dst))
@@ -253,6 +290,9 @@ func (a *amxType) pack(dst, x []byte, stride, nrows, nb int, bs int) {
 				}
 			}
 		}
+		if a.kq != nil {
+			a.kheaders(dst, row, r, nb, bs)
+		}
 	}
 }
 
@@ -262,25 +302,15 @@ func (a *amxType) packRows(dst, x []byte, stride, nrows, nb int, bs int) {
 		a.pack(dst, x, stride, nrows, nb, bs)
 		return
 	}
-	_, _ = dst[nb*a.blockSteps*a.wstep()-1], x[15*stride+nb*bs-1]
+	_, _ = dst[a.packSize(nb)-1], x[15*stride+nb*bs-1]
 	var idx [16]int32
 	for m := range idx {
 		idx[m] = int32(m * stride)
 	}
 	a.packAsm(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(x)), &idx, nb)
-	if a.scales == nil {
-		return
-	}
-	ws, spb := a.wstep(), a.blockSteps
-	var dx, mx [16]float32
-	for r := range 16 {
-		for b := range nb {
-			a.scales(x[r*stride+b*bs:], dx[:], mx[:])
-			for s := range spb {
-				st := dst[(b*spb+s)*ws:]
-				binary.LittleEndian.PutUint32(st[4*r:], math.Float32bits(dx[s]))
-				binary.LittleEndian.PutUint32(st[64+4*r:], math.Float32bits(mx[s]))
-			}
+	if a.kq != nil {
+		for r := range 16 {
+			a.kheaders(dst, x[r*stride:], r, nb, bs)
 		}
 	}
 }
@@ -340,7 +370,13 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 	s := amxScratches.Get().(*amxScratch)
 	defer amxScratches.Put(s)
 	ws := at.wstep()
-	w := grow(&s.w, steps*ws)
+	w := grow(&s.w, at.packSize(nb))
+	// A K-quant's super-block scales follow the steps (packSize); the
+	// legacy kernels do not read bd.
+	bd := unsafe.Pointer(unsafe.SliceData(w))
+	if at.kq != nil {
+		bd = unsafe.Pointer(&w[steps*ws])
+	}
 	aux := grow(&s.aux, int((ncols+15)/16)*steps*128)
 	at.fillAux(aux, &act, ncols, steps)
 	st := act.nb[1]
@@ -360,7 +396,12 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 			}
 			out := unsafe.Pointer(&s.out[0])
 			ostride := uintptr(64)
-			direct := nrows == 16
+			// The K-quant kernels accumulate in out as they go, in a
+			// zeroed scratch.
+			direct := nrows == 16 && at.kq == nil
+			if at.kq != nil {
+				clear(s.out[:])
+			}
 			if direct {
 				off := uint64(c0)*t.Nb[1] + 4*uint64(r0)
 				end := off + uint64(nc-1)*t.Nb[1] + 64
@@ -369,7 +410,7 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 			ya := act.data[uint64(c0)*st+uint64(at.qoff) : uint64(c0+int64(nc)-1)*st+act.rowSize]
 			kern(unsafe.Pointer(&s.cfg), steps, at.blockSteps, uintptr(at.outer), astep,
 				unsafe.Pointer(unsafe.SliceData(ya)), uintptr(st), unsafe.Pointer(unsafe.SliceData(w)),
-				unsafe.Pointer(unsafe.SliceData(caux[:steps*128])), unsafe.Pointer(&s.c[0]), out, ostride, nc)
+				unsafe.Pointer(unsafe.SliceData(caux[:steps*128])), unsafe.Pointer(&s.c[0]), out, ostride, nc, bd)
 			if !direct {
 				for c := range nc {
 					off := uint64(c0+int64(c))*t.Nb[1] + 4*uint64(r0)
@@ -408,24 +449,34 @@ func setTileConfig(cfg *[64]byte, nc, step int) {
 	copy(cfg[51:54], cfg[48:51])
 }
 
-// amxDotSU32, amxDotSS32 and amxDotSS16 (amx_linux_amd64.s) compute, for
-// the nc <= 16 columns of a tile and the 16 packed weight rows w,
-// out[c*ostride + 4m] = the sum over steps of (C[c][m]*dx[m])*dy[c]
-// (+ mx[m]*sy[c] in SU), C the step's int32 tile product, dx and mx the
-// step's row scales and minimums in w, dy and sy the columns' in aux (128
-// bytes a step); c is 2 KiB of scratch. The activation levels of step k
-// of column c are at a + c*astride + (k/inner)*outer + (k%inner)*astep.
-// SU multiplies signed activations by unsigned weight levels, SS signed
-// by signed; 32 and 16 are the step's elements.
+// amxDotSU32 and amxDotSS32 (amx_linux_amd64.s) compute, for the nc <= 16
+// columns of a tile and the 16 packed weight rows w, out[c*ostride + 4m] =
+// the sum over steps, in order, fused, of C[c][m] * (dx[m]*dy[c]) (then
+// + mx[m]*sy[c], fused, in SU): ggml's AMX order for the legacy types. C
+// is the step's int32 tile product, dx and mx the step's row scales and
+// minimums in w, dy and sy the columns' in aux (128 bytes a step); c is 2
+// KiB of scratch. The activation levels of step k of column c are at a +
+// c*astride + (k/inner)*outer + (k%inner)*astep. SU multiplies signed
+// activations by unsigned weight levels, SS signed by signed, in steps of
+// 32. amxDotQ4K and amxDotQ6K do so for those K-quants, in ggml's order
+// for them: per super-block the integer sum over its sub-blocks of C
+// times the rows' integer scales, fused times d*dy into out (16 columns
+// 64 bytes apart, zeroed by the caller), then for Q4_K minus the integer
+// sum of the sub-blocks' bsums times the minimums times dmin*dy, fused; d
+// and dmin at bd (16 floats each a super-block). The legacy kernels
+// ignore bd.
 //
 //go:noescape
-func amxDotSU32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
+func amxDotSU32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer)
 
 //go:noescape
-func amxDotSS32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
+func amxDotSS32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer)
 
 //go:noescape
-func amxDotSS16(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
+func amxDotQ4K(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer)
+
+//go:noescape
+func amxDotQ6K(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer)
 
 //go:noescape
 func amxPackQ4_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
