@@ -17,22 +17,23 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// levelAMX is levelAVX512VNNI with the products of many columns (a
+// levelAMX is levelAVX512VNNI with the products of several columns (a
 // prompt's) of the quantized weights in amxTypes on the AMX int8 tile unit
 // (Sapphire Rapids and later): each 16 weight rows are unpacked once per
 // product into their integer levels (amxPack), and for every step of 32
 // (Q6_K: 16) elements one TDPBSUD or TDPBSSD multiplies a tile of up to 16
 // activation columns, read where the quantized activations lie, by them;
 // the step's 16x16 int32 sums get the weight rows' and columns' scales in
-// AVX-512 and are summed in float32 across the steps.
+// AVX-512.
 //
-// The integer sum of each step is exact, but the float sums run in another
-// order than the avx2 vec_dot's (one float per step and output instead of
-// eight lanes per row summed at the end; Q4_K's and Q5_K's sub-blocks
-// scaled one by one instead of in integers per super-block), so these
-// products differ from avx2's and ggml's builds by roundings:
-// TestAMXMatchesVecDot bounds them. Narrower products (a decode step's)
-// keep avx512vnni's kernels, bit for bit.
+// The types are those of ggml's AMX code (its qtype_has_amx_kernels) that
+// we have tiles for, on the weights its AMX buffer type takes (amxMulMat),
+// and the float steps are that code's, in its order (the kernels' doc says
+// which): these products are bit for bit those of ggml's sapphirerapids
+// build with the weight in its AMX buffer, as libllama places weights on
+// such a processor (TestMulMatMatchesAMXBuild). Products of fewer columns
+// than minCols, a decode step's one among them, keep avx512vnni's kernels,
+// whose order is the haswell build's, not the AMX code's.
 var levelAMX = register(func() *level {
 	l := levelAVX512VNNI.over("amx", 40, amxUsable, nil, nil)
 	l.tileMulMat = amxMulMat
@@ -43,10 +44,21 @@ var levelAMX = register(func() *level {
 	return l
 }())
 
-// amxMinCols is the fewest columns a product takes the tiles with: one
-// tile of activations is 16 columns, and narrower tiles leave the unit
-// mostly idle while the AVX-512 scaling costs the same per column.
-const amxMinCols = 16
+// minCols is the fewest columns a product of a's type takes the tiles
+// with. ggml's AMX code takes every product of two columns or more to its
+// tiles (one column to its VNNI kernel, in the same order), so the tiles
+// give its bits from two on; a legacy type's are as fast as the vector
+// kernels at 2 columns and 2-5x faster from 4 (bench matmul, Q4_1
+// 576x1536, 1 thread). A K-quant's 16 rows' scales are unpacked in Go
+// for each product, 0.6 ms of CPU for Gemma 3's 2048x640 Q4_K whatever
+// the columns: below a tile of 16 the vector kernels are 2-8x faster,
+// and keep them (in the haswell build's order, not the AMX code's).
+func (a *amxType) minCols() int64 {
+	if a.kq != nil {
+		return 16
+	}
+	return 2
+}
 
 // amxRowMultiple is what ggml's AMX buffer type wants of a weight's row
 // count (its supports_op: two tiles of 16 output rows); libllama leaves
@@ -345,13 +357,13 @@ var amxScratches = sync.Pool{New: func() any { return new(amxScratch) }}
 // amxMulMat computes thread p's share of MUL_MAT t on the tiles and
 // reports true, or reports false, computing nothing, when t is not a
 // product they take: a 2-D weight of an amxTypes type with whole blocks
-// against at least amxMinCols F32 columns, the results' columns evenly
+// against at least at.minCols F32 columns, the results' columns evenly
 // spaced.
 func amxMulMat(p *Params, t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
 	at := amxTypes[a.Type]
 	ncols := b.NRows()
-	if at == nil || b.Type != quant.F32 || ncols < amxMinCols || a.Ne[2] != 1 || a.Ne[3] != 1 ||
+	if at == nil || b.Type != quant.F32 || ncols < at.minCols() || a.Ne[2] != 1 || a.Ne[3] != 1 ||
 		a.Ne[0]%int64(a.Type.BlockSize()) != 0 || a.Ne[1]%amxRowMultiple != 0 || isHadamard(t) ||
 		!a.IsContiguous() || !b.IsContiguous() ||
 		t.Nb[2] != t.Nb[1]*uint64(t.Ne[1]) || t.Nb[3] != t.Nb[2]*uint64(t.Ne[2]) {

@@ -8,7 +8,6 @@ package mirror
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
@@ -310,35 +309,16 @@ func (l *Loaded) compute() error {
 }
 
 // onComputeThread runs f, a computation on ggml's backend, on an OS
-// thread kept for ggml's AMX code when the loaded graph has a weight in the
-// AMX buffer type: ggml loads the tile configuration once per thread and
-// remembers it in thread-local memory, while the CPU device's amx level
-// releases the tiles (TILERELEASE) after every kernel on whatever thread
-// its goroutine ran; ggml's next tile load on such a thread faults
-// (SIGILL). A locked goroutine's thread runs no other goroutine. (Ending
-// the thread with the goroutine instead crashed the process: ggml keeps
-// thread-local state.)
+// thread kept for ggml's AMX code (ggmlref.OnAMXThread) when the loaded
+// graph has a weight in the AMX buffer type.
 func (e *Executor) onComputeThread(f func() error) error {
 	if !e.amx {
 		return f()
 	}
-	done := make(chan error, 1)
-	amxThread() <- func() { done <- f() }
-	return <-done
+	var err error
+	ggmlref.OnAMXThread(func() { err = f() })
+	return err
 }
-
-// amxThread is the goroutine locked to the thread onComputeThread uses,
-// started on first use, for the process's life.
-var amxThread = sync.OnceValue(func() chan<- func() {
-	work := make(chan func())
-	go func() {
-		runtime.LockOSThread()
-		for f := range work {
-			f()
-		}
-	}()
-	return work
-})
 
 func (l *Loaded) read() {
 	written := map[*graph.Tensor]bool{}
