@@ -34,20 +34,6 @@ func ggmlAMXProduct(t *testing.T, e *mirror.Executor, out *graph.Tensor) (res []
 	return append([]byte(nil), d...), len(pl) == 1
 }
 
-func diffCount(a, b []byte) (n, first int) {
-	first = -1
-	for i := 0; i+4 <= len(a); i += 4 {
-		x := math.Float32frombits(binary.LittleEndian.Uint32(a[i:]))
-		y := math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
-		if !sameFloat(x, y) {
-			if n++; first < 0 {
-				first = i / 4
-			}
-		}
-	}
-	return n, first
-}
-
 // amxWeights fills a (a 2-D weight of type typ) with rows ggml's AMX
 // kernels must get right: quantized gaussians, and rows of random blocks
 // whose levels reach both ends (every quant byte the same in some), where
