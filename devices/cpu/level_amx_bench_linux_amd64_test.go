@@ -3,8 +3,13 @@
 package cpu
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"unsafe"
+
+	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/quant"
 )
 
 // BenchmarkAMXKernel times one tile kernel call of 48 steps by 16 columns
@@ -27,4 +32,48 @@ func BenchmarkAMXKernel(b *testing.B) {
 			unsafe.Pointer(&aux[0]), unsafe.Pointer(&c[0]), unsafe.Pointer(&out[0]), 64, 16, nil)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/steps, "ns/step")
+}
+
+// BenchmarkAMXGemv times one-column products of the real models' legacy
+// weight shapes on the amx level (ggml's AMX order) and, for comparison
+// in one process, the avx512vnni level below it (the haswell build's
+// order), at one thread.
+func BenchmarkAMXGemv(b *testing.B) {
+	if !levelAMX.supported() {
+		b.Skip()
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q8_0, quant.Q4_K, quant.Q6_K} {
+		for _, shape := range [][2]int64{{576, 1536}, {2048, 640}, {4096, 4096}} {
+			k, m := shape[0], shape[1]
+			if k%int64(typ.BlockSize()) != 0 {
+				continue
+			}
+			c := graph.NewContext(graph.ContextOptions{Alloc: true})
+			a := c.NewTensor(typ, k, m)
+			w := make([]float32, a.NElements())
+			for i := range w {
+				w[i] = float32(r.NormFloat64())
+			}
+			if _, err := quant.FromFloat(a.Data, typ, w); err != nil {
+				b.Fatal(err)
+			}
+			x := c.NewTensor(quant.F32, k, 1)
+			fillF32Wide(r, x)
+			out := c.MulMat(a, x)
+			for _, l := range []*level{levelAMX, levelAVX512VNNI} {
+				b.Run(fmt.Sprintf("%s/%dx%d/%s", typ, k, m, l.name), func(b *testing.B) {
+					eng := New(Options{Threads: 1})
+					defer eng.Close()
+					eng.kset = l.kernels()
+					eng.pool.setKernels(eng.kset)
+					for range b.N {
+						if err := eng.ComputeNode(out); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
 }

@@ -120,6 +120,11 @@ type amxType struct {
 	// returns the super-block's d and dmin. codes then only unpacks the
 	// levels, and packAsm leaves the headers to Go.
 	kq func(b []byte, sc, mn []uint32) (d, dmin float32)
+	// gemv, where the type has it, computes one-column products in
+	// ggml's AMX order (amxGemv), off the tiles; gemvAux writes its
+	// activation records.
+	gemv    func(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
+	gemvAux func(rec, y []byte, nb int)
 	// own marks a type that ggml's AMX code does not take (Q5_0: ggml
 	// computes it with its vector kernels): it is on the tiles for speed
 	// alone (Gemma 3's Q5_0 layers: its prompts 0.74-0.86x libllama's
@@ -130,10 +135,10 @@ type amxType struct {
 }
 
 var amxTypes = map[quant.Type]*amxType{
-	quant.Q4_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ4_0, colAux: auxQ8_0, packAsm: amxPackQ4_0},
-	quant.Q4_1: {vdt: quant.Q8_1, step: 32, blockSteps: 1, qoff: 4, outer: 36, mins: true, codes: codesQ4_1, colAux: auxQ8_1, packAsm: amxPackQ4_1},
+	quant.Q4_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ4_0, colAux: auxQ8_0, packAsm: amxPackQ4_0, gemv: amxGemvQ4_0, gemvAux: gemvAuxQ8_0(8)},
+	quant.Q4_1: {vdt: quant.Q8_1, step: 32, blockSteps: 1, qoff: 4, outer: 36, mins: true, codes: codesQ4_1, colAux: auxQ8_1, packAsm: amxPackQ4_1, gemv: amxGemvQ4_1, gemvAux: gemvAuxQ8_1},
 	quant.Q5_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ5_0, colAux: auxQ8_0, packAsm: amxPackQ5_0, own: true},
-	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0, packAsm: amxPackQ8_0},
+	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0, packAsm: amxPackQ8_0, gemv: amxGemvQ8_0, gemvAux: gemvAuxQ8_0(128)},
 	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32, packAsm: amxPackQ4_K, kq: kqQ4_K},
 	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16, kq: kqQ6_K},
 }
@@ -380,22 +385,47 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
 	at := amxTypes[a.Type]
 	ncols := b.NRows()
-	if at == nil || b.Type != quant.F32 || ncols < at.minCols() || a.Ne[2] != 1 || a.Ne[3] != 1 ||
+	gemv := at != nil && at.gemv != nil && ncols == 1 && 15*a.Nb[1] <= math.MaxInt32
+	if at == nil || b.Type != quant.F32 || ncols < at.minCols() && !gemv || a.Ne[2] != 1 || a.Ne[3] != 1 ||
 		a.Ne[0]%int64(a.Type.BlockSize()) != 0 || a.Ne[1]%amxRowMultiple != 0 || isHadamard(t) ||
 		!a.IsContiguous() || !b.IsContiguous() ||
 		t.Nb[2] != t.Nb[1]*uint64(t.Ne[1]) || t.Nb[3] != t.Nb[2]*uint64(t.Ne[2]) {
 		return false
 	}
 	act := prepareActivations(p, b, at.vdt)
-	nb := int(a.Ne[0] / int64(a.Type.BlockSize()))
-	steps := nb * at.blockSteps
-	bs := int(a.Type.TypeSize())
 	m := a.Ne[1]
 	tiles := (m + 15) / 16
 	lo, hi := p.Rows(tiles)
 	if lo >= hi {
 		return true
 	}
+	if gemv {
+		amxGemv(p, t, at, act.data, lo, hi)
+	} else {
+		amxTiles(t, at, &act, lo, hi)
+	}
+	// Columns whose activations were not finite are NaN, as on the
+	// other paths.
+	nan := math.Float32bits(float32(math.NaN()))
+	for c := range ncols {
+		if act.bad != nil && act.bad[c] != 0 {
+			for r := lo * 16; r < min(hi*16, m); r++ {
+				binary.LittleEndian.PutUint32(t.Data[uint64(c)*t.Nb[1]+4*uint64(r):], nan)
+			}
+		}
+	}
+	return true
+}
+
+// amxTiles computes tiles [lo, hi) of 16 rows of MUL_MAT t, of at's
+// weight type, on the tile unit, from the activations act.
+func amxTiles(t *graph.Tensor, at *amxType, act *activations, lo, hi int64) {
+	a := t.Src[0]
+	ncols := t.Src[1].NRows()
+	nb := int(a.Ne[0] / int64(a.Type.BlockSize()))
+	steps := nb * at.blockSteps
+	bs := int(a.Type.TypeSize())
+	m := a.Ne[1]
 	s := amxScratches.Get().(*amxScratch)
 	defer amxScratches.Put(s)
 	ws := at.wstep()
@@ -407,7 +437,7 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 		bd = unsafe.Pointer(&w[steps*ws])
 	}
 	aux := grow(&s.aux, int((ncols+15)/16)*steps*128)
-	at.fillAux(aux, &act, ncols, steps)
+	at.fillAux(aux, act, ncols, steps)
 	st := act.nb[1]
 	kern := at.kernel()
 	astep := uintptr(at.step)
@@ -450,17 +480,6 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 			}
 		}
 	}
-	// Columns whose activations were not finite are NaN, as on the
-	// other paths.
-	nan := math.Float32bits(float32(math.NaN()))
-	for c := range ncols {
-		if act.bad != nil && act.bad[c] != 0 {
-			for r := lo * 16; r < min(hi*16, m); r++ {
-				binary.LittleEndian.PutUint32(t.Data[uint64(c)*t.Nb[1]+4*uint64(r):], nan)
-			}
-		}
-	}
-	return true
 }
 
 // setTileConfig writes palette 1's configuration: TMM0 the 16x16 int32

@@ -1,0 +1,84 @@
+//go:build !purego
+
+package cpu
+
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+
+	"github.com/ggml-go/ggml/graph"
+)
+
+// amxGemvRecord is the bytes of one block's aux record for the gemv
+// kernels: d_y (float32), then the block's correction (int32) or s_y
+// (float32), then its 32 activation bytes.
+const amxGemvRecord = 40
+
+// gemvAuxQ8_0 returns the aux writer of Q8_0 activations for weights
+// whose levels the kernel takes bias above their value (unsigned): the
+// correction is -bias times the activations' sum, which the kernel's
+// integer sums start from.
+func gemvAuxQ8_0(bias int32) func(rec, y []byte, nb int) {
+	return func(rec, y []byte, nb int) {
+		for b := range nb {
+			blk, r := y[34*b:34*b+34], rec[amxGemvRecord*b:amxGemvRecord*(b+1)]
+			var sum int32
+			for _, v := range blk[2:] {
+				sum += int32(int8(v))
+			}
+			binary.LittleEndian.PutUint32(r, math.Float32bits(f16(blk)))
+			binary.LittleEndian.PutUint32(r[4:], uint32(-bias*sum))
+			copy(r[8:], blk[2:])
+		}
+	}
+}
+
+// gemvAuxQ8_1 writes Q8_1 activations' records: d_y, s_y, the bytes.
+func gemvAuxQ8_1(rec, y []byte, nb int) {
+	for b := range nb {
+		blk, r := y[36*b:36*b+36], rec[amxGemvRecord*b:amxGemvRecord*(b+1)]
+		binary.LittleEndian.PutUint32(r, math.Float32bits(f16(blk)))
+		binary.LittleEndian.PutUint32(r[4:], math.Float32bits(f16(blk[2:])))
+		copy(r[8:], blk[4:])
+	}
+}
+
+// amxGemv computes thread p's share of the one-column MUL_MAT t (weight
+// a of at's type in groups of 16 rows, activation row y of at.vdt) with
+// at.gemv: each output, from zero and over the blocks in order, fused,
+// float(sum)*(dx*dy) + acc, then for Q4_1 + mx*sy, fused, where sum is
+// the block's exact integer dot product: the order of ggml's AMX code
+// for one column (its tinygemm_kernel_vnni on the weights its AMX buffer
+// packed), which is its tiles' order too.
+func amxGemv(p *Params, t *graph.Tensor, at *amxType, y []byte, lo, hi int64) {
+	a := t.Src[0]
+	nb := int(a.Ne[0] / int64(a.Type.BlockSize()))
+	s := amxScratches.Get().(*amxScratch)
+	defer amxScratches.Put(s)
+	rec := grow(&s.aux, nb*amxGemvRecord)
+	at.gemvAux(rec, y, nb)
+	var idx [16]int32
+	for m := range idx {
+		idx[m] = int32(m * int(a.Nb[1]))
+	}
+	x := a.Data[uint64(lo)*16*a.Nb[1] : uint64(hi)*16*a.Nb[1]]
+	out := t.Data[4*16*uint64(lo) : 4*16*uint64(hi)]
+	at.gemv(nb, unsafe.Pointer(unsafe.SliceData(x)), uintptr(a.Nb[1]), int(hi-lo),
+		unsafe.Pointer(unsafe.SliceData(rec)), (*float32)(unsafe.Pointer(unsafe.SliceData(out))), &idx)
+}
+
+// amxGemvQ4_0, amxGemvQ4_1 and amxGemvQ8_0 (amx_gemv_linux_amd64.s)
+// compute ngroups groups of 16 rows (stride bytes apart, from x; idx the
+// offsets of a group's rows) of nb blocks each times the activation row
+// whose aux records (amxGemvRecord bytes a block) are at aux, 16 outputs
+// a group to out, in the order amxGemv says.
+//
+//go:noescape
+func amxGemvQ4_0(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
+
+//go:noescape
+func amxGemvQ4_1(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
+
+//go:noescape
+func amxGemvQ8_0(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
