@@ -60,12 +60,22 @@ func amxGemv(p *Params, t *graph.Tensor, at *amxType, y []byte, lo, hi int64) {
 	at.gemvAux(rec, y, nb)
 	var idx [16]int32
 	for m := range idx {
-		idx[m] = int32(m * int(a.Nb[1]))
+		idx[m] = int32(at.gemvRow(m) * int(a.Nb[1]))
 	}
 	x := a.Data[uint64(lo)*16*a.Nb[1] : uint64(hi)*16*a.Nb[1]]
 	out := t.Data[4*16*uint64(lo) : 4*16*uint64(hi)]
 	at.gemv(nb, unsafe.Pointer(unsafe.SliceData(x)), uintptr(a.Nb[1]), int(hi-lo),
 		unsafe.Pointer(unsafe.SliceData(rec)), (*float32)(unsafe.Pointer(unsafe.SliceData(out))), &idx)
+}
+
+// gemvRow is the row of a group whose output lane m of at.gemv sums:
+// m, but for Q8_0's kernel, which swaps lanes 4-7 with 8-11 until it
+// stores them.
+func (a *amxType) gemvRow(m int) int {
+	if !a.gemvSwap || m < 4 || m >= 12 {
+		return m
+	}
+	return m ^ 12
 }
 
 // amxGemvQ4_0, amxGemvQ4_1 and amxGemvQ8_0 (amx_gemv_linux_amd64.s)

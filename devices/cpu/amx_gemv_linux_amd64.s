@@ -2,6 +2,8 @@
 
 #include "textflag.h"
 
+#define PFD 256
+
 // One-column products of the amx level (level_amx_linux_amd64.go's
 // amxGemv says what they compute): AVX512-VNNI, no tiles. Each of 16
 // weight rows is one lane: for every block, the rows' quant bytes are
@@ -105,6 +107,26 @@
 	VZEROUPPER;             \
 	RET
 
+// PREFETCH asks for the bytes off ahead of the current block of the 16
+// rows.
+#define PREFETCH(off) \
+	PREFETCHT0 off(R12);        \
+	PREFETCHT0 off(R12)(DX*1);  \
+	PREFETCHT0 off(R12)(DX*2);  \
+	PREFETCHT0 off(R12)(BX*1);  \
+	PREFETCHT0 off(R13);        \
+	PREFETCHT0 off(R13)(DX*1);  \
+	PREFETCHT0 off(R13)(DX*2);  \
+	PREFETCHT0 off(R13)(BX*1);  \
+	PREFETCHT0 off(R14);        \
+	PREFETCHT0 off(R14)(DX*1);  \
+	PREFETCHT0 off(R14)(DX*2);  \
+	PREFETCHT0 off(R14)(BX*1);  \
+	PREFETCHT0 off(R15);        \
+	PREFETCHT0 off(R15)(DX*1);  \
+	PREFETCHT0 off(R15)(DX*2);  \
+	PREFETCHT0 off(R15)(BX*1)
+
 #define NEXTBLOCK(bs) \
 	ADDQ $bs, R12; \
 	ADDQ $bs, R13; \
@@ -120,6 +142,7 @@ q40group:
 	GROUP
 
 q40block:
+	PREFETCH(PFD)
 	TRANSPOSE16(2, Z0, Z1, Z2, Z3, X0, X1, X2, X3)
 	VPBROADCASTD 4(R9), Z8 // minus 8 times the activations' sum
 	VPXORD       Z11, Z11, Z11
@@ -145,6 +168,7 @@ q41group:
 	GROUP
 
 q41block:
+	PREFETCH(PFD)
 	TRANSPOSE16(4, Z0, Z1, Z2, Z3, X0, X1, X2, X3)
 	VPXORD           Z8, Z8, Z8
 	VPXORD           Z11, Z11, Z11
@@ -166,12 +190,28 @@ q41block:
 	JNZ              q41block
 	NEXTGROUP(20, q41group)
 
-// BYTES adds to Z8 or Z11 the products of Z (signed bytes, made unsigned
-// by their sign bit flipped: the correction in the record takes the 128
-// times the activations' sum back) by activation dword k.
-#define BYTES(Z, k, acc) \
-	VPXORD        Z, Z28, Z9; \
-	VPDPBUSD.BCST 8+4*k(R9), Z9, acc
+// Q8_0's 32 bytes a row's block are summed across instead (a transpose
+// of eight dwords a row costs twice the shuffles of these sums): rows r
+// and r+8 in the halves of Zr, made unsigned (their sign bits flipped:
+// the record's correction takes the 128 times the activations' sum
+// back), times the block's activations in both halves, leave eight
+// partial sums a row, which three levels of unpacks and adds reduce to
+// one: lane i of the result is row i for i in 0-3 and 12-15, row i+4
+// for i in 4-7, row i-4 for i in 8-11 (idx has the gathers follow it;
+// the accumulators are put back in row order at the end).
+#define ROWPAIR(ix, sc, ACC) \
+	VMOVDQU      2(R12)(ix*sc), Y0;          \
+	VINSERTI64X4 $1, 2(R14)(ix*sc), Z0, Z0; \
+	VPXORD       Z0, Z28, Z0;               \
+	VPXORD       ACC, ACC, ACC;             \
+	VPDPBUSD     Z27, Z0, ACC
+
+#define ROWPAIR0(ACC) \
+	VMOVDQU      2(R12), Y0;          \
+	VINSERTI64X4 $1, 2(R14), Z0, Z0; \
+	VPXORD       Z0, Z28, Z0;        \
+	VPXORD       ACC, ACC, ACC;      \
+	VPDPBUSD     Z27, Z0, ACC
 
 // func amxGemvQ8_0(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
 TEXT ·amxGemvQ8_0(SB), NOSPLIT, $0-56
@@ -181,24 +221,49 @@ q80group:
 	GROUP
 
 q80block:
-	TRANSPOSE16(2, Z0, Z1, Z2, Z3, X0, X1, X2, X3)
-	TRANSPOSE16(18, Z4, Z5, Z6, Z7, X4, X5, X6, X7)
-	VPBROADCASTD 4(R9), Z8 // minus 128 times the activations' sum
-	VPXORD       Z11, Z11, Z11
-	BYTES(Z0, 0, Z8)
-	BYTES(Z1, 1, Z11)
-	BYTES(Z2, 2, Z8)
-	BYTES(Z3, 3, Z11)
-	BYTES(Z4, 4, Z8)
-	BYTES(Z5, 5, Z11)
-	BYTES(Z6, 6, Z8)
-	BYTES(Z7, 7, Z11)
+	PREFETCH(PFD)
+	VBROADCASTI64X4 8(R9), Z27
+	ROWPAIR0(Z12)
+	ROWPAIR(DX, 1, Z13)
+	ROWPAIR(DX, 2, Z14)
+	ROWPAIR(BX, 1, Z15)
+	// rows 4-7 and 12-15: R13 and R15 as R12 and R14
+	XCHGQ           R12, R13
+	XCHGQ           R14, R15
+	ROWPAIR0(Z16)
+	ROWPAIR(DX, 1, Z17)
+	ROWPAIR(DX, 2, Z18)
+	ROWPAIR(BX, 1, Z19)
+	XCHGQ           R12, R13
+	XCHGQ           R14, R15
+	VPUNPCKLDQ      Z13, Z12, Z8
+	VPUNPCKHDQ      Z13, Z12, Z9
+	VPADDD          Z9, Z8, Z0
+	VPUNPCKLDQ      Z15, Z14, Z8
+	VPUNPCKHDQ      Z15, Z14, Z9
+	VPADDD          Z9, Z8, Z2
+	VPUNPCKLDQ      Z17, Z16, Z8
+	VPUNPCKHDQ      Z17, Z16, Z9
+	VPADDD          Z9, Z8, Z4
+	VPUNPCKLDQ      Z19, Z18, Z8
+	VPUNPCKHDQ      Z19, Z18, Z9
+	VPADDD          Z9, Z8, Z6
+	VPUNPCKLQDQ     Z2, Z0, Z8
+	VPUNPCKHQDQ     Z2, Z0, Z9
+	VPADDD          Z9, Z8, Z0        // quarters: rows 0-3's halves of rows 0-3, then of rows 8-11
+	VPUNPCKLQDQ     Z6, Z4, Z8
+	VPUNPCKHQDQ     Z6, Z4, Z9
+	VPADDD          Z9, Z8, Z4        // the same of rows 4-7 and 12-15
+	VSHUFI32X4      $0x88, Z4, Z0, Z8 // quarters 0 and 2 of Z0, then of Z4
+	VSHUFI32X4      $0xdd, Z4, Z0, Z9 // quarters 1 and 3
+	VPADDD          Z9, Z8, Z8
+	VPADDD.BCST     4(R9), Z8, Z8     // minus 128 times the activations' sum
 	SCALES
-	VPADDD       Z11, Z8, Z8
-	VMULPS.BCST  (R9), Z9, Z9
-	VCVTDQ2PS    Z8, Z8
-	VFMADD231PS  Z9, Z8, Z29
+	VMULPS.BCST     (R9), Z9, Z9
+	VCVTDQ2PS       Z8, Z8
+	VFMADD231PS     Z9, Z8, Z29
 	NEXTBLOCK(34)
-	DECQ         AX
-	JNZ          q80block
+	DECQ            AX
+	JNZ             q80block
+	VSHUFF32X4      $0xd8, Z29, Z29, Z29 // back in row order
 	NEXTGROUP(34, q80group)

@@ -5,6 +5,8 @@ package cpu
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"syscall"
 	"testing"
 	"unsafe"
 
@@ -67,13 +69,28 @@ func BenchmarkAMXGemv(b *testing.B) {
 					defer eng.Close()
 					eng.kset = l.kernels()
 					eng.pool.setKernels(eng.kset)
+					// The thread's CPU time too: the machine's other
+					// processes stretch the wall time.
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					t0 := threadCPU(b)
 					for range b.N {
 						if err := eng.ComputeNode(out); err != nil {
 							b.Fatal(err)
 						}
 					}
+					b.ReportMetric(float64(threadCPU(b)-t0)/float64(b.N), "cpu-ns/op")
 				})
 			}
 		}
 	}
+}
+
+// threadCPU is the calling OS thread's CPU time in nanoseconds.
+func threadCPU(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1, &ru); err != nil { // RUSAGE_THREAD
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
