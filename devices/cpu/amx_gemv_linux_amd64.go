@@ -44,6 +44,24 @@ func gemvAuxQ8_1(rec, y []byte, nb int) {
 	}
 }
 
+// amxGemvRecordK is the bytes of a Q8_K super-block's aux record: d_y,
+// the eight sums of 32 activations (int16, from 4), then at 32 the 256
+// activation bytes.
+const amxGemvRecordK = 288
+
+// gemvAuxQ8_K writes Q8_K activations' records for Q4_K's kernel.
+func gemvAuxQ8_K(rec, y []byte, nb int) {
+	for b := range nb {
+		blk, r := y[292*b:292*(b+1)], rec[amxGemvRecordK*b:amxGemvRecordK*(b+1)]
+		copy(r[:4], blk[:4])
+		for j := range 8 {
+			s := int16(binary.LittleEndian.Uint16(blk[260+4*j:])) + int16(binary.LittleEndian.Uint16(blk[262+4*j:]))
+			binary.LittleEndian.PutUint16(r[4+2*j:], uint16(s))
+		}
+		copy(r[32:], blk[4:260])
+	}
+}
+
 // amxGemv computes thread p's share of the one-column MUL_MAT t (weight
 // a of at's type in groups of 16 rows, activation row y of at.vdt) with
 // at.gemv: each output, from zero and over the blocks in order, fused,
@@ -56,7 +74,7 @@ func amxGemv(p *Params, t *graph.Tensor, at *amxType, y []byte, lo, hi int64) {
 	nb := int(a.Ne[0] / int64(a.Type.BlockSize()))
 	s := amxScratches.Get().(*amxScratch)
 	defer amxScratches.Put(s)
-	rec := grow(&s.aux, nb*amxGemvRecord)
+	rec := grow(&s.aux, nb*at.gemvRecord())
 	at.gemvAux(rec, y, nb)
 	var idx [16]int32
 	for m := range idx {
@@ -66,6 +84,14 @@ func amxGemv(p *Params, t *graph.Tensor, at *amxType, y []byte, lo, hi int64) {
 	out := t.Data[4*16*uint64(lo) : 4*16*uint64(hi)]
 	at.gemv(nb, unsafe.Pointer(unsafe.SliceData(x)), uintptr(a.Nb[1]), int(hi-lo),
 		unsafe.Pointer(unsafe.SliceData(rec)), (*float32)(unsafe.Pointer(unsafe.SliceData(out))), &idx)
+}
+
+// gemvRecord is the bytes of a block's aux record for at.gemv.
+func (a *amxType) gemvRecord() int {
+	if a.kq != nil {
+		return amxGemvRecordK
+	}
+	return amxGemvRecord
 }
 
 // gemvRow is the row of a group whose output lane m of at.gemv sums:
@@ -89,6 +115,9 @@ func amxGemvQ4_0(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsa
 
 //go:noescape
 func amxGemvQ4_1(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
+
+//go:noescape
+func amxGemvQ4K(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
 
 //go:noescape
 func amxGemvQ8_0(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)

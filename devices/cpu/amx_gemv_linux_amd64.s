@@ -267,3 +267,123 @@ q80block:
 	JNZ             q80block
 	VSHUFF32X4      $0xd8, Z29, Z29, Z29 // back in row order
 	NEXTGROUP(34, q80group)
+
+// Q4_K's mins are summed by VPDPWSSD: these VPSHUFB controls spread a
+// dword's bytes 0 and 1 (or 2 and 3) into its two int16 halves.
+DATA gemvShuf01<>+0(SB)/8, $0x8005800480018000
+DATA gemvShuf01<>+8(SB)/8, $0x800d800c80098008
+GLOBL gemvShuf01<>(SB), RODATA|NOPTR, $16
+DATA gemvShuf23<>+0(SB)/8, $0x8007800680038002
+DATA gemvShuf23<>+8(SB)/8, $0x800f800e800b800a
+GLOBL gemvShuf23<>(SB), RODATA|NOPTR, $16
+
+// KBYTE leaves byte b of each dword of Z in Zd as an int32.
+#define KBYTE(Z, b, Zd) \
+	VPSRLD $(8*b), Z, Zd; \
+	VPANDD Zd, Z26, Zd
+
+// Q4KCHUNK adds sub-blocks 2p and 2p+1 (the low and high nibbles of the
+// 32 bytes of chunk p) of the 16 rows, times their scales sc and sc1, to
+// Z8.
+#define Q4KCHUNK(p, sc, sc1) \
+	TRANSPOSE16(16+32*p, Z0, Z1, Z2, Z3, X0, X1, X2, X3);  \
+	TRANSPOSE16(32+32*p, Z4, Z5, Z6, Z7, X4, X5, X6, X7);  \
+	VPXORD        Z16, Z16, Z16;                           \
+	VPXORD        Z17, Z17, Z17;                           \
+	VPXORD        Z18, Z18, Z18;                           \
+	VPXORD        Z19, Z19, Z19;                           \
+	Q4KNIB(Z0, p, 0, Z16, Z18);                            \
+	Q4KNIB(Z1, p, 1, Z17, Z19);                            \
+	Q4KNIB(Z2, p, 2, Z16, Z18);                            \
+	Q4KNIB(Z3, p, 3, Z17, Z19);                            \
+	Q4KNIB(Z4, p, 4, Z16, Z18);                            \
+	Q4KNIB(Z5, p, 5, Z17, Z19);                            \
+	Q4KNIB(Z6, p, 6, Z16, Z18);                            \
+	Q4KNIB(Z7, p, 7, Z17, Z19);                            \
+	VPADDD        Z17, Z16, Z16;                           \
+	VPADDD        Z19, Z18, Z18;                           \
+	VPMULLD       sc, Z16, Z16;                            \
+	VPMULLD       sc1, Z18, Z18;                           \
+	VPADDD        Z16, Z8, Z8;                             \
+	VPADDD        Z18, Z8, Z8
+
+// Q4KNIB adds dword k of chunk p's rows' low nibbles times activation
+// dword 16p+k to lo and the high ones times dword 16p+8+k to hi.
+#define Q4KNIB(Z, p, k, lo, hi) \
+	VPANDD        Z, Z30, Z9;             \
+	VPDPBUSD.BCST 32+64*p+4*k(R9), Z9, lo;  \
+	VPSRLD        $4, Z, Z9;              \
+	VPANDD        Z9, Z30, Z9;            \
+	VPDPBUSD.BCST 64+64*p+4*k(R9), Z9, hi
+
+// func amxGemvQ4K(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
+TEXT ·amxGemvQ4K(SB), NOSPLIT, $0-56
+	SETUP
+	MOVL            $0x3f3f3f3f, AX
+	VPBROADCASTD    AX, Z28
+	MOVL            $0x30303030, AX
+	VPBROADCASTD    AX, Z27
+	MOVL            $0xff, AX
+	VPBROADCASTD    AX, Z26
+	VBROADCASTI32X4 gemvShuf01<>(SB), Z25
+	VBROADCASTI32X4 gemvShuf23<>(SB), Z24
+
+q4kgroup:
+	GROUP
+
+q4kblock:
+	PREFETCH(PFD)
+	PREFETCH(PFD+64)
+	PREFETCH(PFD+128)
+	// The 6-bit scales and minimums, four to a dword of Z20-Z23.
+	TRANSPOSE16(4, Z0, Z1, Z2, Z3, X0, X1, X2, X3)
+	VPANDD       Z0, Z28, Z20      // sc 0-3
+	VPANDD       Z1, Z28, Z22      // m 0-3
+	VPANDD       Z2, Z30, Z21
+	VPSRLD       $2, Z0, Z9
+	VPTERNLOGD   $0xf8, Z27, Z9, Z21 // sc 4-7: | (Z9 & 0x30)
+	VPSRLD       $4, Z2, Z23
+	VPANDD       Z23, Z30, Z23
+	VPSRLD       $2, Z1, Z9
+	VPTERNLOGD   $0xf8, Z27, Z9, Z23 // m 4-7
+	// The minimums times the activations' sums of 32.
+	VPXORD       Z11, Z11, Z11
+	VPSHUFB      Z25, Z22, Z9
+	VPDPWSSD.BCST 4(R9), Z9, Z11
+	VPSHUFB      Z24, Z22, Z9
+	VPDPWSSD.BCST 8(R9), Z9, Z11
+	VPSHUFB      Z25, Z23, Z9
+	VPDPWSSD.BCST 12(R9), Z9, Z11
+	VPSHUFB      Z24, Z23, Z9
+	VPDPWSSD.BCST 16(R9), Z9, Z11
+	VPXORD       Z8, Z8, Z8
+	KBYTE(Z20, 0, Z10)
+	KBYTE(Z20, 1, Z22)
+	Q4KCHUNK(0, Z10, Z22)
+	KBYTE(Z20, 2, Z10)
+	KBYTE(Z20, 3, Z22)
+	Q4KCHUNK(1, Z10, Z22)
+	KBYTE(Z21, 0, Z10)
+	KBYTE(Z21, 1, Z22)
+	Q4KCHUNK(2, Z10, Z22)
+	KBYTE(Z21, 2, Z10)
+	KBYTE(Z21, 3, Z22)
+	Q4KCHUNK(3, Z10, Z22)
+	SCALES                         // d in Z9
+	VPSRLD       $16, Z10, Z10
+	VPMOVDW      Z10, Y10
+	VCVTPH2PS    Y10, Z10          // dmin
+	VMULPS.BCST  (R9), Z9, Z9
+	VMULPS.BCST  (R9), Z10, Z10
+	VCVTDQ2PS    Z8, Z8
+	VCVTDQ2PS    Z11, Z11
+	VFMADD231PS  Z9, Z8, Z29
+	VFNMADD231PS Z10, Z11, Z29
+	ADDQ         $144, R12
+	ADDQ         $144, R13
+	ADDQ         $144, R14
+	ADDQ         $144, R15
+	ADDQ         $288, R9
+	DECQ         AX
+	JNZ          q4kblock
+	NEXTGROUP(144, q4kgroup)
