@@ -62,6 +62,21 @@ func gemvAuxQ8_K(rec, y []byte, nb int) {
 	}
 }
 
+// amxGemvRecordQ6K is the bytes of a Q8_K super-block's aux record for
+// Q6_K's kernel: d_y, the 16 sums of 16 activations (int16, from 4),
+// then at 64 the 256 activation bytes.
+const amxGemvRecordQ6K = 320
+
+// gemvAuxQ8_K16 writes Q8_K activations' records for Q6_K's kernel.
+func gemvAuxQ8_K16(rec, y []byte, nb int) {
+	for b := range nb {
+		blk, r := y[292*b:292*(b+1)], rec[amxGemvRecordQ6K*b:amxGemvRecordQ6K*(b+1)]
+		copy(r[:4], blk[:4])
+		copy(r[4:36], blk[260:292])
+		copy(r[64:], blk[4:260])
+	}
+}
+
 // amxGemv computes thread p's share of the one-column MUL_MAT t (weight
 // a of at's type in groups of 16 rows, activation row y of at.vdt) with
 // at.gemv: each output, from zero and over the blocks in order, fused,
@@ -88,7 +103,10 @@ func amxGemv(p *Params, t *graph.Tensor, at *amxType, y []byte, lo, hi int64) {
 
 // gemvRecord is the bytes of a block's aux record for at.gemv.
 func (a *amxType) gemvRecord() int {
-	if a.kq != nil {
+	switch {
+	case a.kq != nil && a.signed:
+		return amxGemvRecordQ6K
+	case a.kq != nil:
 		return amxGemvRecordK
 	}
 	return amxGemvRecord
@@ -118,6 +136,9 @@ func amxGemvQ4_1(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsa
 
 //go:noescape
 func amxGemvQ4K(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
+
+//go:noescape
+func amxGemvQ6K(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
 
 //go:noescape
 func amxGemvQ8_0(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)

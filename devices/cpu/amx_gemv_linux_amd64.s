@@ -24,13 +24,13 @@
 // r+8, r+12 in the 128-bit lanes of Z; LOAD4I does so for rows r+i (i
 // being ix/stride, ix the register DX, DX*2 or BX).
 #define LOAD4(off, Z, X) \
-	VMOVDQU      off(R12), X;       \
+	VMOVDQU32    off(R12), X;       \
 	VINSERTI32X4 $1, off(R13), Z, Z; \
 	VINSERTI32X4 $2, off(R14), Z, Z; \
 	VINSERTI32X4 $3, off(R15), Z, Z
 
 #define LOAD4I(off, ix, sc, Z, X) \
-	VMOVDQU      off(R12)(ix*sc), X;       \
+	VMOVDQU32    off(R12)(ix*sc), X;       \
 	VINSERTI32X4 $1, off(R13)(ix*sc), Z, Z; \
 	VINSERTI32X4 $2, off(R14)(ix*sc), Z, Z; \
 	VINSERTI32X4 $3, off(R15)(ix*sc), Z, Z
@@ -387,3 +387,138 @@ q4kblock:
 	DECQ         AX
 	JNZ          q4kblock
 	NEXTGROUP(144, q4kgroup)
+
+// Q6_K's signed 8-bit scales, spread by VPSHUFB into the high bytes of
+// int16 pairs (then shifted down, signed) for VPDPWSSD.
+DATA gemvShufS01<>+0(SB)/8, $0x0580048001800080
+DATA gemvShufS01<>+8(SB)/8, $0x0d800c8009800880
+GLOBL gemvShufS01<>(SB), RODATA|NOPTR, $16
+DATA gemvShufS23<>+0(SB)/8, $0x0780068003800280
+DATA gemvShufS23<>+8(SB)/8, $0x0f800e800b800a80
+GLOBL gemvShufS23<>(SB), RODATA|NOPTR, $16
+
+// Q6CODE leaves in Z9 the 6-bit levels of L's nibbles (Ls, shifted so
+// that they are the low ones) and Hs's bits 4-5.
+#define Q6CODE(Ls, Hs) \
+	VPANDD     Ls, Z30, Z9; \
+	VPTERNLOGD $0xf8, Z27, Hs, Z9
+
+// Q6HALF adds the 16-element groups of the 16 bytes of ql (ql half h of
+// 32-element step c, dwords 4u to 4u+3: Z4-Z7) with the qh bits of Z0-Z3
+// to Z16 (group 8c+2h+u: the low nibbles) and Z17 (8c+2h+4+u: the high
+// ones); act is the record offset of the low group's activations.
+#define Q6HALF(qloff, act, lo1, lo2, hi1, hi2) \
+	TRANSPOSE16(qloff, Z4, Z5, Z6, Z7, X4, X5, X6, X7); \
+	VPXORD        Z16, Z16, Z16;       \
+	VPXORD        Z17, Z17, Z17;       \
+	Q6T(Z4, Z0, act, lo1, lo2, hi1, hi2);     \
+	Q6T(Z5, Z1, act+4, lo1, lo2, hi1, hi2);   \
+	Q6T(Z6, Z2, act+8, lo1, lo2, hi1, hi2);   \
+	Q6T(Z7, Z3, act+12, lo1, lo2, hi1, hi2)
+
+// Q6T: one dword of a row's ql and qh; lo1/lo2 and hi1/hi2 shift qh's
+// pair of bits for the low and high nibbles to bits 4-5.
+#define Q6T(L, H, act, lo1, lo2, hi1, hi2) \
+	lo1        lo2, H, Z11;                \
+	Q6CODE(L, Z11);                        \
+	VPDPBUSD.BCST act(R9), Z9, Z16;        \
+	VPSRLD     $4, L, Z24;                 \
+	hi1        hi2, H, Z11;                \
+	Q6CODE(Z24, Z11);                      \
+	VPDPBUSD.BCST 64+act(R9), Z9, Z17
+
+// Q6SCALE adds group g's sums in Z to Z8, times its scale: byte g%4 of
+// the dwords of S, sign-extended.
+#define Q6SCALE(Z, S, b) \
+	VPSLLD  $(24-8*b), S, Z10; \
+	VPSRAD  $24, Z10, Z10;     \
+	VPMULLD Z10, Z, Z;         \
+	VPADDD  Z, Z8, Z8
+
+// Q6STEP does the 4 groups of 32-element step c's half u: qh's dwords,
+// then ql's halves h = 0 and 1, whose groups' scales are bytes bh0 and
+// bh1 of S (low nibbles) and S2 (high ones).
+#define Q6STEP(c, u, S, S2, bh0, bh1) \
+	TRANSPOSE16(128+32*c+16*u, Z0, Z1, Z2, Z3, X0, X1, X2, X3); \
+	Q6HALF(64*c+16*u, 64+128*c+16*u, VPSLLD, $4, VPSRLD, $0); \
+	Q6SCALE(Z16, S, bh0); \
+	Q6SCALE(Z17, S2, bh0); \
+	Q6HALF(64*c+32+16*u, 64+128*c+32+16*u, VPSLLD, $2, VPSRLD, $2); \
+	Q6SCALE(Z16, S, bh1); \
+	Q6SCALE(Z17, S2, bh1)
+
+// func amxGemvQ6K(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
+TEXT ·amxGemvQ6K(SB), NOSPLIT, $0-56
+	SETUP
+	MOVL            $0x30303030, AX
+	VPBROADCASTD    AX, Z27
+	VBROADCASTI32X4 gemvShufS01<>(SB), Z25
+	VBROADCASTI32X4 gemvShufS23<>(SB), Z26
+
+q6kgroup:
+	GROUP
+
+q6kblock:
+	PREFETCH(PFD)
+	PREFETCH(PFD+64)
+	PREFETCH(PFD+128)
+	PREFETCH(PFD+192)
+	// The 16 scales, four to a dword of Z20-Z23.
+	TRANSPOSE16(192, Z0, Z1, Z2, Z3, X0, X1, X2, X3)
+	VMOVDQA64     Z0, Z20
+	VMOVDQA64     Z1, Z21
+	VMOVDQA64     Z2, Z22
+	VMOVDQA64     Z3, Z23
+	// 32 times the scales times the activations' sums of 16: the levels
+	// are taken unsigned, 32 above their value.
+	VPXORD        Z18, Z18, Z18
+	VPSHUFB       Z25, Z20, Z9
+	VPSRAW        $8, Z9, Z9
+	VPDPWSSD.BCST 4(R9), Z9, Z18
+	VPSHUFB       Z26, Z20, Z9
+	VPSRAW        $8, Z9, Z9
+	VPDPWSSD.BCST 8(R9), Z9, Z18
+	VPSHUFB       Z25, Z21, Z9
+	VPSRAW        $8, Z9, Z9
+	VPDPWSSD.BCST 12(R9), Z9, Z18
+	VPSHUFB       Z26, Z21, Z9
+	VPSRAW        $8, Z9, Z9
+	VPDPWSSD.BCST 16(R9), Z9, Z18
+	VPSHUFB       Z25, Z22, Z9
+	VPSRAW        $8, Z9, Z9
+	VPDPWSSD.BCST 20(R9), Z9, Z18
+	VPSHUFB       Z26, Z22, Z9
+	VPSRAW        $8, Z9, Z9
+	VPDPWSSD.BCST 24(R9), Z9, Z18
+	VPSHUFB       Z25, Z23, Z9
+	VPSRAW        $8, Z9, Z9
+	VPDPWSSD.BCST 28(R9), Z9, Z18
+	VPSHUFB       Z26, Z23, Z9
+	VPSRAW        $8, Z9, Z9
+	VPDPWSSD.BCST 32(R9), Z9, Z18
+	VPSLLD        $5, Z18, Z18
+	VPXORD        Z8, Z8, Z8
+	VPSUBD        Z18, Z8, Z8
+	// Groups 8c+2h+u (low nibbles) and 8c+2h+4+u (high): scales in
+	// Z20 (groups 0-3), Z21 (4-7), Z22 (8-11), Z23 (12-15).
+	Q6STEP(0, 0, Z20, Z21, 0, 2)
+	Q6STEP(0, 1, Z20, Z21, 1, 3)
+	Q6STEP(1, 0, Z22, Z23, 0, 2)
+	Q6STEP(1, 1, Z22, Z23, 1, 3)
+	// d, the high half of the dword at 206 (the block's last bytes).
+	KXNORW       K0, K0, K1
+	VPGATHERDD   206(R12)(Z31*1), K1, Z10
+	VPSRLD       $16, Z10, Z10
+	VPMOVDW      Z10, Y9
+	VCVTPH2PS    Y9, Z9
+	VMULPS.BCST  (R9), Z9, Z9
+	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z9, Z8, Z29
+	ADDQ         $210, R12
+	ADDQ         $210, R13
+	ADDQ         $210, R14
+	ADDQ         $210, R15
+	ADDQ         $320, R9
+	DECQ         AX
+	JNZ          q6kblock
+	NEXTGROUP(210, q6kgroup)

@@ -143,7 +143,7 @@ var amxTypes = map[quant.Type]*amxType{
 	quant.Q5_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ5_0, colAux: auxQ8_0, packAsm: amxPackQ5_0, own: true},
 	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0, packAsm: amxPackQ8_0, gemv: amxGemvQ8_0, gemvAux: gemvAuxQ8_0(128), gemvSwap: true},
 	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32, packAsm: amxPackQ4_K, kq: kqQ4_K, gemv: amxGemvQ4K, gemvAux: gemvAuxQ8_K},
-	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16, kq: kqQ6_K},
+	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16, kq: kqQ6_K, gemv: amxGemvQ6K, gemvAux: gemvAuxQ8_K16},
 }
 
 func f16(b []byte) float32 { return quant.FP16ToFP32(binary.LittleEndian.Uint16(b)) }
