@@ -77,28 +77,34 @@ func gemvAuxQ8_K16(rec, y []byte, nb int) {
 	}
 }
 
-// amxGemv computes thread p's share of the one-column MUL_MAT t (weight
-// a of at's type in groups of 16 rows, activation row y of at.vdt) with
-// at.gemv: each output, from zero and over the blocks in order, fused,
-// float(sum)*(dx*dy) + acc, then for Q4_1 + mx*sy, fused, where sum is
-// the block's exact integer dot product: the order of ggml's AMX code
-// for one column (its tinygemm_kernel_vnni on the weights its AMX buffer
-// packed), which is its tiles' order too.
-func amxGemv(p *Params, t *graph.Tensor, at *amxType, y []byte, lo, hi int64) {
+// amxGemv computes groups [lo, hi) of 16 rows of MUL_MAT t (weight a of
+// at's type in groups of 16 rows, activations act of at.vdt) with
+// at.gemv, a column at a time: each output, from zero and over the
+// blocks in order, fused, float(sum)*(dx*dy) + acc (Q4_1: then + mx*sy,
+// fused; a K-quant's sum the super-block's of its groups' sums times
+// their scales, Q4_K's then - float(msum)*(dmin*dy), fused), where the
+// sums are exact integers: the order of ggml's AMX code for one column
+// (its tinygemm_kernel_vnni on the weights its AMX buffer packed), which
+// is its tiles' order for more too (tinygemm_kernel_amx), and so the
+// K-quants' below a tile of columns.
+func amxGemv(t *graph.Tensor, at *amxType, act *activations, lo, hi int64) {
 	a := t.Src[0]
 	nb := int(a.Ne[0] / int64(a.Type.BlockSize()))
 	s := amxScratches.Get().(*amxScratch)
 	defer amxScratches.Put(s)
 	rec := grow(&s.aux, nb*at.gemvRecord())
-	at.gemvAux(rec, y, nb)
 	var idx [16]int32
 	for m := range idx {
 		idx[m] = int32(at.gemvRow(m) * int(a.Nb[1]))
 	}
 	x := a.Data[uint64(lo)*16*a.Nb[1] : uint64(hi)*16*a.Nb[1]]
-	out := t.Data[4*16*uint64(lo) : 4*16*uint64(hi)]
-	at.gemv(nb, unsafe.Pointer(unsafe.SliceData(x)), uintptr(a.Nb[1]), int(hi-lo),
-		unsafe.Pointer(unsafe.SliceData(rec)), (*float32)(unsafe.Pointer(unsafe.SliceData(out))), &idx)
+	for c := range t.Src[1].NRows() {
+		at.gemvAux(rec, act.data[uint64(c)*act.nb[1]:], nb)
+		off := uint64(c)*t.Nb[1] + 4*16*uint64(lo)
+		out := t.Data[off : off+4*16*uint64(hi-lo)]
+		at.gemv(nb, unsafe.Pointer(unsafe.SliceData(x)), uintptr(a.Nb[1]), int(hi-lo),
+			unsafe.Pointer(unsafe.SliceData(rec)), (*float32)(unsafe.Pointer(unsafe.SliceData(out))), &idx)
+	}
 }
 
 // gemvRecord is the bytes of a block's aux record for at.gemv.

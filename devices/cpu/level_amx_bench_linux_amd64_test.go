@@ -36,8 +36,8 @@ func BenchmarkAMXKernel(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/steps, "ns/step")
 }
 
-// BenchmarkAMXGemv times one-column products of the real models' legacy
-// weight shapes on the amx level (ggml's AMX order) and, for comparison
+// BenchmarkAMXGemv times products of one to 15 columns (below the
+// tiles) of the real models' weight shapes on the amx level (ggml's AMX order) and, for comparison
 // in one process, the avx512vnni level below it (the haswell build's
 // order), at one thread.
 func BenchmarkAMXGemv(b *testing.B) {
@@ -60,30 +60,37 @@ func BenchmarkAMXGemv(b *testing.B) {
 			if _, err := quant.FromFloat(a.Data, typ, w); err != nil {
 				b.Fatal(err)
 			}
-			x := c.NewTensor(quant.F32, k, 1)
-			fillF32Wide(r, x)
-			out := c.MulMat(a, x)
-			for _, l := range []*level{levelAMX, levelAVX512VNNI} {
-				b.Run(fmt.Sprintf("%s/%dx%d/%s", typ, k, m, l.name), func(b *testing.B) {
-					eng := New(Options{Threads: 1})
-					defer eng.Close()
-					eng.kset = l.kernels()
-					eng.pool.setKernels(eng.kset)
-					// The thread's CPU time too: the machine's other
-					// processes stretch the wall time.
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-					t0 := threadCPU(b)
-					for range b.N {
-						if err := eng.ComputeNode(out); err != nil {
-							b.Fatal(err)
-						}
-					}
-					b.ReportMetric(float64(threadCPU(b)-t0)/float64(b.N), "cpu-ns/op")
-				})
+			for _, n := range []int64{1, 4, 15} {
+				x := c.NewTensor(quant.F32, k, n)
+				fillF32Wide(r, x)
+				out := c.MulMat(a, x)
+				for _, l := range []*level{levelAMX, levelAVX512VNNI} {
+					benchLevel(b, fmt.Sprintf("%s/%dx%d/n=%d/%s", typ, k, m, n, l.name), l, out)
+				}
 			}
 		}
 	}
+}
+
+// benchLevel times MUL_MAT out on level l's kernels at one thread.
+func benchLevel(b *testing.B, name string, l *level, out *graph.Tensor) {
+	b.Run(name, func(b *testing.B) {
+		eng := New(Options{Threads: 1})
+		defer eng.Close()
+		eng.kset = l.kernels()
+		eng.pool.setKernels(eng.kset)
+		// The thread's CPU time too: the machine's other
+		// processes stretch the wall time.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		t0 := threadCPU(b)
+		for range b.N {
+			if err := eng.ComputeNode(out); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(threadCPU(b)-t0)/float64(b.N), "cpu-ns/op")
+	})
 }
 
 // threadCPU is the calling OS thread's CPU time in nanoseconds.

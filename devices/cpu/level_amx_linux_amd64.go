@@ -388,7 +388,7 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
 	at := amxTypes[a.Type]
 	ncols := b.NRows()
-	gemv := at != nil && at.gemv != nil && ncols == 1 && 15*a.Nb[1] <= math.MaxInt32
+	gemv := at != nil && at.gemv != nil && ncols < at.minCols() && 15*a.Nb[1] <= math.MaxInt32
 	if at == nil || b.Type != quant.F32 || ncols < at.minCols() && !gemv || a.Ne[2] != 1 || a.Ne[3] != 1 ||
 		a.Ne[0]%int64(a.Type.BlockSize()) != 0 || a.Ne[1]%amxRowMultiple != 0 || isHadamard(t) ||
 		!a.IsContiguous() || !b.IsContiguous() ||
@@ -403,7 +403,7 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 		return true
 	}
 	if gemv {
-		amxGemv(p, t, at, act.data, lo, hi)
+		amxGemv(t, at, &act, lo, hi)
 	} else {
 		amxTiles(t, at, &act, lo, hi)
 	}
