@@ -32,8 +32,11 @@ import (
 // which): these products are bit for bit those of ggml's sapphirerapids
 // build with the weight in its AMX buffer, as libllama places weights on
 // such a processor (TestMulMatMatchesAMXBuild). Products of fewer columns
-// than minCols, a decode step's one among them, keep avx512vnni's kernels,
-// whose order is the haswell build's, not the AMX code's.
+// than minCols, a decode step's one among them, take the one-column
+// AVX512-VNNI kernels of amxGemv, a column at a time, in the order of the
+// AMX code's VNNI kernel for one column, which is its tiles' for more
+// (TestMulMatMatchesAMXBuildDecode); Q5_0 keeps avx512vnni's kernels,
+// whose order is the haswell build's.
 var levelAMX = register(func() *level {
 	l := levelAVX512VNNI.over("amx", 40, amxUsable, nil, nil)
 	l.tileMulMat = amxMulMat
@@ -51,8 +54,8 @@ var levelAMX = register(func() *level {
 // kernels at 2 columns and 2-5x faster from 4 (bench matmul, Q4_1
 // 576x1536, 1 thread). A K-quant's 16 rows' scales are unpacked in Go
 // for each product, 0.6 ms of CPU for Gemma 3's 2048x640 Q4_K whatever
-// the columns: below a tile of 16 the vector kernels are 2-8x faster,
-// and keep them (in the haswell build's order, not the AMX code's).
+// the columns: below a tile of 16 its columns take the one-column
+// kernels (amxGemv) one by one instead, in the same order.
 func (a *amxType) minCols() int64 {
 	if a.kq != nil || a.own {
 		return 16
