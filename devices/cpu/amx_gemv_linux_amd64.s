@@ -128,12 +128,16 @@
 
 #define PFNEXT53 PF16(0); PF16(1024); PF16(2048); PF4(3072); PF1(3328); ADDQ $3392, R11
 
-#define NEXTBLOCK(bs) \
+// NEXTBLOCK moves to the next block (bs bytes a row) and its record (rec
+// bytes) and loops to loop while blocks are left.
+#define NEXTBLOCK(bs, rec, loop) \
 	ADDQ $bs, R12; \
 	ADDQ $bs, R13; \
 	ADDQ $bs, R14; \
 	ADDQ $bs, R15; \
-	ADDQ $40, R9
+	ADDQ $rec, R9; \
+	DECQ AX;       \
+	JNZ  loop
 
 // func amxGemvQ4_0(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
 TEXT ·amxGemvQ4_0(SB), NOSPLIT, $0-56
@@ -156,9 +160,7 @@ q40block:
 	VMULPS.BCST  (R9), Z9, Z9
 	VCVTDQ2PS    Z8, Z8
 	VFMADD231PS  Z9, Z8, Z29
-	NEXTBLOCK(18)
-	DECQ         AX
-	JNZ          q40block
+	NEXTBLOCK(18, 40, q40block)
 	NEXTGROUP(18, q40group)
 
 // func amxGemvQ4_1(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
@@ -186,9 +188,7 @@ q41block:
 	VCVTDQ2PS        Z8, Z8
 	VFMADD231PS      Z9, Z8, Z29
 	VFMADD231PS.BCST 4(R9), Z10, Z29 // + m_x*s_y
-	NEXTBLOCK(20)
-	DECQ             AX
-	JNZ              q41block
+	NEXTBLOCK(20, 40, q41block)
 	NEXTGROUP(20, q41group)
 
 // Q8_0's 32 bytes a row's block are summed across instead (a transpose
@@ -263,9 +263,7 @@ q80block:
 	VMULPS.BCST     (R9), Z9, Z9
 	VCVTDQ2PS       Z8, Z8
 	VFMADD231PS     Z9, Z8, Z29
-	NEXTBLOCK(34)
-	DECQ            AX
-	JNZ             q80block
+	NEXTBLOCK(34, 40, q80block)
 	VSHUFF32X4      $0xd8, Z29, Z29, Z29 // back in row order
 	NEXTGROUP(34, q80group)
 
@@ -378,13 +376,7 @@ q4kblock:
 	VCVTDQ2PS    Z11, Z11
 	VFMADD231PS  Z9, Z8, Z29
 	VFNMADD231PS Z10, Z11, Z29
-	ADDQ         $144, R12
-	ADDQ         $144, R13
-	ADDQ         $144, R14
-	ADDQ         $144, R15
-	ADDQ         $288, R9
-	DECQ         AX
-	JNZ          q4kblock
+	NEXTBLOCK(144, 288, q4kblock)
 	NEXTGROUP(144, q4kgroup)
 
 // Q6_K's signed 8-bit scales, spread by VPSHUFB into the high bytes of
@@ -500,11 +492,5 @@ q6kblock:
 	VMULPS.BCST  (R9), Z9, Z9
 	VCVTDQ2PS    Z8, Z8
 	VFMADD231PS  Z9, Z8, Z29
-	ADDQ         $210, R12
-	ADDQ         $210, R13
-	ADDQ         $210, R14
-	ADDQ         $210, R15
-	ADDQ         $320, R9
-	DECQ         AX
-	JNZ          q6kblock
+	NEXTBLOCK(210, 320, q6kblock)
 	NEXTGROUP(210, q6kgroup)
