@@ -111,10 +111,10 @@
 
 // PFNEXTn asks for the next n cache lines of the next group's rows (R11
 // runs through them linearly, n lines a block: a block's share of the
-// group's bytes, rounded up) into L2. Reading 16 rows a block at a time
+// group's bytes, rounded up) into L1. Reading 16 rows a block at a time
 // defeats the hardware prefetchers: without these, products of weights
 // out of cache ran at half the avx512vnni kernels' speed.
-#define PF1(o) PREFETCHT1 o(R11)
+#define PF1(o) PREFETCHT0 o(R11)
 
 #define PF4(o) PF1(o); PF1(o+64); PF1(o+128); PF1(o+192)
 
