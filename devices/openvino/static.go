@@ -318,7 +318,11 @@ func (s *staticInfo) viewTags(t *graph.Tensor) (axisTags, error) {
 			if t.Ne[i] != s.kv {
 				continue
 			}
-			if s.dynamic && s.ctx > 0 && transposedCells(t, i, s.ctx) {
+			if s.dynamic && transposedCells(t, i, base) {
+				if s.ctx != 0 && s.ctx != base.Ne[1] {
+					return tg, notStatic("KV caches of %d and %d cells", s.ctx, base.Ne[1])
+				}
+				s.ctx = base.Ne[1]
 				tg[i] = tagKV
 				break
 			}
@@ -426,6 +430,9 @@ func (s *staticInfo) opTags(t *graph.Tensor) (axisTags, error) {
 		}
 		return a, nil
 	case ops.Unary, ops.Scale, ops.RMSNorm, ops.Norm, ops.L2Norm, ops.Rope, ops.Sqr, ops.Sqrt, ops.Clamp, ops.Cont, ops.Dup:
+		if (t.Op == ops.Cont || t.Op == ops.Dup) && t.Ne != t.Src[0].Ne && s.dynamic {
+			return contTags(t, a)
+		}
 		if t.Ne != t.Src[0].Ne {
 			return axisTags{}, notStatic("%s %s changes the shape", t.Op, t.Name)
 		}
@@ -531,12 +538,14 @@ func mergedTokens(t, base *graph.Tensor, bt axisTags, a int) (axisTags, bool) {
 	return tg, false
 }
 
-// transposedCells reports whether axis i of view t steps one element at a
-// time inside rows of ctx elements (the transposed V cache, channel j of
-// cell c at j*ctx+c): it then counts KV cells.
-func transposedCells(t *graph.Tensor, i int, ctx int64) bool {
+// transposedCells reports whether axis i of view t of a [n_embd, ctx]
+// cache steps one element at a time inside rows of ctx elements (the
+// transposed V cache, channel j of cell c at j*ctx+c): it then counts KV
+// cells.
+func transposedCells(t *graph.Tensor, i int, base *graph.Tensor) bool {
 	es := uint64(t.Type.TypeSize())
-	if t.Nb[i] != es {
+	ctx := base.Ne[1]
+	if t.Nb[i] != es || base.Ne[2] != 1 || base.Ne[3] != 1 {
 		return false
 	}
 	for j := 0; j < graph.MaxDims; j++ {
@@ -545,6 +554,44 @@ func transposedCells(t *graph.Tensor, i int, ctx int64) bool {
 		}
 	}
 	return false
+}
+
+// contTags tags a CONT that also reshapes (ggml_cont_2d of the attention's
+// permuted output): its one tagged source axis, the slowest of those
+// above 1, is the result's axis after the same number of elements.
+func contTags(t *graph.Tensor, a axisTags) (axisTags, error) {
+	var tg axisTags
+	src := t.Src[0]
+	ax := -1
+	for i, x := range a {
+		if x != tagNone {
+			if ax >= 0 {
+				return tg, notStatic("CONT %s reshapes several tagged axes", t.Name)
+			}
+			ax = i
+		}
+	}
+	if ax < 0 {
+		return tg, nil
+	}
+	inner := int64(1)
+	for i := 0; i < ax; i++ {
+		inner *= src.Ne[i]
+	}
+	for i := ax + 1; i < graph.MaxDims; i++ {
+		if src.Ne[i] != 1 {
+			return tg, notStatic("CONT %s: axes above the tagged one", t.Name)
+		}
+	}
+	prod := int64(1)
+	for i := 0; i < graph.MaxDims; i++ {
+		if prod == inner && t.Ne[i] == src.Ne[ax] {
+			tg[i] = a[ax]
+			return tg, nil
+		}
+		prod *= t.Ne[i]
+	}
+	return tg, notStatic("CONT %s splits its tagged axis", t.Name)
 }
 
 // cloneSizes are the extents a clone gives each kind of tagged axis (0:

@@ -53,6 +53,21 @@ type builder struct {
 	// nativeSoftplus builds SOFTPLUS as SoftPlus-4
 	// (GGML_OPENVINO_NATIVE_SOFTPLUS).
 	nativeSoftplus bool
+	// orig, for a probe clone (dynamic.go), is the graph tensor each
+	// cloned tensor stands for: its memory decides what is an input and
+	// which writes outlive the graph. shaped marks the inputs whose
+	// Parameters keep their 4-D shape, so that their tagged axes can be
+	// dynamic.
+	orig   map[*graph.Tensor]*graph.Tensor
+	shaped func(*graph.Tensor) bool
+}
+
+// memOf is the tensor whose memory t stands for.
+func (b *builder) memOf(t *graph.Tensor) *graph.Tensor {
+	if o, ok := b.orig[t]; ok {
+		return o
+	}
+	return t
 }
 
 // paramBinding is a Parameter and the memory it is bound to: the whole of
@@ -194,12 +209,19 @@ func (b *builder) flatOf(t *graph.Tensor) (value, error) {
 	if err != nil {
 		return value{}, err
 	}
-	if addr(t) == 0 {
+	if addr(b.memOf(t)) == 0 {
 		return value{}, fmt.Errorf("input %s has no host memory", t.Name)
 	}
 	shape := []int64{t.NElements()}
-	f := b.m.parameter(t.Name, et, shape)
-	b.params = append(b.params, paramBinding{t: t, et: et, shape: shape})
+	var f value
+	if b.shaped != nil && b.shaped(t) {
+		s4 := ovShapeOf(t)
+		f = b.reshape(b.m.parameter(t.Name, et, s4), shape)
+		b.params = append(b.params, paramBinding{t: t, et: et, shape: s4})
+	} else {
+		f = b.m.parameter(t.Name, et, shape)
+		b.params = append(b.params, paramBinding{t: t, et: et, shape: shape})
+	}
 	f = b.stateRead(t, f)
 	b.flat[t] = f
 	return f, nil

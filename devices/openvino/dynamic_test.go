@@ -1,0 +1,66 @@
+package openvino
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-go/ggml/internal/testkit/genmodel"
+	"github.com/ggml-go/ggml/model"
+)
+
+// The model runner's graphs of every batch shape - two prompts of 6 and
+// 11 tokens and 40 single tokens, so that n_kv crosses 32 cells - compile
+// one model on the dynamic path (four, one per shape, without it), and
+// the logits are those of one model per shape and of our CPU device.
+// Verified on the double and, with GGML_OPENVINO_LIB, on the real CPU
+// plugin.
+func TestDynamicOneModel(t *testing.T) {
+	p := buildDouble(t)
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	cfg := genmodel.Default()
+	require.NoError(t, genmodel.WriteFile(path, cfg))
+	run := func(dev *device, dyn bool) ([][]float32, int) {
+		old := dynamicOn
+		dynamicOn = dyn
+		defer func() { dynamicOn = old }()
+		opts := model.Options{Threads: 1}
+		if dev != nil {
+			opts.Device = dev
+		}
+		m, err := model.Open(path, opts)
+		require.NoError(t, err)
+		defer m.Close()
+		s, err := m.NewSession(model.SessionOptions{Ctx: 64, Batch: 16})
+		require.NoError(t, err)
+		defer s.Close()
+		var out [][]float32
+		for _, prompt := range [][]int32{{1, 5, 9, 12, 3, 8}, {4, 2, 7, 7, 1, 9, 30, 6, 5, 2, 3}} {
+			s.Reset()
+			lg, err := s.Decode(context.Background(), prompt, nil)
+			require.NoError(t, err)
+			out = append(out, lg[len(lg)-1])
+			for i := range 20 {
+				lg, err := s.Decode(context.Background(), []int32{int32(3 + i%20)}, nil)
+				require.NoError(t, err)
+				out = append(out, lg[len(lg)-1])
+			}
+		}
+		if dev == nil {
+			return out, 0
+		}
+		return out, dev.CacheStats().Misses
+	}
+	cpu, _ := run(nil, false)
+	dyn, dynMisses := run(openDevice(t, p, Options{}), true)
+	st, stMisses := run(openDevice(t, p, Options{}), false)
+	require.Equal(t, 1, dynMisses, "one model for every batch shape")
+	require.Greater(t, stMisses, 2, "one model per shape without the dynamic path")
+	for i := range dyn {
+		require.Less(t, nmse(dyn[i], st[i]), 1e-10, "step %d: dynamic against one model per shape", i)
+		require.Less(t, nmse(dyn[i], cpu[i]), 1e-6, "step %d: dynamic against the CPU device", i)
+	}
+	t.Logf("%d steps; compiles: %d dynamic, %d per shape", len(dyn), dynMisses, stMisses)
+}
