@@ -94,9 +94,24 @@ var llamaCases = []genmodel.Config{
 
 // llamaContext loads path into libllama with the comparison parameters
 // and opens a context of nCtx positions; both are freed when t ends.
+// compareParams are lib's CompareModelParams, but with the CPU's extra
+// buffer types for ggml's sapphirerapids build, as libllama runs by default
+// on an AMX machine: its AMX buffer type then holds the AMX types'
+// weights, and every product of them is ggml's AMX code's, whose batched
+// and single-token results agree (TestMulMatMatchesAMXBuild's oracle; it
+// is what our amx level reproduces). (CompareModelParams leaves them out
+// because CPU_REPACK's do not agree.)
+func compareParams(lib *llamaref.Lib) llamaref.ModelParams {
+	p := lib.CompareModelParams()
+	if lib.Variant() == "sapphirerapids" {
+		p.UseExtraBufts = true
+	}
+	return p
+}
+
 func llamaContext(t *testing.T, lib *llamaref.Lib, path string, nCtx, threads int) (*llamaref.Model, *llamaref.Context) {
 	t.Helper()
-	ref, err := lib.LoadModelParams(path, lib.CompareModelParams())
+	ref, err := lib.LoadModelParams(path, compareParams(lib))
 	require.NoError(t, err)
 	t.Cleanup(ref.Free)
 	rc, err := ref.NewContext(llamaref.CompareOptions(nCtx, 64, threads))

@@ -79,44 +79,41 @@ skip:
 	TDP;                 \
 	AADVANCE(skip)
 
-// SCOL adds column c's sums at off(CX) times the row scales (Z16) times
-// the column's d_y at boff(R13) to its accumulator Z, using T; MIN then
-// adds its minimums' part (MINCOL: the row minimums, Z17, times the
-// column's s_y at 64+boff(R13)) or nothing (NOMIN).
-#define SCOL(off, boff, T, Z, MIN) \
-	VCVTDQ2PS        off(CX), T;   \
-	VMULPS           Z16, T, T;    \
-	VFMADD231PS.BCST boff(R13), T, Z; \
+// SCOL adds column c's sums at off(CX), converted to floats (T), times
+// the row scales (Z16) times the column's d_y at boff(R13) to its
+// accumulator Z in ggml's AMX order: the two scales' product first (U;
+// exact, both being halves), then one fused multiply-add; MIN then adds
+// its minimums' part (MINCOL: the row minimums, Z17, times the column's
+// s_y at 64+boff(R13), fused) or nothing (NOMIN).
+#define SCOL(off, boff, T, U, Z, MIN) \
+	VCVTDQ2PS        off(CX), T;        \
+	VMULPS.BCST      boff(R13), Z16, U; \
+	VFMADD231PS      U, T, Z;           \
 	MIN(boff, Z)
 
 #define MINCOL(boff, Z) VFMADD231PS.BCST 64+boff(R13), Z17, Z
 
 #define NOMIN(boff, Z)
 
-// MINLOAD loads the step's row minimums into Z17 (NOMINLOAD: none).
-#define MINLOAD VMOVUPS 64(DI), Z17
-
-#define NOMINLOAD
-
 // SCALE16 scales the step's sums in the buffer at buf(CX) into the 16
 // columns' accumulators.
 #define SCALE16(buf, MIN) \
-	SCOL(buf+0, 0, Z18, Z0, MIN);     \
-	SCOL(buf+64, 4, Z19, Z1, MIN);    \
-	SCOL(buf+128, 8, Z20, Z2, MIN);   \
-	SCOL(buf+192, 12, Z21, Z3, MIN);  \
-	SCOL(buf+256, 16, Z22, Z4, MIN);  \
-	SCOL(buf+320, 20, Z23, Z5, MIN);  \
-	SCOL(buf+384, 24, Z24, Z6, MIN);  \
-	SCOL(buf+448, 28, Z25, Z7, MIN);  \
-	SCOL(buf+512, 32, Z18, Z8, MIN);  \
-	SCOL(buf+576, 36, Z19, Z9, MIN);  \
-	SCOL(buf+640, 40, Z20, Z10, MIN); \
-	SCOL(buf+704, 44, Z21, Z11, MIN); \
-	SCOL(buf+768, 48, Z22, Z12, MIN); \
-	SCOL(buf+832, 52, Z23, Z13, MIN); \
-	SCOL(buf+896, 56, Z24, Z14, MIN); \
-	SCOL(buf+960, 60, Z25, Z15, MIN)
+	SCOL(buf+0, 0, Z18, Z26, Z0, MIN); \
+	SCOL(buf+64, 4, Z19, Z27, Z1, MIN); \
+	SCOL(buf+128, 8, Z20, Z28, Z2, MIN); \
+	SCOL(buf+192, 12, Z21, Z29, Z3, MIN); \
+	SCOL(buf+256, 16, Z22, Z30, Z4, MIN); \
+	SCOL(buf+320, 20, Z23, Z31, Z5, MIN); \
+	SCOL(buf+384, 24, Z24, Z26, Z6, MIN); \
+	SCOL(buf+448, 28, Z25, Z27, Z7, MIN); \
+	SCOL(buf+512, 32, Z18, Z28, Z8, MIN); \
+	SCOL(buf+576, 36, Z19, Z29, Z9, MIN); \
+	SCOL(buf+640, 40, Z20, Z30, Z10, MIN); \
+	SCOL(buf+704, 44, Z21, Z31, Z11, MIN); \
+	SCOL(buf+768, 48, Z22, Z26, Z12, MIN); \
+	SCOL(buf+832, 52, Z23, Z27, Z13, MIN); \
+	SCOL(buf+896, 56, Z24, Z28, Z14, MIN); \
+	SCOL(buf+960, 60, Z25, Z29, Z15, MIN)
 
 // STORECOL stores accumulator Z at AX and steps AX by the stride, unless
 // it was the last column.
@@ -129,7 +126,7 @@ skip:
 // AMXDOT is the body of the three kernels: TDP0 and TDP3 the instruction
 // multiplying into TMM0 and TMM3, wstep the bytes of a packed step (its
 // B at 128 on), MINL and MIN the minimums' load and column part.
-#define AMXDOT(TDP0, TDP3, wstep, MINL, MIN) \
+#define AMXDOT(TDP0, TDP3, wstep, STEP, FINISH) \
 	MOVQ cfg+0(FP), AX;       \
 	LDTILECFG_AX;             \
 	MOVQ steps+8(FP), R8;     \
@@ -144,6 +141,7 @@ skip:
 	MOVQ $64, BX;             \
 	MOVQ R12, SI;             \
 	XORQ R9, R9;              \
+	XORQ R15, R15;            \
 	VPXORD Z0, Z0, Z0;        \
 	VPXORD Z1, Z1, Z1;        \
 	VPXORD Z2, Z2, Z2;        \
@@ -175,9 +173,7 @@ even:                         \
 	JLT  post0;               \
 	TMUL0(2*wstep+128, TDP0, a3); \
 post0:                        \
-	VMOVUPS (DI), Z16;        \
-	MINL;                     \
-	SCALE16(0, MIN);          \
+	STEP(0, sk0);             \
 	ADDQ $wstep, DI;          \
 	ADDQ $128, R13;           \
 	DECQ R8;                  \
@@ -190,9 +186,7 @@ odd:                          \
 	JLT  post1;               \
 	TMUL3(2*wstep+128, TDP3, a4); \
 post1:                        \
-	VMOVUPS (DI), Z16;        \
-	MINL;                     \
-	SCALE16(1024, MIN);       \
+	STEP(1024, sk1);          \
 	ADDQ $wstep, DI;          \
 	ADDQ $128, R13;           \
 	DECQ R8;                  \
@@ -200,6 +194,11 @@ post1:                        \
 	JMP  even;                \
 store:                        \
 	TILERELEASE;              \
+	FINISH
+
+// STORE16 stores the 16 columns' accumulators to out, ostride apart, up
+// to ncols of them.
+#define STORE16 \
 	MOVQ out+80(FP), AX;      \
 	MOVQ ostride+88(FP), BX;  \
 	MOVQ ncols+96(FP), CX;    \
@@ -223,10 +222,152 @@ done:                         \
 	VZEROUPPER;               \
 	RET
 
+// KDONE ends a K-quant kernel, whose block ends wrote out.
+#define KDONE \
+	VZEROUPPER; \
+	RET
+
+// LSTEP and LSTEPMIN scale a legacy type's step (its buffer at buf(CX)):
+// the row scales into Z16 (and the minimums into Z17), then SCALE16.
+#define LSTEP(buf, skip) \
+	VMOVUPS (DI), Z16; \
+	SCALE16(buf, NOMIN)
+
+#define LSTEPMIN(buf, skip) \
+	VMOVUPS (DI), Z16;  \
+	VMOVUPS 64(DI), Z17; \
+	SCALE16(buf, MINCOL)
+
+// A K-quant's steps are its sub-blocks. As ggml's AMX code, the kernel
+// adds each sub-block's int32 sums times the rows' integer scales into
+// int32 accumulators (Z0-Z15, exact) and, at the end of each super-block,
+// fuses that sum times d*d_y into the column's float accumulator in out
+// (a 16x16 scratch the caller zeroes), then, for Q4_K, subtracts the
+// minimums' part: sum_j bsum_j*m_j (float products of integers below
+// 2^24, so exact in any order: ggml's integer sum) times dmin*d_y, fused.
+// The step header holds the rows' scales as int32 and (Q4_K) minimums as
+// floats; the super-block's d and dmin (16 floats each) are at bd; a
+// column's aux of a step has d_y, then the sub-block's bsum as a float.
+// R15 counts the super-block's steps scaled.
+
+// KSCOL adds column c's sums at off(CX) times the row scales (Z16) to Z.
+#define KSCOL(off, T, Z) \
+	VPMULLD off(CX), Z16, T; \
+	VPADDD  T, Z, Z
+
+#define KSCALE16(buf) \
+	KSCOL(buf+0, Z18, Z0); \
+	KSCOL(buf+64, Z19, Z1); \
+	KSCOL(buf+128, Z20, Z2); \
+	KSCOL(buf+192, Z21, Z3); \
+	KSCOL(buf+256, Z22, Z4); \
+	KSCOL(buf+320, Z23, Z5); \
+	KSCOL(buf+384, Z24, Z6); \
+	KSCOL(buf+448, Z25, Z7); \
+	KSCOL(buf+512, Z18, Z8); \
+	KSCOL(buf+576, Z19, Z9); \
+	KSCOL(buf+640, Z20, Z10); \
+	KSCOL(buf+704, Z21, Z11); \
+	KSCOL(buf+768, Z22, Z12); \
+	KSCOL(buf+832, Z23, Z13); \
+	KSCOL(buf+896, Z24, Z14); \
+	KSCOL(buf+960, Z25, Z15)
+
+// KBLKSTART loads the super-block's d (Z16) and dmin (Z17) and steps bd.
+#define KBLKSTART \
+	MOVQ bd+104(FP), AX;  \
+	VMOVUPS (AX), Z16;    \
+	VMOVUPS 64(AX), Z17;  \
+	ADDQ $128, AX;        \
+	MOVQ AX, bd+104(FP);  \
+	MOVQ out+80(FP), AX
+
+// KEND6 adds column c's integer sum Z (c: its offsets, 4c and 64c) to
+// its accumulator in out: fused with d (Z16) times the column's d_y.
+#define KEND6(c4, c64, Z) \
+	VCVTDQ2PS   Z, Z26;             \
+	VMULPS.BCST c4(R13), Z16, Z27;  \
+	VMOVUPS     c64(AX), Z28;       \
+	VFMADD231PS Z27, Z26, Z28;      \
+	VMOVUPS     Z28, c64(AX);       \
+	VPXORD      Z, Z, Z
+
+// KEND4 is KEND6 and then the minimums' part: the eight sub-blocks'
+// minimums of the rows are Z18-Z25, the column's bsums in the aux of the
+// super-block's steps (R13 at the last).
+#define KEND4(c4, c64, Z) \
+	VCVTDQ2PS        Z, Z26;                   \
+	VMULPS.BCST      c4(R13), Z16, Z27;        \
+	VMOVUPS          c64(AX), Z28;             \
+	VFMADD231PS      Z27, Z26, Z28;            \
+	VMULPS.BCST      c4+64-896(R13), Z18, Z29; \
+	VFMADD231PS.BCST c4+64-768(R13), Z19, Z29; \
+	VFMADD231PS.BCST c4+64-640(R13), Z20, Z29; \
+	VFMADD231PS.BCST c4+64-512(R13), Z21, Z29; \
+	VFMADD231PS.BCST c4+64-384(R13), Z22, Z29; \
+	VFMADD231PS.BCST c4+64-256(R13), Z23, Z29; \
+	VFMADD231PS.BCST c4+64-128(R13), Z24, Z29; \
+	VFMADD231PS.BCST c4+64(R13), Z25, Z29;     \
+	VMULPS.BCST      c4(R13), Z17, Z30;        \
+	VFNMADD231PS     Z30, Z29, Z28;            \
+	VMOVUPS          Z28, c64(AX);             \
+	VPXORD           Z, Z, Z
+
+#define KEND16(END) \
+	END(0, 0, Z0); \
+	END(4, 64, Z1); \
+	END(8, 128, Z2); \
+	END(12, 192, Z3); \
+	END(16, 256, Z4); \
+	END(20, 320, Z5); \
+	END(24, 384, Z6); \
+	END(28, 448, Z7); \
+	END(32, 512, Z8); \
+	END(36, 576, Z9); \
+	END(40, 640, Z10); \
+	END(44, 704, Z11); \
+	END(48, 768, Z12); \
+	END(52, 832, Z13); \
+	END(56, 896, Z14); \
+	END(60, 960, Z15)
+
+// KSTEPQ4K scales a Q4_K step (8 a super-block, 640 bytes packed) and
+// ends the super-block after its eighth.
+#define KSTEPQ4K(buf, skip) \
+	VMOVDQU32 (DI), Z16;        \
+	KSCALE16(buf);              \
+	INCQ R15;                   \
+	CMPQ R15, $8;               \
+	JLT  skip;                  \
+	XORQ R15, R15;              \
+	VMOVUPS 64-4480(DI), Z18;   \
+	VMOVUPS 64-3840(DI), Z19;   \
+	VMOVUPS 64-3200(DI), Z20;   \
+	VMOVUPS 64-2560(DI), Z21;   \
+	VMOVUPS 64-1920(DI), Z22;   \
+	VMOVUPS 64-1280(DI), Z23;   \
+	VMOVUPS 64-640(DI), Z24;    \
+	VMOVUPS 64(DI), Z25;        \
+	KBLKSTART;                  \
+	KEND16(KEND4);              \
+skip:
+
+// KSTEPQ6K scales a Q6_K step (16 a super-block) and ends the
+// super-block after its sixteenth.
+#define KSTEPQ6K(buf, skip) \
+	VMOVDQU32 (DI), Z16; \
+	KSCALE16(buf);       \
+	INCQ R15;            \
+	CMPQ R15, $16;       \
+	JLT  skip;           \
+	XORQ R15, R15;       \
+	KBLKSTART;           \
+	KEND16(KEND6);       \
+skip:
+
 // PACKSTART loads the packers' arguments (DI dst, SI src, CX nb, Z31 the
-// rows' offsets) and constants: Z30 the nibble mask, Z29 8s, Z28 16s (the
-// levels' offsets), Z27 the fifth bits' spreading multiplier, Z26 their
-// byte mask, Z24 four bits, Z25 zero.
+// rows' offsets) and constants: Z30 the nibble mask, Z29 8s (Q4_0's
+// levels' offset), Z28, Z27, Z26, Z24 Q5_0's fifth-bit constants (FIFTH), Z25 zero.
 #define PACKSTART \
 	MOVQ dst+0(FP), DI;      \
 	MOVQ src+8(FP), SI;      \
@@ -315,21 +456,26 @@ done:                         \
 	VMOVDQU32 Z0, dst(DI)
 
 // amxDotSU32: signed activations by unsigned weight levels (TDPBSUD), steps
-// of 32, each step's row scales and minimums applied.
-// func amxDotSU32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
-TEXT ·amxDotSU32(SB), NOSPLIT, $0-104
-	AMXDOT(TDPBSUD_TMM0, TDPBSUD_TMM3, 640, MINLOAD, MINCOL)
+// of 32, each step's row scales and minimums applied (Q4_1).
+// func amxDotSU32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer)
+TEXT ·amxDotSU32(SB), NOSPLIT, $0-112
+	AMXDOT(TDPBSUD_TMM0, TDPBSUD_TMM3, 640, LSTEPMIN, STORE16)
 
 // amxDotSS32: signed activations by signed weight levels (TDPBSSD), steps
-// of 32, each step's row scales applied (no minimums).
-// func amxDotSS32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
-TEXT ·amxDotSS32(SB), NOSPLIT, $0-104
-	AMXDOT(TDPBSSD_TMM0, TDPBSSD_TMM3, 640, NOMINLOAD, NOMIN)
+// of 32, each step's row scales applied (Q4_0, Q8_0).
+// func amxDotSS32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer)
+TEXT ·amxDotSS32(SB), NOSPLIT, $0-112
+	AMXDOT(TDPBSSD_TMM0, TDPBSSD_TMM3, 640, LSTEP, STORE16)
 
-// amxDotSS16 is amxDotSS32 for steps of 16.
-// func amxDotSS16(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
-TEXT ·amxDotSS16(SB), NOSPLIT, $0-104
-	AMXDOT(TDPBSSD_TMM0, TDPBSSD_TMM3, 384, NOMINLOAD, NOMIN)
+// amxDotQ4K: Q4_K, unsigned levels (TDPBSUD), 8 steps of 32 a super-block.
+// func amxDotQ4K(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer)
+TEXT ·amxDotQ4K(SB), NOSPLIT, $0-112
+	AMXDOT(TDPBSUD_TMM0, TDPBSUD_TMM3, 640, KSTEPQ4K, KDONE)
+
+// amxDotQ6K: Q6_K, signed levels (TDPBSSD), 16 steps of 16 a super-block.
+// func amxDotQ6K(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer)
+TEXT ·amxDotQ6K(SB), NOSPLIT, $0-112
+	AMXDOT(TDPBSSD_TMM0, TDPBSSD_TMM3, 384, KSTEPQ6K, KDONE)
 
 // The packers of 16 weight rows of the legacy types for the kernels above
 // (level_amx_linux_amd64.go's amxType.pack writes the same bytes): for
@@ -337,11 +483,10 @@ TEXT ·amxDotSS16(SB), NOSPLIT, $0-104
 // minimums; zero for the others) then B, whose row k holds level 4k+i of
 // weight row m at byte 4m+i. Row m of the tile is at src + idx[m]; each
 // B row is a gather of one 32-bit word of the block from the 16 rows (the
-// four nibble words give rows k and k+4: low and high nibbles). Q5_0's
-// fifth bits 4k..4k+3 of qh spread to bit 4 of the four bytes by one
-// multiply (x*0x00204081 puts bit i at 9i, whose byte is i; the products'
-// bit ranges do not overlap, so nothing carries). Q4_0 and Q5_0 levels
-// are offset to signed bytes (minus 8 and 16), Q8_0's copied.
+// four nibble words give rows k and k+4: low and high nibbles). Q4_0's
+// levels are offset to signed bytes (minus 8), Q8_0's copied. (Q5_0 has
+// none: ggml's AMX code does not take it, and its products stay the
+// vector kernels', ggml's plain ones.)
 
 // amxPackQ4_1 packs Q4_1 rows: unsigned levels, d and m.
 // func amxPackQ4_1(dst, src unsafe.Pointer, idx *[16]int32, nb int)

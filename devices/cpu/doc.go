@@ -17,9 +17,11 @@
 // best level the processor supports is chosen once, at start; the purego
 // build tag builds no level and GGML_CPU_GENERIC=1 keeps the generic Go
 // (EnvGeneric), and GGML_CPU_AMX=0 leaves the amx level out (EnvAMX):
-// its products of 16 or more columns run on the tile unit and sum in
-// another order than avx2's (MatrixUnitTypes names their types), where
-// avx512vnni's are avx2's bit for bit. Engine.Kernels names the set an
+// its products of several columns run on the tile unit in the order of
+// ggml's AMX code, bit for bit ggml's sapphirerapids build with the weight
+// in its AMX buffer, and so in another order than avx2's (MatrixUnitTypes
+// names their types), where avx512vnni's are avx2's (the haswell build's)
+// bit for bit. Engine.Kernels names the set an
 // Engine uses; KernelReport, which `ggml devices` prints, lists the levels
 // and the kernels in use.
 //

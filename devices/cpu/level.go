@@ -259,7 +259,8 @@ const EnvAMX = "GGML_CPU_AMX"
 
 // MatrixUnitTypes are the weight types whose products of many columns (a
 // prompt's) the kernel set in use computes on a matrix unit (the amx
-// level's tiles), in an order of summation other than the vec_dot's:
-// tests that compare those products with ggml's builds bit for bit allow
-// them a rounding. It is empty where no such level is in use.
+// level's tiles), in the order of ggml's AMX code (its sapphirerapids
+// build's with AMX weights), not the vec_dot's: tests that compare those
+// products with ggml's other builds bit for bit allow them a rounding. It
+// is empty where no such level is in use.
 func MatrixUnitTypes() []quant.Type { return slices.Clone(chosen.tileTypes) }

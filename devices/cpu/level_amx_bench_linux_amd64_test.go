@@ -24,7 +24,7 @@ func BenchmarkAMXKernel(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		amxDotSU32(unsafe.Pointer(&cfg), steps, 1, 36, 32, unsafe.Pointer(&a[4]), 36*steps, unsafe.Pointer(&w[0]),
-			unsafe.Pointer(&aux[0]), unsafe.Pointer(&c[0]), unsafe.Pointer(&out[0]), 64, 16)
+			unsafe.Pointer(&aux[0]), unsafe.Pointer(&c[0]), unsafe.Pointer(&out[0]), 64, 16, nil)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/steps, "ns/step")
 }

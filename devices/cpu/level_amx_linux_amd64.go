@@ -17,22 +17,23 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// levelAMX is levelAVX512VNNI with the products of many columns (a
+// levelAMX is levelAVX512VNNI with the products of several columns (a
 // prompt's) of the quantized weights in amxTypes on the AMX int8 tile unit
 // (Sapphire Rapids and later): each 16 weight rows are unpacked once per
 // product into their integer levels (amxPack), and for every step of 32
 // (Q6_K: 16) elements one TDPBSUD or TDPBSSD multiplies a tile of up to 16
 // activation columns, read where the quantized activations lie, by them;
 // the step's 16x16 int32 sums get the weight rows' and columns' scales in
-// AVX-512 and are summed in float32 across the steps.
+// AVX-512.
 //
-// The integer sum of each step is exact, but the float sums run in another
-// order than the avx2 vec_dot's (one float per step and output instead of
-// eight lanes per row summed at the end; Q4_K's and Q5_K's sub-blocks
-// scaled one by one instead of in integers per super-block), so these
-// products differ from avx2's and ggml's builds by roundings:
-// TestAMXMatchesVecDot bounds them. Narrower products (a decode step's)
-// keep avx512vnni's kernels, bit for bit.
+// The types are those of ggml's AMX code (its qtype_has_amx_kernels) that
+// we have tiles for, on the weights its AMX buffer type takes (amxMulMat),
+// and the float steps are that code's, in its order (the kernels' doc says
+// which): these products are bit for bit those of ggml's sapphirerapids
+// build with the weight in its AMX buffer, as libllama places weights on
+// such a processor (TestMulMatMatchesAMXBuild). Products of fewer columns
+// than minCols, a decode step's one among them, keep avx512vnni's kernels,
+// whose order is the haswell build's, not the AMX code's.
 var levelAMX = register(func() *level {
 	l := levelAVX512VNNI.over("amx", 40, amxUsable, nil, nil)
 	l.tileMulMat = amxMulMat
@@ -43,10 +44,27 @@ var levelAMX = register(func() *level {
 	return l
 }())
 
-// amxMinCols is the fewest columns a product takes the tiles with: one
-// tile of activations is 16 columns, and narrower tiles leave the unit
-// mostly idle while the AVX-512 scaling costs the same per column.
-const amxMinCols = 16
+// minCols is the fewest columns a product of a's type takes the tiles
+// with. ggml's AMX code takes every product of two columns or more to its
+// tiles (one column to its VNNI kernel, in the same order), so the tiles
+// give its bits from two on; a legacy type's are as fast as the vector
+// kernels at 2 columns and 2-5x faster from 4 (bench matmul, Q4_1
+// 576x1536, 1 thread). A K-quant's 16 rows' scales are unpacked in Go
+// for each product, 0.6 ms of CPU for Gemma 3's 2048x640 Q4_K whatever
+// the columns: below a tile of 16 the vector kernels are 2-8x faster,
+// and keep them (in the haswell build's order, not the AMX code's).
+func (a *amxType) minCols() int64 {
+	if a.kq != nil || a.own {
+		return 16
+	}
+	return 2
+}
+
+// amxRowMultiple is what ggml's AMX buffer type wants of a weight's row
+// count (its supports_op: two tiles of 16 output rows); libllama leaves
+// other weights in plain memory, where ggml computes them as its other
+// builds do, and so do the level's vector kernels.
+const amxRowMultiple = 32
 
 // The arch_prctl request for the tile data state (Linux 5.16 and later):
 // without it the first tile instruction faults.
@@ -96,18 +114,28 @@ type amxType struct {
 	// packAsm, where the type has it, is pack for 16 rows in assembly
 	// (the same bytes): row m at src+idx[m], nb blocks.
 	packAsm func(dst, src unsafe.Pointer, idx *[16]int32, nb int)
-	// scales, where set, are the steps' row scales and minimums of a
-	// block, which packAsm then leaves to Go.
-	scales func(b []byte, dx, mx []float32)
+	// kq, set for the K-quants, writes a super-block's step headers as
+	// their kernels take them (see amxDotQ4K): each step's integer scale
+	// (sc) and, for Q4_K, its minimum as a float32 (mn), as bits; it
+	// returns the super-block's d and dmin. codes then only unpacks the
+	// levels, and packAsm leaves the headers to Go.
+	kq func(b []byte, sc, mn []uint32) (d, dmin float32)
+	// own marks a type that ggml's AMX code does not take (Q5_0: ggml
+	// computes it with its vector kernels): it is on the tiles for speed
+	// alone (Gemma 3's Q5_0 layers: its prompts 0.74-0.86x libllama's
+	// off the tiles, 1.52-1.95x on them), its sums in the tiles' order,
+	// which is no build's, so it takes them only from a tile of 16
+	// columns, where they pay.
+	own bool
 }
 
 var amxTypes = map[quant.Type]*amxType{
 	quant.Q4_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ4_0, colAux: auxQ8_0, packAsm: amxPackQ4_0},
 	quant.Q4_1: {vdt: quant.Q8_1, step: 32, blockSteps: 1, qoff: 4, outer: 36, mins: true, codes: codesQ4_1, colAux: auxQ8_1, packAsm: amxPackQ4_1},
-	quant.Q5_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ5_0, colAux: auxQ8_0, packAsm: amxPackQ5_0},
+	quant.Q5_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ5_0, colAux: auxQ8_0, packAsm: amxPackQ5_0, own: true},
 	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0, packAsm: amxPackQ8_0},
-	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32, packAsm: amxPackQ4_K, scales: scalesQ4_K},
-	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16},
+	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32, packAsm: amxPackQ4_K, kq: kqQ4_K},
+	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16, kq: kqQ6_K},
 }
 
 func f16(b []byte) float32 { return quant.FP16ToFP32(binary.LittleEndian.Uint16(b)) }
@@ -115,14 +143,14 @@ func f16(b []byte) float32 { return quant.FP16ToFP32(binary.LittleEndian.Uint16(
 func auxQ8_0(y []byte, s int) (float32, float32) { return f16(y[34*s:]), 0 }
 func auxQ8_1(y []byte, s int) (float32, float32) { return f16(y[36*s:]), f16(y[36*s+2:]) }
 
-// auxQ8_K32 is a 32-element step's d and d times its levels' sum (two of
-// the block's 16-element sums).
+// auxQ8_K32 is a 32-element step's d and its levels' sum (two of the
+// block's 16-element sums) as a float, which is exact.
 func auxQ8_K32(y []byte, s int) (float32, float32) {
 	b := y[292*(s/8):]
 	d := math.Float32frombits(binary.LittleEndian.Uint32(b))
 	j := s % 8
 	sum := int32(int16(binary.LittleEndian.Uint16(b[260+4*j:]))) + int32(int16(binary.LittleEndian.Uint16(b[262+4*j:])))
-	return d, d * float32(sum)
+	return d, float32(sum)
 }
 
 func auxQ8_K16(y []byte, s int) (float32, float32) {
@@ -169,9 +197,8 @@ func codesQ8_0(b, q []byte, dx, _ []float32) {
 }
 
 // codesQ4_K: sub-block j's levels are nibble j%2 of qs[32(j/2):], its
-// value d*sc*q - dmin*m.
-func codesQ4_K(b, q []byte, dx, mx []float32) {
-	scalesQ4_K(b, dx, mx)
+// value d*sc*q - dmin*m (kqQ4_K has the scales).
+func codesQ4_K(b, q []byte, _, _ []float32) {
 	for p := range 4 {
 		qs := b[16+32*p : 48+32*p]
 		for i := 0; i < 32; i += 8 {
@@ -182,24 +209,28 @@ func codesQ4_K(b, q []byte, dx, mx []float32) {
 	}
 }
 
-// scalesQ4_K sets the eight sub-blocks' d*sc and -dmin*m.
-func scalesQ4_K(b []byte, dx, mx []float32) {
-	d, dmin := f16(b), f16(b[2:])
+// kqQ4_K: the eight sub-blocks' 6-bit scales and minimums.
+func kqQ4_K(b []byte, sc, mn []uint32) (float32, float32) {
 	for j := range 8 {
-		sc, m := quant.ScaleMinK4(j, b[4:16])
-		dx[j], mx[j] = d*float32(sc), -dmin*float32(m)
+		s, m := quant.ScaleMinK4(j, b[4:16])
+		sc[j], mn[j] = uint32(s), math.Float32bits(float32(m))
 	}
+	return f16(b), f16(b[2:])
+}
+
+// kqQ6_K: the 16 signed 8-bit scales.
+func kqQ6_K(b []byte, sc, mn []uint32) (float32, float32) {
+	for j := range 16 {
+		sc[j], mn[j] = uint32(int32(int8(b[192+j]))), 0
+	}
+	return f16(b[208:]), 0
 }
 
 // codesQ6_K: element 128c+32k+l is nibble k/2 of ql[64c+l+32(k%2)] with
 // bits 2k of qh[32c+l] above it, minus 32 (as a byte, (code+0x60)^0x80:
 // no byte carries); 16 scales of 16 elements.
-func codesQ6_K(b, q []byte, dx, _ []float32) {
+func codesQ6_K(b, q []byte, _, _ []float32) {
 	const crumbs, tops = 0x0303030303030303, 0x8080808080808080
-	d := f16(b[208:])
-	for j := range 16 {
-		dx[j] = d * float32(int8(b[192+j]))
-	}
 	for c := range 2 {
 		ql, qh := b[64*c:64*c+64], b[128+32*c:160+32*c]
 		for l := 0; l < 32; l += 8 {
@@ -215,20 +246,51 @@ func codesQ6_K(b, q []byte, dx, _ []float32) {
 }
 
 // kernel is the assembly for a's levels and steps.
-func (a *amxType) kernel() func(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int) {
+func (a *amxType) kernel() func(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer) {
 	switch {
+	case a.kq != nil && a.signed:
+		return amxDotQ6K
+	case a.kq != nil:
+		return amxDotQ4K
 	case !a.signed:
 		return amxDotSU32
-	case a.step == 16:
-		return amxDotSS16
 	}
 	return amxDotSS32
 }
 
-// A packed step of 16 weight rows: their 16 scales (float32), 16 minimums,
-// then B: step/4 rows of 64 bytes, byte 4m+i of row k being level 4k+i of
-// the step in weight row m (the layout TDPBSUD's second source takes).
+// A packed step of 16 weight rows: their 16 scales (float32; a K-quant's
+// int32), 16 minimums (float32), then B: step/4 rows of 64 bytes, byte
+// 4m+i of row k being level 4k+i of the step in weight row m (the layout
+// TDPBSUD's second source takes).
 func (a *amxType) wstep() int { return 128 + 16*a.step }
+
+// packSize is the bytes of nb blocks of 16 packed rows: the steps, then,
+// for a K-quant, each super-block's 16 d and 16 dmin (float32).
+func (a *amxType) packSize(nb int) int {
+	n := nb * a.blockSteps * a.wstep()
+	if a.kq != nil {
+		n += 128 * nb
+	}
+	return n
+}
+
+// kheaders writes row r's K-quant step headers and super-block scales
+// for its nb blocks of bs bytes at row into dst (packSize(nb) bytes).
+func (a *amxType) kheaders(dst, row []byte, r, nb, bs int) {
+	ws, spb := a.wstep(), a.blockSteps
+	bd := dst[nb*spb*ws:]
+	var sc, mn [16]uint32
+	for b := range nb {
+		d, dmin := a.kq(row[b*bs:], sc[:], mn[:])
+		for s := range spb {
+			st := dst[(b*spb+s)*ws:]
+			binary.LittleEndian.PutUint32(st[4*r:], sc[s])
+			binary.LittleEndian.PutUint32(st[64+4*r:], mn[s])
+		}
+		binary.LittleEndian.PutUint32(bd[128*b+4*r:], math.Float32bits(d))
+		binary.LittleEndian.PutUint32(bd[128*b+64+4*r:], math.Float32bits(dmin))
+	}
+}
 
 // pack unpacks rows [0, nrows) of x (stride bytes apart, nb blocks of bs
 // bytes each) into dst, nb*blockSteps packed steps; rows past nrows are
@@ -238,7 +300,7 @@ func (a *amxType) pack(dst, x []byte, stride, nrows, nb int, bs int) {
 	if nrows < 16 {
 		clear(dst)
 	}
-	_ = dst[nb*spb*ws-1]
+	_ = dst[a.packSize(nb)-1]
 	var q [256]byte
 	var dx, mx [16]float32
 	base := unsafe.Pointer(unsafe.SliceData(dst))
@@ -257,6 +319,9 @@ func (a *amxType) pack(dst, x []byte, stride, nrows, nb int, bs int) {
 				}
 			}
 		}
+		if a.kq != nil {
+			a.kheaders(dst, row, r, nb, bs)
+		}
 	}
 }
 
@@ -266,25 +331,15 @@ func (a *amxType) packRows(dst, x []byte, stride, nrows, nb int, bs int) {
 		a.pack(dst, x, stride, nrows, nb, bs)
 		return
 	}
-	_, _ = dst[nb*a.blockSteps*a.wstep()-1], x[15*stride+nb*bs-1]
+	_, _ = dst[a.packSize(nb)-1], x[15*stride+nb*bs-1]
 	var idx [16]int32
 	for m := range idx {
 		idx[m] = int32(m * stride)
 	}
 	a.packAsm(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(x)), &idx, nb)
-	if a.scales == nil {
-		return
-	}
-	ws, spb := a.wstep(), a.blockSteps
-	var dx, mx [16]float32
-	for r := range 16 {
-		for b := range nb {
-			a.scales(x[r*stride+b*bs:], dx[:], mx[:])
-			for s := range spb {
-				st := dst[(b*spb+s)*ws:]
-				binary.LittleEndian.PutUint32(st[4*r:], math.Float32bits(dx[s]))
-				binary.LittleEndian.PutUint32(st[64+4*r:], math.Float32bits(mx[s]))
-			}
+	if a.kq != nil {
+		for r := range 16 {
+			a.kheaders(dst, x[r*stride:], r, nb, bs)
 		}
 	}
 }
@@ -310,7 +365,7 @@ type amxScratch struct {
 	cfg [64]byte
 	w   []byte
 	aux []byte
-	c   [1024]byte
+	c   [2048]byte
 	out [256]float32
 }
 
@@ -319,14 +374,15 @@ var amxScratches = sync.Pool{New: func() any { return new(amxScratch) }}
 // amxMulMat computes thread p's share of MUL_MAT t on the tiles and
 // reports true, or reports false, computing nothing, when t is not a
 // product they take: a 2-D weight of an amxTypes type with whole blocks
-// against at least amxMinCols F32 columns, the results' columns evenly
+// against at least at.minCols F32 columns, the results' columns evenly
 // spaced.
 func amxMulMat(p *Params, t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
 	at := amxTypes[a.Type]
 	ncols := b.NRows()
-	if at == nil || b.Type != quant.F32 || ncols < amxMinCols || a.Ne[2] != 1 || a.Ne[3] != 1 ||
-		a.Ne[0]%int64(a.Type.BlockSize()) != 0 || isHadamard(t) ||
+	if at == nil || b.Type != quant.F32 || ncols < at.minCols() || a.Ne[2] != 1 || a.Ne[3] != 1 ||
+		a.Ne[0]%int64(a.Type.BlockSize()) != 0 || a.Ne[1]%amxRowMultiple != 0 || isHadamard(t) ||
+		!a.IsContiguous() || !b.IsContiguous() ||
 		t.Nb[2] != t.Nb[1]*uint64(t.Ne[1]) || t.Nb[3] != t.Nb[2]*uint64(t.Ne[2]) {
 		return false
 	}
@@ -343,7 +399,13 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 	s := amxScratches.Get().(*amxScratch)
 	defer amxScratches.Put(s)
 	ws := at.wstep()
-	w := grow(&s.w, steps*ws)
+	w := grow(&s.w, at.packSize(nb))
+	// A K-quant's super-block scales follow the steps (packSize); the
+	// legacy kernels do not read bd.
+	bd := unsafe.Pointer(unsafe.SliceData(w))
+	if at.kq != nil {
+		bd = unsafe.Pointer(&w[steps*ws])
+	}
 	aux := grow(&s.aux, int((ncols+15)/16)*steps*128)
 	at.fillAux(aux, &act, ncols, steps)
 	st := act.nb[1]
@@ -363,7 +425,12 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 			}
 			out := unsafe.Pointer(&s.out[0])
 			ostride := uintptr(64)
-			direct := nrows == 16
+			// The K-quant kernels accumulate in out as they go, in a
+			// zeroed scratch.
+			direct := nrows == 16 && at.kq == nil
+			if at.kq != nil {
+				clear(s.out[:])
+			}
 			if direct {
 				off := uint64(c0)*t.Nb[1] + 4*uint64(r0)
 				end := off + uint64(nc-1)*t.Nb[1] + 64
@@ -372,7 +439,7 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 			ya := act.data[uint64(c0)*st+uint64(at.qoff) : uint64(c0+int64(nc)-1)*st+act.rowSize]
 			kern(unsafe.Pointer(&s.cfg), steps, at.blockSteps, uintptr(at.outer), astep,
 				unsafe.Pointer(unsafe.SliceData(ya)), uintptr(st), unsafe.Pointer(unsafe.SliceData(w)),
-				unsafe.Pointer(unsafe.SliceData(caux[:steps*128])), unsafe.Pointer(&s.c[0]), out, ostride, nc)
+				unsafe.Pointer(unsafe.SliceData(caux[:steps*128])), unsafe.Pointer(&s.c[0]), out, ostride, nc, bd)
 			if !direct {
 				for c := range nc {
 					off := uint64(c0+int64(c))*t.Nb[1] + 4*uint64(r0)
@@ -411,24 +478,34 @@ func setTileConfig(cfg *[64]byte, nc, step int) {
 	copy(cfg[51:54], cfg[48:51])
 }
 
-// amxDotSU32, amxDotSS32 and amxDotSS16 (amx_linux_amd64.s) compute, for
-// the nc <= 16 columns of a tile and the 16 packed weight rows w,
-// out[c*ostride + 4m] = the sum over steps of (C[c][m]*dx[m])*dy[c]
-// (+ mx[m]*sy[c] in SU), C the step's int32 tile product, dx and mx the
-// step's row scales and minimums in w, dy and sy the columns' in aux (128
-// bytes a step); c is 2 KiB of scratch. The activation levels of step k
-// of column c are at a + c*astride + (k/inner)*outer + (k%inner)*astep.
-// SU multiplies signed activations by unsigned weight levels, SS signed
-// by signed; 32 and 16 are the step's elements.
+// amxDotSU32 and amxDotSS32 (amx_linux_amd64.s) compute, for the nc <= 16
+// columns of a tile and the 16 packed weight rows w, out[c*ostride + 4m] =
+// the sum over steps, in order, fused, of C[c][m] * (dx[m]*dy[c]) (then
+// + mx[m]*sy[c], fused, in SU): ggml's AMX order for the legacy types. C
+// is the step's int32 tile product, dx and mx the step's row scales and
+// minimums in w, dy and sy the columns' in aux (128 bytes a step); c is 2
+// KiB of scratch. The activation levels of step k of column c are at a +
+// c*astride + (k/inner)*outer + (k%inner)*astep. SU multiplies signed
+// activations by unsigned weight levels, SS signed by signed, in steps of
+// 32. amxDotQ4K and amxDotQ6K do so for those K-quants, in ggml's order
+// for them: per super-block the integer sum over its sub-blocks of C
+// times the rows' integer scales, fused times d*dy into out (16 columns
+// 64 bytes apart, zeroed by the caller), then for Q4_K minus the integer
+// sum of the sub-blocks' bsums times the minimums times dmin*dy, fused; d
+// and dmin at bd (16 floats each a super-block). The legacy kernels
+// ignore bd.
 //
 //go:noescape
-func amxDotSU32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
+func amxDotSU32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer)
 
 //go:noescape
-func amxDotSS32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
+func amxDotSS32(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer)
 
 //go:noescape
-func amxDotSS16(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int)
+func amxDotQ4K(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer)
+
+//go:noescape
+func amxDotQ6K(cfg unsafe.Pointer, steps, inner int, outer, astep uintptr, a unsafe.Pointer, astride uintptr, w, aux, c, out unsafe.Pointer, ostride uintptr, ncols int, bd unsafe.Pointer)
 
 //go:noescape
 func amxPackQ4_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)

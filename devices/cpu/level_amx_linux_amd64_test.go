@@ -130,7 +130,7 @@ func TestAMXPackAsm(t *testing.T) {
 			row, _ := randomRow(t, rng, typ, nb*typ.BlockSize(), 0, false)
 			copy(x[r*stride:], row)
 		}
-		want := make([]byte, nb*at.blockSteps*at.wstep())
+		want := make([]byte, at.packSize(nb))
 		got := make([]byte, len(want))
 		at.pack(want, x, stride, 16, nb, bs)
 		at.packRows(got, x, stride, 16, nb, bs)

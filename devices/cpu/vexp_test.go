@@ -185,16 +185,7 @@ func requireGGMLNode(t *testing.T, e *mirror.Executor, out *graph.Tensor, ours f
 	if string(got) == string(want) {
 		return
 	}
-	differ, first := 0, -1
-	for i := 0; i+4 <= len(got); i += 4 {
-		a := math.Float32frombits(binary.LittleEndian.Uint32(got[i:]))
-		b := math.Float32frombits(binary.LittleEndian.Uint32(want[i:]))
-		if !sameFloat(a, b) {
-			if differ++; first < 0 {
-				first = i / 4
-			}
-		}
-	}
+	differ, first := diffCount(got, want)
 	if differ == 0 {
 		return
 	}
@@ -202,6 +193,22 @@ func requireGGMLNode(t *testing.T, e *mirror.Executor, out *graph.Tensor, ours f
 	b := math.Float32frombits(binary.LittleEndian.Uint32(want[4*first:]))
 	t.Fatalf("%s: %d of %d floats differ from ggml's, first [%d] %v (%#x), ggml %v (%#x)", what, differ, len(got)/4,
 		first, a, math.Float32bits(a), b, math.Float32bits(b))
+}
+
+// diffCount counts the float32s of a and b (as bytes) that differ
+// (sameFloat), and gives the index of the first.
+func diffCount(a, b []byte) (n, first int) {
+	first = -1
+	for i := 0; i+4 <= len(a); i += 4 {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(a[i:]))
+		y := math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
+		if !sameFloat(x, y) {
+			if n++; first < 0 {
+				first = i / 4
+			}
+		}
+	}
+	return n, first
 }
 
 // vexpRowLengths are row lengths around the vector groups, and those of

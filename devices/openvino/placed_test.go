@@ -40,18 +40,8 @@ func TestPlacedGraphSkipsCheck(t *testing.T) {
 	require.Equal(t, s0.Hits+1, s1.Hits)
 	require.Equal(t, s0.Vouched+1, s1.Vouched, "the same id again is vouched for")
 
-	ctx := graph.NewContext(graph.ContextOptions{})
-	moved := ctx.NewTensor(quant.F32, 16, 2)
-	buf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
-	require.NoError(t, err)
-	defer buf.Free()
-	x := make([]float32, 32)
-	for i := range x {
-		x[i] = 100 + float32(i)
-	}
-	require.NoError(t, buffer.SetTensor(moved, quant.F32Bytes(x), 0))
 	orig := *a
-	a.Data, a.Buffer, a.Extra = moved.Data, moved.Buffer, moved.Extra
+	moveTo100(t, dev, a)
 
 	require.NoError(t, be.GraphComputePlaced(g, testPlacement))
 	require.Equal(t, float32(5+5), getF32(t, y)[5], "a stale promise: a read where it was")

@@ -91,18 +91,7 @@ func TestSameGraphRebindsMovedInput(t *testing.T) {
 	b0 := binds()
 	require.NoError(t, be.GraphCompute(g))
 	require.Equal(t, b0, binds(), "an unchanged graph binds nothing")
-	// a's memory moves: a fresh buffer holding 100 + i
-	ctx := graph.NewContext(graph.ContextOptions{})
-	moved := ctx.NewTensor(quant.F32, 16, 2)
-	buf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
-	require.NoError(t, err)
-	defer buf.Free()
-	x := make([]float32, 32)
-	for i := range x {
-		x[i] = 100 + float32(i)
-	}
-	require.NoError(t, buffer.SetTensor(moved, quant.F32Bytes(x), 0))
-	a.Data, a.Buffer, a.Extra = moved.Data, moved.Buffer, moved.Extra
+	moveTo100(t, dev, a)
 	require.NoError(t, be.GraphCompute(g))
 	require.Equal(t, b0+1, binds(), "the moved input is rebound, nothing else")
 	require.Equal(t, float32(100+5+5), getF32(t, y)[5])
@@ -525,4 +514,22 @@ func TestTwoModelsSameAddresses(t *testing.T) {
 	require.NoError(t, be2.Close())
 	require.Zero(t, dev.WeightMemory().Models, "freed with the last backend")
 	require.Equal(t, liveModels, stat("live.compiled_model"))
+}
+
+// moveTo100 points a, an F32 tensor of 16x2, at a fresh buffer of dev
+// holding 100 + i (freed when the test ends): the same graph with an
+// input whose memory moved.
+func moveTo100(t *testing.T, dev backend.Device, a *graph.Tensor) {
+	t.Helper()
+	ctx := graph.NewContext(graph.ContextOptions{})
+	moved := ctx.NewTensor(quant.F32, 16, 2)
+	buf, err := buffer.AllocContextTensors(ctx, dev.BufferType())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = buf.Free() })
+	x := make([]float32, 32)
+	for i := range x {
+		x[i] = 100 + float32(i)
+	}
+	require.NoError(t, buffer.SetTensor(moved, quant.F32Bytes(x), 0))
+	a.Data, a.Buffer, a.Extra = moved.Data, moved.Buffer, moved.Extra
 }

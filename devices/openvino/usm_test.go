@@ -160,6 +160,7 @@ func TestKVCacheInUSMCopiesNoKV(t *testing.T) {
 				alloc = "calls.ov_remote_context_create_tensor"
 			}
 			h0, stale0, fill0 := doubleStat(t, p, alloc), doubleStat(t, p, "ocl.stale_infers"), doubleStat(t, p, "ocl.fill_bytes")
+			freed0 := doubleStat(t, p, "ocl.freed_pending")
 			usm, err := runGPUModel(t, p, gpuDevice(t, p, mem.opts))
 			require.NoError(t, err)
 			require.Greater(t, doubleStat(t, p, alloc), h0, "the KV cache was not allocated in USM %s memory", mem.name)
@@ -184,6 +185,7 @@ func TestKVCacheInUSMCopiesNoKV(t *testing.T) {
 			require.Equal(t, copying.logits, usm.logits, "logits of the USM and copying bindings")
 			require.Equal(t, stale0, doubleStat(t, p, "ocl.stale_infers"), "an infer ran before the queue finished")
 			require.Zero(t, doubleStat(t, p, "ocl.pending"))
+			require.Equal(t, freed0, doubleStat(t, p, "ocl.freed_pending"), "memory freed under queued commands")
 			if mem.dev {
 				// Zeroed when allocated and cleared by the session: every byte of the 4 caches, twice.
 				require.EqualValues(t, 2*4*usm.last.kvInSize/4, doubleStat(t, p, "ocl.fill_bytes")-fill0)

@@ -175,12 +175,14 @@ func TestKVCacheUSMDeviceUnfinishedIsStale(t *testing.T) {
 	require.NoError(t, err)
 	dev = gpuDevice(t, p, Options{})
 	withQueue(t, dev, func(q *clQueue) devQueue { return noFinishQueue{q} })
-	s0 := doubleStat(t, p, "ocl.stale_infers")
+	s0, f0 := doubleStat(t, p, "ocl.stale_infers"), doubleStat(t, p, "ocl.freed_pending")
 	bad, err := runGPUModel(t, p, dev)
 	require.NoError(t, err)
 	require.Greater(t, doubleStat(t, p, "ocl.stale_infers"), s0, "the double saw an infer before the fills")
 	require.NotEqual(t, good.logits, bad.logits)
 	require.True(t, math.IsNaN(float64(bad.logits[0][0])), "the cache read was the device's garbage (0xff: NaN)")
+	require.Greater(t, doubleStat(t, p, "ocl.freed_pending"), f0,
+		"the unfinished fills outlived the cache: the double dropped them instead of writing freed memory")
 	q2 := dev.rt.usm.q.(noFinishQueue)
 	require.NoError(t, clCall("clFinish", q2.cl.finish, q2.q))
 }

@@ -249,6 +249,8 @@ int64_t ovd_xfer_last(const char* what);
 uintptr_t ovd_ocl_context(const char* device, const void* ctx);
 /* an infer of a request compiled in (device, ctx) starts: counts it if a queue of that context holds commands */
 void ovd_ocl_note_infer(const char* device, const void* ctx);
+/* a USM allocation's backing [mem, mem+cap) is freed: drops the queued commands on it ("ocl.freed_pending") */
+void ovd_ocl_forget(const char* mem, size_t cap);
 int64_t ovd_ocl_stat(const char* name); /* "ocl.<name>" of ovdouble_stat; -1 unknown */
 int ovd_ocl_set(const char* value);     /* knob "ocl": "" or "no_usm" (no cl_intel_unified_shared_memory) */
 void ovd_ocl_reset(void);               /* zeroes the ocl.* counters (not ocl.pending, ocl.queues) */

@@ -241,7 +241,11 @@ struct ov_tensor {
 
 static void timpl_unref(timpl* t) {
     if (!t || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
-    if (t->usm_owner) usm_unregister(t->usm_id);
+    if (t->usm_owner) {
+        /* before the allocation goes (and outside usm_mu, which the OpenCL side takes under its own lock) */
+        ovd_ocl_forget(t->buf->mem, t->buf->cap);
+        usm_unregister(t->usm_id);
+    }
     ovd_buf_unref(t->buf);
     free(t);
 }

@@ -14,6 +14,9 @@
  *   A non-blocking command not waited for has not happened yet, for the host and for an infer alike (an infer runs on
  *   the plugin's queues, not on this one): "ocl.stale_infers" counts infers that started while a queue of their
  *   context still held commands;
+ * - a USM allocation freed while a queue holds commands on it: the commands are dropped, never run on freed memory,
+ *   and counted in "ocl.freed_pending" (the program's error: the extension's clMemFreeINTEL leaves commands still
+ *   using the memory undefined, only clMemBlockingFreeINTEL waits for them);
  * - events are not modelled: a command asking for one fails with CL_INVALID_OPERATION (the double's rule). */
 #include <stdbool.h>
 #include <stdint.h>
@@ -122,7 +125,8 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static ocl_ctx* contexts; /* never freed: the driver's contexts live as long as the process */
 static ocl_queue* queues;
 static atomic_bool no_usm;
-static _Atomic int64_t st_memcpy, st_memcpy_bytes, st_fill, st_fill_bytes, st_finish, st_errors, st_stale, st_queues;
+static _Atomic int64_t st_memcpy, st_memcpy_bytes, st_fill, st_fill_bytes, st_finish, st_errors, st_stale, st_queues,
+    st_freed_pending;
 
 uintptr_t ovd_ocl_context(const char* device, const void* id) {
     pthread_mutex_lock(&mu);
@@ -360,13 +364,31 @@ void ovd_ocl_note_infer(const char* device, const void* id) {
     if (pending) atomic_fetch_add(&st_stale, 1);
 }
 
+static bool overlaps(const char* p, size_t n, const char* mem, size_t cap) { return n && p < mem + cap && mem < p + n; }
+
+void ovd_ocl_forget(const char* mem, size_t cap) {
+    pthread_mutex_lock(&mu);
+    for (ocl_queue* q = queues; q; q = q->next) {
+        int k = 0;
+        for (int i = 0; i < q->n; i++) {
+            ocl_cmd* c = &q->cmds[i];
+            if (overlaps(c->dst, c->size, mem, cap) || (!c->fill && overlaps(c->src, c->size, mem, cap)))
+                atomic_fetch_add(&st_freed_pending, 1);
+            else
+                q->cmds[k++] = *c;
+        }
+        q->n = k;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
 int64_t ovd_ocl_stat(const char* name) {
     static const struct {
         const char* name;
         _Atomic int64_t* v;
     } s[] = {{"memcpy", &st_memcpy}, {"memcpy_bytes", &st_memcpy_bytes}, {"fill", &st_fill},
              {"fill_bytes", &st_fill_bytes}, {"finish", &st_finish}, {"errors", &st_errors},
-             {"stale_infers", &st_stale}, {"queues", &st_queues}};
+             {"stale_infers", &st_stale}, {"queues", &st_queues}, {"freed_pending", &st_freed_pending}};
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
         if (strcmp(name, s[i].name) == 0) return atomic_load(s[i].v);
     if (strcmp(name, "pending") == 0) {
@@ -380,7 +402,8 @@ int64_t ovd_ocl_stat(const char* name) {
 }
 
 void ovd_ocl_reset(void) {
-    _Atomic int64_t* c[] = {&st_memcpy, &st_memcpy_bytes, &st_fill, &st_fill_bytes, &st_finish, &st_errors, &st_stale};
+    _Atomic int64_t* c[] = {&st_memcpy, &st_memcpy_bytes, &st_fill, &st_fill_bytes, &st_finish, &st_errors, &st_stale,
+                            &st_freed_pending};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) atomic_store(c[i], 0);
 }
 

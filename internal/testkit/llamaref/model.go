@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/ggml-go/ggml/internal/testkit/ggmlref"
 )
 
 // Model is a loaded llama_model.
@@ -264,7 +266,11 @@ func (c *Context) Decode(tokens []int32, pos0 int, outputs []bool) error {
 		}
 	}
 	b.NTokens = int32(n)
-	r := int32(callWithStruct(c.m.l.fn.decode, c.ptr, unsafe.Pointer(b), unsafe.Sizeof(*b)))
+	// Decoding runs on the thread kept for ggml's AMX code: where the
+	// sapphirerapids build holds weights in its AMX buffer, a tile load
+	// on a thread our amx level ran on would fault.
+	var r int32
+	ggmlref.OnAMXThread(func() { r = int32(callWithStruct(c.m.l.fn.decode, c.ptr, unsafe.Pointer(b), unsafe.Sizeof(*b))) })
 	if r != 0 {
 		return fmt.Errorf("%w: llama_decode returned %d: %s", ErrLlama, r, logs.last())
 	}

@@ -47,6 +47,9 @@ type Executor struct {
 	// extras hold the loaded graph's tensors placed in extra buffer
 	// types (LoadRepacked); the next graph frees them.
 	extras []*ggmlref.ExtraBuffer
+	// amx says that one of extras is of AMXBufferType
+	// (onComputeThread).
+	amx bool
 }
 
 // New returns an Executor computing with threads threads on ggml's CPU
@@ -82,6 +85,7 @@ func (e *Executor) freeExtras() {
 		b.Free()
 	}
 	e.extras = nil
+	e.amx = false
 }
 
 // Name is "ggml".
@@ -138,11 +142,25 @@ func (e *Executor) Load(g *graph.Graph) (*Loaded, error) {
 // repacks weights.
 const RepackBufferType = "CPU_REPACK"
 
+// AMXBufferType is the name of the extra buffer type of ggml's builds with
+// AMX (sapphirerapids) on a processor whose kernel grants the tile state:
+// a weight set there is repacked into the tiles' layout, and every MUL_MAT
+// reading it runs ggml's own AMX code (tile products, or its AVX-512 VNNI
+// kernel for a single column).
+const AMXBufferType = "AMX"
+
 // LoadRepacked is Load with each of weights (leafs of g) placed in ggml's
 // CPU_REPACK buffer type, as llama.cpp places weights, where ggml takes it
 // for every node reading it; the others stay in plain memory. placed
 // reports which were.
 func (e *Executor) LoadRepacked(g *graph.Graph, weights []*graph.Tensor) (l *Loaded, placed []*graph.Tensor, err error) {
+	return e.LoadExtra(g, weights, RepackBufferType)
+}
+
+// LoadExtra is LoadRepacked with the extra buffer type named buft
+// (RepackBufferType, AMXBufferType); an error matching ErrUnsupported
+// when ggml's CPU device has none of that name.
+func (e *Executor) LoadExtra(g *graph.Graph, weights []*graph.Tensor, buft string) (l *Loaded, placed []*graph.Tensor, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	bts, err := e.backend.ExtraBufferTypes()
@@ -151,12 +169,12 @@ func (e *Executor) LoadRepacked(g *graph.Graph, weights []*graph.Tensor) (l *Loa
 	}
 	var bt *ggmlref.BufferType
 	for i := range bts {
-		if bts[i].Name == RepackBufferType {
+		if bts[i].Name == buft {
 			bt = &bts[i]
 		}
 	}
 	if bt == nil {
-		return nil, nil, fmt.Errorf("%w: ggml's CPU device has no %s buffer type", ErrUnsupported, RepackBufferType)
+		return nil, nil, fmt.Errorf("%w: ggml's CPU device has no %s buffer type", ErrUnsupported, buft)
 	}
 	place := func(m *mirrored, w *graph.Tensor) error {
 		ct := m.c[w]
@@ -180,6 +198,7 @@ func (e *Executor) LoadRepacked(g *graph.Graph, weights []*graph.Tensor) (l *Loa
 			return err
 		}
 		e.extras = append(e.extras, b)
+		e.amx = e.amx || buft == AMXBufferType
 		placed = append(placed, w)
 		return nil
 	}
@@ -279,7 +298,7 @@ func (l *Loaded) compute() error {
 	if l.e.loaded != l {
 		return errors.New("mirror: the executor has loaded another graph since")
 	}
-	if err := l.e.backend.Compute(l.cg); err != nil {
+	if err := l.e.onComputeThread(func() error { return l.e.backend.Compute(l.cg) }); err != nil {
 		if l.e.backend.Aborted() != nil {
 			l.e.loaded = nil
 			return l.e.replaceBackend(fmt.Errorf("%w (computing %s)", err, describeGraph(l.m.g)))
@@ -287,6 +306,18 @@ func (l *Loaded) compute() error {
 		return err
 	}
 	return nil
+}
+
+// onComputeThread runs f, a computation on ggml's backend, on an OS
+// thread kept for ggml's AMX code (ggmlref.OnAMXThread) when the loaded
+// graph has a weight in the AMX buffer type.
+func (e *Executor) onComputeThread(f func() error) error {
+	if !e.amx {
+		return f()
+	}
+	var err error
+	ggmlref.OnAMXThread(func() { err = f() })
+	return err
 }
 
 func (l *Loaded) read() {
