@@ -706,6 +706,11 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		return nil, err
 	}
 	be.dev.cache.count(&be.dev.cache.compiled)
+	if k.dyn != nil {
+		for t := range b.uses {
+			b.uses[t] |= useDynamic
+		}
+	}
 	be.dev.weights.noteUses(b.uses)
 	if be.opts.Profiling > 0 {
 		slog.Info("openvino: compiled", "nodes", len(g.Nodes), "layers", len(b.m.layers), "build", t1.Sub(t0), "compile", time.Since(t1))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/ggml-go/ggml/graph"
@@ -145,25 +146,31 @@ func (p *dynPlan) member(g *graph.Graph, kind Kind, gk *string) bool {
 	if *gk == "" {
 		*gk = graphKey(g, kind).key
 	}
-	// The structure up to the tagged axes, and which writes are dead
-	// (what the allocator placed over them later): the clone has no
-	// memory, so that part is compared with the family's own graph's.
-	// The family's model writes back what its graph's live writes are
-	// (outputs.go); it serves g when every write live in g is among them.
-	// One it writes that is dead in g lands in memory a later write of g
-	// owns: that one overlaps it, so it is bound to scratch memory and
-	// copied after the infer, over it (bind).
+	// The structure up to the tagged axes must be the family's. Which
+	// writes are dead (what the allocator placed over them later) may
+	// differ, since the tensors' sizes do: the clone has no memory, so that
+	// part is compared with the family's own graph's. The family's model
+	// writes back its graph's live writes (outputs.go). One it writes that
+	// is dead in g lands in memory a later write of g owns: that one
+	// overlaps it, so it is bound to scratch memory and copied after the
+	// infer, over it (bind). One live in g that the family's graph had
+	// dead is not written: the allocator gave that memory away within the
+	// family's graph, so the tensor's readers all are nodes of the graph
+	// (of the same structure in g) and it is no graph output; ggml's
+	// allocator could have given it away in g as well (a decode step's
+	// last-layer products, whose memory the prompt's graph reuses). A node
+	// flagged as an output never is: it must be a live write of the family.
 	ck := graphKey(cg, kind).key
 	ci, gi := strings.LastIndexByte(ck, '#'), strings.LastIndexByte(*gk, '#')
 	if ci != gi || ck[:ci] != (*gk)[:gi] {
 		return false
 	}
-	gdead := map[string]bool{}
-	for _, d := range strings.Split((*gk)[gi+1:], ",") {
-		gdead[d] = true
-	}
 	for _, d := range strings.Split(p.dead[1:], ",") {
-		if !gdead[d] {
+		if d == "" {
+			continue
+		}
+		i, err := strconv.Atoi(d)
+		if err != nil || i >= len(g.Nodes) || g.Nodes[i].Flags&graph.FlagOutput != 0 {
 			return false
 		}
 	}

@@ -16,11 +16,28 @@ import (
 // one model on the dynamic path (four, one per shape, without it), and
 // the logits are those of one model per shape and of our CPU device.
 // Verified on the double and, with GGML_OPENVINO_LIB, on the real CPU
-// plugin.
+// plugin. The second model, a 16-token prompt in one batch, has the
+// decode step's graph keep the last layer's products live where the
+// prompt's graph reused their memory (TestOpenVINORealRSS's shape, which
+// compiled a second model for the step before member accepted that).
 func TestDynamicOneModel(t *testing.T) {
 	p := buildDouble(t)
+	wide := genmodel.Default()
+	wide.Embd, wide.Heads, wide.KVHeads, wide.FF = 512, 8, 4, 1024
+	for _, c := range []struct {
+		name    string
+		cfg     genmodel.Config
+		prompts [][]int32
+	}{
+		{"default", genmodel.Default(), [][]int32{{1, 5, 9, 12, 3, 8}, {4, 2, 7, 7, 1, 9, 30, 6, 5, 2, 3}}},
+		{"wide", wide, [][]int32{{1, 5, 9, 12, 3, 8, 4, 2, 7, 7, 1, 9, 30, 6, 5, 2}}},
+	} {
+		t.Run(c.name, func(t *testing.T) { dynamicOneModel(t, p, c.cfg, c.prompts) })
+	}
+}
+
+func dynamicOneModel(t *testing.T, p string, cfg genmodel.Config, prompts [][]int32) {
 	path := filepath.Join(t.TempDir(), "model.gguf")
-	cfg := genmodel.Default()
 	require.NoError(t, genmodel.WriteFile(path, cfg))
 	run := func(dev *device, dyn bool) ([][]float32, int) {
 		old := dynamicOn
@@ -37,7 +54,7 @@ func TestDynamicOneModel(t *testing.T) {
 		require.NoError(t, err)
 		defer s.Close()
 		var out [][]float32
-		for _, prompt := range [][]int32{{1, 5, 9, 12, 3, 8}, {4, 2, 7, 7, 1, 9, 30, 6, 5, 2, 3}} {
+		for _, prompt := range prompts {
 			s.Reset()
 			lg, err := s.Decode(context.Background(), prompt, nil)
 			require.NoError(t, err)

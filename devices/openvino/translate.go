@@ -623,12 +623,17 @@ func (b *builder) weight(t *graph.Tensor) (value, bool, error) {
 // its own at compile time (FullyConnectedCompressed) and reads no more,
 // or otherwise (a Gather, a Multiply by a norm weight: the plugin computes
 // from the Constant's memory in place; dropping all weight pages made the
-// RSS test's greedy tokens 0 from the first released step).
+// RSS test's greedy tokens 0 from the first released step). useDynamic
+// marks a weight of a model with dynamic dimensions (dynamic.go): the CPU
+// plugin repacks a MatMul weight again when a new input shape picks
+// another kernel, at any inference (measured on 2025.0.0 and 2026.4.1:
+// the RSS test's tokens changed from the step after the release).
 type weightUse uint8
 
 const (
 	useMatMul weightUse = 1 << iota
 	useOther
+	useDynamic
 )
 
 func (b *builder) use(t *graph.Tensor, u weightUse) {
