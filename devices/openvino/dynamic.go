@@ -41,10 +41,6 @@ var (
 	probeCheck = cloneSizes{tagTok: 9, tagKV: 17, tagOut: 4, tagPad: 13}
 )
 
-// dynamicOn turns the dynamic path off when false (a test setting, to
-// compare with one model per shape).
-var dynamicOn = true
-
 // errNotDynamic says why a graph keeps one static model per shape.
 var errNotDynamic = errors.New("openvino: not one model for all token counts")
 

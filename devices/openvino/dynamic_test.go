@@ -39,10 +39,7 @@ func TestDynamicOneModel(t *testing.T) {
 func dynamicOneModel(t *testing.T, p string, cfg genmodel.Config, prompts [][]int32) {
 	path := filepath.Join(t.TempDir(), "model.gguf")
 	require.NoError(t, genmodel.WriteFile(path, cfg))
-	run := func(dev *device, dyn bool) ([][]float32, int) {
-		old := dynamicOn
-		dynamicOn = dyn
-		defer func() { dynamicOn = old }()
+	run := func(dev *device) ([][]float32, int) {
 		opts := model.Options{Threads: 1}
 		if dev != nil {
 			opts.Device = dev
@@ -70,9 +67,9 @@ func dynamicOneModel(t *testing.T, p string, cfg genmodel.Config, prompts [][]in
 		}
 		return out, dev.CacheStats().Misses
 	}
-	cpu, _ := run(nil, false)
-	dyn, dynMisses := run(openDevice(t, p, Options{}), true)
-	st, stMisses := run(openDevice(t, p, Options{}), false)
+	cpu, _ := run(nil)
+	dyn, dynMisses := run(openDevice(t, p, Options{DynamicShapes: On}))
+	st, stMisses := run(openDevice(t, p, Options{}))
 	require.Equal(t, 1, dynMisses, "one model for every batch shape")
 	require.Greater(t, stMisses, 2, "one model per shape without the dynamic path")
 	for i := range dyn {

@@ -15,7 +15,8 @@ import (
 // static IRs, which only the double had run before. A 37-token prompt in
 // chunks of 16 and 4 decode steps: two models compiled, 3 chunks and 4
 // steps run, and the logits of every step those of the same device on the
-// dynamic path (one model for both shapes) and of our CPU device.
+// dynamic path (DynamicShapes: one model for both shapes) and of our CPU
+// device.
 func TestForceStaticKeepsLogits(t *testing.T) {
 	p := buildDouble(t)
 	run := func(o Options) ([][]float32, *ovBackend, *device) {
@@ -30,7 +31,7 @@ func TestForceStaticKeepsLogits(t *testing.T) {
 	require.Equal(t, KindCPU, sdev.rt.kind)
 	require.Equal(t, 3+4, sbe.static.runs, "3 prefill chunks of 16, 4 decode steps")
 	require.Equal(t, 2, len(sdev.cache.models), "one prefill and one decode model for the whole conversation")
-	dynamic, dbe, ddev := run(Options{})
+	dynamic, dbe, ddev := run(Options{DynamicShapes: On})
 	require.Zero(t, dbe.static.runs)
 	require.Equal(t, 1, len(ddev.cache.models), "the dynamic path: one model for the 37-token prompt and 1 token over n_kv 48 (dynamic.go)")
 
