@@ -198,8 +198,12 @@ func newDynPlan(g *graph.Graph, kind Kind) (*dynPlan, bool) {
 		}
 	}
 	cg, _, err := info.cloneSized(p.sizes(probeBase, 0))
-	if err != nil || len(cg.Nodes) != len(g.Nodes) {
-		logNotDynamic(fmt.Errorf("clone: %v, %d of %d nodes", err, len(cg.Nodes), len(g.Nodes)))
+	if err != nil {
+		logNotDynamic(fmt.Errorf("clone: %w", err))
+		return nil, false
+	}
+	if len(cg.Nodes) != len(g.Nodes) {
+		logNotDynamic(fmt.Errorf("clone: %d of %d nodes", len(cg.Nodes), len(g.Nodes)))
 		return nil, false
 	}
 	p.base = graphKey(cg, kind)
