@@ -113,6 +113,29 @@ func TestExp2fTable(t *testing.T) {
 	require.Equal(t, math.Sqrt2, math.Float64frombits(exp2fTable[16]+16<<47))
 }
 
+// levelBuilds names the ggml CPU build whose orders each amd64 level's
+// kernels follow (avx512vnni's integers and sums are avx2's).
+var levelBuilds = map[string]string{"avx2": "haswell", "avx512vnni": "haswell", "amx": "sapphirerapids"}
+
+// buildSet is a kernel set and the ggml build it follows.
+type buildSet struct {
+	variant string
+	set     *kernelSet
+}
+
+// buildSets are the kernel sets to check against ggml's builds: the
+// generic one against x64, and each level's that the processor runs
+// against its build (levelBuilds).
+func buildSets() []buildSet {
+	v := []buildSet{{"x64", genericKernels}}
+	for _, l := range byPriority(levels) {
+		if b := levelBuilds[l.name]; b != "" && l.supported() {
+			v = append(v, buildSet{b, l.kernels()})
+		}
+	}
+	return v
+}
+
 // vexpVariants are the kernel sets to check against ggml's builds: the
 // portable one against x64, the AVX2 one (where this processor runs it)
 // against haswell.
