@@ -1,25 +1,13 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "avx512_amd64.h"
 
 // F32 products in the orders of ggml's sapphirerapids build (AVX-512F,
 // GCC 11; upstream ggml backend, vec.cpp, simd-mappings.h and
 // llamafile/sgemm.cpp, 2025, read against the build's disassembly): the
 // amx level's F32 vec_dot and register tiles. Both end in the build's
-// _mm512_reduce_add_ps, which GCC compiles as: the upper 256 bits added to
-// the lower, the upper 128 of that to the lower, the two 64-bit halves
-// (lanes 0+2, 1+3), then lane 0 + lane 1. R16 does so for the accumulator
-// Z (Y and X its lower halves), leaving the sum in X's low lane; T names a
-// temporary, TX its 128-bit half.
-#define R16(Z, Y, X, T, TX) \
-	VEXTRACTF64X4 $1, Z, T;  \
-	VADDPS        Y, T, Y;   \
-	VEXTRACTF32X4 $1, Y, TX; \
-	VADDPS        X, TX, X;  \
-	VPERMILPS     $0x4e, X, TX; \
-	VADDPS        X, TX, X;  \
-	VMOVSHDUP     X, TX;     \
-	VADDSS        TX, X, X
+// _mm512_reduce_add_ps (R16).
 
 // ZERO16 clears Z0..Z15.
 #define ZERO16 \

@@ -34,11 +34,15 @@ import (
 // such a processor (TestMulMatMatchesAMXBuild). Products of fewer columns
 // than minCols, a decode step's one among them, keep avx512vnni's kernels,
 // whose order is the haswell build's, not the AMX code's. The F32 products
-// (attention's) take that build's 16-lane orders (avx512_linux_amd64.go),
-// where the levels below keep haswell's 8-lane ones.
+// (attention's) and SOFT_MAX take the sapphirerapids build's 16-lane
+// orders and e^x (avx512_linux_amd64.go), where the levels below
+// keep haswell's 8-lane ones; the level's other vector primitives are
+// avx2's.
 var levelAMX = register(func() *level {
 	l := levelAVX512VNNI.over("amx", 40, amxUsable, []asmDot{sprF32Dot}, []asmRows{sprF32Rows}).
 		withGemm(map[quant.Type]*plainGemm{quant.F32: sprF32Gemm})
+	l.vec.softmax = by(16, vsoftmaxAVX512)
+	l.vecOf = ""
 	l.tileMulMat = amxMulMat
 	for typ := range amxTypes {
 		l.tileTypes = append(l.tileTypes, typ)

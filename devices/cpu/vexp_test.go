@@ -136,22 +136,27 @@ func buildSets() []buildSet {
 	return v
 }
 
-// vexpVariants are the kernel sets to check against ggml's builds: the
-// portable one against x64, the AVX2 one (where this processor runs it)
-// against haswell.
+// vexpVariants are the vector primitives of buildSets' kernel sets, each
+// set once (levels share theirs), with the build it follows: the portable
+// ones against x64, the AVX2 ones against haswell, the amx level's 16-lane
+// e^x loops against sapphirerapids.
 func vexpVariants(t *testing.T) []struct {
 	variant string
 	set     vecKernels
 } {
-	v := []struct {
+	var v []struct {
 		variant string
 		set     vecKernels
-	}{{"x64", genericVec}}
-	if fast.vec.name != genericVec.name {
-		v = append(v, struct {
-			variant string
-			set     vecKernels
-		}{"haswell", fast.vec})
+	}
+	seen := map[string]bool{}
+	for _, b := range buildSets() {
+		if !seen[b.set.vec.name] {
+			seen[b.set.vec.name] = true
+			v = append(v, struct {
+				variant string
+				set     vecKernels
+			}{b.variant, b.set.vec})
+		}
 	}
 	return v
 }
