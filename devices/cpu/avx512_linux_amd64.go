@@ -48,9 +48,15 @@ func gemmF32x4x1AVX512(steps int, x unsafe.Pointer, stride uintptr, y, out unsaf
 //go:noescape
 func gemmF32x1x1AVX512(steps int, x, y, out unsafe.Pointer)
 
-// ggml's vector e^x loop of softmax in the sapphirerapids build's 16-lane
-// variant (vexp_avx512_linux_amd64.s), over whole groups of 16: as its
-// AVX2 twin in vec_amd64.go.
+// ggml's vector e^x loops in the sapphirerapids build's 16-lane variant
+// (vexp_avx512_linux_amd64.s), over whole groups of 16: as their AVX2
+// twins in vec_amd64.go.
 
 //go:noescape
 func vsoftmaxAVX512(dst, src *float32, n int, max float32) float64
+
+//go:noescape
+func vswigluAVX512(dst, x, gate *float32, n int)
+
+//go:noescape
+func vsiluAVX512(dst, x *float32, n int)

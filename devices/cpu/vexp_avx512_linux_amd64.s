@@ -4,7 +4,7 @@
 #include "avx512_amd64.h"
 
 // ggml's vector e^x as its sapphirerapids (AVX-512F/DQ) build computes it
-// (ggml_v_expf and ggml_vec_soft_max_f32 of the upstream ggml
+// (ggml_v_expf, ggml_v_silu and ggml_vec_soft_max_f32 of the upstream ggml
 // backend's vec.h/vec.cpp, 2025, as GCC 11 compiled them there: read in
 // the build's disassembly), 16 lanes at a time: the same reduction by
 // ln 2 as the AVX2 variant (vexp.go), but the polynomial is
@@ -74,6 +74,15 @@ GLOBL vx512c<>(SB), RODATA|NOPTR, $56
 	VMOVAPS      Z1, K1, Z0;         \
 done:
 
+// VSILU16 sets Z10 to silu of the 16 floats at SI, x / (1 + e^(0-x))
+// (Z17 zero; uses Z0..Z6, K1, K2); done as for VEXP16.
+#define VSILU16(done) \
+	VMOVUPS (SI), Z10;  \
+	VSUBPS  Z10, Z17, Z0; \
+	VEXP16(done);       \
+	VADDPS  Z26, Z0, Z0; \
+	VDIVPS  Z0, Z10, Z10
+
 // func vsoftmaxAVX512(dst, src *float32, n int, max float32) float64
 // dst[i] = e^(src[i]-max) for n a multiple of 16; returns the sum of each
 // group's float32 sum (R16) in float64, group after group.
@@ -102,5 +111,54 @@ sm16:
 
 smdone:
 	VMOVSD X13, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func vswigluAVX512(dst, x, gate *float32, n int)
+// dst[i] = x[i] / (1 + e^(0-x[i])) * gate[i] for n a multiple of 16.
+TEXT ·vswigluAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ gate+16(FP), DX
+	MOVQ n+24(FP), CX
+	VX512CONSTS
+	VXORPS Z17, Z17, Z17
+
+sw16:
+	CMPQ    CX, $16
+	JL      swdone
+	VSILU16(swexp)
+	VMULPS  (DX), Z10, Z10
+	VMOVUPS Z10, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	JMP     sw16
+
+swdone:
+	VZEROUPPER
+	RET
+
+// func vsiluAVX512(dst, x *float32, n int)
+// dst[i] = x[i] / (1 + e^(0-x[i])) for n a multiple of 16.
+TEXT ·vsiluAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VX512CONSTS
+	VXORPS Z17, Z17, Z17
+
+si16:
+	CMPQ    CX, $16
+	JL      sidone
+	VSILU16(siexp)
+	VMOVUPS Z10, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	JMP     si16
+
+sidone:
 	VZEROUPPER
 	RET

@@ -247,7 +247,8 @@ var vexpRowLengths = []int64{1, 2, 3, 4, 5, 7, 8, 9, 11, 15, 16, 17, 31, 33, 100
 // TestSoftMaxMatchesGGML: SOFT_MAX, plain, scaled with an F32 or F16 mask
 // holding -Inf, with ALiBi slopes (a multiply-add the FMA build fuses)
 // and with sinks, is bit for bit ggml's x64 build with the portable
-// kernels and its haswell build with the AVX2 ones, at every row length
+// kernels, its haswell build with the AVX2 ones and its sapphirerapids
+// build with the amx level's (vexpVariants), at every row length
 // of vexpRowLengths on fresh random inputs.
 func TestSoftMaxMatchesGGML(t *testing.T) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 5))
@@ -306,7 +307,8 @@ func TestSoftMaxMatchesGGML(t *testing.T) {
 
 // TestSwiGLUMatchesGGML: SWIGLU (two sources, one split in halves,
 // swapped), SILU, GEGLU and GELU of F32 rows, bit for bit ggml's x64 build
-// with the portable kernels and its haswell build with the AVX2 ones.
+// with the portable kernels, its haswell build with the AVX2 ones and its
+// sapphirerapids build with the amx level's (vexpVariants).
 func TestSwiGLUMatchesGGML(t *testing.T) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 9))
 	for _, v := range vexpVariants(t) {
