@@ -223,12 +223,13 @@ func roundingOnly(variant, key string) bool {
 // tokens), computed whole by ggml, gives libllama's logits on the same
 // build bit for bit (the same computation), then computes it node by
 // node, every node on our CPU and on ggml's from the same sources: the
-// x64 (generic) build when our kernels are the generic ones, else the
-// haswell (AVX2) build, or the build GGML_REF_CPU_VARIANT names. Against
-// sapphirerapids with the amx level in use, each product of a weight of
-// the level's tile types has the weight in ggml's AMX buffer type, as
-// libllama places it on such a processor. Nodes of the kinds roundingOnly names may differ
-// by roundings (relative 1e-5; a level of an activation moved products by
+// build our kernels follow (llamaref.KernelVariant: x64 for the generic
+// ones, sapphirerapids on the amx level, else haswell), or the one
+// GGML_REF_CPU_VARIANT names. Against sapphirerapids with the amx level
+// in use, each product of a weight of the level's tile types has the
+// weight in ggml's AMX buffer type, as libllama places it on such a
+// processor. Nodes of the kinds roundingOnly names may differ by
+// roundings (relative 1e-5; a level of an activation moved products by
 // 5e-4 to 2e-3); all others must agree bit for bit.
 func TestRealModelNodes(t *testing.T) {
 	variant := os.Getenv(ggmlref.EnvVariant)
