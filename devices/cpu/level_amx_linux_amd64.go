@@ -33,9 +33,16 @@ import (
 // build with the weight in its AMX buffer, as libllama places weights on
 // such a processor (TestMulMatMatchesAMXBuild). Products of fewer columns
 // than minCols, a decode step's one among them, keep avx512vnni's kernels,
-// whose order is the haswell build's, not the AMX code's.
+// whose order is the haswell build's, not the AMX code's. The F32 products
+// (attention's), SOFT_MAX, SWIGLU and SILU take the sapphirerapids build's
+// 16-lane orders and e^x (avx512_linux_amd64.go), where the levels below
+// keep haswell's 8-lane ones; the level's other vector primitives are
+// avx2's.
 var levelAMX = register(func() *level {
-	l := levelAVX512VNNI.over("amx", 40, amxUsable, nil, nil)
+	l := levelAVX512VNNI.over("amx", 40, amxUsable, []asmDot{sprF32Dot}, []asmRows{sprF32Rows}).
+		withGemm(map[quant.Type]*plainGemm{quant.F32: sprF32Gemm})
+	l.vec.softmax, l.vec.swiglu, l.vec.silu = by(16, vsoftmaxAVX512), by(16, vswigluAVX512), by(16, vsiluAVX512)
+	l.vecOf = ""
 	l.tileMulMat = amxMulMat
 	for typ := range amxTypes {
 		l.tileTypes = append(l.tileTypes, typ)
