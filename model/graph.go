@@ -23,7 +23,7 @@ type batchInputs struct {
 	maskSWA *graph.Tensor
 	kIdx    *graph.Tensor // I64 [n_tokens]: cache cell of each token
 	vIdx    *graph.Tensor // I64: cells (or element indices, transposed V)
-	outIDs  *graph.Tensor // I32 [n_outputs], nil when every token outputs
+	outIDs  *graph.Tensor // I32 [n_outputs]
 }
 
 // batchShape is what a graph depends on: how many tokens, how many cache
@@ -73,9 +73,11 @@ func (b *builder) build() (*graph.Tensor, error) {
 	} else {
 		b.in.vIdx = b.input("v_idxs", quant.I64, T)
 	}
-	if b.bs.nOutputs < b.bs.nTokens {
-		b.in.outIDs = b.input("inp_out_ids", quant.I32, int64(b.bs.nOutputs))
-	}
+	// Always there, even when every token outputs (llama.cpp leaves it
+	// out then): a prompt's graph and a decode step's then have the same
+	// nodes, which a device compiling one model for all token counts
+	// (OpenVINO's dynamic shapes) needs; over every row it is an identity.
+	b.in.outIDs = b.input("inp_out_ids", quant.I32, int64(b.bs.nOutputs))
 	a := &m.arch
 	if h.SWALayers != nil {
 		b.in.maskSWA = b.input("kq_mask_swa", quant.F32, int64(b.bs.nKV), padTo(T, maskPad))
@@ -101,7 +103,7 @@ func (b *builder) build() (*graph.Tensor, error) {
 			lm = maskSWA
 		}
 		cur = b.attention(il, l, cur, lm)
-		if il == len(w.layers)-1 && b.in.outIDs != nil {
+		if il == len(w.layers)-1 {
 			// Only the positions whose logits are asked go further.
 			cur = c.GetRows(cur, b.in.outIDs)
 			inpSA = c.GetRows(inpSA, b.in.outIDs)

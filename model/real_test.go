@@ -110,6 +110,9 @@ func boundsFor(loose realBounds) realBounds {
 	// Gemma 3's Q8_0 layers do (SmolLM2 measured NMSE 1.3e-2 at worst,
 	// greedy identical for 13 tokens of prompt 0), so loose bounds apply
 	// there (GGML_CPU_AMX=0 runs the exact comparison on such a machine).
+	// Against sapphirerapids, which the amx level follows otherwise, its
+	// decode steps' one-column products keep haswell's order where
+	// ggml's AMX code has its own: loose there too.
 	exactFast := loose.haswellExact && len(cpu.MatrixUnitTypes()) == 0
 	if variant == llamaref.KernelVariant() && (variant == "x64" || variant == "haswell" && exactFast) {
 		return exactBounds

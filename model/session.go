@@ -446,10 +446,7 @@ func (s *Session) setInputs(in *batchInputs, bs batchShape, tokens, outIdx []int
 		data []byte
 	}{
 		{in.tokens, i32(&sc.tokens, tokens)}, {in.pos, pos}, {in.kIdx, kIdx}, {in.vIdx, vIdx}, {in.mask, mask},
-		{in.maskSWA, maskSWA}, {in.outIDs, nil},
-	}
-	if in.outIDs != nil {
-		sets[len(sets)-1].data = i32(&sc.outIDs, outIdx)
+		{in.maskSWA, maskSWA}, {in.outIDs, i32(&sc.outIDs, outIdx)},
 	}
 	for _, x := range sets {
 		if x.t == nil {

@@ -36,9 +36,15 @@ import (
 // AVX512-VNNI kernels of amxGemv, a column at a time, in the order of the
 // AMX code's VNNI kernel for one column, which is its tiles' for more
 // (TestMulMatMatchesAMXBuildDecode); Q5_0 keeps avx512vnni's kernels,
-// whose order is the haswell build's.
+// whose order is the haswell build's. The F32 products (attention's),
+// SOFT_MAX, SWIGLU and SILU take the sapphirerapids build's 16-lane
+// orders and e^x (avx512_linux_amd64.go), where the levels below keep
+// haswell's 8-lane ones; the level's other vector primitives are avx2's.
 var levelAMX = register(func() *level {
-	l := levelAVX512VNNI.over("amx", 40, amxUsable, nil, nil)
+	l := levelAVX512VNNI.over("amx", 40, amxUsable, []asmDot{sprF32Dot}, []asmRows{sprF32Rows}).
+		withGemm(map[quant.Type]*plainGemm{quant.F32: sprF32Gemm})
+	l.vec.softmax, l.vec.swiglu, l.vec.silu = by(16, vsoftmaxAVX512), by(16, vswigluAVX512), by(16, vsiluAVX512)
+	l.vecOf = ""
 	l.tileMulMat = amxMulMat
 	for typ := range amxTypes {
 		l.tileTypes = append(l.tileTypes, typ)

@@ -12,20 +12,25 @@ import (
 )
 
 // TestMulMatF32MatchesGGML: F32 x F32 MUL_MAT is bit for bit ggml's x64
-// build with the generic kernels and its haswell build with the fast ones,
-// on both of the haswell build's orders of summation: llamafile's sgemm
-// (src1 contiguous, two columns or more, rows of whole 8-float steps, a
+// build with the generic kernels, its haswell build with the avx2 and
+// avx512vnni levels' and its sapphirerapids build with the amx level's
+// (buildSets: each level the processor runs), on both of each build's
+// orders of summation: llamafile's sgemm (src1 contiguous, two columns or
+// more, rows of whole steps: 8 floats on haswell, 16 on sapphirerapids; a
 // multiple of 4 weight rows) and ggml_vec_dot_f32 otherwise (one column,
-// src1 a view with a gap between rows or permuted as attention's Q is, odd
-// row lengths, weight rows not a multiple of 4), with broadcast batches
-// and row lengths around the kernels' 8- and 32-float steps.
+// src1 a view with a gap between rows or permuted as attention's Q is,
+// other row lengths, weight rows not a multiple of 4), with broadcast
+// batches and row lengths around the kernels' 8-, 16-, 32- and 64-float
+// steps and their leftover loops.
 func TestMulMatF32MatchesGGML(t *testing.T) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 11))
-	for _, v := range vexpVariants(t) {
+	for _, v := range buildSets() {
 		e := ggmlVariant(t, v.variant)
-		eng := New(Options{Threads: 2, Generic: v.variant == "x64"})
+		eng := New(Options{Threads: 2})
 		t.Cleanup(eng.Close)
-		for _, k := range []int64{1, 7, 8, 16, 24, 31, 32, 33, 40, 64, 100, 128, 161, 256, 576} {
+		eng.kset = v.set
+		eng.pool.setKernels(v.set)
+		for _, k := range []int64{1, 7, 8, 16, 24, 31, 32, 33, 40, 48, 64, 79, 100, 127, 128, 161, 256, 576} {
 			for _, m := range []int64{1, 3, 4, 8, 12, 17} {
 				for _, n := range []int64{1, 2, 3, 4, 5, 9} {
 					for _, layout := range []string{"contiguous", "row gap", "permuted"} {
@@ -37,7 +42,7 @@ func TestMulMatF32MatchesGGML(t *testing.T) {
 						requireGGMLNode(t, e, out, func() []byte {
 							require.NoError(t, eng.ComputeNode(out))
 							return append([]byte(nil), out.Data...)
-						}, fmt.Sprintf("%s k=%d m=%d n=%d %s", v.variant, k, m, n, layout))
+						}, fmt.Sprintf("%s %s k=%d m=%d n=%d %s", v.set.name, v.variant, k, m, n, layout))
 					}
 				}
 			}

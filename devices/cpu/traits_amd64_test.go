@@ -46,12 +46,20 @@ func TestAVX2SetSelected(t *testing.T) {
 // rounding apart (TestVecDotMatchesHaswell logs how often).
 var haswellExact = []quant.Type{quant.F32, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_1, quant.Q5_1, quant.Q4_K, quant.Q6_K}
 
-// TestVecDotMatchesHaswell: the fast vec_dot against the haswell build's
-// on random rows of 256 to 2048 elements, its activations made by the
-// fast from_float (the AVX builds' conversion): haswellExact bit for bit.
+// TestVecDotMatchesHaswell: the vec_dot of the best level that follows
+// the haswell build (levelBuilds: the amx level's F32 follows
+// sapphirerapids, TestMulMatF32MatchesGGML) against that build's on
+// random rows of 256 to 2048 elements, its activations made by the
+// level's from_float (the AVX builds' conversion): haswellExact bit for
+// bit.
 func TestVecDotMatchesHaswell(t *testing.T) {
-	fast := fastKernels()
-	if fast == genericKernels {
+	var fast *kernelSet
+	for _, l := range byPriority(levels) {
+		if fast == nil && levelBuilds[l.name] == "haswell" && l.supported() {
+			fast = l.kernels()
+		}
+	}
+	if fast == nil {
 		t.Skip("no AVX2: the generic kernels are the x64 build's (quant's TestVecDotMatchesGenericBuild)")
 	}
 	lib, err := ggmlref.OpenVariant(reftest.Lib(t).Dir(), "haswell")

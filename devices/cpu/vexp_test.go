@@ -113,22 +113,50 @@ func TestExp2fTable(t *testing.T) {
 	require.Equal(t, math.Sqrt2, math.Float64frombits(exp2fTable[16]+16<<47))
 }
 
-// vexpVariants are the kernel sets to check against ggml's builds: the
-// portable one against x64, the AVX2 one (where this processor runs it)
-// against haswell.
+// levelBuilds names the ggml CPU build whose orders each amd64 level's
+// kernels follow (avx512vnni's integers and sums are avx2's).
+var levelBuilds = map[string]string{"avx2": "haswell", "avx512vnni": "haswell", "amx": "sapphirerapids"}
+
+// buildSet is a kernel set and the ggml build it follows.
+type buildSet struct {
+	variant string
+	set     *kernelSet
+}
+
+// buildSets are the kernel sets to check against ggml's builds: the
+// generic one against x64, and each level's that the processor runs
+// against its build (levelBuilds).
+func buildSets() []buildSet {
+	v := []buildSet{{"x64", genericKernels}}
+	for _, l := range byPriority(levels) {
+		if b := levelBuilds[l.name]; b != "" && l.supported() {
+			v = append(v, buildSet{b, l.kernels()})
+		}
+	}
+	return v
+}
+
+// vexpVariants are the vector primitives of buildSets' kernel sets, each
+// set once (levels share theirs), with the build it follows: the portable
+// ones against x64, the AVX2 ones against haswell, the amx level's 16-lane
+// e^x loops against sapphirerapids.
 func vexpVariants(t *testing.T) []struct {
 	variant string
 	set     vecKernels
 } {
-	v := []struct {
+	var v []struct {
 		variant string
 		set     vecKernels
-	}{{"x64", genericVec}}
-	if fast.vec.name != genericVec.name {
-		v = append(v, struct {
-			variant string
-			set     vecKernels
-		}{"haswell", fast.vec})
+	}
+	seen := map[string]bool{}
+	for _, b := range buildSets() {
+		if !seen[b.set.vec.name] {
+			seen[b.set.vec.name] = true
+			v = append(v, struct {
+				variant string
+				set     vecKernels
+			}{b.variant, b.set.vec})
+		}
 	}
 	return v
 }
@@ -219,7 +247,8 @@ var vexpRowLengths = []int64{1, 2, 3, 4, 5, 7, 8, 9, 11, 15, 16, 17, 31, 33, 100
 // TestSoftMaxMatchesGGML: SOFT_MAX, plain, scaled with an F32 or F16 mask
 // holding -Inf, with ALiBi slopes (a multiply-add the FMA build fuses)
 // and with sinks, is bit for bit ggml's x64 build with the portable
-// kernels and its haswell build with the AVX2 ones, at every row length
+// kernels, its haswell build with the AVX2 ones and its sapphirerapids
+// build with the amx level's (vexpVariants), at every row length
 // of vexpRowLengths on fresh random inputs.
 func TestSoftMaxMatchesGGML(t *testing.T) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 5))
@@ -278,7 +307,8 @@ func TestSoftMaxMatchesGGML(t *testing.T) {
 
 // TestSwiGLUMatchesGGML: SWIGLU (two sources, one split in halves,
 // swapped), SILU, GEGLU and GELU of F32 rows, bit for bit ggml's x64 build
-// with the portable kernels and its haswell build with the AVX2 ones.
+// with the portable kernels, its haswell build with the AVX2 ones and its
+// sapphirerapids build with the amx level's (vexpVariants).
 func TestSwiGLUMatchesGGML(t *testing.T) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 9))
 	for _, v := range vexpVariants(t) {

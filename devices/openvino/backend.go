@@ -47,6 +47,17 @@ type slot struct {
 	loc   locator
 	et    elemType
 	shape []int64
+	// dyn: the port has dynamic dimensions (dynamic.go); it takes the
+	// shape of the tensor bound to it, of shape's rank.
+	dyn bool
+}
+
+// shapeFor is the shape t is bound to s with.
+func (s slot) shapeFor(t *graph.Tensor) ([]int64, error) {
+	if !s.dyn {
+		return s.shape, nil
+	}
+	return dynShape(t, len(s.shape))
 }
 
 // modelCache is the device's compiled models by graph key, shared by its
@@ -164,7 +175,13 @@ type ovBackend struct {
 	// shapes are the graphs whose keys were built, most recent first,
 	// remembered by position (shape.go); shapeHits counts the graphs
 	// they recognized.
-	shapes    []*shapeRec
+	shapes []*shapeRec
+	// dynRefused are the family keys (dynamic.go) whose probes did not fit:
+	// their graphs keep one model per shape.
+	dynRefused map[string]bool
+	// families are the graph families (dynamic.go) seen last, most
+	// recent first.
+	families  []*dynPlan
 	shapeHits int
 	// static is the NPU static path's state (npu.go).
 	static staticState
@@ -338,7 +355,15 @@ func (be *ovBackend) prepare(g *graph.Graph, id backend.PlacementID, k keyInfo, 
 	}
 	if !ok {
 		remember = byShape
-		k = graphKey(g, rt.kind)
+		dyn := false
+		if byShape && be.opts.DynamicShapes == On && rt.kind != KindNPU {
+			if dk, ok := be.dynamicKey(g, rt.kind); ok && !be.dynRefused[dk.key] {
+				k, dyn = dk, true
+			}
+		}
+		if !dyn {
+			k = graphKey(g, rt.kind)
+		}
 		k.key += be.opts.translationTag()
 		if be.opts.statefulOn(rt.kind) {
 			k.key += statefulKeyTag
@@ -377,6 +402,27 @@ func (be *ovBackend) prepare(g *graph.Graph, id backend.PlacementID, k keyInfo, 
 		var err error
 		tc := time.Now()
 		cm, err = be.compile(g, k)
+		if k.dyn != nil && errors.Is(err, errNotDynamic) {
+			// The family keeps one model per shape: g's own key, and
+			// the family is not probed again.
+			logNotDynamic(err)
+			if be.dynRefused == nil {
+				be.dynRefused = map[string]bool{}
+			}
+			be.dynRefused[k.key] = true
+			k = graphKey(g, rt.kind)
+			k.key += be.opts.translationTag()
+			be.last = k
+			cache.mu.Lock()
+			cm = cache.models[k.key]
+			cache.mu.Unlock()
+			hit = cm != nil
+			if cm == nil {
+				cm, err = be.compile(g, k)
+			} else {
+				err = nil
+			}
+		}
 		cache.mu.Lock()
 		cache.stats.Misses++
 		cache.stats.Compiles = append(cache.stats.Compiles, time.Since(tc))
@@ -432,6 +478,7 @@ type reqState struct {
 	// the infer, were 2-3 us of each hit to find none).
 	copied          []int
 	inAddr, outAddr []uintptr
+	inN, outN       []int64 // the elements each port was bound with
 	// inUSM and outUSM are the USM storages (usm.go) ports are bound to
 	// remote tensors over, nil for host memory: a port is rebound when
 	// that changes at the same address (a new session's cache allocated
@@ -464,6 +511,7 @@ func (be *ovBackend) request(cm *compiledModel) (*reqState, error) {
 		return nil, err
 	}
 	st := &reqState{req: r, inAddr: make([]uintptr, len(cm.params)), outAddr: make([]uintptr, len(cm.results)),
+		inN: make([]int64, len(cm.params)), outN: make([]int64, len(cm.results)),
 		inUSM: make([]*storage, len(cm.params)), outUSM: make([]*storage, len(cm.results)),
 		copyOut: make([]bool, len(cm.results)), scratch: make([][]byte, len(cm.results))}
 	be.reqs[cm] = st
@@ -509,39 +557,63 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 			return nil, fmt.Errorf("%w: node %s (%s): %s", ErrTranslate, nd.Name, nd.Op, emptyReason)
 		}
 	}
-	b := newBuilder(be.dev, g)
-	b.nativeSoftplus = be.opts.NativeSoftplus
-	if be.opts.statefulOn(rt.kind) {
-		b.stateIDs = map[*graph.Tensor]string{}
+	var b *builder
+	var outs []outputSpec
+	locs := k.locs
+	if k.dyn != nil {
+		var err error
+		if b, outs, err = be.buildDynamic(k); err != nil {
+			return nil, err
+		}
+		// Where the base probe's tensors are (its clone's own tensors).
+		locs = graphKey(b.g, rt.kind).locs
+	} else {
+		b = newBuilder(be.dev, g)
+		b.nativeSoftplus = be.opts.NativeSoftplus
+		if be.opts.statefulOn(rt.kind) {
+			b.stateIDs = map[*graph.Tensor]string{}
+		}
+		if err := b.translate(g); err != nil {
+			releaseAll(b.conv)
+			return nil, err
+		}
+		outs = b.outputs(g)
 	}
-	if err := b.translate(g); err != nil {
-		releaseAll(b.conv)
-		return nil, err
-	}
-	outs := b.outputs(g)
 	if len(outs) == 0 {
 		releaseAll(b.conv)
 		return nil, fmt.Errorf("%w: graph writes nothing", ErrTranslate)
 	}
 	// From here every failure frees cm, and with it the conversions.
 	cm := &compiledModel{key: k.key, stateful: len(b.stateIDs) > 0, conv: b.conv}
-	for _, p := range b.params {
-		loc, ok := k.locs[p.t]
+	for i, p := range b.params {
+		loc, ok := locs[p.t]
 		if !ok {
 			be.freeModel(cm)
 			return nil, fmt.Errorf("%w: input %s not reachable from the graph", ErrTranslate, p.t.Name)
 		}
-		cm.params = append(cm.params, slot{loc: loc, et: p.et, shape: p.shape})
+		s := slot{loc: loc, et: p.et, shape: p.shape}
+		if k.dyn != nil {
+			s.shape = b.m.layers[b.m.params[i]].outputs[0].shape
+			s.dyn = slices.Contains(s.shape, -1)
+		}
+		cm.params = append(cm.params, s)
 	}
-	for _, o := range outs {
-		b.stateAssign(o)
-		loc, ok := k.locs[o.t]
+	for i, o := range outs {
+		loc, ok := locs[o.t]
 		if !ok {
 			be.freeModel(cm)
 			return nil, fmt.Errorf("%w: output %s not reachable from the graph", ErrTranslate, o.t.Name)
 		}
-		b.m.result(o.t.Name, o.v)
-		cm.results = append(cm.results, slot{loc: loc, et: o.v.et, shape: o.v.shape})
+		s := slot{loc: loc, et: o.v.et, shape: o.v.shape}
+		if k.dyn != nil {
+			// The probe added its Results (the fit compares them).
+			s.shape = b.m.layers[b.m.results[i]].inputs[0].shape
+			s.dyn = slices.Contains(s.shape, -1)
+		} else {
+			b.stateAssign(o)
+			b.m.result(o.t.Name, o.v)
+		}
+		cm.results = append(cm.results, s)
 	}
 	cm.inPlace = b.m.inPlaceParams()
 	// The weights blob spans every weight constant and the side blob.
@@ -577,11 +649,11 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		// What is read below, byte for byte: the XML after the mutator,
 		// the weights at their live offsets.
 		var ins, res []*graph.Tensor
-		for _, p := range b.params {
-			ins = append(ins, p.t)
+		for _, p := range cm.params {
+			ins = append(ins, k.resolve(p.loc))
 		}
-		for _, o := range outs {
-			res = append(res, o.t)
+		for _, o := range cm.results {
+			res = append(res, k.resolve(o.loc))
 		}
 		name, err := dumpIR(xml, b.m.consts, absolute, lo, hi, cm, g, ins, res)
 		if err != nil {
@@ -634,6 +706,11 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 		return nil, err
 	}
 	be.dev.cache.count(&be.dev.cache.compiled)
+	if k.dyn != nil {
+		for t := range b.uses {
+			b.uses[t] |= useDynamic
+		}
+	}
 	be.dev.weights.noteUses(b.uses)
 	if be.opts.Profiling > 0 {
 		slog.Info("openvino: compiled", "nodes", len(g.Nodes), "layers", len(b.m.layers), "build", t1.Sub(t0), "compile", time.Since(t1))
@@ -770,9 +847,12 @@ func (be *ovBackend) run(st *reqState, cm *compiledModel, k keyInfo) error {
 func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 	rt := be.dev.rt
 	n := rt.lib
-	bind := func(name string, fn uintptr, i int, s slot, a uintptr, usm bool) error {
+	bind := func(name string, fn uintptr, i int, s slot, t *graph.Tensor, a uintptr, usm bool) error {
 		var h uintptr
 		var err error
+		if s.shape, err = s.shapeFor(t); err != nil {
+			return err
+		}
 		if usm {
 			h, err = usmBinder(rt, s, a)
 		} else {
@@ -790,12 +870,13 @@ func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 		if err := checkSlot(t, s, true); err != nil {
 			return fmt.Errorf("openvino: input %d: %w", i, err)
 		}
-		if a, usm := addr(t), usmOf(t); a != st.inAddr[i] || usm != st.inUSM[i] {
+		// A dynamic port is rebound when its size changes too.
+		if a, usm := addr(t), usmOf(t); a != st.inAddr[i] || usm != st.inUSM[i] || t.NElements() != st.inN[i] {
 			st.inAddr[i] = 0
-			if err := bind("ov_infer_request_set_input_tensor_by_index", n.setInputByIndex, i, s, a, usm != nil); err != nil {
+			if err := bind("ov_infer_request_set_input_tensor_by_index", n.setInputByIndex, i, s, t, a, usm != nil); err != nil {
 				return err
 			}
-			st.inAddr[i], st.inUSM[i] = a, usm
+			st.inAddr[i], st.inUSM[i], st.inN[i] = a, usm, t.NElements()
 		}
 		regions, bases = append(regions, extent(t)), append(bases, baseOf(t))
 	}
@@ -844,8 +925,11 @@ func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 		a := addr(t)
 		if copyOut {
 			usm = nil
-			if st.scratch[i] == nil {
-				mem, free, err := hostAlloc(uint64(t.NElements()) * uint64(t.Type.TypeSize()))
+			if need := int(t.NElements()) * t.Type.TypeSize(); len(st.scratch[i]) < need {
+				// A dynamic port's scratch grows with it; the smaller one
+				// stays allocated with the request (freed with it).
+				st.outAddr[i] = 0
+				mem, free, err := hostAlloc(uint64(need))
 				if err != nil {
 					return err
 				}
@@ -854,12 +938,12 @@ func (be *ovBackend) bind(st *reqState, cm *compiledModel, k keyInfo) error {
 			}
 			a = uintptr(unsafe.Pointer(&st.scratch[i][0]))
 		}
-		if a != st.outAddr[i] || usm != st.outUSM[i] {
+		if a != st.outAddr[i] || usm != st.outUSM[i] || t.NElements() != st.outN[i] {
 			st.outAddr[i] = 0
-			if err := bind("ov_infer_request_set_output_tensor_by_index", n.setOutputByIndex, i, s, a, usm != nil); err != nil {
+			if err := bind("ov_infer_request_set_output_tensor_by_index", n.setOutputByIndex, i, s, t, a, usm != nil); err != nil {
 				return err
 			}
-			st.outAddr[i], st.outUSM[i] = a, usm
+			st.outAddr[i], st.outUSM[i], st.outN[i] = a, usm, t.NElements()
 		}
 	}
 	st.regions, st.regionBase, st.copied = regions, bases, copied
@@ -892,8 +976,15 @@ func checkSlot(t *graph.Tensor, s slot, whole bool) error {
 	if et != s.et {
 		return fmt.Errorf("%s is %v, the model's port is %v", t.Name, et, s.et)
 	}
+	shape, err := s.shapeFor(t)
+	if err != nil {
+		return err
+	}
 	n := int64(1)
-	for _, d := range s.shape {
+	for i, d := range shape {
+		if s.dyn && s.shape[i] >= 0 && d != s.shape[i] {
+			return fmt.Errorf("%s is %v, the model's port %v", t.Name, shape, s.shape)
+		}
 		n *= d
 	}
 	if n != t.NElements() {

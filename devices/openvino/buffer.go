@@ -363,9 +363,12 @@ func (r *weightRegistry) bytes() uint64 {
 // device copy, every page, as upstream. On the CPU only the converted
 // (quantized) weights that compiled models read as MatMul weights alone:
 // the real CPU plugin repacked those into its own memory, and computes
-// from everything else in place (measured: TestOpenVINORealRSS). Pages of
-// SPILL_DIR buffers keep their contents (a later compile rereads them, and
-// the next hit after it drops them again); anonymous ones are lost.
+// from everything else in place (measured: TestOpenVINORealRSS); of those
+// a model with dynamic dimensions reads, only pages that can be read again
+// (the plugin repacks such a weight for a new shape at any inference).
+// Pages of SPILL_DIR buffers keep their contents (a later compile rereads
+// them, and the next hit after it drops them again); anonymous ones are
+// lost.
 func (r *weightRegistry) release(k Kind) uint64 {
 	r.mu.Lock()
 	if r.released && !r.stale {
@@ -389,7 +392,7 @@ func (r *weightRegistry) release(k Kind) uint64 {
 			d = mmap.DropPages(s.mem)
 		} else {
 			for _, e := range s.extras {
-				if e.layout != nil && uses[e] == useMatMul {
+				if u := uses[e]; e.layout != nil && (u == useMatMul || u == useMatMul|useDynamic && s.keeps) {
 					d += mmap.DropPages(s.mem[e.at : e.at+e.layout.total])
 				}
 			}

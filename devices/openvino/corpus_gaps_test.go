@@ -33,6 +33,8 @@ import (
 type gapCase struct {
 	name, xml, bind string
 	want            map[string]gapWant
+	// shape is the bound tensor's, when not [4] (its elements 1, 2, ...).
+	shape []int64
 }
 
 type gapWant struct {
@@ -115,14 +117,25 @@ func checkGapCases(t *testing.T, cases []gapCase) {
 	var models []string
 	for _, c := range cases {
 		p := filepath.Join(dir, c.name)
-		man := dumpManifest{Inputs: []dumpedIO{{Name: "in0", Type: c.bind, Shape: []int64{4}}},
+		shape, vals := []int64{4}, []float64(nil)
+		if c.shape != nil {
+			shape = c.shape
+		}
+		n := int64(1)
+		for _, d := range shape {
+			n *= d
+		}
+		for i := range n {
+			vals = append(vals, float64(i+1))
+		}
+		man := dumpManifest{Inputs: []dumpedIO{{Name: "in0", Type: c.bind, Shape: shape}},
 			Outputs: []dumpedIO{{Name: "out0", Type: "f32", Shape: []int64{4}}}}
 		b, err := json.Marshal(man)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(p+".json", b, 0o644))
 		require.NoError(t, os.WriteFile(p+".xml", []byte(c.xml), 0o644))
 		require.NoError(t, os.WriteFile(p+".bin", gapValues("f32", 10, 20, 30, 40), 0o644))
-		require.NoError(t, os.WriteFile(p+".input0.bin", gapValues(c.bind, 1, 2, 3, 4), 0o644))
+		require.NoError(t, os.WriteFile(p+".input0.bin", gapValues(c.bind, vals...), 0o644))
 		models = append(models, p)
 	}
 	type runOn struct {
@@ -237,4 +250,34 @@ func TestIRGapVersion10Precisions(t *testing.T) {
 		}
 	}
 	checkGapCases(t, cases)
+}
+
+// gapDynIR is gapIR's square of its input (IR v11, f32) with the
+// Parameter's shape dims (the data attribute and the port's dims), for
+// dynamic dimensions (-1; the double reads no interval lo..hi, which the
+// device never writes: testdata/README.md).
+func gapDynIR(dims ...string) string {
+	var port strings.Builder
+	for _, d := range dims {
+		port.WriteString("<dim>" + d + "</dim>")
+	}
+	x := gapIR("11", `element_type="f32"`, "FP32", "")
+	x = strings.Replace(x, `<data shape="4" `, `<data shape="`+strings.Join(dims, ",")+`" `, 1)
+	return strings.Replace(x, "<dim>4</dim>", port.String(), 1)
+}
+
+// Tensors bound to a Parameter with dynamic dimensions (the device's one
+// model for all token counts, dynamic.go): a shape the port's dimensions
+// admit is computed; one of another rank, or another size on a static
+// dimension, is refused when bound, as by the real runtime (2025.0.0 and
+// 2026.4.1, which also accept 2..6 and refuse [4] on 2..3 when bound).
+func TestIRGapDynamicShapes(t *testing.T) {
+	squares := gapValues("f32", 1, 4, 9, 16)
+	checkGapCases(t, []gapCase{
+		{name: "dyn-any", xml: gapDynIR("-1"), bind: "f32", want: bothReleases(gapWant{stage: "ok", out: squares})},
+		{name: "dyn-2d", xml: gapDynIR("-1", "2"), bind: "f32", shape: []int64{2, 2},
+			want: bothReleases(gapWant{stage: "ok", out: squares})},
+		{name: "dyn-rank", xml: gapDynIR("-1"), bind: "f32", shape: []int64{2, 2}, want: bothReleases(gapWant{stage: "bind"})},
+		{name: "dyn-static-dim", xml: gapDynIR("-1", "2"), bind: "f32", shape: []int64{1, 4}, want: bothReleases(gapWant{stage: "bind"})},
+	})
 }

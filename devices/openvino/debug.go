@@ -87,11 +87,15 @@ type dumpManifest struct {
 	Outputs []dumpedIO `json:"outputs"`
 }
 
-// dumpedIO is one Parameter or Result of a dumped model, in port order.
+// dumpedIO is one Parameter or Result of a dumped model, in port order:
+// Shape is that of the dumped run's tensor (what its .input<i>.bin and
+// .output<i>.bin hold), Declared the port's own where it has dynamic
+// dimensions (-1; dynamic.go).
 type dumpedIO struct {
-	Name  string  `json:"name"`
-	Type  string  `json:"type"`
-	Shape []int64 `json:"shape"`
+	Name     string  `json:"name"`
+	Type     string  `json:"type"`
+	Shape    []int64 `json:"shape"`
+	Declared []int64 `json:"declared,omitempty"`
 }
 
 // dumpIR writes, for GGML_OPENVINO_DUMP_IR, exactly what is about to be
@@ -115,14 +119,27 @@ func dumpIR(xml []byte, consts []constRef, absolute func(constRef) uintptr, lo, 
 	if len(consts) > 0 {
 		man.Weights = uint64(hi - lo)
 	}
-	io := func(slots []slot, ts []*graph.Tensor) []dumpedIO {
+	io := func(slots []slot, ts []*graph.Tensor) ([]dumpedIO, error) {
 		var out []dumpedIO
 		for i, s := range slots {
-			out = append(out, dumpedIO{Name: ts[i].Name, Type: s.et.String(), Shape: s.shape})
+			d := dumpedIO{Name: ts[i].Name, Type: s.et.String(), Shape: s.shape}
+			if s.dyn {
+				shape, err := s.shapeFor(ts[i])
+				if err != nil {
+					return nil, err
+				}
+				d.Shape, d.Declared = shape, s.shape
+			}
+			out = append(out, d)
 		}
-		return out
+		return out, nil
 	}
-	man.Inputs, man.Outputs = io(cm.params, ins), io(cm.results, outs)
+	var errIn, errOut error
+	man.Inputs, errIn = io(cm.params, ins)
+	man.Outputs, errOut = io(cm.results, outs)
+	if err := errors.Join(errIn, errOut); err != nil {
+		return "", err
+	}
 	js, err := json.MarshalIndent(man, "", " ")
 	if err != nil {
 		return "", err

@@ -15,7 +15,8 @@ import (
 // static IRs, which only the double had run before. A 37-token prompt in
 // chunks of 16 and 4 decode steps: two models compiled, 3 chunks and 4
 // steps run, and the logits of every step those of the same device on the
-// dynamic path and of our CPU device.
+// dynamic path (DynamicShapes: one model for both shapes) and of our CPU
+// device.
 func TestForceStaticKeepsLogits(t *testing.T) {
 	p := buildDouble(t)
 	run := func(o Options) ([][]float32, *ovBackend, *device) {
@@ -30,9 +31,9 @@ func TestForceStaticKeepsLogits(t *testing.T) {
 	require.Equal(t, KindCPU, sdev.rt.kind)
 	require.Equal(t, 3+4, sbe.static.runs, "3 prefill chunks of 16, 4 decode steps")
 	require.Equal(t, 2, len(sdev.cache.models), "one prefill and one decode model for the whole conversation")
-	dynamic, dbe, ddev := run(Options{})
+	dynamic, dbe, ddev := run(Options{DynamicShapes: On})
 	require.Zero(t, dbe.static.runs)
-	require.Equal(t, 2, len(ddev.cache.models), "the dynamic path: a model per graph shape (37 tokens; 1 token over n_kv 48)")
+	require.Equal(t, 1, len(ddev.cache.models), "the dynamic path: one model for the 37-token prompt and 1 token over n_kv 48 (dynamic.go)")
 
 	host := newLM(t, sdev.HostType(), sdev.HostType(), 64)
 	want, _ := runLM(t, host, prompt(37), 4, cpu.New(cpu.Options{Threads: 1}).Compute)

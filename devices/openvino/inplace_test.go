@@ -218,6 +218,8 @@ func TestShapeKeyLogits(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "model.gguf")
 	cfg := genmodel.Default()
 	require.NoError(t, genmodel.WriteFile(path, cfg))
+	// One model per shape (the default): the positional check is what is
+	// tested (TestDynamicOneModel runs the same with the dynamic path).
 	run := func(on bool) ([][]float32, int, int) {
 		old := byShapeOn
 		byShapeOn = on

@@ -27,6 +27,9 @@ type keyInfo struct {
 	key  string
 	g    *graph.Graph
 	locs map[*graph.Tensor]locator
+	// dyn, for the key of a family of graphs equal up to their tagged
+	// axes (dynamic.go), is its analysis; locs are then the base clone's.
+	dyn *dynPlan
 }
 
 func (k keyInfo) resolve(l locator) *graph.Tensor {

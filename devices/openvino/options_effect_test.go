@@ -31,6 +31,7 @@ var optionChecks = map[string]string{
 	"STATEFUL_EXECUTION":          "effect TestStatefulExecution",
 	"DISABLE_CACHE":               "effect TestCompiledModelCache",
 	"MEMORY_OPTIMIZE":             "effect TestOptionsFromEnv",
+	"DYNAMIC_SHAPES":              "effect TestDynamicOneModel",
 	"RELEASE_WEIGHTS":             "effect TestReleaseWeights",
 	"SPILL_DIR":                   "effect TestSpillDir",
 	"ENABLE_FALLBACK":             "effect TestEnableFallbackSplitGraphsUncached",

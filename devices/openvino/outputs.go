@@ -66,10 +66,10 @@ func (b *builder) outputs(g *graph.Graph) []outputSpec {
 	}
 	var out []outputSpec
 	for _, w := range ws {
-		r := extent(w.base)
+		r := extent(b.memOf(w.base))
 		dead := false
 		for _, o := range ws {
-			if o.base != w.base && o.first > w.last && extent(o.base).overlaps(r) {
+			if o.base != w.base && o.first > w.last && extent(b.memOf(o.base)).overlaps(r) {
 				dead = true
 				break
 			}

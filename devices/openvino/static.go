@@ -28,21 +28,33 @@ import (
 // written through a view at a token-dependent offset rather than SET_ROWS)
 // is computed as it is: still static shapes, just one model per shape.
 
-// axisTag says what an axis of a tensor counts.
-type axisTag uint8
+// axisTag says what an axis of a tensor counts: a kind (the low byte)
+// and, for an axis of several elements per token (the transposed V
+// cache's indices, a token axis merged with the axes inside it), how many
+// (the factor, stored minus one, so that the kinds are their own tags).
+type axisTag uint32
 
 const (
 	tagNone axisTag = iota
 	tagTok          // the tokens of the batch: chunk-sized in the clone
 	tagKV           // KV cache cells attended to: ctx in the clone
 	tagOut          // selected output rows: unchanged
+	// tagPad is the mask's rows, the tokens padded to llama.cpp's
+	// GGML_KQ_MASK_PAD: only dynamic analysis (dynamic.go) tags it; the
+	// static path refuses such masks.
+	tagPad
 )
+
+func (a axisTag) kind() axisTag           { return a & 0xff }
+func (a axisTag) factor() int64           { return int64(a>>8) + 1 }
+func tagTimes(k axisTag, f int64) axisTag { return k | axisTag(f-1)<<8 }
 
 type axisTags [graph.MaxDims]axisTag
 
+// has is the first axis of kind t.
 func (a axisTags) has(t axisTag) int {
 	for i, x := range a {
-		if x == t {
+		if x.kind() == t {
 			return i
 		}
 	}
@@ -82,6 +94,10 @@ type staticInfo struct {
 	rowsOf   map[*graph.Tensor]int64 // KV index input -> rows of the cache it indexes
 	inputs   []*graph.Tensor         // leaves with a role, in first-use order
 	liveBase []*graph.Tensor         // written bases whose contents outlive the graph
+	// dynamic: the analysis for one model of all token counts
+	// (dynamic.go), which also follows padded masks, the transposed V
+	// cache and token axes merged with the axes inside them.
+	dynamic bool
 }
 
 // minNaiveNodes is ggml-openvino's is_naive threshold: a graph of fewer
@@ -90,7 +106,9 @@ const minNaiveNodes = 20
 
 // analyzeStatic tags g for the static path, or says why it is computed as
 // it is (errNotStatic).
-func analyzeStatic(g *graph.Graph) (*staticInfo, error) {
+func analyzeStatic(g *graph.Graph) (*staticInfo, error) { return analyzeGraph(g, false) }
+
+func analyzeGraph(g *graph.Graph, dynamic bool) (*staticInfo, error) {
 	count := 0
 	for _, n := range g.Nodes {
 		if n.Op != ops.None {
@@ -101,7 +119,7 @@ func analyzeStatic(g *graph.Graph) (*staticInfo, error) {
 		return nil, notStatic("naive graph (%d nodes)", count)
 	}
 	s := &staticInfo{g: g, tags: map[*graph.Tensor]axisTags{}, roles: map[*graph.Tensor]staticRole{},
-		rowsOf: map[*graph.Tensor]int64{}}
+		rowsOf: map[*graph.Tensor]int64{}, dynamic: dynamic}
 	if err := s.findRoles(); err != nil {
 		return nil, err
 	}
@@ -186,7 +204,7 @@ func (s *staticInfo) findRoles() error {
 			if s.kv != 0 && s.kv != t.Ne[0] {
 				return notStatic("masks over %d and %d KV cells", s.kv, t.Ne[0])
 			}
-			if t.Ne[1] != s.n || t.Ne[2] != 1 || t.Ne[3] != 1 {
+			if (t.Ne[1] != s.n && !(s.dynamic && t.Ne[1] > s.n)) || t.Ne[2] != 1 || t.Ne[3] != 1 {
 				return notStatic("mask %s of %v rows for %d tokens", t.Name, t.Ne, s.n)
 			}
 			s.kv = t.Ne[0]
@@ -229,12 +247,24 @@ func (s *staticInfo) tagOf(t *graph.Tensor) (axisTags, error) {
 	switch {
 	case t.Op == ops.None && t.ViewSrc == nil:
 		switch s.roles[t] {
-		case rolePos, roleTok, roleKVIdx:
+		case rolePos, roleTok:
 			tg[0] = tagTok
+		case roleKVIdx:
+			tg[0] = tagTok
+			if s.dynamic && t.Ne[0] != s.n {
+				// The transposed V cache's: one index per element.
+				if t.Ne[0]%s.n != 0 {
+					return tg, notStatic("KV index input %s of %d for %d tokens", t.Name, t.Ne[0], s.n)
+				}
+				tg[0] = tagTimes(tagTok, t.Ne[0]/s.n)
+			}
 		case roleOut:
 			tg[0] = tagOut
 		case roleMask:
 			tg[0], tg[1] = tagKV, tagTok
+			if s.dynamic {
+				tg[1] = tagPad
+			}
 		case roleEmbd:
 			tg[1] = tagTok
 		}
@@ -269,9 +299,12 @@ func (s *staticInfo) viewTags(t *graph.Tensor) (axisTags, error) {
 		found := false
 		for i := 0; i < graph.MaxDims; i++ {
 			if t.Nb[i] == base.Nb[a] && t.Ne[i] == base.Ne[a] {
-				tg[i], found = tagTok, true
+				tg[i], found = bt[a], true
 				break
 			}
+		}
+		if !found && s.dynamic {
+			tg, found = mergedTokens(t, base, bt, a)
 		}
 		if !found && base.Ne[a] > 1 {
 			return tg, notStatic("view %s selects some tokens of %s", t.Name, base.Name)
@@ -284,6 +317,14 @@ func (s *staticInfo) viewTags(t *graph.Tensor) (axisTags, error) {
 		for i := 0; i < graph.MaxDims; i++ {
 			if t.Ne[i] != s.kv {
 				continue
+			}
+			if s.dynamic && transposedCells(t, i, base) {
+				if s.ctx != 0 && s.ctx != base.Ne[1] {
+					return tg, notStatic("KV caches of %d and %d cells", s.ctx, base.Ne[1])
+				}
+				s.ctx = base.Ne[1]
+				tg[i] = tagKV
+				break
 			}
 			for j := 1; j < graph.MaxDims; j++ {
 				if t.Nb[i] == base.Nb[j] && base.Ne[j] >= s.kv && t.ViewOffs < base.Nb[j] {
@@ -371,12 +412,12 @@ func (s *staticInfo) opTags(t *graph.Tensor) (axisTags, error) {
 		return axisTags{a[0], b[0], b[1], b[2]}, nil
 	case ops.FlashAttnExt:
 		q, k, v, m := src[0], src[1], src[2], src[3]
-		if k[1] != v[1] || (t.Src[3] != nil && (m[0] != k[1] || m[1] != q[1])) || k[0] != tagNone {
+		if k[1] != v[1] || (t.Src[3] != nil && (m[0] != k[1] || !s.maskRows(m[1], q[1]))) || k[0] != tagNone {
 			return axisTags{}, notStatic("FLASH_ATTN_EXT %s: K, V and mask disagree", t.Name)
 		}
 		return axisTags{v[0], q[2], q[1], q[3]}, nil
 	case ops.SoftMax:
-		if t.Src[1] != nil && (src[1][0] != a[0] || src[1][1] != a[1]) {
+		if t.Src[1] != nil && (src[1][0] != a[0] || !s.maskRows(src[1][1], a[1])) {
 			return axisTags{}, notStatic("SOFT_MAX %s: mask and scores disagree", t.Name)
 		}
 		return a, nil
@@ -389,6 +430,9 @@ func (s *staticInfo) opTags(t *graph.Tensor) (axisTags, error) {
 		}
 		return a, nil
 	case ops.Unary, ops.Scale, ops.RMSNorm, ops.Norm, ops.L2Norm, ops.Rope, ops.Sqr, ops.Sqrt, ops.Clamp, ops.Cont, ops.Dup:
+		if (t.Op == ops.Cont || t.Op == ops.Dup) && t.Ne != t.Src[0].Ne && s.dynamic {
+			return contTags(t, a)
+		}
 		if t.Ne != t.Src[0].Ne {
 			return axisTags{}, notStatic("%s %s changes the shape", t.Op, t.Name)
 		}
@@ -396,7 +440,7 @@ func (s *staticInfo) opTags(t *graph.Tensor) (axisTags, error) {
 			return axisTags{}, notStatic("ROPE %s: positions and rotated rows count different things", t.Name)
 		}
 		if t.Op == ops.Rope || t.Op == ops.RMSNorm || t.Op == ops.Norm || t.Op == ops.L2Norm || t.Op == ops.SoftMax {
-			if a[0] == tagTok {
+			if a[0].kind() == tagTok {
 				return axisTags{}, notStatic("%s %s along the tokens", t.Op, t.Name)
 			}
 		}
@@ -463,16 +507,104 @@ func liveBases(g *graph.Graph) []*graph.Tensor {
 	return out
 }
 
-// resized is t's shape in a clone of tok tokens.
-func (s *staticInfo) resized(t *graph.Tensor, tok int64) [graph.MaxDims]int64 {
+// maskRows reports whether a mask's row axis m goes with scores' row axis
+// a: the same, or the padded rows of a dynamic analysis over the tokens.
+func (s *staticInfo) maskRows(m, a axisTag) bool {
+	return m == a || (s.dynamic && m == tagPad && a == tagTok)
+}
+
+// mergedTokens tags view t of base whose axis a counts tokens when one
+// axis of t runs, contiguously, over base's axes up to a (a Reshape of
+// [hd, n_head_kv, T] into [1, hd*n_head_kv*T], the transposed V cache's
+// rows): that axis counts tokens too, several elements each.
+func mergedTokens(t, base *graph.Tensor, bt axisTags, a int) (axisTags, bool) {
+	var tg axisTags
+	span := base.Nb[a] * uint64(base.Ne[a])
+	for lo := 0; lo < a; lo++ {
+		if bt[lo] != tagNone || base.Nb[lo+1] != base.Nb[lo]*uint64(base.Ne[lo]) {
+			return tg, false
+		}
+	}
+	inner := int64(1)
+	for lo := 0; lo < a; lo++ {
+		inner *= base.Ne[lo]
+	}
+	for i := 0; i < graph.MaxDims; i++ {
+		if t.Nb[i] == base.Nb[0] && t.Ne[i] == inner*base.Ne[a] && t.Nb[i]*uint64(t.Ne[i]) == span {
+			tg[i] = tagTimes(tagTok, bt[a].factor()*inner)
+			return tg, true
+		}
+	}
+	return tg, false
+}
+
+// transposedCells reports whether axis i of view t of a [n_embd, ctx]
+// cache steps one element at a time inside rows of ctx elements (the
+// transposed V cache, channel j of cell c at j*ctx+c): it then counts KV
+// cells.
+func transposedCells(t *graph.Tensor, i int, base *graph.Tensor) bool {
+	es := uint64(t.Type.TypeSize())
+	ctx := base.Ne[1]
+	if t.Nb[i] != es || base.Ne[2] != 1 || base.Ne[3] != 1 {
+		return false
+	}
+	for j := 0; j < graph.MaxDims; j++ {
+		if j != i && t.Ne[j] > 1 && t.Nb[j] == uint64(ctx)*es {
+			return true
+		}
+	}
+	return false
+}
+
+// contTags tags a CONT that also reshapes (ggml_cont_2d of the attention's
+// permuted output): its one tagged source axis, the slowest of those
+// above 1, is the result's axis after the same number of elements.
+func contTags(t *graph.Tensor, a axisTags) (axisTags, error) {
+	var tg axisTags
+	src := t.Src[0]
+	ax := -1
+	for i, x := range a {
+		if x != tagNone {
+			if ax >= 0 {
+				return tg, notStatic("CONT %s reshapes several tagged axes", t.Name)
+			}
+			ax = i
+		}
+	}
+	if ax < 0 {
+		return tg, nil
+	}
+	inner := int64(1)
+	for i := 0; i < ax; i++ {
+		inner *= src.Ne[i]
+	}
+	for i := ax + 1; i < graph.MaxDims; i++ {
+		if src.Ne[i] != 1 {
+			return tg, notStatic("CONT %s: axes above the tagged one", t.Name)
+		}
+	}
+	prod := int64(1)
+	for i := 0; i < graph.MaxDims; i++ {
+		if prod == inner && t.Ne[i] == src.Ne[ax] {
+			tg[i] = a[ax]
+			return tg, nil
+		}
+		prod *= t.Ne[i]
+	}
+	return tg, notStatic("CONT %s splits its tagged axis", t.Name)
+}
+
+// cloneSizes are the extents a clone gives each kind of tagged axis (0:
+// the graph's own).
+type cloneSizes [tagPad + 1]int64
+
+// resized is t's shape in a clone of the given sizes.
+func (s *staticInfo) resized(t *graph.Tensor, sz cloneSizes) [graph.MaxDims]int64 {
 	ne := t.Ne
 	tg := s.tags[t]
 	for i, x := range tg {
-		switch x {
-		case tagTok:
-			ne[i] = tok
-		case tagKV:
-			ne[i] = s.ctx
+		if k := x.kind(); k != tagNone && sz[k] > 0 {
+			ne[i] = sz[k] * x.factor()
 		}
 	}
 	return ne
@@ -492,6 +624,11 @@ func denseNb(typ quant.Type, ne [graph.MaxDims]int64) [graph.MaxDims]uint64 {
 // leaves (weights, the KV cache) are the graph's own tensors; tagged
 // inputs are new leaves, to be placed and filled per chunk.
 func (s *staticInfo) clone(tok int64) (*graph.Graph, map[*graph.Tensor]*graph.Tensor, error) {
+	return s.cloneSized(cloneSizes{tagTok: tok, tagKV: s.ctx})
+}
+
+// cloneSized is clone with every kind of tagged axis sized by sz.
+func (s *staticInfo) cloneSized(sz cloneSizes) (*graph.Graph, map[*graph.Tensor]*graph.Tensor, error) {
 	m := map[*graph.Tensor]*graph.Tensor{}
 	var get func(t *graph.Tensor) (*graph.Tensor, error)
 	get = func(t *graph.Tensor) (*graph.Tensor, error) {
@@ -506,7 +643,7 @@ func (s *staticInfo) clone(tok int64) (*graph.Graph, map[*graph.Tensor]*graph.Te
 			m[t] = t
 			return t, nil
 		}
-		ne := s.resized(t, tok)
+		ne := s.resized(t, sz)
 		c := &graph.Tensor{Type: t.Type, Ne: ne, Op: t.Op, Params: t.Params, Flags: t.Flags, Name: t.Name}
 		if t.ViewSrc == nil {
 			c.Nb = denseNb(t.Type, ne)

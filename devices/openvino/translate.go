@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/buffer"
@@ -52,6 +53,21 @@ type builder struct {
 	// nativeSoftplus builds SOFTPLUS as SoftPlus-4
 	// (GGML_OPENVINO_NATIVE_SOFTPLUS).
 	nativeSoftplus bool
+	// orig, for a probe clone (dynamic.go), is the graph tensor each
+	// cloned tensor stands for: its memory decides what is an input and
+	// which writes outlive the graph. shaped marks the inputs whose
+	// Parameters keep their 4-D shape, so that their tagged axes can be
+	// dynamic.
+	orig   map[*graph.Tensor]*graph.Tensor
+	shaped func(*graph.Tensor) bool
+}
+
+// memOf is the tensor whose memory t stands for.
+func (b *builder) memOf(t *graph.Tensor) *graph.Tensor {
+	if o, ok := b.orig[t]; ok {
+		return o
+	}
+	return t
 }
 
 // paramBinding is a Parameter and the memory it is bound to: the whole of
@@ -193,12 +209,19 @@ func (b *builder) flatOf(t *graph.Tensor) (value, error) {
 	if err != nil {
 		return value{}, err
 	}
-	if addr(t) == 0 {
+	if addr(b.memOf(t)) == 0 {
 		return value{}, fmt.Errorf("input %s has no host memory", t.Name)
 	}
 	shape := []int64{t.NElements()}
-	f := b.m.parameter(t.Name, et, shape)
-	b.params = append(b.params, paramBinding{t: t, et: et, shape: shape})
+	var f value
+	if b.shaped != nil && b.shaped(t) {
+		s4 := ovShapeOf(t)
+		f = b.reshape(b.m.parameter(t.Name, et, s4), shape)
+		b.params = append(b.params, paramBinding{t: t, et: et, shape: s4})
+	} else {
+		f = b.m.parameter(t.Name, et, shape)
+		b.params = append(b.params, paramBinding{t: t, et: et, shape: shape})
+	}
 	f = b.stateRead(t, f)
 	b.flat[t] = f
 	return f, nil
@@ -225,6 +248,24 @@ func (b *builder) viewOf(f value, t *graph.Tensor) (value, error) {
 		}
 		return b.transpose(b.reshape(s, phys), perm), nil
 	}
+	if start, block, keep, ok := boxView(t, f.shape[0]); ok {
+		total := int64(1)
+		for _, e := range block {
+			total *= e
+		}
+		v := b.reshape(b.slice1(f, start, start+total), block)
+		for i := range block {
+			if keep[i] < block[i] {
+				v = b.sliceAxis(v, i, 0, keep[i])
+			}
+		}
+		perm, phys := permOf(t, strideOrder(t))
+		v = b.reshape(v, phys)
+		if unitMovesOnly(perm, phys) {
+			return b.reshape(v, ovShapeOf(t)), nil
+		}
+		return b.transpose(v, perm), nil
+	}
 	idx, err := viewIndices(t)
 	if err != nil {
 		return value{}, err
@@ -237,8 +278,24 @@ func (b *builder) viewOf(f value, t *graph.Tensor) (value, error) {
 // first) and perm the Transpose taking it to t's [ne3, ne2, ne1, ne0].
 func permutedContiguous(t *graph.Tensor) (perm []int64, phys []int64, ok bool) {
 	es := uint64(t.Type.TypeSize())
-	// ggml dims sorted by stride, fastest first; extents of 1 may have any
-	// stride and are placed by their index.
+	order := strideOrder(t)
+	want := es
+	for _, d := range order {
+		if t.Ne[d] == 1 {
+			continue
+		}
+		if t.Nb[d] != want {
+			return nil, nil, false
+		}
+		want *= uint64(t.Ne[d])
+	}
+	perm, phys = permOf(t, order)
+	return perm, phys, true
+}
+
+// strideOrder is t's ggml dims sorted by stride, fastest first; extents of
+// 1 may have any stride and are placed last, by their index.
+func strideOrder(t *graph.Tensor) []int {
 	order := []int{0, 1, 2, 3}
 	for i := 1; i < 4; i++ {
 		for j := i; j > 0; j-- {
@@ -255,16 +312,12 @@ func permutedContiguous(t *graph.Tensor) (perm []int64, phys []int64, ok bool) {
 			}
 		}
 	}
-	want := es
-	for _, d := range order {
-		if t.Ne[d] == 1 {
-			continue
-		}
-		if t.Nb[d] != want {
-			return nil, nil, false
-		}
-		want *= uint64(t.Ne[d])
-	}
+	return order
+}
+
+// permOf is the dense block of t's extents in stride order (phys, slowest
+// first) and the Transpose taking it to t's [ne3, ne2, ne1, ne0].
+func permOf(t *graph.Tensor, order []int) (perm []int64, phys []int64) {
 	// phys lists dims slowest first; perm[i] is the phys axis holding OV
 	// axis i (ggml dim 3-i).
 	phys = make([]int64, 4)
@@ -274,7 +327,57 @@ func permutedContiguous(t *graph.Tensor) (perm []int64, phys []int64, ok bool) {
 		pos[d] = int64(3 - i)
 	}
 	perm = []int64{pos[3], pos[2], pos[1], pos[0]}
-	return perm, phys, true
+	return perm, phys
+}
+
+// boxView reports whether view t is a box cut from a block of its base: its
+// strides, in stride order, each a multiple of the last and at least the
+// last's extent times it (rows of a cache read over their first n_kv
+// cells, the transposed V cache). block is that block's shape (slowest
+// first) from element start on, keep how much of each axis t takes (from
+// 0); it must lie inside the base's n elements. Read as Slices, it needs
+// no index list: one per element (viewIndices) grows with the view and,
+// for the KV cells, with every token count.
+func boxView(t *graph.Tensor, n int64) (start int64, block, keep []int64, ok bool) {
+	es := uint64(t.Type.TypeSize())
+	if t.ViewOffs%es != 0 {
+		return 0, nil, nil, false
+	}
+	var dims []int
+	for _, d := range strideOrder(t) {
+		if t.Ne[d] > 1 {
+			dims = append(dims, d)
+		}
+	}
+	if len(dims) == 0 || t.Nb[dims[0]]%es != 0 {
+		return 0, nil, nil, false
+	}
+	// Fastest first, then reversed.
+	if inner := int64(t.Nb[dims[0]] / es); inner > 1 {
+		block, keep = append(block, inner), append(keep, 1)
+	}
+	for i, d := range dims {
+		ext := t.Ne[d]
+		if i+1 < len(dims) {
+			next := t.Nb[dims[i+1]]
+			if next%t.Nb[d] != 0 || next < t.Nb[d]*uint64(t.Ne[d]) {
+				return 0, nil, nil, false
+			}
+			ext = int64(next / t.Nb[d])
+		}
+		block, keep = append(block, ext), append(keep, t.Ne[d])
+	}
+	start = int64(t.ViewOffs / es)
+	total := int64(1)
+	for _, e := range block {
+		total *= e
+	}
+	if start+total > n {
+		return 0, nil, nil, false
+	}
+	slices.Reverse(block)
+	slices.Reverse(keep)
+	return start, block, keep, true
 }
 
 // unitMovesOnly reports whether Transpose perm of a tensor of shape phys
@@ -520,12 +623,17 @@ func (b *builder) weight(t *graph.Tensor) (value, bool, error) {
 // its own at compile time (FullyConnectedCompressed) and reads no more,
 // or otherwise (a Gather, a Multiply by a norm weight: the plugin computes
 // from the Constant's memory in place; dropping all weight pages made the
-// RSS test's greedy tokens 0 from the first released step).
+// RSS test's greedy tokens 0 from the first released step). useDynamic
+// marks a weight of a model with dynamic dimensions (dynamic.go): the CPU
+// plugin repacks a MatMul weight again when a new input shape picks
+// another kernel, at any inference (measured on 2025.0.0 and 2026.4.1:
+// the RSS test's tokens changed from the step after the release).
 type weightUse uint8
 
 const (
 	useMatMul weightUse = 1 << iota
 	useOther
+	useDynamic
 )
 
 func (b *builder) use(t *graph.Tensor, u weightUse) {

@@ -14,8 +14,10 @@ import (
 
 // KernelVariant is the ggml CPU build whose arithmetic our CPU device's
 // kernels reproduce here: "x64" (ggml's generic build) when they are the
-// generic Go ones, else "haswell" (AVX2/FMA/F16C, the highest level our
-// assembly has). On a machine with AVX-512 ggml's best build (zen4,
+// generic Go ones, "sapphirerapids" (AVX-512 and AMX, with the weights of
+// its AMX types in ggml's AMX buffer, as libllama places them) on the amx
+// level, else "haswell" (AVX2/FMA/F16C: the avx2 and avx512vnni levels
+// keep its orders). On a machine with AVX-512 ggml's best build (zen4,
 // skylakex, ...) sums and quantizes activations in yet another order, so
 // comparing with it measures the two instruction sets, not our code:
 // qwen2 Q4_K's logits sat at NMSE 1.85e-4 against zen4 and 2.6e-13
@@ -23,8 +25,11 @@ import (
 func KernelVariant() string {
 	e := cpu.New(cpu.Options{Threads: 1})
 	defer e.Close()
-	if e.Kernels() == "generic" {
+	switch e.Kernels() {
+	case "generic":
 		return "x64"
+	case "amx":
+		return "sapphirerapids"
 	}
 	return "haswell"
 }
