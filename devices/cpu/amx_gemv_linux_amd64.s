@@ -12,12 +12,17 @@
 // float(sum)*(dx*dy) in one FMA into the lane's accumulator, as ggml's
 // AMX VNNI kernel does on its packed weights.
 //
-// Registers: DI the blocks, SI the group's first row, DX the row stride,
-// BX 3*stride, CX the groups left, R8 the aux records (40 bytes a block:
-// d_y, the correction or s_y, the 32 activation bytes), R9 the current
-// record, R10 out, R12-R15 the current block of rows 0, 4, 8, 12, AX the
-// blocks left. Z31 the rows' offsets for the scale gathers, Z30 the
-// nibble mask, Z29 the accumulators, Z28 the sign bit of each byte.
+// A group's 16 rows are stride bytes apart (amxGemv takes them a
+// sixteenth of the matrix apart), consecutive groups gstride apart; lane
+// m's output is stored at out + oidx[m], the next group's 4 bytes on.
+//
+// Registers: DI the blocks, SI the group's first row, DX the stride, BX
+// 3*stride, CX the groups left, R8 the aux records (40 bytes a block for
+// the legacy types: d_y, the correction or s_y, the 32 activation bytes),
+// R9 the current record, R10 out, R12-R15 the current block of rows 0,
+// 4, 8, 12, AX the blocks left. Z31 the rows' offsets for the scale
+// gathers, Z30 the nibble mask, Z29 the accumulators, Z28 the sign bit of
+// each byte.
 
 // LOAD4 puts the 16 bytes at off of the current block of rows r, r+4,
 // r+8, r+12 in the 128-bit lanes of Z; LOAD4I does so for rows r+i (i
@@ -86,9 +91,6 @@
 // GROUP starts a group of 16 rows at SI.
 #define GROUP \
 	MOVQ   SI, R12;              \
-	MOVQ   DX, R11;              \
-	SHLQ   $4, R11;              \
-	ADDQ   SI, R11;              \
 	LEAQ   (SI)(DX*4), R13;      \
 	LEAQ   (R13)(DX*4), R14;     \
 	LEAQ   (R14)(DX*4), R15;     \
@@ -98,35 +100,16 @@
 
 // NEXTGROUP stores the group's sums and moves to the next group.
 #define NEXTGROUP(bs, loop) \
-	VMOVUPS Z29, (R10);     \
-	ADDQ    $64, R10;       \
-	LEAQ    (R15)(DX*4), SI; \
-	MOVQ    DI, AX;         \
-	IMULQ   $bs, AX;        \
-	SUBQ    AX, SI;         \
-	DECQ    CX;             \
-	JNZ     loop;           \
-	VZEROUPPER;             \
+	MOVQ        oidx+64(FP), AX;       \
+	VMOVDQU32   (AX), Z9;              \
+	KXNORW      K0, K0, K1;            \
+	VSCATTERDPS Z29, K1, (R10)(Z9*1);  \
+	ADDQ        $4, R10;               \
+	ADDQ        gstride+56(FP), SI;    \
+	DECQ        CX;                    \
+	JNZ         loop;                  \
+	VZEROUPPER;                        \
 	RET
-
-// PFNEXTn asks for the next n cache lines of the next group's rows (R11
-// runs through them linearly, n lines a block: a block's share of the
-// group's bytes, rounded up) into L1. Reading 16 rows a block at a time
-// defeats the hardware prefetchers: without these, products of weights
-// out of cache ran at half the avx512vnni kernels' speed.
-#define PF1(o) PREFETCHT0 o(R11)
-
-#define PF4(o) PF1(o); PF1(o+64); PF1(o+128); PF1(o+192)
-
-#define PF16(o) PF4(o); PF4(o+256); PF4(o+512); PF4(o+768)
-
-#define PFNEXT5 PF4(0); PF1(256); ADDQ $320, R11
-
-#define PFNEXT9 PF4(0); PF4(256); PF1(512); ADDQ $576, R11
-
-#define PFNEXT36 PF16(0); PF16(1024); PF4(2048); ADDQ $2304, R11
-
-#define PFNEXT53 PF16(0); PF16(1024); PF16(2048); PF4(3072); PF1(3328); ADDQ $3392, R11
 
 // NEXTBLOCK moves to the next block (bs bytes a row) and its record (rec
 // bytes) and loops to loop while blocks are left.
@@ -139,15 +122,14 @@
 	DECQ AX;       \
 	JNZ  loop
 
-// func amxGemvQ4_0(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
-TEXT ·amxGemvQ4_0(SB), NOSPLIT, $0-56
+// func amxGemvQ4_0(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32, gstride uintptr, oidx *[16]int32)
+TEXT ·amxGemvQ4_0(SB), NOSPLIT, $0-72
 	SETUP
 
 q40group:
 	GROUP
 
 q40block:
-	PFNEXT5
 	TRANSPOSE16(2, Z0, Z1, Z2, Z3, X0, X1, X2, X3)
 	VPBROADCASTD 4(R9), Z8 // minus 8 times the activations' sum
 	VPXORD       Z11, Z11, Z11
@@ -163,15 +145,14 @@ q40block:
 	NEXTBLOCK(18, 40, q40block)
 	NEXTGROUP(18, q40group)
 
-// func amxGemvQ4_1(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
-TEXT ·amxGemvQ4_1(SB), NOSPLIT, $0-56
+// func amxGemvQ4_1(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32, gstride uintptr, oidx *[16]int32)
+TEXT ·amxGemvQ4_1(SB), NOSPLIT, $0-72
 	SETUP
 
 q41group:
 	GROUP
 
 q41block:
-	PFNEXT5
 	TRANSPOSE16(4, Z0, Z1, Z2, Z3, X0, X1, X2, X3)
 	VPXORD           Z8, Z8, Z8
 	VPXORD           Z11, Z11, Z11
@@ -214,15 +195,14 @@ q41block:
 	VPXORD       ACC, ACC, ACC;      \
 	VPDPBUSD     Z27, Z0, ACC
 
-// func amxGemvQ8_0(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
-TEXT ·amxGemvQ8_0(SB), NOSPLIT, $0-56
+// func amxGemvQ8_0(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32, gstride uintptr, oidx *[16]int32)
+TEXT ·amxGemvQ8_0(SB), NOSPLIT, $0-72
 	SETUP
 
 q80group:
 	GROUP
 
 q80block:
-	PFNEXT9
 	VBROADCASTI64X4 8(R9), Z27
 	ROWPAIR0(Z12)
 	ROWPAIR(DX, 1, Z13)
@@ -315,8 +295,8 @@ GLOBL gemvShuf23<>(SB), RODATA|NOPTR, $16
 	VPANDD        Z9, Z30, Z9;            \
 	VPDPBUSD.BCST 64+64*p+4*k(R9), Z9, hi
 
-// func amxGemvQ4K(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
-TEXT ·amxGemvQ4K(SB), NOSPLIT, $0-56
+// func amxGemvQ4K(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32, gstride uintptr, oidx *[16]int32)
+TEXT ·amxGemvQ4K(SB), NOSPLIT, $0-72
 	SETUP
 	MOVL            $0x3f3f3f3f, AX
 	VPBROADCASTD    AX, Z28
@@ -331,7 +311,6 @@ q4kgroup:
 	GROUP
 
 q4kblock:
-	PFNEXT36
 	// The 6-bit scales and minimums, four to a dword of Z20-Z23.
 	TRANSPOSE16(4, Z0, Z1, Z2, Z3, X0, X1, X2, X3)
 	VPANDD       Z0, Z28, Z20      // sc 0-3
@@ -448,8 +427,8 @@ GLOBL gemvShufS23<>(SB), RODATA|NOPTR, $16
 	VPSRAW        $8, Z9, Z9;        \
 	VPDPWSSD.BCST off+4(R9), Z9, Z18
 
-// func amxGemvQ6K(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
-TEXT ·amxGemvQ6K(SB), NOSPLIT, $0-56
+// func amxGemvQ6K(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32, gstride uintptr, oidx *[16]int32)
+TEXT ·amxGemvQ6K(SB), NOSPLIT, $0-72
 	SETUP
 	MOVL            $0x30303030, AX
 	VPBROADCASTD    AX, Z27
@@ -460,7 +439,6 @@ q6kgroup:
 	GROUP
 
 q6kblock:
-	PFNEXT53
 	// The 16 scales, four to a dword of Z20-Z23.
 	TRANSPOSE16(192, Z0, Z1, Z2, Z3, X0, X1, X2, X3)
 	VMOVDQA64     Z0, Z20

@@ -132,7 +132,7 @@ type amxType struct {
 	// gemv, where the type has it, computes one-column products in
 	// ggml's AMX order (amxGemv), off the tiles; gemvAux writes its
 	// activation records.
-	gemv    func(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32)
+	gemv    func(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32, gstride uintptr, oidx *[16]int32)
 	gemvAux func(rec, y []byte, nb int)
 	// gemvSwap: the kernel's lanes 4-7 and 8-11 are rows 8-11 and 4-7
 	// (gemvRow).
@@ -397,7 +397,7 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
 	at := amxTypes[a.Type]
 	ncols := b.NRows()
-	gemv := at != nil && at.gemv != nil && ncols < at.minCols() && 15*a.Nb[1] <= math.MaxInt32
+	gemv := at != nil && at.gemv != nil && ncols < at.minCols() && uint64(a.Ne[1])*a.Nb[1] <= math.MaxInt32
 	if at == nil || b.Type != quant.F32 || ncols < at.minCols() && !gemv || a.Ne[2] != 1 || a.Ne[3] != 1 ||
 		a.Ne[0]%int64(a.Type.BlockSize()) != 0 || a.Ne[1]%amxRowMultiple != 0 || isHadamard(t) ||
 		!a.IsContiguous() || !b.IsContiguous() ||
@@ -413,9 +413,9 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 	}
 	if gemv {
 		amxGemv(t, at, &act, lo, hi)
-	} else {
-		amxTiles(t, at, &act, lo, hi)
+		return true
 	}
+	amxTiles(t, at, &act, lo, hi)
 	// Columns whose activations were not finite are NaN, as on the
 	// other paths.
 	nan := math.Float32bits(float32(math.NaN()))
