@@ -147,6 +147,12 @@ func checkAMXBuild(t *testing.T, cols func(r *rand.Rand) int64) {
 		for i := range 12 {
 			k := bs * []int64{1, 2, 3, 8, 18, 1 + r.Int64N(40)}[i%6]
 			m := 32 * []int64{1, 2, 3, 1 + r.Int64N(8)}[i%4]
+			if i == 11 {
+				// 1024 rows of 32 blocks: the one-column kernels' lanes
+				// a sixteenth apart would share cache sets, and the last
+				// groups take neighbouring rows (gemvSpacing).
+				k, m = 32*bs, 1024
+			}
 			n := cols(r)
 			name := fmt.Sprintf("%s k=%d m=%d n=%d threads=%d", typ, k, m, n, 1+i%3)
 			c := graph.NewContext(graph.ContextOptions{Alloc: true})

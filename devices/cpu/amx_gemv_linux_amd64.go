@@ -94,18 +94,21 @@ func amxGemv(t *graph.Tensor, at *amxType, act *activations, lo, hi int64) {
 	s := amxScratches.Get().(*amxScratch)
 	defer amxScratches.Put(s)
 	rec := grow(&s.aux, nb*at.gemvRecord())
-	// Group g's lane l is row g + l*lanes: rows a sixteenth of the
+	// Group g's lane l is row g + l*far: rows a sixteenth of the
 	// matrix apart stream from separate pages, which the hardware
 	// prefetchers follow; 16 neighbouring rows they do not (those
 	// products ran 1.5x the haswell-order kernels' time in the models).
-	lanes := a.Ne[1] / 16
-	stride := uint64(lanes) * a.Nb[1]
-	var idx, oidx [16]int32
+	// far is a little short of a sixteenth where the lanes would share
+	// cache sets, and the groups past it take 16 neighbouring rows.
+	far := gemvSpacing(a.Ne[1]/16, a.Nb[1])
+	stride := uint64(far) * a.Nb[1]
+	var idx, oidx, tidx, toidx [16]int32
 	for m := range idx {
 		idx[m] = int32(uint64(at.gemvRow(m)) * stride)
-		oidx[m] = int32(4 * int64(m) * lanes)
+		oidx[m] = int32(4 * int64(m) * far)
+		tidx[m] = int32(uint64(at.gemvRow(m)) * a.Nb[1])
+		toidx[m] = int32(4 * m)
 	}
-	x := a.Data[uint64(lo)*a.Nb[1] : uint64(hi-1)*a.Nb[1]+15*stride+a.Nb[1]]
 	nan := math.Float32bits(float32(math.NaN()))
 	for c := range t.Src[1].NRows() {
 		col := t.Data[uint64(c)*t.Nb[1] : uint64(c)*t.Nb[1]+4*uint64(a.Ne[1])]
@@ -113,15 +116,49 @@ func amxGemv(t *graph.Tensor, at *amxType, act *activations, lo, hi int64) {
 			// Not finite: NaN, as on the other paths.
 			for g := lo; g < hi; g++ {
 				for l := range int64(16) {
-					binary.LittleEndian.PutUint32(col[4*(g+l*lanes):], nan)
+					r := g + l*far
+					if g >= far {
+						r = 16*g + l
+					}
+					binary.LittleEndian.PutUint32(col[4*r:], nan)
 				}
 			}
 			continue
 		}
 		at.gemvAux(rec, act.data[uint64(c)*act.nb[1]:], nb)
-		at.gemv(nb, unsafe.Pointer(unsafe.SliceData(x)), uintptr(stride), int(hi-lo),
-			unsafe.Pointer(unsafe.SliceData(rec)), (*float32)(unsafe.Pointer(&col[4*lo])), &idx, uintptr(a.Nb[1]), &oidx)
+		y := unsafe.Pointer(unsafe.SliceData(rec))
+		if g1 := min(hi, far); lo < g1 {
+			x := a.Data[uint64(lo)*a.Nb[1] : uint64(g1-1)*a.Nb[1]+15*stride+a.Nb[1]]
+			at.gemv(nb, unsafe.Pointer(unsafe.SliceData(x)), uintptr(stride), int(g1-lo),
+				y, (*float32)(unsafe.Pointer(&col[4*lo])), &idx, uintptr(a.Nb[1]), &oidx)
+		}
+		for g := max(lo, far); g < hi; g++ {
+			x := a.Data[uint64(16*g)*a.Nb[1] : uint64(16*g+16)*a.Nb[1]]
+			at.gemv(nb, unsafe.Pointer(unsafe.SliceData(x)), uintptr(a.Nb[1]), 1,
+				y, (*float32)(unsafe.Pointer(&col[4*16*g])), &tidx, 0, &toidx)
+		}
 	}
+}
+
+// gemvSpacing is the rows between amxGemv's lanes for a weight of 16*groups
+// rows of rs bytes: groups, or up to 7 fewer where more than 4 of the 16
+// lanes' lines would fall in one of L1's 64 sets (a power of two of rows
+// of a multiple of 64 bytes: Gemma 3's output, whose 16 lanes then shared
+// one set, took 1.3x the haswell-order kernel's time).
+func gemvSpacing(groups int64, rs uint64) int64 {
+	for k := range min(int64(8), groups) {
+		var sets [64]int
+		most := 0
+		for m := range uint64(16) {
+			s := m * uint64(groups-k) * rs / 64 % 64
+			sets[s]++
+			most = max(most, sets[s])
+		}
+		if most <= 4 {
+			return groups - k
+		}
+	}
+	return groups
 }
 
 // gemvRecord is the bytes of a block's aux record for at.gemv.
