@@ -367,7 +367,7 @@ skip:
 
 // PACKSTART loads the packers' arguments (DI dst, SI src, CX nb, Z31 the
 // rows' offsets) and constants: Z30 the nibble mask, Z29 8s (Q4_0's
-// levels' offset), Z28, Z27, Z26, Z24 Q5_0's fifth-bit constants (FIFTH), Z25 zero.
+// levels' offset), Z25 zero.
 #define PACKSTART \
 	MOVQ dst+0(FP), DI;      \
 	MOVQ src+8(FP), SI;      \
@@ -378,14 +378,6 @@ skip:
 	VPBROADCASTD AX, Z30;    \
 	MOVL $0x08080808, AX;    \
 	VPBROADCASTD AX, Z29;    \
-	MOVL $0x10101010, AX;    \
-	VPBROADCASTD AX, Z28;    \
-	MOVL $0x00204081, AX;    \
-	VPBROADCASTD AX, Z27;    \
-	MOVL $0x01010101, AX;    \
-	VPBROADCASTD AX, Z26;    \
-	MOVL $15, AX;            \
-	VPBROADCASTD AX, Z24;    \
 	VPXORD Z25, Z25, Z25
 
 // PACKNEXT steps to the next block of xb bytes and packed step, and loops
@@ -431,24 +423,6 @@ skip:
 	VMOVDQU32 Z1, lo(DI);     \
 	VPSUBB    Z29, Z2, Z2;    \
 	VMOVDQU32 Z2, hi(DI)
-
-// FIFTH adds to the levels Z the fifth bits qh >> shift (Z15 holds qh),
-// spread to bit 4 of their bytes, offsets them by 16 and stores them at
-// dst.
-#define FIFTH(shift, Z, dst) \
-	VPSRLD    $shift, Z15, Z3; \
-	VPANDD    Z24, Z3, Z3;     \
-	VPMULLD   Z27, Z3, Z3;     \
-	VPANDD    Z26, Z3, Z3;     \
-	VPSLLD    $4, Z3, Z3;      \
-	VPORD     Z3, Z, Z;        \
-	VPSUBB    Z28, Z, Z;       \
-	VMOVDQU32 Z, dst(DI)
-
-#define NIB5(off, slo, lo, shi, hi) \
-	NIBBLES(off);           \
-	FIFTH(slo, Z1, lo);     \
-	FIFTH(shi, Z2, hi)
 
 // COPYW stores the gathered words at off as B row dst.
 #define COPYW(off, dst) \
@@ -518,21 +492,6 @@ block:
 	NIBS(10, 256, 512)
 	NIBS(14, 320, 576)
 	PACKNEXT(18, block)
-
-// amxPackQ5_0 packs Q5_0 rows: levels minus 16, d.
-// func amxPackQ5_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
-TEXT ·amxPackQ5_0(SB), NOSPLIT, $0-32
-	PACKSTART
-
-block:
-	PACKD
-	VMOVUPS Z25, 64(DI)
-	GATHER(2, Z15)
-	NIB5(6, 0, 128, 16, 384)
-	NIB5(10, 4, 192, 20, 448)
-	NIB5(14, 8, 256, 24, 512)
-	NIB5(18, 12, 320, 28, 576)
-	PACKNEXT(22, block)
 
 // amxPackQ8_0 packs Q8_0 rows: levels, d.
 // func amxPackQ8_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)

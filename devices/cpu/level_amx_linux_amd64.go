@@ -35,8 +35,7 @@ import (
 // than minCols, a decode step's one among them, take the one-column
 // AVX512-VNNI kernels of amxGemv, a column at a time, in the order of the
 // AMX code's VNNI kernel for one column, which is its tiles' for more
-// (TestMulMatMatchesAMXBuildDecode); Q5_0 keeps avx512vnni's kernels,
-// whose order is the haswell build's. The F32 products (attention's),
+// (TestMulMatMatchesAMXBuildDecode). The F32 products (attention's),
 // SOFT_MAX, SWIGLU and SILU take the sapphirerapids build's 16-lane
 // orders and e^x (avx512_linux_amd64.go), where the levels below keep
 // haswell's 8-lane ones; the level's other vector primitives are avx2's.
@@ -63,7 +62,7 @@ var levelAMX = register(func() *level {
 // the columns: below a tile of 16 its columns take the one-column
 // kernels (amxGemv) one by one instead, in the same order.
 func (a *amxType) minCols() int64 {
-	if a.kq != nil || a.own {
+	if a.kq != nil {
 		return 16
 	}
 	return 2
@@ -137,19 +136,11 @@ type amxType struct {
 	// gemvSwap: the kernel's lanes 4-7 and 8-11 are rows 8-11 and 4-7
 	// (gemvRow).
 	gemvSwap bool
-	// own marks a type that ggml's AMX code does not take (Q5_0: ggml
-	// computes it with its vector kernels): it is on the tiles for speed
-	// alone (Gemma 3's Q5_0 layers: its prompts 0.74-0.86x libllama's
-	// off the tiles, 1.52-1.95x on them), its sums in the tiles' order,
-	// which is no build's, so it takes them only from a tile of 16
-	// columns, where they pay.
-	own bool
 }
 
 var amxTypes = map[quant.Type]*amxType{
 	quant.Q4_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ4_0, colAux: auxQ8_0, packAsm: amxPackQ4_0, gemv: amxGemvQ4_0, gemvAux: gemvAuxQ8_0(8)},
 	quant.Q4_1: {vdt: quant.Q8_1, step: 32, blockSteps: 1, qoff: 4, outer: 36, mins: true, codes: codesQ4_1, colAux: auxQ8_1, packAsm: amxPackQ4_1, gemv: amxGemvQ4_1, gemvAux: gemvAuxQ8_1},
-	quant.Q5_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ5_0, colAux: auxQ8_0, packAsm: amxPackQ5_0, own: true},
 	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0, packAsm: amxPackQ8_0, gemv: amxGemvQ8_0, gemvAux: gemvAuxQ8_0(128), gemvSwap: true},
 	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32, packAsm: amxPackQ4_K, kq: kqQ4_K, gemv: amxGemvQ4K, gemvAux: gemvAuxQ8_K},
 	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16, kq: kqQ6_K, gemv: amxGemvQ6K, gemvAux: gemvAuxQ8_K16},
@@ -197,15 +188,6 @@ func codesQ4_0(b, q []byte, dx, _ []float32) {
 func codesQ4_1(b, q []byte, dx, mx []float32) {
 	dx[0], mx[0] = f16(b), f16(b[2:])
 	nibbleCodes(q, b[4:20], 0)
-}
-
-func codesQ5_0(b, q []byte, dx, _ []float32) {
-	dx[0] = f16(b)
-	h := binary.LittleEndian.Uint32(b[2:])
-	for j, v := range b[6:22] {
-		q[j] = byte(int8(v&15|byte(h>>j&1)<<4) - 16)
-		q[j+16] = byte(int8(v>>4|byte(h>>(j+16)&1)<<4) - 16)
-	}
 }
 
 func codesQ8_0(b, q []byte, dx, _ []float32) {
@@ -543,9 +525,6 @@ func amxPackQ4_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
 
 //go:noescape
 func amxPackQ4_1(dst, src unsafe.Pointer, idx *[16]int32, nb int)
-
-//go:noescape
-func amxPackQ5_0(dst, src unsafe.Pointer, idx *[16]int32, nb int)
 
 //go:noescape
 func amxPackQ4_K(dst, src unsafe.Pointer, idx *[16]int32, nb int)

@@ -3,6 +3,8 @@
 package cpu
 
 import (
+	"encoding/binary"
+	"math"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -49,7 +51,66 @@ var levelAVX512VNNI = register(levelAVX2.over("avx512vnni", 30,
 	// rows by four columns (gemm_q8_amd64.s), where avx2 keeps the
 	// vec_dot kernels.
 	quant.Q8_0: {step: 32, rows: 8, exact: true, pack: q8_0PackVNNI},
+	// Q5_0's: its rows unpacked into the same tiles' bytes. ggml's
+	// vec_dot of Q5_0 and of Q8_0 (x86, AVX2) are one loop (per block
+	// the four-product integer sums of eight lanes, times d*dy, fused
+	// into the lanes, then one horizontal sum), so Q8_0's tile is Q5_0's
+	// vec_dot bit for bit once the weights are bytes.
+	quant.Q5_0: {step: 32, rows: 8, exact: true, pack: q5_0PackVNNI},
 }))
+
+// q5_0PackVNNI is q8_0PackVNNI over Q5_0 rows (packQ5_0P2).
+var q5_0PackVNNI = &gemmPack{
+	rowBytes: q8_0PackVNNI.rowBytes,
+	colBytes: q8_0ColBytes,
+	rows:     packQ5_0P2,
+	col:      packQ8_0ColAVX2,
+	tile:     gemmQ8_0P8x4VNNI,
+}
+
+// fifthBits spreads a byte's bits into the fifth bit (0x10) of eight
+// bytes, bit i into byte i.
+var fifthBits = func() (t [256]uint64) {
+	for b := range t {
+		for i := range 8 {
+			if b>>i&1 != 0 {
+				t[b] |= 0x10 << (8 * i)
+			}
+		}
+	}
+	return t
+}()
+
+// packQ5_0P2 packs nrows (even) Q5_0 rows of steps blocks, stride bytes
+// apart, to dst as packQ8_0P2AVX2 packs Q8_0 rows: per pair of rows and
+// block the two rows' 32 values, each stored as itself plus 128 (the
+// kernel's sign trick: a Q5_0 value v-16, v its five bits, is v+112),
+// then each row's d as eight float32s.
+func packQ5_0P2(dst, src unsafe.Pointer, stride uintptr, nrows, steps int) {
+	const blk = 22 // quant.Q5_0's block: d, qh, 16 bytes of nibbles
+	out := unsafe.Slice((*byte)(dst), nrows*64*steps)
+	for p := 0; p+1 < nrows; p += 2 {
+		for r := range 2 {
+			row := unsafe.Slice((*byte)(unsafe.Add(src, uintptr(p+r)*stride)), steps*blk)
+			for b := range steps {
+				x := row[b*blk : b*blk+blk]
+				o := out[(p/2*steps+b)*128:]
+				qh := binary.LittleEndian.Uint32(x[2:])
+				lo, hi := binary.LittleEndian.Uint64(x[6:]), binary.LittleEndian.Uint64(x[14:])
+				const nib, top, sixteen = 0x0f0f0f0f0f0f0f0f, 0x8080808080808080, 0x1010101010101010
+				// v | 0x80, less 16: no byte borrows.
+				binary.LittleEndian.PutUint64(o[32*r:], (lo&nib|fifthBits[qh&0xff]|top)-sixteen)
+				binary.LittleEndian.PutUint64(o[32*r+8:], (hi&nib|fifthBits[qh>>8&0xff]|top)-sixteen)
+				binary.LittleEndian.PutUint64(o[32*r+16:], (lo>>4&nib|fifthBits[qh>>16&0xff]|top)-sixteen)
+				binary.LittleEndian.PutUint64(o[32*r+24:], (hi>>4&nib|fifthBits[qh>>24]|top)-sixteen)
+				d := math.Float32bits(quant.FP16ToFP32(binary.LittleEndian.Uint16(x)))
+				for i := range 8 {
+					binary.LittleEndian.PutUint32(o[64+32*r+4*i:], d)
+				}
+			}
+		}
+	}
+}
 
 // q8_0PackVNNI packs Q8_0 rows in pairs and Q8_0 columns for
 // gemmQ8_0P8x4VNNI (gemm_q8_amd64.s says how): 64 bytes a row's block, 64

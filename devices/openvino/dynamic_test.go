@@ -44,12 +44,7 @@ func dynamicOneModel(t *testing.T, p string, cfg genmodel.Config, prompts [][]in
 		if dev != nil {
 			opts.Device = dev
 		}
-		m, err := model.Open(path, opts)
-		require.NoError(t, err)
-		defer m.Close()
-		s, err := m.NewSession(model.SessionOptions{Ctx: 64, Batch: 16})
-		require.NoError(t, err)
-		defer s.Close()
+		s := lmSession(t, path, opts)
 		var out [][]float32
 		for _, prompt := range prompts {
 			s.Reset()
@@ -77,4 +72,18 @@ func dynamicOneModel(t *testing.T, p string, cfg genmodel.Config, prompts [][]in
 		require.Less(t, nmse(dyn[i], cpu[i]), 1e-6, "step %d: dynamic against the CPU device", i)
 	}
 	t.Logf("%d steps; compiles: %d dynamic, %d per shape", len(dyn), dynMisses, stMisses)
+}
+
+// lmSession is a session of 64 cells in batches of 16 over the model file
+// at path opened with opts, the session and the model closed when the
+// test ends.
+func lmSession(t *testing.T, path string, opts model.Options) *model.Session {
+	t.Helper()
+	m, err := model.Open(path, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	s, err := m.NewSession(model.SessionOptions{Ctx: 64, Batch: 16})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
 }

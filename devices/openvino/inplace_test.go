@@ -228,12 +228,7 @@ func TestShapeKeyLogits(t *testing.T) {
 		var be *ovBackend
 		testBackendHook = func(b *ovBackend) { be = b }
 		defer func() { testBackendHook = nil }()
-		m, err := model.Open(path, model.Options{Device: dev, Threads: 1})
-		require.NoError(t, err)
-		defer m.Close()
-		s, err := m.NewSession(model.SessionOptions{Ctx: 64, Batch: 16})
-		require.NoError(t, err)
-		defer s.Close()
+		s := lmSession(t, path, model.Options{Device: dev, Threads: 1})
 		var out [][]float32
 		for range 2 {
 			s.Reset()
