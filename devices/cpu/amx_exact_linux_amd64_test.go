@@ -115,11 +115,26 @@ var amxExactTypes = []quant.Type{quant.Q4_0, quant.Q4_1, quant.Q8_0, quant.Q4_K,
 // where libllama puts such weights on this processor: random and
 // extreme-level rows (amxWeights), activations of spread sizes
 // (amxColumns), row counts the AMX buffer takes (multiples of 32), row
-// lengths from one block to many, column counts from the type's minCols
-// (the level's tile products) across the tiles' 16, one to three threads.
+// lengths from one block to many, column counts from two (ggml's tiles)
+// across the tiles' 16, one to three threads.
 // Every case must be placed in the AMX buffer: otherwise ggml would have
 // computed something else than the product checked.
 func TestMulMatMatchesAMXBuild(t *testing.T) {
+	checkAMXBuild(t, func(r *rand.Rand) int64 {
+		return []int64{2, 3, 4, 7, 15, 16, 17, 31, 32, 33, 48, 64, 2 + r.Int64N(100)}[r.IntN(13)]
+	})
+}
+
+// TestMulMatMatchesAMXBuildDecode is TestMulMatMatchesAMXBuild for one
+// column, a decode step's product, which ggml's AMX code takes to its
+// AVX512-VNNI kernel (tinygemm_kernel_vnni) rather than the tiles.
+func TestMulMatMatchesAMXBuildDecode(t *testing.T) {
+	checkAMXBuild(t, func(*rand.Rand) int64 { return 1 })
+}
+
+// checkAMXBuild checks 12 fresh products of each of amxExactTypes
+// against ggml's AMX code, of cols columns each.
+func checkAMXBuild(t *testing.T, cols func(r *rand.Rand) int64) {
 	if !levelAMX.supported() {
 		t.Skip("no AMX-INT8 here (or the kernel refused the tile state)")
 	}
@@ -132,10 +147,13 @@ func TestMulMatMatchesAMXBuild(t *testing.T) {
 		for i := range 12 {
 			k := bs * []int64{1, 2, 3, 8, 18, 1 + r.Int64N(40)}[i%6]
 			m := 32 * []int64{1, 2, 3, 1 + r.Int64N(8)}[i%4]
-			n := []int64{2, 3, 4, 7, 15, 16, 17, 31, 32, 33, 48, 64, 2 + r.Int64N(100)}[r.IntN(13)]
-			if n < amxTypes[typ].minCols() {
-				n += 16
+			if i == 11 {
+				// 1024 rows of 32 blocks: the one-column kernels' lanes
+				// a sixteenth apart would share cache sets, and the last
+				// groups take neighbouring rows (gemvSpacing).
+				k, m = 32*bs, 1024
 			}
+			n := cols(r)
 			name := fmt.Sprintf("%s k=%d m=%d n=%d threads=%d", typ, k, m, n, 1+i%3)
 			c := graph.NewContext(graph.ContextOptions{Alloc: true})
 			a := c.NewTensor(typ, k, m)

@@ -32,12 +32,13 @@ import (
 // which): these products are bit for bit those of ggml's sapphirerapids
 // build with the weight in its AMX buffer, as libllama places weights on
 // such a processor (TestMulMatMatchesAMXBuild). Products of fewer columns
-// than minCols, a decode step's one among them, keep avx512vnni's kernels,
-// whose order is the haswell build's, not the AMX code's. The F32 products
-// (attention's), SOFT_MAX, SWIGLU and SILU take the sapphirerapids build's
-// 16-lane orders and e^x (avx512_linux_amd64.go), where the levels below
-// keep haswell's 8-lane ones; the level's other vector primitives are
-// avx2's.
+// than minCols, a decode step's one among them, take the one-column
+// AVX512-VNNI kernels of amxGemv, a column at a time, in the order of the
+// AMX code's VNNI kernel for one column, which is its tiles' for more
+// (TestMulMatMatchesAMXBuildDecode). The F32 products (attention's),
+// SOFT_MAX, SWIGLU and SILU take the sapphirerapids build's 16-lane
+// orders and e^x (avx512_linux_amd64.go), where the levels below keep
+// haswell's 8-lane ones; the level's other vector primitives are avx2's.
 var levelAMX = register(func() *level {
 	l := levelAVX512VNNI.over("amx", 40, amxUsable, []asmDot{sprF32Dot}, []asmRows{sprF32Rows}).
 		withGemm(map[quant.Type]*plainGemm{quant.F32: sprF32Gemm})
@@ -58,8 +59,8 @@ var levelAMX = register(func() *level {
 // kernels at 2 columns and 2-5x faster from 4 (bench matmul, Q4_1
 // 576x1536, 1 thread). A K-quant's 16 rows' scales are unpacked in Go
 // for each product, 0.6 ms of CPU for Gemma 3's 2048x640 Q4_K whatever
-// the columns: below a tile of 16 the vector kernels are 2-8x faster,
-// and keep them (in the haswell build's order, not the AMX code's).
+// the columns: below a tile of 16 its columns take the one-column
+// kernels (amxGemv) one by one instead, in the same order.
 func (a *amxType) minCols() int64 {
 	if a.kq != nil {
 		return 16
@@ -127,14 +128,22 @@ type amxType struct {
 	// returns the super-block's d and dmin. codes then only unpacks the
 	// levels, and packAsm leaves the headers to Go.
 	kq func(b []byte, sc, mn []uint32) (d, dmin float32)
+	// gemv, where the type has it, computes one-column products in
+	// ggml's AMX order (amxGemv), off the tiles; gemvAux writes its
+	// activation records.
+	gemv    func(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32, gstride uintptr, oidx *[16]int32)
+	gemvAux func(rec, y []byte, nb int)
+	// gemvSwap: the kernel's lanes 4-7 and 8-11 are rows 8-11 and 4-7
+	// (gemvRow).
+	gemvSwap bool
 }
 
 var amxTypes = map[quant.Type]*amxType{
-	quant.Q4_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ4_0, colAux: auxQ8_0, packAsm: amxPackQ4_0},
-	quant.Q4_1: {vdt: quant.Q8_1, step: 32, blockSteps: 1, qoff: 4, outer: 36, mins: true, codes: codesQ4_1, colAux: auxQ8_1, packAsm: amxPackQ4_1},
-	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0, packAsm: amxPackQ8_0},
-	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32, packAsm: amxPackQ4_K, kq: kqQ4_K},
-	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16, kq: kqQ6_K},
+	quant.Q4_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ4_0, colAux: auxQ8_0, packAsm: amxPackQ4_0, gemv: amxGemvQ4_0, gemvAux: gemvAuxQ8_0(8)},
+	quant.Q4_1: {vdt: quant.Q8_1, step: 32, blockSteps: 1, qoff: 4, outer: 36, mins: true, codes: codesQ4_1, colAux: auxQ8_1, packAsm: amxPackQ4_1, gemv: amxGemvQ4_1, gemvAux: gemvAuxQ8_1},
+	quant.Q8_0: {vdt: quant.Q8_0, step: 32, blockSteps: 1, qoff: 2, outer: 34, signed: true, codes: codesQ8_0, colAux: auxQ8_0, packAsm: amxPackQ8_0, gemv: amxGemvQ8_0, gemvAux: gemvAuxQ8_0(128), gemvSwap: true},
+	quant.Q4_K: {vdt: quant.Q8_K, step: 32, blockSteps: 8, qoff: 4, outer: 292, mins: true, codes: codesQ4_K, colAux: auxQ8_K32, packAsm: amxPackQ4_K, kq: kqQ4_K, gemv: amxGemvQ4K, gemvAux: gemvAuxQ8_K},
+	quant.Q6_K: {vdt: quant.Q8_K, step: 16, blockSteps: 16, qoff: 4, outer: 292, signed: true, codes: codesQ6_K, colAux: auxQ8_K16, kq: kqQ6_K, gemv: amxGemvQ6K, gemvAux: gemvAuxQ8_K16},
 }
 
 func f16(b []byte) float32 { return quant.FP16ToFP32(binary.LittleEndian.Uint16(b)) }
@@ -370,22 +379,47 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 	a, b := t.Src[0], t.Src[1]
 	at := amxTypes[a.Type]
 	ncols := b.NRows()
-	if at == nil || b.Type != quant.F32 || ncols < at.minCols() || a.Ne[2] != 1 || a.Ne[3] != 1 ||
+	gemv := at != nil && at.gemv != nil && ncols < at.minCols() && uint64(a.Ne[1])*a.Nb[1] <= math.MaxInt32
+	if at == nil || b.Type != quant.F32 || ncols < at.minCols() && !gemv || a.Ne[2] != 1 || a.Ne[3] != 1 ||
 		a.Ne[0]%int64(a.Type.BlockSize()) != 0 || a.Ne[1]%amxRowMultiple != 0 || isHadamard(t) ||
 		!a.IsContiguous() || !b.IsContiguous() ||
 		t.Nb[2] != t.Nb[1]*uint64(t.Ne[1]) || t.Nb[3] != t.Nb[2]*uint64(t.Ne[2]) {
 		return false
 	}
 	act := prepareActivations(p, b, at.vdt)
-	nb := int(a.Ne[0] / int64(a.Type.BlockSize()))
-	steps := nb * at.blockSteps
-	bs := int(a.Type.TypeSize())
 	m := a.Ne[1]
 	tiles := (m + 15) / 16
 	lo, hi := p.Rows(tiles)
 	if lo >= hi {
 		return true
 	}
+	if gemv {
+		amxGemv(t, at, &act, lo, hi)
+		return true
+	}
+	amxTiles(t, at, &act, lo, hi)
+	// Columns whose activations were not finite are NaN, as on the
+	// other paths.
+	nan := math.Float32bits(float32(math.NaN()))
+	for c := range ncols {
+		if act.bad != nil && act.bad[c] != 0 {
+			for r := lo * 16; r < min(hi*16, m); r++ {
+				binary.LittleEndian.PutUint32(t.Data[uint64(c)*t.Nb[1]+4*uint64(r):], nan)
+			}
+		}
+	}
+	return true
+}
+
+// amxTiles computes tiles [lo, hi) of 16 rows of MUL_MAT t, of at's
+// weight type, on the tile unit, from the activations act.
+func amxTiles(t *graph.Tensor, at *amxType, act *activations, lo, hi int64) {
+	a := t.Src[0]
+	ncols := t.Src[1].NRows()
+	nb := int(a.Ne[0] / int64(a.Type.BlockSize()))
+	steps := nb * at.blockSteps
+	bs := int(a.Type.TypeSize())
+	m := a.Ne[1]
 	s := amxScratches.Get().(*amxScratch)
 	defer amxScratches.Put(s)
 	ws := at.wstep()
@@ -397,7 +431,7 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 		bd = unsafe.Pointer(&w[steps*ws])
 	}
 	aux := grow(&s.aux, int((ncols+15)/16)*steps*128)
-	at.fillAux(aux, &act, ncols, steps)
+	at.fillAux(aux, act, ncols, steps)
 	st := act.nb[1]
 	kern := at.kernel()
 	astep := uintptr(at.step)
@@ -440,17 +474,6 @@ func amxMulMat(p *Params, t *graph.Tensor) bool {
 			}
 		}
 	}
-	// Columns whose activations were not finite are NaN, as on the
-	// other paths.
-	nan := math.Float32bits(float32(math.NaN()))
-	for c := range ncols {
-		if act.bad != nil && act.bad[c] != 0 {
-			for r := lo * 16; r < min(hi*16, m); r++ {
-				binary.LittleEndian.PutUint32(t.Data[uint64(c)*t.Nb[1]+4*uint64(r):], nan)
-			}
-		}
-	}
-	return true
 }
 
 // setTileConfig writes palette 1's configuration: TMM0 the 16x16 int32

@@ -25,8 +25,8 @@ const amxTolerance = 1e-6
 
 // TestAMXMatchesVecDot runs MUL_MAT of every type the amx level tiles
 // through the engine (rows short of and past whole tiles of 16, 16 to 70
-// columns so that every column tile edge occurs, a NaN column, one to
-// three threads, strided weight rows) and wants each output within
+// columns so that every column tile edge occurs, and one column, a NaN
+// column, one to three threads, strided weight rows) and wants each output within
 // amxTolerance of the vec_dot (avx512vnni's, the same bits as avx2's).
 // The relative differences it logs fail a kernel that drops a step, a
 // row's scale or minimum, or a column (they move outputs by 1e-2 or
@@ -53,12 +53,12 @@ func TestAMXMatchesVecDot(t *testing.T) {
 		tr := ref.traits[typ]
 		vdt := ref.traits[tr.vecDotType]
 		worst := 0.0
-		for i, ncols := range []int64{16, 17, 31, 33, 48, 70} {
-			k := int64(bs) * []int64{1, 2, 3, 8, 24, 7}[i]
+		for i, ncols := range []int64{16, 17, 31, 33, 48, 70, 1, 1} {
+			k := int64(bs) * []int64{1, 2, 3, 8, 24, 7, 5, 40}[i]
 			if bs == 256 {
-				k = 256 * []int64{1, 2, 3, 4, 1, 8}[i]
+				k = 256 * []int64{1, 2, 3, 4, 1, 8, 3, 9}[i]
 			}
-			m := []int64{1, 15, 16, 17, 40, 100}[i]
+			m := []int64{1, 15, 16, 17, 40, 100, 32, 96}[i]
 			pad := int64(rng.Intn(2)) * int64(bs)
 			name := fmt.Sprintf("%s/k=%d,m=%d,n=%d,pad=%d", typ, k, m, ncols, pad)
 			c := graph.NewContext(graph.ContextOptions{Alloc: true})
@@ -70,8 +70,14 @@ func TestAMXMatchesVecDot(t *testing.T) {
 			_, err := quant.FromFloat(base.Data, typ, mmRandF32s(rng, base.NElements()))
 			require.NoError(t, err)
 			bv := mmRandF32s(rng, b.NElements())
-			nanCol := 1 + rng.Int63n(ncols-1)
-			bv[nanCol*k+3] = float32(math.NaN())
+			// One column: NaN or not, in turn.
+			nanCol := int64(i%2) - 1
+			if ncols > 1 {
+				nanCol = 1 + rng.Int63n(ncols-1)
+			}
+			if nanCol >= 0 {
+				bv[nanCol*k+3] = float32(math.NaN())
+			}
 			mmSetF32s(b, bv)
 			yq := make([]byte, tr.vecDotType.RowSize(k))
 			rs := typ.RowSize(k)
