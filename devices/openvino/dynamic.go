@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -366,6 +367,7 @@ func fitDynamic(ms []*irModel, p *dynPlan, check cloneSizes) (*irModel, error) {
 	// Constants: the same weights and sizes; side bytes equal, or an i64
 	// constant fitted element by element.
 	fits := map[int][][]int64{} // layer -> per element, coefficients by subset
+	ints := map[int][][]int64{} // fitted layer -> per probe, its elements
 	corners := len(ms) - 1
 	for ci, c := range m0.consts {
 		var vals [][]byte
@@ -394,10 +396,16 @@ func fitDynamic(ms []*irModel, p *dynPlan, check cloneSizes) (*irModel, error) {
 		}
 		ne := int(c.size / 8)
 		coef := make([][]int64, ne)
+		per := make([][]int64, len(vals))
+		for i := range per {
+			per[i] = make([]int64, ne)
+		}
+		ints[c.layer] = per
 		for e := range ne {
 			v := make([]int64, len(vals))
 			for i, raw := range vals {
 				v[i] = int64(binary.LittleEndian.Uint64(raw[8*e:]))
+				per[i][e] = v[i]
 			}
 			// Möbius inversion over the cube's corners: the coefficient
 			// of the product of the deltas in subset s.
@@ -430,7 +438,62 @@ func fitDynamic(ms []*irModel, p *dynPlan, check cloneSizes) (*irModel, error) {
 		}
 		fits[c.layer] = coef
 	}
-	return emitDynamic(m0, p, varies, fits)
+	return emitDynamic(m0, p, varies, fits, reshapeTargets(ms, fits, ints))
+}
+
+// reshapeTarget is a Reshape's target written as a constant the plugin
+// can see: the probes' values where they do not vary, 0 (special_zero)
+// where they are the input's dimension at every probe, and at most one -1.
+type reshapeTarget struct {
+	vals        []int64
+	specialZero bool
+}
+
+// reshapeTargets are the literal targets of the Reshapes (by layer of m0)
+// whose fitted target allows one. A target computed from ShapeOf hides the
+// shapes from the CPU plugin's transformations: it then neither fuses the
+// element-wise chains around them nor treats the products as its
+// compressed fully connected layers, and runs the model far slower. The
+// literal is exact: a Reshape's element count is its input's, so the one
+// -1 is the value the fit computes, and a 0 copies the dimension the fit
+// found equal to the input's at every probe.
+func reshapeTargets(ms []*irModel, fits map[int][][]int64, ints map[int][][]int64) map[int]reshapeTarget {
+	out := map[int]reshapeTarget{}
+	for id, l := range ms[0].layers {
+		if l.typ != "Reshape" || len(l.inputs) != 2 || len(l.attrs) != 1 || l.attrs[0] != (attr{"special_zero", "false"}) {
+			continue
+		}
+		co, ok := fits[l.inputs[1].layer]
+		if !ok {
+			continue
+		}
+		per := ints[l.inputs[1].layer]
+		t := reshapeTarget{vals: append([]int64(nil), per[0]...)}
+		minus := 0
+		for e, c := range co {
+			if !slices.ContainsFunc(c[1:], func(x int64) bool { return x != 0 }) {
+				if t.vals[e] <= 0 {
+					minus = 2
+				}
+				continue
+			}
+			copies := true
+			for i, m := range ms {
+				in := m.layers[id].inputs[0].shape
+				copies = copies && e < len(in) && in[e] == per[i][e]
+			}
+			if copies {
+				t.vals[e], t.specialZero = 0, true
+			} else {
+				t.vals[e] = -1
+				minus++
+			}
+		}
+		if minus <= 1 {
+			out[id] = t
+		}
+	}
+	return out
 }
 
 func bitCount(x int) int {
@@ -445,7 +508,8 @@ func bitCount(x int) int {
 // tagged Parameters' shapes and the varying dimensions -1: Parameters
 // first (their order kept: it is the inputs' order), then the symbols,
 // then every other layer in its order.
-func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int][][]int64) (*irModel, error) {
+func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int][][]int64,
+	targets map[int]reshapeTarget) (*irModel, error) {
 	nm := newIRModel()
 	nm.side = append([]byte(nil), m0.side...)
 	nm.names = m0.names
@@ -463,7 +527,15 @@ func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int]
 	copyLayer := func(id int) {
 		l := m0.layers[id]
 		nl := &layer{name: l.name, typ: l.typ, opset: l.opset, attrs: l.attrs}
-		for _, in := range l.inputs {
+		t, literal := targets[id]
+		if literal && t.specialZero {
+			nl.attrs = []attr{{"special_zero", "true"}}
+		}
+		for i, in := range l.inputs {
+			if literal && i == 1 {
+				nl.inputs = append(nl.inputs, nm.constI64(m0.layers[in.layer].outputs[0].shape, t.vals...))
+				continue
+			}
 			if v, ok := repl[in.layer]; ok {
 				nl.inputs = append(nl.inputs, v)
 				continue
@@ -566,6 +638,15 @@ func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int]
 		elem[key] = v
 		return v
 	}
+	// A fitted constant whose readers all take a literal target is not
+	// computed at all.
+	needed := map[int]bool{}
+	for id, l := range m0.layers {
+		_, literal := targets[id]
+		for i, in := range l.inputs {
+			needed[in.layer] = needed[in.layer] || !(literal && i == 1)
+		}
+	}
 	constOf := map[int]constRef{}
 	for _, c := range m0.consts {
 		constOf[c.layer] = c
@@ -575,6 +656,9 @@ func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int]
 			continue
 		}
 		if co, ok := fits[id]; ok {
+			if !needed[id] {
+				continue
+			}
 			shape := l.outputs[0].shape
 			key := fmt.Sprint(shape, co)
 			v, ok := whole[key]
