@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -438,55 +439,86 @@ func fitDynamic(ms []*irModel, p *dynPlan, check cloneSizes) (*irModel, error) {
 		}
 		fits[c.layer] = coef
 	}
-	return emitDynamic(m0, p, varies, fits, reshapeTargets(ms, fits, ints))
+	return emitDynamic(m0, p, varies, fits, literalInputs(ms, fits, ints))
 }
 
-// reshapeTarget is a Reshape's target written as a constant the plugin
-// can see: the probes' values where they do not vary, 0 (special_zero)
-// where they are the input's dimension at every probe, and at most one -1.
-type reshapeTarget struct {
-	vals        []int64
-	specialZero bool
+// literalInput is a layer's integer input written as a constant the
+// plugin can see instead of arithmetic on ShapeOf.
+type literalInput struct {
+	port int
+	vals []int64
+	// attrs replace the layer's when not nil.
+	attrs []attr
 }
 
-// reshapeTargets are the literal targets of the Reshapes (by layer of m0)
-// whose fitted target allows one. A target computed from ShapeOf hides the
-// shapes from the CPU plugin's transformations: it then neither fuses the
-// element-wise chains around them nor treats the products as its
-// compressed fully connected layers, and runs the model far slower. The
-// literal is exact: a Reshape's element count is its input's, so the one
-// -1 is the value the fit computes, and a 0 copies the dimension the fit
-// found equal to the input's at every probe.
-func reshapeTargets(ms []*irModel, fits map[int][][]int64, ints map[int][][]int64) map[int]reshapeTarget {
-	out := map[int]reshapeTarget{}
+// literalInputs are the literal forms (by layer of m0) of the fitted
+// inputs that allow one. An integer computed from ShapeOf hides the shapes
+// from the CPU plugin's transformations, which then neither merge the
+// Reshapes nor fuse the element-wise chains around them, and run the model
+// slower. Each literal is exact at every size, by what the probes show:
+//   - a Reshape's target: the probes' values where they do not vary, 0
+//     (special_zero) where they are the input's dimension at every probe,
+//     and at most one -1, whose value the element count then fixes;
+//   - a Slice's stop that is its axis' extent at every probe: the largest
+//     i64, which the Slice clamps to the extent;
+//   - a numpy Broadcast's target element that is the input's dimension at
+//     every probe: 1, which a bidirectional Broadcast leaves the input's
+//     (and bidirectional is numpy wherever the target is not 1).
+func literalInputs(ms []*irModel, fits map[int][][]int64, ints map[int][][]int64) map[int]literalInput {
+	out := map[int]literalInput{}
 	for id, l := range ms[0].layers {
-		if l.typ != "Reshape" || len(l.inputs) != 2 || len(l.attrs) != 1 || l.attrs[0] != (attr{"special_zero", "false"}) {
+		var port int
+		switch {
+		case l.typ == "Reshape" && len(l.attrs) == 1 && l.attrs[0] == (attr{"special_zero", "false"}):
+			port = 1
+		case l.typ == "Broadcast" && len(l.attrs) == 1 && l.attrs[0] == (attr{"mode", "numpy"}):
+			port = 1
+		case l.typ == "Slice" && len(l.inputs) == 5:
+			port = 2
+		default:
 			continue
 		}
-		co, ok := fits[l.inputs[1].layer]
+		co, ok := fits[l.inputs[port].layer]
 		if !ok {
 			continue
 		}
-		per := ints[l.inputs[1].layer]
-		t := reshapeTarget{vals: append([]int64(nil), per[0]...)}
+		per := ints[l.inputs[port].layer]
+		t := literalInput{port: port, vals: append([]int64(nil), per[0]...)}
 		minus := 0
 		for e, c := range co {
 			if !slices.ContainsFunc(c[1:], func(x int64) bool { return x != 0 }) {
-				if t.vals[e] <= 0 {
+				if l.typ == "Reshape" && t.vals[e] <= 0 {
 					minus = 2
 				}
 				continue
 			}
+			// The input's dimension this element stands for: the same
+			// place (a Broadcast's aligned from the right), or the Slice's
+			// axis.
 			copies := true
 			for i, m := range ms {
 				in := m.layers[id].inputs[0].shape
-				copies = copies && e < len(in) && in[e] == per[i][e]
+				d := e
+				switch l.typ {
+				case "Broadcast":
+					d = e - (len(co) - len(in))
+				case "Slice":
+					d = sliceAxis(m, m.layers[id], e)
+				}
+				copies = copies && d >= 0 && d < len(in) && in[d] == per[i][e]
 			}
-			if copies {
-				t.vals[e], t.specialZero = 0, true
-			} else {
+			switch {
+			case copies && l.typ == "Reshape":
+				t.vals[e], t.attrs = 0, []attr{{"special_zero", "true"}}
+			case copies && l.typ == "Broadcast":
+				t.vals[e], t.attrs = 1, []attr{{"mode", "bidirectional"}}
+			case copies && l.typ == "Slice":
+				t.vals[e] = math.MaxInt64
+			case l.typ == "Reshape":
 				t.vals[e] = -1
 				minus++
+			default:
+				minus = 2
 			}
 		}
 		if minus <= 1 {
@@ -494,6 +526,17 @@ func reshapeTargets(ms []*irModel, fits map[int][][]int64, ints map[int][][]int6
 		}
 	}
 	return out
+}
+
+// sliceAxis is the axis element e of Slice l of m slices, or -1 when its
+// axes are no constant of m.
+func sliceAxis(m *irModel, l *layer, e int) int {
+	for _, c := range m.consts {
+		if c.layer == l.inputs[4].layer && c.addr == 0 && int(c.size) >= 8*(e+1) {
+			return int(int64(binary.LittleEndian.Uint64(m.side[c.off+uint64(8*e):])))
+		}
+	}
+	return -1
 }
 
 func bitCount(x int) int {
@@ -509,7 +552,7 @@ func bitCount(x int) int {
 // first (their order kept: it is the inputs' order), then the symbols,
 // then every other layer in its order.
 func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int][][]int64,
-	targets map[int]reshapeTarget) (*irModel, error) {
+	literals map[int]literalInput) (*irModel, error) {
 	nm := newIRModel()
 	nm.side = append([]byte(nil), m0.side...)
 	nm.names = m0.names
@@ -527,12 +570,12 @@ func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int]
 	copyLayer := func(id int) {
 		l := m0.layers[id]
 		nl := &layer{name: l.name, typ: l.typ, opset: l.opset, attrs: l.attrs}
-		t, literal := targets[id]
-		if literal && t.specialZero {
-			nl.attrs = []attr{{"special_zero", "true"}}
+		t, literal := literals[id]
+		if literal && t.attrs != nil {
+			nl.attrs = t.attrs
 		}
 		for i, in := range l.inputs {
-			if literal && i == 1 {
+			if literal && i == t.port {
 				nl.inputs = append(nl.inputs, nm.constI64(m0.layers[in.layer].outputs[0].shape, t.vals...))
 				continue
 			}
@@ -642,9 +685,9 @@ func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int]
 	// computed at all.
 	needed := map[int]bool{}
 	for id, l := range m0.layers {
-		_, literal := targets[id]
+		t, literal := literals[id]
 		for i, in := range l.inputs {
-			needed[in.layer] = needed[in.layer] || !(literal && i == 1)
+			needed[in.layer] = needed[in.layer] || !(literal && i == t.port)
 		}
 	}
 	constOf := map[int]constRef{}
