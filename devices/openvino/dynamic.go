@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -366,6 +368,7 @@ func fitDynamic(ms []*irModel, p *dynPlan, check cloneSizes) (*irModel, error) {
 	// Constants: the same weights and sizes; side bytes equal, or an i64
 	// constant fitted element by element.
 	fits := map[int][][]int64{} // layer -> per element, coefficients by subset
+	ints := map[int][][]int64{} // fitted layer -> per probe, its elements
 	corners := len(ms) - 1
 	for ci, c := range m0.consts {
 		var vals [][]byte
@@ -394,10 +397,16 @@ func fitDynamic(ms []*irModel, p *dynPlan, check cloneSizes) (*irModel, error) {
 		}
 		ne := int(c.size / 8)
 		coef := make([][]int64, ne)
+		per := make([][]int64, len(vals))
+		for i := range per {
+			per[i] = make([]int64, ne)
+		}
+		ints[c.layer] = per
 		for e := range ne {
 			v := make([]int64, len(vals))
 			for i, raw := range vals {
 				v[i] = int64(binary.LittleEndian.Uint64(raw[8*e:]))
+				per[i][e] = v[i]
 			}
 			// Möbius inversion over the cube's corners: the coefficient
 			// of the product of the deltas in subset s.
@@ -430,7 +439,104 @@ func fitDynamic(ms []*irModel, p *dynPlan, check cloneSizes) (*irModel, error) {
 		}
 		fits[c.layer] = coef
 	}
-	return emitDynamic(m0, p, varies, fits)
+	return emitDynamic(m0, p, varies, fits, literalInputs(ms, fits, ints))
+}
+
+// literalInput is a layer's integer input written as a constant the
+// plugin can see instead of arithmetic on ShapeOf.
+type literalInput struct {
+	port int
+	vals []int64
+	// attrs replace the layer's when not nil.
+	attrs []attr
+}
+
+// literalInputs are the literal forms (by layer of m0) of the fitted
+// inputs that allow one. An integer computed from ShapeOf hides the shapes
+// from the CPU plugin's transformations, which then neither merge the
+// Reshapes nor fuse the element-wise chains around them, and run the model
+// slower. Each literal is exact at every size, by what the probes show:
+//   - a Reshape's target: the probes' values where they do not vary, 0
+//     (special_zero) where they are the input's dimension at every probe,
+//     and at most one -1, whose value the element count then fixes;
+//   - a Slice's stop that is its axis' extent at every probe: the largest
+//     i64, which the Slice clamps to the extent;
+//   - a numpy Broadcast's target element that is the input's dimension at
+//     every probe: 1, which a bidirectional Broadcast leaves the input's
+//     (and bidirectional is numpy wherever the target is not 1).
+func literalInputs(ms []*irModel, fits map[int][][]int64, ints map[int][][]int64) map[int]literalInput {
+	out := map[int]literalInput{}
+	for id, l := range ms[0].layers {
+		var port int
+		switch {
+		case l.typ == "Reshape" && len(l.attrs) == 1 && l.attrs[0] == (attr{"special_zero", "false"}):
+			port = 1
+		case l.typ == "Broadcast" && len(l.attrs) == 1 && l.attrs[0] == (attr{"mode", "numpy"}):
+			port = 1
+		case l.typ == "Slice" && len(l.inputs) == 5:
+			port = 2
+		default:
+			continue
+		}
+		co, ok := fits[l.inputs[port].layer]
+		if !ok {
+			continue
+		}
+		per := ints[l.inputs[port].layer]
+		t := literalInput{port: port, vals: append([]int64(nil), per[0]...)}
+		minus := 0
+		for e, c := range co {
+			if !slices.ContainsFunc(c[1:], func(x int64) bool { return x != 0 }) {
+				if l.typ == "Reshape" && t.vals[e] <= 0 {
+					minus = 2
+				}
+				continue
+			}
+			// The input's dimension this element stands for: the same
+			// place (a Broadcast's aligned from the right), or the Slice's
+			// axis.
+			copies := true
+			for i, m := range ms {
+				in := m.layers[id].inputs[0].shape
+				d := e
+				switch l.typ {
+				case "Broadcast":
+					d = e - (len(co) - len(in))
+				case "Slice":
+					d = sliceAxis(m, m.layers[id], e)
+				}
+				copies = copies && d >= 0 && d < len(in) && in[d] == per[i][e]
+			}
+			switch {
+			case copies && l.typ == "Reshape":
+				t.vals[e], t.attrs = 0, []attr{{"special_zero", "true"}}
+			case copies && l.typ == "Broadcast":
+				t.vals[e], t.attrs = 1, []attr{{"mode", "bidirectional"}}
+			case copies && l.typ == "Slice":
+				t.vals[e] = math.MaxInt64
+			case l.typ == "Reshape":
+				t.vals[e] = -1
+				minus++
+			default:
+				minus = 2
+			}
+		}
+		if minus <= 1 {
+			out[id] = t
+		}
+	}
+	return out
+}
+
+// sliceAxis is the axis element e of Slice l of m slices, or -1 when its
+// axes are no constant of m.
+func sliceAxis(m *irModel, l *layer, e int) int {
+	for _, c := range m.consts {
+		if c.layer == l.inputs[4].layer && c.addr == 0 && int(c.size) >= 8*(e+1) {
+			return int(int64(binary.LittleEndian.Uint64(m.side[c.off+uint64(8*e):])))
+		}
+	}
+	return -1
 }
 
 func bitCount(x int) int {
@@ -445,7 +551,8 @@ func bitCount(x int) int {
 // tagged Parameters' shapes and the varying dimensions -1: Parameters
 // first (their order kept: it is the inputs' order), then the symbols,
 // then every other layer in its order.
-func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int][][]int64) (*irModel, error) {
+func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int][][]int64,
+	literals map[int]literalInput) (*irModel, error) {
 	nm := newIRModel()
 	nm.side = append([]byte(nil), m0.side...)
 	nm.names = m0.names
@@ -463,7 +570,15 @@ func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int]
 	copyLayer := func(id int) {
 		l := m0.layers[id]
 		nl := &layer{name: l.name, typ: l.typ, opset: l.opset, attrs: l.attrs}
-		for _, in := range l.inputs {
+		t, literal := literals[id]
+		if literal && t.attrs != nil {
+			nl.attrs = t.attrs
+		}
+		for i, in := range l.inputs {
+			if literal && i == t.port {
+				nl.inputs = append(nl.inputs, nm.constI64(m0.layers[in.layer].outputs[0].shape, t.vals...))
+				continue
+			}
 			if v, ok := repl[in.layer]; ok {
 				nl.inputs = append(nl.inputs, v)
 				continue
@@ -566,6 +681,15 @@ func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int]
 		elem[key] = v
 		return v
 	}
+	// A fitted constant whose readers all take a literal target is not
+	// computed at all.
+	needed := map[int]bool{}
+	for id, l := range m0.layers {
+		t, literal := literals[id]
+		for i, in := range l.inputs {
+			needed[in.layer] = needed[in.layer] || !(literal && i == t.port)
+		}
+	}
 	constOf := map[int]constRef{}
 	for _, c := range m0.consts {
 		constOf[c.layer] = c
@@ -575,6 +699,9 @@ func emitDynamic(m0 *irModel, p *dynPlan, varies map[portKey]bool, fits map[int]
 			continue
 		}
 		if co, ok := fits[id]; ok {
+			if !needed[id] {
+				continue
+			}
 			shape := l.outputs[0].shape
 			key := fmt.Sprint(shape, co)
 			v, ok := whole[key]
