@@ -324,7 +324,7 @@ func TestOpenVINORealRSS(t *testing.T) {
 			// only pages it can read again, those of SPILL_DIR buffers.
 			o, err := openvino.OptionsFromEnv()
 			require.NoError(t, err)
-			o.SpillDir, o.DynamicShapes, o.ReleaseWeights = t.TempDir(), openvino.On, openvino.On
+			o.SpillDir, o.DynamicShapes, o.ReleaseWeights = t.TempDir(), true, openvino.On
 			dev = openvino.NewRegistry(o).Devices()[0]
 			require.NoError(t, backend.Availability(dev))
 		}

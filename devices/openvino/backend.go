@@ -356,7 +356,7 @@ func (be *ovBackend) prepare(g *graph.Graph, id backend.PlacementID, k keyInfo, 
 	if !ok {
 		remember = byShape
 		dyn := false
-		if byShape && be.opts.DynamicShapes == On && rt.kind != KindNPU {
+		if byShape && be.opts.DynamicShapes && rt.kind != KindNPU {
 			if dk, ok := be.dynamicKey(g, rt.kind); ok && !be.dynRefused[dk.key] {
 				k, dyn = dk, true
 			}

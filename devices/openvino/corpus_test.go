@@ -212,7 +212,7 @@ func dumpCorpus(t *testing.T, double, dir string, full bool) []string {
 	rep, err := optest.RunDevice(dev, optest.Options{Ref: ref, Seed: 1, Full: full})
 	require.NoError(t, err)
 	t.Logf("suite on the double: %d passed, %d failed", rep.Tally.Count(optest.Passed), rep.Tally.Count(optest.Failed))
-	for _, o := range []Options{{DumpIR: true}, {DumpIR: true, DynamicShapes: On}, {DumpIR: true, ForceStatic: true, PrefillChunkSize: 16}, {DumpIR: true, StatefulExecution: true}} {
+	for _, o := range []Options{{DumpIR: true}, {DumpIR: true, DynamicShapes: true}, {DumpIR: true, ForceStatic: true, PrefillChunkSize: 16}, {DumpIR: true, StatefulExecution: true}} {
 		dev := openDevice(t, double, o)
 		m := newLM(t, dev.BufferType(), dev.HostType(), 64)
 		be := newBackend(dev)
@@ -226,7 +226,7 @@ func dumpCorpus(t *testing.T, double, dir string, full bool) []string {
 		arch string
 		ty   quant.Type
 		o    Options
-	}{{"llama", quant.F32, Options{}}, {"qwen2", quant.Q8_0, Options{DynamicShapes: On}}, {"llama", quant.Q4_K, Options{}},
+	}{{"llama", quant.F32, Options{}}, {"qwen2", quant.Q8_0, Options{DynamicShapes: true}}, {"llama", quant.Q4_K, Options{}},
 		{"llama", quant.F16, Options{ForceStatic: true, PrefillChunkSize: 16}}} {
 		cfg := genmodel.Default()
 		cfg.Arch, cfg.Type = c.arch, c.ty

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ggml-go/ggml/graph"
@@ -64,6 +63,8 @@ type dynPlan struct {
 	inputs []inputLoc
 	// dead is the family's graph's dead writes, as its key spells them.
 	dead string
+	// deadAt is those writes' node positions.
+	deadAt []int
 }
 
 type inputLoc struct {
@@ -163,12 +164,8 @@ func (p *dynPlan) member(g *graph.Graph, kind Kind, gk *string) bool {
 	if ci != gi || ck[:ci] != (*gk)[:gi] {
 		return false
 	}
-	for _, d := range strings.Split(p.dead[1:], ",") {
-		if d == "" {
-			continue
-		}
-		i, err := strconv.Atoi(d)
-		if err != nil || i >= len(g.Nodes) || g.Nodes[i].Flags&graph.FlagOutput != 0 {
+	for _, i := range p.deadAt {
+		if g.Nodes[i].Flags&graph.FlagOutput != 0 {
 			return false
 		}
 	}
@@ -211,6 +208,7 @@ func newDynPlan(g *graph.Graph, kind Kind) (*dynPlan, bool) {
 	p.base = graphKey(cg, kind)
 	own := graphKey(g, kind).key
 	p.dead = own[strings.LastIndexByte(own, '#'):]
+	p.deadAt = deadWrites(g)
 	p.key = p.base.key[:strings.LastIndexByte(p.base.key, '#')] + p.dead + dynKeyTag
 	for _, t := range info.inputs {
 		loc, ok := p.base.locs[p.cloneOf(cg, t)]

@@ -63,7 +63,7 @@ func dynamicOneModel(t *testing.T, p string, cfg genmodel.Config, prompts [][]in
 		return out, dev.CacheStats().Misses
 	}
 	cpu, _ := run(nil)
-	dyn, dynMisses := run(openDevice(t, p, Options{DynamicShapes: On}))
+	dyn, dynMisses := run(openDevice(t, p, Options{DynamicShapes: true}))
 	st, stMisses := run(openDevice(t, p, Options{}))
 	require.Equal(t, 1, dynMisses, "one model for every batch shape")
 	require.Greater(t, stMisses, 2, "one model per shape without the dynamic path")

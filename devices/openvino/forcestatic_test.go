@@ -31,7 +31,7 @@ func TestForceStaticKeepsLogits(t *testing.T) {
 	require.Equal(t, KindCPU, sdev.rt.kind)
 	require.Equal(t, 3+4, sbe.static.runs, "3 prefill chunks of 16, 4 decode steps")
 	require.Equal(t, 2, len(sdev.cache.models), "one prefill and one decode model for the whole conversation")
-	dynamic, dbe, ddev := run(Options{DynamicShapes: On})
+	dynamic, dbe, ddev := run(Options{DynamicShapes: true})
 	require.Zero(t, dbe.static.runs)
 	require.Equal(t, 1, len(ddev.cache.models), "the dynamic path: one model for the 37-token prompt and 1 token over n_kv 48 (dynamic.go)")
 

@@ -125,7 +125,7 @@ type Options struct {
 	// plugin (2026.4.1, SmolLM2), it compiles once instead of twice and
 	// holds about 15% less, but computes 30-45% slower per CPU second
 	// (devices/openvino README, "Resident memory"). Never on the NPU.
-	DynamicShapes Tri
+	DynamicShapes bool
 	// ReleaseWeights drops host weight pages after the first compiled
 	// model cache hit: on a GPU all, on the CPU those its plugin repacked
 	// (GGML_OPENVINO_RELEASE_WEIGHTS).
@@ -258,7 +258,7 @@ var optionVars = &envopt.Table[Options]{Device: "openvino", Prefix: EnvPrefix, V
 	boolVar("DISABLE_REMOTE_OUTPUTS", func(o *Options) *bool { return &o.DisableRemoteOutputs }),
 	boolVar("DISABLE_CACHE", func(o *Options) *bool { return &o.DisableCache }),
 	boolVar("MEMORY_OPTIMIZE", func(o *Options) *bool { return &o.MemoryOptimize }),
-	triVar("DYNAMIC_SHAPES", func(o *Options) *Tri { return &o.DynamicShapes }),
+	boolVar("DYNAMIC_SHAPES", func(o *Options) *bool { return &o.DynamicShapes }),
 	triVar("RELEASE_WEIGHTS", func(o *Options) *Tri { return &o.ReleaseWeights }),
 	strVar("SPILL_DIR", func(o *Options) *string { return &o.SpillDir }),
 	boolVar("ENABLE_FALLBACK", func(o *Options) *bool { return &o.EnableFallback }),
