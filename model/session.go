@@ -288,15 +288,21 @@ func (s *Session) decode(ctx context.Context, tokens []int32, logits []bool, out
 	return out, nil
 }
 
+// kvPad is the multiple of cells a batch attends over, llama.cpp's
+// (llama_kv_cache::get_n_kv pads to 256, with flash attention or
+// without): the padding is part of the arithmetic, not only of the
+// shape. A one-token step's attention products sum as ggml_vec_dot_f32
+// does, the cells past its last whole 64-float step in a scalar loop
+// after the vector sums, so the same live cells padded to 288 or to 512
+// sum in another order (SmolLM2's prompt 1 parted from libllama at
+// position 256 when ours padded to 32).
+const kvPad = 256
+
 // nKV is how many cells a batch ending at position end attends over:
-// padded as llama.cpp pads (256 with flash attention, else 32), so graphs
-// of nearby lengths have the same shape.
+// padded as llama.cpp pads (kvPad), so that every sum is libllama's and
+// graphs of nearby lengths have the same shape.
 func (s *Session) nKV(end int) int {
-	pad := int64(32)
-	if s.opts.FlashAttn {
-		pad = 256
-	}
-	return int(min(padTo(int64(end), pad), int64(s.opts.Ctx)))
+	return int(min(padTo(int64(end), kvPad), int64(s.opts.Ctx)))
 }
 
 func (s *Session) decodeBatch(ctx context.Context, tokens []int32, want []bool, out [][]float32) error {
@@ -359,8 +365,8 @@ func (s *Session) decodeBatch(ctx context.Context, tokens []int32, want []bool, 
 // placedGraph returns the graph of a batch of shape bs, placed by the
 // scheduler. The graph depends on the batch only through its shape (the
 // tokens, positions, cache cells, mask and output rows are input tensors),
-// so while the shape stays the same, as it does for 32 (256 with flash
-// attention) consecutive tokens of generation, the last graph is computed
+// so while the shape stays the same, as it does for 256 consecutive
+// tokens of generation, the last graph is computed
 // again with new inputs: nothing is built, split or placed per token, and
 // a device caching its compiled graph sees the same graph.
 func (s *Session) placedGraph(bs batchShape) (*batchGraph, error) {
