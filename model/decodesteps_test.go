@@ -14,17 +14,19 @@ import (
 	"github.com/ggml-go/ggml/quant"
 )
 
-// TestDecodeStepsMatchLlama decodes a prompt in one call and then one
-// token at a time past 256 cells, on a generated F32 model (whose every
-// node our kernels compute as the build they follow does), and wants
-// libllama's logits bit for bit at every position. A one-token step's
-// attention products take ggml_vec_dot_f32, whose leftover loop (the
-// floats past the last whole step: 64 on AVX-512, 32 on AVX2) sums after
-// the vector sums, so how many cells the step attends over decides the
-// sums, not only the live cells. Padded to 32 cells as before llama.cpp
-// padded to 256, the amx level parted from the sapphirerapids build from
-// position 64 on (96 cells against 256); the haswell and x64 builds'
-// sums were the same either way.
+// TestDecodeStepsMatchLlama decodes a prompt in calls of 40, 2, 3 and 7
+// tokens, then one token at a time past 256 cells with calls of 5 and 9
+// among them, on a generated F32 model (whose every node our kernels
+// compute as the build they follow does), and wants libllama's logits bit
+// for bit at every position. A one-token step's P·V product takes
+// ggml_vec_dot_f32, whose leftover loop (the floats past the last whole
+// step: 64 on AVX-512, 32 on AVX2) sums after the vector sums, so how many
+// cells the step attends over decides its sums: with steps padded to 32
+// cells (as batches are) the amx level parted from the sapphirerapids
+// build from position 64 on (96 cells against libllama's 256; the haswell
+// and x64 builds' sums were the same either way). The batches of several
+// tokens attend over 32-cell multiples, and must give libllama's sums
+// all the same.
 func TestDecodeStepsMatchLlama(t *testing.T) {
 	if os.Getenv(ggmlref.EnvVariant) != "" && os.Getenv(ggmlref.EnvVariant) != llamaref.KernelVariant() {
 		t.Skip("bit for bit only against the build our kernels follow")
@@ -34,9 +36,17 @@ func TestDecodeStepsMatchLlama(t *testing.T) {
 	path := genFile(t, c)
 	_, rc := llamaContext(t, lib, path, 512, 1)
 	tokens := prompt(300, c.VocabSize, int(c.Seed))
-	calls := []int{40}
-	for range len(tokens) - 40 {
-		calls = append(calls, 1)
+	calls := []int{40, 2, 3, 7}
+	for at := 52; at < len(tokens); {
+		n := 1
+		switch at {
+		case 265:
+			n = 5
+		case 270:
+			n = 9
+		}
+		calls = append(calls, n)
+		at += n
 	}
 	want, err := rc.Evaluate(tokens, 0, calls)
 	require.NoError(t, err)

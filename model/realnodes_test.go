@@ -152,7 +152,7 @@ func batchAfter(t *testing.T, lib *ggmlref.Lib, path string, prefix []int32, cal
 	t.Cleanup(func() { s.Close() })
 	decodeCalls(t, s, prefix, calls)
 	n := len(tokens)
-	bs := batchShape{nTokens: n, nKV: s.nKV(s.nPast + n), nOutputs: n}
+	bs := batchShape{nTokens: n, nKV: s.nKV(s.nPast+n, n), nOutputs: n}
 	bg, err := s.placedGraph(bs)
 	require.NoError(t, err)
 	require.NoError(t, s.setInputs(&bg.in, bs, tokens, s.scratch.outIdx(allOutputs(n))))

@@ -16,8 +16,9 @@ import (
 // TestGraphReuse: a session computes the last batch's graph again while
 // the batch shape stays the same, with only the inputs rewritten. Its
 // logits are bit for bit those of a session building and placing every
-// batch's graph afresh, across the cache-length steps (256 cells),
-// batches of several tokens, a Reset and output rows chosen per batch.
+// batch's graph afresh, across the cache-length steps (256 cells for one
+// token, 32 for several), batches of several tokens, a Reset and output
+// rows chosen per batch.
 func TestGraphReuse(t *testing.T) {
 	c := genmodel.Config{Arch: "qwen2", Type: quant.Q4_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Seed: 8}
 	path := genFile(t, c)

@@ -81,10 +81,10 @@ func dynamicOneModel(t *testing.T, p string, cfg genmodel.Config, prompts [][]in
 
 // lmSession is a session of 512 cells in batches of 16 over the model file
 // at path opened with opts, the session and the model closed when the
-// test ends. A graph then attends to fewer cells than the cache has (256,
-// the runner's padding, until position 256): one attending to the whole
-// cache is not one the dynamic path recognizes (its KV axis is the
-// cache's own extent), and takes a model per shape.
+// test ends. A one-token step then attends to fewer cells than the cache
+// has (256, the runner's padding, until position 256): one attending to
+// the whole cache is not one the dynamic path recognizes (its KV axis is
+// the cache's own extent), and takes a model per shape.
 func lmSession(t *testing.T, path string, opts model.Options) *model.Session {
 	t.Helper()
 	m, err := model.Open(path, opts)
