@@ -95,9 +95,9 @@ type realBounds struct {
 var exactBounds = realBounds{worstNMSE: 1e-4, medianNMSE: 1e-4, top1: 0.99, greedy: 64}
 
 // boundsFor is exactBounds when the comparison is the generic kernels
-// against the x64 build, or the fast kernels against the haswell build on
-// a file loose marks buildExact; without greedy identity (logged) for the
-// amx level against the sapphirerapids build on such a file; else loose.
+// against the x64 build, or the fast kernels against the build of their
+// level (haswell, or sapphirerapids on the amx level) on a file loose
+// marks buildExact; else loose.
 // Where products sum in another order (the amx level's against haswell)
 // they part by a rounding, and one rounding flips near-ties (Gemma 3's
 // Q8_0 layers, before their exact tiles, left libllama's greedy tokens
@@ -115,19 +115,14 @@ func boundsFor(loose realBounds) realBounds {
 	// there (GGML_CPU_AMX=0 runs the exact comparison on such a machine).
 	// Against sapphirerapids, which the amx level follows (AMX order for
 	// the tile types' products of any column count, AVX-512 orders for
-	// F32, SOFT_MAX, SWIGLU), every prompt logit of both files is that
-	// build's (NMSE 0, 2026-12-03): the exact NMSE and top-1 targets
-	// apply, greedy identity is logged (SmolLM2's prompt 1 parts after 60
-	// of 64 tokens, cause not found).
+	// F32, SOFT_MAX, SWIGLU), every prompt logit and the 64 greedy tokens
+	// of every prompt of both files are that build's (NMSE 0, 2026-12-03,
+	// since the cache cells a step attends over are padded to 256 as
+	// llama.cpp pads them).
 	amx := len(cpu.MatrixUnitTypes()) > 0
-	exactFast := loose.buildExact && !amx
-	if variant == llamaref.KernelVariant() && (variant == "x64" || variant == "haswell" && exactFast) {
+	levelBuild := variant == "haswell" && !amx || variant == "sapphirerapids" && amx
+	if variant == llamaref.KernelVariant() && (variant == "x64" || loose.buildExact && levelBuild) {
 		return exactBounds
-	}
-	if variant == llamaref.KernelVariant() && variant == "sapphirerapids" && amx && loose.buildExact {
-		b := exactBounds
-		b.greedy = 0
-		return b
 	}
 	loose.greedy = 0
 	return loose

@@ -46,9 +46,10 @@ type opStat struct {
 
 // stepwise computes the batch graph of tokens node by node, each node on
 // our CPU and on ggml's (lib) from the same sources, and tallies per kind
-// of node how many results differ in any bit.
-func stepwise(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) map[string]*opStat {
-	ex, m, bg := promptGraph(t, lib, path, tokens)
+// of node how many results differ in any bit. The batch follows prefix,
+// decoded by our session in calls of the sizes calls gives (nil: none).
+func stepwise(t *testing.T, lib *ggmlref.Lib, path string, prefix []int32, calls []int, tokens []int32) map[string]*opStat {
+	ex, m, bg := batchAfter(t, lib, path, prefix, calls, tokens)
 	amx := lib.Variant() == "sapphirerapids" && len(cpu.MatrixUnitTypes()) > 0
 	n := len(tokens)
 	be := m.backends[len(m.backends)-1]
@@ -112,6 +113,7 @@ func stepwise(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) map[s
 	whole, err := m.NewSession(SessionOptions{Ctx: 512, Batch: 64})
 	require.NoError(t, err)
 	defer whole.Close()
+	decodeCalls(t, whole, prefix, calls)
 	logits, err := whole.Decode(context.Background(), tokens, allOutputs(n))
 	require.NoError(t, err)
 	stepped := bg.logits.Data
@@ -132,6 +134,13 @@ func stepwise(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) map[s
 // the graph of a fresh session's first batch: tokens, every position's
 // logits out. ex computes on ggml's CPU (lib); all three close with t.
 func promptGraph(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) (*mirror.Executor, *Model, *batchGraph) {
+	return batchAfter(t, lib, path, nil, nil, tokens)
+}
+
+// batchAfter is promptGraph for a session that has decoded prefix first,
+// in calls of the sizes calls gives: the batch of tokens then reads the
+// cache prefix filled.
+func batchAfter(t *testing.T, lib *ggmlref.Lib, path string, prefix []int32, calls []int, tokens []int32) (*mirror.Executor, *Model, *batchGraph) {
 	ex, err := mirror.New(lib, 1)
 	require.NoError(t, err)
 	t.Cleanup(ex.Close)
@@ -141,12 +150,25 @@ func promptGraph(t *testing.T, lib *ggmlref.Lib, path string, tokens []int32) (*
 	s, err := m.NewSession(SessionOptions{Ctx: 512, Batch: 64})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
+	decodeCalls(t, s, prefix, calls)
 	n := len(tokens)
-	bs := batchShape{nTokens: n, nKV: s.nKV(n), nOutputs: n}
+	bs := batchShape{nTokens: n, nKV: s.nKV(s.nPast+n, n), nOutputs: n}
 	bg, err := s.placedGraph(bs)
 	require.NoError(t, err)
 	require.NoError(t, s.setInputs(&bg.in, bs, tokens, s.scratch.outIdx(allOutputs(n))))
 	return ex, m, bg
+}
+
+// decodeCalls decodes tokens with s in calls of the sizes calls gives,
+// which cover tokens.
+func decodeCalls(t *testing.T, s *Session, tokens []int32, calls []int) {
+	at := 0
+	for _, c := range calls {
+		_, err := s.Decode(context.Background(), tokens[at:at+c], nil)
+		require.NoError(t, err)
+		at += c
+	}
+	require.Equal(t, len(tokens), at, "calls cover the prefix")
 }
 
 // allOutputs asks for the logits of each of n positions.
@@ -230,7 +252,8 @@ func roundingOnly(variant, key string) bool {
 // weight in ggml's AMX buffer type, as libllama places it on such a
 // processor. Nodes of the kinds roundingOnly names may differ by
 // roundings (relative 1e-5; a level of an activation moved products by
-// 5e-4 to 2e-3); all others must agree bit for bit.
+// 5e-4 to 2e-3); all others must agree bit for bit. The same holds node by
+// node for a one-token step reading 260 cells of the cache.
 func TestRealModelNodes(t *testing.T) {
 	variant := os.Getenv(ggmlref.EnvVariant)
 	if variant == "" {
@@ -259,7 +282,7 @@ func TestRealModelNodes(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, m.Close())
 			require.GreaterOrEqual(t, len(tokens), 16)
-			stats := stepwise(t, lib, path, tokens[:16])
+			stats := stepwise(t, lib, path, nil, nil, tokens[:16])
 			// Our graph computed whole by ggml against libllama's own
 			// graph on the same build: where they agree bit for bit, the
 			// graphs are the same computation and every difference of
@@ -282,23 +305,38 @@ func TestRealModelNodes(t *testing.T) {
 				}
 			}
 			require.Equal(t, len(gg), same, "our graph on ggml %s against libllama on it: logits identical", variant)
-			keys := make([]string, 0, len(stats))
-			for k := range stats {
-				keys = append(keys, k)
+			checkStats(t, variant, "prompt", stats)
+			// A one-token step reading 260 cells (padded to 512), after
+			// the text repeated: its one-column products, the attention
+			// over more than 256 cells and its cache writes.
+			var long []int32
+			for len(long) < 260 {
+				long = append(long, tokens...)
 			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				st := stats[k]
-				t.Logf("%s: %-32s %4d nodes, %4d differ, worst rel %.3g %s", variant, k, st.nodes, st.differ, st.worst, st.first)
-			}
-			for _, k := range keys {
-				st := stats[k]
-				if roundingOnly(variant, k) {
-					assert.LessOrEqual(t, st.worst, 1e-5, "%s: %s", k, st.first)
-				} else {
-					assert.Zero(t, st.differ, "%s: %s", k, st.first)
-				}
-			}
+			checkStats(t, variant, "step at 259", stepwise(t, lib, path, long[:259], []int{64, 64, 64, 64, 3}, long[259:260]))
 		})
+	}
+}
+
+// checkStats logs stepwise's tallies of a graph (what) and wants every
+// kind of node bit for bit ggml's but those roundingOnly names, which may
+// part by a rounding.
+func checkStats(t *testing.T, variant, what string, stats map[string]*opStat) {
+	keys := make([]string, 0, len(stats))
+	for k := range stats {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		st := stats[k]
+		t.Logf("%s, %s: %-32s %4d nodes, %4d differ, worst rel %.3g %s", variant, what, k, st.nodes, st.differ, st.worst, st.first)
+	}
+	for _, k := range keys {
+		st := stats[k]
+		if roundingOnly(variant, k) {
+			assert.LessOrEqual(t, st.worst, 1e-5, "%s: %s: %s", what, k, st.first)
+		} else {
+			assert.Zero(t, st.differ, "%s: %s: %s", what, k, st.first)
+		}
 	}
 }

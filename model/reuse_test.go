@@ -16,9 +16,9 @@ import (
 // TestGraphReuse: a session computes the last batch's graph again while
 // the batch shape stays the same, with only the inputs rewritten. Its
 // logits are bit for bit those of a session building and placing every
-// batch's graph afresh, across the cache-length steps (32 cells without
-// flash attention, 256 with), batches of several tokens, a Reset and
-// output rows chosen per batch.
+// batch's graph afresh, across the cache-length steps (256 cells for one
+// token, 32 for several), batches of several tokens, a Reset and output
+// rows chosen per batch.
 func TestGraphReuse(t *testing.T) {
 	c := genmodel.Config{Arch: "qwen2", Type: quant.Q4_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Seed: 8}
 	path := genFile(t, c)
@@ -71,12 +71,9 @@ func TestGraphReuse(t *testing.T) {
 			}
 			graphs = append(graphs, model.LastGraph(reused))
 		}
-		// The single tokens at positions 20..31 share one graph (cells
-		// padded to 32), and with flash attention everything to 255.
-		same := 31
-		if so.FlashAttn {
-			same = 255
-		}
+		// The single tokens at positions 20..255 share one graph (cells
+		// padded to 256).
+		const same = 255
 		for i := 3; i <= same-20+2; i++ {
 			require.Same(t, graphs[2], graphs[i], "%+v: token at %d", so, batches[i].at)
 		}

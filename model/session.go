@@ -288,13 +288,31 @@ func (s *Session) decode(ctx context.Context, tokens []int32, logits []bool, out
 	return out, nil
 }
 
-// nKV is how many cells a batch ending at position end attends over:
-// padded as llama.cpp pads (256 with flash attention, else 32), so graphs
-// of nearby lengths have the same shape.
-func (s *Session) nKV(end int) int {
-	pad := int64(32)
-	if s.opts.FlashAttn {
-		pad = 256
+// stepKVPad and batchKVPad are the multiples of cells a batch attends
+// over: one token, or with flash attention, 256, llama.cpp's
+// (llama_kv_cache::get_n_kv pads every batch so); else 32. The padding is
+// part of a one-token step's arithmetic: its P·V product sums as
+// ggml_vec_dot_f32 does, the cells past its last whole 64-float AVX-512
+// step in a scalar loop after the vector sums, so the same live cells
+// padded to 288 or to 512 sum otherwise (SmolLM2's prompt 1 parted from
+// libllama at position 256 when steps padded to 32). A batch of two tokens
+// or more takes llamafile's sgemm for P·V, one sum per output over 16
+// cells (8 on AVX2) at a time, where the padding's zero weights add
+// nothing exactly (as to SOFT_MAX's sums, and Q·K is per cell): 32 gives libllama's sums there with less
+// work (a 64-token prompt of SmolLM2 computed in 186 ms against 250-270
+// padded to 256, load 2.4).
+const (
+	stepKVPad  = 256
+	batchKVPad = 32
+)
+
+// nKV is how many cells a batch of n tokens ending at position end
+// attends over, padded (stepKVPad, batchKVPad) so that every sum is
+// libllama's and graphs of nearby lengths have the same shape.
+func (s *Session) nKV(end, n int) int {
+	pad := int64(batchKVPad)
+	if n == 1 || s.opts.FlashAttn {
+		pad = stepKVPad
 	}
 	return int(min(padTo(int64(end), pad), int64(s.opts.Ctx)))
 }
@@ -302,7 +320,7 @@ func (s *Session) nKV(end int) int {
 func (s *Session) decodeBatch(ctx context.Context, tokens []int32, want []bool, out [][]float32) error {
 	outIdx := s.scratch.outIdx(want)
 	n := len(tokens)
-	bs := batchShape{nTokens: n, nKV: s.nKV(s.nPast + n), nOutputs: max(len(outIdx), 1)}
+	bs := batchShape{nTokens: n, nKV: s.nKV(s.nPast+n, n), nOutputs: max(len(outIdx), 1)}
 	if len(outIdx) == 0 {
 		// The graph always produces a row; llama.cpp computes the last.
 		outIdx = []int32{int32(n - 1)}
@@ -359,8 +377,8 @@ func (s *Session) decodeBatch(ctx context.Context, tokens []int32, want []bool, 
 // placedGraph returns the graph of a batch of shape bs, placed by the
 // scheduler. The graph depends on the batch only through its shape (the
 // tokens, positions, cache cells, mask and output rows are input tensors),
-// so while the shape stays the same, as it does for 32 (256 with flash
-// attention) consecutive tokens of generation, the last graph is computed
+// so while the shape stays the same, as it does for 256 consecutive
+// tokens of generation, the last graph is computed
 // again with new inputs: nothing is built, split or placed per token, and
 // a device caching its compiled graph sees the same graph.
 func (s *Session) placedGraph(bs batchShape) (*batchGraph, error) {
