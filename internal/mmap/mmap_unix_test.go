@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,4 +65,22 @@ func TestEvict(t *testing.T) {
 	require.Equal(t, want, f.Bytes())
 	other := make([]byte, 2*page)
 	require.Zero(t, f.Evict(other), "outside the mapping")
+}
+
+// TestResident counts the pages touched, whole pages, and none after they
+// are dropped.
+func TestResident(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("mincore is read on linux only")
+	}
+	page := os.Getpagesize()
+	mem, mapping, err := Anon(uint64(8*page), uint64(page))
+	require.NoError(t, err)
+	defer Unmap(mapping)
+	require.Zero(t, Resident(mem))
+	mem[0], mem[3*page+1] = 1, 1
+	require.Equal(t, uint64(2*page), Resident(mem))
+	require.Equal(t, uint64(page), Resident(mem[3*page+1:3*page+2]), "a partial page counts whole")
+	DropPages(mem)
+	require.Zero(t, Resident(mem))
 }
