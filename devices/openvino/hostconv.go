@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/mmap"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -26,8 +27,10 @@ type convEntry struct {
 	layout extractedLayout
 	mem    []byte
 	free   func() error
-	refs   int
-	cache  *convCache
+	// keeps: mem is a SPILL_DIR mapping (unmapSpill drops its pages).
+	keeps bool
+	refs  int
+	cache *convCache
 }
 
 // convCache holds the device's converted host tensors. A quantized weight
@@ -42,6 +45,9 @@ type convEntry struct {
 type convCache struct {
 	mu sync.Mutex
 	m  map[convKey]*convEntry
+	// spill is GGML_OPENVINO_SPILL_DIR: conversions are mapped from a
+	// file there, as the weight buffers are, when it is set.
+	spill string
 }
 
 // acquire returns t's conversion in layout l (converting src, t's bytes,
@@ -54,7 +60,14 @@ func (c *convCache) acquire(t *graph.Tensor, l extractedLayout, src []byte) (*co
 		e.refs++
 		return e, nil
 	}
-	mem, free, err := hostAlloc(l.total)
+	var mem []byte
+	var free func() error
+	var err error
+	if c.spill != "" {
+		mem, free, err = spillMap(c.spill, l.total)
+	} else {
+		mem, free, err = hostAlloc(l.total)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +75,7 @@ func (c *convCache) acquire(t *graph.Tensor, l extractedLayout, src []byte) (*co
 		_ = free()
 		return nil, fmt.Errorf("openvino: converting %s: %w", t.Name, err)
 	}
-	e := &convEntry{key: k, layout: l, mem: mem, free: free, refs: 1, cache: c}
+	e := &convEntry{key: k, layout: l, mem: mem, free: free, keeps: c.spill != "" && spillKeeps, refs: 1, cache: c}
 	if c.m == nil {
 		c.m = map[convKey]*convEntry{}
 	}
@@ -94,6 +107,35 @@ func (c *convCache) bytes() uint64 {
 		n += uint64(len(e.mem))
 	}
 	return n
+}
+
+// resident is the part of the live anonymous conversions in the resident
+// set.
+func (c *convCache) resident() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n uint64
+	for _, e := range c.m {
+		if !e.keeps {
+			n += mmap.Resident(e.mem)
+		}
+	}
+	return n
+}
+
+// dropSpill drops the pages of the conversions in SPILL_DIR mappings
+// (unmapSpill) and reports whether there are any.
+func (c *convCache) dropSpill() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	any := false
+	for _, e := range c.m {
+		if e.keeps {
+			mmap.DropPages(e.mem)
+			any = true
+		}
+	}
+	return any
 }
 
 func releaseAll(es []*convEntry) {
