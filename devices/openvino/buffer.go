@@ -437,8 +437,13 @@ func (r *weightRegistry) resident() uint64 {
 }
 
 // release drops the pages of the weight buffers (kept mapped, reading as
-// zeros); it returns the bytes dropped. On a GPU, whose plugin holds a
-// device copy, every page, as upstream. On the CPU only the converted
+// zeros); it returns the bytes dropped. With all, every page: on a GPU,
+// whose plugin holds a device copy, as upstream, and wherever every
+// model is imported from COMPILED_MODEL_CACHE_DIR (CACHE_ONLY: the blobs
+// hold their constants, and nothing compiles from these buffers: without
+// mayCompile, dropped anonymous pages do not stop a graph's translation,
+// which only names the weights' addresses for the blob's key). On the CPU
+// otherwise only the converted
 // (quantized) weights that compiled models read as MatMul weights alone:
 // the real CPU plugin repacked those into its own memory, and computes
 // from everything else in place (measured: TestOpenVINORealRSS); of those
@@ -447,7 +452,7 @@ func (r *weightRegistry) resident() uint64 {
 // Pages of SPILL_DIR buffers keep their contents (a later compile rereads
 // them, and the next hit after it drops them again); anonymous ones are
 // lost.
-func (r *weightRegistry) release(k Kind) uint64 {
+func (r *weightRegistry) release(all, mayCompile bool) uint64 {
 	r.mu.Lock()
 	if r.released && !r.stale {
 		r.mu.Unlock()
@@ -466,7 +471,7 @@ func (r *weightRegistry) release(k Kind) uint64 {
 	for _, s := range bufs {
 		s.mu.Lock()
 		d := uint64(0)
-		if k != KindCPU {
+		if all {
 			d = mmap.DropPages(s.mem)
 		} else {
 			for _, e := range s.extras {
@@ -475,7 +480,7 @@ func (r *weightRegistry) release(k Kind) uint64 {
 				}
 			}
 		}
-		lost = lost || (d > 0 && !s.keeps)
+		lost = lost || (d > 0 && !s.keeps && mayCompile)
 		n += d
 		s.mu.Unlock()
 	}

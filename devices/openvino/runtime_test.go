@@ -533,3 +533,46 @@ func moveTo100(t *testing.T, dev backend.Device, a *graph.Tensor) {
 	require.NoError(t, buffer.SetTensor(moved, quant.F32Bytes(x), 0))
 	a.Data, a.Buffer, a.Extra = moved.Data, moved.Buffer, moved.Extra
 }
+
+// With COMPILED_MODEL_CACHE_ONLY and RELEASE_WEIGHTS every model is
+// imported, with its constants in the blob: the weight buffers are
+// released whole at the first import, and the results stay those of the
+// process that compiled and exported the model.
+func TestCacheOnlyReleasesWeightsAtImport(t *testing.T) {
+	p := buildDouble(t)
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(10, 10))
+	const k = 4096
+	vals := make([]float32, k*8)
+	for i := range vals {
+		vals[i] = float32(r.NormFloat64())
+	}
+	q, err := quant.Quantize(quant.Q8_0, vals, 8, k, nil)
+	require.NoError(t, err)
+	xs := make([]float32, 2*k)
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64())
+	}
+	run := func(opts Options) ([]float32, WeightMemory) {
+		dev := openDevice(t, p, opts)
+		ctxW := graph.NewContext(graph.ContextOptions{})
+		w := ctxW.NewTensor(quant.Q8_0, k, 8)
+		wbuf, err := buffer.AllocContextTensors(ctxW, dev.BufferType())
+		require.NoError(t, err)
+		defer wbuf.Free()
+		wbuf.SetUsage(buffer.UsageWeights)
+		require.NoError(t, buffer.SetTensor(w, q, 0))
+		be := newBackend(dev)
+		defer be.Close()
+		g, x, y := mulMatGraph(t, dev, w, 2)
+		require.NoError(t, buffer.SetTensor(x, quant.F32Bytes(xs), 0))
+		require.NoError(t, be.GraphCompute(g))
+		return getF32(t, y), dev.WeightMemory()
+	}
+	want, wm := run(Options{CompiledModelCacheDir: dir})
+	require.Zero(t, wm.Released)
+	got, wm := run(Options{CompiledModelCacheDir: dir, CompiledModelCacheOnly: true, ReleaseWeights: On})
+	require.Equal(t, want, got)
+	require.Positive(t, wm.Released)
+	require.GreaterOrEqual(t, wm.Released+uint64(2*os.Getpagesize()), wm.Buffers, "every whole page released")
+}

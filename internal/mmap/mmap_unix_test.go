@@ -84,3 +84,24 @@ func TestResident(t *testing.T) {
 	DropPages(mem)
 	require.Zero(t, Resident(mem))
 }
+
+// TestCopiedOnWrite: a file mapping reads 0 until a page of it is written.
+func TestCopiedOnWrite(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("smaps is read on linux only")
+	}
+	page := os.Getpagesize()
+	path := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(path, make([]byte, 4*page), 0o600))
+	f, err := Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	_ = f.Bytes()[2*page] // read: the file's page
+	n, ok := CopiedOnWrite(f.Bytes())
+	require.True(t, ok)
+	require.Zero(t, n)
+	f.Bytes()[page] = 1
+	n, ok = CopiedOnWrite(f.Bytes())
+	require.True(t, ok)
+	require.Equal(t, uint64(page), n)
+}

@@ -1,7 +1,10 @@
 package mmap
 
 import (
+	"bufio"
 	"os"
+	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -29,4 +32,37 @@ func Resident(mem []byte) uint64 {
 		n += uint64(v & 1)
 	}
 	return n * uint64(page)
+}
+
+// CopiedOnWrite is how many bytes of the private mapping holding mem's
+// first byte were written and so copied (smaps' Anonymous of that
+// mapping), and whether that could be read: dropping such pages would
+// lose the writes (File.Evict needs none).
+func CopiedOnWrite(mem []byte) (uint64, bool) {
+	if len(mem) == 0 {
+		return 0, false
+	}
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	a := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) >= 5 && !strings.HasSuffix(fs[0], ":") {
+			lo, hi, ok := strings.Cut(fs[0], "-")
+			l, err1 := strconv.ParseUint(lo, 16, 64)
+			h, err2 := strconv.ParseUint(hi, 16, 64)
+			in = ok && err1 == nil && err2 == nil && l <= a && a < h
+			continue
+		}
+		if in && len(fs) == 3 && fs[0] == "Anonymous:" {
+			kb, err := strconv.ParseUint(fs[1], 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
 }
