@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -104,4 +105,9 @@ func TestCopiedOnWrite(t *testing.T) {
 	n, ok = CopiedOnWrite(f.Bytes())
 	require.True(t, ok)
 	require.Equal(t, uint64(page), n)
+
+	// A range past the mapping's end (a file mapping is a mapping of
+	// its own) cannot be told; smaps is read, not the memory.
+	_, ok = CopiedOnWrite(unsafe.Slice(&f.Bytes()[0], 8*page))
+	require.False(t, ok)
 }

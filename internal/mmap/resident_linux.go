@@ -34,10 +34,12 @@ func Resident(mem []byte) uint64 {
 	return n * uint64(page)
 }
 
-// CopiedOnWrite is how many bytes of the private mapping holding mem's
-// first byte were written and so copied (smaps' Anonymous of that
-// mapping), and whether that could be read: dropping such pages would
-// lose the writes (File.Evict needs none).
+// CopiedOnWrite is how many bytes of the private mapping holding mem were
+// written and so copied (smaps' Anonymous of that mapping), and whether
+// that could be read (false also when mem spans more than one mapping):
+// dropping such pages would lose the writes (File.Evict needs none). 0
+// means DropPages keeps mem's contents: a file's pages come back from the
+// file, a shared mapping's from the page cache.
 func CopiedOnWrite(mem []byte) (uint64, bool) {
 	if len(mem) == 0 {
 		return 0, false
@@ -48,6 +50,7 @@ func CopiedOnWrite(mem []byte) (uint64, bool) {
 	}
 	defer f.Close()
 	a := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	end := a + uint64(len(mem))
 	in := false
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -57,6 +60,9 @@ func CopiedOnWrite(mem []byte) (uint64, bool) {
 			l, err1 := strconv.ParseUint(lo, 16, 64)
 			h, err2 := strconv.ParseUint(hi, 16, 64)
 			in = ok && err1 == nil && err2 == nil && l <= a && a < h
+			if in && end > h {
+				return 0, false
+			}
 			continue
 		}
 		if in && len(fs) == 3 && fs[0] == "Anonymous:" {
