@@ -249,6 +249,21 @@ func mulMatGraph(t *testing.T, dev *device, w *graph.Tensor, n int64) (g *graph.
 	return g, x, y
 }
 
+// weightMatrix is a rows x k matrix of type typ set to data in a WEIGHTS
+// buffer of dev that the test frees.
+func weightMatrix(t *testing.T, dev *device, typ quant.Type, k, rows int64, data []byte) *graph.Tensor {
+	ctxW := graph.NewContext(graph.ContextOptions{})
+	w := ctxW.NewTensor(typ, k, rows)
+	wbuf, err := buffer.AllocContextTensors(ctxW, dev.BufferType())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = wbuf.Free() })
+	wbuf.SetUsage(buffer.UsageWeights)
+	if data != nil {
+		require.NoError(t, buffer.SetTensor(w, data, 0))
+	}
+	return w
+}
+
 // RELEASE_WEIGHTS on the CPU drops only the pages of converted weights
 // that the compiled models read as MatMul weights alone (the real CPU
 // plugin repacks those at compile time; it reads the rest in place): a
@@ -320,12 +335,7 @@ func TestReleaseWeightsSpill(t *testing.T) {
 	dev := openDevice(t, p, Options{ReleaseWeights: On, SpillDir: t.TempDir()})
 	r := rand.New(rand.NewPCG(8, 8))
 	const k = 4096
-	ctxW := graph.NewContext(graph.ContextOptions{})
-	w := ctxW.NewTensor(quant.Q8_0, k, 8)
-	wbuf, err := buffer.AllocContextTensors(ctxW, dev.BufferType())
-	require.NoError(t, err)
-	defer wbuf.Free()
-	wbuf.SetUsage(buffer.UsageWeights)
+	w := weightMatrix(t, dev, quant.Q8_0, k, 8, nil)
 	vals := make([]float32, w.NElements())
 	for i := range vals {
 		vals[i] = float32(r.NormFloat64())
@@ -555,13 +565,7 @@ func TestCacheOnlyReleasesWeightsAtImport(t *testing.T) {
 	}
 	run := func(opts Options) ([]float32, WeightMemory) {
 		dev := openDevice(t, p, opts)
-		ctxW := graph.NewContext(graph.ContextOptions{})
-		w := ctxW.NewTensor(quant.Q8_0, k, 8)
-		wbuf, err := buffer.AllocContextTensors(ctxW, dev.BufferType())
-		require.NoError(t, err)
-		defer wbuf.Free()
-		wbuf.SetUsage(buffer.UsageWeights)
-		require.NoError(t, buffer.SetTensor(w, q, 0))
+		w := weightMatrix(t, dev, quant.Q8_0, k, 8, q)
 		be := newBackend(dev)
 		defer be.Close()
 		g, x, y := mulMatGraph(t, dev, w, 2)

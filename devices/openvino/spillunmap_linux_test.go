@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/buffer"
-	"github.com/ggml-go/ggml/graph"
 	"github.com/ggml-go/ggml/quant"
 )
 
@@ -81,13 +80,7 @@ func TestSpillWeightPagesUnmapped(t *testing.T) {
 	for _, release := range []Tri{Off, On} {
 		t.Run(map[Tri]string{Off: "release off", On: "release on"}[release], func(t *testing.T) {
 			dev := openDevice(t, p, Options{ReleaseWeights: release, SpillDir: t.TempDir()})
-			ctxW := graph.NewContext(graph.ContextOptions{})
-			w := ctxW.NewTensor(quant.Q8_0, k, rows)
-			wbuf, err := buffer.AllocContextTensors(ctxW, dev.BufferType())
-			require.NoError(t, err)
-			defer wbuf.Free()
-			wbuf.SetUsage(buffer.UsageWeights)
-			require.NoError(t, buffer.SetTensor(w, q, 0))
+			w := weightMatrix(t, dev, quant.Q8_0, k, rows, q)
 			mem := w.Extra.(*tensorExtra).st.mem
 			unmapped := func() bool {
 				deadline := time.Now().Add(time.Second)
