@@ -263,41 +263,62 @@ func procStatus(t *testing.T, names ...string) map[string]int64 {
 }
 
 // The RSS test's runs: a model per token count (the default), without and
-// with the weights' release, and one model for all, without and with it
-// (the last with SPILL_DIR, set by the test itself).
+// with the weights' release, and with it over SPILL_DIR; one model for
+// all, without and with the release (over SPILL_DIR, which such a model
+// needs for it). The test sets SPILL_DIR itself.
 const (
-	ovPerShapeVariant   = "GGML_OPENVINO_DYNAMIC_SHAPES=0"
-	ovReleaseVariant    = "GGML_OPENVINO_RELEASE_WEIGHTS=1"
-	ovDynamicVariant    = "GGML_OPENVINO_DYNAMIC_SHAPES=1"
-	ovDynReleaseVariant = "GGML_GO_OPENVINO_RSS_DYNAMIC_RELEASE=1"
+	ovPerShapeVariant     = "GGML_OPENVINO_DYNAMIC_SHAPES=0"
+	ovReleaseVariant      = "GGML_OPENVINO_RELEASE_WEIGHTS=1"
+	ovSpillReleaseVariant = "GGML_GO_OPENVINO_RSS_SPILL_RELEASE=1"
+	ovDynamicVariant      = "GGML_OPENVINO_DYNAMIC_SHAPES=1"
+	ovDynReleaseVariant   = "GGML_GO_OPENVINO_RSS_DYNAMIC_RELEASE=1"
+	// A model per token count exported into COMPILED_MODEL_CACHE_DIR,
+	// then a process importing them (CACHE_ONLY, with the release).
+	ovExportVariant = "GGML_GO_OPENVINO_RSS_EXPORT=1"
+	ovImportVariant = "GGML_GO_OPENVINO_RSS_IMPORT=1"
 )
 
-// ovRSSModelEnv names the generated model the RSS children run.
-const ovRSSModelEnv = "GGML_GO_OPENVINO_RSS_MODEL"
+// ovRSSModelEnv names the generated model the RSS children run, and
+// ovRSSCacheEnv their compiled-model cache folder.
+const (
+	ovRSSModelEnv = "GGML_GO_OPENVINO_RSS_MODEL"
+	ovRSSCacheEnv = "GGML_GO_OPENVINO_RSS_CACHE"
+)
 
 // TestOpenVINORealRSS is the peak resident size (VmHWM) of a process that
 // loads a 213 MB Q8_0 model onto OPENVINO0 over the real runtime, runs a
 // 16-token prompt and 8 generated tokens, against the model file plus the
-// KV cache: with a compiled model per token count (the default: 2), with
-// one for all (GGML_OPENVINO_DYNAMIC_SHAPES, dynamic.go: 1), and with that
-// and GGML_OPENVINO_RELEASE_WEIGHTS (and SPILL_DIR, which a model with
-// dynamic dimensions needs for it): the CPU drops the MatMul weights after
-// the first cache hit, and a second session, run wholly after that, must
-// give the same tokens.
+// KV cache: with a compiled model per token count (the default: 2),
+// without and with GGML_OPENVINO_RELEASE_WEIGHTS, and with it over
+// SPILL_DIR; with one model for all (GGML_OPENVINO_DYNAMIC_SHAPES,
+// dynamic.go: 1), without and with the release over SPILL_DIR (which a
+// model with dynamic dimensions needs for it); and the models per token
+// count exported into COMPILED_MODEL_CACHE_DIR, then imported by a
+// process of their own (CACHE_ONLY, with the release). With the release a
+// second session, run wholly after it, must give the same tokens. Every
+// child logs where its RSS went, phase by phase (rssProbe): libraries,
+// the GGUF file's pages, SPILL_DIR pages, imported blobs, our anonymous
+// weight memory, the Go runtime, and the rest (the plugin's heap).
 //
 // The target is 1.2x; it is not met on the real CPU plugin (see
-// the devices/openvino README): the plugin repacks every MatMul weight
-// into memory of its own, per compiled model and once more for a new
-// input shape that picks another kernel, beside our converted weight
-// buffer, and the libraries alone are ~90 MB. Measured (inference
-// precision f32, 2025.0.0 and 2026.4.1): per shape 3.84x to 4.05x; one
-// model 3.38x to 3.43x, 3.05x to 3.08x with the release; 4.8x to 5.2x
-// before a host weight's conversion was shared by the compiled models and
-// requantization stopped making an f32 copy of the whole output weight;
-// 5.7x before the loader evicted the file's pages of weights copied to
-// the device, 11.1x before 2-D weight matrices let the plugin keep weights
-// compressed instead of an f32 copy per compiled model. The bounds (4.5x,
-// 3.7x) fail a return of the copies, and the compile counts a lost model.
+// the devices/openvino README, which has the breakdown): the plugin
+// repacks every MatMul weight into memory of its own (about the model's
+// size) per compiled model, and the libraries are 50-60 MB resident, which
+// together are already 1.1x-1.2x of this model. Measured (inference
+// precision f32, 2025.0.0 and 2026.4.1): per shape 3.68x to 3.77x (the
+// release changes the peak not; 3.83x to 3.94x before the tied output
+// weight's file pages were dropped after its conversion); with the release
+// over SPILL_DIR 2.88x to 2.94x; one model 3.06x to 3.07x, 2.15x to 2.20x
+// with the release over SPILL_DIR (3.05x to 3.26x before its pages were
+// kept unmapped); the import 3.52x (2026.4.1) and 5.69x (2025.0.0: a copy
+// of each blob), 8.0x and 6.7x before the blob was mapped instead of read
+// and copied.
+// Earlier: 4.8x to 5.2x before a host weight's conversion was shared by
+// the compiled models and requantization stopped making an f32 copy of
+// the whole output weight; 5.7x before the loader evicted the file's
+// pages of weights copied to the device, 11.1x before 2-D weight matrices
+// let the plugin keep weights compressed. The bounds are the measured
+// peaks and about 7%; the compile counts catch a lost model.
 func TestOpenVINORealRSS(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/self/status")
@@ -310,30 +331,50 @@ func TestOpenVINORealRSS(t *testing.T) {
 		path = filepath.Join(t.TempDir(), "rss-q8_0.gguf")
 		require.NoError(t, genmodel.WriteFile(path, c))
 		t.Setenv(ovRSSModelEnv, path)
+		t.Setenv(ovRSSCacheEnv, t.TempDir())
 	}
-	onRealOpenVINO(t, false, []string{ovPerShapeVariant, ovReleaseVariant, ovDynamicVariant, ovDynReleaseVariant}, func(t *testing.T, dev backend.Device, variant string) {
+	variants := []string{ovPerShapeVariant, ovReleaseVariant, ovSpillReleaseVariant, ovDynamicVariant, ovDynReleaseVariant, ovExportVariant, ovImportVariant}
+	onRealOpenVINO(t, false, variants, func(t *testing.T, dev backend.Device, variant string) {
 		fi, err := os.Stat(path)
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, fi.Size(), int64(200<<20))
 		const ctx = 256
 		kv := int64(2 * c.Layers * ctx * (c.Embd / c.Heads * c.KVHeads) * 4) // K and V, F32
-		release := variant == ovReleaseVariant || variant == ovDynReleaseVariant
-		if variant == ovDynReleaseVariant {
-			// The one model for all token counts may have its MatMul
-			// weights repacked again at any inference: the CPU drops
-			// only pages it can read again, those of SPILL_DIR buffers.
+		release := variant == ovReleaseVariant || variant == ovSpillReleaseVariant || variant == ovDynReleaseVariant || variant == ovImportVariant
+		if variant != ovPerShapeVariant && variant != ovReleaseVariant && variant != ovDynamicVariant {
 			o, err := openvino.OptionsFromEnv()
 			require.NoError(t, err)
-			o.SpillDir, o.DynamicShapes, o.ReleaseWeights = t.TempDir(), true, openvino.On
+			switch variant {
+			case ovSpillReleaseVariant, ovDynReleaseVariant:
+				// The one model for all token counts may have its MatMul
+				// weights repacked again at any inference: the CPU drops
+				// only pages it can read again, those of SPILL_DIR buffers.
+				o.SpillDir, o.DynamicShapes, o.ReleaseWeights = t.TempDir(), variant == ovDynReleaseVariant, openvino.On
+			case ovExportVariant:
+				o.CompiledModelCacheDir = os.Getenv(ovRSSCacheEnv)
+			case ovImportVariant:
+				// Every model imported (a miss would be an error): the
+				// weight buffers are released at the first import.
+				o.CompiledModelCacheDir, o.CompiledModelCacheOnly, o.ReleaseWeights = os.Getenv(ovRSSCacheEnv), true, openvino.On
+			}
 			dev = openvino.NewRegistry(o).Devices()[0]
 			require.NoError(t, backend.Availability(dev))
 		}
+		probe := newRSSProbe(path,
+			func() (int, int) {
+				cs := dev.(interface{ CacheStats() openvino.CacheStats }).CacheStats()
+				return cs.Misses, cs.Hits + cs.Misses
+			},
+			func() uint64 { return dev.(interface{ WeightMemory() openvino.WeightMemory }).WeightMemory().Resident })
+		probe.Mark("model.Open")
 		m, err := model.Open(path, model.Options{Device: dev, Threads: 2})
 		require.NoError(t, err)
 		defer m.Close()
+		probe.Mark("NewSession")
 		s, err := m.NewSession(model.SessionOptions{Ctx: ctx, Batch: 16})
 		require.NoError(t, err)
 		defer s.Close()
+		probe.Mark("Generate")
 		toks, err := s.Generate(t.Context(), prompt(16, c.VocabSize, 0), 8, model.Sampler{}, nil)
 		require.NoError(t, err)
 		_, nodes := s.Placement()
@@ -347,20 +388,34 @@ func TestOpenVINORealRSS(t *testing.T) {
 			s2, err := m.NewSession(model.SessionOptions{Ctx: ctx, Batch: 16})
 			require.NoError(t, err)
 			defer s2.Close()
+			probe.Mark("Generate after the release")
 			again, err := s2.Generate(t.Context(), prompt(16, c.VocabSize, 0), 8, model.Sampler{}, nil)
 			require.NoError(t, err)
 			require.Equal(t, toks, again, "tokens after the release")
 		} else {
 			require.Zero(t, wm.Released)
 		}
+		t.Logf("%s: %s", variant, probe.Stop())
 		st := procStatus(t, "VmHWM", "VmRSS", "RssAnon", "RssFile")
 		ratio := float64(st["VmHWM"]) / float64(fi.Size()+kv)
 		t.Logf("%s: tokens %v; file %.1f MB + KV %.1f MB; peak RSS %.1f MB (%.2fx; issue's target 1.2x), now %.1f MB (anon %.1f, file %.1f); %v",
 			variant, toks, float64(fi.Size())/1e6, float64(kv)/1e6, float64(st["VmHWM"])/1e6, ratio,
 			float64(st["VmRSS"])/1e6, float64(st["RssAnon"])/1e6, float64(st["RssFile"])/1e6, dev.(interface{ WeightReport() string }).WeightReport())
-		models, bound := 2, 4.5
+		// The peaks measured on both releases (2026-12-03, load 0.5-4.5)
+		// and about 7% over them: a regression fails (the README has the
+		// table).
+		models, bound := 2, map[string]float64{
+			ovPerShapeVariant: 4.0, ovReleaseVariant: 4.0, ovExportVariant: 4.0,
+			ovSpillReleaseVariant: 3.15, ovDynamicVariant: 3.3, ovDynReleaseVariant: 2.35,
+			// 2025.0.0 imports a copy of the whole blob per model,
+			// 2026.4.1 computes from the mapped file in place.
+			ovImportVariant: 3.8,
+		}[variant]
+		if variant == ovImportVariant && strings.Contains(os.Getenv("GGML_OPENVINO_LIB"), string(filepath.Separator)+"2025.0.") {
+			bound = 6.1
+		}
 		if variant == ovDynamicVariant || variant == ovDynReleaseVariant {
-			models, bound = 1, 3.7
+			models = 1
 		}
 		require.LessOrEqual(t, ratio, bound)
 		require.Equal(t, models, dev.(interface{ CacheStats() openvino.CacheStats }).CacheStats().Misses, "compiled models")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ggml-go/ggml/backend"
 	"github.com/ggml-go/ggml/graph"
+	"github.com/ggml-go/ggml/internal/mmap"
 	"github.com/ggml-go/ggml/ops"
 )
 
@@ -392,7 +393,7 @@ func (be *ovBackend) prepare(g *graph.Graph, id backend.PlacementID, k keyInfo, 
 		}
 		cache.mu.Unlock()
 		if cm != nil && be.opts.ReleaseWeightsEnabled(rt.kind) {
-			if n := be.dev.weights.release(rt.kind); n > 0 {
+			if n := be.dev.weights.release(rt.kind != KindCPU || be.opts.CompiledModelCacheOnly, !be.opts.CompiledModelCacheOnly); n > 0 {
 				slog.Info("openvino: released host weight buffers", "bytes", n)
 			}
 		}
@@ -663,7 +664,7 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 	}
 	blob := ""
 	if dir := be.opts.CompiledModelCacheDir; dir != "" && n.importModel != 0 && n.exportModel != 0 {
-		blob = compiledBlobPath(dir, b.m, g)
+		blob = compiledBlobPath(dir, rt.lib.version.Build, b.m, g)
 		if ok, err := be.importModel(cm, blob); ok || err != nil {
 			if err != nil {
 				be.freeModel(cm)
@@ -733,10 +734,13 @@ func (be *ovBackend) compile(g *graph.Graph, k keyInfo) (*compiledModel, error) 
 // compiledBlobPath names the exported model of a graph: a hash of its IR
 // with the Constants numbered instead of placed (addresses differ between
 // processes) and of the weights' names and types, as upstream keys its
-// compiled-model cache by the graph's structure and names. A different
+// compiled-model cache by the graph's structure and names, and of the
+// runtime's build (a release cannot import another's blob: 2025.0.0 and
+// 2026.4.1 sharing the folder would each find the other's). A different
 // model with the same names and shapes needs the folder emptied.
-func compiledBlobPath(dir string, m *irModel, g *graph.Graph) string {
+func compiledBlobPath(dir, build string, m *irModel, g *graph.Graph) string {
 	h := fnv.New64a()
+	h.Write([]byte(build + "|"))
 	h.Write(m.xml("ggml_graph", func(c constRef) uint64 { return uint64(c.layer) }))
 	for _, n := range g.Nodes {
 		for _, s := range n.Src {
@@ -749,26 +753,30 @@ func compiledBlobPath(dir string, m *irModel, g *graph.Graph) string {
 }
 
 // importModel loads an exported compiled model, when the file exists.
+// The blob is mapped from the file, not read: read into the Go heap and
+// copied into host memory, each of the language model's two blobs (223 MB
+// for a 213 MB model) was held three times over, 1.76 GB at the peak on
+// the real CPU plugin 2026.4.1, 8.0x the model (TestOpenVINORealRSS).
 func (be *ovBackend) importModel(cm *compiledModel, path string) (bool, error) {
-	data, err := os.ReadFile(path)
+	f, err := mmap.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
-	if err != nil || len(data) == 0 {
+	if err != nil {
 		return false, nil // unreadable: compile instead
 	}
-	n, rt := be.dev.rt.lib, be.dev.rt
-	mem, free, err := hostAlloc(uint64(len(data)))
-	if err != nil {
-		return false, err
+	mem := f.Bytes()
+	if len(mem) == 0 {
+		_ = f.Close()
+		return false, nil
 	}
-	copy(mem, data)
-	// Kept as long as the model: the CPU plugin of 2026.4.1 computes
+	n, rt := be.dev.rt.lib, be.dev.rt
+	// Mapped as long as the model: the CPU plugin of 2026.4.1 computes
 	// from the imported bytes in place (freed after the import, the first
 	// infer crashed: TestCompiledModelCacheTwoProcesses); 2025.0.0 copies.
 	keep := cm.freeMem
 	cm.freeMem = func() error {
-		err := free()
+		err := f.Close()
 		if keep != nil {
 			err = errors.Join(err, keep())
 		}
@@ -782,6 +790,22 @@ func (be *ovBackend) importModel(cm *compiledModel, path string) (bool, error) {
 		return false, err
 	}
 	be.dev.cache.count(&be.dev.cache.imported)
+	if be.opts.CompiledModelCacheOnly && be.opts.ReleaseWeightsEnabled(rt.kind) {
+		// No model will be compiled from the weight buffers: released at
+		// once, before a second import maps its blob beside them.
+		if n := be.dev.weights.release(true, false); n > 0 {
+			slog.Info("openvino: released host weight buffers", "bytes", n)
+		}
+	}
+	// The import read the whole blob (the plugin repacks its MatMul
+	// weights into memory of its own); what it reads in place later comes
+	// back from the file, unless the plugin wrote to the mapping (its
+	// copies would be lost: kept then; none on either real release).
+	if w, ok := mmap.CopiedOnWrite(mem); ok && w == 0 {
+		f.Evict(mem)
+	} else if ok {
+		slog.Info("openvino: the plugin wrote to an imported blob; its pages stay resident", "bytes", w)
+	}
 	// The blob holds its constants: the conversions were for the IR only.
 	releaseAll(cm.conv)
 	cm.conv = nil

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/ggml-go/ggml/buffer"
@@ -202,6 +203,9 @@ func (s *storage) SetTensor(t *graph.Tensor, u buffer.Usage, at, offset uint64, 
 		if err := s.typ.dev.weights.register(s); err != nil {
 			return fmt.Errorf("%w: setting %s", err, t.Name)
 		}
+		if s.keeps {
+			s.typ.dev.unmapSpill()
+		}
 		extraEpoch.Add(1) // a weight's content and layout
 		e.weight, e.layout, e.content = true, nil, maphash.Bytes(contentSeed, data)
 		if l, ok := layoutFor(t, s.typ.dev.rt.kind, s.typ.dev.rt.requant()); ok {
@@ -283,6 +287,8 @@ type weightRegistry struct {
 	dropped  uint64 // bytes whose pages release dropped
 	// uses is how the compiled models read each weight (CPU release).
 	uses map[*tensorExtra]weightUse
+	// unmapping: unmapSpill's goroutine runs.
+	unmapping bool
 	// lost: pages of anonymous memory were dropped, which read as zeros:
 	// no model can be compiled again. Without it (every dropped buffer a
 	// SPILL_DIR mapping) a compile rereads the file, and stale says that
@@ -358,9 +364,86 @@ func (r *weightRegistry) bytes() uint64 {
 	return n
 }
 
+// spillUnmapInterval is how often SPILL_DIR weight pages are unmapped
+// (see unmapSpill): the CPU plugin repacks a few MB of weights in that
+// time, so about that much stays mapped while it reads them.
+const spillUnmapInterval = 5 * time.Millisecond
+
+// unmapSpill keeps the pages of SPILL_DIR weight memory (buffers and
+// conversions, shared file mappings) out of the process's resident set
+// when the weights' release is on: from the first weight set until none
+// is left, every spillUnmapInterval it drops what was mapped since. A
+// shared file mapping keeps its contents (a page read again comes back
+// from the page cache, or from the file), so this is safe whatever reads
+// them and whenever; what it saves is the time the plugin's repacking
+// would hold both copies mapped: on the real CPU plugin (2026.4.1) the
+// spill pages were 150-185 MB of a 714 MB peak (one model for all token
+// counts) until the release after the first cache hit, and the plugin
+// repacks a MatMul weight again for a new input shape at any inference,
+// reading them back. The page cache's copy is not the process's memory:
+// the kernel reclaims it (once written back) instead of running out.
+func (d *device) unmapSpill() {
+	if d.rt.opts.SpillDir == "" || !d.rt.opts.ReleaseWeightsEnabled(d.rt.kind) {
+		return
+	}
+	r := &d.weights
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unmapping {
+		return
+	}
+	r.unmapping = true
+	go func() {
+		tick := time.NewTicker(spillUnmapInterval)
+		defer tick.Stop()
+		for range tick.C {
+			r.mu.Lock()
+			var bufs []*storage
+			for s := range r.bufs {
+				if s.keeps {
+					bufs = append(bufs, s)
+				}
+			}
+			conv := d.conv.dropSpill()
+			if len(bufs) == 0 && !conv {
+				r.unmapping = false
+				r.mu.Unlock()
+				return
+			}
+			r.mu.Unlock()
+			for _, s := range bufs {
+				// Under s.mu: a storage released meanwhile has no
+				// mapping left, and its addresses may be another's.
+				s.mu.Lock()
+				mmap.DropPages(s.mem)
+				s.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// resident is the part of the anonymous weight buffers in the resident
+// set.
+func (r *weightRegistry) resident() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n uint64
+	for s := range r.bufs {
+		if !s.keeps {
+			n += mmap.Resident(s.mem)
+		}
+	}
+	return n
+}
+
 // release drops the pages of the weight buffers (kept mapped, reading as
-// zeros); it returns the bytes dropped. On a GPU, whose plugin holds a
-// device copy, every page, as upstream. On the CPU only the converted
+// zeros); it returns the bytes dropped. With all, every page: on a GPU,
+// whose plugin holds a device copy, as upstream, and wherever every
+// model is imported from COMPILED_MODEL_CACHE_DIR (CACHE_ONLY: the blobs
+// hold their constants, and nothing compiles from these buffers: without
+// mayCompile, dropped anonymous pages do not stop a graph's translation,
+// which only names the weights' addresses for the blob's key). On the CPU
+// otherwise only the converted
 // (quantized) weights that compiled models read as MatMul weights alone:
 // the real CPU plugin repacked those into its own memory, and computes
 // from everything else in place (measured: TestOpenVINORealRSS); of those
@@ -369,7 +452,7 @@ func (r *weightRegistry) bytes() uint64 {
 // Pages of SPILL_DIR buffers keep their contents (a later compile rereads
 // them, and the next hit after it drops them again); anonymous ones are
 // lost.
-func (r *weightRegistry) release(k Kind) uint64 {
+func (r *weightRegistry) release(all, mayCompile bool) uint64 {
 	r.mu.Lock()
 	if r.released && !r.stale {
 		r.mu.Unlock()
@@ -388,7 +471,7 @@ func (r *weightRegistry) release(k Kind) uint64 {
 	for _, s := range bufs {
 		s.mu.Lock()
 		d := uint64(0)
-		if k != KindCPU {
+		if all {
 			d = mmap.DropPages(s.mem)
 		} else {
 			for _, e := range s.extras {
@@ -397,7 +480,7 @@ func (r *weightRegistry) release(k Kind) uint64 {
 				}
 			}
 		}
-		lost = lost || (d > 0 && !s.keeps)
+		lost = lost || (d > 0 && !s.keeps && mayCompile)
 		n += d
 		s.mu.Unlock()
 	}

@@ -31,6 +31,7 @@ func newDevice(index int, rt *runtimeCtx) *device {
 	d.bt = &bufferType{dev: d, name: d.name}
 	d.hbt = &bufferType{dev: d, name: d.name + "_HOST", host: true}
 	d.cache = newModelCache()
+	d.conv.spill = rt.opts.SpillDir
 	return d
 }
 
@@ -134,6 +135,12 @@ type WeightMemory struct {
 	Copied uint64
 	// Models is the number of compiled models in the device's cache.
 	Models int
+	// Resident is the part of Buffers and Copied in anonymous memory
+	// whose pages are in the process's resident set now (mincore; linux
+	// only, else 0): what the weights held cost in RSS. SPILL_DIR memory,
+	// the page cache's, is left out (mincore tells the page cache, not
+	// what the process has mapped; smaps does).
+	Resident uint64
 }
 
 // Held is the weight memory held: buffers not released, plus copies.
@@ -146,7 +153,11 @@ func (m WeightMemory) String() string {
 	if m.Released > 0 {
 		s += fmt.Sprintf(", %.1f MiB of them released", float64(m.Released)/mib)
 	}
-	return s + fmt.Sprintf(", %.1f MiB converted from host tensors for %d compiled model(s)", float64(m.Copied)/mib, m.Models)
+	s += fmt.Sprintf(", %.1f MiB converted from host tensors for %d compiled model(s)", float64(m.Copied)/mib, m.Models)
+	if m.Resident > 0 {
+		s += fmt.Sprintf("; %.1f MiB of anonymous weight memory resident", float64(m.Resident)/mib)
+	}
+	return s
 }
 
 // LibraryReport says which libopenvino_c the device runs on and every
@@ -171,7 +182,7 @@ func prefixAll(p string, s []string) []string {
 
 // WeightMemory is what the device holds for weights now.
 func (d *device) WeightMemory() WeightMemory {
-	m := WeightMemory{Buffers: d.weights.bytes()}
+	m := WeightMemory{Buffers: d.weights.bytes(), Resident: d.weights.resident() + d.conv.resident()}
 	d.weights.mu.Lock()
 	m.Released = d.weights.dropped
 	d.weights.mu.Unlock()

@@ -249,6 +249,21 @@ func mulMatGraph(t *testing.T, dev *device, w *graph.Tensor, n int64) (g *graph.
 	return g, x, y
 }
 
+// weightMatrix is a rows x k matrix of type typ set to data in a WEIGHTS
+// buffer of dev that the test frees.
+func weightMatrix(t *testing.T, dev *device, typ quant.Type, k, rows int64, data []byte) *graph.Tensor {
+	ctxW := graph.NewContext(graph.ContextOptions{})
+	w := ctxW.NewTensor(typ, k, rows)
+	wbuf, err := buffer.AllocContextTensors(ctxW, dev.BufferType())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = wbuf.Free() })
+	wbuf.SetUsage(buffer.UsageWeights)
+	if data != nil {
+		require.NoError(t, buffer.SetTensor(w, data, 0))
+	}
+	return w
+}
+
 // RELEASE_WEIGHTS on the CPU drops only the pages of converted weights
 // that the compiled models read as MatMul weights alone (the real CPU
 // plugin repacks those at compile time; it reads the rest in place): a
@@ -320,12 +335,7 @@ func TestReleaseWeightsSpill(t *testing.T) {
 	dev := openDevice(t, p, Options{ReleaseWeights: On, SpillDir: t.TempDir()})
 	r := rand.New(rand.NewPCG(8, 8))
 	const k = 4096
-	ctxW := graph.NewContext(graph.ContextOptions{})
-	w := ctxW.NewTensor(quant.Q8_0, k, 8)
-	wbuf, err := buffer.AllocContextTensors(ctxW, dev.BufferType())
-	require.NoError(t, err)
-	defer wbuf.Free()
-	wbuf.SetUsage(buffer.UsageWeights)
+	w := weightMatrix(t, dev, quant.Q8_0, k, 8, nil)
 	vals := make([]float32, w.NElements())
 	for i := range vals {
 		vals[i] = float32(r.NormFloat64())
@@ -532,4 +542,41 @@ func moveTo100(t *testing.T, dev backend.Device, a *graph.Tensor) {
 	}
 	require.NoError(t, buffer.SetTensor(moved, quant.F32Bytes(x), 0))
 	a.Data, a.Buffer, a.Extra = moved.Data, moved.Buffer, moved.Extra
+}
+
+// With COMPILED_MODEL_CACHE_ONLY and RELEASE_WEIGHTS every model is
+// imported, with its constants in the blob: the weight buffers are
+// released whole at the first import, and the results stay those of the
+// process that compiled and exported the model.
+func TestCacheOnlyReleasesWeightsAtImport(t *testing.T) {
+	p := buildDouble(t)
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(10, 10))
+	const k = 4096
+	vals := make([]float32, k*8)
+	for i := range vals {
+		vals[i] = float32(r.NormFloat64())
+	}
+	q, err := quant.Quantize(quant.Q8_0, vals, 8, k, nil)
+	require.NoError(t, err)
+	xs := make([]float32, 2*k)
+	for i := range xs {
+		xs[i] = float32(r.NormFloat64())
+	}
+	run := func(opts Options) ([]float32, WeightMemory) {
+		dev := openDevice(t, p, opts)
+		w := weightMatrix(t, dev, quant.Q8_0, k, 8, q)
+		be := newBackend(dev)
+		defer be.Close()
+		g, x, y := mulMatGraph(t, dev, w, 2)
+		require.NoError(t, buffer.SetTensor(x, quant.F32Bytes(xs), 0))
+		require.NoError(t, be.GraphCompute(g))
+		return getF32(t, y), dev.WeightMemory()
+	}
+	want, wm := run(Options{CompiledModelCacheDir: dir})
+	require.Zero(t, wm.Released)
+	got, wm := run(Options{CompiledModelCacheDir: dir, CompiledModelCacheOnly: true, ReleaseWeights: On})
+	require.Equal(t, want, got)
+	require.Positive(t, wm.Released)
+	require.GreaterOrEqual(t, wm.Released+uint64(2*os.Getpagesize()), wm.Buffers, "every whole page released")
 }

@@ -708,6 +708,9 @@ func (b *builder) weightMatrix(t *graph.Tensor) (value, bool, error) {
 		if err != nil {
 			return value{}, true, err
 		}
+		if e.keeps {
+			b.dev.unmapSpill()
+		}
 		b.conv = append(b.conv, e)
 		v = b.dequant(t, e.layout, buffer.BytesBase(e.mem), 0)
 	}
