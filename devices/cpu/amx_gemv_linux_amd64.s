@@ -55,14 +55,20 @@
 	VPUNPCKLQDQ Z15, Z13, Z2;    \
 	VPUNPCKHQDQ Z15, Z13, Z3
 
-// NIBBLES adds to Z8 (dword k) and Z11 (dword k+4) the products of the
-// low and high nibbles of Z by the activation dwords k and k+4.
+// NIBBLES adds to Z8 the products of the low nibbles of Z by activation
+// dword k, and to Z11 those of its high nibbles, left in place (16 times
+// their level), by dword k+4: NIBBLESUM's one shift of the sums spares a
+// shift of each dword (the sums are exact integers, multiples of 16).
 #define NIBBLES(Z, k) \
 	VPANDD          Z, Z30, Z9;       \
 	VPDPBUSD.BCST   8+4*k(R9), Z9, Z8; \
-	VPSRLD          $4, Z, Z9;        \
-	VPANDD          Z9, Z30, Z9;      \
+	VPANDND         Z, Z30, Z9;       \
 	VPDPBUSD.BCST   24+4*k(R9), Z9, Z11
+
+// NIBBLESUM adds the high nibbles' sums, Z11 over 16, to Z8.
+#define NIBBLESUM \
+	VPSRAD $4, Z11, Z11; \
+	VPADDD Z11, Z8, Z8
 
 // SCALES gathers the dwords at the current block of the 16 rows into Z10
 // and leaves their low halves (the row scales d_x) as floats in Z10.
@@ -167,16 +173,29 @@ q40block:
 	NIBBLES(Z2, 2)
 	NIBBLES(Z3, 3)
 	SCALES
-	VPADDD       Z11, Z8, Z8
+	NIBBLESUM
 	VMULPS.BCST  (R9), Z9, Z9
 	VCVTDQ2PS    Z8, Z8
 	VFMADD231PS  Z9, Z8, Z29
 	NEXTBLOCK(18, 40, q40block)
 	NEXTGROUP(18, q40group)
 
+// gemvHalves is VPERMW's control putting the even words of a vector
+// before its odd ones.
+DATA gemvHalves<>+0(SB)/8, $0x0006000400020000
+DATA gemvHalves<>+8(SB)/8, $0x000e000c000a0008
+DATA gemvHalves<>+16(SB)/8, $0x0016001400120010
+DATA gemvHalves<>+24(SB)/8, $0x001e001c001a0018
+DATA gemvHalves<>+32(SB)/8, $0x0007000500030001
+DATA gemvHalves<>+40(SB)/8, $0x000f000d000b0009
+DATA gemvHalves<>+48(SB)/8, $0x0017001500130011
+DATA gemvHalves<>+56(SB)/8, $0x001f001d001b0019
+GLOBL gemvHalves<>(SB), RODATA|NOPTR, $64
+
 // func amxGemvQ4_1(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32, gstride uintptr, oidx *[16]int32)
 TEXT ·amxGemvQ4_1(SB), NOSPLIT, $0-72
 	SETUP
+	VMOVDQU64 gemvHalves<>(SB), Z27
 
 q41group:
 	GROUP
@@ -190,11 +209,15 @@ q41block:
 	NIBBLES(Z1, 1)
 	NIBBLES(Z2, 2)
 	NIBBLES(Z3, 3)
-	SCALES
-	VPSRLD           $16, Z10, Z10
-	VPMOVDW          Z10, Y10
-	VCVTPH2PS        Y10, Z10        // the rows' minimums m_x
-	VPADDD           Z11, Z8, Z8
+	// The rows' d_x and m_x: one VPERMW puts the gathered dwords' low
+	// halves in the low 256 bits, their high halves above.
+	KXNORW           K0, K0, K1
+	VPGATHERDD       (R12)(Z31*1), K1, Z10
+	VPERMW           Z10, Z27, Z10
+	VCVTPH2PS        Y10, Z9
+	VEXTRACTI64X4    $1, Z10, Y10
+	VCVTPH2PS        Y10, Z10
+	NIBBLESUM
 	VMULPS.BCST      (R9), Z9, Z9
 	VCVTDQ2PS        Z8, Z8
 	VFMADD231PS      Z9, Z8, Z29
