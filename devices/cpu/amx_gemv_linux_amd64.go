@@ -102,7 +102,7 @@ func amxGemv(t *graph.Tensor, at *amxType, act *activations, lo, hi int64) {
 	// cache sets, and the groups past it take 16 neighbouring rows.
 	far := gemvSpacing(a.Ne[1]/16, a.Nb[1])
 	stride := uint64(far) * a.Nb[1]
-	var idx, oidx, tidx, toidx [16]int32
+	idx, oidx, tidx, toidx := &s.idx, &s.oidx, &s.tidx, &s.toidx
 	for m := range idx {
 		idx[m] = int32(uint64(at.gemvRow(m)) * stride)
 		oidx[m] = int32(4 * int64(m) * far)
@@ -130,12 +130,12 @@ func amxGemv(t *graph.Tensor, at *amxType, act *activations, lo, hi int64) {
 		if g1 := min(hi, far); lo < g1 {
 			x := a.Data[uint64(lo)*a.Nb[1] : uint64(g1-1)*a.Nb[1]+15*stride+a.Nb[1]]
 			at.gemv(nb, unsafe.Pointer(unsafe.SliceData(x)), uintptr(stride), int(g1-lo),
-				y, (*float32)(unsafe.Pointer(&col[4*lo])), &idx, uintptr(a.Nb[1]), &oidx)
+				y, (*float32)(unsafe.Pointer(&col[4*lo])), idx, uintptr(a.Nb[1]), oidx)
 		}
 		for g := max(lo, far); g < hi; g++ {
 			x := a.Data[uint64(16*g)*a.Nb[1] : uint64(16*g+16)*a.Nb[1]]
 			at.gemv(nb, unsafe.Pointer(unsafe.SliceData(x)), uintptr(a.Nb[1]), 1,
-				y, (*float32)(unsafe.Pointer(&col[4*16*g])), &tidx, 0, &toidx)
+				y, (*float32)(unsafe.Pointer(&col[4*16*g])), tidx, 0, toidx)
 		}
 	}
 }

@@ -440,9 +440,12 @@ func computeSetRows(p *Params, t *graph.Tensor) {
 	if lo >= hi {
 		return
 	}
-	row := make([]float32, b.Ne[0])
 	rowBytes := t.RowSize()
 	same := b.Type == t.Type
+	var row []float32
+	if !same {
+		row = make([]float32, b.Ne[0])
+	}
 	for i3 := range b.Ne[3] {
 		for i2 := range b.Ne[2] {
 			ib := offset(idx, 0, i2%idx.Ne[1], i3%idx.Ne[2], 0)
