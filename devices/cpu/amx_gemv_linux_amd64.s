@@ -156,6 +156,25 @@
 	DECQ AX;       \
 	JNZ  loop
 
+// func gemvAuxQ8_1Asm(rec, y unsafe.Pointer, nb int)
+TEXT ·gemvAuxQ8_1Asm(SB), NOSPLIT, $0-24
+	MOVQ rec+0(FP), DI
+	MOVQ y+8(FP), SI
+	MOVQ nb+16(FP), CX
+
+aux81:
+	VMOVD     (SI), X0
+	VCVTPH2PS X0, X0 // d_y, s_y
+	VMOVQ     X0, (DI)
+	VMOVDQU   4(SI), Y1
+	VMOVDQU   Y1, 8(DI)
+	ADDQ      $36, SI
+	ADDQ      $40, DI
+	DECQ      CX
+	JNZ       aux81
+	VZEROUPPER
+	RET
+
 // func amxGemvQ4_0(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32, gstride uintptr, oidx *[16]int32)
 TEXT ·amxGemvQ4_0(SB), NOSPLIT, $0-72
 	SETUP
