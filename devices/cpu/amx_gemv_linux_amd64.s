@@ -89,22 +89,17 @@
 // lost); SmolLM2's generation 116 to 127 tokens per CPU-second, Gemma 3's
 // 51 to 56 (load 3.1-3.3). The K-quants' blocks span several lines.
 #define PREFETCH16(off) \
-	PREFETCHT0 off(R12);       \
-	PREFETCHT0 off(R12)(DX*1); \
-	PREFETCHT0 off(R12)(DX*2); \
-	PREFETCHT0 off(R12)(BX*1); \
-	PREFETCHT0 off(R13);       \
-	PREFETCHT0 off(R13)(DX*1); \
-	PREFETCHT0 off(R13)(DX*2); \
-	PREFETCHT0 off(R13)(BX*1); \
-	PREFETCHT0 off(R14);       \
-	PREFETCHT0 off(R14)(DX*1); \
-	PREFETCHT0 off(R14)(DX*2); \
-	PREFETCHT0 off(R14)(BX*1); \
-	PREFETCHT0 off(R15);       \
-	PREFETCHT0 off(R15)(DX*1); \
-	PREFETCHT0 off(R15)(DX*2); \
-	PREFETCHT0 off(R15)(BX*1)
+	PREFETCH4(off, R12); \
+	PREFETCH4(off, R13); \
+	PREFETCH4(off, R14); \
+	PREFETCH4(off, R15)
+
+// PREFETCH4 does so for the four rows from R.
+#define PREFETCH4(off, R) \
+	PREFETCHT0 off(R);       \
+	PREFETCHT0 off(R)(DX*1); \
+	PREFETCHT0 off(R)(DX*2); \
+	PREFETCHT0 off(R)(BX*1)
 
 // SETUP loads the arguments and the constants common to the kernels.
 #define SETUP \
