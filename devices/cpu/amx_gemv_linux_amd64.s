@@ -248,16 +248,17 @@ q41block:
 // one: lane i of the result is row i for i in 0-3 and 12-15, row i+4
 // for i in 4-7, row i-4 for i in 8-11 (idx has the gathers follow it;
 // the accumulators are put back in row order at the end).
-#define ROWPAIR(ix, sc, ACC) \
-	VMOVDQU      2(R12)(ix*sc), Y0;          \
-	VINSERTI64X4 $1, 2(R14)(ix*sc), Z0, Z0; \
+// ROWPAIR takes rows RA+ix*sc and RB+ix*sc, ROWPAIR0 rows RA and RB.
+#define ROWPAIR(RA, RB, ix, sc, ACC) \
+	VMOVDQU      2(RA)(ix*sc), Y0;          \
+	VINSERTI64X4 $1, 2(RB)(ix*sc), Z0, Z0; \
 	VPXORD       Z0, Z28, Z0;               \
 	VPXORD       ACC, ACC, ACC;             \
 	VPDPBUSD     Z27, Z0, ACC
 
-#define ROWPAIR0(ACC) \
-	VMOVDQU      2(R12), Y0;          \
-	VINSERTI64X4 $1, 2(R14), Z0, Z0; \
+#define ROWPAIR0(RA, RB, ACC) \
+	VMOVDQU      2(RA), Y0;          \
+	VINSERTI64X4 $1, 2(RB), Z0, Z0; \
 	VPXORD       Z0, Z28, Z0;        \
 	VPXORD       ACC, ACC, ACC;      \
 	VPDPBUSD     Z27, Z0, ACC
@@ -272,19 +273,15 @@ q80group:
 q80block:
 	PREFETCH16(512)
 	VBROADCASTI64X4 8(R9), Z27
-	ROWPAIR0(Z12)
-	ROWPAIR(DX, 1, Z13)
-	ROWPAIR(DX, 2, Z14)
-	ROWPAIR(BX, 1, Z15)
-	// rows 4-7 and 12-15: R13 and R15 as R12 and R14
-	XCHGQ           R12, R13
-	XCHGQ           R14, R15
-	ROWPAIR0(Z16)
-	ROWPAIR(DX, 1, Z17)
-	ROWPAIR(DX, 2, Z18)
-	ROWPAIR(BX, 1, Z19)
-	XCHGQ           R12, R13
-	XCHGQ           R14, R15
+	ROWPAIR0(R12, R14, Z12)
+	ROWPAIR(R12, R14, DX, 1, Z13)
+	ROWPAIR(R12, R14, DX, 2, Z14)
+	ROWPAIR(R12, R14, BX, 1, Z15)
+	// rows 4-7 and 12-15
+	ROWPAIR0(R13, R15, Z16)
+	ROWPAIR(R13, R15, DX, 1, Z17)
+	ROWPAIR(R13, R15, DX, 2, Z18)
+	ROWPAIR(R13, R15, BX, 1, Z19)
 	VPUNPCKLDQ      Z13, Z12, Z8
 	VPUNPCKHDQ      Z13, Z12, Z9
 	VPADDD          Z9, Z8, Z0
@@ -331,7 +328,7 @@ GLOBL gemvShuf23<>(SB), RODATA|NOPTR, $16
 
 // Q4KCHUNK adds sub-blocks 2p and 2p+1 (the low and high nibbles of the
 // 32 bytes of chunk p) of the 16 rows, times their scales sc and sc1, to
-// Z8.
+// Z8 (the high ones' sums shifted back first).
 #define Q4KCHUNK(p, sc, sc1) \
 	TRANSPOSE16(16+32*p, Z0, Z1, Z2, Z3, X0, X1, X2, X3);  \
 	TRANSPOSE16(32+32*p, Z4, Z5, Z6, Z7, X4, X5, X6, X7);  \
@@ -349,18 +346,19 @@ GLOBL gemvShuf23<>(SB), RODATA|NOPTR, $16
 	Q4KNIB(Z7, p, 7, Z17, Z19);                            \
 	VPADDD        Z17, Z16, Z16;                           \
 	VPADDD        Z19, Z18, Z18;                           \
+	VPSRAD        $4, Z18, Z18;                            \
 	VPMULLD       sc, Z16, Z16;                            \
 	VPMULLD       sc1, Z18, Z18;                           \
 	VPADDD        Z16, Z8, Z8;                             \
 	VPADDD        Z18, Z8, Z8
 
 // Q4KNIB adds dword k of chunk p's rows' low nibbles times activation
-// dword 16p+k to lo and the high ones times dword 16p+8+k to hi.
+// dword 16p+k to lo and the high ones, in place as in NIBBLES, times
+// dword 16p+8+k to hi.
 #define Q4KNIB(Z, p, k, lo, hi) \
 	VPANDD        Z, Z30, Z9;             \
 	VPDPBUSD.BCST 32+64*p+4*k(R9), Z9, lo;  \
-	VPSRLD        $4, Z, Z9;              \
-	VPANDD        Z9, Z30, Z9;            \
+	VPANDND       Z, Z30, Z9;             \
 	VPDPBUSD.BCST 64+64*p+4*k(R9), Z9, hi
 
 // func amxGemvQ4K(nb int, x unsafe.Pointer, stride uintptr, ngroups int, aux unsafe.Pointer, out *float32, idx *[16]int32, gstride uintptr, oidx *[16]int32)
