@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"unsafe"
@@ -439,28 +440,32 @@ func computeSetRows(p *Params, t *graph.Tensor) {
 	if lo >= hi {
 		return
 	}
-	row := make([]float32, b.Ne[0])
 	rowBytes := t.RowSize()
 	same := b.Type == t.Type
+	var row []float32
+	if !same {
+		row = make([]float32, b.Ne[0])
+	}
 	for i3 := range b.Ne[3] {
 		for i2 := range b.Ne[2] {
+			ib := offset(idx, 0, i2%idx.Ne[1], i3%idx.Ne[2], 0)
+			sb, db := offset(b, 0, 0, i2, i3), offset(t, 0, 0, i2, i3)
 			for i := range b.Ne[1] {
-				io := offset(idx, i, i2%idx.Ne[1], i3%idx.Ne[2], 0)
-				var r int64
-				if idx.Type == quant.I64 {
-					r = getI64(idx.Data, io)
-				} else {
-					r = int64(getI32(idx.Data, io))
-				}
+				r := idxRow(idx, ib+uint64(i)*idx.Nb[0])
 				if r < 0 || r >= t.Ne[1] {
 					panic(fmt.Sprintf("cpu: SET_ROWS: row %d of a %d-row destination", r, t.Ne[1]))
 				}
 				if r < lo || r >= hi {
 					continue
 				}
-				so := offset(b, 0, i, i2, i3)
-				do := offset(t, 0, r, i2, i3)
-				if same {
+				so, do := sb+uint64(i)*b.Nb[1], db+uint64(r)*t.Nb[1]
+				switch {
+				case same && rowBytes == 4:
+					// The transposed V cache's rows of one value, a
+					// decode step's hundreds: no memmove call each.
+					binary.LittleEndian.PutUint32(t.Data[do:], binary.LittleEndian.Uint32(b.Data[so:]))
+					continue
+				case same:
 					copy(t.Data[do:do+rowBytes], b.Data[so:so+rowBytes])
 					continue
 				}
@@ -469,6 +474,15 @@ func computeSetRows(p *Params, t *graph.Tensor) {
 			}
 		}
 	}
+}
+
+// idxRow is the row number at byte offset off of SET_ROWS's index
+// tensor idx (I32 or I64).
+func idxRow(idx *graph.Tensor, off uint64) int64 {
+	if idx.Type == quant.I64 {
+		return getI64(idx.Data, off)
+	}
+	return int64(getI32(idx.Data, off))
 }
 
 // --- DIAG ---------------------------------------------------------------------

@@ -366,6 +366,10 @@ type amxScratch struct {
 	aux []byte
 	c   [2048]byte
 	out [256]float32
+	// amxGemv's lane offsets: here, not on its stack, since the kernel
+	// is called through a func value, which escape analysis cannot see
+	// through (four allocations a product otherwise).
+	idx, oidx, tidx, toidx [16]int32
 }
 
 var amxScratches = sync.Pool{New: func() any { return new(amxScratch) }}
