@@ -245,13 +245,19 @@ func TestGemma3(t *testing.T) {
 
 // TestGemma3SlidingWindow runs Gemma 3 past its 512-position window: the
 // logits of positions 512 and on, where five layers in six no longer see
-// the start, against libllama (whose window layers keep a cache of their
-// own).
+// the start, against libllama, under checkReal's bounds. libllama's window
+// layers keep a cache of their own, but CompareOptions leave swa_full at
+// its default, true, so that cache has ctx cells filled in order as ours.
+// Loaded with CompareModelParams instead of compareParams, the
+// sapphirerapids build ran without its AMX buffer, unlike the amx level
+// we follow, and every position parted (NMSE 5.7e-3 at worst here, from
+// position 1 on); with them, all 600 positions measured NMSE 0 on the amx
+// level and on GGML_CPU_AMX=0 against haswell (2026-12-03).
 func TestGemma3SlidingWindow(t *testing.T) {
 	t.Parallel() // one thread each: with the package's other tests done, the second core takes one
 	path := realmodel.Run(t, modelcache.Gemma3)
 	lib := llamaref.ForTest(t)
-	ref, err := lib.LoadModelParams(path, lib.CompareModelParams())
+	ref, err := lib.LoadModelParams(path, compareParams(lib))
 	require.NoError(t, err)
 	defer ref.Free()
 	text := strings.Repeat(realPrompts[1], 3)
@@ -276,15 +282,19 @@ func TestGemma3SlidingWindow(t *testing.T) {
 	}
 	got, err := s.Decode(context.Background(), tokens, flags)
 	require.NoError(t, err)
-	worst, same := 0.0, 0
+	errs := make([]float64, 0, len(tokens)-512)
+	same := 0
 	for p := 512; p < len(tokens); p++ {
-		worst = max(worst, nmse(got[p], want[p]))
+		errs = append(errs, nmse(got[p], want[p]))
 		if argmax(got[p]) == argmax(want[p]) {
 			same++
 		}
 	}
-	n := len(tokens) - 512
-	t.Logf("positions 512-%d: worst NMSE %.3g, top-1 same at %d/%d", len(tokens)-1, worst, same, n)
-	require.LessOrEqual(t, worst, 0.1)
-	require.GreaterOrEqual(t, float64(same)/float64(n), 0.8)
+	slices.Sort(errs)
+	worst, median, n := errs[len(errs)-1], errs[len(errs)/2], len(errs)
+	t.Logf("positions 512-%d: NMSE worst %.3g median %.3g, top-1 same at %d/%d", len(tokens)-1, worst, median, same, n)
+	bd := boundsFor(gemmaBounds)
+	require.LessOrEqual(t, worst, bd.worstNMSE, "worst NMSE")
+	require.LessOrEqual(t, median, bd.medianNMSE, "median NMSE")
+	require.GreaterOrEqual(t, float64(same)/float64(n), bd.top1, "top-1 agreement")
 }
