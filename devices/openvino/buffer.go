@@ -76,9 +76,8 @@ func (bt *bufferType) alloc(size uint64, m kvMem) (buffer.Buffer, error) {
 			}
 			t := st.usm
 			st.release = func() error { rt.lib.freeTensor(t); return nil }
-		} else if bt.dev.rt.opts.SpillDir != "" && !bt.host {
-			st.mem, st.release, err = spillMap(bt.dev.rt.opts.SpillDir, size)
-			st.keeps = spillKeeps
+		} else if !bt.host {
+			st.mem, st.release, st.keeps, err = weightAlloc(bt.dev.rt.opts.SpillDir, size)
 		} else {
 			st.mem, st.release, err = hostAlloc(size)
 		}
@@ -87,6 +86,18 @@ func (bt *bufferType) alloc(size uint64, m kvMem) (buffer.Buffer, error) {
 		}
 	}
 	return buffer.New(bt, st, size)
+}
+
+// weightAlloc takes size bytes for weights: mapped from a file in dir
+// (GGML_OPENVINO_SPILL_DIR) when set, else host memory; keeps says whether
+// the memory keeps its contents when its pages are dropped.
+func weightAlloc(dir string, size uint64) (mem []byte, free func() error, keeps bool, err error) {
+	if dir == "" {
+		mem, free, err = hostAlloc(size)
+		return mem, free, false, err
+	}
+	mem, free, err = spillMap(dir, size)
+	return mem, free, spillKeeps, err
 }
 
 // hostAlloc takes size bytes of zeroed host memory from a CPU buffer,

@@ -61,14 +61,7 @@ func (c *convCache) acquire(t *graph.Tensor, l extractedLayout, src []byte) (*co
 		e.refs++
 		return e, nil
 	}
-	var mem []byte
-	var free func() error
-	var err error
-	if c.spill != "" {
-		mem, free, err = spillMap(c.spill, l.total)
-	} else {
-		mem, free, err = hostAlloc(l.total)
-	}
+	mem, free, keeps, err := weightAlloc(c.spill, l.total)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +77,7 @@ func (c *convCache) acquire(t *graph.Tensor, l extractedLayout, src []byte) (*co
 	if w, ok := mmap.CopiedOnWrite(src); ok && w == 0 {
 		mmap.DropPages(src)
 	}
-	e := &convEntry{key: k, layout: l, mem: mem, free: free, keeps: c.spill != "" && spillKeeps, refs: 1, cache: c}
+	e := &convEntry{key: k, layout: l, mem: mem, free: free, keeps: keeps, refs: 1, cache: c}
 	if c.m == nil {
 		c.m = map[convKey]*convEntry{}
 	}

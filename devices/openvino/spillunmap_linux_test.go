@@ -1,50 +1,16 @@
 package openvino
 
 import (
-	"bufio"
-	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-go/ggml/buffer"
+	"github.com/ggml-go/ggml/internal/mmap"
 	"github.com/ggml-go/ggml/quant"
 )
-
-// mappedRSS is the resident size of the mapping holding mem's first byte,
-// from /proc/self/smaps (what the process has mapped, unlike mincore,
-// which tells the page cache for a file).
-func mappedRSS(t *testing.T, mem []byte) int64 {
-	a := uint64(uintptr(unsafe.Pointer(&mem[0])))
-	f, err := os.Open("/proc/self/smaps")
-	require.NoError(t, err)
-	defer f.Close()
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) >= 5 && strings.Contains(fs[0], "-") && !strings.HasSuffix(fs[0], ":") {
-			var lo, hi uint64
-			_, err := fmt.Sscanf(fs[0], "%x-%x", &lo, &hi)
-			require.NoError(t, err)
-			in = lo <= a && a < hi
-			continue
-		}
-		if in && len(fs) == 3 && fs[0] == "Rss:" {
-			kb, err := strconv.ParseInt(fs[1], 10, 64)
-			require.NoError(t, err)
-			return kb << 10
-		}
-	}
-	t.Fatalf("no mapping holds %#x", a)
-	return 0
-}
 
 // With SPILL_DIR and RELEASE_WEIGHTS, the weight buffers' file pages are
 // unmapped within a few spillUnmapInterval of being written or read
@@ -85,7 +51,9 @@ func TestSpillWeightPagesUnmapped(t *testing.T) {
 			unmapped := func() bool {
 				deadline := time.Now().Add(time.Second)
 				for time.Now().Before(deadline) {
-					if mappedRSS(t, mem) == 0 {
+					n, ok := mmap.MappedResident(mem)
+					require.True(t, ok, "no smaps entry for the weight buffer")
+					if n == 0 {
 						return true
 					}
 					time.Sleep(spillUnmapInterval)

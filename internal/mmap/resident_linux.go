@@ -40,7 +40,16 @@ func Resident(mem []byte) uint64 {
 // dropping such pages would lose the writes (File.Evict needs none). 0
 // means DropPages keeps mem's contents: a file's pages come back from the
 // file, a shared mapping's from the page cache.
-func CopiedOnWrite(mem []byte) (uint64, bool) {
+func CopiedOnWrite(mem []byte) (uint64, bool) { return smapsField(mem, "Anonymous:") }
+
+// MappedResident is the resident size of the mapping holding mem (smaps'
+// Rss of it: what the process has mapped, unlike Resident's mincore, which
+// tells the page cache for a file), and whether that could be read.
+func MappedResident(mem []byte) (uint64, bool) { return smapsField(mem, "Rss:") }
+
+// smapsField reads field (a size in kB) of the mapping holding all of mem
+// from /proc/self/smaps, in bytes.
+func smapsField(mem []byte, field string) (uint64, bool) {
 	if len(mem) == 0 {
 		return 0, false
 	}
@@ -65,7 +74,7 @@ func CopiedOnWrite(mem []byte) (uint64, bool) {
 			}
 			continue
 		}
-		if in && len(fs) == 3 && fs[0] == "Anonymous:" {
+		if in && len(fs) == 3 && fs[0] == field {
 			kb, err := strconv.ParseUint(fs[1], 10, 64)
 			return kb << 10, err == nil
 		}
