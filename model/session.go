@@ -17,8 +17,9 @@ import (
 
 // SessionOptions configure NewSession.
 type SessionOptions struct {
-	// Ctx is the number of KV cache cells, the longest sequence the
-	// session holds; 0 takes the model's training context, at most 4096.
+	// Ctx is the longest sequence the session holds; 0 takes the model's
+	// training context, at most 4096. The cache has Ctx cells rounded up
+	// to a multiple of 64 (cachePad).
 	Ctx int
 	// Batch is the most tokens one graph computes; longer inputs to Decode
 	// are cut into batches of this size. 0 means 512 (at most Ctx).
@@ -39,6 +40,8 @@ type Session struct {
 	m      *Model
 	opts   SessionOptions
 	vTrans bool
+	// cells is the KV cache's length: opts.Ctx padded to cachePad.
+	cells  int
 	k, v   []*graph.Tensor
 	caches []buffer.Buffer // the KV cache, one buffer per device holding layers
 	sched  *backend.Scheduler
@@ -96,7 +99,7 @@ func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 	if opts.CacheType != quant.F32 && opts.CacheType != quant.F16 {
 		return nil, fmt.Errorf("%w: KV cache type %s (F32 or F16)", ErrArgument, opts.CacheType)
 	}
-	s = &Session{m: m, opts: opts, vTrans: !opts.FlashAttn}
+	s = &Session{m: m, opts: opts, vTrans: !opts.FlashAttn, cells: int(padTo(int64(opts.Ctx), cachePad))}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, s.Close())
@@ -107,8 +110,8 @@ func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 	var devs []backend.Device // in first use order
 	byDev := map[backend.Device][]*graph.Tensor{}
 	for il := range h.NLayer {
-		k := c.SetName(c.NewTensor(opts.CacheType, int64(h.NEmbdKGQA(il)), int64(opts.Ctx)), fmt.Sprintf("cache_k_l%d", il))
-		v := c.SetName(c.NewTensor(opts.CacheType, int64(h.NEmbdVGQA(il)), int64(opts.Ctx)), fmt.Sprintf("cache_v_l%d", il))
+		k := c.SetName(c.NewTensor(opts.CacheType, int64(h.NEmbdKGQA(il)), int64(s.cells)), fmt.Sprintf("cache_k_l%d", il))
+		v := c.SetName(c.NewTensor(opts.CacheType, int64(h.NEmbdVGQA(il)), int64(s.cells)), fmt.Sprintf("cache_v_l%d", il))
 		s.k, s.v = append(s.k, k), append(s.v, v)
 		d := m.cacheDevice(opts.CacheType, m.layerDev[il])
 		if byDev[d] == nil {
@@ -122,7 +125,7 @@ func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 	for _, d := range devs {
 		b, err := buffer.AllocTensors(d.BufferType(), byDev[d])
 		if err != nil {
-			return nil, fmt.Errorf("%w: KV cache of %d cells on %s: %w", ErrMemory, opts.Ctx, d.Name(), err)
+			return nil, fmt.Errorf("%w: KV cache of %d cells on %s: %w", ErrMemory, s.cells, d.Name(), err)
 		}
 		s.caches = append(s.caches, b)
 		// Masked cells are multiplied by zero weights: they must hold
@@ -135,7 +138,7 @@ func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 		return nil, err
 	}
 	b := &builder{s: s, c: graph.NewContext(graph.ContextOptions{}), g: graph.NewGraph(),
-		bs: batchShape{nTokens: opts.Batch, nKV: opts.Ctx, nOutputs: opts.Batch}}
+		bs: batchShape{nTokens: opts.Batch, nKV: s.cells, nOutputs: opts.Batch}}
 	if _, err := b.build(); err != nil {
 		return nil, err
 	}
@@ -306,6 +309,18 @@ const (
 	batchKVPad = 32
 )
 
+// cachePad is the multiple of cells the KV cache is allocated in, so that
+// the cells a batch attends over, capped at the cache's end, are never
+// other than libllama's in their sums: llama.cpp rounds n_ctx up to 256
+// (a context of 100 has 256 cells there), and a one-token step over a
+// cache of 100 cells summed cells 64-99 in ggml_vec_dot_f32's leftover
+// loop where libllama's 256 have none (the amx level parted from the
+// sapphirerapids build from position 64, TestDecodeStepsMatchLlama). 64,
+// the widest one-column step (AVX-512's) and a multiple of the others,
+// gives the same sums with less memory than 256: past the live cells
+// every weight is an exact zero.
+const cachePad = 64
+
 // nKV is how many cells a batch of n tokens ending at position end
 // attends over, padded (stepKVPad, batchKVPad) so that every sum is
 // libllama's and graphs of nearby lengths have the same shape.
@@ -314,7 +329,7 @@ func (s *Session) nKV(end, n int) int {
 	if n == 1 || s.opts.FlashAttn {
 		pad = stepKVPad
 	}
-	return int(min(padTo(int64(end), pad), int64(s.opts.Ctx)))
+	return int(min(padTo(int64(end), pad), int64(s.cells)))
 }
 
 func (s *Session) decodeBatch(ctx context.Context, tokens []int32, want []bool, out [][]float32) error {
@@ -450,7 +465,7 @@ func (s *Session) setInputs(in *batchInputs, bs batchShape, tokens, outIdx []int
 		vIdx = grow(&sc.vIdx, 8*n*kvDim)
 		for i := range n {
 			for j := range kvDim {
-				binary.LittleEndian.PutUint64(vIdx[8*(i*kvDim+j):], uint64(j*s.opts.Ctx+s.nPast+i))
+				binary.LittleEndian.PutUint64(vIdx[8*(i*kvDim+j):], uint64(j*s.cells+s.nPast+i))
 			}
 		}
 	}
