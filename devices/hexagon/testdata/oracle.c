@@ -73,6 +73,8 @@ static int32_t *t_params(T *t) { return (int32_t *) ((char *) t + 84); }
 static T **t_src(T *t) { return (T **) ((char *) t + 152); }
 static int t_type(T *t) { return *(int32_t *) t; }
 
+static const char *variant; /* the CPU library load_ggml found */
+
 static int load_ggml(const char *dir) {
     char p[1024];
     snprintf(p, sizeof p, "%s/libggml-base.so", dir);
@@ -83,6 +85,7 @@ static int load_ggml(const char *dir) {
     for (size_t i = 0; i < sizeof variants / sizeof *variants && !cpu; i++) {
         snprintf(p, sizeof p, "%s/libggml-cpu-%s.so", dir, variants[i]);
         cpu = dlopen(p, RTLD_NOW | RTLD_GLOBAL);
+        variant = variants[i];
     }
     if (!cpu) { printf("oracle: no usable libggml-cpu-*.so in %s\n", dir); return -1; }
     struct { void *lib; const char *name; void **dst; } s[] = {
@@ -227,6 +230,7 @@ static int64_t repack(T *w, uint8_t *dst) {
 static struct api D; /* the double */
 static struct session S;
 static int cases, case_failures;
+static int exact; /* the second pass, math=ggml: the double's answers must be ggml's bit for bit */
 
 static uint32_t elem_size(int type) { return type == G_F16 ? 2 : type == G_I64 ? 8 : type == G_F32 || type == G_I32 ? 4 : 0; }
 
@@ -297,6 +301,7 @@ static void run(C *ctx, const char *name, uint32_t opcode, T *node, T *out_base,
                     den += r * r;
                 }
     double nmse = den > 0 ? num / den : num;
+    if (exact) max_nmse = 0;
     int ok = gs == 0 && st == HTP_STATUS_OK && nmse <= max_nmse && !isnan(nmse);
     if (!ok) case_failures++;
     printf("%-4s %-44s status %u nmse %.3g (max %.0e)\n", ok ? "ok" : "FAIL", name, st, nmse, max_nmse);
@@ -619,15 +624,25 @@ int main(int argc, char **argv) {
     D.configure("kparams=0"); /* these batches carry no kernel parameters */
     int rc = hx_bring_up(&D, &S, "cdsp", 0);
     if (rc) { printf("oracle: bring-up failed at step %d\n", rc); return 1; }
-    cases_elementwise();
-    cases_glu();
-    cases_softmax();
-    cases_rope();
-    cases_rope_multi();
-    cases_rows_cpy();
-    cases_flash_attn();
-    cases_mul_mat();
-    cases_more();
+    /* first the double's own math against ggml; then math=ggml, where the same batches must give ggml's bits (the
+     * op mapping, parameters and the untiling of the weights checked exactly) */
+    for (exact = 0; exact < 2; exact++) {
+        if (exact) {
+            char spec[2048];
+            snprintf(spec, sizeof spec, "math=ggml;ggml_extra=0;ggml_dir=%s;ggml_cpu=%s", argv[2], variant);
+            CHECK(D.configure(spec) == 0, "math=ggml configure");
+            printf("oracle: math=ggml (%s), exact\n", variant);
+        }
+        cases_elementwise();
+        cases_glu();
+        cases_softmax();
+        cases_rope();
+        cases_rope_multi();
+        cases_rows_cpy();
+        cases_flash_attn();
+        cases_mul_mat();
+        cases_more();
+    }
     hx_release(&S);
     CHECK(D.stat("violations") == 0, "violations during the oracle cases");
     printf("oracle: %d cases, %d failed\n", cases, case_failures + failures);
