@@ -396,7 +396,7 @@ HD_EXPORT uint64_t htpdouble_stat(const char *name) {
     }
 #define ST(f) else if (!strcmp(name, #f)) v = hd.st.f;
     ST(rpcmem_allocs) ST(rpcmem_frees) ST(batches) ST(batches_rejected) ST(ops) ST(exec_ns) ST(validate_ns)
-    ST(violations) ST(mdev_shares) ST(faults_fired) ST(dsp_busy_ns) ST(dsp_wall_ns) ST(rsp_wakeup_ns)
+    ST(violations) ST(mdev_shares) ST(faults_fired) ST(ggml_weights) ST(ggml_weights_extra) ST(dsp_busy_ns) ST(dsp_wall_ns) ST(rsp_wakeup_ns)
 #undef ST
     else if (!strcmp(name, "log_dropped")) v = log_dropped;
     pthread_mutex_unlock(&hd.mu);

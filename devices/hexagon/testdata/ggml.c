@@ -282,7 +282,7 @@ static int bind_out(const struct hd_op *op, T *x, const struct hd_tensor *d) {
  * place. */
 
 struct wentry {
-    uint64_t gen; const uint8_t *p; uint32_t type; uint32_t ne[4], nb[4]; int64_t N; uint32_t opcode;
+    uint64_t gen; const uint8_t *p; uint32_t type; uint32_t ne[4], nb[4]; int64_t N, n_used;
     C *ctx; T *t; B buf; void *mem; const char *where;
 };
 static struct wentry *wcache;
@@ -372,7 +372,7 @@ static T *weight(const struct hd_op *op, const struct hd_tensor *w, int64_t K, i
     }
     for (size_t i = 0; i < wcache_n; i++) {
         struct wentry *e = &wcache[i];
-        if (e->gen == w->gen && e->p == w->p && e->type == w->d->type && e->N == N && e->opcode == op->opcode &&
+        if (e->gen == w->gen && e->p == w->p && e->type == w->d->type && e->N == N && e->n_used == n_used &&
             !memcmp(e->ne, w->d->ne, sizeof e->ne) && !memcmp(e->nb, w->d->nb, sizeof e->nb))
             return e->t;
     }
@@ -382,7 +382,7 @@ static T *weight(const struct hd_op *op, const struct hd_tensor *w, int64_t K, i
         if (!p) { *status = HTP_STATUS_INTERNAL_ERR; return NULL; }
         wcache = p; wcache_cap = cap;
     }
-    struct wentry e = { .gen = w->gen, .p = w->p, .type = w->d->type, .N = N, .opcode = op->opcode };
+    struct wentry e = { .gen = w->gen, .p = w->p, .type = w->d->type, .N = N, .n_used = n_used };
     memcpy(e.ne, w->d->ne, sizeof e.ne);
     memcpy(e.nb, w->d->nb, sizeof e.nb);
     int64_t ne2 = w->d->ne[2], ne3 = w->d->ne[3], nkb = K / 32, nkt = (w->d->ne[0] + 31) / 32;
@@ -414,6 +414,8 @@ static T *weight(const struct hd_op *op, const struct hd_tensor *w, int64_t K, i
     }
     if (!e.buf) e.t->data = e.mem;
     pthread_mutex_lock(&hd.mu);
+    hd.st.ggml_weights++;
+    hd.st.ggml_weights_extra += e.buf != NULL;
     hd_log("math=ggml: weight %s %u x %lld (x %lld) of %s in %s", hd_op_name(op->opcode), (unsigned) K, (long long) N,
            (long long) (ne2 * ne3), tiled ? "tiles" : "blocks", e.where);
     pthread_mutex_unlock(&hd.mu);

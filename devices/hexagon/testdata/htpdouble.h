@@ -306,7 +306,8 @@ enum { HD_MATH_EMU = 0, HD_MATH_GGML = 1 };
 struct hd_stats {
     uint64_t rpcmem_allocs, rpcmem_frees, batches, batches_rejected, ops, exec_ns, validate_ns, dsp_busy_ns, dsp_wall_ns,
         rsp_wakeup_ns, violations, mdev_shares,
-        faults_fired, op_count[HD_OP_COUNT];
+        faults_fired, op_count[HD_OP_COUNT],
+        ggml_weights, ggml_weights_extra; /* math=ggml: weights converted / of them placed in an extra buffer type */
 };
 
 struct hd_state {
