@@ -22,82 +22,13 @@
 
 #include "htpdouble.h"
 
-/* struct ggml_tensor of ggml 0.25.1 (336 bytes) */
-struct gg_tensor {
-    int32_t type; int32_t pad0; void *buffer; int64_t ne[4]; size_t nb[4]; int32_t op; int32_t op_params[16];
-    int32_t flags; struct gg_tensor *src[10]; struct gg_tensor *view_src; size_t view_offs; void *data; char name[64];
-    void *extra; char padding[8];
-};
-_Static_assert(sizeof(struct gg_tensor) == 336, "ggml_tensor: 336 bytes (ggmlref/layout_test.go)");
-_Static_assert(offsetof(struct gg_tensor, buffer) == 8, "ggml_tensor.buffer @8");
-_Static_assert(offsetof(struct gg_tensor, ne) == 16, "ggml_tensor.ne @16");
-_Static_assert(offsetof(struct gg_tensor, nb) == 48, "ggml_tensor.nb @48");
-_Static_assert(offsetof(struct gg_tensor, op) == 80, "ggml_tensor.op @80");
-_Static_assert(offsetof(struct gg_tensor, op_params) == 84, "ggml_tensor.op_params @84");
-_Static_assert(offsetof(struct gg_tensor, src) == 152, "ggml_tensor.src @152");
-_Static_assert(offsetof(struct gg_tensor, data) == 248, "ggml_tensor.data @248");
-_Static_assert(offsetof(struct gg_tensor, extra) == 320, "ggml_tensor.extra @320");
-/* ggml_tensor_overhead() = sizeof(struct ggml_object) (32) + the tensor */
-#define GG_TENSOR_OVERHEAD (32u + 336u)
+#include "ggml_api.h"
 
-struct gg_init_params { size_t mem_size; void *mem_buffer; bool no_alloc; };
-_Static_assert(sizeof(struct gg_init_params) == 24, "ggml_init_params: 24 bytes (ggmlref/layout_test.go)");
+typedef gg_T T;
+typedef gg_C C;
+typedef gg_B B;
 
-typedef struct gg_tensor T;
-typedef struct gg_ctx C;
-typedef void *B; /* ggml_backend_t, _dev_t, _reg_t, _buffer_type_t, _buffer_t: opaque */
-
-enum { GG_F32 = 0, GG_F16 = 1, GG_I32 = HTP_TYPE_I32, GG_I64 = HTP_TYPE_I64 };
-
-static struct {
-    C *(*init)(struct gg_init_params);
-    void (*free)(C *), (*reset)(C *);
-    size_t (*tensor_overhead)(void), (*graph_overhead)(size_t, bool);
-    T *(*new4)(C *, int, int64_t, int64_t, int64_t, int64_t);
-    void *(*new_graph)(C *, size_t, bool);
-    void (*expand)(void *, T *);
-    void *(*set_abort)(void (*)(const char *));
-    T *(*add)(C *, T *, T *), *(*sub)(C *, T *, T *), *(*mul)(C *, T *, T *), *(*div)(C *, T *, T *);
-    T *(*rms_norm)(C *, T *, float), *(*norm)(C *, T *, float), *(*l2_norm)(C *, T *, float);
-    T *(*scale_bias)(C *, T *, float, float), *(*clamp)(C *, T *, float, float), *(*fill)(C *, T *, float);
-    T *(*leaky_relu)(C *, T *, float, bool);
-    T *(*silu)(C *, T *), *(*gelu)(C *, T *), *(*gelu_quick)(C *, T *), *(*sigmoid)(C *, T *), *(*exp)(C *, T *),
-        *(*neg)(C *, T *), *(*softplus)(C *, T *), *(*tanh)(C *, T *), *(*sqr)(C *, T *), *(*sqrt)(C *, T *),
-        *(*abs)(C *, T *), *(*log)(C *, T *), *(*relu)(C *, T *);
-    T *(*swiglu)(C *, T *), *(*swiglu_swapped)(C *, T *), *(*geglu)(C *, T *), *(*geglu_swapped)(C *, T *);
-    T *(*swiglu_split)(C *, T *, T *), *(*geglu_split)(C *, T *, T *);
-    T *(*swiglu_oai)(C *, T *, T *, float, float);
-    T *(*soft_max_ext)(C *, T *, T *, float, float);
-    void (*soft_max_add_sinks)(T *, T *);
-    T *(*rope_ext)(C *, T *, T *, T *, int, int, int, float, float, float, float, float, float);
-    T *(*rope_multi)(C *, T *, T *, T *, int, int *, int, int, float, float, float, float, float, float);
-    T *(*get_rows)(C *, T *, T *), *(*set_rows)(C *, T *, T *, T *), *(*cpy)(C *, T *, T *);
-    T *(*flash_attn_ext)(C *, T *, T *, T *, T *, float, float, float);
-    void (*fa_add_sinks)(T *, T *);
-    T *(*mul_mat)(C *, T *, T *), *(*mul_mat_id)(C *, T *, T *, T *), *(*add_id)(C *, T *, T *, T *);
-    T *(*sum_rows)(C *, T *), *(*cumsum)(C *, T *), *(*diag)(C *, T *);
-    T *(*solve_tri)(C *, T *, T *, bool, bool, bool);
-    T *(*repeat)(C *, T *, T *), *(*concat)(C *, T *, T *, int), *(*argsort)(C *, T *, int), *(*tri)(C *, T *, int);
-    T *(*pad_ext)(C *, T *, int, int, int, int, int, int, int, int);
-    T *(*pad_ext_circular)(C *, T *, int, int, int, int, int, int, int, int);
-    /* ggml-backend */
-    int (*graph_compute)(B, void *);
-    B (*get_device)(B);
-    bool (*supports_op)(B, const T *);
-    B (*dev_reg)(B);
-    void *(*proc_address)(B, const char *);
-    const char *(*buft_name)(B);
-    B (*buft_alloc)(B, size_t);
-    size_t (*buft_alloc_size)(B, const T *);
-    void *(*buffer_base)(B);
-    int (*tensor_alloc)(B, T *, void *);
-    void (*tensor_set)(T *, const void *, size_t, size_t);
-    void (*buffer_free)(B);
-    /* the CPU library */
-    B (*cpu_init)(void);
-    void (*cpu_threads)(B, int);
-    void (*cpu_global_init)(void);
-} g;
+static struct gg_api g;
 
 /* Everything below runs under gg_mu: one DSP thread at a time computes with the CPU backend. */
 static pthread_mutex_t gg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -115,12 +46,6 @@ static void on_ggml_abort(const char *msg) {
 
 /* ---------------------------------------------------------------- loading */
 
-static int resolve(void *lib, const char *name, void **dst, char *err, size_t errn) {
-    *dst = dlsym(lib, name);
-    if (!*dst) snprintf(err, errn, "%s: %s", name, dlerror());
-    return *dst ? 0 : -1;
-}
-
 int hd_ggml_load(const char *dir, const char *cpu, char *err, size_t errn) {
     char base_path[1280], cpu_path[1280];
     if (!*dir || !*cpu) { snprintf(err, errn, "math=ggml needs ggml_dir and ggml_cpu"); return -1; }
@@ -134,41 +59,7 @@ int hd_ggml_load(const char *dir, const char *cpu, char *err, size_t errn) {
     /* the same paths libllama's loader opens: dlopen returns those instances */
     void *base = dlopen(base_path, RTLD_NOW | RTLD_LOCAL), *lcpu = base ? dlopen(cpu_path, RTLD_NOW | RTLD_LOCAL) : NULL;
     if (!lcpu) { snprintf(err, errn, "%s", dlerror()); rc = -1; goto out; }
-    struct { void *lib; const char *name; void **dst; } s[] = {
-#define BS(f, n) { base, n, (void **) &g.f }
-        BS(init, "ggml_init"), BS(free, "ggml_free"), BS(reset, "ggml_reset"), BS(tensor_overhead, "ggml_tensor_overhead"),
-        BS(graph_overhead, "ggml_graph_overhead_custom"), BS(new4, "ggml_new_tensor_4d"),
-        BS(new_graph, "ggml_new_graph_custom"), BS(expand, "ggml_build_forward_expand"),
-        BS(set_abort, "ggml_set_abort_callback"), BS(add, "ggml_add"), BS(sub, "ggml_sub"), BS(mul, "ggml_mul"),
-        BS(div, "ggml_div"), BS(rms_norm, "ggml_rms_norm"), BS(norm, "ggml_norm"), BS(l2_norm, "ggml_l2_norm"),
-        BS(scale_bias, "ggml_scale_bias"), BS(clamp, "ggml_clamp"), BS(fill, "ggml_fill"),
-        BS(leaky_relu, "ggml_leaky_relu"), BS(silu, "ggml_silu"), BS(gelu, "ggml_gelu"),
-        BS(gelu_quick, "ggml_gelu_quick"), BS(sigmoid, "ggml_sigmoid"), BS(exp, "ggml_exp"), BS(neg, "ggml_neg"),
-        BS(softplus, "ggml_softplus"), BS(tanh, "ggml_tanh"), BS(sqr, "ggml_sqr"), BS(sqrt, "ggml_sqrt"),
-        BS(abs, "ggml_abs"), BS(log, "ggml_log"), BS(relu, "ggml_relu"), BS(swiglu, "ggml_swiglu"),
-        BS(swiglu_swapped, "ggml_swiglu_swapped"), BS(geglu, "ggml_geglu"), BS(geglu_swapped, "ggml_geglu_swapped"),
-        BS(swiglu_split, "ggml_swiglu_split"), BS(geglu_split, "ggml_geglu_split"), BS(swiglu_oai, "ggml_swiglu_oai"),
-        BS(soft_max_ext, "ggml_soft_max_ext"), BS(soft_max_add_sinks, "ggml_soft_max_add_sinks"),
-        BS(rope_ext, "ggml_rope_ext"), BS(rope_multi, "ggml_rope_multi"), BS(get_rows, "ggml_get_rows"),
-        BS(set_rows, "ggml_set_rows"), BS(cpy, "ggml_cpy"), BS(flash_attn_ext, "ggml_flash_attn_ext"),
-        BS(fa_add_sinks, "ggml_flash_attn_ext_add_sinks"), BS(mul_mat, "ggml_mul_mat"),
-        BS(mul_mat_id, "ggml_mul_mat_id"), BS(add_id, "ggml_add_id"), BS(sum_rows, "ggml_sum_rows"),
-        BS(cumsum, "ggml_cumsum"), BS(diag, "ggml_diag"), BS(solve_tri, "ggml_solve_tri"), BS(repeat, "ggml_repeat"),
-        BS(concat, "ggml_concat"), BS(argsort, "ggml_argsort"), BS(tri, "ggml_tri"), BS(pad_ext, "ggml_pad_ext"),
-        BS(pad_ext_circular, "ggml_pad_ext_circular"), BS(graph_compute, "ggml_backend_graph_compute"),
-        BS(get_device, "ggml_backend_get_device"), BS(supports_op, "ggml_backend_dev_supports_op"),
-        BS(dev_reg, "ggml_backend_dev_backend_reg"), BS(proc_address, "ggml_backend_reg_get_proc_address"),
-        BS(buft_name, "ggml_backend_buft_name"), BS(buft_alloc, "ggml_backend_buft_alloc_buffer"),
-        BS(buft_alloc_size, "ggml_backend_buft_get_alloc_size"), BS(buffer_base, "ggml_backend_buffer_get_base"),
-        BS(tensor_alloc, "ggml_backend_tensor_alloc"), BS(tensor_set, "ggml_backend_tensor_set"),
-        BS(buffer_free, "ggml_backend_buffer_free"),
-#undef BS
-        { lcpu, "ggml_backend_cpu_init", (void **) &g.cpu_init },
-        { lcpu, "ggml_backend_cpu_set_n_threads", (void **) &g.cpu_threads },
-        { lcpu, "ggml_cpu_init", (void **) &g.cpu_global_init },
-    };
-    for (size_t i = 0; i < sizeof s / sizeof *s; i++)
-        if (resolve(s[i].lib, s[i].name, s[i].dst, err, errn)) { rc = -1; goto out; }
+    if (gg_api_load(&g, base, lcpu, err, errn)) { rc = -1; goto out; }
     if (g.tensor_overhead() != GG_TENSOR_OVERHEAD) {
         snprintf(err, errn, "ggml_tensor_overhead() = %zu, want %u: not the ggml 0.25.1 tensor layout",
                  g.tensor_overhead(), GG_TENSOR_OVERHEAD);
@@ -187,8 +78,8 @@ out:
  * that computes or converts runs on a DSP thread). */
 static int backend_ready(void) {
     if (backend) return 1;
-    g.cpu_global_init();
-    backend = g.cpu_init();
+    g.cpu_init();
+    backend = g.backend_cpu_init();
     if (!backend) return 0;
     g.cpu_threads(backend, 1);
     cpu_dev = g.get_device(backend);
@@ -654,7 +545,7 @@ int hd_ggml_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_FENCE
     T *out[HTP_OP_MAX_OUTPUTS];
     int n_out = 0;
     if ((st = build(op, src, dst, out, &n_out)) != HTP_STATUS_OK) goto out;
-    void *gf = g.new_graph(op_ctx, 16, false);
+    void *gf = g.new_graph_custom(op_ctx, 16, false);
     for (int k = 0; k < n_out; k++) g.expand(gf, out[k]);
     if (g.graph_compute(backend, gf) != 0) { st = fail(HTP_STATUS_INTERNAL_ERR, op, "ggml_backend_graph_compute failed"); goto out; }
     if (hd.cfg.ggml_ulp == op->opcode)
