@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,6 +20,7 @@ import (
 	"github.com/ggml-go/ggml/internal/testkit/devtest"
 	"github.com/ggml-go/ggml/internal/testkit/genmodel"
 	"github.com/ggml-go/ggml/internal/testkit/hexdouble"
+	"github.com/ggml-go/ggml/internal/testkit/llamaref"
 	"github.com/ggml-go/ggml/internal/testkit/ovdouble"
 	"github.com/ggml-go/ggml/internal/testkit/realmodel"
 	"github.com/ggml-go/ggml/model"
@@ -254,13 +256,18 @@ func ovTarget(t *testing.T, p, target string, want openvino.Kind, set func(*open
 
 // TestRealFilesOnDevices runs the real model files through the scheduler
 // on the device kit's fake device (every op it takes, its work queued on
-// a goroutine) and on HTP0 over the libcdsprpc double (its ops computed
-// by the double's emulated DSP, the rest on the CPU), against libllama
-// with the CPU device's bounds. The fake device computes with the CPU's
-// kernels (the CPU's figures, through the scheduler's copies and a
-// goroutine); the double's DSP emulation is slow (its products in scalar
-// double precision), so HTP0 takes the first prompt only (SmolLM2's: 69 s
-// of CPU time, 107 s wall at load 7.7). HTP0: verified on the double only.
+// a goroutine) and on HTP0 over the libcdsprpc double, against libllama.
+// The fake device computes with the CPU's kernels; HTP0's double computes
+// with math=ggml (ggmlMath): the ops it receives are computed by the CPU
+// library libllama computes with, so the host side - splits, the
+// scheduler's copies, the weights' tiling, op mapping, fusions,
+// parameters - is held to the CPU device's bounds: any wrong byte shows in
+// the logits. Verified on the double (math=ggml: the DSP's ops computed by
+// the real ggml 0.25.1 CPU library), which says nothing of DSP numerics.
+// One run keeps the double's own DSP emulation (its products in scalar
+// double precision, no activation quantization) with the loose bounds;
+// it is slow, so it takes the first prompt of Gemma 3 only (most of whose
+// products, Q4_K and Q6_K, stay on the CPU: 14 s against SmolLM2's 51 s).
 func TestRealFilesOnDevices(t *testing.T) {
 	t.Parallel() // one thread each: with the package's other tests done, the second core takes one
 	d, htp := htpOnDouble(t)
@@ -272,11 +279,149 @@ func TestRealFilesOnDevices(t *testing.T) {
 		t.Run(c.m.Name+"/"+fake.Name(), func(t *testing.T) {
 			checkReal(t, realmodel.Run(t, c.m), model.Options{Device: fake, Threads: 1}, boundsFor(c.bd), 0, 2)
 		})
-		t.Run(c.m.Name+"/"+htp.Name(), func(t *testing.T) {
-			checkReal(t, realmodel.Run(t, c.m), model.Options{Device: htp, Threads: 1}, c.bd, 0)
+		t.Run(c.m.Name+"/"+htp.Name()+"/math=ggml", func(t *testing.T) {
+			path := realmodel.Run(t, c.m)
+			ggmlMath(t, d)
+			ops, w, wx := opCounts(d), d.Stat("ggml_weights"), d.Stat("ggml_weights_extra")
+			checkReal(t, path, model.Options{Device: htp, Threads: 1}, boundsFor(c.bd))
+			t.Logf("the double computed with ggml: ops %v; weights converted %d, %d of them in an extra buffer type",
+				countsSince(d, ops), d.Stat("ggml_weights")-w, d.Stat("ggml_weights_extra")-wx)
 		})
 	}
+	// The exact comparison fails a host that gets the products' bits one
+	// ulp wrong (the double's ggml_ulp knob; measured on SmolLM2's first
+	// prompt: NMSE 7.8e-3 at worst, greedy identical for 13 tokens, and as
+	// much for one ulp on RMS_NORM_MUL or ROPE).
+	t.Run(modelcache.SmolLM2.Name+"/"+htp.Name()+"/math=ggml;ggml_ulp=MUL_MAT", func(t *testing.T) {
+		if boundsFor(smolBounds) != exactBounds {
+			t.Skip("the CPU's kernels are not this libllama build's: the exact comparison does not apply")
+		}
+		path := realmodel.Run(t, modelcache.SmolLM2)
+		ggmlMath(t, d)
+		d.Configure(t, "ggml_ulp=MUL_MAT")
+		defer d.Configure(t, "ggml_ulp=none")
+		r := measureReal(t, path, model.Options{Device: htp, Threads: 1}, 0)
+		require.False(t, exactBounds.holds(r[0]), "one ulp on every product on HTP0 passed the exact bounds")
+	})
+	t.Run(modelcache.Gemma3.Name+"/"+htp.Name()+"/math=emu", func(t *testing.T) {
+		path := realmodel.Run(t, modelcache.Gemma3)
+		d.Configure(t, "math=emu")
+		checkReal(t, path, model.Options{Device: htp, Threads: 1}, gemmaBounds, 0)
+	})
 	require.Empty(t, d.Violations())
+}
+
+// ggmlMath switches the double to math=ggml with the CPU library libllama
+// computes with (its directory and variant, and the CPU device's extra
+// buffer types exactly when compareParams loads libllama with them), so
+// HTP0's ops are that build's arithmetic, weights placed as libllama
+// places them.
+func ggmlMath(t *testing.T, d *hexdouble.Double) {
+	t.Helper()
+	lib := llamaref.ForTest(t)
+	require.NotEmpty(t, lib.Variant(), "libllama has its CPU backend linked in: no CPU library for the double")
+	// the double's knobs are separated by ';' and white space
+	require.False(t, strings.ContainsAny(lib.Dir(), "; \t\r\n"), "the ggml directory %q cannot be a knob value", lib.Dir())
+	extra := 0
+	if compareParams(lib).UseExtraBufts {
+		extra = 1
+	}
+	d.Configure(t, fmt.Sprintf("math=ggml;ggml_dir=%s;ggml_cpu=%s;ggml_extra=%d", lib.Dir(), lib.Variant(), extra))
+	t.Logf("math=ggml: libggml-cpu-%s.so, extra buffer types %v", lib.Variant(), extra == 1)
+}
+
+// htpOpKinds are the double's names (op.<NAME> counters) of the ops HTP0
+// can send.
+var htpOpKinds = []string{"MUL", "ADD", "SUB", "DIV", "MUL_MAT", "MUL_MAT_ID", "MUL_MAT_ADD", "RMS_NORM", "RMS_NORM_MUL",
+	"UNARY_SILU", "UNARY_GELU", "UNARY_SIGMOID", "UNARY_EXP", "UNARY_NEG", "UNARY_SOFTPLUS", "UNARY_TANH", "GLU_SWIGLU",
+	"GLU_SWIGLU_OAI", "GLU_GEGLU", "SOFTMAX", "ADD_ID", "ROPE", "FLASH_ATTN_EXT", "SET_ROWS", "GET_ROWS", "SCALE", "CPY",
+	"SQR", "SQRT", "SUM_ROWS", "REPEAT", "CUMSUM", "FILL", "DIAG", "SOLVE_TRI", "L2_NORM", "TRI", "PAD", "NORM", "CONCAT",
+	"CLAMP"}
+
+// opCounts reads the double's op.<NAME> counters of htpOpKinds.
+func opCounts(d *hexdouble.Double) map[string]uint64 {
+	n := map[string]uint64{}
+	for _, k := range htpOpKinds {
+		n[k] = d.Stat("op." + k)
+	}
+	return n
+}
+
+// countsSince is the ops of each kind executed since opCounts gave from
+// (the kinds that ran).
+func countsSince(d *hexdouble.Double, from map[string]uint64) map[string]uint64 {
+	n := map[string]uint64{}
+	for k, v := range opCounts(d) {
+		if v > from[k] {
+			n[k] = v - from[k]
+		}
+	}
+	return n
+}
+
+// TestHexagonDoubleGGMLMath: with math=ggml, HTP0 over the double gives
+// libllama's logits bit for bit on generated models (NMSE 0 at every
+// position, the greedy tokens), and on the F32 files perturbing the outputs
+// of any one op kind HTP0 ran by one ulp (the double's ggml_ulp knob)
+// breaks that: the exact comparison fails a host that gets one op's bits
+// wrong. Verified on
+// the double (math=ggml: the DSP's ops computed by the real ggml 0.25.1
+// CPU library).
+func TestHexagonDoubleGGMLMath(t *testing.T) {
+	d, htp := htpOnDouble(t)
+	lib := llamaref.ForTest(t)
+	for _, c := range []genmodel.Config{
+		{Arch: "llama", Type: quant.Q4_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Seed: 4},
+		{Arch: "qwen2", Type: quant.Q8_0, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Seed: 9},
+		{Arch: "llama", Type: quant.F32, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300},
+		{Arch: "qwen2", Type: quant.F32, Embd: 128, Layers: 2, Heads: 4, KVHeads: 2, FF: 256, VocabSize: 300, Seed: 7},
+	} {
+		t.Run(c.Arch+"-"+c.Type.String(), func(t *testing.T) {
+			path := genFile(t, c)
+			ref := llamaGenRef(t, lib, path, c)
+			m, err := model.Open(path, model.Options{Device: htp, Threads: 1})
+			require.NoError(t, err)
+			defer m.Close()
+			s, err := m.NewSession(model.SessionOptions{Ctx: 256, Batch: 64})
+			require.NoError(t, err)
+			defer s.Close()
+			ggmlMath(t, d)
+			worst := func() float64 {
+				s.Reset()
+				got := evaluate(t, s, ref.tokens, ref.calls)
+				w := 0.0
+				for i := range ref.logits {
+					w = max(w, nmse(got[i], ref.logits[i]))
+				}
+				return w
+			}
+			ran := opCounts(d)
+			require.Zero(t, worst(), "math=ggml: libllama's logits bit for bit")
+			var kinds []string
+			for _, k := range htpOpKinds {
+				if countsSince(d, ran)[k] > 0 {
+					kinds = append(kinds, k)
+				}
+			}
+			require.Contains(t, kinds, "MUL_MAT", "no product on HTP0")
+			s.Reset()
+			require.Equal(t, ref.gen, greedy(t, s, ref.tokens, 32), "greedy generation")
+			if c.Type != quant.F32 {
+				// Q8_0 activation quantization absorbs most one-ulp
+				// changes (measured: only MUL_MAT's and, on Q4_0,
+				// RMS_NORM_MUL's showed), so the F32 files take the sweep.
+				return
+			}
+			for _, k := range kinds {
+				d.Configure(t, "ggml_ulp="+k)
+				w := worst()
+				t.Logf("ggml_ulp=%s: worst NMSE %.3g", k, w)
+				require.Positive(t, w, "one ulp on every %s output does not show in the logits", k)
+			}
+			d.Configure(t, "ggml_ulp=none")
+			require.Empty(t, d.Violations())
+		})
+	}
 }
 
 // TestOpenVINODouble: the models on OPENVINO0 over the libopenvino_c

@@ -120,6 +120,29 @@ func llamaContext(t *testing.T, lib *llamaref.Lib, path string, nCtx, threads in
 	return ref, rc
 }
 
+// genRef is libllama's side of a generated file's comparison: the logits
+// of a 40-token prompt evaluated in calls of 16, 16 and 8 tokens, and the
+// 32 greedy tokens after the prompt.
+type genRef struct {
+	tokens []int32
+	calls  []int
+	logits [][]float32
+	gen    []int32
+}
+
+func llamaGenRef(t *testing.T, lib *llamaref.Lib, path string, c genmodel.Config) genRef {
+	t.Helper()
+	_, rc := llamaContext(t, lib, path, 256, 1)
+	r := genRef{tokens: prompt(40, c.VocabSize, int(c.Seed)), calls: []int{16, 16, 8}}
+	var err error
+	r.logits, err = rc.Evaluate(r.tokens, 0, r.calls)
+	require.NoError(t, err)
+	rc.ClearMemory()
+	r.gen, err = rc.Greedy(r.tokens, 32)
+	require.NoError(t, err)
+	return r
+}
+
 func TestAgainstLlama(t *testing.T) {
 	lib := llamaref.ForTest(t)
 	for _, c := range llamaCases {

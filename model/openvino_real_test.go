@@ -99,14 +99,8 @@ func TestOpenVINORealModels(t *testing.T) {
 			name := fmt.Sprintf("%s/%s", c.Arch, c.Type)
 			t.Run(name, func(t *testing.T) {
 				path := genFile(t, c)
-				_, rc := llamaContext(t, lib, path, 256, 1)
-				tokens := prompt(40, c.VocabSize, int(c.Seed))
-				calls := []int{16, 16, 8}
-				want, err := rc.Evaluate(tokens, 0, calls)
-				require.NoError(t, err)
-				rc.ClearMemory()
-				wantGen, err := rc.Greedy(tokens, 32)
-				require.NoError(t, err)
+				ref := llamaGenRef(t, lib, path, c)
+				tokens, calls, want, wantGen := ref.tokens, ref.calls, ref.logits, ref.gen
 				// libllama multiplies Q4_0 and Q8_0 weights by activations
 				// it quantizes to Q8_0, which moves its logits ~2e-4 from
 				// exact arithmetic on the same weights (see checkOnDevice):
@@ -115,6 +109,7 @@ func TestOpenVINORealModels(t *testing.T) {
 				exact := want
 				if c.Type == quant.Q8_0 || c.Type == quant.Q4_0 {
 					_, dc := llamaContext(t, lib, dequantized(t, path), 256, 1)
+					var err error
 					exact, err = dc.Evaluate(tokens, 0, calls)
 					require.NoError(t, err)
 				}

@@ -136,6 +136,35 @@ func boundsFor(loose realBounds) realBounds {
 // 10x slower than at one. With a device, some of every prompt's nodes
 // must have run on it. prompts picks realPrompts by index (none: all).
 func checkReal(t *testing.T, path string, o model.Options, bd realBounds, prompts ...int) {
+	for _, r := range measureReal(t, path, o, prompts...) {
+		require.LessOrEqual(t, r.worst, bd.worstNMSE, "prompt %d: worst NMSE", r.prompt)
+		require.LessOrEqual(t, r.median, bd.medianNMSE, "prompt %d: median NMSE", r.prompt)
+		require.GreaterOrEqual(t, r.top1(), bd.top1, "prompt %d: top-1 agreement", r.prompt)
+		if bd.greedy > 0 {
+			require.GreaterOrEqual(t, r.greedy, min(bd.greedy, r.generated), "prompt %d: identical greedy tokens", r.prompt)
+		}
+	}
+}
+
+// realResult is one prompt's comparison with libllama (measureReal).
+type realResult struct {
+	prompt        int
+	worst, median float64
+	same, n       int // positions whose top-1 token is libllama's, of n
+	greedy        int // leading generated tokens identical to libllama's
+	generated     int // tokens libllama generated
+}
+
+func (r realResult) top1() float64 { return float64(r.same) / float64(r.n) }
+
+// holds reports whether r meets bd.
+func (bd realBounds) holds(r realResult) bool {
+	return r.worst <= bd.worstNMSE && r.median <= bd.medianNMSE && r.top1() >= bd.top1 &&
+		(bd.greedy == 0 || r.greedy >= min(bd.greedy, r.generated))
+}
+
+// measureReal runs checkReal's comparison and logs it, without the bounds.
+func measureReal(t *testing.T, path string, o model.Options, prompts ...int) []realResult {
 	lib := llamaref.ForTest(t)
 	ref, rc := llamaContext(t, lib, path, 512, o.Threads)
 	m, err := model.Open(path, o)
@@ -147,6 +176,7 @@ func checkReal(t *testing.T, path string, o model.Options, bd realBounds, prompt
 	if len(prompts) == 0 {
 		prompts = []int{0, 1, 2}
 	}
+	var out []realResult
 	for _, i := range prompts {
 		tokens, err := ref.Tokenize(realPrompts[i], true, true)
 		require.NoError(t, err)
@@ -168,38 +198,35 @@ func checkReal(t *testing.T, path string, o model.Options, bd realBounds, prompt
 			placed = fmt.Sprintf(" (last call: %d splits, nodes %v)", splits, nodes)
 		}
 		errs := make([]float64, len(want))
-		same, over := 0, 0
+		r := realResult{prompt: i, n: len(want)}
+		over := 0
 		for p := range want {
 			errs[p] = nmse(got[p], want[p])
 			if errs[p] > 1e-4 {
 				over++
 			}
 			if argmax(got[p]) == argmax(want[p]) {
-				same++
+				r.same++
 			}
 		}
 		slices.Sort(errs)
-		worst, median := errs[len(errs)-1], errs[len(errs)/2]
+		r.worst, r.median = errs[len(errs)-1], errs[len(errs)/2]
 		rc.ClearMemory()
 		wantGen, err := rc.Greedy(tokens, 64)
 		require.NoError(t, err)
 		s.Reset()
 		gotGen, err := s.Generate(context.Background(), tokens, 64, model.Sampler{}, nil)
 		require.NoError(t, err)
-		k := 0
-		for k < min(len(wantGen), len(gotGen)) && wantGen[k] == gotGen[k] {
-			k++
+		for r.greedy < min(len(wantGen), len(gotGen)) && wantGen[r.greedy] == gotGen[r.greedy] {
+			r.greedy++
 		}
+		r.generated = len(wantGen)
 		t.Logf("prompt %d%s: %d tokens, NMSE worst %.3g median %.3g (%d positions above 1e-4), top-1 same at %d/%d, "+
-			"greedy identical for %d of %d tokens: %q", i, placed, len(tokens), worst, median, over, same, len(want), k, len(wantGen),
-			pieces(t, ref, gotGen[:k]))
-		require.LessOrEqual(t, worst, bd.worstNMSE, "prompt %d: worst NMSE", i)
-		require.LessOrEqual(t, median, bd.medianNMSE, "prompt %d: median NMSE", i)
-		require.GreaterOrEqual(t, float64(same)/float64(len(want)), bd.top1, "prompt %d: top-1 agreement", i)
-		if bd.greedy > 0 {
-			require.GreaterOrEqual(t, k, min(bd.greedy, len(wantGen)), "prompt %d: identical greedy tokens", i)
-		}
+			"greedy identical for %d of %d tokens: %q", i, placed, len(tokens), r.worst, r.median, over, r.same, r.n,
+			r.greedy, r.generated, pieces(t, ref, gotGen[:r.greedy]))
+		out = append(out, r)
 	}
+	return out
 }
 
 // smolBounds and gemmaBounds are the real files' bounds (see realBounds).

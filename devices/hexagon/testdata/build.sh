@@ -25,18 +25,18 @@ cflags="-std=c11 -O2 -g -fPIC -pthread -fvisibility=hidden -Wall -Wextra -Wno-un
 mkdir -p "$out/nosysreq" "$out/noalloc2" "$out/.obj"
 obj=$out/.obj
 # Only core.c differs between the variants; the rest is compiled once.
-for f in queue ops wire_check; do
+for f in queue ops ggml wire_check; do
     # shellcheck disable=SC2086
     $cc $cflags -c -o "$obj/$f.o" "$here/$f.c"
 done
-common="$obj/queue.o $obj/ops.o $obj/wire_check.o"
+common="$obj/queue.o $obj/ops.o $obj/ggml.o $obj/wire_check.o"
 link() { # link OUTFILE CPPFLAGS...
     o=$1; shift
     # shellcheck disable=SC2086
     $cc $cflags "$@" -c -o "$o.core.o" "$here/core.c"
     # -soname as the real library, for loaders that look at it
     # shellcheck disable=SC2086
-    $cc $cflags -shared -Wl,-soname,libcdsprpc.so.1 -o "$o" "$o.core.o" $common -lm
+    $cc $cflags -shared -Wl,-soname,libcdsprpc.so.1 -o "$o" "$o.core.o" $common -ldl -lm
     rm -f "$o.core.o"
 }
 link "$out/libcdsprpc.so"

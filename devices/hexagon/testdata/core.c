@@ -117,7 +117,7 @@ static void config_defaults(void) {
         .nodsp = 0, .arch = 73, .cores = 1, .sysreq = 0, .hw_threads = 6, .hw_hmx = 1, .vtcm = 8u << 20,
         .unsigned_required = 1, .dma64 = 1, .mem_limit = 8ull << 30, .map_limit = HD_DEFAULT_MAX_VMEM,
         .reject_hang = 0, .rewrite = 1, .cache = 1, .delay_us = 0, .exec = 1, .log_level = 1, .protocol = HD_PROTO_PUBLIC,
-        .fence_timeout_us = 1000000, .kparams = 1,
+        .fence_timeout_us = 1000000, .kparams = 1, .math = HD_MATH_EMU, .ggml_extra = 1, .ggml_ulp = HD_OP_COUNT,
     };
     memset(hd.faults, 0, sizeof hd.faults);
 }
@@ -208,6 +208,26 @@ static int set_knob(const char *k, const char *v) {
         else return -1;
         return 0;
     }
+    if (!strcmp(k, "math")) {
+        if (!strcmp(v, "emu")) hd.cfg.math = HD_MATH_EMU;
+        else if (!strcmp(v, "ggml")) hd.cfg.math = HD_MATH_GGML;
+        else return -1;
+        return 0;
+    }
+    if (!strcmp(k, "ggml_dir") || !strcmp(k, "ggml_cpu")) {
+        char *dst = k[5] == 'd' ? hd.cfg.ggml_dir : hd.cfg.ggml_cpu;
+        size_t cap = k[5] == 'd' ? sizeof hd.cfg.ggml_dir : sizeof hd.cfg.ggml_cpu;
+        if (strlen(v) >= cap) return -1;
+        strcpy(dst, v);
+        return 0;
+    }
+    if (!strcmp(k, "ggml_ulp")) {
+        for (uint32_t i = 0; i < HD_OP_COUNT; i++)
+            if (!strcmp(v, hd_op_name(i))) { hd.cfg.ggml_ulp = i; return 0; }
+        if (strcmp(v, "none")) return -1;
+        hd.cfg.ggml_ulp = HD_OP_COUNT;
+        return 0;
+    }
     if (!strcmp(k, "sysreq")) {
         if (!strcmp(v, "list")) hd.cfg.sysreq = 0;
         else if (!strcmp(v, "unsupported")) hd.cfg.sysreq = 1;
@@ -233,6 +253,7 @@ static int set_knob(const char *k, const char *v) {
     else if (!strcmp(k, "kparams")) { if (u > 1) return -1; hd.cfg.kparams = (int) u; }
     else if (!strcmp(k, "fence_timeout_us")) hd.cfg.fence_timeout_us = (uint32_t) u;
     else if (!strcmp(k, "log")) { if (u > 2) return -1; hd.cfg.log_level = (int) u; }
+    else if (!strcmp(k, "ggml_extra")) { if (u > 1) return -1; hd.cfg.ggml_extra = (int) u; }
     else return -1;
     return 0;
 }
@@ -254,11 +275,28 @@ static int configure_locked(const char *spec) {
     return rc;
 }
 
+/* math=ggml loads the libraries when configured, so a wrong directory fails the configure call rather than the first
+ * op. Called without hd.mu: the DSP thread takes ggml.c's lock before hd.mu. */
+static int load_math(void) {
+    pthread_mutex_lock(&hd.mu);
+    int ggml = hd.cfg.math == HD_MATH_GGML;
+    char dir[sizeof hd.cfg.ggml_dir], cpu[sizeof hd.cfg.ggml_cpu], err[1024];
+    memcpy(dir, hd.cfg.ggml_dir, sizeof dir);
+    memcpy(cpu, hd.cfg.ggml_cpu, sizeof cpu);
+    pthread_mutex_unlock(&hd.mu);
+    if (!ggml || !hd_ggml_load(dir, cpu, err, sizeof err)) return 0;
+    pthread_mutex_lock(&hd.mu);
+    hd_log("configure: math=ggml: %s", err);
+    pthread_mutex_unlock(&hd.mu);
+    return AEE_EBADPARM;
+}
+
 HD_EXPORT int htpdouble_configure(const char *spec) {
     pthread_mutex_lock(&hd.mu);
     int rc = configure_locked(spec);
     pthread_mutex_unlock(&hd.mu);
-    return rc;
+    int lrc = load_math();
+    return rc ? rc : lrc;
 }
 
 HD_EXPORT void htpdouble_reset(void) {
@@ -358,7 +396,7 @@ HD_EXPORT uint64_t htpdouble_stat(const char *name) {
     }
 #define ST(f) else if (!strcmp(name, #f)) v = hd.st.f;
     ST(rpcmem_allocs) ST(rpcmem_frees) ST(batches) ST(batches_rejected) ST(ops) ST(exec_ns) ST(validate_ns)
-    ST(violations) ST(mdev_shares) ST(faults_fired) ST(dsp_busy_ns) ST(dsp_wall_ns) ST(rsp_wakeup_ns)
+    ST(violations) ST(mdev_shares) ST(faults_fired) ST(ggml_weights) ST(ggml_weights_extra) ST(dsp_busy_ns) ST(dsp_wall_ns) ST(rsp_wakeup_ns)
 #undef ST
     else if (!strcmp(name, "log_dropped")) v = log_dropped;
     pthread_mutex_unlock(&hd.mu);
@@ -371,6 +409,7 @@ __attribute__((constructor)) static void hd_init(void) {
     if (lf && *lf) log_file = fopen(lf, "a");
     const char *spec = getenv("HTPDOUBLE_CONFIG");
     if (spec && *spec) configure_locked(spec);
+    load_math();
     hd.next_export_id = 0x51d0000000000001ull;
 }
 
@@ -431,6 +470,7 @@ static struct hd_block *block_containing(void *p) {
 }
 
 static void block_release(struct hd_block *b) {
+    hd_ggml_block_gone(b->gen);
     free(b->ddr);
     free(b->l2);
     munmap(b->base, b->size);
@@ -482,7 +522,7 @@ static void *alloc_locked(const char *fn, int heap, uint32_t flags, size_t size)
         return NULL;
     }
     *slot = (struct hd_block) { .base = p, .size = rounded, .req_size = size, .fd = fd, .heap = heap,
-                                .flags = flags, .live = 1 };
+                                .flags = flags, .live = 1, .gen = ++hd.next_block_gen };
     hd.st.rpcmem_allocs++;
     hd_log("%s(heap %d, flags 0x%x, %zu) -> %p fd %d", fn, heap, flags, size, p, fd);
     return p;

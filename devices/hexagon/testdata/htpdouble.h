@@ -238,6 +238,7 @@ struct hd_block {
      * zero like fresh rpcmem): `ddr` holds what the host's FLUSH_SENDER pushed out, `l2` what the DSP side last
      * fetched (INVALIDATE_RECIPIENT) or wrote. The DSP works on `l2`, so a missing flag leaves it stale data. */
     uint8_t *ddr, *l2;
+    uint64_t gen; /* allocation serial, never reused: what math=ggml keys its converted weights on */
 };
 /* One fastrpc_mmap of a block into an effective domain. */
 struct hd_map { int domain; int fd; void *addr; size_t len; int flags; int live; };
@@ -295,12 +296,18 @@ struct hd_config {
     int kparams;              /* 1: check the public unary kernel parameter blocks (queue.c) */
     int cache;                /* 1: model the DSP's caches (queue.c, README "Caches"); 0: coherent memory */
     int gelu_tanh;            /* UNARY_GELU as ggml's tanh form instead of d99724f's DSP (x * sigmoid(1.702 x)) */
+    int math;                 /* HD_MATH_*: who computes the ops */
+    char ggml_dir[1024], ggml_cpu[256]; /* math=ggml: the libraries' directory and CPU variant (or file name) */
+    int ggml_extra;           /* math=ggml: weights in the CPU device's extra buffer types where it takes them */
+    uint32_t ggml_ulp;        /* math=ggml: internal op id whose outputs are perturbed by one ulp; HD_OP_COUNT = none */
 };
+enum { HD_MATH_EMU = 0, HD_MATH_GGML = 1 };
 
 struct hd_stats {
     uint64_t rpcmem_allocs, rpcmem_frees, batches, batches_rejected, ops, exec_ns, validate_ns, dsp_busy_ns, dsp_wall_ns,
         rsp_wakeup_ns, violations, mdev_shares,
-        faults_fired, op_count[HD_OP_COUNT];
+        faults_fired, op_count[HD_OP_COUNT],
+        ggml_weights, ggml_weights_extra; /* math=ggml: weights converted / of them placed in an extra buffer type */
 };
 
 struct hd_state {
@@ -318,6 +325,7 @@ struct hd_state {
     int n_handles_opened, n_queues_created;
     int n_blocks, n_maps; /* high-water marks of the blocks[] and maps[] slots in use, to bound the scans */
     uint64_t next_export_id;
+    uint64_t next_block_gen;
 };
 extern struct hd_state hd;
 
@@ -340,7 +348,7 @@ int hd_queue_start(struct dspqueue *q);
 void hd_queue_stop(struct dspqueue *q); /* called with hd.mu held; drops it while joining */
 
 /* ops.c: a tensor as the DSP thread sees it (host pointer resolved). */
-struct hd_tensor { const struct htp_tensor *d; uint8_t *p; };
+struct hd_tensor { const struct htp_tensor *d; uint8_t *p; uint64_t gen; /* its block's */ };
 /* Name of an internal op id (htp-ops.h names without HTP_OP_). */
 const char *hd_op_name(uint32_t opcode);
 /* Internal op id of a wire opcode under the configured protocol; HD_OP_COUNT if the opcode is invalid. */
@@ -351,5 +359,19 @@ int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_FENCE_MAX_
 /* Bytes per block and elements per block of a wire type; 0 for an unknown type. */
 uint32_t hd_type_size(uint32_t type);
 uint32_t hd_type_blck(uint32_t type);
+/* The weight operand t of a product with K inputs and N outputs: its quantized base type (or its own) in *qt and
+ * whether it is tiled (hexagon.md 10); an htp status, checked as the emulation checks it. */
+int hd_weight_layout(const struct hd_tensor *t, int64_t K, int64_t N, uint32_t *qt, int *tiled);
+/* Bytes of one 32 x 32 tile of a quantized base type; 0 for others. */
+size_t hd_tile_bytes(uint32_t qt);
+
+/* ggml.c: math=ggml */
+/* Loads libggml-base.so and the CPU library cpu (a variant name or a file name) from dir; 0, or -1 with err set. */
+int hd_ggml_load(const char *dir, const char *cpu, char *err, size_t errn);
+/* Executes one op with the real ggml CPU library (the DSP thread); an htp status, a violation where it cannot. */
+int hd_ggml_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_FENCE_MAX_INPUTS],
+                    struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS]);
+/* An rpcmem block of generation gen was released: its converted weights can go. */
+void hd_ggml_block_gone(uint64_t gen);
 
 #endif

@@ -608,6 +608,16 @@ static int weight_init(struct weight *w, struct hd_tensor *t, int64_t K, int64_t
     return HTP_STATUS_OK;
 }
 
+int hd_weight_layout(const struct hd_tensor *t, int64_t K, int64_t N, uint32_t *qt, int *tiled) {
+    struct weight w;
+    int rc = weight_init(&w, (struct hd_tensor *) t, K, N);
+    *qt = w.qt;
+    *tiled = w.tiled;
+    return rc;
+}
+
+size_t hd_tile_bytes(uint32_t qt) { return tile_bytes(qt); }
+
 static void weight_row(const struct weight *w, int64_t n, int64_t i2, int64_t i3, int64_t K, float *row) {
     if (w->tiled) dequant_tiled_row(w->qt, at(w->t, 0, 0, i2, i3), ktiles(w->t), n, K, row);
     else if (w->quant) dequant_flat_row(w->qt, at(w->t, 0, n, i2, i3), K, row);
@@ -969,6 +979,15 @@ static int op_allreduce(const struct hd_op *op, struct hd_tensor *const src[HD_F
 int hd_exec_op(const struct hd_op *op, struct hd_tensor *const src[HD_FENCE_MAX_INPUTS],
                struct hd_tensor *const dst[HTP_OP_MAX_OUTPUTS]) {
     struct hd_tensor *d = dst[0];
+    if (hd.cfg.math == HD_MATH_GGML) {
+        /* the fences are protocol, not arithmetic: they stay the double's own; their copy is ggml's */
+        if (op->opcode == HD_OP_FENCE) return op_fence(op, src[0]);
+        if (op->opcode != HD_OP_CPY_FENCE) return hd_ggml_exec_op(op, src, dst);
+        struct hd_op cpy = *op;
+        cpy.opcode = HTP_OP_CPY;
+        int st = hd_ggml_exec_op(&cpy, src, dst);
+        return st == HTP_STATUS_OK ? fence_signal(op, src[1], (uint32_t) op->params[0]) : st;
+    }
     switch (op->opcode) {
     case HTP_OP_ADD: case HTP_OP_SUB: case HTP_OP_MUL: case HTP_OP_DIV: return op_binary(op->opcode, src[0], src[1], d);
     case HTP_OP_RMS_NORM: return op_rms_norm(op, src[0], NULL, d);

@@ -672,7 +672,7 @@ static uint32_t group_op(struct group *g, const struct hd_op *o, struct hd_tenso
         uint64_t ext = tensor_extent(dst[k]->d);
         if (ext == UINT64_MAX || !(copy[k] = malloc(ext ? ext : 1))) { st = HTP_STATUS_INTERNAL_ERR; break; }
         memcpy(copy[k], dst[k]->p, ext);
-        priv[k] = (struct hd_tensor) { dst[k]->d, copy[k] };
+        priv[k] = (struct hd_tensor) { dst[k]->d, copy[k], 0 };
         pdst[k] = &priv[k];
     }
     if (st == HTP_STATUS_OK && exec) st = (uint32_t) hd_exec_op(o, src, pdst);
@@ -1033,6 +1033,7 @@ static uint32_t execute(struct batch *b, uint32_t prof_mode) {
     for (uint32_t i = 0; i < r->n_tensors; i++) {
         views[i].d = &tcopy[i];
         views[i].p = (uint8_t *) b->blk[tcopy[i].bi]->base + tcopy[i].data;
+        views[i].gen = b->blk[tcopy[i].bi]->gen;
     }
     for (uint32_t i = 0; i < r->n_bufs; i++) b->blk[i]->pins++;
     b->dblk->pins++;

@@ -194,6 +194,9 @@ func (l *Lib) Close() {
 // whose CPU backend is linked in).
 func (l *Lib) Variant() string { return l.variant }
 
+// Dir is the directory libllama and its ggml libraries were loaded from.
+func (l *Lib) Dir() string { return l.dir }
+
 // DefaultModelParams is llama_model_default_params (returned through a
 // hidden pointer, so callable with SyscallN).
 func (l *Lib) DefaultModelParams() ModelParams {
