@@ -20,11 +20,16 @@ func TestRunDefaultModel(t *testing.T) {
 	require.Contains(t, out, "using SmolLM2-135M-Instruct from the cache")
 	require.Contains(t, out, "chat template: chatml (the file's tokenizer.chat_template)")
 	require.Contains(t, out, "Paris")
+	// The answer is a turn of its own: it starts on the line after the
+	// question.
+	require.Contains(t, out, "What is the capital of France?\n", out)
 	// The answer ends at <|im_end|>, well before 48 tokens.
 	require.NotContains(t, out, "generation: 47 tokens")
 	code, out, errOut = runCmd("run", "-p", "The capital of France is", "-raw", "-n", "4", "-threads", "2")
 	require.Equal(t, 0, code, errOut)
 	require.NotContains(t, out, "chat template")
+	// -raw: the text the model continues, on the same line.
+	require.NotContains(t, out, "The capital of France is\n", out)
 	code, _, errOut = runCmd("run", "-p", "Hi", "-template", "vicuna", "-n", "1")
 	require.Equal(t, 2, code, errOut)
 	require.Contains(t, errOut, "no template named")

@@ -129,12 +129,16 @@ func runRun(args []string, stdout io.Writer) error {
 	h := m.HParams
 	fmt.Fprintf(stdout, "model: %s, %d layers, %d wide, %d heads (%d KV), %d tokens, on %s\n",
 		h.Arch, h.NLayer, h.NEmbd, h.NHead[0], h.NHeadKV[0], h.NVocab, m.DeviceName())
+	// chatted: the answer is a turn of its own, printed on the line after
+	// the user's text rather than as its continuation.
+	chatted := false
 	if *text != "" {
 		p := *text
 		if m.HasText() {
 			if p, err = chatPrompt(stdout, m, p, *raw, *tmplName); err != nil {
 				return err
 			}
+			chatted = p != *text
 		}
 		if prompt, err = m.Tokenize(p, true); err != nil {
 			return err
@@ -159,6 +163,9 @@ func runRun(args []string, stdout io.Writer) error {
 	// The prompt first, as the text the model continues.
 	if *text != "" {
 		_, err = io.WriteString(stdout, *text)
+		if err == nil && chatted {
+			_, err = io.WriteString(stdout, "\n")
+		}
 	} else {
 		_, err = fmt.Fprintf(stdout, "%v ", prompt)
 	}
