@@ -25,7 +25,10 @@ import (
 // cells the step attends over decides its sums: with steps padded to 32
 // cells (as batches are) the amx level parted from the sapphirerapids
 // build from position 64 on (96 cells against libllama's 256; the haswell
-// and x64 builds' sums were the same either way). The batches of several
+// and x64 builds' sums were the same either way). On the CPU device alone
+// the steps attend over 64-cell multiples (cpuStepKVPad), which must sum as
+// libllama's 256 do: padded to 48, positions 128 on parted from the
+// haswell build. The batches of several
 // tokens attend over 32-cell multiples, and must give libllama's sums
 // all the same. Again in a context of 100, which libllama rounds up to
 // 256 cells: a cache of just 100 cells parted from it from position 64 on

@@ -505,6 +505,16 @@ func (m *Model) DeviceName() string {
 	return strings.Join(names, ",")
 }
 
+// onCPU reports whether every layer and the output run on the CPU device.
+func (m *Model) onCPU() bool {
+	for _, d := range append([]backend.Device{m.outDev}, m.layerDev...) {
+		if d.Type() != backend.DeviceCPU {
+			return false
+		}
+	}
+	return true
+}
+
 // Close closes the sessions still open (their later calls return an error
 // saying the model was closed), frees the weights, stops the backends and
 // unmaps the file. Closing again does nothing.

@@ -41,10 +41,13 @@ type Session struct {
 	opts   SessionOptions
 	vTrans bool
 	// cells is the KV cache's length: opts.Ctx padded to cachePad.
-	cells  int
-	k, v   []*graph.Tensor
-	caches []buffer.Buffer // the KV cache, one buffer per device holding layers
-	sched  *backend.Scheduler
+	cells int
+	// stepPad is the multiple of cells a one-token step attends over:
+	// cpuStepKVPad or stepKVPad.
+	stepPad int
+	k, v    []*graph.Tensor
+	caches  []buffer.Buffer // the KV cache, one buffer per device holding layers
+	sched   *backend.Scheduler
 	// nPast is how many positions the cache holds (cell i is position i).
 	nPast int
 	// busy is set for the duration of a call (enter/leave).
@@ -99,7 +102,10 @@ func (m *Model) NewSession(opts SessionOptions) (s *Session, err error) {
 	if opts.CacheType != quant.F32 && opts.CacheType != quant.F16 {
 		return nil, fmt.Errorf("%w: KV cache type %s (F32 or F16)", ErrArgument, opts.CacheType)
 	}
-	s = &Session{m: m, opts: opts, vTrans: !opts.FlashAttn, cells: int(padTo(int64(opts.Ctx), cachePad))}
+	s = &Session{m: m, opts: opts, vTrans: !opts.FlashAttn, cells: int(padTo(int64(opts.Ctx), cachePad)), stepPad: stepKVPad}
+	if !opts.FlashAttn && m.onCPU() {
+		s.stepPad = cpuStepKVPad
+	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, s.Close())
@@ -291,22 +297,31 @@ func (s *Session) decode(ctx context.Context, tokens []int32, logits []bool, out
 	return out, nil
 }
 
-// stepKVPad and batchKVPad are the multiples of cells a batch attends
-// over: one token, or with flash attention, 256, llama.cpp's
-// (llama_kv_cache::get_n_kv pads every batch so); else 32. The padding is
-// part of a one-token step's arithmetic: its P·V product sums as
-// ggml_vec_dot_f32 does, the cells past its last whole 64-float AVX-512
-// step in a scalar loop after the vector sums, so the same live cells
-// padded to 288 or to 512 sum otherwise (SmolLM2's prompt 1 parted from
-// libllama at position 256 when steps padded to 32). A batch of two tokens
-// or more takes llamafile's sgemm for P·V, one sum per output over 16
-// cells (8 on AVX2) at a time, where the padding's zero weights add
-// nothing exactly (as to SOFT_MAX's sums, and Q·K is per cell): 32 gives libllama's sums there with less
-// work (a 64-token prompt of SmolLM2 computed in 186 ms against 250-270
-// padded to 256, load 2.4).
+// stepKVPad, cpuStepKVPad and batchKVPad are the multiples of cells a
+// batch attends over. One token, or with flash attention: 256, llama.cpp's
+// (llama_kv_cache::get_n_kv pads every batch so). The padding is part of a
+// one-token step's arithmetic: its P·V product sums as ggml_vec_dot_f32
+// does, the cells past its last whole step (64 floats on AVX-512, 32 on
+// AVX2, 16 on NEON) in a scalar loop after the vector sums, so the same
+// live cells padded to 288 or to 512 sum otherwise (SmolLM2's prompt 1
+// parted from libllama at position 256 when steps padded to 32). Any
+// multiple of 64 leaves that loop empty, and the cells past the live ones
+// add exact zeros to every vector sum (their weights are zero, their
+// values finite): on the CPU device alone, without flash attention, a
+// step attends over 64-cell multiples, libllama's sums with up to four
+// times less of the cache read (TestDecodeStepsMatchLlama steps one token
+// at a time across 256 cells). Other devices keep 256: their graphs are
+// compiled per shape (OpenVINO), and their sums are not ggml's to reason
+// about. A batch of two tokens or more takes llamafile's sgemm for P·V,
+// one sum per output over 16 cells (8 on AVX2) at a time, where the
+// padding's zero weights add nothing exactly (as to SOFT_MAX's sums, and
+// Q·K is per cell): 32 gives libllama's sums there with less work (a
+// 64-token prompt of SmolLM2 computed in 186 ms against 250-270 padded to
+// 256, load 2.4).
 const (
-	stepKVPad  = 256
-	batchKVPad = 32
+	stepKVPad    = 256
+	cpuStepKVPad = 64
+	batchKVPad   = 32
 )
 
 // cachePad is the multiple of cells the KV cache is allocated in, so that
@@ -327,7 +342,7 @@ const cachePad = 64
 func (s *Session) nKV(end, n int) int {
 	pad := int64(batchKVPad)
 	if n == 1 || s.opts.FlashAttn {
-		pad = stepKVPad
+		pad = int64(s.stepPad)
 	}
 	return int(min(padTo(int64(end), pad), int64(s.cells)))
 }
