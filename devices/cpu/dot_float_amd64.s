@@ -237,10 +237,70 @@ f32done:
 	VZEROUPPER
 	RET
 
+// F32X4 is dotF32AVX2 of the floats at SI with the rows at the four
+// pointers at DX, two rows at a time (their eight accumulators and x's
+// register are all sixteen can hold with the loads), into the four floats
+// at DI. CX is n*4, BX (n&^31)*4; it moves DX and DI and uses AX, R8-R10,
+// R12 and Y0-Y8.
+#define F32X4 \
+	MOVQ $2, R12; \
+f32x4pair: \
+	MOVQ   0(DX), R8; \
+	MOVQ   8(DX), R9; \
+	XORQ   AX, AX; \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	VXORPS Y4, Y4, Y4; \
+	VXORPS Y5, Y5, Y5; \
+	VXORPS Y6, Y6, Y6; \
+	VXORPS Y7, Y7, Y7; \
+f32x4by32: \
+	CMPQ        AX, BX; \
+	JGE         f32x4reduce; \
+	VMOVUPS     (SI)(AX*1), Y8; \
+	VFMADD231PS (R8)(AX*1), Y8, Y0; \
+	VFMADD231PS (R9)(AX*1), Y8, Y4; \
+	VMOVUPS     32(SI)(AX*1), Y8; \
+	VFMADD231PS 32(R8)(AX*1), Y8, Y1; \
+	VFMADD231PS 32(R9)(AX*1), Y8, Y5; \
+	VMOVUPS     64(SI)(AX*1), Y8; \
+	VFMADD231PS 64(R8)(AX*1), Y8, Y2; \
+	VFMADD231PS 64(R9)(AX*1), Y8, Y6; \
+	VMOVUPS     96(SI)(AX*1), Y8; \
+	VFMADD231PS 96(R8)(AX*1), Y8, Y3; \
+	VFMADD231PS 96(R9)(AX*1), Y8, Y7; \
+	ADDQ        $128, AX; \
+	JMP         f32x4by32; \
+f32x4reduce: \
+	F32REDUCE(Y0, Y1, Y2, Y3, X0, X8); \
+	F32REDUCE(Y4, Y5, Y6, Y7, X4, X8); \
+f32x4by4: \
+	LEAQ    16(AX), R10; \
+	CMPQ    R10, CX; \
+	JGT     f32x4by1; \
+	F32ADD4(SI, R8, X0, X8); \
+	F32ADD4(SI, R9, X4, X8); \
+	ADDQ    $16, AX; \
+	JMP     f32x4by4; \
+f32x4by1: \
+	CMPQ        AX, CX; \
+	JGE         f32x4store; \
+	VMOVSS      (SI)(AX*1), X8; \
+	VFMADD231SS (R8)(AX*1), X8, X0; \
+	VFMADD231SS (R9)(AX*1), X8, X4; \
+	ADDQ        $4, AX; \
+	JMP         f32x4by1; \
+f32x4store: \
+	VMOVSS X0, 0(DI); \
+	VMOVSS X4, 4(DI); \
+	ADDQ   $16, DX; \
+	ADDQ   $8, DI; \
+	DECQ   R12; \
+	JNZ    f32x4pair
+
 // func dotF32x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
-//
-// dotF32AVX2 of x with each y, two at a time (their eight accumulators and
-// x's register are all sixteen can hold with the loads).
 TEXT ·dotF32x4AVX2(SB), NOSPLIT, $0-32
 	MOVQ n+0(FP), CX
 	MOVQ x+8(FP), SI
@@ -250,68 +310,53 @@ TEXT ·dotF32x4AVX2(SB), NOSPLIT, $0-32
 	ANDQ $-32, BX
 	SHLQ $2, BX
 	SHLQ $2, CX
-	MOVQ $2, R12
+	F32X4
+	VZEROUPPER
+	RET
 
-f32x4pair:
-	MOVQ   0(DX), R8
-	MOVQ   8(DX), R9
-	XORQ   AX, AX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+// func dotF32RowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+//
+// The four-row walk of rows4 (traits_amd64.go) for F32: group g is rows
+// g, g+q, g+2q, g+3q (x + g*stride + j*gap), each F32X4 against the
+// column y, out[g + j*q] (ogap = 4q bytes); dy is not used. One call for
+// all the groups: a one-token step's attention (64-float rows of the K
+// cache, a call per four) spent about a third of its time in the calls.
+TEXT ·dotF32RowsAVX2(SB), NOSPLIT, $48-72
+	MOVQ n+0(FP), CX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+	SHLQ $2, BX
+	SHLQ $2, CX
+	MOVQ y+40(FP), SI
+	MOVQ x+8(FP), R11
+	MOVQ out+56(FP), R14
 
-f32x4by32:
-	CMPQ        AX, BX
-	JGE         f32x4reduce
-	VMOVUPS     (SI)(AX*1), Y8
-	VFMADD231PS (R8)(AX*1), Y8, Y0
-	VFMADD231PS (R9)(AX*1), Y8, Y4
-	VMOVUPS     32(SI)(AX*1), Y8
-	VFMADD231PS 32(R8)(AX*1), Y8, Y1
-	VFMADD231PS 32(R9)(AX*1), Y8, Y5
-	VMOVUPS     64(SI)(AX*1), Y8
-	VFMADD231PS 64(R8)(AX*1), Y8, Y2
-	VFMADD231PS 64(R9)(AX*1), Y8, Y6
-	VMOVUPS     96(SI)(AX*1), Y8
-	VFMADD231PS 96(R8)(AX*1), Y8, Y3
-	VFMADD231PS 96(R9)(AX*1), Y8, Y7
-	ADDQ        $128, AX
-	JMP         f32x4by32
-
-f32x4reduce:
-	F32REDUCE(Y0, Y1, Y2, Y3, X0, X8)
-	F32REDUCE(Y4, Y5, Y6, Y7, X4, X8)
-
-f32x4by4:
-	LEAQ    16(AX), R10
-	CMPQ    R10, CX
-	JGT     f32x4by1
-	F32ADD4(SI, R8, X0, X8)
-	F32ADD4(SI, R9, X4, X8)
-	ADDQ    $16, AX
-	JMP     f32x4by4
-
-f32x4by1:
-	CMPQ        AX, CX
-	JGE         f32x4store
-	VMOVSS      (SI)(AX*1), X8
-	VFMADD231SS (R8)(AX*1), X8, X0
-	VFMADD231SS (R9)(AX*1), X8, X4
-	ADDQ        $4, AX
-	JMP         f32x4by1
-
-f32x4store:
-	VMOVSS X0, 0(DI)
-	VMOVSS X4, 4(DI)
-	ADDQ   $16, DX
-	ADDQ   $8, DI
-	DECQ   R12
-	JNZ    f32x4pair
+f32rowsgroup:
+	MOVQ gap+24(FP), R13
+	MOVQ R11, p0-48(SP)
+	LEAQ (R11)(R13*1), AX
+	MOVQ AX, p1-40(SP)
+	LEAQ (AX)(R13*1), AX
+	MOVQ AX, p2-32(SP)
+	LEAQ (AX)(R13*1), AX
+	MOVQ AX, p3-24(SP)
+	LEAQ p0-48(SP), DX
+	LEAQ o0-16(SP), DI
+	F32X4
+	MOVQ ogap+64(FP), R13
+	MOVL o0-16(SP), AX
+	MOVL AX, (R14)
+	MOVL o1-12(SP), AX
+	MOVL AX, (R14)(R13*1)
+	MOVL o2-8(SP), AX
+	MOVL AX, (R14)(R13*2)
+	LEAQ (R14)(R13*2), R8
+	MOVL o3-4(SP), AX
+	MOVL AX, (R8)(R13*1)
+	ADDQ $4, R14
+	ADDQ stride+16(FP), R11
+	DECQ ngroups+32(FP)
+	JNZ  f32rowsgroup
 	VZEROUPPER
 	RET
 

@@ -41,7 +41,7 @@ var levelAVX2 = register(&level{
 		{quant.Q6_K, dotQ6_KAVX2, wrap4(256, dotQ6_Kx4AVX2)},
 	},
 	rows: []asmRows{
-		{quant.F32, rowsSwapped(quant.F32, dotF32x4AVX2, dotF32AVX2)},
+		{quant.F32, rows4(quant.F32, dotF32RowsAVX2, dotF32AVX2)},
 		{quant.F16, rowsSwapped(quant.F16, dotF16x4AVX2, dotF16AVX2)},
 		{quant.BF16, rowsSwapped(quant.BF16, dotBF16x4AVX2, dotBF16AVX2)},
 		{quant.Q8_0, rows4(quant.Q8_0, dotQ8_0RowsAVX2, dotQ8_0AVX2)},

@@ -98,6 +98,9 @@ func dotF32AVX2(n int, x, y unsafe.Pointer) float32
 func dotF32x4AVX2(n int, x unsafe.Pointer, y *[4]unsafe.Pointer, out *[4]float32)
 
 //go:noescape
+func dotF32RowsAVX2(n int, x unsafe.Pointer, stride, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
+
+//go:noescape
 func dotF16AVX2(n int, x, y unsafe.Pointer) float32
 
 //go:noescape
