@@ -78,7 +78,7 @@ func chatPrompt(stdout io.Writer, m *model.Model, text string, raw bool, name st
 func runChat(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	path := fs.String("m", "", "model `FILE` (GGUF with a vocabulary); none: SmolLM2 from the cache")
-	n := fs.Int("n", 256, "most tokens of one answer")
+	n := fs.Int("n", chatAnswerTokens, "most tokens of one answer")
 	threads := fs.Int("threads", 0, "CPU threads (0: all)")
 	ctxLen := fs.Int("ctx", 4096, "context length: the conversation's tokens")
 	system := fs.String("system", "", "system message `TEXT`")

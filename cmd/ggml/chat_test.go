@@ -25,6 +25,11 @@ func TestRunDefaultModel(t *testing.T) {
 	require.Contains(t, out, "What is the capital of France?\n", out)
 	// The answer ends at <|im_end|>, well before 48 tokens.
 	require.NotContains(t, out, "generation: 47 tokens")
+	require.Regexp(t, `stopped at an end-of-generation token after \d+ of 48 tokens`, out)
+	// Without -n an answer may take 256 tokens (as ggml chat's), not 32.
+	code, out, errOut = runCmd("run", "-p", "What is the capital of France?", "-threads", "2")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `stopped at an end-of-generation token after \d+ of 256 tokens`, out)
 	code, out, errOut = runCmd("run", "-p", "The capital of France is", "-raw", "-n", "4", "-threads", "2")
 	require.Equal(t, 0, code, errOut)
 	require.NotContains(t, out, "chat template")

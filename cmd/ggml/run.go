@@ -19,15 +19,26 @@ import (
 	"github.com/ggml-go/ggml/model"
 )
 
+// chatAnswerTokens is the most tokens of an answer when -n is not given:
+// `ggml chat`'s default too.
+const chatAnswerTokens = 256
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // progressMin is the file size from which loading draws a progress bar.
 const progressMin = 64 << 20
 
 func runRun(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	path := fs.String("m", "", "model `FILE` (GGUF, llama or qwen2); none: generate a small model and run it")
+	path := fs.String("m", "", "model `FILE` (GGUF: llama, qwen2 or gemma3); none: SmolLM2 from the cache, else a generated model")
 	text := fs.String("p", "", "prompt `TEXT` (needs a model with a vocabulary)")
 	tokList := fs.String("tokens", "", "prompt as token ids `1,2,3`")
-	n := fs.Int("n", 32, "tokens to generate")
+	n := fs.Int("n", 32, "tokens to generate (unset: 256 for an answer in the chat template, which ends at its end-of-turn token)")
 	dev := fs.String("device", "", "device `NAME`, optionally NAME:key=value (default: "+backend.EnvDevice+", else the best)")
 	threads := fs.Int("threads", 0, "CPU threads (0: all)")
 	seed := fs.Uint64("seed", 0, "sampling seed")
@@ -139,6 +150,11 @@ func runRun(args []string, stdout io.Writer) error {
 				return err
 			}
 			chatted = p != *text
+			if chatted && !flagSet(fs, "n") {
+				// An answer ends at its end-of-turn token: 32 tokens cut
+				// most answers short.
+				*n = chatAnswerTokens
+			}
 		}
 		if prompt, err = m.Tokenize(p, true); err != nil {
 			return err
