@@ -601,94 +601,108 @@ TEXT ·dotQ5_0RowsVNNI(SB), NOSPLIT, $40-72
 TEXT ·dotIQ4_NLRowsVNNI(SB), NOSPLIT, $40-72
 	Q80ROWS(SCALESPREP, TABLE(iq4nl), RPAIRV, RONEV, LOADIQ4NL, 18, 32)
 
-// Q4_1's avx512vnni kernel works on two rows at once in 512-bit registers:
-// row 2p of the group in the low half, row 2p+1 in the high half, each
-// half the 256-bit kernel's registers exactly (the same integers, the
-// same multiply-adds per lane in the same order), so that one VPDPBUSD,
-// one conversion and one multiply-add serve two rows and each row's
-// product xd*dy reaches its half by a permutation of Y12 instead of a
-// store and a broadcast from the stack. Z0 accumulates rows 0 and 1, Z1
-// rows 2 and 3; at the group's end they are split into Y0..Y3 for
-// HSUM4MS. K2 selects a 512-bit register's high half (dwords 8-15), Z13
-// holds q40shift twice, Z14 the nibble mask, Z16..Z19 the permutations
-// (q41perm: rows 0 and 1, rows 2 and 3 of a step's first block, then of
-// its second). A step takes two blocks: the four rows' d and m of both
-// in Z12 (the first block's in the low half), one conversion and one
-// multiplication; a last odd block goes alone.
-DATA q41perm<>+0(SB)/8, $0
-DATA q41perm<>+8(SB)/8, $0
-DATA q41perm<>+16(SB)/8, $0
-DATA q41perm<>+24(SB)/8, $0
-DATA q41perm<>+32(SB)/8, $0x0000000200000002
-DATA q41perm<>+40(SB)/8, $0x0000000200000002
-DATA q41perm<>+48(SB)/8, $0x0000000200000002
-DATA q41perm<>+56(SB)/8, $0x0000000200000002
-DATA q41perm<>+64(SB)/8, $0x0000000400000004
-DATA q41perm<>+72(SB)/8, $0x0000000400000004
-DATA q41perm<>+80(SB)/8, $0x0000000400000004
-DATA q41perm<>+88(SB)/8, $0x0000000400000004
-DATA q41perm<>+96(SB)/8, $0x0000000600000006
-DATA q41perm<>+104(SB)/8, $0x0000000600000006
-DATA q41perm<>+112(SB)/8, $0x0000000600000006
-DATA q41perm<>+120(SB)/8, $0x0000000600000006
-DATA q41perm<>+128(SB)/8, $0x0000000800000008
-DATA q41perm<>+136(SB)/8, $0x0000000800000008
-DATA q41perm<>+144(SB)/8, $0x0000000800000008
-DATA q41perm<>+152(SB)/8, $0x0000000800000008
-DATA q41perm<>+160(SB)/8, $0x0000000a0000000a
-DATA q41perm<>+168(SB)/8, $0x0000000a0000000a
-DATA q41perm<>+176(SB)/8, $0x0000000a0000000a
-DATA q41perm<>+184(SB)/8, $0x0000000a0000000a
-DATA q41perm<>+192(SB)/8, $0x0000000c0000000c
-DATA q41perm<>+200(SB)/8, $0x0000000c0000000c
-DATA q41perm<>+208(SB)/8, $0x0000000c0000000c
-DATA q41perm<>+216(SB)/8, $0x0000000c0000000c
-DATA q41perm<>+224(SB)/8, $0x0000000e0000000e
-DATA q41perm<>+232(SB)/8, $0x0000000e0000000e
-DATA q41perm<>+240(SB)/8, $0x0000000e0000000e
-DATA q41perm<>+248(SB)/8, $0x0000000e0000000e
-GLOBL q41perm<>(SB), RODATA|NOPTR, $256
+// RCHUNK is how many blocks of a group's four rows Q4_1's kernel takes at
+// a time: its pass over the scales reads every line of the chunk's rows,
+// which the products then read again from L1 (a Q8_0 kernel built this
+// way ran at half its speed on whole rows of 4096 elements, 17 KB for
+// four, which went to L2). Each chunk's scales go to 8(SP)'s pointer on. 16(SP) keeps the group's
+// blocks left after the chunk, 24(SP) the chunk's, 32(SP) and 40(SP)
+// R13 and R12 at its start.
+#define RCHUNK 32
 
-// Q41PAIRZ adds the blocks XO bytes on of rows RA and RB to ACC (RA's in
-// the low half) with the column's quants in Z8, their products xd*dy
-// permuted out of Z12 by PERM.
-#define Q41PAIRZ(RA, RB, ACC, PERM, XO) \
-	VBROADCASTI32X4 XO+4(RA)(R13*1), Z4;     \
-	VBROADCASTI32X4 XO+4(RB)(R13*1), K2, Z4; \
-	VPSRLVD         Z13, Z4, Z4;           \
-	VPANDD          Z14, Z4, Z4;           \
-	VPERMPS         Z12, PERM, Z10;        \
-	VPXORD          Z9, Z9, Z9;            \
-	VPDPBUSD        Z8, Z4, Z9;            \
-	VCVTDQ2PS       Z9, Z9;                \
-	VFMADD231PS     Z10, Z9, ACC
+// RCHUNKBEGIN opens a group's loop over its chunks, each starting with CX
+// its block count and SI at the scales; it jumps to groupend after the
+// last.
+#define RCHUNKBEGIN \
+	MOVQ  n+0(FP), AX;     \
+	MOVQ  AX, 16(SP);      \
+	MOVQ  dy+48(FP), R12;  \
+chunk:                     \
+	MOVQ  16(SP), CX;      \
+	TESTQ CX, CX;          \
+	JZ    groupend;        \
+	CMPQ  CX, $RCHUNK;     \
+	JLE   chunklast;       \
+	MOVQ  $RCHUNK, CX;     \
+chunklast:                 \
+	SUBQ  CX, 16(SP);      \
+	MOVQ  CX, 24(SP);      \
+	MOVQ  R13, 32(SP);     \
+	MOVQ  R12, 40(SP);     \
+	MOVQ  8(SP), SI
+
+// RCHUNKPRODUCTS goes back to the chunk's start for its products after
+// its scales' pass.
+#define RCHUNKPRODUCTS \
+	MOVQ 24(SP), CX;  \
+	MOVQ 32(SP), R13; \
+	MOVQ 40(SP), R12; \
+	MOVQ 8(SP), SI
+
+// Q4_1's avx512vnni kernel keeps each row in a 256-bit register and takes
+// each block's nibbles without shifting them: one AND with q41split keeps
+// the low nibbles of the 16 bytes in the low lanes (elements 0-15) and
+// the high ones, in place, in the high lanes (elements 16-31), so a high
+// lane's VPDPBUSD sum is 16 times the haswell build's integer, exactly.
+// Its fused multiply-add by d*dy is then 16 times the haswell build's,
+// rounded alike (a power of two scales the rounding with it; every
+// partial sum is a multiple of 2^-48, far from float32's subnormals and
+// overflow), so the high lanes accumulate 16 times the haswell build's
+// lanes, bit for bit, and one exact multiplication by q41unsplit at the
+// group's end gives them back. That is four 256-bit operations a row's
+// block (AND, VPDPBUSD, conversion, multiply-add with d*dy broadcast from
+// memory), where the two-rows-per-512-bit kernel took 512-bit ones worth
+// seven (shift, merged load, permutation of the scales): Zen 4 splits
+// 512-bit operations in two. The d*dy come from a pass of their own over
+// each chunk (RCHUNK): per two blocks the four rows' d and m in Z12, one
+// conversion, one multiplication, the m*s added into Y5's odd lanes in
+// block order as before, the eight products stored at SI; broadcasting
+// them straight after the store instead cost the core more than the
+// shift and permutation it saves (28 us against 23 for SmolLM2's 576x1536
+// at 1 thread, zen4 EPYC). A last odd block goes alone.
+DATA q41split<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q41split<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q41split<>+16(SB)/8, $0xf0f0f0f0f0f0f0f0
+DATA q41split<>+24(SB)/8, $0xf0f0f0f0f0f0f0f0
+GLOBL q41split<>(SB), RODATA|NOPTR, $32
+
+DATA q41unsplit<>+0(SB)/8, $0x3f8000003f800000
+DATA q41unsplit<>+8(SB)/8, $0x3f8000003f800000
+DATA q41unsplit<>+16(SB)/8, $0x3d8000003d800000
+DATA q41unsplit<>+24(SB)/8, $0x3d8000003d800000
+GLOBL q41unsplit<>(SB), RODATA|NOPTR, $32
+
+// Q41BLKY adds the block XO bytes on of row ROW to ACC, the column's
+// quants at YO(DI), d*dy at so(SP).
+#define Q41BLKY(ROW, ACC, XO, YO, so) \
+	VBROADCASTI128   XO+4(ROW)(R13*1), Y4; \
+	VPAND            Y14, Y4, Y4;          \
+	VPXOR            Y9, Y9, Y9;           \
+	VPDPBUSD         YO+4(DI), Y4, Y9;     \
+	VCVTDQ2PS        Y9, Y9;               \
+	VFMADD231PS.BCST so(SI), Y9, ACC
 
 // func dotQ4_1RowsVNNI(n int, x unsafe.Pointer, stride uintptr, gap uintptr, ngroups int, y unsafe.Pointer, dy, out *float32, ogap uintptr)
-TEXT ·dotQ4_1RowsVNNI(SB), NOSPLIT, $40-72
+TEXT ·dotQ4_1RowsVNNI(SB), NOSPLIT, $48-72
 	MOVQ            out+56(FP), AX
 	MOVQ            AX, 0(SP)
 	MOVQ            n+0(FP), CX
 	MOVQ            y+40(FP), DI
 	MOVQ            dy+48(FP), R12
 	Q81PREP
+	MOVQ            R12, 8(SP)
 	MOVQ            x+8(FP), R8
 	MOVQ            stride+16(FP), DX
 	MOVQ            ngroups+32(FP), BX
-	VBROADCASTI64X4 q40shift<>(SB), Z13
-	VBROADCASTI64X4 nib<>(SB), Z14
-	VMOVDQU32       q41perm<>+0(SB), Z16
-	VMOVDQU32       q41perm<>+64(SB), Z17
-	VMOVDQU32       q41perm<>+128(SB), Z18
-	VMOVDQU32       q41perm<>+192(SB), Z19
-	MOVL            $0xff00, AX
-	KMOVW           AX, K2
+	VMOVDQU         q41split<>(SB), Y14
+	VMOVUPS         q41unsplit<>(SB), Y13
 	RGROUPSTART
-	MOVQ            dy+48(FP), R12
 	VXORPS          Y5, Y5, Y5
+	RCHUNKBEGIN
 
-pair:
+scales:
 	CMPQ            CX, $2
-	JLT             block
+	JLT             scale
 	VMOVD           (R8)(R13*1), X12
 	VPINSRD         $1, (R9)(R13*1), X12, X12
 	VPINSRD         $2, (R10)(R13*1), X12, X12
@@ -700,45 +714,64 @@ pair:
 	VINSERTI128     $1, X15, Y12, Y12
 	VCVTPH2PS       Y12, Z12
 	VMULPS          0(R12), Z12, Z12
+	VMOVUPS         Z12, 0(SI)
 	VADDPS          Y12, Y5, Y5
 	VEXTRACTF64X4   $1, Z12, Y15
 	VADDPS          Y15, Y5, Y5
-	RPREFETCH
-	VBROADCASTI64X4 4(DI), Z8
-	Q41PAIRZ(R8, R9, Z0, Z16, 0)
-	Q41PAIRZ(R10, R11, Z1, Z17, 0)
-	VBROADCASTI64X4 40(DI), Z8
-	Q41PAIRZ(R8, R9, Z0, Z18, 20)
-	Q41PAIRZ(R10, R11, Z1, Z19, 20)
 	ADDQ            $40, R13
-	ADDQ            $72, DI
 	ADDQ            $64, R12
+	ADDQ            $64, SI
 	SUBQ            $2, CX
-	JMP             pair
+	JMP             scales
 
-block:
+scale:
 	TESTQ           CX, CX
-	JZ              groupend
+	JZ              scaled
 	VMOVD           (R8)(R13*1), X12
 	VPINSRD         $1, (R9)(R13*1), X12, X12
 	VPINSRD         $2, (R10)(R13*1), X12, X12
 	VPINSRD         $3, (R11)(R13*1), X12, X12
 	VCVTPH2PS       X12, Y12
 	VMULPS          0(R12), Y12, Y12
+	VMOVUPS         Y12, 0(SI)
 	VADDPS          Y12, Y5, Y5
-	VBROADCASTI64X4 4(DI), Z8
-	Q41PAIRZ(R8, R9, Z0, Z16, 0)
-	Q41PAIRZ(R10, R11, Z1, Z17, 0)
-	ADDQ            $20, R13
-	ADDQ            $36, DI
-	ADDQ            $32, R12
-	DECQ            CX
-	JMP             block
+
+scaled:
+	RCHUNKPRODUCTS
+
+pair:
+	CMPQ            CX, $2
+	JLT             block
+	RPREFETCH
+	Q41BLKY(R8, Y0, 0, 0, 0)
+	Q41BLKY(R9, Y1, 0, 0, 8)
+	Q41BLKY(R10, Y2, 0, 0, 16)
+	Q41BLKY(R11, Y3, 0, 0, 24)
+	Q41BLKY(R8, Y0, 20, 36, 32)
+	Q41BLKY(R9, Y1, 20, 36, 40)
+	Q41BLKY(R10, Y2, 20, 36, 48)
+	Q41BLKY(R11, Y3, 20, 36, 56)
+	ADDQ            $40, R13
+	ADDQ            $72, DI
+	ADDQ            $64, R12
+	ADDQ            $64, SI
+	SUBQ            $2, CX
+	JMP             pair
+
+block:
+	TESTQ           CX, CX
+	JZ              chunk
+	Q41BLKY(R8, Y0, 0, 0, 0)
+	Q41BLKY(R9, Y1, 0, 0, 8)
+	Q41BLKY(R10, Y2, 0, 0, 16)
+	Q41BLKY(R11, Y3, 0, 0, 24)
+	JMP             chunk
 
 groupend:
-	VEXTRACTF64X4   $1, Z1, Y3
-	VMOVAPS         Y1, Y2
-	VEXTRACTF64X4   $1, Z0, Y1
+	VMULPS          Y13, Y0, Y0
+	VMULPS          Y13, Y1, Y1
+	VMULPS          Y13, Y2, Y2
+	VMULPS          Y13, Y3, Y3
 	RSTORE4R(HSUM4MS)
 	ADDQ            DX, R8
 	DECQ            BX

@@ -20,11 +20,13 @@ import (
 // weights of SmolLM2's layers, of Gemma 3's Q5_0 ones and of both models'
 // output matrices. Q5_0's and Q5_1's fifth bits are loaded as an AVX512BW
 // mask that adds 16 to the bytes it selects, instead of four operations
-// spreading them into bytes. The four-row kernels of Q4_1, Q8_0 and Q5_0
-// work on two rows per 512-bit register (each half the 256-bit kernel's
-// lanes), timed in turns in one process at 1 thread: SmolLM2's 576x1536
-// Q4_1 products 59 -> 46 us, Gemma 3's 640x2048 Q5_0 ones 113 -> 64 us and
-// its 640x262144 Q8_0 output 15.0 -> 11.3 ms. It needs
+// spreading them into bytes. The four-row kernels of Q8_0 and Q5_0 work
+// on two rows per 512-bit register (each half the 256-bit kernel's
+// lanes), timed in turns in one process at 1 thread: Gemma 3's 640x2048
+// Q5_0 products 113 -> 64 us and its 640x262144 Q8_0 output 15.0 -> 11.3
+// ms; Q4_1's takes its high nibbles unshifted, 16 times over, in 256-bit
+// registers (dot_rows_amd64.s), SmolLM2's 576x1536 products 59 -> 46 us
+// as two rows per 512-bit register, then 30 -> 23 us. It needs
 // AVX512-VNNI, VL and BW (Ice Lake, Sapphire Rapids, Zen 4 and later). The
 // integers and each lane's float operations are the same, so every result
 // is avx2's bit for bit. Q8_0's products of eight columns or more take a
