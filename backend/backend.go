@@ -159,6 +159,18 @@ type Registry interface {
 	Devices() []Device
 }
 
+// TypeHinter is a Registry that knows, before it discovers its devices
+// (loads its library), the type every one of them would have. Lookups by
+// type (DeviceByType, DevicesOfType, Init's choice of the best device)
+// skip such a registry when that is not the type asked for, so that a run
+// never loads a library it does not use: OpenVINO's runtime and plugins
+// on its CPU target, 23 MiB resident, for a run on the CPU device.
+type TypeHinter interface {
+	// DeviceTypeHint is the type the registry's devices would have, ok
+	// false when only discovery can tell.
+	DeviceTypeHint() (t DeviceType, ok bool)
+}
+
 // Device is one piece of hardware (ggml_backend_device). Methods may be
 // called from several goroutines.
 type Device interface {

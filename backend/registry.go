@@ -36,6 +36,11 @@ func DeviceByName(name string) (Device, error) { return std.byName(name) }
 // (ggml_backend_dev_by_type).
 func DeviceByType(t DeviceType) (Device, error) { return std.byType(t) }
 
+// DevicesOfType lists the devices of type t, unavailable ones included,
+// without discovering the devices of a registry whose TypeHinter says
+// they are of another type.
+func DevicesOfType(t DeviceType) []Device { return std.ofType(t) }
+
 // Init starts a backend chosen by opts: the first of opts.Devices that is
 // available and starts, or, with no list, the best device by type (a GPU,
 // else an integrated GPU, else the CPU, as ggml_backend_init_best). The
@@ -87,6 +92,23 @@ func (s *registrySet) devices() []Device {
 	return ds
 }
 
+func (s *registrySet) ofType(t DeviceType) []Device {
+	var ds []Device
+	for _, r := range s.registries() {
+		if h, ok := r.(TypeHinter); ok {
+			if ht, known := h.DeviceTypeHint(); known && ht != t {
+				continue
+			}
+		}
+		for _, d := range r.Devices() {
+			if d != nil && d.Type() == t {
+				ds = append(ds, d)
+			}
+		}
+	}
+	return ds
+}
+
 func (s *registrySet) byName(name string) (Device, error) {
 	for _, d := range s.devices() {
 		if strings.EqualFold(d.Name(), name) {
@@ -98,10 +120,7 @@ func (s *registrySet) byName(name string) (Device, error) {
 
 func (s *registrySet) byType(t DeviceType) (Device, error) {
 	var why []error
-	for _, d := range s.devices() {
-		if d.Type() != t {
-			continue
-		}
+	for _, d := range s.ofType(t) {
 		if err := Availability(d); err != nil {
 			why = append(why, err)
 			continue
@@ -144,8 +163,8 @@ func (s *registrySet) init(opts Options) (Backend, error) {
 		return nil, fmt.Errorf("backend: none of %s could start: %w", strings.Join(opts.Devices, ","), errors.Join(why...))
 	}
 	for _, t := range []DeviceType{DeviceGPU, DeviceIGPU, DeviceCPU} {
-		for _, d := range s.devices() {
-			if d.Type() != t || Availability(d) != nil {
+		for _, d := range s.ofType(t) {
+			if Availability(d) != nil {
 				continue
 			}
 			if b, ok := try(d); ok {

@@ -102,6 +102,44 @@ func TestDeviceLookup(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
+// hintedRegistry is a fakeRegistry that hints its devices' type and
+// counts its discoveries.
+type hintedRegistry struct {
+	fakeRegistry
+	hint     DeviceType
+	known    bool
+	listings int
+}
+
+func (r *hintedRegistry) Devices() []Device {
+	r.listings++
+	return r.devs
+}
+
+func (r *hintedRegistry) DeviceTypeHint() (DeviceType, bool) { return r.hint, r.known }
+
+// TestTypeHintSkipsDiscovery: lookups by type do not discover a registry
+// that hints another type (a library a run does not use stays unloaded);
+// an unknown hint, a lookup of the hinted type, and the full list do.
+func TestTypeHintSkipsDiscovery(t *testing.T) {
+	accel := &hintedRegistry{fakeRegistry: fakeRegistry{name: "OpenVINO", devs: []Device{accelDev}}, hint: DeviceAccel, known: true}
+	unknown := &hintedRegistry{fakeRegistry: fakeRegistry{name: "Other", devs: []Device{igpuDev}}}
+	s := testSet(t, accel, unknown, &fakeRegistry{name: "CPU", devs: []Device{cpuDev}})
+	b, err := s.init(Options{})
+	require.NoError(t, err)
+	require.Same(t, igpuDev, b.Device())
+	d, err := s.byType(DeviceCPU)
+	require.NoError(t, err)
+	require.Same(t, cpuDev, d)
+	require.Equal(t, []Device{cpuDev}, s.ofType(DeviceCPU))
+	require.Zero(t, accel.listings, "the best device and the CPU are found without discovering an ACCEL registry")
+	require.Positive(t, unknown.listings)
+	require.Equal(t, []Device{accelDev}, s.ofType(DeviceAccel))
+	require.Equal(t, 1, accel.listings)
+	require.Len(t, s.devices(), 3)
+	require.Equal(t, 2, accel.listings)
+}
+
 func TestInitBestByType(t *testing.T) {
 	tests := []struct {
 		name string

@@ -295,10 +295,9 @@ func bestDevices(names []string) ([]backend.Device, error) {
 		}
 		return ds, nil
 	}
-	all := backend.Devices()
 	for _, t := range []backend.DeviceType{backend.DeviceGPU, backend.DeviceIGPU} {
-		for _, d := range all {
-			if d.Type() == t && backend.Availability(d) == nil {
+		for _, d := range backend.DevicesOfType(t) {
+			if backend.Availability(d) == nil {
 				ds = append(ds, d)
 			}
 		}

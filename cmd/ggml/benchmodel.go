@@ -78,18 +78,6 @@ func runBenchModel(args []string, stdout io.Writer) error {
 		return err
 	}
 	nCtx := *pp + *tg + 1
-	// The registry lists the devices before the model opens: a device
-	// library it finds (OpenVINO's runtime and plugins, loaded to list
-	// their devices) stays mapped whether the model runs on it or not,
-	// where libllama's process loads only its CPU backend; that growth is
-	// printed apart from the model's.
-	rssBoot := residentBytes()
-	var probed []string
-	for _, d := range backend.Devices() {
-		if d.Type() != backend.DeviceCPU && backend.Availability(d) == nil {
-			probed = append(probed, d.Name())
-		}
-	}
 	rss0 := residentBytes()
 	cpuSide, err := openRunnerSide("ours", *path, model.Options{Threads: *threads}, nCtx, *pp, *tg)
 	if err != nil {
@@ -253,10 +241,6 @@ func runBenchModel(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "memory: resident size grew %d MiB loading and running a %d MiB file on the CPU: %d MiB of KV cache and compute buffers,\n"+
 			"        %d MiB for the weights and the rest (%.2f x the file)\n",
 			grow>>20, fi.Size()>>20, buffers>>20, weights>>20, float64(weights)/float64(fi.Size()))
-		if len(probed) > 0 && rssBoot > 0 {
-			fmt.Fprintf(stdout, "        before the model, listing the devices added %d MiB (the libraries of %s, which the run does not use)\n",
-				(int64(rss0)-int64(rssBoot))>>20, strings.Join(probed, ", "))
-		}
 	}
 	return nil
 }

@@ -58,22 +58,11 @@ func (r *Registry) Name() string { return Name }
 // version too old, a failed probe or start-up).
 func (r *Registry) Devices() []backend.Device {
 	r.once.Do(func() {
-		opts := r.opts
-		if r.fromEnv {
-			var err error
-			opts, err = OptionsFromEnv()
-			if err == nil {
-				// GGML_DEVICE=OPENVINO0:device=GPU;cache_dir=/x
-				var bo backend.Options
-				if bo, err = backend.OptionsFromEnv(); err == nil {
-					err = opts.ApplyParams(bo.DeviceParams(Name + "0"))
-				}
-			}
-			if err != nil {
-				r.dev = backend.NewUnavailable(Name+"0", "OpenVINO", backend.DeviceGPU,
-					backend.Reason{Kind: backend.InitFailed, Library: libraryName, Err: err})
-				return
-			}
+		opts, err := r.options()
+		if err != nil {
+			r.dev = backend.NewUnavailable(Name+"0", "OpenVINO", backend.DeviceGPU,
+				backend.Reason{Kind: backend.InitFailed, Library: libraryName, Err: err})
+			return
 		}
 		rt, reason := open(opts)
 		if reason != nil {
@@ -83,6 +72,39 @@ func (r *Registry) Devices() []backend.Device {
 		r.dev = newDevice(0, rt)
 	})
 	return []backend.Device{r.dev}
+}
+
+// options are the registry's options: its own, or the environment's
+// (GGML_OPENVINO_*, then GGML_DEVICE's parameters for OPENVINO0).
+func (r *Registry) options() (Options, error) {
+	if !r.fromEnv {
+		return r.opts, nil
+	}
+	opts, err := OptionsFromEnv()
+	if err != nil {
+		return opts, err
+	}
+	// GGML_DEVICE=OPENVINO0:device=GPU;cache_dir=/x
+	bo, err := backend.OptionsFromEnv()
+	if err != nil {
+		return opts, err
+	}
+	err = opts.ApplyParams(bo.DeviceParams(Name + "0"))
+	return opts, err
+}
+
+// DeviceTypeHint is ACCEL, known without loading the library, when the
+// target is OpenVINO's CPU plugin (no device option, or "CPU"): the type
+// OPENVINO0 has there (device.Type), so that a run looking for a GPU or
+// the CPU device does not load the runtime and its plugins. Another
+// target may fall back to the CPU plugin when it is not there: only
+// discovery can tell.
+func (r *Registry) DeviceTypeHint() (backend.DeviceType, bool) {
+	opts, err := r.options()
+	if err != nil || opts.Device != "" && !strings.EqualFold(opts.Device, "CPU") {
+		return 0, false
+	}
+	return backend.DeviceAccel, true
 }
 
 // runtimeCtx is the loaded library, its core and the device chosen: what

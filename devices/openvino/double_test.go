@@ -215,6 +215,32 @@ func TestDoubleUnknownDeviceFallsBack(t *testing.T) {
 	require.Positive(t, doubleStat(t, p, "calls.ov_core_set_property"))
 }
 
+// TestDoubleTypeHint: the registry's type hint, given before the library
+// loads, is the type its device has once discovered (ACCEL on the CPU
+// plugin, with no device option or "CPU"), and there is none for a target
+// that only discovery can settle (a GPU that may fall back to the CPU).
+func TestDoubleTypeHint(t *testing.T) {
+	p := buildDouble(t)
+	knob(t, p, "devices", "CPU,GPU.0,NPU")
+	for _, o := range []Options{{}, {Device: "CPU"}, {Device: "cpu"}} {
+		o.Lib = p
+		r := NewRegistry(o)
+		hint, ok := r.DeviceTypeHint()
+		require.True(t, ok, "%+v", o)
+		require.Equal(t, backend.DeviceAccel, hint)
+		d := r.Devices()[0]
+		require.NoError(t, backend.Availability(d))
+		require.Equal(t, hint, d.Type(), "%+v", o)
+	}
+	for _, dev := range []string{"GPU.0", "GPU.7", "NPU"} {
+		_, ok := NewRegistry(Options{Lib: p, Device: dev}).DeviceTypeHint()
+		require.False(t, ok, dev)
+	}
+	t.Setenv(EnvPrefix+"DEVICE", "GPU.0")
+	_, ok := (&Registry{fromEnv: true}).DeviceTypeHint()
+	require.False(t, ok, "the environment's target")
+}
+
 // TestDoubleDeviceParams: a backend's parameters (GGML_DEVICE's
 // OPENVINO0:key=value) that the device does not know or accept are errors
 // naming the device, the key and the value.
