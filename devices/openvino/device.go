@@ -36,7 +36,8 @@ func Default() *Registry { return defaultRegistry }
 
 // Registry is the OpenVINO registry: one device, OPENVINO0, running on
 // the OpenVINO device chosen by Options.Device, as ggml-openvino (whose
-// device count is 1). The library is loaded on the first Devices call.
+// device count is 1). The library is loaded on the first Devices call,
+// which lookups by type skip on the CPU-plugin target (DeviceTypeHint).
 type Registry struct {
 	fromEnv bool
 	opts    Options
