@@ -605,9 +605,10 @@ TEXT ·dotIQ4_NLRowsVNNI(SB), NOSPLIT, $40-72
 // a time: its pass over the scales reads every line of the chunk's rows,
 // which the products then read again from L1 (a Q8_0 kernel built this
 // way ran at half its speed on whole rows of 4096 elements, 17 KB for
-// four, which went to L2). Each chunk's scales go to 8(SP)'s pointer on. 16(SP) keeps the group's
-// blocks left after the chunk, 24(SP) the chunk's, 32(SP) and 40(SP)
-// R13 and R12 at its start.
+// four, which went to L2). Each chunk's scales go to 8(SP)'s pointer on.
+// 16(SP) keeps the group's blocks left after the chunk, 24(SP) the
+// chunk's, 32(SP) and 40(SP) R13 and R12 at its start. RCHUNK is even, so
+// only a group's last chunk can end in an odd block.
 #define RCHUNK 32
 
 // RCHUNKBEGIN opens a group's loop over its chunks, each starting with CX

@@ -99,7 +99,9 @@ func (r *Registry) options() (Options, error) {
 // OPENVINO0 has there (device.Type), so that a run looking for a GPU or
 // the CPU device does not load the runtime and its plugins. Another
 // target may fall back to the CPU plugin when it is not there: only
-// discovery can tell.
+// discovery can tell. That the hint is the discovered type is shown on the
+// test double (TestDoubleTypeHint); that a CPU run then loads no OpenVINO
+// library, on the real runtime 2026.4.1 (bench model's resident memory).
 func (r *Registry) DeviceTypeHint() (backend.DeviceType, bool) {
 	opts, err := r.options()
 	if err != nil || opts.Device != "" && !strings.EqualFold(opts.Device, "CPU") {
